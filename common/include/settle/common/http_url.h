@@ -1,0 +1,31 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "settle/common/status.h"
+
+namespace settle {
+
+inline constexpr std::size_t kMaxUrlLength = 2048;
+
+// A parsed absolute http:// URL. Settle calls participants over plain HTTP only.
+struct HttpUrl {
+  std::string host;  // "127.0.0.1", "localhost", "[::1]" is stored as "::1"
+  int port = 80;
+  std::string path_and_query;  // always starts with '/'
+
+  // path_and_query with `key=value` parameters appended after '?' or '&'. Values are
+  // percent-encoded.
+  std::string TargetWith(
+      std::initializer_list<std::pair<std::string_view, std::string_view>> params) const;
+};
+
+// InvalidArgument (message without a field name) unless `url` is "http://host[:port][/...]"
+// with a non-empty host, a port in 1..65535, no userinfo, no fragment, no whitespace or
+// control characters, and at most kMaxUrlLength characters.
+Result<HttpUrl> ParseHttpUrl(std::string_view url);
+
+std::string PercentEncode(std::string_view s);
+
+}  // namespace settle

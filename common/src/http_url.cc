@@ -1,0 +1,111 @@
+#include "settle/common/http_url.h"
+
+#include <charconv>
+
+namespace settle {
+namespace {
+
+bool IsUnreserved(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_' || c == '.' || c == '~';
+}
+
+}  // namespace
+
+std::string PercentEncode(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (IsUnreserved(c)) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string HttpUrl::TargetWith(
+    std::initializer_list<std::pair<std::string_view, std::string_view>> params) const {
+  std::string target = path_and_query;
+  char sep = target.find('?') == std::string::npos ? '?' : '&';
+  // A URL that already ends in '?' or '&' needs no extra separator.
+  if (!target.empty() && (target.back() == '?' || target.back() == '&')) sep = '\0';
+  for (const auto& [key, value] : params) {
+    if (sep != '\0') target += sep;
+    target += key;
+    target += '=';
+    target += PercentEncode(value);
+    sep = '&';
+  }
+  return target;
+}
+
+Result<HttpUrl> ParseHttpUrl(std::string_view url) {
+  constexpr std::string_view kScheme = "http://";
+  if (url.size() > kMaxUrlLength) {
+    return Status::InvalidArgument("is longer than " + std::to_string(kMaxUrlLength) +
+                                   " characters");
+  }
+  for (unsigned char c : url) {
+    if (c <= 0x20 || c == 0x7f) {
+      return Status::InvalidArgument("contains whitespace or control characters");
+    }
+  }
+  if (url.substr(0, kScheme.size()) != kScheme) {
+    return Status::InvalidArgument("must be an http:// URL");
+  }
+  std::string_view rest = url.substr(kScheme.size());
+  if (rest.find('#') != std::string_view::npos) {
+    return Status::InvalidArgument("must not contain a fragment");
+  }
+  const std::size_t path_start = rest.find_first_of("/?");
+  std::string_view authority = rest.substr(0, path_start);
+  HttpUrl out;
+  if (path_start == std::string_view::npos) {
+    out.path_and_query = "/";
+  } else if (rest[path_start] == '?') {
+    out.path_and_query = "/" + std::string(rest.substr(path_start));
+  } else {
+    out.path_and_query = std::string(rest.substr(path_start));
+  }
+  if (authority.find('@') != std::string_view::npos) {
+    return Status::InvalidArgument("must not contain user information");
+  }
+  std::string_view host = authority;
+  std::string_view port;
+  if (!authority.empty() && authority.front() == '[') {
+    const std::size_t close = authority.find(']');
+    if (close == std::string_view::npos) return Status::InvalidArgument("has an unclosed '['");
+    host = authority.substr(1, close - 1);
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return Status::InvalidArgument("has junk after the host");
+      port = after.substr(1);
+      if (port.empty()) return Status::InvalidArgument("has an empty port");
+    }
+  } else {
+    const std::size_t colon = authority.find(':');
+    if (colon != std::string_view::npos) {
+      host = authority.substr(0, colon);
+      port = authority.substr(colon + 1);
+      if (port.empty()) return Status::InvalidArgument("has an empty port");
+    }
+  }
+  if (host.empty()) return Status::InvalidArgument("has no host");
+  out.host = std::string(host);
+  if (!port.empty()) {
+    int value = 0;
+    auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (ec != std::errc() || ptr != port.data() + port.size() || value < 1 || value > 65535) {
+      return Status::InvalidArgument("has an invalid port");
+    }
+    out.port = value;
+  }
+  return out;
+}
+
+}  // namespace settle

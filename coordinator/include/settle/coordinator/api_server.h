@@ -1,0 +1,43 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "settle/common/clock.h"
+#include "settle/common/status.h"
+#include "settle/coordinator/coordinator.h"
+
+namespace settle::coordinator {
+
+struct ApiServerOptions {
+  std::size_t max_body_bytes = 1 << 20;
+  // Each keep-alive connection holds a thread while it is open: size this for the number of
+  // concurrent clients.
+  std::size_t threads = 64;
+  Duration read_timeout{5000};  // a client that stalls mid-request is dropped
+  Duration write_timeout{5000};
+  Duration keep_alive_timeout{5000};
+};
+
+// The HTTP face of the coordinator: every route of protocol.md §3 under /api/settle and
+// /api/dtmsvr, plus /api/ping. Parses (400 naming the field), calls the Coordinator, maps
+// its Status to HTTP in one place. Never lets an exception or a bad request stop it serving.
+class ApiServer {
+ public:
+  ApiServer(Coordinator& coordinator, ApiServerOptions options);
+  ~ApiServer();  // Stop()
+
+  // Binds host:port (port 0: any free port) and serves on background threads. Returns the
+  // bound port.
+  Result<int> Start(const std::string& host, int port);
+
+  // Stops accepting connections and waits for requests in progress. Idempotent.
+  void Stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace settle::coordinator

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "settle/common/branch_result.h"
+#include "settle/common/clock.h"
+#include "settle/common/protocol.h"
+
+namespace settle::coordinator {
+
+// One call of a participant's confirm/cancel/action/compensate URL (protocol.md §4).
+struct BranchCall {
+  std::string gid;
+  TransType trans_type = TransType::kTcc;
+  std::string branch_id;
+  BranchOp op = BranchOp::kConfirm;
+  std::string url;   // as registered; the caller appends gid, trans_type, branch_id, op
+  std::string data;  // POSTed byte for byte when non-empty; otherwise the call is a GET
+  std::map<std::string, std::string> headers;  // branch_headers
+  Duration timeout{3000};                      // request_timeout
+};
+
+struct BranchOutcome {
+  BranchResult result = BranchResult::kUnknown;
+  int http_status = 0;  // 0 when no HTTP answer arrived
+  // Why, for the branch row's last_error and the log: "HTTP 500: <start of body>",
+  // "connection refused", "timed out after 3000 ms". Empty on SUCCESS.
+  std::string detail;
+};
+
+// Makes branch calls. The seam where tests script participants' answers.
+//
+// Thread-safety: CallAll may be called from many threads at once.
+class BranchCaller {
+ public:
+  virtual ~BranchCaller() = default;
+
+  // Makes every call, in parallel where it can, and returns their outcomes in the same order.
+  // Never throws; every failure is an outcome. Blocks until every call has an outcome.
+  virtual std::vector<BranchOutcome> CallAll(const std::vector<BranchCall>& calls) = 0;
+};
+
+}  // namespace settle::coordinator

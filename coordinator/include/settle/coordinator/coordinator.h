@@ -1,0 +1,76 @@
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <string>
+
+#include "settle/common/clock.h"
+#include "settle/coordinator/gid_generator.h"
+#include "settle/coordinator/requests.h"
+#include "settle/coordinator/scheduler.h"
+#include "settle/storage/store.h"
+
+namespace settle::coordinator {
+
+// Server-wide defaults, applied when a transaction is created and stored with it.
+struct CoordinatorSettings {
+  Duration request_timeout{3000};
+  Duration retry_interval{1000};
+  Duration tcc_timeout_to_fail{35000};
+  // How long a wait_result request waits for a pass already running for its gid.
+  Duration wait_result_max_wait{30000};
+};
+
+// The operations of protocol.md §3. Each builds its change as storage records, commits it
+// (durable before this returns OK), then hands the transaction to the scheduler.
+//
+// Errors: InvalidArgument for requests that contradict themselves; NotFound for an unknown
+// gid; Conflict when the transaction's state does not allow the operation; Pending when
+// wait_result found the transaction unfinished; Unavailable when storage failed or the
+// coordinator is shutting down. Thread-safe.
+class Coordinator {
+ public:
+  Coordinator(storage::Store& store, Scheduler& scheduler, const Clock& clock, GidGenerator& gids,
+              CoordinatorSettings settings);
+
+  // Hands every unfinished transaction in storage to the scheduler (resume after a restart).
+  // Returns how many.
+  Result<std::size_t> Resume();
+
+  std::string NewGid();
+  Status Prepare(const PrepareRequest& request);
+  Status RegisterBranch(const RegisterBranchRequest& request);
+  Status Submit(const SubmitRequest& request);
+  Status Abort(const AbortRequest& request);
+  Result<std::optional<storage::Transaction>> Query(const std::string& gid);
+  Result<storage::ListPage> List(const storage::ListQuery& query);
+  Status ForceStop(const std::string& gid);
+  Status ResetNextCronTime(const std::string& gid);
+
+  // From now on every operation that changes state answers Unavailable.
+  void BeginShutdown() { shutting_down_ = true; }
+
+ private:
+  storage::TransOptions ResolveOptions(const RequestOptions& requested, TransType type) const;
+  Status SubmitTcc(const SubmitRequest& request);
+  Status SubmitSaga(const SubmitRequest& request);
+  // Moves gid from one of the `from` statuses to `to`, retrying when a concurrent change wins
+  // the compare-and-set. A transaction already in `already_done` answers OK unchanged; one of
+  // another type than `type` (when given) is a Conflict.
+  Status ChangeStatus(const std::string& gid, std::optional<TransType> type,
+                      std::initializer_list<GlobalStatus> from, GlobalStatus to,
+                      std::optional<GlobalStatus> already_done, const std::string& reason);
+  // Drives the transaction now: a pass on this thread for wait_result, which then maps the
+  // status it reached; otherwise the scheduler's next free worker.
+  Status DriveAfterChange(const std::string& gid, bool wait_result);
+  Status CheckServing() const;
+
+  storage::Store& store_;
+  Scheduler& scheduler_;
+  const Clock& clock_;
+  GidGenerator& gids_;
+  CoordinatorSettings settings_;
+  std::atomic<bool> shutting_down_{false};
+};
+
+}  // namespace settle::coordinator

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "settle/coordinator/api_server.h"
+#include "settle/coordinator/coordinator.h"
+#include "settle/coordinator/retry_policy.h"
+
+namespace settle::coordinator {
+
+// Everything settled is configured with; the command line fills it in.
+struct ServerConfig {
+  std::string host = "127.0.0.1";
+  int port = 36789;
+  std::string db_path = "./data/settle.db";
+  CoordinatorSettings coordinator;
+  RetrySettings retry;
+  std::size_t workers = 64;  // transaction passes and branch calls in flight at once
+  ApiServerOptions api;
+  Duration shutdown_grace{10000};  // how long in-flight branch calls may finish on shutdown
+  std::string log_level = "info";
+};
+
+}  // namespace settle::coordinator

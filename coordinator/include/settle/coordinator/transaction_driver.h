@@ -1,0 +1,40 @@
+#pragma once
+
+#include "settle/common/clock.h"
+#include "settle/coordinator/branch_caller.h"
+#include "settle/coordinator/pass_runner.h"
+#include "settle/coordinator/retry_policy.h"
+#include "settle/storage/store.h"
+
+namespace settle::coordinator {
+
+// Drives one transaction from its stored rows, in rounds:
+//   decide (engine) -> store the status change and schedule fields, together with the
+//   outcomes of the previous round -> call the due branches in parallel -> record outcomes.
+// A status change is durable before any call it permits (no cancel goes out for an abort
+// that a crash could undo). Outcomes are stored in the next round's commit; a call whose
+// outcome a crash lost is simply made again (branch handlers are idempotent).
+// Every write is conditioned on the status the pass read, so an operator's forceStop, or a
+// client's submit or abort, is never overwritten: the pass stops and the next pass reloads.
+//
+// Thread-safe: passes for different gids may run at once.
+class TransactionDriver final : public PassRunner {
+ public:
+  TransactionDriver(storage::Store& store, BranchCaller& caller, const Clock& clock,
+                    RetryPolicy policy);
+
+  PassResult RunPass(const std::string& gid, std::stop_token stop) override;
+
+  // Upper bound of rounds in one pass, so a long saga yields to other transactions.
+  static constexpr int kMaxRoundsPerPass = 64;
+  // How long to wait before retrying a pass that storage refused.
+  static constexpr Duration kStorageRetryDelay{1000};
+
+ private:
+  storage::Store& store_;
+  BranchCaller& caller_;
+  const Clock& clock_;
+  RetryPolicy policy_;
+};
+
+}  // namespace settle::coordinator

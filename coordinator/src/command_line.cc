@@ -1,0 +1,108 @@
+#include "settle/coordinator/command_line.h"
+
+#include <CLI/CLI.hpp>
+
+#include <sstream>
+#include <vector>
+
+#include "settle/common/duration_text.h"
+
+namespace settle::coordinator {
+namespace {
+
+struct DurationFlag {
+  const char* name;
+  const char* help;
+  Duration* target;
+  std::string text;
+};
+
+}  // namespace
+
+CommandLine ParseCommandLine(int argc, const char* const* argv) {
+  CommandLine result;
+  ServerConfig& c = result.config;
+  CLI::App app{
+      "settled: the Settle transaction coordinator (TCC and saga over HTTP, durable on SQLite).\n"
+      "Speaks DTM's HTTP protocol under /api/settle and /api/dtmsvr.",
+      "settled"};
+  app.add_option("--host", c.host, "Address to listen on")->capture_default_str();
+  app.add_option("--port", c.port, "Port to listen on (0: any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  app.add_option("--db", c.db_path, "SQLite database file, created on first start")
+      ->capture_default_str();
+  std::vector<DurationFlag> durations = {
+      {"--retry-interval",
+       "Default wait before the first retry of a failed branch call, when a transaction does "
+       "not set retry_interval; doubles per consecutive failure",
+       &c.coordinator.retry_interval,
+       {}},
+      {"--retry-max", "Cap of the doubling retry interval", &c.retry.max_interval, {}},
+      {"--branch-timeout",
+       "Default timeout of each branch call, when a transaction does not set request_timeout",
+       &c.coordinator.request_timeout,
+       {}},
+      {"--tcc-timeout",
+       "Default timeout_to_fail of a TCC: a transaction still prepared this long after "
+       "prepare is aborted",
+       &c.coordinator.tcc_timeout_to_fail,
+       {}},
+      {"--shutdown-grace",
+       "On SIGTERM/SIGINT, how long in-flight branch calls may take to finish; the rest are "
+       "resent after the next start",
+       &c.shutdown_grace,
+       {}},
+  };
+  for (DurationFlag& flag : durations) {
+    flag.text = FormatDuration(*flag.target);
+    app.add_option(flag.name, flag.text, std::string(flag.help) + " (e.g. 500ms, 3s, 1m)")
+        ->capture_default_str();
+  }
+  app.add_option("--stuck-after", c.retry.stuck_after,
+                 "Consecutive failures of one branch after which its transaction is flagged "
+                 "stuck (retries go on)")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--workers", c.workers,
+                 "Worker threads: transaction passes and branch calls in flight at once")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  app.add_option("--http-threads", c.api.threads,
+                 "HTTP server threads; each open keep-alive client connection holds one")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  app.add_option("--log-level", c.log_level, "trace, debug, info, warn, error, critical or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+
+  std::ostringstream out;
+  std::ostringstream err;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    result.exit_now = true;
+    result.exit_code = app.exit(e, out, err);
+    result.output = out.str() + err.str();
+    return result;
+  }
+  for (const DurationFlag& flag : durations) {
+    auto parsed = ParseDuration(flag.text);
+    if (!parsed) {
+      result.exit_now = true;
+      result.exit_code = 2;
+      result.output = std::string(flag.name) + ": " + parsed.status().message() + "\n";
+      return result;
+    }
+    *flag.target = *parsed;
+  }
+  if (c.coordinator.retry_interval.count() <= 0 || c.retry.max_interval.count() <= 0 ||
+      c.coordinator.request_timeout.count() <= 0) {
+    result.exit_now = true;
+    result.exit_code = 2;
+    result.output = "--retry-interval, --retry-max and --branch-timeout must be positive\n";
+  }
+  return result;
+}
+
+}  // namespace settle::coordinator

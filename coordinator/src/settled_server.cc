@@ -1,0 +1,79 @@
+#include "settle/coordinator/settled_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include "settle/coordinator/api_server.h"
+#include "settle/coordinator/coordinator.h"
+#include "settle/coordinator/executor.h"
+#include "settle/coordinator/gid_generator.h"
+#include "settle/coordinator/http_branch_caller.h"
+#include "settle/coordinator/scheduler.h"
+#include "settle/coordinator/transaction_driver.h"
+#include "settle/storage/sqlite_store.h"
+
+namespace settle::coordinator {
+
+// Declared in dependency order: each part only refers to parts above it, and members are
+// destroyed bottom-up.
+struct SettledServer::Parts {
+  Parts(const ServerConfig& c, const Clock& clk, std::unique_ptr<storage::SqliteStore> s)
+      : config(c),
+        clock(clk),
+        store(std::move(s)),
+        executor(c.workers),
+        caller(executor),
+        driver(*store, caller, clock, RetryPolicy(c.retry)),
+        scheduler(clock, executor, driver),
+        gids(clock),
+        coordinator(*store, scheduler, clock, gids, c.coordinator),
+        api(coordinator, c.api) {}
+
+  ServerConfig config;
+  const Clock& clock;
+  std::unique_ptr<storage::SqliteStore> store;
+  ThreadPoolExecutor executor;
+  HttpBranchCaller caller;
+  TransactionDriver driver;
+  Scheduler scheduler;
+  GidGenerator gids;
+  Coordinator coordinator;
+  ApiServer api;
+  int port = 0;
+  bool stopped = false;
+};
+
+Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& config,
+                                                            const Clock& clock) {
+  auto store = storage::SqliteStore::Open(config.db_path);
+  if (!store) return store.status();
+  auto parts = std::make_unique<Parts>(config, clock, std::move(*store));
+  auto resumed = parts->coordinator.Resume();
+  if (!resumed) return resumed.status();
+  if (*resumed > 0) spdlog::info("resuming {} unfinished transactions", *resumed);
+  parts->scheduler.Start();
+  auto port = parts->api.Start(config.host, config.port);
+  if (!port) return port.status();
+  parts->port = *port;
+  return std::unique_ptr<SettledServer>(new SettledServer(std::move(parts)));
+}
+
+SettledServer::SettledServer(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
+
+SettledServer::~SettledServer() { Shutdown(); }
+
+int SettledServer::port() const { return parts_->port; }
+Coordinator& SettledServer::coordinator() { return parts_->coordinator; }
+storage::SqliteStore& SettledServer::store() { return *parts_->store; }
+
+void SettledServer::Shutdown() {
+  if (parts_->stopped) return;
+  parts_->stopped = true;
+  parts_->coordinator.BeginShutdown();
+  // Passes stop starting calls; the ones in flight get the grace period to finish.
+  parts_->scheduler.Stop(parts_->config.shutdown_grace);
+  parts_->api.Stop();
+  parts_->executor.Join();
+  spdlog::info("stopped; closing the database");
+}
+
+}  // namespace settle::coordinator

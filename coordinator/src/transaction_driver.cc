@@ -1,0 +1,123 @@
+#include "settle/coordinator/transaction_driver.h"
+
+#include <spdlog/spdlog.h>
+
+#include "settle/coordinator/decision.h"
+#include "settle/coordinator/outcome_recorder.h"
+
+namespace settle::coordinator {
+namespace {
+
+BranchCall CallFor(const storage::Transaction& tx, const storage::BranchRecord& row) {
+  BranchCall call;
+  call.gid = row.gid;
+  call.trans_type = tx.global.trans_type;
+  call.branch_id = row.branch_id;
+  call.op = row.op;
+  call.url = row.url;
+  call.data = row.data;
+  call.headers = tx.global.options.branch_headers;
+  call.timeout = tx.global.options.request_timeout;
+  return call;
+}
+
+// When the transaction must next be looked at, as stored for a restart: with calls about to
+// go out it is due now (a crash must not delay them), otherwise at the engine's wake time.
+std::optional<TimePoint> NextCronTime(const storage::GlobalRecord& g, const Decision& d,
+                                      TimePoint now) {
+  if (IsTerminal(g.status)) return std::nullopt;
+  if (d.calls.empty()) return d.wake_at;
+  if (g.next_cron_time && *g.next_cron_time <= now) return g.next_cron_time;
+  return now;
+}
+
+void LogOutcome(const storage::BranchRecord& row, const BranchOutcome& outcome) {
+  if (row.status != BranchStatus::kPrepared) {
+    spdlog::info("gid={} branch={} op={} outcome={} status={} attempts={}", row.gid, row.branch_id,
+                 ToString(row.op), ToString(outcome.result), ToString(row.status), row.attempts);
+  } else {
+    spdlog::warn("gid={} branch={} op={} outcome={} attempts={} failures={} retry_at={} error={}",
+                 row.gid, row.branch_id, ToString(row.op), ToString(outcome.result), row.attempts,
+                 row.failures, FormatTime(row.next_retry_at), row.last_error);
+  }
+}
+
+}  // namespace
+
+TransactionDriver::TransactionDriver(storage::Store& store, BranchCaller& caller,
+                                     const Clock& clock, RetryPolicy policy)
+    : store_(store), caller_(caller), clock_(clock), policy_(std::move(policy)) {}
+
+PassResult TransactionDriver::RunPass(const std::string& gid, std::stop_token stop) {
+  auto loaded = store_.Load(gid);
+  if (!loaded) {
+    spdlog::error("gid={} cannot be loaded, retrying later: {}", gid, loaded.status().ToString());
+    return {clock_.Now() + kStorageRetryDelay};
+  }
+  if (!loaded->has_value()) return {};
+  storage::Transaction tx = std::move(**loaded);
+  storage::WriteBatch batch;  // the previous round's outcomes, not yet stored
+
+  for (int round = 0; round < kMaxRoundsPerPass; ++round) {
+    TimePoint now = clock_.Now();
+    const storage::GlobalRecord stored = tx.global;
+    Decision d = Decide(tx, now);
+    while (d.next_status) {
+      spdlog::info("gid={} {} -> {}{}{}", gid, ToString(tx.global.status), ToString(*d.next_status),
+                   d.reason.empty() ? "" : " reason=", d.reason);
+      ApplyStatusChange(tx.global, *d.next_status, d.reason, now);
+      d = Decide(tx, now);
+    }
+    tx.global.next_cron_time = NextCronTime(tx.global, d, now);
+    if (!IsTerminal(tx.global.status)) {
+      tx.global.stuck = HasStuckBranch(tx, policy_);
+      if (tx.global.stuck && !stored.stuck) {
+        spdlog::error("gid={} is stuck: a branch failed {} times in a row", gid,
+                      policy_.settings().stuck_after);
+      }
+    }
+    if (!(tx.global == stored)) {
+      tx.global.update_time = now;
+      batch.Add(storage::UpdateGlobal{tx.global, stored.status});
+    } else if (!batch.empty()) {
+      batch.Add(storage::ExpectGlobalStatus{gid, {stored.status}});
+    }
+    if (!batch.empty()) {
+      const Status committed = store_.Commit(batch);
+      batch.Clear();
+      if (!committed.ok()) {
+        if (committed.code() == StatusCode::kUnavailable) {
+          spdlog::error("gid={} outcome not stored, retrying later: {}", gid, committed.ToString());
+          return {now + kStorageRetryDelay};
+        }
+        // Someone else changed the transaction (forceStop, abort): start over from storage.
+        spdlog::info("gid={} changed during the pass: {}", gid, committed.ToString());
+        return {now};
+      }
+    }
+    if (IsTerminal(tx.global.status)) return {};
+    if (d.calls.empty()) return {d.wake_at};
+    if (stop.stop_requested()) return {now};
+
+    std::vector<BranchCall> calls;
+    calls.reserve(d.calls.size());
+    for (std::size_t row : d.calls) calls.push_back(CallFor(tx, tx.branches[row]));
+    const std::vector<BranchOutcome> outcomes = caller_.CallAll(calls);
+    now = clock_.Now();
+    for (std::size_t i = 0; i < d.calls.size(); ++i) {
+      storage::BranchRecord& row = tx.branches[d.calls[i]];
+      RecordOutcome(row, outcomes[i], tx.global.options.retry_interval, policy_, now);
+      LogOutcome(row, outcomes[i]);
+      batch.Add(storage::UpdateBranch{row, BranchStatus::kPrepared});
+    }
+  }
+  // Out of rounds with work left: store what was learnt and come back soon.
+  if (!batch.empty()) {
+    batch.Add(storage::ExpectGlobalStatus{gid, {tx.global.status}});
+    const Status committed = store_.Commit(batch);
+    if (!committed.ok()) spdlog::warn("gid={} outcomes not stored: {}", gid, committed.ToString());
+  }
+  return {clock_.Now()};
+}
+
+}  // namespace settle::coordinator

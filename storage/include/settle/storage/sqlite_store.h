@@ -1,0 +1,66 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "settle/storage/store.h"
+
+namespace settle::storage {
+
+struct SqliteStoreOptions {
+  // Most callers' batches folded into one SQLite transaction (one fsync).
+  std::size_t max_batches_per_commit = 1024;
+  int busy_timeout_ms = 5000;
+};
+
+// Counters for metrics and the benchmark; monotonically increasing.
+struct SqliteStoreStats {
+  std::uint64_t commits = 0;   // SQLite transactions committed (one fsync each)
+  std::uint64_t batches = 0;   // caller batches applied (committed or refused)
+  std::uint64_t failed_commits = 0;
+  std::uint64_t commit_micros_total = 0;  // time spent from BEGIN to COMMIT
+};
+
+// The embedded Store: one SQLite file in WAL mode with synchronous=FULL.
+//
+// Group commit: one writer thread owns the write connection. Commit() enqueues the batch and
+// blocks; the writer drains everything queued, applies each caller's batch inside its own
+// SAVEPOINT of one BEGIN IMMEDIATE transaction, commits once, and then wakes every caller with
+// its own result. Idle, a single Commit is applied at once (no added wait); under load many
+// callers share one fsync. A failed precondition rolls back only that caller's savepoint; a
+// failed COMMIT fails every caller of the group with Unavailable and leaves nothing visible.
+//
+// Reads use a pool of read-only connections and see every Commit that has returned.
+// The schema is versioned with PRAGMA user_version and migrated forward on Open. A file
+// written by a newer Settle (higher version) is refused. Only one process may open a file:
+// Open takes an exclusive lock on "<path>.lock", released when the store is destroyed or the
+// process dies.
+class SqliteStore final : public Store {
+ public:
+  // Creates the file (and its parent directory) if needed. Unavailable if it cannot be opened
+  // or locked, or its schema is newer than this binary knows.
+  static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path,
+                                                   SqliteStoreOptions options = {});
+
+  // Drains queued commits, stops the writer, checkpoints the WAL and closes every connection.
+  ~SqliteStore() override;
+
+  Status Commit(const WriteBatch& batch) override;
+  Result<std::optional<Transaction>> Load(const std::string& gid) override;
+  Result<ListPage> List(const ListQuery& query) override;
+  Result<std::vector<DueEntry>> ListUnfinished() override;
+
+  SqliteStoreStats Stats() const;
+
+  // The schema version this binary writes.
+  static int SchemaVersion();
+
+  class Impl;
+
+ private:
+  explicit SqliteStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace settle::storage

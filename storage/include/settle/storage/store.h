@@ -1,0 +1,62 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "settle/common/status.h"
+#include "settle/storage/records.h"
+#include "settle/storage/write_batch.h"
+
+namespace settle::storage {
+
+struct ListQuery {
+  std::optional<GlobalStatus> status;
+  std::optional<TransType> trans_type;
+  std::optional<bool> stuck;
+  std::size_t limit = 100;
+  // Keyset paging: only transactions with id < before_id. Absent: start from the newest.
+  std::optional<std::int64_t> before_id;
+};
+
+struct ListPage {
+  std::vector<GlobalRecord> transactions;  // newest first (descending id)
+  // The before_id of the next page; absent when this page is the last.
+  std::optional<std::int64_t> next_position;
+};
+
+// An unfinished transaction and when it is next due (absent: waiting for the client, which
+// only happens for a prepared TCC without a deadline, never in practice).
+struct DueEntry {
+  std::string gid;
+  std::optional<TimePoint> next_cron_time;
+};
+
+// Durable storage of global transactions and their branch rows.
+//
+// Thread-safety: every method may be called from any thread at any time.
+// Errors: Unavailable when the storage cannot be read or written (the caller answers 503 and
+// may retry); Internal for a bug. Nothing else unless the method says so.
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Applies every operation of `batch` atomically and durably: OK means the whole batch is
+  // committed and synced. If a precondition fails, returns that operation's status
+  // (AlreadyExists, NotFound or Conflict, with a message naming the gid) and nothing of the
+  // batch is stored. Batches committed concurrently are serialized in some order.
+  virtual Status Commit(const WriteBatch& batch) = 0;
+
+  // The transaction with every branch row, or nullopt if the gid is unknown. Reflects every
+  // Commit that returned before this call started.
+  virtual Result<std::optional<Transaction>> Load(const std::string& gid) = 0;
+
+  // Global records matching `query`, newest first. `query.limit` must be 1..1000.
+  virtual Result<ListPage> List(const ListQuery& query) = 0;
+
+  // Every transaction that is not succeed or failed, for the scheduler at start.
+  virtual Result<std::vector<DueEntry>> ListUnfinished() = 0;
+};
+
+}  // namespace settle::storage

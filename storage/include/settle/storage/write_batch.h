@@ -1,0 +1,82 @@
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "settle/storage/records.h"
+
+namespace settle::storage {
+
+// The operations a WriteBatch can hold. Each states its precondition; a batch whose
+// precondition fails leaves no trace (see Store::Commit).
+
+// Inserts a new global transaction. Fails with AlreadyExists if the gid is taken.
+// The record's id is ignored and assigned by the store.
+struct InsertGlobal {
+  GlobalRecord record;
+};
+
+// Inserts a branch row. If a row with the same (gid, branch_id, op) exists with the same url
+// it is a no-op; with another url, Conflict. The global must exist (NotFound otherwise).
+struct InsertBranch {
+  BranchRecord record;
+};
+
+// Precondition only: the global exists (NotFound) and its status is one of `allowed`
+// (Conflict otherwise).
+struct ExpectGlobalStatus {
+  std::string gid;
+  std::vector<GlobalStatus> allowed;
+};
+
+// Compare-and-set of a global's mutable fields: status, update_time, finish_time,
+// rollback_time, rollback_reason, next_cron_time and stuck are written from `record` if the
+// stored status equals `expected` (Conflict otherwise; NotFound if the gid is unknown).
+struct UpdateGlobal {
+  GlobalRecord record;
+  GlobalStatus expected;
+};
+
+// Compare-and-set of a branch row's mutable fields: status, update_time, attempts, failures,
+// last_error and next_retry_at are written from `record` if the stored status equals
+// `expected` (Conflict otherwise; NotFound if the row is unknown).
+struct UpdateBranch {
+  BranchRecord record;
+  BranchStatus expected;
+};
+
+// Operator's "retry now": every `prepared` branch row of the gid gets next_retry_at = at, and
+// the global's next_cron_time = at. NotFound if the gid is unknown; Conflict if it is finished.
+struct RetryNow {
+  std::string gid;
+  TimePoint at;
+};
+
+using WriteOp =
+    std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, UpdateGlobal, UpdateBranch,
+                 RetryNow>;
+
+// An ordered list of operations that the store applies atomically: all of them, or, if any
+// precondition fails or storage fails, none. Later operations see the effects of earlier ones.
+class WriteBatch {
+ public:
+  WriteBatch() = default;
+
+  template <typename Op>
+  WriteBatch& Add(Op op) {
+    ops_.emplace_back(std::move(op));
+    return *this;
+  }
+
+  bool empty() const { return ops_.empty(); }
+  std::size_t size() const { return ops_.size(); }
+  const std::vector<WriteOp>& ops() const { return ops_; }
+  void Clear() { ops_.clear(); }
+
+ private:
+  std::vector<WriteOp> ops_;
+};
+
+}  // namespace settle::storage

@@ -1,0 +1,102 @@
+#include "schema.h"
+
+#include <array>
+#include <string>
+
+namespace settle::storage {
+namespace {
+
+// Forward-only migrations; migration i (0-based) brings the file to version i + 1. Never edit
+// a migration that has shipped: add a new one.
+//
+// trans_global: one row per transaction. `id` orders transactions for List's keyset paging;
+// AUTOINCREMENT keeps ids increasing even if the newest rows are ever deleted (cleanup).
+// Indexes: (status, id) and (trans_type, id) serve List's filters in id order, so a filtered
+// page is an index range scan; (status, id) also serves ListUnfinished, which then touches only
+// unfinished entries however many finished transactions accumulate. Stuck transactions are
+// rare: a partial index holds only them, and costs nothing on the insert path.
+//
+// trans_branch_op: WITHOUT ROWID, clustered on (gid, branch_id, op): a transaction's branch
+// rows are contiguous, so Load reads them with one range scan and an insert writes one b-tree
+// instead of a table plus a primary-key index. `data` is a BLOB: bodies are any bytes.
+constexpr std::array<const char*, 1> kMigrations = {
+    R"sql(
+CREATE TABLE trans_global (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  gid             TEXT    NOT NULL UNIQUE,
+  trans_type      TEXT    NOT NULL,
+  status          TEXT    NOT NULL,
+  options         TEXT    NOT NULL,
+  create_time     INTEGER NOT NULL,
+  update_time     INTEGER NOT NULL,
+  finish_time     INTEGER,
+  rollback_time   INTEGER,
+  rollback_reason TEXT    NOT NULL DEFAULT '',
+  next_cron_time  INTEGER,
+  stuck           INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX trans_global_status ON trans_global (status, id);
+CREATE INDEX trans_global_trans_type ON trans_global (trans_type, id);
+CREATE INDEX trans_global_stuck ON trans_global (id) WHERE stuck = 1;
+
+CREATE TABLE trans_branch_op (
+  gid           TEXT    NOT NULL,
+  branch_id     TEXT    NOT NULL,
+  op            TEXT    NOT NULL,
+  seq           INTEGER NOT NULL,
+  url           TEXT    NOT NULL,
+  data          BLOB    NOT NULL,
+  status        TEXT    NOT NULL,
+  create_time   INTEGER NOT NULL,
+  update_time   INTEGER NOT NULL,
+  attempts      INTEGER NOT NULL DEFAULT 0,
+  failures      INTEGER NOT NULL DEFAULT 0,
+  last_error    TEXT    NOT NULL DEFAULT '',
+  next_retry_at INTEGER NOT NULL,
+  PRIMARY KEY (gid, branch_id, op)
+) WITHOUT ROWID;
+)sql",
+};
+
+Status RollbackQuietly(SqliteConnection& connection, Status cause) {
+  if (!connection.AutoCommit()) connection.Exec("ROLLBACK").IgnoreError();
+  return cause;
+}
+
+}  // namespace
+
+int LatestSchemaVersion() { return static_cast<int>(kMigrations.size()); }
+
+Result<int> ReadSchemaVersion(SqliteConnection& connection) {
+  Result<SqliteStatement> stmt = connection.Prepare("PRAGMA user_version");
+  if (!stmt) return stmt.status();
+  Result<bool> row = stmt->Step();
+  if (!row) return row.status();
+  if (!*row) return Status::Internal("sqlite: PRAGMA user_version returned no row");
+  return static_cast<int>(stmt->ColumnInt64(0));
+}
+
+Status MigrateSchema(SqliteConnection& connection) {
+  Result<int> version = ReadSchemaVersion(connection);
+  if (!version) return version.status();
+  const int latest = LatestSchemaVersion();
+  if (*version > latest) {
+    return Status::Unavailable("database schema version " + std::to_string(*version) +
+                               " is newer than this binary's version " + std::to_string(latest) +
+                               "; upgrade Settle to open it");
+  }
+  for (int next = *version + 1; next <= latest; ++next) {
+    if (Status s = connection.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+    Status s = connection.Exec(kMigrations[next - 1]);
+    if (s.ok()) s = connection.Exec("PRAGMA user_version = " + std::to_string(next));
+    if (s.ok()) s = connection.Exec("COMMIT");
+    if (!s.ok()) {
+      return RollbackQuietly(
+          connection, Status::Unavailable("migrating schema to version " + std::to_string(next) +
+                                          ": " + s.message()));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace settle::storage

@@ -1,0 +1,21 @@
+#pragma once
+
+#include "settle/common/status.h"
+#include "sqlite_connection.h"
+
+namespace settle::storage {
+
+// The schema version this binary writes: the number of migrations it knows.
+int LatestSchemaVersion();
+
+// The file's PRAGMA user_version (0 for a new, empty file). Unavailable if the file cannot be
+// read, e.g. because it is not an SQLite database.
+Result<int> ReadSchemaVersion(SqliteConnection& connection);
+
+// Applies, in order, every migration newer than the file's version, each in its own
+// transaction together with its PRAGMA user_version bump. Unavailable, naming both versions,
+// if the file is newer than LatestSchemaVersion(); Unavailable if a migration fails (the file
+// then stays at the last version that committed).
+Status MigrateSchema(SqliteConnection& connection);
+
+}  // namespace settle::storage

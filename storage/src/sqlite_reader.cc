@@ -1,0 +1,247 @@
+#include "sqlite_reader.h"
+
+#include <functional>
+#include <utility>
+
+#include "options_codec.h"
+
+namespace settle::storage {
+namespace {
+
+constexpr int kMaxListLimit = 1000;
+
+#define SETTLE_GLOBAL_COLUMNS                                                     \
+  "id, gid, trans_type, status, options, create_time, update_time, finish_time, " \
+  "rollback_time, rollback_reason, next_cron_time, stuck"
+
+constexpr std::string_view kSelectGlobal =
+    "SELECT " SETTLE_GLOBAL_COLUMNS " FROM trans_global WHERE gid = ?1";
+
+constexpr std::string_view kSelectBranches =
+    "SELECT gid, branch_id, op, seq, url, data, status, create_time, update_time, attempts, "
+    "failures, last_error, next_retry_at FROM trans_branch_op WHERE gid = ?1 "
+    "ORDER BY seq, branch_id, op";
+
+constexpr std::string_view kSelectUnfinished =
+    "SELECT gid, next_cron_time FROM trans_global "
+    "WHERE status IN ('prepared', 'submitted', 'aborting') ORDER BY id";
+
+std::optional<TimePoint> OptionalTime(const SqliteStatement& row, int column) {
+  std::optional<std::int64_t> ms = row.ColumnOptionalInt64(column);
+  if (!ms) return std::nullopt;
+  return FromUnixMillis(*ms);
+}
+
+Status Corrupt(const std::string& gid, std::string_view what) {
+  return Status::Internal("stored transaction " + gid + " is corrupt: " + std::string(what));
+}
+
+Result<GlobalRecord> ReadGlobal(const SqliteStatement& row) {
+  GlobalRecord g;
+  g.id = row.ColumnInt64(0);
+  g.gid = row.ColumnBytes(1);
+  const std::string trans_type = row.ColumnBytes(2);
+  const std::string status = row.ColumnBytes(3);
+  std::optional<TransType> parsed_type = ParseTransType(trans_type);
+  if (!parsed_type) return Corrupt(g.gid, "unknown trans_type '" + trans_type + "'");
+  std::optional<GlobalStatus> parsed_status = ParseGlobalStatus(status);
+  if (!parsed_status) return Corrupt(g.gid, "unknown status '" + status + "'");
+  g.trans_type = *parsed_type;
+  g.status = *parsed_status;
+  Result<TransOptions> options = DecodeOptions(row.ColumnBytes(4));
+  if (!options) return Corrupt(g.gid, options.status().message());
+  g.options = std::move(options).value();
+  g.create_time = FromUnixMillis(row.ColumnInt64(5));
+  g.update_time = FromUnixMillis(row.ColumnInt64(6));
+  g.finish_time = OptionalTime(row, 7);
+  g.rollback_time = OptionalTime(row, 8);
+  g.rollback_reason = row.ColumnBytes(9);
+  g.next_cron_time = OptionalTime(row, 10);
+  g.stuck = row.ColumnInt64(11) != 0;
+  return g;
+}
+
+Result<BranchRecord> ReadBranch(const SqliteStatement& row) {
+  BranchRecord b;
+  b.gid = row.ColumnBytes(0);
+  b.branch_id = row.ColumnBytes(1);
+  const std::string op = row.ColumnBytes(2);
+  std::optional<BranchOp> parsed_op = ParseBranchOp(op);
+  if (!parsed_op) return Corrupt(b.gid, "branch " + b.branch_id + " has unknown op '" + op + "'");
+  b.op = *parsed_op;
+  b.seq = static_cast<int>(row.ColumnInt64(3));
+  b.url = row.ColumnBytes(4);
+  b.data = row.ColumnBytes(5);
+  const std::string status = row.ColumnBytes(6);
+  std::optional<BranchStatus> parsed_status = ParseBranchStatus(status);
+  if (!parsed_status) {
+    return Corrupt(b.gid, "branch " + b.branch_id + " has unknown status '" + status + "'");
+  }
+  b.status = *parsed_status;
+  b.create_time = FromUnixMillis(row.ColumnInt64(7));
+  b.update_time = FromUnixMillis(row.ColumnInt64(8));
+  b.attempts = static_cast<int>(row.ColumnInt64(9));
+  b.failures = static_cast<int>(row.ColumnInt64(10));
+  b.last_error = row.ColumnBytes(11);
+  b.next_retry_at = FromUnixMillis(row.ColumnInt64(12));
+  return b;
+}
+
+// The List statement for the filters present; each shape is its own cached statement.
+// Parameters: ?1 status, ?2 trans_type, ?4 before_id, ?5 limit. `stuck` is written as a
+// literal so that the partial index on stuck rows applies.
+//
+// Without ANALYZE statistics SQLite cannot tell which filter is selective, so the statement
+// says it: a unary + keeps a column's index out of the plan. The most selective filter
+// drives the index scan in id order: stuck=1 (rare), else the status, else the trans type;
+// stuck=0 matches nearly every row and is checked while walking the primary key backwards.
+std::string ListSql(const ListQuery& q) {
+  const bool by_stuck = q.stuck.value_or(false);
+  const bool by_status = q.status && !by_stuck;
+  const bool by_type = q.trans_type && !by_stuck && !by_status;
+  std::string sql = "SELECT " SETTLE_GLOBAL_COLUMNS " FROM trans_global WHERE 1";
+  if (q.status) sql += by_status ? " AND status = ?1" : " AND +status = ?1";
+  if (q.trans_type) sql += by_type ? " AND trans_type = ?2" : " AND +trans_type = ?2";
+  if (q.stuck) sql += *q.stuck ? " AND stuck = 1" : " AND +stuck = 0";
+  if (q.before_id) sql += " AND id < ?4";
+  sql += " ORDER BY id DESC LIMIT ?5";
+  return sql;
+}
+
+Status ReadAll(SqliteStatement& stmt, const std::function<Status(const SqliteStatement&)>& f) {
+  for (;;) {
+    Result<bool> row = stmt.Step();
+    if (!row) return row.status();
+    if (!*row) return Status::Ok();
+    if (Status s = f(stmt); !s.ok()) return s;
+  }
+}
+
+}  // namespace
+
+// A connection borrowed from the pool, returned on destruction outside any transaction.
+class SqliteReader::Lease {
+ public:
+  Lease(SqliteReader& pool, std::unique_ptr<SqliteConnection> connection)
+      : pool_(pool), connection_(std::move(connection)) {}
+  ~Lease() {
+    if (!connection_->AutoCommit()) connection_->Run("ROLLBACK").IgnoreError();
+    pool_.Release(std::move(connection_));
+  }
+  SqliteConnection& operator*() { return *connection_; }
+  SqliteConnection* operator->() { return connection_.get(); }
+
+ private:
+  SqliteReader& pool_;
+  std::unique_ptr<SqliteConnection> connection_;
+};
+
+SqliteReader::SqliteReader(std::string path, int busy_timeout_ms)
+    : path_(std::move(path)), busy_timeout_ms_(busy_timeout_ms) {}
+
+SqliteReader::~SqliteReader() = default;
+
+Result<std::unique_ptr<SqliteConnection>> SqliteReader::Acquire() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!idle_.empty()) {
+      std::unique_ptr<SqliteConnection> connection = std::move(idle_.back());
+      idle_.pop_back();
+      return connection;
+    }
+  }
+  // Opened outside the lock: opening reads the file and must not hold up other readers.
+  return SqliteConnection::Open(path_, SQLITE_OPEN_READONLY, busy_timeout_ms_);
+}
+
+void SqliteReader::Release(std::unique_ptr<SqliteConnection> connection) {
+  std::lock_guard lock(mutex_);
+  idle_.push_back(std::move(connection));
+}
+
+Result<std::optional<Transaction>> SqliteReader::Load(const std::string& gid) {
+  Result<std::unique_ptr<SqliteConnection>> acquired = Acquire();
+  if (!acquired) return acquired.status();
+  Lease c(*this, std::move(acquired).value());
+
+  // One read transaction: the global and its branches come from the same snapshot.
+  if (Status s = c->Run("BEGIN"); !s.ok()) return s;
+  Transaction t;
+  {
+    Result<SqliteStatement> stmt = c->Prepare(kSelectGlobal);
+    if (!stmt) return stmt.status();
+    stmt->BindText(1, gid);
+    Result<bool> row = stmt->Step();
+    if (!row) return row.status();
+    if (!*row) return std::optional<Transaction>();
+    Result<GlobalRecord> global = ReadGlobal(*stmt);
+    if (!global) return global.status();
+    t.global = std::move(global).value();
+  }
+  {
+    Result<SqliteStatement> stmt = c->Prepare(kSelectBranches);
+    if (!stmt) return stmt.status();
+    stmt->BindText(1, gid);
+    Status s = ReadAll(*stmt, [&t](const SqliteStatement& row) {
+      Result<BranchRecord> branch = ReadBranch(row);
+      if (!branch) return branch.status();
+      t.branches.push_back(std::move(branch).value());
+      return Status::Ok();
+    });
+    if (!s.ok()) return s;
+  }
+  if (Status s = c->Run("COMMIT"); !s.ok()) return s;
+  return std::optional<Transaction>(std::move(t));
+}
+
+Result<ListPage> SqliteReader::List(const ListQuery& query) {
+  if (query.limit < 1 || query.limit > kMaxListLimit) {
+    return Status::InvalidArgument("limit: must be 1.." + std::to_string(kMaxListLimit) + ", got " +
+                                   std::to_string(query.limit));
+  }
+  Result<std::unique_ptr<SqliteConnection>> acquired = Acquire();
+  if (!acquired) return acquired.status();
+  Lease c(*this, std::move(acquired).value());
+
+  Result<SqliteStatement> stmt = c->Prepare(ListSql(query));
+  if (!stmt) return stmt.status();
+  if (query.status) stmt->BindText(1, ToString(*query.status));
+  if (query.trans_type) stmt->BindText(2, ToString(*query.trans_type));
+  if (query.before_id) stmt->BindInt64(4, *query.before_id);
+  // One row more than asked tells whether a next page exists.
+  stmt->BindInt64(5, static_cast<std::int64_t>(query.limit) + 1);
+
+  ListPage page;
+  bool more = false;
+  Status s = ReadAll(*stmt, [&](const SqliteStatement& row) {
+    if (page.transactions.size() == query.limit) {
+      more = true;
+      return Status::Ok();
+    }
+    Result<GlobalRecord> global = ReadGlobal(row);
+    if (!global) return global.status();
+    page.transactions.push_back(std::move(global).value());
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  if (more) page.next_position = page.transactions.back().id;
+  return page;
+}
+
+Result<std::vector<DueEntry>> SqliteReader::ListUnfinished() {
+  Result<std::unique_ptr<SqliteConnection>> acquired = Acquire();
+  if (!acquired) return acquired.status();
+  Lease c(*this, std::move(acquired).value());
+
+  Result<SqliteStatement> stmt = c->Prepare(kSelectUnfinished);
+  if (!stmt) return stmt.status();
+  std::vector<DueEntry> entries;
+  Status s = ReadAll(*stmt, [&entries](const SqliteStatement& row) {
+    entries.push_back(DueEntry{row.ColumnBytes(0), OptionalTime(row, 1)});
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return entries;
+}
+
+}  // namespace settle::storage

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "settle/common/status.h"
+#include "settle/storage/store.h"
+#include "sqlite_connection.h"
+
+namespace settle::storage {
+
+// The read side of SqliteStore: a pool of read-only connections, opened on demand and reused,
+// each with its own statement cache. In WAL mode they read while the writer writes, and every
+// read starts a fresh snapshot, so it sees every commit that returned before it started.
+//
+// Thread-safety: every method may be called from any thread; each call borrows a connection
+// of its own for its duration.
+class SqliteReader {
+ public:
+  SqliteReader(std::string path, int busy_timeout_ms);
+  ~SqliteReader();
+  SqliteReader(const SqliteReader&) = delete;
+  SqliteReader& operator=(const SqliteReader&) = delete;
+
+  Result<std::optional<Transaction>> Load(const std::string& gid);
+  Result<ListPage> List(const ListQuery& query);
+  Result<std::vector<DueEntry>> ListUnfinished();
+
+ private:
+  class Lease;
+
+  Result<std::unique_ptr<SqliteConnection>> Acquire();
+  void Release(std::unique_ptr<SqliteConnection> connection);
+
+  const std::string path_;
+  const int busy_timeout_ms_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<SqliteConnection>> idle_;  // guarded by mutex_
+};
+
+}  // namespace settle::storage

@@ -1,0 +1,113 @@
+#include "settle/storage/sqlite_store.h"
+
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "file_lock.h"
+#include "schema.h"
+#include "sqlite_connection.h"
+#include "sqlite_reader.h"
+#include "sqlite_writer.h"
+
+namespace settle::storage {
+namespace {
+
+Status CreateParentDirectory(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (parent.empty()) return Status::Ok();
+  std::error_code error;
+  std::filesystem::create_directories(parent, error);
+  if (error) {
+    return Status::Unavailable("creating directory " + parent.string() + ": " + error.message());
+  }
+  return Status::Ok();
+}
+
+Status UseWal(SqliteConnection& connection) {
+  Result<SqliteStatement> stmt = connection.Prepare("PRAGMA journal_mode = WAL");
+  if (!stmt) return stmt.status();
+  Result<bool> row = stmt->Step();
+  if (!row) return row.status();
+  const std::string mode = *row ? stmt->ColumnBytes(0) : "";
+  if (mode != "wal") return Status::Unavailable("sqlite: cannot use WAL mode (got '" + mode + "')");
+  return Status::Ok();
+}
+
+// The write connection: durable commits (an fsync of the WAL per COMMIT), schema up to date.
+Result<std::unique_ptr<SqliteConnection>> OpenWriteConnection(const std::string& path,
+                                                              const SqliteStoreOptions& options) {
+  Result<std::unique_ptr<SqliteConnection>> connection = SqliteConnection::Open(
+      path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, options.busy_timeout_ms);
+  if (!connection) return connection.status();
+  SqliteConnection& c = **connection;
+  if (Status s = c.Exec("PRAGMA synchronous = FULL"); !s.ok()) return s;
+  // Before WAL: a file that is not a database, or is newer than this binary, is refused
+  // before anything in it changes.
+  if (Status s = MigrateSchema(c); !s.ok()) return s;
+  if (Status s = UseWal(c); !s.ok()) return s;
+  return connection;
+}
+
+}  // namespace
+
+class SqliteStore::Impl {
+ public:
+  Impl(std::unique_ptr<FileLock> lock, std::unique_ptr<SqliteWriter> writer,
+       std::unique_ptr<SqliteReader> reader)
+      : lock_(std::move(lock)), writer_(std::move(writer)), reader_(std::move(reader)) {}
+
+  ~Impl() {
+    // Readers first, so that the writer's connection is the last one and its checkpoint
+    // leaves the database file complete; the lock goes last.
+    reader_.reset();
+    writer_.reset();
+    lock_.reset();
+  }
+
+  SqliteWriter& writer() { return *writer_; }
+  SqliteReader& reader() { return *reader_; }
+
+ private:
+  std::unique_ptr<FileLock> lock_;
+  std::unique_ptr<SqliteWriter> writer_;
+  std::unique_ptr<SqliteReader> reader_;
+};
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
+                                                       SqliteStoreOptions options) {
+  if (Status s = CreateParentDirectory(path); !s.ok()) return s;
+  Result<std::unique_ptr<FileLock>> lock = FileLock::Acquire(path + ".lock", path);
+  if (!lock) return lock.status();
+  Result<std::unique_ptr<SqliteConnection>> connection = OpenWriteConnection(path, options);
+  if (!connection) return connection.status();
+  Result<std::unique_ptr<SqliteWriter>> writer =
+      SqliteWriter::Start(std::move(connection).value(), options.max_batches_per_commit);
+  if (!writer) return writer.status();
+  auto reader = std::make_unique<SqliteReader>(path, options.busy_timeout_ms);
+  auto impl =
+      std::make_unique<Impl>(std::move(lock).value(), std::move(writer).value(), std::move(reader));
+  return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(impl)));
+}
+
+SqliteStore::SqliteStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+SqliteStore::~SqliteStore() = default;
+
+Status SqliteStore::Commit(const WriteBatch& batch) { return impl_->writer().Commit(batch); }
+
+Result<std::optional<Transaction>> SqliteStore::Load(const std::string& gid) {
+  return impl_->reader().Load(gid);
+}
+
+Result<ListPage> SqliteStore::List(const ListQuery& query) { return impl_->reader().List(query); }
+
+Result<std::vector<DueEntry>> SqliteStore::ListUnfinished() {
+  return impl_->reader().ListUnfinished();
+}
+
+SqliteStoreStats SqliteStore::Stats() const { return impl_->writer().Stats(); }
+
+int SqliteStore::SchemaVersion() { return LatestSchemaVersion(); }
+
+}  // namespace settle::storage

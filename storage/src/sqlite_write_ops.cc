@@ -1,0 +1,235 @@
+#include "sqlite_write_ops.h"
+
+#include <string>
+#include <type_traits>
+
+#include "options_codec.h"
+
+namespace settle::storage {
+namespace {
+
+// Every statement is a constant: the connection prepares it once and reuses it.
+constexpr std::string_view kInsertGlobal =
+    "INSERT INTO trans_global (gid, trans_type, status, options, create_time, update_time, "
+    "finish_time, rollback_time, rollback_reason, next_cron_time, stuck) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (gid) DO NOTHING";
+
+// Inserts only if the global exists, so the common case is one statement; when nothing was
+// inserted, a second look tells a duplicate from a missing global.
+constexpr std::string_view kInsertBranch =
+    "INSERT INTO trans_branch_op (gid, branch_id, op, seq, url, data, status, create_time, "
+    "update_time, attempts, failures, last_error, next_retry_at) "
+    "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13 "
+    "WHERE EXISTS (SELECT 1 FROM trans_global WHERE gid = ?1) "
+    "ON CONFLICT (gid, branch_id, op) DO NOTHING";
+
+constexpr std::string_view kSelectBranchUrl =
+    "SELECT url FROM trans_branch_op WHERE gid = ?1 AND branch_id = ?2 AND op = ?3";
+
+constexpr std::string_view kSelectBranchStatus =
+    "SELECT status FROM trans_branch_op WHERE gid = ?1 AND branch_id = ?2 AND op = ?3";
+
+constexpr std::string_view kSelectGlobalStatus = "SELECT status FROM trans_global WHERE gid = ?1";
+
+constexpr std::string_view kUpdateGlobal =
+    "UPDATE trans_global SET status = ?1, update_time = ?2, finish_time = ?3, "
+    "rollback_time = ?4, rollback_reason = ?5, next_cron_time = ?6, stuck = ?7 "
+    "WHERE gid = ?8 AND status = ?9";
+
+constexpr std::string_view kUpdateBranch =
+    "UPDATE trans_branch_op SET status = ?1, update_time = ?2, attempts = ?3, failures = ?4, "
+    "last_error = ?5, next_retry_at = ?6 "
+    "WHERE gid = ?7 AND branch_id = ?8 AND op = ?9 AND status = ?10";
+
+constexpr std::string_view kRetryGlobal =
+    "UPDATE trans_global SET next_cron_time = ?1 "
+    "WHERE gid = ?2 AND status IN ('prepared', 'submitted', 'aborting')";
+
+constexpr std::string_view kRetryBranches =
+    "UPDATE trans_branch_op SET next_retry_at = ?1 WHERE gid = ?2 AND status = 'prepared'";
+
+std::optional<std::int64_t> Millis(const std::optional<TimePoint>& t) {
+  if (!t) return std::nullopt;
+  return ToUnixMillis(*t);
+}
+
+std::string BranchName(const BranchRecord& b) {
+  return "branch " + b.branch_id + "/" + std::string(ToString(b.op)) + " of gid " + b.gid;
+}
+
+// The stored status text of the global, or nullopt if the gid is unknown.
+Result<std::optional<std::string>> GlobalStatusOf(SqliteConnection& c, const std::string& gid) {
+  Result<SqliteStatement> stmt = c.Prepare(kSelectGlobalStatus);
+  if (!stmt) return stmt.status();
+  stmt->BindText(1, gid);
+  Result<bool> row = stmt->Step();
+  if (!row) return row.status();
+  if (!*row) return std::optional<std::string>();
+  return std::optional<std::string>(stmt->ColumnBytes(0));
+}
+
+// Why a compare-and-set on a global matched no row.
+Status GlobalCasFailure(SqliteConnection& c, const std::string& gid, std::string_view expected) {
+  Result<std::optional<std::string>> status = GlobalStatusOf(c, gid);
+  if (!status) return status.status();
+  if (!*status) return Status::NotFound("gid " + gid + " not found");
+  return Status::Conflict("gid " + gid + " is " + **status + ", expected " + std::string(expected));
+}
+
+Status Apply(SqliteConnection& c, const InsertGlobal& op) {
+  const GlobalRecord& g = op.record;
+  Result<std::string> options = EncodeOptions(g.options);
+  if (!options) {
+    return Status(options.status().code(), "gid " + g.gid + ": " + options.status().message());
+  }
+  Result<SqliteStatement> stmt = c.Prepare(kInsertGlobal);
+  if (!stmt) return stmt.status();
+  stmt->BindText(1, g.gid)
+      .BindText(2, ToString(g.trans_type))
+      .BindText(3, ToString(g.status))
+      .BindText(4, *options)
+      .BindInt64(5, ToUnixMillis(g.create_time))
+      .BindInt64(6, ToUnixMillis(g.update_time))
+      .BindOptionalInt64(7, Millis(g.finish_time))
+      .BindOptionalInt64(8, Millis(g.rollback_time))
+      .BindText(9, g.rollback_reason)
+      .BindOptionalInt64(10, Millis(g.next_cron_time))
+      .BindInt64(11, g.stuck ? 1 : 0);
+  if (Status s = stmt->Run(); !s.ok()) return s;
+  if (c.Changes() == 0) return Status::AlreadyExists("gid " + g.gid + " already exists");
+  return Status::Ok();
+}
+
+Status Apply(SqliteConnection& c, const InsertBranch& op) {
+  const BranchRecord& b = op.record;
+  {
+    Result<SqliteStatement> stmt = c.Prepare(kInsertBranch);
+    if (!stmt) return stmt.status();
+    stmt->BindText(1, b.gid)
+        .BindText(2, b.branch_id)
+        .BindText(3, ToString(b.op))
+        .BindInt64(4, b.seq)
+        .BindText(5, b.url)
+        .BindBlob(6, b.data)
+        .BindText(7, ToString(b.status))
+        .BindInt64(8, ToUnixMillis(b.create_time))
+        .BindInt64(9, ToUnixMillis(b.update_time))
+        .BindInt64(10, b.attempts)
+        .BindInt64(11, b.failures)
+        .BindText(12, b.last_error)
+        .BindInt64(13, ToUnixMillis(b.next_retry_at));
+    if (Status s = stmt->Run(); !s.ok()) return s;
+    if (c.Changes() == 1) return Status::Ok();
+  }
+  Result<SqliteStatement> stmt = c.Prepare(kSelectBranchUrl);
+  if (!stmt) return stmt.status();
+  stmt->BindText(1, b.gid).BindText(2, b.branch_id).BindText(3, ToString(b.op));
+  Result<bool> row = stmt->Step();
+  if (!row) return row.status();
+  if (!*row) return Status::NotFound("gid " + b.gid + " not found");
+  if (stmt->ColumnBytes(0) == b.url) return Status::Ok();
+  return Status::Conflict(BranchName(b) + " is already registered with url " +
+                          stmt->ColumnBytes(0));
+}
+
+Status Apply(SqliteConnection& c, const ExpectGlobalStatus& op) {
+  Result<std::optional<std::string>> status = GlobalStatusOf(c, op.gid);
+  if (!status) return status.status();
+  if (!*status) return Status::NotFound("gid " + op.gid + " not found");
+  std::string expected;
+  for (GlobalStatus allowed : op.allowed) {
+    if (ToString(allowed) == **status) return Status::Ok();
+    if (!expected.empty()) expected += " or ";
+    expected += ToString(allowed);
+  }
+  return Status::Conflict("gid " + op.gid + " is " + **status + ", expected " +
+                          (expected.empty() ? "no status" : expected));
+}
+
+Status Apply(SqliteConnection& c, const UpdateGlobal& op) {
+  const GlobalRecord& g = op.record;
+  {
+    Result<SqliteStatement> stmt = c.Prepare(kUpdateGlobal);
+    if (!stmt) return stmt.status();
+    stmt->BindText(1, ToString(g.status))
+        .BindInt64(2, ToUnixMillis(g.update_time))
+        .BindOptionalInt64(3, Millis(g.finish_time))
+        .BindOptionalInt64(4, Millis(g.rollback_time))
+        .BindText(5, g.rollback_reason)
+        .BindOptionalInt64(6, Millis(g.next_cron_time))
+        .BindInt64(7, g.stuck ? 1 : 0)
+        .BindText(8, g.gid)
+        .BindText(9, ToString(op.expected));
+    if (Status s = stmt->Run(); !s.ok()) return s;
+  }
+  if (c.Changes() == 1) return Status::Ok();
+  return GlobalCasFailure(c, g.gid, ToString(op.expected));
+}
+
+Status Apply(SqliteConnection& c, const UpdateBranch& op) {
+  const BranchRecord& b = op.record;
+  {
+    Result<SqliteStatement> stmt = c.Prepare(kUpdateBranch);
+    if (!stmt) return stmt.status();
+    stmt->BindText(1, ToString(b.status))
+        .BindInt64(2, ToUnixMillis(b.update_time))
+        .BindInt64(3, b.attempts)
+        .BindInt64(4, b.failures)
+        .BindText(5, b.last_error)
+        .BindInt64(6, ToUnixMillis(b.next_retry_at))
+        .BindText(7, b.gid)
+        .BindText(8, b.branch_id)
+        .BindText(9, ToString(b.op))
+        .BindText(10, ToString(op.expected));
+    if (Status s = stmt->Run(); !s.ok()) return s;
+  }
+  if (c.Changes() == 1) return Status::Ok();
+  Result<SqliteStatement> stmt = c.Prepare(kSelectBranchStatus);
+  if (!stmt) return stmt.status();
+  stmt->BindText(1, b.gid).BindText(2, b.branch_id).BindText(3, ToString(b.op));
+  Result<bool> row = stmt->Step();
+  if (!row) return row.status();
+  if (!*row) return Status::NotFound(BranchName(b) + " not found");
+  return Status::Conflict(BranchName(b) + " is " + stmt->ColumnBytes(0) + ", expected " +
+                          std::string(ToString(op.expected)));
+}
+
+Status Apply(SqliteConnection& c, const RetryNow& op) {
+  const std::int64_t at = ToUnixMillis(op.at);
+  {
+    Result<SqliteStatement> stmt = c.Prepare(kRetryGlobal);
+    if (!stmt) return stmt.status();
+    stmt->BindInt64(1, at).BindText(2, op.gid);
+    if (Status s = stmt->Run(); !s.ok()) return s;
+  }
+  if (c.Changes() == 0) {
+    Result<std::optional<std::string>> status = GlobalStatusOf(c, op.gid);
+    if (!status) return status.status();
+    if (!*status) return Status::NotFound("gid " + op.gid + " not found");
+    return Status::Conflict("gid " + op.gid + " is " + **status + ", already finished");
+  }
+  Result<SqliteStatement> stmt = c.Prepare(kRetryBranches);
+  if (!stmt) return stmt.status();
+  stmt->BindInt64(1, at).BindText(2, op.gid);
+  return stmt->Run();
+}
+
+}  // namespace
+
+Status ApplyWriteOp(SqliteConnection& connection, const WriteOp& op) {
+  return std::visit([&connection](const auto& o) { return Apply(connection, o); }, op);
+}
+
+bool IsRefusal(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kNotFound:
+    case StatusCode::kConflict:
+    case StatusCode::kInvalidArgument:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace settle::storage

@@ -1,0 +1,22 @@
+#pragma once
+
+#include "settle/common/status.h"
+#include "settle/storage/write_batch.h"
+#include "sqlite_connection.h"
+
+namespace settle::storage {
+
+// Applies one operation of a WriteBatch with the semantics stated in write_batch.h, inside the
+// transaction the caller has open on `connection` (the writer's connection).
+//
+// Returns OK; a refusal that concerns only this operation's batch (AlreadyExists, NotFound,
+// Conflict, with a message naming the gid, or InvalidArgument for a record that cannot be
+// stored); or a storage failure (Unavailable, Internal) that concerns the whole transaction.
+// A refused operation has changed nothing; earlier operations of its batch are the caller's to
+// roll back.
+Status ApplyWriteOp(SqliteConnection& connection, const WriteOp& op);
+
+// True for the statuses of ApplyWriteOp that refuse a batch without failing the transaction.
+bool IsRefusal(const Status& status);
+
+}  // namespace settle::storage

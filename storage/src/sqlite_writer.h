@@ -1,0 +1,79 @@
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "settle/common/status.h"
+#include "settle/storage/sqlite_store.h"
+#include "settle/storage/write_batch.h"
+#include "sqlite_batch_applier.h"
+#include "sqlite_connection.h"
+
+namespace settle::storage {
+
+// Group commit: one thread owns the write connection and applies queued batches, as many as
+// are waiting (up to max_batches_per_commit) in one transaction and one fsync.
+//
+// Thread-safety: Commit() and Stats() may be called from any thread; Shutdown() from one.
+class SqliteWriter {
+ public:
+  // Takes a configured, migrated write connection and starts the writer thread.
+  static Result<std::unique_ptr<SqliteWriter>> Start(std::unique_ptr<SqliteConnection> connection,
+                                                     std::size_t max_batches_per_commit);
+
+  // Shutdown().
+  ~SqliteWriter();
+  SqliteWriter(const SqliteWriter&) = delete;
+  SqliteWriter& operator=(const SqliteWriter&) = delete;
+
+  // Queues `batch` and blocks until the writer has applied it: OK once it is durable, or its
+  // refusal, or Unavailable if its group failed. Unavailable("store is closed") once Shutdown
+  // has started. `batch` must stay alive until this returns (it does: this blocks).
+  Status Commit(const WriteBatch& batch);
+
+  // Refuses new commits, applies every queued one, stops the thread, checkpoints the WAL into
+  // the database file (TRUNCATE) and closes the connection. Idempotent.
+  void Shutdown();
+
+  SqliteStoreStats Stats() const;
+
+ private:
+  // A caller blocked in Commit(); lives on its stack. `result` and `done` are guarded by
+  // mutex_. A condition variable rather than std::binary_semaphore: libstdc++'s semaphore
+  // spins and yields before it sleeps, burning the CPU that the writer needs while dozens of
+  // callers wait for one fsync.
+  struct Pending {
+    const WriteBatch* batch = nullptr;
+    Status result;
+    bool done = false;
+    std::condition_variable cv;
+  };
+
+  SqliteWriter(std::unique_ptr<SqliteConnection> connection, std::size_t max_batches_per_commit);
+  void Loop();
+  void ApplyGroup(std::vector<Pending*>& group);
+
+  std::unique_ptr<SqliteConnection> connection_;
+  SqliteBatchApplier applier_;
+  const std::size_t max_batches_per_commit_;
+
+  std::mutex mutex_;
+  std::condition_variable work_;
+  std::vector<Pending*> queue_;  // guarded by mutex_
+  bool stopping_ = false;        // guarded by mutex_
+
+  std::mutex shutdown_mutex_;  // serializes Shutdown()
+  std::thread thread_;
+
+  std::atomic<std::uint64_t> commits_{0};
+  std::atomic<std::uint64_t> batches_{0};
+  std::atomic<std::uint64_t> failed_commits_{0};
+  std::atomic<std::uint64_t> commit_micros_total_{0};
+};
+
+}  // namespace settle::storage

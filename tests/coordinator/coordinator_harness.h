@@ -1,0 +1,91 @@
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <string>
+
+#include "fake_clock.h"
+#include "scripted_branch_caller.h"
+#include "settle/coordinator/coordinator.h"
+#include "settle/coordinator/executor.h"
+#include "settle/coordinator/gid_generator.h"
+#include "settle/coordinator/scheduler.h"
+#include "settle/coordinator/transaction_driver.h"
+#include "settle/storage/sqlite_store.h"
+#include "temp_dir.h"
+
+namespace settle::testing {
+
+// The coordinator as settled assembles it (real SQLite store, driver, scheduler), with a fake
+// clock, scripted participants and an inline executor: every pass runs to its end inside the
+// call that dispatched it, so tests see results at once and move time by hand.
+class CoordinatorHarness {
+ public:
+  explicit CoordinatorHarness(coordinator::RetrySettings retry = {Duration(60'000), 10})
+      : retry_(retry) {
+    Open();
+  }
+
+  // Drops every in-memory part and opens the same database again, as after kill -9 and a
+  // restart, then resumes unfinished transactions.
+  void Restart() {
+    Close();
+    Open();
+    REQUIRE(coordinator_->Resume());
+  }
+
+  coordinator::Coordinator& coordinator() { return *coordinator_; }
+  coordinator::Scheduler& scheduler() { return *scheduler_; }
+  storage::SqliteStore& store() { return *store_; }
+  FakeClock& clock() { return clock_; }
+  ScriptedBranchCaller& caller() { return caller_; }
+
+  storage::Transaction Load(const std::string& gid) {
+    auto tx = store_->Load(gid);
+    REQUIRE(tx);
+    REQUIRE(tx->has_value());
+    return **tx;
+  }
+  GlobalStatus StatusOf(const std::string& gid) { return Load(gid).global.status; }
+
+  // Moves the clock and runs whatever became due.
+  void Advance(Duration d) {
+    clock_.Advance(d);
+    scheduler_->RunOnce();
+  }
+
+ private:
+  void Open() {
+    auto store = storage::SqliteStore::Open(dir_.File("settle.db"));
+    REQUIRE(store);
+    store_ = std::move(*store);
+    driver_ = std::make_unique<coordinator::TransactionDriver>(
+        *store_, caller_, clock_,
+        coordinator::RetryPolicy(retry_, coordinator::RetryPolicy::NoJitter()));
+    scheduler_ = std::make_unique<coordinator::Scheduler>(clock_, executor_, *driver_);
+    gids_ = std::make_unique<coordinator::GidGenerator>(clock_);
+    coordinator_ = std::make_unique<coordinator::Coordinator>(*store_, *scheduler_, clock_, *gids_,
+                                                              coordinator::CoordinatorSettings{});
+  }
+  void Close() {
+    coordinator_.reset();
+    gids_.reset();
+    scheduler_.reset();
+    driver_.reset();
+    store_.reset();
+  }
+
+  TempDir dir_;
+  FakeClock clock_;
+  ScriptedBranchCaller caller_;
+  coordinator::InlineExecutor executor_;
+  coordinator::RetrySettings retry_;
+  std::unique_ptr<storage::SqliteStore> store_;
+  std::unique_ptr<coordinator::TransactionDriver> driver_;
+  std::unique_ptr<coordinator::Scheduler> scheduler_;
+  std::unique_ptr<coordinator::GidGenerator> gids_;
+  std::unique_ptr<coordinator::Coordinator> coordinator_;
+};
+
+}  // namespace settle::testing

@@ -1,0 +1,94 @@
+// The settled binary as an operator runs it.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "json_client.h"
+#include "participant_server.h"
+#include "settled_process.h"
+#include "temp_dir.h"
+
+namespace settle {
+namespace {
+
+using nlohmann::json;
+using testing::ChildProcess;
+using testing::JsonClient;
+using testing::SettledProcess;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST_CASE("settled --help explains its options and exits 0", "[process]") {
+  testing::TempDir dir;
+  ChildProcess help({SettledProcess::BinaryPath(), "--help"}, dir.File("err"));
+  CHECK_FALSE(help.WaitForLine("--retry-interval", std::chrono::seconds(10)).empty());
+  const int status = help.Wait(std::chrono::seconds(10));
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("settled refuses bad arguments with exit code 2", "[process]") {
+  testing::TempDir dir;
+  ChildProcess bad({SettledProcess::BinaryPath(), "--retry-interval", "soon"}, dir.File("err"));
+  const int status = bad.Wait(std::chrono::seconds(10));
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK_THAT(ReadFile(dir.File("err")), Catch::Contains("--retry-interval"));
+}
+
+TEST_CASE("a second settled on the same database refuses to start", "[process]") {
+  testing::TempDir dir;
+  SettledProcess first(dir.File("settle.db"));
+  ChildProcess second({SettledProcess::BinaryPath(), "--port", "0", "--db", dir.File("settle.db")},
+                      dir.File("second.log"));
+  const int status = second.Wait(std::chrono::seconds(10));
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
+  CHECK_THAT(ReadFile(dir.File("second.log")), Catch::Contains("in use"));
+}
+
+TEST_CASE("SIGTERM shuts settled down cleanly and a restart finishes the work",
+          "[process][shutdown]") {
+  testing::TempDir dir;
+  testing::ParticipantServer p;
+  p.SetDefault("/slow", {200, R"({"dtm_result":"SUCCESS"})", std::chrono::milliseconds(300)});
+  const std::string db = dir.File("settle.db");
+  SettledProcess settled(db, {"--shutdown-grace", "5s"});
+  {
+    JsonClient client(settled.port());
+    const json saga = {{"gid", "drained"},
+                       {"trans_type", "saga"},
+                       {"steps", {{{"action", p.Url("/slow")}}, {{"action", p.Url("/slow")}}}},
+                       {"payloads", {"{}", "{}"}}};
+    REQUIRE(client.PostJson("/api/settle/submit", saga).status == 200);
+    REQUIRE(p.WaitForCalls("/slow", 1));  // the second call is now under way
+  }
+  const int status = settled.Terminate();
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK_THAT(ReadFile(settled.log_path()), Catch::Contains("shutting down"));
+
+  SettledProcess again(db);
+  JsonClient client(again.port());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::string final_status;
+  while (std::chrono::steady_clock::now() < deadline) {
+    final_status = client.Get("/api/settle/query?gid=drained").json["transaction"]["status"];
+    if (final_status == "succeed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CHECK(final_status == "succeed");
+  CHECK(p.CountCalls("/slow") >= 2);
+}
+
+}  // namespace
+}  // namespace settle

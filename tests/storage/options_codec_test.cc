@@ -1,0 +1,94 @@
+// How TransOptions are stored: the JSON in trans_global.options.
+#include "options_codec.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+namespace settle::storage {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST_CASE("options round-trip through their JSON encoding", "[storage]") {
+  TransOptions o;
+  o.timeout_to_fail = 35s;
+  o.request_timeout = 3s;
+  o.retry_interval = 250ms;
+  o.retry_limit = 4;
+  o.concurrent = true;
+  o.orders = {{1, {0}}, {3, {1, 2}}, {10, {}}};
+  o.branch_headers = {{"Authorization", "Bearer a\"b"}, {"X-Ünicode", "wert ✓"}};
+  o.custom_data = R"({"concurrent":true,"orders":{"1":[0]}})";
+
+  Result<std::string> encoded = EncodeOptions(o);
+  REQUIRE(encoded);
+  Result<TransOptions> decoded = DecodeOptions(*encoded);
+
+  REQUIRE(decoded);
+  CHECK(*decoded == o);
+}
+
+TEST_CASE("options are stored as readable JSON with durations in milliseconds", "[storage]") {
+  TransOptions o;
+  o.timeout_to_fail = 35s;
+  o.orders = {{1, {0}}};
+  o.branch_headers = {{"k", "v"}};
+
+  Result<std::string> encoded = EncodeOptions(o);
+
+  REQUIRE(encoded);
+  CHECK_THAT(*encoded, Catch::Contains(R"("timeout_to_fail":35000)") &&
+                           Catch::Contains(R"("orders":{"1":[0]})") &&
+                           Catch::Contains(R"("branch_headers":{"k":"v"})"));
+}
+
+TEST_CASE("missing and null option fields decode as defaults", "[storage]") {
+  Result<TransOptions> empty = DecodeOptions("{}");
+  REQUIRE(empty);
+  CHECK(*empty == TransOptions{});
+
+  Result<TransOptions> nulls =
+      DecodeOptions(R"({"retry_limit":null,"orders":null,"custom_data":null,"unknown":[1]})");
+  REQUIRE(nulls);
+  CHECK(*nulls == TransOptions{});
+}
+
+TEST_CASE("corrupt stored options decode to an Internal status, never an exception", "[storage]") {
+  const char* corrupt[] = {
+      "",
+      "not json",
+      "[1,2]",
+      R"({"timeout_to_fail":"35s"})",
+      R"({"retry_limit":1.5})",
+      R"({"retry_limit":99999999999})",
+      R"({"concurrent":"yes"})",
+      R"({"orders":[0]})",
+      R"({"orders":{"one":[0]}})",
+      R"({"orders":{"1x":[0]}})",
+      R"({"orders":{"1":0}})",
+      R"({"orders":{"1":["0"]}})",
+      R"({"branch_headers":{"k":1}})",
+      R"({"custom_data":{}})",
+  };
+  for (const char* text : corrupt) {
+    INFO(text);
+    Result<TransOptions> decoded = DecodeOptions(text);
+    REQUIRE_FALSE(decoded);
+    CHECK(decoded.status().code() == StatusCode::kInternal);
+  }
+}
+
+TEST_CASE("options that JSON cannot carry are refused with InvalidArgument", "[storage]") {
+  TransOptions o;
+  o.custom_data = "\xc3\x28";
+
+  Result<std::string> encoded = EncodeOptions(o);
+
+  REQUIRE_FALSE(encoded);
+  CHECK(encoded.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(encoded.status().message(), Catch::Contains("UTF-8"));
+}
+
+}  // namespace
+}  // namespace settle::storage

@@ -1,0 +1,56 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include "settle/storage/records.h"
+#include "settle/storage/write_batch.h"
+
+// Small builders for the storage tests: records with every field set to something plausible,
+// which a test then changes where it matters.
+namespace settle::storage::testing {
+
+using namespace std::chrono_literals;
+
+inline TimePoint T0() { return FromUnixMillis(1'800'000'000'000); }
+
+inline GlobalRecord MakeGlobal(std::string gid, TransType type = TransType::kTcc,
+                               GlobalStatus status = GlobalStatus::kPrepared) {
+  GlobalRecord g;
+  g.gid = std::move(gid);
+  g.trans_type = type;
+  g.status = status;
+  g.options.timeout_to_fail = 35s;
+  g.options.request_timeout = 3s;
+  g.options.retry_interval = 1s;
+  g.create_time = T0();
+  g.update_time = T0();
+  g.next_cron_time = T0() + 35s;
+  return g;
+}
+
+inline BranchRecord MakeBranch(std::string gid, std::string branch_id,
+                               BranchOp op = BranchOp::kConfirm, int seq = 0) {
+  BranchRecord b;
+  b.gid = std::move(gid);
+  b.url = "http://p/" + branch_id + "/" + std::string(ToString(op));
+  b.branch_id = std::move(branch_id);
+  b.op = op;
+  b.seq = seq;
+  b.data = R"({"amount":30})";
+  b.create_time = T0();
+  b.update_time = T0();
+  b.next_retry_at = T0();
+  return b;
+}
+
+// A batch of the given operations, in order.
+template <typename... Ops>
+WriteBatch Batch(Ops... ops) {
+  WriteBatch batch;
+  (batch.Add(std::move(ops)), ...);
+  return batch;
+}
+
+}  // namespace settle::storage::testing

@@ -1,0 +1,287 @@
+// What SqliteStore promises beyond the Store contract: durability across reopen, the
+// single-process lock, schema versions, refusing foreign files, and group commit.
+#include "settle/storage/sqlite_store.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <latch>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "record_builders.h"
+#include "sqlite_connection.h"
+#include "temp_dir.h"
+
+namespace settle::storage::testing {
+namespace {
+
+using settle::testing::TempDir;
+
+std::unique_ptr<SqliteStore> MustOpen(const std::string& path, SqliteStoreOptions options = {}) {
+  Result<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path, options);
+  INFO(store.status().ToString());
+  REQUIRE(store);
+  return std::move(store).value();
+}
+
+// A plain SQLite connection to the same file, beside the store (as an operator's sqlite3
+// shell would be).
+std::unique_ptr<SqliteConnection> RawConnection(const std::string& path) {
+  Result<std::unique_ptr<SqliteConnection>> c =
+      SqliteConnection::Open(path, SQLITE_OPEN_READWRITE, /*busy_timeout_ms=*/5000);
+  INFO(c.status().ToString());
+  REQUIRE(c);
+  return std::move(c).value();
+}
+
+std::int64_t QueryInt(SqliteConnection& c, const std::string& sql) {
+  Result<SqliteStatement> stmt = c.Prepare(sql);
+  REQUIRE(stmt);
+  Result<bool> row = stmt->Step();
+  REQUIRE(row);
+  REQUIRE(*row);
+  return stmt->ColumnInt64(0);
+}
+
+TEST_CASE("closing and reopening the store keeps every transaction", "[storage][sqlite]") {
+  TempDir dir;
+  const std::string path = dir.File("settle.db");
+  GlobalRecord global = MakeGlobal("g1", TransType::kSaga, GlobalStatus::kSubmitted);
+  global.options.orders = {{1, {0}}};
+  global.options.branch_headers = {{"Authorization", "Bearer x"}};
+  BranchRecord branch = MakeBranch("g1", "01", BranchOp::kAction);
+  branch.data = std::string("bin\0ary\xff", 8);
+  Transaction before;
+  {
+    auto store = MustOpen(path);
+    REQUIRE(store->Commit(Batch(InsertGlobal{global}, InsertBranch{branch})).ok());
+    REQUIRE(store->Commit(Batch(InsertGlobal{MakeGlobal("g2")})).ok());
+    before = **store->Load("g1");
+  }
+
+  auto reopened = MustOpen(path);
+
+  const Transaction after = **reopened->Load("g1");
+  CHECK(after.global == before.global);
+  CHECK(after.branches == before.branches);
+  CHECK(reopened->List(ListQuery{})->transactions.size() == 2);
+  SECTION("and new ids stay above the old ones") {
+    REQUIRE(reopened->Commit(Batch(InsertGlobal{MakeGlobal("g3")})).ok());
+    CHECK((*reopened->Load("g3"))->global.id > (*reopened->Load("g2"))->global.id);
+  }
+}
+
+TEST_CASE("closing the store folds the WAL into the database file", "[storage][sqlite]") {
+  TempDir dir;
+  const std::string path = dir.File("settle.db");
+  {
+    auto store = MustOpen(path);
+    REQUIRE(store->Commit(Batch(InsertGlobal{MakeGlobal("g1")})).ok());
+  }
+
+  const std::filesystem::path wal = path + "-wal";
+  CHECK((!std::filesystem::exists(wal) || std::filesystem::file_size(wal) == 0));
+}
+
+TEST_CASE("Open creates missing parent directories", "[storage][sqlite]") {
+  TempDir dir;
+  const std::string path = dir.File("a/b/c/settle.db");
+
+  auto store = MustOpen(path);
+
+  CHECK(std::filesystem::exists(path));
+  CHECK(store->Commit(Batch(InsertGlobal{MakeGlobal("g1")})).ok());
+}
+
+TEST_CASE("a new database is at the schema version of this binary", "[storage][sqlite]") {
+  TempDir dir;
+  const std::string path = dir.File("settle.db");
+  MustOpen(path).reset();
+
+  auto raw = RawConnection(path);
+
+  CHECK(QueryInt(*raw, "PRAGMA user_version") == SqliteStore::SchemaVersion());
+  CHECK(SqliteStore::SchemaVersion() >= 1);
+}
+
+TEST_CASE("a database written by a newer schema version is refused, naming both versions",
+          "[storage][sqlite]") {
+  TempDir dir;
+  const std::string path = dir.File("settle.db");
+  MustOpen(path).reset();
+  const int newer = SqliteStore::SchemaVersion() + 1;
+  REQUIRE(RawConnection(path)->Exec("PRAGMA user_version = " + std::to_string(newer)).ok());
+
+  Result<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path);
+
+  REQUIRE_FALSE(store);
+  CHECK(store.status().code() == StatusCode::kUnavailable);
+  CHECK_THAT(store.status().message(),
+             Catch::Contains(std::to_string(newer)) &&
+                 Catch::Contains(std::to_string(SqliteStore::SchemaVersion())));
+  CHECK(QueryInt(*RawConnection(path), "PRAGMA user_version") == newer);
+}
+
+TEST_CASE("a file that is not an SQLite database is refused with Unavailable",
+          "[storage][sqlite]") {
+  TempDir dir;
+  const std::string path = dir.File("settle.db");
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (int i = 0; i < 200; ++i) out << "this is not a database, just some text\n";
+  }
+
+  Result<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path);
+
+  REQUIRE_FALSE(store);
+  CHECK(store.status().code() == StatusCode::kUnavailable);
+  CHECK_THAT(store.status().message(), Catch::Contains("not a database"));
+}
+
+TEST_CASE("a second Open of the same file fails while the first store is open",
+          "[storage][sqlite]") {
+  TempDir dir;
+  const std::string path = dir.File("settle.db");
+  auto first = MustOpen(path);
+
+  Result<std::unique_ptr<SqliteStore>> second = SqliteStore::Open(path);
+
+  REQUIRE_FALSE(second);
+  CHECK(second.status().code() == StatusCode::kUnavailable);
+  CHECK_THAT(second.status().message(),
+             Catch::Contains(path) && Catch::Contains("in use by another process"));
+  CHECK(first->Commit(Batch(InsertGlobal{MakeGlobal("g1")})).ok());
+
+  SECTION("and succeeds once the first is destroyed") {
+    first.reset();
+    auto third = MustOpen(path);
+    CHECK((*third->Load("g1")).has_value());
+  }
+}
+
+TEST_CASE("the file lock holds across processes and dies with its holder", "[storage][sqlite]") {
+  TempDir dir;
+  const std::string path = dir.File("settle.db");
+  int ready[2];
+  REQUIRE(pipe(ready) == 0);
+
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // The child opens the store, says so, and waits to be killed.
+    Result<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path);
+    const char byte = store ? 'y' : 'n';
+    if (write(ready[1], &byte, 1) != 1) _exit(1);
+    for (;;) pause();
+  }
+  close(ready[1]);
+  char byte = 0;
+  const ssize_t got = read(ready[0], &byte, 1);
+  close(ready[0]);
+  Result<std::unique_ptr<SqliteStore>> while_held = SqliteStore::Open(path);
+  // Killed before any REQUIRE can end the test, so that no child outlives it.
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+
+  REQUIRE(got == 1);
+  REQUIRE(byte == 'y');
+  CHECK_FALSE(while_held);
+  CHECK(while_held.status().code() == StatusCode::kUnavailable);
+  CHECK_THAT(while_held.status().message(), Catch::Contains("in use by another process"));
+  auto after_death = MustOpen(path);
+  CHECK(after_death->Commit(Batch(InsertGlobal{MakeGlobal("g1")})).ok());
+}
+
+TEST_CASE("a lone commit is one SQLite commit of one batch", "[storage][sqlite]") {
+  TempDir dir;
+  auto store = MustOpen(dir.File("settle.db"));
+
+  REQUIRE(store->Commit(Batch(InsertGlobal{MakeGlobal("g1")})).ok());
+  CHECK(store->Commit(Batch(InsertGlobal{MakeGlobal("g1")})).code() == StatusCode::kAlreadyExists);
+
+  const SqliteStoreStats stats = store->Stats();
+  CHECK(stats.commits == 2);
+  CHECK(stats.batches == 2);
+  CHECK(stats.failed_commits == 0);
+}
+
+TEST_CASE("concurrent commits share SQLite commits (group commit)", "[storage][sqlite]") {
+  TempDir dir;
+  auto store = MustOpen(dir.File("settle.db"));
+  constexpr int kThreads = 16;
+  constexpr int kPerThread = 200;
+  std::vector<int> failures(kThreads, 0);
+  std::latch start(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      for (int i = 0; i < kPerThread; ++i) {
+        const std::string gid = "t" + std::to_string(t) + "-" + std::to_string(i);
+        if (!store
+                 ->Commit(Batch(InsertGlobal{MakeGlobal(gid)}, InsertBranch{MakeBranch(gid, "01")}))
+                 .ok()) {
+          ++failures[t];
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+
+  for (int t = 0; t < kThreads; ++t) CHECK(failures[t] == 0);
+  const SqliteStoreStats stats = store->Stats();
+  CHECK(stats.batches == kThreads * kPerThread);
+  CHECK(stats.commits < stats.batches);
+  CHECK(stats.failed_commits == 0);
+  for (int t = 0; t < kThreads; ++t) {
+    const std::string gid = "t" + std::to_string(t) + "-" + std::to_string(kPerThread - 1);
+    CHECK((*store->Load(gid)).has_value());
+  }
+}
+
+TEST_CASE(
+    "when the database cannot be written, every waiting caller gets Unavailable and "
+    "later commits succeed again",
+    "[storage][sqlite]") {
+  TempDir dir;
+  const std::string path = dir.File("settle.db");
+  SqliteStoreOptions options;
+  options.busy_timeout_ms = 0;  // fail at once instead of waiting for the lock
+  auto store = MustOpen(path, options);
+  // Another connection holds the write lock, so the writer's BEGIN IMMEDIATE fails (BUSY).
+  auto intruder = RawConnection(path);
+  REQUIRE(intruder->Exec("BEGIN IMMEDIATE").ok());
+
+  constexpr int kCallers = 8;
+  std::vector<Status> results(kCallers);
+  std::latch start(kCallers);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kCallers; ++i) {
+    threads.emplace_back([&, i] {
+      start.arrive_and_wait();
+      results[i] = store->Commit(Batch(InsertGlobal{MakeGlobal("g" + std::to_string(i))}));
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+
+  for (const Status& s : results) {
+    CHECK(s.code() == StatusCode::kUnavailable);
+    CHECK_THAT(s.message(), Catch::Contains("locked"));
+  }
+  CHECK(store->Stats().failed_commits >= 1);
+  CHECK(store->List(ListQuery{})->transactions.empty());
+
+  REQUIRE(intruder->Exec("ROLLBACK").ok());
+  CHECK(store->Commit(Batch(InsertGlobal{MakeGlobal("after")})).ok());
+  CHECK((*store->Load("after")).has_value());
+}
+
+}  // namespace
+}  // namespace settle::storage::testing

@@ -1,0 +1,43 @@
+#include "json_client.h"
+
+#include <httplib.h>
+
+namespace settle::testing {
+
+struct JsonClient::Impl {
+  Impl(const std::string& host, int port) : client(host, port) {
+    client.set_keep_alive(true);
+    client.set_tcp_nodelay(true);
+    client.set_connection_timeout(std::chrono::seconds(5));
+    client.set_read_timeout(std::chrono::seconds(60));
+    client.set_write_timeout(std::chrono::seconds(10));
+  }
+  httplib::Client client;
+};
+
+namespace {
+
+JsonResponse ToResponse(const httplib::Result& result) {
+  JsonResponse out;
+  if (!result) return out;
+  out.status = result->status;
+  out.body = result->body;
+  out.json = nlohmann::json::parse(out.body, nullptr, /*allow_exceptions=*/false);
+  if (out.json.is_discarded()) out.json = nullptr;
+  return out;
+}
+
+}  // namespace
+
+JsonClient::JsonClient(int port, std::string host) : impl_(std::make_unique<Impl>(host, port)) {}
+JsonClient::~JsonClient() = default;
+
+JsonResponse JsonClient::Get(const std::string& path_and_query) {
+  return ToResponse(impl_->client.Get(path_and_query));
+}
+
+JsonResponse JsonClient::Post(const std::string& path, const std::string& body) {
+  return ToResponse(impl_->client.Post(path, body, "application/json"));
+}
+
+}  // namespace settle::testing

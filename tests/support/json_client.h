@@ -1,0 +1,34 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace settle::testing {
+
+struct JsonResponse {
+  int status = 0;  // 0: no HTTP answer
+  std::string body;
+  nlohmann::json json;  // parsed body; null when it is not JSON
+};
+
+// A keep-alive HTTP client for talking to settled or a participant on 127.0.0.1. Not
+// thread-safe: give each thread its own.
+class JsonClient {
+ public:
+  explicit JsonClient(int port, std::string host = "127.0.0.1");
+  ~JsonClient();
+
+  JsonResponse Get(const std::string& path_and_query);
+  JsonResponse Post(const std::string& path, const std::string& body);
+  JsonResponse PostJson(const std::string& path, const nlohmann::json& body) {
+    return Post(path, body.dump());
+  }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace settle::testing

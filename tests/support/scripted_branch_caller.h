@@ -1,0 +1,80 @@
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "settle/coordinator/branch_caller.h"
+
+namespace settle::testing {
+
+// A BranchCaller whose participants answer as the test scripts: per (branch_id, op), a queue
+// of outcomes, then SUCCESS. Records every call. Synchronous and thread-safe.
+class ScriptedBranchCaller final : public coordinator::BranchCaller {
+ public:
+  using Key = std::pair<std::string, BranchOp>;
+
+  void Script(const std::string& branch_id, BranchOp op,
+              std::vector<coordinator::BranchOutcome> outcomes) {
+    std::lock_guard lock(mu_);
+    auto& queue = scripts_[{branch_id, op}];
+    for (auto& o : outcomes) queue.push_back(std::move(o));
+  }
+
+  // Runs before each call is answered, outside the caller's lock: lets a test act while a
+  // pass is in the middle of its calls.
+  std::function<void(const coordinator::BranchCall&)> on_call;
+
+  std::vector<coordinator::BranchOutcome> CallAll(
+      const std::vector<coordinator::BranchCall>& calls) override {
+    if (on_call) {
+      for (const auto& call : calls) on_call(call);
+    }
+    std::vector<coordinator::BranchOutcome> outcomes;
+    std::lock_guard lock(mu_);
+    for (const auto& call : calls) {
+      calls_.push_back(call);
+      auto& queue = scripts_[{call.branch_id, call.op}];
+      if (queue.empty()) {
+        outcomes.push_back({BranchResult::kSuccess, 200, ""});
+      } else {
+        outcomes.push_back(queue.front());
+        queue.pop_front();
+      }
+    }
+    return outcomes;
+  }
+
+  std::vector<coordinator::BranchCall> calls() const {
+    std::lock_guard lock(mu_);
+    return calls_;
+  }
+  // "01:action" for each call, in order.
+  std::vector<std::string> CallNames() const {
+    std::lock_guard lock(mu_);
+    std::vector<std::string> names;
+    for (const auto& c : calls_) names.push_back(c.branch_id + ":" + std::string(ToString(c.op)));
+    return names;
+  }
+  void ClearCalls() {
+    std::lock_guard lock(mu_);
+    calls_.clear();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<Key, std::deque<coordinator::BranchOutcome>> scripts_;
+  std::vector<coordinator::BranchCall> calls_;
+};
+
+inline coordinator::BranchOutcome Unknown(std::string detail = "HTTP 500: boom") {
+  return {BranchResult::kUnknown, 500, std::move(detail)};
+}
+inline coordinator::BranchOutcome Failure() { return {BranchResult::kFailure, 409, "HTTP 409"}; }
+inline coordinator::BranchOutcome Ongoing() { return {BranchResult::kOngoing, 425, "HTTP 425"}; }
+
+}  // namespace settle::testing

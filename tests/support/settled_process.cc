@@ -1,0 +1,35 @@
+#include "settled_process.h"
+
+#include <signal.h>
+
+#include <stdexcept>
+
+namespace settle::testing {
+
+std::string SettledProcess::BinaryPath() { return SETTLED_BINARY; }
+
+SettledProcess::SettledProcess(const std::string& db_path, std::vector<std::string> extra_args)
+    : log_path_(db_path + ".log") {
+  std::vector<std::string> argv = {BinaryPath(), "--host", "127.0.0.1", "--port",
+                                   "0",          "--db",   db_path};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  process_ = std::make_unique<ChildProcess>(argv, log_path_);
+  const std::string line = process_->WaitForLine("settled listening on", std::chrono::seconds(20));
+  const std::size_t colon = line.rfind(':');
+  if (line.empty() || colon == std::string::npos) {
+    throw std::runtime_error("settled did not start; see " + log_path_);
+  }
+  port_ = std::stoi(line.substr(colon + 1));
+}
+
+void SettledProcess::Kill() {
+  process_->Signal(SIGKILL);
+  process_->Wait(std::chrono::seconds(10));
+}
+
+int SettledProcess::Terminate() {
+  process_->Signal(SIGTERM);
+  return process_->Wait(std::chrono::seconds(30));
+}
+
+}  // namespace settle::testing
