@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "failing_store.h"
 #include "fake_clock.h"
 #include "scripted_branch_caller.h"
 #include "settle/coordinator/coordinator.h"
@@ -38,6 +39,8 @@ class CoordinatorHarness {
   coordinator::Coordinator& coordinator() { return *coordinator_; }
   coordinator::Scheduler& scheduler() { return *scheduler_; }
   storage::SqliteStore& store() { return *store_; }
+  // The store the coordinator and driver write through; it can be told to fail.
+  FailingStore& faulty_store() { return *faulty_; }
   FakeClock& clock() { return clock_; }
   ScriptedBranchCaller& caller() { return caller_; }
 
@@ -60,12 +63,13 @@ class CoordinatorHarness {
     auto store = storage::SqliteStore::Open(dir_.File("settle.db"));
     REQUIRE(store);
     store_ = std::move(*store);
+    faulty_ = std::make_unique<FailingStore>(*store_);
     driver_ = std::make_unique<coordinator::TransactionDriver>(
-        *store_, caller_, clock_,
+        *faulty_, caller_, clock_,
         coordinator::RetryPolicy(retry_, coordinator::RetryPolicy::NoJitter()));
     scheduler_ = std::make_unique<coordinator::Scheduler>(clock_, executor_, *driver_);
     gids_ = std::make_unique<coordinator::GidGenerator>(clock_);
-    coordinator_ = std::make_unique<coordinator::Coordinator>(*store_, *scheduler_, clock_, *gids_,
+    coordinator_ = std::make_unique<coordinator::Coordinator>(*faulty_, *scheduler_, clock_, *gids_,
                                                               coordinator::CoordinatorSettings{});
   }
   void Close() {
@@ -73,6 +77,7 @@ class CoordinatorHarness {
     gids_.reset();
     scheduler_.reset();
     driver_.reset();
+    faulty_.reset();
     store_.reset();
   }
 
@@ -82,6 +87,7 @@ class CoordinatorHarness {
   coordinator::InlineExecutor executor_;
   coordinator::RetrySettings retry_;
   std::unique_ptr<storage::SqliteStore> store_;
+  std::unique_ptr<FailingStore> faulty_;
   std::unique_ptr<coordinator::TransactionDriver> driver_;
   std::unique_ptr<coordinator::Scheduler> scheduler_;
   std::unique_ptr<coordinator::GidGenerator> gids_;

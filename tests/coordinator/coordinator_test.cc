@@ -338,6 +338,38 @@ TEST_CASE("after a restart every unfinished transaction carries on from storage"
   CHECK(h.StatusOf("waiting") == GlobalStatus::kSucceed);
 }
 
+TEST_CASE("a storage failure is reported as Unavailable and nothing of the request is stored",
+          "[coordinator][storage-failure]") {
+  CoordinatorHarness h;
+  h.faulty_store().FailCommits(true);
+  CHECK(h.coordinator().Prepare({"g1", {}}).code() == StatusCode::kUnavailable);
+  CHECK(h.coordinator().Submit(Saga("s1", 2)).code() == StatusCode::kUnavailable);
+  CHECK_FALSE(h.store().Load("g1")->has_value());
+  CHECK_FALSE(h.store().Load("s1")->has_value());
+  CHECK(h.caller().calls().empty());
+  h.faulty_store().FailCommits(false);
+  CHECK(h.coordinator().Submit(Saga("s1", 2)).ok());
+  CHECK(h.StatusOf("s1") == GlobalStatus::kSucceed);
+}
+
+TEST_CASE("a pass whose outcome cannot be stored is retried once storage returns",
+          "[coordinator][storage-failure]") {
+  CoordinatorHarness h;
+  StartTcc(h, "g1", 1);
+  h.caller().on_call = [&](const BranchCall&) { h.faulty_store().FailCommits(true); };
+  REQUIRE(h.coordinator().Submit(TccSubmit("g1")).ok());
+  // The confirm succeeded but its outcome was not stored: the transaction is not finished.
+  CHECK(h.StatusOf("g1") == GlobalStatus::kSubmitted);
+  auto unfinished = h.Load("g1");
+  CHECK(testing::RowOf(unfinished, "01", BranchOp::kConfirm).status == BranchStatus::kPrepared);
+  h.caller().on_call = nullptr;
+  h.faulty_store().FailCommits(false);
+  h.Advance(TransactionDriver::kStorageRetryDelay);
+  CHECK(h.StatusOf("g1") == GlobalStatus::kSucceed);
+  // The confirm was sent again: its first outcome was lost, and handlers are idempotent.
+  CHECK(h.caller().CallNames() == Names{"01:confirm", "01:confirm"});
+}
+
 TEST_CASE("a shutting-down coordinator refuses changes with Unavailable", "[coordinator]") {
   CoordinatorHarness h;
   h.coordinator().BeginShutdown();

@@ -13,14 +13,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Starts a program whose stdout announces "listening on http://HOST:PORT"; prints HOST:PORT.
+# Starts a program whose stdout announces "listening on http://HOST:PORT" and sets
+# `address` to HOST:PORT. Runs in this shell (not in $(...)) so that cleanup knows the pid.
 start() {
   local log=$1; shift
   "$@" >"$log" 2>&1 &
   pids+=($!)
   for _ in $(seq 200); do
     if grep -q "listening on http://" "$log"; then
-      grep -o "listening on http://[0-9.]*:[0-9]*" "$log" | head -1 | sed 's|.*http://||'
+      address=$(grep -o "listening on http://[0-9.]*:[0-9]*" "$log" | head -1 | sed 's|.*http://||')
       return
     fi
     sleep 0.05
@@ -28,8 +29,10 @@ start() {
   echo "did not start: $*" >&2; cat "$log" >&2; exit 1
 }
 
-participant_at=$(start "$work/participant.log" "$participant" --port 0)
-settled_at=$(start "$work/settled.log" "$settled" --port 0 --db "$work/settle.db")
+start "$work/participant.log" "$participant" --port 0
+participant_at=$address
+start "$work/settled.log" "$settled" --port 0 --db "$work/settle.db"
+settled_at=$address
 
 example=$(sed -n '/<!-- saga-example:start -->/,/<!-- saga-example:end -->/p' "$readme" |
           grep -v -e '^<!--' -e '^```')

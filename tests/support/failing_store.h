@@ -1,0 +1,36 @@
+#pragma once
+
+#include <atomic>
+
+#include "settle/storage/store.h"
+
+namespace settle::testing {
+
+// Wraps a store and, while told to, refuses every Commit with Unavailable before it reaches
+// the inner store (a full disk, a broken volume). Reads pass through.
+class FailingStore final : public storage::Store {
+ public:
+  explicit FailingStore(storage::Store& inner) : inner_(inner) {}
+
+  void FailCommits(bool on) { failing_ = on; }
+
+  Status Commit(const storage::WriteBatch& batch) override {
+    if (failing_) return Status::Unavailable("injected storage failure");
+    return inner_.Commit(batch);
+  }
+  Result<std::optional<storage::Transaction>> Load(const std::string& gid) override {
+    return inner_.Load(gid);
+  }
+  Result<storage::ListPage> List(const storage::ListQuery& query) override {
+    return inner_.List(query);
+  }
+  Result<std::vector<storage::DueEntry>> ListUnfinished() override {
+    return inner_.ListUnfinished();
+  }
+
+ private:
+  storage::Store& inner_;
+  std::atomic<bool> failing_{false};
+};
+
+}  // namespace settle::testing
