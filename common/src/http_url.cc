@@ -10,14 +10,13 @@ bool IsUnreserved(unsigned char c) {
          c == '_' || c == '.' || c == '~';
 }
 
-}  // namespace
-
-std::string PercentEncode(std::string_view s) {
+template <typename Keep>
+std::string EncodeUnless(std::string_view s, Keep keep) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
   out.reserve(s.size());
   for (unsigned char c : s) {
-    if (IsUnreserved(c)) {
+    if (keep(c)) {
       out += static_cast<char>(c);
     } else {
       out += '%';
@@ -26,6 +25,14 @@ std::string PercentEncode(std::string_view s) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::string PercentEncode(std::string_view s) { return EncodeUnless(s, IsUnreserved); }
+
+std::string PercentEncodeNonAscii(std::string_view s) {
+  return EncodeUnless(s, [](unsigned char c) { return c < 0x80; });
 }
 
 std::string HttpUrl::TargetWith(

@@ -88,6 +88,20 @@ storage::TransOptions Coordinator::ResolveOptions(const RequestOptions& requeste
   return options;
 }
 
+storage::GlobalRecord Coordinator::NewGlobal(const std::string& gid, TransType type,
+                                             GlobalStatus status, const RequestOptions& options,
+                                             TimePoint now) const {
+  storage::GlobalRecord g;
+  g.gid = gid;
+  g.trans_type = type;
+  g.status = status;
+  g.options = ResolveOptions(options, type);
+  g.create_time = now;
+  g.update_time = now;
+  g.next_cron_time = now;
+  return g;
+}
+
 Result<std::size_t> Coordinator::Resume() {
   auto unfinished = store_.ListUnfinished();
   if (!unfinished) return unfinished.status();
@@ -103,13 +117,9 @@ std::string Coordinator::NewGid() { return gids_.Next(); }
 Status Coordinator::Prepare(const PrepareRequest& request) {
   if (Status s = CheckServing(); !s.ok()) return s;
   const TimePoint now = clock_.Now();
-  storage::GlobalRecord g;
-  g.gid = request.gid;
-  g.trans_type = TransType::kTcc;
-  g.status = GlobalStatus::kPrepared;
-  g.options = ResolveOptions(request.options, TransType::kTcc);
-  g.create_time = now;
-  g.update_time = now;
+  storage::GlobalRecord g =
+      NewGlobal(request.gid, TransType::kTcc, GlobalStatus::kPrepared, request.options, now);
+  // A prepared TCC is next due when its timeout_to_fail runs out.
   g.next_cron_time = now + g.options.timeout_to_fail;
   const Status inserted = store_.Commit(storage::WriteBatch().Add(storage::InsertGlobal{g}));
   if (inserted.ok()) {
@@ -156,14 +166,8 @@ Status Coordinator::SubmitTcc(const SubmitRequest& request) {
 
 Status Coordinator::SubmitSaga(const SubmitRequest& request) {
   const TimePoint now = clock_.Now();
-  storage::GlobalRecord g;
-  g.gid = request.gid;
-  g.trans_type = TransType::kSaga;
-  g.status = GlobalStatus::kSubmitted;
-  g.options = ResolveOptions(request.options, TransType::kSaga);
-  g.create_time = now;
-  g.update_time = now;
-  g.next_cron_time = now;
+  const storage::GlobalRecord g =
+      NewGlobal(request.gid, TransType::kSaga, GlobalStatus::kSubmitted, request.options, now);
   storage::WriteBatch batch;
   batch.Add(storage::InsertGlobal{g});
   for (std::size_t i = 0; i < request.steps.size(); ++i) {

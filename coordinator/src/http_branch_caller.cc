@@ -35,27 +35,11 @@ std::string HostPort(const HttpUrl& url) {
 // httplib's request line is written as given (its own encoding is off, see ClientPool), so
 // bytes that may not appear in a request line raw are encoded here. ParseHttpUrl has already
 // rejected spaces and control characters; only non-ASCII bytes remain.
-std::string EncodeNonAscii(std::string_view target) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(target.size());
-  for (unsigned char c : target) {
-    if (c < 0x80) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 std::string RequestTarget(const HttpUrl& url, const BranchCall& call) {
-  return EncodeNonAscii(url.TargetWith({{"gid", call.gid},
-                                        {"trans_type", ToString(call.trans_type)},
-                                        {"branch_id", call.branch_id},
-                                        {"op", ToString(call.op)}}));
+  return PercentEncodeNonAscii(url.TargetWith({{"gid", call.gid},
+                                               {"trans_type", ToString(call.trans_type)},
+                                               {"branch_id", call.branch_id},
+                                               {"op", ToString(call.op)}}));
 }
 
 // Message framing and the connection belong to the caller: a branch header could otherwise
@@ -77,7 +61,8 @@ bool IsFramingHeader(std::string_view name) {
 std::string BuildHeaders(const BranchCall& call, httplib::Headers& headers) {
   headers = {{"Content-Type", "application/json"}};
   for (const auto& [name, value] : call.headers) {
-    if (!IsValidHeaderName(name) || !IsValidHeaderValue(value)) return "invalid branch header '" + name + "'";
+    if (!IsValidHeaderName(name) || !IsValidHeaderValue(value))
+      return "invalid branch header '" + name + "'";
     if (IsFramingHeader(name)) continue;
     headers.erase(name);
     headers.emplace(name, value);

@@ -48,5 +48,11 @@ TEST_CASE("branch query parameters are appended with ? or &", "[common][url]") {
   CHECK(trailing->TargetWith({{"gid", "g 1"}}) == "/confirm?gid=g%201");
 }
 
+TEST_CASE("a request target keeps its reserved characters and encodes raw UTF-8", "[common][url]") {
+  CHECK(PercentEncodeNonAscii("/p?tenant=a+b&x=/y") == "/p?tenant=a+b&x=/y");
+  CHECK(PercentEncodeNonAscii("/caf\xc3\xa9") == "/caf%C3%A9");
+  CHECK(PercentEncode("a+b/c d") == "a%2Bb%2Fc%20d");
+}
+
 }  // namespace
 }  // namespace settle

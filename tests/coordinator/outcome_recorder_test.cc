@@ -10,8 +10,8 @@ namespace {
 using testing::RowOf;
 using testing::TransactionBuilder;
 
-const TimePoint kT0 = FromUnixMillis(1'800'000'000'000);
-constexpr Duration kSecond{1000};
+using testing::kSecond;
+using testing::kT0;
 
 const RetryPolicy kPolicy(RetrySettings{60 * kSecond, 3}, RetryPolicy::NoJitter());
 

@@ -13,8 +13,8 @@ namespace {
 using testing::RowOf;
 using testing::TransactionBuilder;
 
-const TimePoint kT0 = FromUnixMillis(1'800'000'000'000);
-constexpr Duration kSecond{1000};
+using testing::kSecond;
+using testing::kT0;
 
 // The calls of a decision as "01:action" strings, to compare as a set.
 std::set<std::string> Calls(const storage::Transaction& tx, const Decision& d) {

@@ -10,8 +10,8 @@ namespace {
 using testing::RowOf;
 using testing::TransactionBuilder;
 
-const TimePoint kT0 = FromUnixMillis(1'800'000'000'000);
-constexpr Duration kSecond{1000};
+using testing::kSecond;
+using testing::kT0;
 
 TEST_CASE("a prepared TCC waits for its client until timeout_to_fail", "[engine][tcc]") {
   auto tx = TransactionBuilder::Tcc(GlobalStatus::kPrepared, kT0)

@@ -16,6 +16,7 @@
 
 #include "record_builders.h"
 #include "sqlite_connection.h"
+#include "store_test_util.h"
 #include "temp_dir.h"
 
 namespace settle::storage::testing {
@@ -218,22 +219,15 @@ TEST_CASE("concurrent commits share SQLite commits (group commit)", "[storage][s
   constexpr int kThreads = 16;
   constexpr int kPerThread = 200;
   std::vector<int> failures(kThreads, 0);
-  std::latch start(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      start.arrive_and_wait();
-      for (int i = 0; i < kPerThread; ++i) {
-        const std::string gid = "t" + std::to_string(t) + "-" + std::to_string(i);
-        if (!store
-                 ->Commit(Batch(InsertGlobal{MakeGlobal(gid)}, InsertBranch{MakeBranch(gid, "01")}))
-                 .ok()) {
-          ++failures[t];
-        }
+  RunTogether(kThreads, [&](int t) {
+    for (int i = 0; i < kPerThread; ++i) {
+      const std::string gid = ThreadGid(t, i);
+      if (!store->Commit(Batch(InsertGlobal{MakeGlobal(gid)}, InsertBranch{MakeBranch(gid, "01")}))
+               .ok()) {
+        ++failures[t];
       }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
+    }
+  });
 
   for (int t = 0; t < kThreads; ++t) CHECK(failures[t] == 0);
   const SqliteStoreStats stats = store->Stats();
@@ -241,7 +235,7 @@ TEST_CASE("concurrent commits share SQLite commits (group commit)", "[storage][s
   CHECK(stats.commits < stats.batches);
   CHECK(stats.failed_commits == 0);
   for (int t = 0; t < kThreads; ++t) {
-    const std::string gid = "t" + std::to_string(t) + "-" + std::to_string(kPerThread - 1);
+    const std::string gid = ThreadGid(t, kPerThread - 1);
     CHECK((*store->Load(gid)).has_value());
   }
 }

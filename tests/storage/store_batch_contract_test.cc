@@ -92,27 +92,20 @@ TEST_CASE("concurrent callers each get their own result and everything is stored
   constexpr int kThreads = 8;
   constexpr int kPerThread = 100;
   std::vector<int> wrong_results(kThreads, 0);
-  std::latch start(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      start.arrive_and_wait();
-      for (int i = 0; i < kPerThread; ++i) {
-        const std::string gid = "t" + std::to_string(t) + "-" + std::to_string(i);
-        if (!store
-                 ->Commit(Batch(InsertGlobal{MakeGlobal(gid)}, InsertBranch{MakeBranch(gid, "01")}))
-                 .ok()) {
-          ++wrong_results[t];
-        }
-        // Every third gid is inserted again, which must be refused for this caller only.
-        if (i % 3 == 0 && store->Commit(Batch(InsertGlobal{MakeGlobal(gid)})).code() !=
-                              StatusCode::kAlreadyExists) {
-          ++wrong_results[t];
-        }
+  RunTogether(kThreads, [&](int t) {
+    for (int i = 0; i < kPerThread; ++i) {
+      const std::string gid = ThreadGid(t, i);
+      if (!store->Commit(Batch(InsertGlobal{MakeGlobal(gid)}, InsertBranch{MakeBranch(gid, "01")}))
+               .ok()) {
+        ++wrong_results[t];
       }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
+      // Every third gid is inserted again, which must be refused for this caller only.
+      if (i % 3 == 0 && store->Commit(Batch(InsertGlobal{MakeGlobal(gid)})).code() !=
+                            StatusCode::kAlreadyExists) {
+        ++wrong_results[t];
+      }
+    }
+  });
 
   for (int t = 0; t < kThreads; ++t) CHECK(wrong_results[t] == 0);
   std::set<std::string> listed;

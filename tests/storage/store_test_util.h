@@ -2,7 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <latch>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "settle/storage/store.h"
@@ -36,6 +38,25 @@ inline std::vector<std::string> Gids(const ListPage& page) {
   std::vector<std::string> gids;
   for (const GlobalRecord& g : page.transactions) gids.push_back(g.gid);
   return gids;
+}
+
+// Runs body(t) for t in [0, threads) on that many threads, released together, and joins them.
+template <typename Body>
+void RunTogether(int threads, Body body) {
+  std::latch start(threads);
+  std::vector<std::thread> running;
+  for (int t = 0; t < threads; ++t) {
+    running.emplace_back([&, t] {
+      start.arrive_and_wait();
+      body(t);
+    });
+  }
+  for (std::thread& thread : running) thread.join();
+}
+
+// "t<thread>-<i>": a gid unique to one iteration of one thread.
+inline std::string ThreadGid(int thread, int i) {
+  return "t" + std::to_string(thread) + "-" + std::to_string(i);
 }
 
 }  // namespace settle::storage::testing

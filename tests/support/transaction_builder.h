@@ -10,6 +10,10 @@
 
 namespace settle::testing {
 
+// The moment engine and driver tests start at, and a second.
+inline const TimePoint kT0 = FromUnixMillis(1'800'000'000'000);
+inline constexpr Duration kSecond{1000};
+
 // Builds stored-looking transactions for engine and driver tests: every branch row prepared,
 // due at `created`, with URLs http://p/<op><branch_id>.
 class TransactionBuilder {

@@ -26,6 +26,10 @@ struct HttpUrl {
 // control characters, and at most kMaxUrlLength characters.
 Result<HttpUrl> ParseHttpUrl(std::string_view url);
 
+// Every byte but A-Z a-z 0-9 - _ . ~ as %XX: for query parameter values.
 std::string PercentEncode(std::string_view s);
+// Only bytes >= 0x80 as %XX: makes a request target that holds raw UTF-8 safe to send while
+// leaving its reserved characters (/ ? & = +) as they are.
+std::string PercentEncodeNonAscii(std::string_view s);
 
 }  // namespace settle

@@ -52,6 +52,9 @@ class Coordinator {
 
  private:
   storage::TransOptions ResolveOptions(const RequestOptions& requested, TransType type) const;
+  // A new global record with resolved options, created and due now.
+  storage::GlobalRecord NewGlobal(const std::string& gid, TransType type, GlobalStatus status,
+                                  const RequestOptions& options, TimePoint now) const;
   Status SubmitTcc(const SubmitRequest& request);
   Status SubmitSaga(const SubmitRequest& request);
   // Moves gid from one of the `from` statuses to `to`, retrying when a concurrent change wins
