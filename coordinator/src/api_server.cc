@@ -2,8 +2,11 @@
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <functional>
 #include <thread>
 
@@ -18,6 +21,14 @@ constexpr const char* kPrefixes[] = {"/api/settle", "/api/dtmsvr"};
 constexpr const char* kJson = "application/json";
 
 using RouteHandler = std::function<HttpAnswer(const httplib::Request&)>;
+
+// httplib listens with a backlog of 5: a burst of new client connections overflows it, and
+// each dropped SYN costs a one-second retransmit. Linux enlarges the queue of a listening
+// socket when listen() is called on it again.
+class Server final : public httplib::Server {
+ public:
+  bool WidenBacklog() { return ::listen(svr_sock_, SOMAXCONN) == 0; }
+};
 
 // Parses with `parse`, then answers what `act` says of the parsed request.
 template <typename Request>
@@ -48,8 +59,9 @@ struct ApiServer::Impl {
 
   Coordinator& coordinator;
   ApiServerOptions options;
-  httplib::Server server;
+  Server server;
   std::thread thread;
+  std::atomic<bool> listener_done{false};
 };
 
 void ApiServer::Impl::Route(const char* method, const std::string& path, RouteHandler handler) {
@@ -179,7 +191,16 @@ Result<int> ApiServer::Start(const std::string& host, int port) {
     return Status::Unavailable("cannot bind " + host + ":" + std::to_string(port) +
                                " (in use, or not a local address)");
   }
-  impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
+  if (!impl_->server.WidenBacklog()) spdlog::warn("cannot enlarge the listen backlog");
+  impl_->thread = std::thread([this] {
+    impl_->server.listen_after_bind();
+    impl_->listener_done = true;
+  });
+  // stop() ignores a server whose listener has not started yet; return only once it has, so
+  // that Stop() right after Start() cannot hang.
+  while (!impl_->server.is_running() && !impl_->listener_done) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   return bound;
 }
 

@@ -59,7 +59,7 @@ CREATE TABLE trans_branch_op (
 };
 
 Status RollbackQuietly(SqliteConnection& connection, Status cause) {
-  if (!connection.AutoCommit()) connection.Exec("ROLLBACK").IgnoreError();
+  if (connection.InTransaction()) connection.Exec("ROLLBACK").IgnoreError();
   return cause;
 }
 

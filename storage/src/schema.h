@@ -1,7 +1,7 @@
 #pragma once
 
+#include "settle/common/sqlite_connection.h"
 #include "settle/common/status.h"
-#include "sqlite_connection.h"
 
 namespace settle::storage {
 

@@ -7,7 +7,7 @@ namespace settle::storage {
 SqliteBatchApplier::GroupResult SqliteBatchApplier::ApplyGroup(
     std::span<const WriteBatch* const> batches) {
   // A previous group whose ROLLBACK failed left its transaction open: end it first.
-  if (!connection_.AutoCommit()) connection_.Run("ROLLBACK").IgnoreError();
+  if (connection_.InTransaction()) connection_.Run("ROLLBACK").IgnoreError();
   if (Status s = connection_.Run("BEGIN IMMEDIATE"); !s.ok()) {
     return FailGroup(batches.size(), s);
   }
@@ -45,7 +45,7 @@ SqliteBatchApplier::GroupResult SqliteBatchApplier::FailGroup(std::size_t size,
                                                               const Status& cause) {
   // Some errors (a full disk, an I/O error) make SQLite roll back by itself; rolling back
   // again would fail with "no transaction is active".
-  if (!connection_.AutoCommit()) {
+  if (connection_.InTransaction()) {
     // If this fails too, the next group's BEGIN retries the rollback.
     connection_.Run("ROLLBACK").IgnoreError();
   }

@@ -125,7 +125,7 @@ class SqliteReader::Lease {
   Lease(SqliteReader& pool, std::unique_ptr<SqliteConnection> connection)
       : pool_(pool), connection_(std::move(connection)) {}
   ~Lease() {
-    if (!connection_->AutoCommit()) connection_->Run("ROLLBACK").IgnoreError();
+    if (connection_->InTransaction()) connection_->Run("ROLLBACK").IgnoreError();
     pool_.Release(std::move(connection_));
   }
   SqliteConnection& operator*() { return *connection_; }

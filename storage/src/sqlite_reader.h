@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "settle/common/sqlite_connection.h"
 #include "settle/common/status.h"
 #include "settle/storage/store.h"
-#include "sqlite_connection.h"
 
 namespace settle::storage {
 

@@ -6,23 +6,12 @@
 
 #include "file_lock.h"
 #include "schema.h"
-#include "sqlite_connection.h"
+#include "settle/common/sqlite_connection.h"
 #include "sqlite_reader.h"
 #include "sqlite_writer.h"
 
 namespace settle::storage {
 namespace {
-
-Status CreateParentDirectory(const std::string& path) {
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (parent.empty()) return Status::Ok();
-  std::error_code error;
-  std::filesystem::create_directories(parent, error);
-  if (error) {
-    return Status::Unavailable("creating directory " + parent.string() + ": " + error.message());
-  }
-  return Status::Ok();
-}
 
 Status UseWal(SqliteConnection& connection) {
   Result<SqliteStatement> stmt = connection.Prepare("PRAGMA journal_mode = WAL");

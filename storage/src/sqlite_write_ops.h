@@ -1,8 +1,8 @@
 #pragma once
 
+#include "settle/common/sqlite_connection.h"
 #include "settle/common/status.h"
 #include "settle/storage/write_batch.h"
-#include "sqlite_connection.h"
 
 namespace settle::storage {
 

@@ -8,11 +8,11 @@
 #include <thread>
 #include <vector>
 
+#include "settle/common/sqlite_connection.h"
 #include "settle/common/status.h"
 #include "settle/storage/sqlite_store.h"
 #include "settle/storage/write_batch.h"
 #include "sqlite_batch_applier.h"
-#include "sqlite_connection.h"
 
 namespace settle::storage {
 

@@ -9,7 +9,7 @@
 
 #include "record_builders.h"
 #include "schema.h"
-#include "sqlite_connection.h"
+#include "settle/common/sqlite_connection.h"
 #include "temp_dir.h"
 
 namespace settle::storage::testing {
@@ -73,7 +73,7 @@ TEST_CASE("a refused batch is rolled back alone while the rest of its group comm
   CHECK_FALSE(db.HasGlobal("b"));
   CHECK(db.HasGlobal("c"));
   CHECK(db.Count("trans_branch_op") == 1);
-  CHECK(db.connection().AutoCommit());
+  CHECK(!db.connection().InTransaction());
 }
 
 TEST_CASE("a batch of the group sees the batches before it", "[storage][sqlite]") {
@@ -120,7 +120,7 @@ TEST_CASE("a storage failure in one batch fails every batch of its group and sto
     CHECK_THAT(s.message(), Catch::Contains("full"));
   }
   CHECK(db.Count("trans_global") == 0);
-  CHECK(db.connection().AutoCommit());
+  CHECK(!db.connection().InTransaction());
 
   SECTION("and the next group starts a fresh transaction and commits") {
     const std::vector<const WriteBatch*> retry = {&before, &after};

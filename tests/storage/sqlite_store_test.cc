@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "record_builders.h"
-#include "sqlite_connection.h"
+#include "settle/common/sqlite_connection.h"
 #include "store_test_util.h"
 #include "temp_dir.h"
 

@@ -1,6 +1,7 @@
 #include "participant_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <condition_variable>
 #include <deque>
@@ -18,10 +19,17 @@ namespace {
 // worker on a keep-alive connection for as long as the connection is open.
 constexpr std::size_t kServerThreads = 32;
 
+// httplib listens with a backlog of 5; tests open many connections at once, and a dropped SYN
+// costs a one-second retransmit. Linux enlarges the queue when listen() is called again.
+class Server final : public httplib::Server {
+ public:
+  void WidenBacklog() { ::listen(svr_sock_, SOMAXCONN); }
+};
+
 }  // namespace
 
 struct ParticipantServer::Impl {
-  httplib::Server server;
+  Server server;
   std::thread listener;
 
   mutable std::mutex mu;
@@ -84,7 +92,7 @@ void ParticipantServer::Impl::Serve(const httplib::Request& req, httplib::Respon
 }
 
 ParticipantServer::ParticipantServer() : impl_(std::make_unique<Impl>()) {
-  httplib::Server& server = impl_->server;
+  Server& server = impl_->server;
   server.new_task_queue = [] { return new httplib::ThreadPool(kServerThreads); };
   server.set_tcp_nodelay(true);
   server.set_keep_alive_max_count(1'000'000);
@@ -99,6 +107,7 @@ ParticipantServer::ParticipantServer() : impl_(std::make_unique<Impl>()) {
 
   port_ = server.bind_to_any_port("127.0.0.1");
   if (port_ <= 0) throw std::runtime_error("ParticipantServer: cannot bind 127.0.0.1");
+  server.WidenBacklog();
   impl_->listener = std::thread([impl = impl_.get()] {
     impl->server.listen_after_bind();
     std::lock_guard<std::mutex> lock(impl->mu);

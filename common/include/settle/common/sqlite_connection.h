@@ -12,17 +12,28 @@
 
 #include "settle/common/status.h"
 
-namespace settle::storage {
+// A small SQLite wrapper shared by the coordinator's store and the participant SDK's barrier
+// (library settle_sqlite): a connection with a cache of prepared statements, and errors as a
+// Status naming the operation. Nothing here throws.
+namespace settle {
 
 // The Status for a failed SQLite call: Internal for API misuse (a bug in Settle),
-// Unavailable for everything else, with SQLite's message and what was being done.
+// Unavailable for everything else (busy, I/O, full disk), with SQLite's message and what was
+// being done.
 Status SqliteError(sqlite3* db, int rc, std::string_view operation);
+
+// Creates the directory a database file is to live in, if it is missing. Unavailable naming the
+// directory if it cannot be created.
+Status CreateParentDirectory(const std::string& path);
+
+class SqliteConnection;
 
 // A prepared statement borrowed from a connection's cache. Move-only; on destruction it is
 // reset (which ends the implicit read transaction it may hold) and returned to the cache.
 //
 // Bind errors are remembered and reported by the next Step()/Run(), so binding reads as one
-// chain. Column accessors are valid only after Step() returned true.
+// chain. Bound text and blobs are not copied: they must outlive the statement's use. Column
+// accessors are valid only after Step() returned true.
 class SqliteStatement {
  public:
   SqliteStatement(SqliteStatement&& other) noexcept;
@@ -49,10 +60,10 @@ class SqliteStatement {
 
  private:
   friend class SqliteConnection;
-  SqliteStatement(sqlite3* db, sqlite3_stmt* stmt, bool* in_use);
-  void Remember(int rc, std::string_view what);
+  SqliteStatement(SqliteConnection* connection, sqlite3_stmt* stmt, bool* in_use);
+  void Remember(int rc);
 
-  sqlite3* db_;
+  SqliteConnection* connection_;
   sqlite3_stmt* stmt_;
   bool* in_use_;
   Status bind_status_;
@@ -60,8 +71,8 @@ class SqliteStatement {
 
 // One SQLite connection with a cache of prepared statements keyed by SQL text.
 //
-// Thread-safety: none. A connection is used by one thread at a time (the writer thread, or
-// the reader that borrowed it from the pool); it is opened with SQLITE_OPEN_NOMUTEX.
+// Thread-safety: none. A connection is used by one thread at a time; it is opened with
+// SQLITE_OPEN_NOMUTEX.
 class SqliteConnection {
  public:
   // `flags` are sqlite3_open_v2 flags; SQLITE_OPEN_NOMUTEX is added.
@@ -82,13 +93,21 @@ class SqliteConnection {
   Status Run(std::string_view sql);
 
   // Rows modified by the last INSERT/UPDATE/DELETE.
-  int Changes() const;
-  // False while a transaction is open.
-  bool AutoCommit() const;
+  int Changes() const { return sqlite3_changes(db_); }
+  bool InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
+
+  // A connection that saw a fatal error (I/O, corruption, out of memory), or that its owner
+  // marked, is not to be trusted with another transaction: pools close it.
+  void MarkBroken() { broken_ = true; }
+  bool broken() const { return broken_; }
+
   sqlite3* handle() const { return db_; }
 
  private:
+  friend class SqliteStatement;
   explicit SqliteConnection(sqlite3* db) : db_(db) {}
+  // SqliteError, and marks the connection broken for fatal codes.
+  Status Error(int rc, std::string_view operation);
 
   struct CachedStatement {
     sqlite3_stmt* stmt = nullptr;
@@ -100,7 +119,8 @@ class SqliteConnection {
   };
 
   sqlite3* db_;
+  bool broken_ = false;
   std::unordered_map<std::string, CachedStatement, StringHash, std::equal_to<>> statements_;
 };
 
-}  // namespace settle::storage
+}  // namespace settle

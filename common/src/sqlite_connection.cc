@@ -1,8 +1,10 @@
-#include "sqlite_connection.h"
+#include "settle/common/sqlite_connection.h"
 
+#include <filesystem>
+#include <system_error>
 #include <utility>
 
-namespace settle::storage {
+namespace settle {
 namespace {
 
 // SQL in error messages is cut here: enough to recognise the statement, short in logs.
@@ -11,6 +13,21 @@ constexpr std::size_t kSqlInMessage = 60;
 std::string Abbreviate(std::string_view sql) {
   if (sql.size() <= kSqlInMessage) return std::string(sql);
   return std::string(sql.substr(0, kSqlInMessage)) + "...";
+}
+
+// Errors after which a connection's state is not to be trusted for the next transaction.
+bool IsFatal(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_IOERR:
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PROTOCOL:
+    case SQLITE_NOMEM:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace
@@ -26,15 +43,26 @@ Status SqliteError(sqlite3* db, int rc, std::string_view operation) {
   return Status::Unavailable(text);
 }
 
+Status CreateParentDirectory(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (parent.empty()) return Status::Ok();
+  std::error_code error;
+  std::filesystem::create_directories(parent, error);
+  if (error) {
+    return Status::Unavailable("creating directory " + parent.string() + ": " + error.message());
+  }
+  return Status::Ok();
+}
+
 // --- SqliteStatement ---
 
-SqliteStatement::SqliteStatement(sqlite3* db, sqlite3_stmt* stmt, bool* in_use)
-    : db_(db), stmt_(stmt), in_use_(in_use) {
+SqliteStatement::SqliteStatement(SqliteConnection* connection, sqlite3_stmt* stmt, bool* in_use)
+    : connection_(connection), stmt_(stmt), in_use_(in_use) {
   *in_use_ = true;
 }
 
 SqliteStatement::SqliteStatement(SqliteStatement&& other) noexcept
-    : db_(other.db_),
+    : connection_(other.connection_),
       stmt_(std::exchange(other.stmt_, nullptr)),
       in_use_(std::exchange(other.in_use_, nullptr)),
       bind_status_(std::move(other.bind_status_)) {}
@@ -47,16 +75,15 @@ SqliteStatement::~SqliteStatement() {
   *in_use_ = false;
 }
 
-void SqliteStatement::Remember(int rc, std::string_view what) {
+void SqliteStatement::Remember(int rc) {
   if (rc != SQLITE_OK && bind_status_.ok()) {
-    bind_status_ = SqliteError(db_, rc, std::string(what) + " " + Abbreviate(sqlite3_sql(stmt_)));
+    bind_status_ = connection_->Error(rc, "binding " + Abbreviate(sqlite3_sql(stmt_)));
   }
 }
 
 SqliteStatement& SqliteStatement::BindText(int index, std::string_view value) {
   Remember(
-      sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_STATIC, SQLITE_UTF8),
-      "bind");
+      sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_STATIC, SQLITE_UTF8));
   return *this;
 }
 
@@ -64,19 +91,17 @@ SqliteStatement& SqliteStatement::BindBlob(int index, std::string_view value) {
   // A zero-length blob must still be a blob, not NULL: data() of an empty view may be null.
   static const char kEmpty = 0;
   Remember(sqlite3_bind_blob64(stmt_, index, value.empty() ? &kEmpty : value.data(), value.size(),
-                               SQLITE_STATIC),
-           "bind");
+                               SQLITE_STATIC));
   return *this;
 }
 
 SqliteStatement& SqliteStatement::BindInt64(int index, std::int64_t value) {
-  Remember(sqlite3_bind_int64(stmt_, index, value), "bind");
+  Remember(sqlite3_bind_int64(stmt_, index, value));
   return *this;
 }
 
 SqliteStatement& SqliteStatement::BindOptionalInt64(int index, std::optional<std::int64_t> value) {
-  Remember(value ? sqlite3_bind_int64(stmt_, index, *value) : sqlite3_bind_null(stmt_, index),
-           "bind");
+  Remember(value ? sqlite3_bind_int64(stmt_, index, *value) : sqlite3_bind_null(stmt_, index));
   return *this;
 }
 
@@ -85,7 +110,7 @@ Result<bool> SqliteStatement::Step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  return SqliteError(db_, rc, "executing " + Abbreviate(sqlite3_sql(stmt_)));
+  return connection_->Error(rc, "executing " + Abbreviate(sqlite3_sql(stmt_)));
 }
 
 Status SqliteStatement::Run() {
@@ -139,11 +164,16 @@ SqliteConnection::~SqliteConnection() {
   sqlite3_close_v2(db_);
 }
 
+Status SqliteConnection::Error(int rc, std::string_view operation) {
+  if (IsFatal(rc)) broken_ = true;
+  return SqliteError(db_, rc, operation);
+}
+
 Status SqliteConnection::Exec(const std::string& sql) {
   char* error = nullptr;
   const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error);
   sqlite3_free(error);  // sqlite3_errmsg() still holds the same text
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "executing " + Abbreviate(sql));
+  if (rc != SQLITE_OK) return Error(rc, "executing " + Abbreviate(sql));
   return Status::Ok();
 }
 
@@ -155,7 +185,7 @@ Result<SqliteStatement> SqliteConnection::Prepare(std::string_view sql) {
                                       SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
     if (rc != SQLITE_OK) {
       sqlite3_finalize(stmt);
-      return SqliteError(db_, rc, "preparing " + Abbreviate(sql));
+      return Error(rc, "preparing " + Abbreviate(sql));
     }
     if (stmt == nullptr) return Status::Internal("sqlite: empty statement: " + Abbreviate(sql));
     it = statements_.emplace(std::string(sql), CachedStatement{stmt, false}).first;
@@ -164,7 +194,7 @@ Result<SqliteStatement> SqliteConnection::Prepare(std::string_view sql) {
   } else {
     sqlite3_clear_bindings(it->second.stmt);
   }
-  return SqliteStatement(db_, it->second.stmt, &it->second.in_use);
+  return SqliteStatement(this, it->second.stmt, &it->second.in_use);
 }
 
 Status SqliteConnection::Run(std::string_view sql) {
@@ -173,8 +203,4 @@ Status SqliteConnection::Run(std::string_view sql) {
   return stmt->Run();
 }
 
-int SqliteConnection::Changes() const { return sqlite3_changes(db_); }
-
-bool SqliteConnection::AutoCommit() const { return sqlite3_get_autocommit(db_) != 0; }
-
-}  // namespace settle::storage
+}  // namespace settle

@@ -1,0 +1,85 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "settle/common/protocol.h"
+#include "settle/common/status.h"
+
+namespace settle::sdk {
+
+struct ClientOptions {
+  // Connect, send and each read, for calls to the coordinator and to Try URLs. A call to the
+  // coordinator with wait_result may take longer: it waits for branch calls.
+  std::chrono::milliseconds timeout{10'000};
+  // Extra headers sent to the coordinator with every call (an auth token, say).
+  std::map<std::string, std::string> headers;
+};
+
+// A branch row as /query shows it.
+struct BranchInfo {
+  std::string branch_id;
+  BranchOp op = BranchOp::kConfirm;
+  std::string url;
+  BranchStatus status = BranchStatus::kPrepared;
+  int attempts = 0;
+  std::string last_error;
+};
+
+// A transaction as /query shows it.
+struct TransactionInfo {
+  std::string gid;
+  TransType trans_type = TransType::kTcc;
+  GlobalStatus status = GlobalStatus::kPrepared;
+  std::string rollback_reason;
+  bool stuck = false;
+  std::vector<BranchInfo> branches;
+};
+
+// Talks to any coordinator that speaks protocol.md (Settle or DTM) over HTTP, with a
+// keep-alive connection and TCP_NODELAY.
+//
+// Errors from every call: InvalidArgument when the coordinator refused the request as
+// malformed (400), Conflict when the transaction's state forbids it (409 FAILURE), Pending
+// when wait_result found it unfinished (425 ONGOING), Unavailable when the coordinator could
+// not be reached, timed out or answered 5xx. Messages carry the coordinator's own.
+//
+// Thread-safe: calls from several threads share a small pool of connections.
+class Client {
+ public:
+  // `server` is the API base: "http://127.0.0.1:36789/api/settle", or ".../api/dtmsvr".
+  // InvalidArgument if it is not an http:// URL.
+  static Result<std::unique_ptr<Client>> Create(const std::string& server,
+                                                ClientOptions options = {});
+  ~Client();
+
+  Result<std::string> NewGid();
+  // nullopt for an unknown gid.
+  Result<std::optional<TransactionInfo>> Query(const std::string& gid);
+
+  // One protocol call: POST <server>/<route> with a JSON body; the answer's body on 200.
+  Result<std::string> Post(const std::string& route, const std::string& json_body);
+  // GET <url> or POST it with `body` and `headers`, for Try calls: the answer's status and
+  // body, or Unavailable if no answer came within `timeout`.
+  struct HttpAnswer {
+    int status = 0;
+    std::string body;
+  };
+  Result<HttpAnswer> CallUrl(const std::string& url, const std::string& body,
+                             std::chrono::milliseconds timeout,
+                             const std::map<std::string, std::string>& headers = {});
+
+  const ClientOptions& options() const { return options_; }
+
+ private:
+  class Transport;
+  Client(std::unique_ptr<Transport> transport, ClientOptions options);
+  std::unique_ptr<Transport> transport_;
+  ClientOptions options_;
+};
+
+}  // namespace settle::sdk

@@ -1,0 +1,142 @@
+#include "settle/sdk/barrier.h"
+
+#include <exception>
+#include <optional>
+#include <utility>
+
+namespace settle::sdk {
+namespace {
+
+// The op whose row a cancel (compensate) inserts first: that row is what tells a late Try
+// (action) that its transaction was already rolled back.
+std::optional<BranchOp> OriginOf(BranchOp op) {
+  switch (op) {
+    case BranchOp::kCancel:
+      return BranchOp::kTry;
+    case BranchOp::kCompensate:
+      return BranchOp::kAction;
+    default:
+      return std::nullopt;
+  }
+}
+
+// Trouble with the participant's database is never the business's answer: whatever code
+// the store used, it must become a 500 that the coordinator retries, never a 409 or a 425.
+BranchReply StoreFailure(const Status& status, std::string_view doing) {
+  const StatusCode code =
+      status.code() == StatusCode::kInternal ? StatusCode::kInternal : StatusCode::kUnavailable;
+  return BranchReply::Error(
+      Status(code, "barrier: " + std::string(doing) + ": " + status.message()));
+}
+
+Status RunBusiness(const Barrier::Business& business, BarrierTransaction& tx) {
+  try {
+    return business(tx);
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("branch business code threw: ") + e.what());
+  } catch (...) {
+    return Status::Internal("branch business code threw a non-standard exception");
+  }
+}
+
+}  // namespace
+
+std::string_view ToString(BarrierCase c) {
+  switch (c) {
+    case BarrierCase::kFirstCall:
+      return "first_call";
+    case BarrierCase::kDuplicate:
+      return "duplicate";
+    case BarrierCase::kEmptyRollback:
+      return "empty_rollback";
+    case BarrierCase::kHanging:
+      return "hanging";
+  }
+  return "unknown";
+}
+
+Barrier::Barrier(BarrierStore& store, const Clock& clock) : store_(store), clock_(clock) {}
+
+BarrierResult Barrier::Call(const BranchRequest& request, const Business& business,
+                            const std::string& barrier_id) {
+  // `seen` stays kFirstCall until the barrier rows say otherwise: when the store fails before
+  // that, nothing is known and the reply is a 500.
+  Result<std::unique_ptr<BarrierTransaction>> begun = store_.Begin();
+  if (!begun) return {BarrierCase::kFirstCall, StoreFailure(begun.status(), "begin")};
+  BarrierTransaction& tx = **begun;  // rolls back on every return that does not commit
+
+  const std::string op(ToString(request.op));
+  const TimePoint now = clock_.Now();
+  auto row_of = [&](BranchOp row_op) {
+    return BarrierRow{std::string(ToString(request.trans_type)),
+                      request.gid,
+                      request.branch_id,
+                      std::string(ToString(row_op)),
+                      barrier_id,
+                      op,
+                      now};
+  };
+
+  bool empty_rollback = false;
+  if (std::optional<BranchOp> origin = OriginOf(request.op)) {
+    Result<bool> inserted = tx.InsertIfAbsent(row_of(*origin));
+    if (!inserted) return {BarrierCase::kFirstCall, StoreFailure(inserted.status(), "insert")};
+    empty_rollback = *inserted;
+  }
+  // An empty rollback records its own row too, in the same commit: a second delivery of the
+  // same cancel then finds it and is a duplicate, instead of running the cancel business
+  // for a Try that never reserved anything.
+  Result<bool> inserted = tx.InsertIfAbsent(row_of(request.op));
+  if (!inserted) return {BarrierCase::kFirstCall, StoreFailure(inserted.status(), "insert")};
+
+  if (empty_rollback) {
+    Status committed = tx.Commit();
+    if (!committed.ok()) return {BarrierCase::kEmptyRollback, StoreFailure(committed, "commit")};
+    return {BarrierCase::kEmptyRollback, BranchReply::Success()};
+  }
+
+  if (!*inserted) {
+    // Nothing was written: the transaction is rolled back either way.
+    Result<std::optional<std::string>> reason =
+        tx.ReasonOf(request.gid, request.branch_id, op, barrier_id);
+    tx.Rollback();
+    if (!reason) return {BarrierCase::kFirstCall, StoreFailure(reason.status(), "read")};
+    if (!reason->has_value()) {
+      return {BarrierCase::kFirstCall,
+              StoreFailure(Status::Internal("the barrier row just found is gone"), "read")};
+    }
+    if (**reason == op) return {BarrierCase::kDuplicate, BranchReply::Success()};
+    return {BarrierCase::kHanging,
+            BranchReply::Failure(op + " of " + request.gid + "/" + request.branch_id +
+                                 " arrived after its " + **reason)};
+  }
+
+  Status outcome = RunBusiness(business, tx);
+  if (!outcome.ok()) {
+    // The barrier rows go with the business change, so that a retry runs the business again.
+    tx.Rollback();
+    return {BarrierCase::kFirstCall, BranchReply::Error(std::move(outcome))};
+  }
+  Status committed = tx.Commit();
+  if (!committed.ok()) return {BarrierCase::kFirstCall, StoreFailure(committed, "commit")};
+  return {BarrierCase::kFirstCall, BranchReply::Success()};
+}
+
+Result<std::size_t> Barrier::Cleanup(Duration retention, std::size_t batch_size) {
+  if (batch_size == 0) {
+    return Status::InvalidArgument("barrier cleanup: batch_size must be at least 1");
+  }
+  if (retention < Duration::zero()) {
+    return Status::InvalidArgument("barrier cleanup: retention must not be negative");
+  }
+  const TimePoint cutoff = clock_.Now() - retention;
+  std::size_t total = 0;
+  for (;;) {
+    Result<std::size_t> deleted = store_.DeleteCreatedBefore(cutoff, batch_size);
+    if (!deleted) return deleted.status();
+    total += *deleted;
+    if (*deleted < batch_size) return total;
+  }
+}
+
+}  // namespace settle::sdk

@@ -1,0 +1,306 @@
+#include "settle/sdk/client.h"
+
+#include <algorithm>
+#include <cctype>
+#include <exception>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "http_transport.h"
+#include "settle/common/http_header.h"
+#include "settle/common/http_url.h"
+
+namespace settle::sdk {
+namespace {
+
+using nlohmann::json;
+
+// How much longer than ClientOptions::timeout a wait_result call may take to be answered: the
+// coordinator holds the answer for at most one pass over the transaction, which it bounds by
+// 30 s by default (past that it answers 425).
+constexpr std::chrono::milliseconds kWaitResultAllowance{30'000};
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Message framing and the connection belong to the transport: a user header could otherwise
+// desynchronize a keep-alive connection.
+bool IsFramingHeader(std::string_view name) {
+  return EqualsIgnoreCase(name, "Content-Length") || EqualsIgnoreCase(name, "Transfer-Encoding") ||
+         EqualsIgnoreCase(name, "Connection") || EqualsIgnoreCase(name, "Host");
+}
+
+std::optional<json> ParseJson(std::string_view body) {
+  json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return std::nullopt;
+  return parsed;
+}
+
+// The coordinator's own explanation: the "message" of a JSON answer, or else the answer
+// itself, shortened.
+std::string MessageOf(int status, const std::string& body) {
+  if (auto parsed = ParseJson(body); parsed && parsed->is_object()) {
+    auto it = parsed->find("message");
+    if (it != parsed->end() && it->is_string() && !it->get<std::string>().empty()) {
+      return it->get<std::string>();
+    }
+  }
+  return DescribeAnswer(status, body);
+}
+
+// The route without its query string, for messages.
+std::string_view RouteName(std::string_view route) { return route.substr(0, route.find('?')); }
+
+Status StatusOfAnswer(std::string_view method, std::string_view route, int status,
+                      const std::string& body) {
+  switch (status) {
+    case 200: {
+      // Older DTM servers answer 200 with the result in the body; only the top-level field
+      // counts, since a query's data may well contain the word FAILURE.
+      auto parsed = ParseJson(body);
+      if (parsed && parsed->is_object()) {
+        auto it = parsed->find("dtm_result");
+        if (it != parsed->end() && *it == "FAILURE") return Status::Conflict(MessageOf(409, body));
+        if (it != parsed->end() && *it == "ONGOING") return Status::Pending(MessageOf(425, body));
+      }
+      return Status::Ok();
+    }
+    case 400:
+      return Status::InvalidArgument(MessageOf(status, body));
+    case 401:
+    case 403:
+      // Not retryable, and the caller's to fix: an argument (the token), not an outage.
+      return Status::InvalidArgument("coordinator refused credentials (HTTP " +
+                                     std::to_string(status) + "): " + MessageOf(status, body));
+    case 409:
+      return Status::Conflict(MessageOf(status, body));
+    case 425:
+      return Status::Pending(MessageOf(status, body));
+    default:
+      return Status::Unavailable(std::string(method) + " " + std::string(RouteName(route)) + ": " +
+                                 DescribeAnswer(status, body));
+  }
+}
+
+Status NotUnderstood(std::string_view route, const std::string& what) {
+  return Status::Unavailable("GET " + std::string(RouteName(route)) +
+                             ": answer not understood: " + what);
+}
+
+std::string StringOr(const json& object, const char* name, std::string fallback = {}) {
+  auto it = object.find(name);
+  if (it == object.end() || !it->is_string()) return fallback;
+  return it->get<std::string>();
+}
+
+Result<TransactionInfo> ParseTransaction(const json& tx, const json& branches) {
+  constexpr std::string_view kRoute = "query";
+  if (!tx.is_object()) return NotUnderstood(kRoute, "transaction is not an object");
+  TransactionInfo info;
+  info.gid = StringOr(tx, "gid");
+  const std::string trans_type = StringOr(tx, "trans_type");
+  const std::string status = StringOr(tx, "status");
+  auto parsed_type = ParseTransType(trans_type);
+  if (!parsed_type) return NotUnderstood(kRoute, "trans_type \"" + trans_type + "\"");
+  auto parsed_status = ParseGlobalStatus(status);
+  if (!parsed_status) return NotUnderstood(kRoute, "status \"" + status + "\"");
+  info.trans_type = *parsed_type;
+  info.status = *parsed_status;
+  info.rollback_reason = StringOr(tx, "rollback_reason");
+  if (auto it = tx.find("stuck"); it != tx.end() && it->is_boolean()) info.stuck = it->get<bool>();
+
+  if (branches.is_null()) return info;
+  if (!branches.is_array()) return NotUnderstood(kRoute, "branches is not an array");
+  for (const json& b : branches) {
+    if (!b.is_object()) return NotUnderstood(kRoute, "a branch is not an object");
+    BranchInfo branch;
+    branch.branch_id = StringOr(b, "branch_id");
+    branch.url = StringOr(b, "url");
+    const std::string op = StringOr(b, "op");
+    const std::string branch_status = StringOr(b, "status");
+    auto parsed_op = ParseBranchOp(op);
+    if (!parsed_op) return NotUnderstood(kRoute, "branch op \"" + op + "\"");
+    auto parsed_branch_status = ParseBranchStatus(branch_status);
+    if (!parsed_branch_status) {
+      return NotUnderstood(kRoute, "branch status \"" + branch_status + "\"");
+    }
+    branch.op = *parsed_op;
+    branch.status = *parsed_branch_status;
+    if (auto it = b.find("attempts"); it != b.end() && it->is_number_integer()) {
+      branch.attempts = it->get<int>();
+    }
+    branch.last_error = StringOr(b, "last_error");
+    info.branches.push_back(std::move(branch));
+  }
+  return info;
+}
+
+}  // namespace
+
+// The coordinator's address and the shared connection pool.
+class Client::Transport {
+ public:
+  std::string host;
+  int port = 80;
+  std::string base_path;  // "/api/settle"; "" for a server at the root
+  HttpTransport http;
+
+  // One call to the coordinator: the answer whatever its status, or Unavailable when none
+  // came.
+  Result<HttpAnswer> Call(const ClientOptions& options, const char* method, std::string_view route,
+                          const std::string& body) {
+    HttpRequest request;
+    request.method = method;
+    request.host = host;
+    request.port = port;
+    request.target = PercentEncodeNonAscii(base_path + "/" + std::string(route));
+    const bool has_content_type = std::any_of(
+        options.headers.begin(), options.headers.end(),
+        [](const auto& header) { return EqualsIgnoreCase(header.first, "Content-Type"); });
+    if (!body.empty() && !has_content_type) {
+      request.headers.emplace_back("Content-Type", "application/json");
+    }
+    for (const auto& header : options.headers) request.headers.push_back(header);
+    request.body = body;
+    request.connect_timeout = options.timeout;
+    request.io_timeout = options.timeout;
+    if (!body.empty()) {
+      auto parsed = ParseJson(body);
+      if (parsed && parsed->is_object() && parsed->value("wait_result", json()) == true) {
+        request.io_timeout += kWaitResultAllowance;
+      }
+    }
+    // Every coordinator route of the protocol can be repeated safely: prepare, registerBranch,
+    // submit and abort of the same transaction are no-ops the second time.
+    request.idempotent = true;
+    auto answer = http.Send(request);
+    if (!answer) {
+      return Status::Unavailable(std::string(method) + " " + std::string(RouteName(route)) + ": " +
+                                 answer.status().message());
+    }
+    return answer;
+  }
+
+  // Call, then the protocol's status mapping: the body on 200, a Status otherwise.
+  Result<std::string> CallForBody(const ClientOptions& options, const char* method,
+                                  std::string_view route, const std::string& body) {
+    auto answer = Call(options, method, route, body);
+    if (!answer) return answer.status();
+    if (Status s = StatusOfAnswer(method, route, answer->status, answer->body); !s.ok()) return s;
+    return std::move(answer->body);
+  }
+};
+
+namespace {
+
+// Extra headers a caller may send: valid, and not ones that frame the message.
+Status CheckHeaders(const std::map<std::string, std::string>& headers) {
+  for (const auto& [name, value] : headers) {
+    if (!IsValidHeaderName(name)) {
+      return Status::InvalidArgument("headers: \"" + name + "\" is not a header name");
+    }
+    if (!IsValidHeaderValue(value)) {
+      return Status::InvalidArgument("headers." + name + ": must not contain control characters");
+    }
+    if (IsFramingHeader(name)) {
+      return Status::InvalidArgument("headers." + name + ": set by the client itself");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Client>> Client::Create(const std::string& server, ClientOptions options) {
+  auto url = ParseHttpUrl(server);
+  if (!url) {
+    return Status::InvalidArgument("server URL '" + server + "' " + url.status().message());
+  }
+  if (url->path_and_query.find('?') != std::string::npos) {
+    return Status::InvalidArgument("server URL '" + server + "' must not have a query");
+  }
+  if (options.timeout <= std::chrono::milliseconds::zero()) {
+    return Status::InvalidArgument("timeout: must be positive");
+  }
+  if (Status s = CheckHeaders(options.headers); !s.ok()) return s;
+  auto transport = std::make_unique<Transport>();
+  transport->host = url->host;
+  transport->port = url->port;
+  std::string base = url->path_and_query;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  transport->base_path = std::move(base);
+  return std::unique_ptr<Client>(new Client(std::move(transport), std::move(options)));
+}
+
+Client::Client(std::unique_ptr<Transport> transport, ClientOptions options)
+    : transport_(std::move(transport)), options_(std::move(options)) {}
+
+Client::~Client() = default;
+
+Result<std::string> Client::NewGid() {
+  constexpr std::string_view kRoute = "newGid";
+  auto body = transport_->CallForBody(options_, "GET", kRoute, "");
+  if (!body) return body.status();
+  auto parsed = ParseJson(*body);
+  if (!parsed || !parsed->is_object()) return NotUnderstood(kRoute, DescribeAnswer(200, *body));
+  std::string gid = StringOr(*parsed, "gid");
+  if (gid.empty()) return NotUnderstood(kRoute, "no gid in " + DescribeAnswer(200, *body));
+  return gid;
+}
+
+Result<std::optional<TransactionInfo>> Client::Query(const std::string& gid) {
+  const std::string route = "query?gid=" + PercentEncode(gid);
+  auto body = transport_->CallForBody(options_, "GET", route, "");
+  if (!body) return body.status();
+  auto parsed = ParseJson(*body);
+  if (!parsed || !parsed->is_object() || !parsed->contains("transaction")) {
+    return NotUnderstood(route, DescribeAnswer(200, *body));
+  }
+  const json& tx = (*parsed)["transaction"];
+  if (tx.is_null()) return std::optional<TransactionInfo>();
+  auto info = ParseTransaction(tx, parsed->value("branches", json()));
+  if (!info) return info.status();
+  return std::optional<TransactionInfo>(std::move(*info));
+}
+
+Result<std::string> Client::Post(const std::string& route, const std::string& json_body) {
+  std::string_view name = route;
+  while (!name.empty() && name.front() == '/') name.remove_prefix(1);
+  return transport_->CallForBody(options_, "POST", name, json_body);
+}
+
+Result<Client::HttpAnswer> Client::CallUrl(const std::string& url, const std::string& body,
+                                           std::chrono::milliseconds timeout,
+                                           const std::map<std::string, std::string>& headers) {
+  auto parsed = ParseHttpUrl(url);
+  if (!parsed) return Status::InvalidArgument("URL '" + url + "' " + parsed.status().message());
+  if (Status s = CheckHeaders(headers); !s.ok()) return s;
+  HttpRequest request;
+  request.method = body.empty() ? "GET" : "POST";
+  request.host = parsed->host;
+  request.port = parsed->port;
+  // ParseHttpUrl refused spaces and control characters; raw UTF-8 is all that is left to
+  // encode for a valid request line.
+  request.target = PercentEncodeNonAscii(parsed->path_and_query);
+  if (!body.empty()) request.headers.emplace_back("Content-Type", "application/json");
+  for (const auto& header : headers) request.headers.push_back(header);
+  request.body = body;
+  request.connect_timeout = timeout;
+  request.io_timeout = timeout;
+  // A participant's handlers are idempotent (protocol.md §5, the barrier of §6).
+  request.idempotent = true;
+  auto answer = transport_->http.Send(request);
+  if (!answer) {
+    return Status::Unavailable(request.method + " " + url + ": " + answer.status().message());
+  }
+  return answer;
+}
+
+}  // namespace settle::sdk

@@ -1,0 +1,37 @@
+#include "sqlite_connection_pool.h"
+
+namespace settle::sdk {
+
+Result<std::unique_ptr<SqliteConnection>> SqliteConnectionPool::Acquire() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!idle_.empty()) {
+      std::unique_ptr<SqliteConnection> connection = std::move(idle_.back());
+      idle_.pop_back();
+      return connection;
+    }
+  }
+  // Opening touches the file system: done outside the lock so that other threads keep going.
+  auto opened = SqliteConnection::Open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                                       options_.busy_timeout_ms);
+  if (!opened) return opened.status();
+  // synchronous is per connection: every commit of a barrier row must be on disk before the
+  // participant answers, or a crash could let a delivered cancel be forgotten.
+  if (Status s = (*opened)->Exec("PRAGMA synchronous=FULL"); !s.ok()) return s;
+  return opened;
+}
+
+void SqliteConnectionPool::Release(std::unique_ptr<SqliteConnection> connection) {
+  if (connection == nullptr || connection->broken() || connection->InTransaction()) return;
+  std::unique_ptr<SqliteConnection> surplus;  // closed after the lock is released
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (idle_.size() < options_.max_idle_connections) {
+      idle_.push_back(std::move(connection));
+    } else {
+      surplus = std::move(connection);
+    }
+  }
+}
+
+}  // namespace settle::sdk

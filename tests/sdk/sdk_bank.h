@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "settle/sdk/barrier.h"
+#include "settle/sdk/participant.h"
+#include "settle/sdk/sqlite_barrier_store.h"
+
+namespace settle::testing {
+
+// A bank participant built on the SDK alone: accounts "1".."n" in its own SQLite file, every
+// branch handler guarded by the barrier. Body of every call: {"account_id":"1","amount":30}.
+//   TCC:  /TransOutTry (balance -> frozen; 409 when short), /TransOutConfirm (frozen -> gone),
+//         /TransOutCancel (frozen -> balance), /TransInTry (nothing to reserve),
+//         /TransInConfirm (credit), /TransInCancel (nothing to undo).
+//   saga: /TransOut (debit; 409 when short), /TransOutCompensate, /TransIn (credit; 409 for
+//         an unknown account), /TransInCompensate.
+class SdkBank {
+ public:
+  SdkBank(const std::string& db_path, int accounts, std::int64_t balance);
+  ~SdkBank();
+
+  std::string Url(const std::string& path) const;
+  std::int64_t Balance(const std::string& account);
+  std::int64_t Frozen(const std::string& account);
+  std::int64_t Total();  // balance plus frozen over every account
+
+ private:
+  std::int64_t Read(const std::string& sql);
+
+  SystemClock clock_;
+  std::unique_ptr<sdk::SqliteBarrierStore> store_;
+  std::unique_ptr<sdk::Barrier> barrier_;
+  sdk::Participant participant_;
+  int port_ = 0;
+};
+
+}  // namespace settle::testing
