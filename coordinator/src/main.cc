@@ -1,10 +1,10 @@
 // settled: wiring only. Everything it runs lives in SettledServer.
-#include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <cstring>
 
+#include "settle/common/stop_signals.h"
 #include "settle/coordinator/command_line.h"
 #include "settle/coordinator/logging.h"
 #include "settle/coordinator/settled_server.h"
@@ -16,13 +16,7 @@ int main(int argc, char** argv) {
     std::fputs(command_line.output.c_str(), command_line.exit_code == 0 ? stdout : stderr);
     return command_line.exit_code;
   }
-  // Block the stop signals in every thread (threads inherit the mask) and wait for them here.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  settle::BlockStopSignals();  // before any thread starts; awaited below
 
   const ServerConfig& config = command_line.config;
   ConfigureLogging(config.log_level);
@@ -37,8 +31,7 @@ int main(int argc, char** argv) {
   std::printf("settled listening on http://%s:%d\n", config.host.c_str(), (*server)->port());
   std::fflush(stdout);
 
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  const int signal_number = settle::WaitForStopSignal();
   spdlog::info("received {}; shutting down", strsignal(signal_number));
   (*server)->Shutdown();
   return 0;

@@ -3,14 +3,15 @@
 // you can watch a coordinator drive TCC and saga transactions. It keeps no state: a real
 // participant also needs the barrier (see participant-sdk/).
 #include <httplib.h>
-#include <signal.h>
 
 #include <CLI/CLI.hpp>
+
 #include <cstdio>
 #include <mutex>
 #include <set>
 #include <string>
 #include <thread>
+#include "settle/common/stop_signals.h"
 
 int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
@@ -24,11 +25,7 @@ int main(int argc, char** argv) {
   app.add_option("--fail", failing, "A path to answer with FAILURE (409); repeatable");
   CLI11_PARSE(app, argc, argv);
 
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  settle::BlockStopSignals();  // before any thread starts; awaited below
 
   httplib::Server server;
   server.new_task_queue = [] { return new httplib::ThreadPool(16); };
@@ -58,8 +55,7 @@ int main(int argc, char** argv) {
   std::thread serving([&] { server.listen_after_bind(); });
   std::printf("hello-participant listening on http://%s:%d\n", host.c_str(), bound);
   std::fflush(stdout);
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  settle::WaitForStopSignal();
   server.stop();
   serving.join();
   return 0;

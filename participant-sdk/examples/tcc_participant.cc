@@ -3,10 +3,10 @@
 // Usage: sdk-tcc-participant [PORT] [DATABASE]; calls carry {"amount": N}.
 #include <nlohmann/json.hpp>
 
-#include <csignal>
 #include <cstdio>
 #include <string>
 
+#include "settle/common/stop_signals.h"
 #include "settle/sdk/participant.h"
 #include "settle/sdk/sqlite_barrier_store.h"
 
@@ -33,11 +33,7 @@ GuardedBusiness Run(const char* sql) {
 }
 
 int main(int argc, char** argv) {
-  sigset_t stop;  // blocked before any thread starts, then awaited below
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  BlockStopSignals();  // before any thread starts; awaited at the end
 
   SystemClock clock;
   auto store = SqliteBarrierStore::Open(argc > 2 ? argv[2] : "./tcc-participant.db");
@@ -62,6 +58,5 @@ int main(int argc, char** argv) {
   if (!port) return std::fprintf(stderr, "%s\n", port.status().ToString().c_str()), 1;
   std::printf("tcc-participant listening on http://127.0.0.1:%d\n", *port);
   std::fflush(stdout);
-  int signal_number = 0;
-  sigwait(&stop, &signal_number);
+  WaitForStopSignal();
 }

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "settle/common/clock.h"
+#include "settle/common/status.h"
+#include "settle/sdk/barrier.h"
+#include "settle/sdk/participant.h"
+#include "settle/sdk/sqlite_barrier_store.h"
+
+namespace settle::bank {
+
+struct BankOptions {
+  std::string db_path;
+  int accounts = 10;                     // "1".."accounts", created on the first start only
+  std::int64_t initial_balance = 10000;  // of each account created
+};
+
+// The bank: its accounts and the barrier in one SQLite file, and the branch URLs of a TCC and
+// a saga transfer (transfer_branches.h) plus the account reads (account_routes.h) on a
+// participant server. Thread-safe; Stop() (or the destructor) waits for calls in progress.
+class BankService {
+ public:
+  // Opens the database, creating the tables and, on the first start, the accounts.
+  // InvalidArgument for options out of range; Unavailable if the database cannot be opened.
+  static Result<std::unique_ptr<BankService>> Open(const BankOptions& options);
+  ~BankService();
+
+  // Serves on host:port (0: any free port); returns the port.
+  Result<int> Start(const std::string& host, int port);
+  void Stop();
+
+ private:
+  explicit BankService(std::unique_ptr<sdk::SqliteBarrierStore> store);
+
+  SystemClock clock_;
+  std::unique_ptr<sdk::SqliteBarrierStore> store_;
+  sdk::Barrier barrier_;
+  sdk::Participant participant_;  // last: stopped before what its handlers use goes away
+};
+
+}  // namespace settle::bank

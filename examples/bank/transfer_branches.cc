@@ -1,0 +1,77 @@
+#include "transfer_branches.h"
+
+#include <utility>
+
+#include "settle/sdk/sqlite_barrier_store.h"
+
+namespace settle::bank {
+
+sdk::BranchHandler GuardedTransfer(sdk::Barrier& barrier, TransferBusiness business) {
+  sdk::BranchHandler guarded =
+      sdk::Guarded(barrier,
+                   [business = std::move(business)](const sdk::BranchRequest& call,
+                                                    sdk::BarrierTransaction& tx) -> Status {
+                     // Parsing again is cheaper than threading the checked body through the
+                     // barrier.
+                     Result<TransferRequest> transfer = ParseTransferRequest(call.body);
+                     if (!transfer) return transfer.status();
+                     BankDb db(sdk::SqliteBarrierStore::Connection(tx));
+                     return business(call, *transfer, db);
+                   });
+  return [guarded = std::move(guarded)](const sdk::BranchRequest& call) {
+    Result<TransferRequest> transfer = ParseTransferRequest(call.body);
+    if (!transfer) return sdk::BranchReply::Error(transfer.status());
+    return guarded(call);
+  };
+}
+
+Status TransOutTry(const sdk::BranchRequest&, const TransferRequest& t, BankDb& db) {
+  return db.Freeze(t.account_id, t.amount);
+}
+
+Status TransOutConfirm(const sdk::BranchRequest&, const TransferRequest& t, BankDb& db) {
+  return db.SpendFrozen(t.account_id, t.amount);
+}
+
+Status TransOutCancel(const sdk::BranchRequest&, const TransferRequest& t, BankDb& db) {
+  return db.Unfreeze(t.account_id, t.amount);
+}
+
+Status TransInTry(const sdk::BranchRequest& call, const TransferRequest& t, BankDb& db) {
+  return db.AddPendingCredit(call.gid, call.branch_id, t.account_id, t.amount);
+}
+
+Status TransInConfirm(const sdk::BranchRequest& call, const TransferRequest&, BankDb& db) {
+  // The pending record, not the body, is what the Try promised.
+  Result<std::optional<PendingCredit>> credit = db.TakePendingCredit(call.gid, call.branch_id);
+  if (!credit) return credit.status();
+  if (!*credit) {
+    // The barrier runs a Confirm once, after a successful Try: a missing record is a bug.
+    return Status::Internal("no pending credit for gid " + call.gid + " branch " + call.branch_id);
+  }
+  // Already counted against the limit when the Try recorded it.
+  return db.Credit((*credit)->account_id, (*credit)->amount, /*check_limit=*/false);
+}
+
+Status TransInCancel(const sdk::BranchRequest& call, const TransferRequest&, BankDb& db) {
+  Result<std::optional<PendingCredit>> credit = db.TakePendingCredit(call.gid, call.branch_id);
+  return credit ? Status::Ok() : credit.status();
+}
+
+Status TransOut(const sdk::BranchRequest&, const TransferRequest& t, BankDb& db) {
+  return db.Debit(t.account_id, t.amount);
+}
+
+Status TransOutCompensate(const sdk::BranchRequest&, const TransferRequest& t, BankDb& db) {
+  return db.Credit(t.account_id, t.amount, /*check_limit=*/false);  // money coming back
+}
+
+Status TransIn(const sdk::BranchRequest&, const TransferRequest& t, BankDb& db) {
+  return db.Credit(t.account_id, t.amount, /*check_limit=*/true);
+}
+
+Status TransInCompensate(const sdk::BranchRequest&, const TransferRequest& t, BankDb& db) {
+  return db.Debit(t.account_id, t.amount, /*allow_overdraft=*/true);
+}
+
+}  // namespace settle::bank

@@ -1,0 +1,100 @@
+// transfer: moves money from an account at one bank to an account at another through Settle,
+// as a TCC (reserve at the source, then confirm both) or as a saga (debit, then credit; the
+// debit is compensated if the credit fails). Prints the gid and the final status.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "settle/common/http_url.h"
+#include "settle/sdk/saga.h"
+#include "settle/sdk/tcc.h"
+
+namespace {
+
+struct Args {
+  std::string coordinator = "http://127.0.0.1:36789/api/settle";
+  std::string from_bank;
+  std::string to_bank;
+  std::string from;
+  std::string to;
+  long long amount = 0;
+  std::string mode = "tcc";
+};
+
+// "http://host:port" alone means the coordinator's canonical API prefix.
+std::string ApiBase(const std::string& coordinator) {
+  auto url = settle::ParseHttpUrl(coordinator);
+  if (url && url->path_and_query == "/") {
+    return coordinator + (coordinator.back() == '/' ? "" : "/") + "api/settle";
+  }
+  return coordinator;
+}
+
+std::string Body(const std::string& account, long long amount) {
+  return R"({"account_id":")" + account + R"(","amount":)" + std::to_string(amount) + "}";
+}
+
+settle::Result<settle::sdk::Outcome> RunTcc(settle::sdk::Client& client, const std::string& gid,
+                                            const Args& a) {
+  settle::sdk::TransOptions options;
+  options.wait_result = true;
+  return settle::sdk::RunTcc(client, gid, options, [&](settle::sdk::Tcc& tcc) {
+    auto out = tcc.CallBranch(Body(a.from, a.amount), a.from_bank + "/api/TransOutTry",
+                              a.from_bank + "/api/TransOutConfirm",
+                              a.from_bank + "/api/TransOutCancel");
+    if (!out) return out.status();
+    auto in = tcc.CallBranch(Body(a.to, a.amount), a.to_bank + "/api/TransInTry",
+                             a.to_bank + "/api/TransInConfirm", a.to_bank + "/api/TransInCancel");
+    return in ? settle::Status::Ok() : in.status();
+  });
+}
+
+settle::Result<settle::sdk::Outcome> RunSaga(settle::sdk::Client& client, const std::string& gid,
+                                             const Args& a) {
+  settle::sdk::Saga saga(client, gid);
+  saga.Add(a.from_bank + "/api/TransOut", a.from_bank + "/api/TransOutCompensate",
+           Body(a.from, a.amount))
+      .Add(a.to_bank + "/api/TransIn", a.to_bank + "/api/TransInCompensate", Body(a.to, a.amount));
+  saga.options().wait_result = true;
+  return saga.Submit();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  CLI::App app{"transfer: moves money between two bank-participants through Settle"};
+  app.add_option("--coordinator", a.coordinator, "Settle's URL (its API base, or host:port)")
+      ->capture_default_str();
+  app.add_option("--from-bank", a.from_bank, "URL of the bank paying, e.g. http://127.0.0.1:8081")
+      ->required();
+  app.add_option("--to-bank", a.to_bank, "URL of the bank receiving")->required();
+  app.add_option("--from", a.from, "Account paying")->required();
+  app.add_option("--to", a.to, "Account receiving")->required();
+  app.add_option("--amount", a.amount, "Amount, a positive integer")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--mode", a.mode, "tcc or saga")
+      ->check(CLI::IsMember({"tcc", "saga"}))
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  for (std::string* bank : {&a.from_bank, &a.to_bank}) {
+    while (!bank->empty() && bank->back() == '/') bank->pop_back();
+  }
+
+  auto client = settle::sdk::Client::Create(ApiBase(a.coordinator));
+  if (!client) return std::fprintf(stderr, "%s\n", client.status().ToString().c_str()), 2;
+  auto gid = (*client)->NewGid();
+  if (!gid) return std::fprintf(stderr, "%s\n", gid.status().ToString().c_str()), 2;
+  std::printf("gid %s\n", gid->c_str());
+  std::fflush(stdout);
+
+  auto outcome = a.mode == "tcc" ? RunTcc(**client, *gid, a) : RunSaga(**client, *gid, a);
+  if (!outcome) return std::fprintf(stderr, "%s\n", outcome.status().ToString().c_str()), 2;
+  const std::string status(settle::ToString(outcome->status));
+  std::printf("status %s%s%s\n", status.c_str(), outcome->reason.empty() ? "" : ": ",
+              outcome->reason.c_str());
+  return outcome->status == settle::GlobalStatus::kSucceed ? 0 : 1;
+}
