@@ -13,8 +13,10 @@ namespace settle::testing {
 // database file. Its log goes to "<db>.log".
 class SettledProcess {
  public:
-  // Starts and waits until it listens; the test fails (throws) if it does not.
-  SettledProcess(const std::string& db_path, std::vector<std::string> extra_args = {});
+  // Starts and waits until it listens; the test fails (throws) if it does not. Port 0 lets
+  // the kernel choose; a restart can then pass the port it got, as an operator would.
+  SettledProcess(const std::string& db_path, std::vector<std::string> extra_args = {},
+                 int port = 0);
 
   int port() const { return port_; }
   ChildProcess& process() { return *process_; }

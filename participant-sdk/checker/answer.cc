@@ -1,0 +1,28 @@
+#include "answer.h"
+
+namespace settle::checker {
+
+BranchResult Answer::result() const {
+  return answered() ? ClassifyBranchResponse(http_status, body) : BranchResult::kUnknown;
+}
+
+std::string Answer::Describe() const {
+  if (!answered()) return "no answer (" + error + ")";
+  const BranchResult r = result();
+  if (r == BranchResult::kSuccess) return "SUCCESS";
+  std::string http = "HTTP " + std::to_string(http_status);
+  if (!body.empty()) http += ": " + OneLine(body);
+  if (r == BranchResult::kUnknown) return http;
+  return std::string(ToString(r)) + " (" + http + ")";
+}
+
+std::string OneLine(const std::string& text, std::size_t limit) {
+  std::string line;
+  for (unsigned char c : text.substr(0, limit)) {
+    line += (c < 0x20 || c == 0x7f) ? ' ' : static_cast<char>(c);
+  }
+  if (text.size() > limit) line += "...";
+  return line;
+}
+
+}  // namespace settle::checker

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <string>
+
+#include "settle/common/branch_result.h"
+
+namespace settle::checker {
+
+// What came back from one HTTP request to the participant.
+struct Answer {
+  enum class Delivery {
+    kAnswered,     // an HTTP status and body came back
+    kNoAnswer,     // connected, but timed out or the connection closed before an answer
+    kUnreachable,  // could not connect at all
+  };
+  Delivery delivery = Delivery::kAnswered;
+  int http_status = 0;
+  std::string body;
+  std::string error;  // why there is no answer, when delivery is not kAnswered
+
+  bool answered() const { return delivery == Delivery::kAnswered; }
+  // As the coordinator classifies it (protocol.md §4); no answer is kUnknown.
+  BranchResult result() const;
+  // For the report, on one line: "SUCCESS", "FAILURE (HTTP 409: {...})", "HTTP 500: ...",
+  // "no answer (timed out after 3000 ms waiting for 127.0.0.1:8081)".
+  std::string Describe() const;
+};
+
+// `text` on one line (control characters as spaces), cut to `limit` bytes with "...".
+std::string OneLine(const std::string& text, std::size_t limit = 200);
+
+}  // namespace settle::checker

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "settle/common/branch_result.h"
+#include "settle/common/protocol.h"
+
+namespace settle::checker {
+
+// One call a check makes, and the answer a participant guarded by a correct barrier gives
+// (protocol.md §6).
+struct PlannedCall {
+  BranchOp op = BranchOp::kTry;
+  BranchResult expected = BranchResult::kSuccess;
+  std::string role;  // how the report names this call: "the second try"
+};
+
+// One barrier guarantee, exercised on a gid of its own: `setup` runs, the state is read,
+// `probe` runs, the state is read again. The guarantee holds when every call got its expected
+// answer and both reads of the state are equal. `cleanup` runs last, unjudged, to release
+// what the check left reserved.
+struct Check {
+  std::string name;       // "empty rollback"
+  std::string subject;    // what `probe` does, for the report: "cancel without try"
+  std::string effect;     // what equal states mean: "changed nothing"
+  std::string violation;  // what different states mean: "changed the state"
+  std::vector<PlannedCall> setup;
+  std::vector<PlannedCall> probe;  // never empty
+  std::vector<BranchOp> cleanup;
+};
+
+// The checks of one transaction type, in the order they run.
+struct CheckPlan {
+  TransType trans_type = TransType::kTcc;
+  std::vector<Check> checks;
+};
+
+// Empty rollback, hanging try, duplicate try, duplicate confirm, cancel after try, duplicate
+// cancel.
+CheckPlan TccPlan();
+// The same guarantees for a saga step: action for try, compensate for cancel (a saga has no
+// confirm).
+CheckPlan SagaPlan();
+
+}  // namespace settle::checker

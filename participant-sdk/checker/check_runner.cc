@@ -1,0 +1,138 @@
+#include "check_runner.h"
+
+#include <cstdio>
+#include <random>
+#include <utility>
+
+#include "answer.h"
+
+namespace settle::checker {
+namespace {
+
+constexpr const char* kBranchId = "01";
+
+std::string ExpectedText(BranchResult expected) {
+  return expected == BranchResult::kFailure ? "FAILURE (409)" : std::string(ToString(expected));
+}
+
+std::string WrongAnswer(const PlannedCall& call, const Answer& answer) {
+  return call.role + " answered " + answer.Describe() + ", expected " + ExpectedText(call.expected);
+}
+
+// "before X, after Y", saying where they differ when the shortened texts look the same.
+std::string StateDifference(const std::string& before, const std::string& after) {
+  std::string text = "before " + OneLine(before) + ", after " + OneLine(after);
+  if (OneLine(before) == OneLine(after)) {
+    std::size_t at = 0;
+    while (at < before.size() && at < after.size() && before[at] == after[at]) ++at;
+    text += " (they differ from byte " + std::to_string(at) + ")";
+  }
+  return text;
+}
+
+}  // namespace
+
+CheckRunner::CheckRunner(ParticipantClient& client, RunSettings settings)
+    : client_(client), settings_(std::move(settings)) {}
+
+std::string CheckRunner::GidFor(std::size_t index) const {
+  return settings_.gid_prefix + "-" + std::to_string(index + 1);
+}
+
+Status CheckRunner::ProbeState() {
+  if (!settings_.state_url) return Status::Ok();
+  const Answer answer = client_.GetState(*settings_.state_url);
+  if (answer.answered() && answer.http_status == 200) return Status::Ok();
+  return Status::Unavailable("--state " + *settings_.state_url + ": " +
+                             (answer.answered() ? "answered " : "") + answer.Describe() +
+                             "; it must answer 200 with a body that reflects the branch's effect");
+}
+
+Result<CheckOutcome> CheckRunner::Run(std::size_t index) {
+  const Check& check = settings_.plan.checks[index];
+  const std::string gid = GidFor(index);
+  std::optional<Status> unreachable;
+
+  // Calls `op`; records an unreachable participant and returns nullopt then.
+  auto call = [&](BranchOp op) -> std::optional<Answer> {
+    const std::string& url = settings_.urls.at(op);
+    Answer answer = client_.CallBranch(
+        BranchCall{url, gid, settings_.plan.trans_type, kBranchId, op, settings_.body});
+    if (answer.delivery != Answer::Delivery::kUnreachable) return answer;
+    unreachable =
+        Status::Unavailable("cannot reach the participant at " + url + ": " + answer.error);
+    return std::nullopt;
+  };
+  // Runs `calls` up to the first wrong answer; returns what was wrong, or "" (also when the
+  // participant is unreachable: `unreachable` says so).
+  auto run_calls = [&](const std::vector<PlannedCall>& calls) -> std::string {
+    for (const PlannedCall& planned : calls) {
+      std::optional<Answer> answer = call(planned.op);
+      if (!answer) return {};
+      if (answer->result() != planned.expected) return WrongAnswer(planned, *answer);
+    }
+    return {};
+  };
+  // Reads the state; nullopt with `problem` (or `unreachable`) set when it cannot be read.
+  auto read_state = [&](std::string& problem) -> std::optional<std::string> {
+    const Answer answer = client_.GetState(*settings_.state_url);
+    if (answer.delivery == Answer::Delivery::kUnreachable) {
+      unreachable = Status::Unavailable("cannot read the state at " + *settings_.state_url + ": " +
+                                        answer.error);
+      return std::nullopt;
+    }
+    if (!answer.answered() || answer.http_status != 200) {
+      problem = "could not read the state: " + answer.Describe();
+      return std::nullopt;
+    }
+    return answer.body;
+  };
+
+  std::string problem = run_calls(check.setup);
+  std::optional<std::string> before;
+  std::optional<std::string> after;
+  if (problem.empty() && !unreachable) {
+    if (settings_.state_url) before = read_state(problem);
+    if (problem.empty() && !unreachable) problem = run_calls(check.probe);
+    if (before && !unreachable) {
+      std::string read_problem;
+      after = read_state(read_problem);
+      if (problem.empty()) problem = read_problem;
+    }
+  }
+  // Releases what the check reserved, whatever its verdict; the answers are not judged.
+  if (!unreachable) {
+    for (BranchOp op : check.cleanup) {
+      if (!call(op)) break;
+    }
+  }
+  if (unreachable) return *unreachable;
+
+  const std::string answered =
+      check.subject + " answered " + std::string(ToString(check.probe.back().expected));
+  const bool changed = before && after && *before != *after;
+  CheckOutcome outcome{Verdict::kFail, check.name, {}};
+  if (!problem.empty()) {
+    outcome.detail = problem;
+    if (changed) outcome.detail += "; the state changed: " + StateDifference(*before, *after);
+  } else if (!settings_.state_url) {
+    outcome.verdict = Verdict::kUnverified;
+    outcome.detail = answered + "; whether it " + check.effect + " needs --state";
+  } else if (changed) {
+    outcome.detail = answered + " but " + check.violation + ": " + StateDifference(*before, *after);
+  } else {
+    outcome.verdict = Verdict::kPass;
+    outcome.detail = answered + " and " + check.effect;
+  }
+  if (outcome.verdict == Verdict::kFail) outcome.detail += " (gid " + gid + ")";
+  return outcome;
+}
+
+std::string RandomGidPrefix() {
+  std::random_device random;
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(random()));
+  return std::string("settle-check-") + hex;
+}
+
+}  // namespace settle::checker

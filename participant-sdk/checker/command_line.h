@@ -1,0 +1,35 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "settle/common/clock.h"
+#include "settle/common/protocol.h"
+
+namespace settle::checker {
+
+// What to check, from settle-check's arguments; every URL is a valid http:// URL.
+struct CheckerOptions {
+  TransType trans_type = TransType::kTcc;
+  std::map<BranchOp, std::string> urls;  // try/confirm/cancel, or action/compensate
+  std::string body;                      // valid JSON, or empty (then calls are GETs)
+  std::optional<std::string> state_url;
+  Duration timeout = std::chrono::seconds(3);
+  std::vector<std::pair<std::string, std::string>> headers;  // valid names and values
+};
+
+struct CommandLine {
+  CheckerOptions options;
+  // Set for --help (code 0) and for invalid arguments (code 2): print `output` and exit.
+  bool exit_now = false;
+  int exit_code = 0;
+  std::string output;
+};
+
+// Parses settle-check's arguments (CLI11). Never throws and never exits the process.
+CommandLine ParseCommandLine(int argc, const char* const* argv);
+
+}  // namespace settle::checker

@@ -1,0 +1,48 @@
+// settle-check: runs the barrier checks of protocol.md §6 against a participant's branch URLs
+// and prints one line per check. Wiring only; see command_line.h and check_runner.h.
+#include <cstdio>
+#include <vector>
+
+#include "check_plan.h"
+#include "check_report.h"
+#include "check_runner.h"
+#include "command_line.h"
+#include "exit_codes.h"
+#include "http_participant_client.h"
+
+using namespace settle::checker;
+
+int main(int argc, char** argv) {
+  CommandLine command_line = ParseCommandLine(argc, argv);
+  if (command_line.exit_now) {
+    std::fputs(command_line.output.c_str(), command_line.exit_code == 0 ? stdout : stderr);
+    return command_line.exit_code;
+  }
+  const CheckerOptions& options = command_line.options;
+
+  HttpParticipantClient client(options.headers, options.timeout);
+  CheckRunner runner(
+      client, RunSettings{options.trans_type == settle::TransType::kTcc ? TccPlan() : SagaPlan(),
+                          options.urls, options.body, options.state_url, RandomGidPrefix()});
+  if (settle::Status state = runner.ProbeState(); !state.ok()) {
+    std::fprintf(stderr, "settle-check: %s\n", state.message().c_str());
+    return kExitUsage;
+  }
+  std::vector<CheckOutcome> outcomes;
+  for (std::size_t i = 0; i < runner.size(); ++i) {
+    settle::Result<CheckOutcome> outcome = runner.Run(i);
+    if (!outcome) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "settle-check: %s\n", outcome.status().message().c_str());
+      return kExitUsage;
+    }
+    std::printf("%s\n", FormatOutcome(*outcome).c_str());
+    std::fflush(stdout);  // one line as each check ends, for a participant that is slow
+    outcomes.push_back(std::move(*outcome));
+  }
+  std::fputs(FormatSummary(options.trans_type, outcomes, runner.GidFor(0),
+                           runner.GidFor(runner.size() - 1))
+                 .c_str(),
+             stdout);
+  return ExitCode(outcomes);
+}

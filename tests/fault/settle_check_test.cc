@@ -1,0 +1,336 @@
+// settle-check, run as a user runs it: against the real bank example (every check passes),
+// against participants with deliberate barrier bugs (exactly the checks that catch them fail),
+// against an unreachable one, and with bad arguments.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "child_process.h"
+#include "participant_server.h"
+#include "temp_dir.h"
+
+extern char** environ;
+
+namespace {
+
+using settle::testing::ChildProcess;
+using settle::testing::ParticipantServer;
+using settle::testing::ReceivedCall;
+using settle::testing::ScriptedAnswer;
+using settle::testing::TempDir;
+
+const std::string kBody = R"({"account_id":"1","amount":1})";
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+struct CheckRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+
+  // The stdout line about check `name` ("PASS  empty rollback: ..."), or "".
+  std::string Line(const std::string& name) const {
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) {
+      const auto two_spaces = line.find("  ");
+      if (two_spaces != std::string::npos &&
+          line.compare(two_spaces + 2, name.size() + 1, name + ":") == 0) {
+        return line;
+      }
+    }
+    return {};
+  }
+  // "PASS", "FAIL" or "UNVERIFIED" for check `name`, or "" when it has no line.
+  std::string Verdict(const std::string& name) const {
+    const std::string line = Line(name);
+    return line.substr(0, line.find("  "));
+  }
+};
+
+// Runs settle-check to its end; it bounds every request with its own timeout.
+CheckRun RunSettleCheck(const std::vector<std::string>& args) {
+  TempDir dir;
+  const std::string out_path = dir.File("out");
+  const std::string err_path = dir.File("err");
+  std::vector<std::string> argv = {SETTLE_CHECK_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> raw;
+  for (const auto& a : argv) raw.push_back(const_cast<char*>(a.c_str()));
+  raw.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  REQUIRE(rc == 0);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+
+  CheckRun run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = ReadFile(out_path);
+  run.err = ReadFile(err_path);
+  return run;
+}
+
+// The real bank example on a port of its own, with a database in a fresh directory.
+class Bank {
+ public:
+  Bank()
+      : process_({BANK_PARTICIPANT_BINARY, "--port", "0", "--db", dir_.File("bank.db")},
+                 dir_.File("bank.err")) {
+    const std::string prefix = "bank-participant listening on ";
+    const std::string line = process_.WaitForLine(prefix, std::chrono::seconds(30));
+    REQUIRE(line.rfind(prefix, 0) == 0);
+    base_ = line.substr(prefix.size());
+  }
+  std::string Api() const { return base_ + "/api"; }
+
+ private:
+  TempDir dir_;
+  ChildProcess process_;
+  std::string base_;
+};
+
+// A participant with no barrier at all: every call is applied as it comes. Try reserves every
+// time, confirm spends every time, cancel releases even without a try, and a late try is
+// accepted. Its state is {"balance":B,"frozen":F} at /api/state.
+class NaiveParticipant {
+ public:
+  NaiveParticipant() {
+    Apply("/api/TransOutTry", -1, +1);
+    Apply("/api/TransOutConfirm", 0, -1);
+    Apply("/api/TransOutCancel", +1, -1);
+    Apply("/api/TransOut", -1, 0);
+    Apply("/api/TransOutCompensate", +1, 0);
+    server_.SetHandler("/api/state", [this](const ReceivedCall&) {
+      std::lock_guard<std::mutex> lock(mu_);
+      return ScriptedAnswer{200, R"({"balance":)" + std::to_string(balance_) + R"(,"frozen":)" +
+                                     std::to_string(frozen_) + "}"};
+    });
+  }
+  ParticipantServer& server() { return server_; }
+  std::string Api() const { return server_.Url("/api"); }
+
+ private:
+  void Apply(const std::string& path, int balance, int frozen) {
+    server_.SetHandler(path, [this, balance, frozen](const ReceivedCall&) {
+      std::lock_guard<std::mutex> lock(mu_);
+      balance_ += balance;
+      frozen_ += frozen;
+      return ScriptedAnswer{};
+    });
+  }
+
+  std::mutex mu_;
+  int balance_ = 100;
+  int frozen_ = 0;
+  ParticipantServer server_;  // last: stops serving before the state above goes away
+};
+
+const std::vector<std::string> kTccChecks = {"empty rollback",   "hanging try",
+                                             "duplicate try",    "duplicate confirm",
+                                             "cancel after try", "duplicate cancel"};
+const std::vector<std::string> kSagaChecks = {"empty compensate", "hanging action",
+                                              "duplicate action", "compensate after action",
+                                              "duplicate compensate"};
+
+}  // namespace
+
+TEST_CASE("settle-check passes every check of the bank example's TCC and saga branches",
+          "[fault][settle-check]") {
+  Bank bank;
+  const std::string state = bank.Api() + "/accounts/1";
+
+  const CheckRun tcc = RunSettleCheck(
+      {"--participant", bank.Api(), "--tcc", "TransOut", "--body", kBody, "--state", state});
+  INFO(tcc.out << tcc.err);
+  CHECK(tcc.exit_code == 0);
+  for (const std::string& check : kTccChecks) CHECK(tcc.Verdict(check) == "PASS");
+  CHECK(tcc.out.find("TCC: 6 checks, 6 passed, 0 failed, 0 unverified") != std::string::npos);
+
+  const CheckRun saga = RunSettleCheck(
+      {"--participant", bank.Api(), "--saga", "TransOut", "--body", kBody, "--state", state});
+  INFO(saga.out << saga.err);
+  CHECK(saga.exit_code == 0);
+  for (const std::string& check : kSagaChecks) CHECK(saga.Verdict(check) == "PASS");
+  CHECK(saga.out.find("saga: 5 checks, 5 passed, 0 failed, 0 unverified") != std::string::npos);
+}
+
+TEST_CASE("without --state settle-check checks only the answers and says what it could not see",
+          "[fault][settle-check]") {
+  Bank bank;
+  const CheckRun run =
+      RunSettleCheck({"--participant", bank.Api(), "--tcc", "TransOut", "--body", kBody});
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 0);
+  for (const std::string& check : kTccChecks) CHECK(run.Verdict(check) == "UNVERIFIED");
+  CHECK(run.Line("hanging try") ==
+        "UNVERIFIED  hanging try: a try after its cancel answered FAILURE; whether it changed "
+        "nothing needs --state");
+  CHECK(run.out.find("without --state URL") != std::string::npos);
+}
+
+TEST_CASE("settle-check fails exactly the TCC checks that catch a participant without a barrier",
+          "[fault][settle-check]") {
+  NaiveParticipant naive;
+  const CheckRun run = RunSettleCheck({"--participant", naive.Api(), "--tcc", "TransOut", "--body",
+                                       kBody, "--state", naive.server().Url("/api/state")});
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 1);
+  CHECK(run.Verdict("empty rollback") == "FAIL");     // cancel released nothing reserved
+  CHECK(run.Verdict("hanging try") == "FAIL");        // the late try was accepted
+  CHECK(run.Verdict("duplicate try") == "FAIL");      // reserved twice
+  CHECK(run.Verdict("duplicate confirm") == "FAIL");  // spent twice
+  CHECK(run.Verdict("cancel after try") == "PASS");   // one try, one cancel: that much works
+  CHECK(run.Verdict("duplicate cancel") == "FAIL");   // released twice
+  CHECK(run.Line("hanging try")
+            .find("the try after its cancel answered SUCCESS, expected "
+                  "FAILURE (409); the state changed") != std::string::npos);
+  CHECK(run.Line("empty rollback")
+            .find("cancel without try answered SUCCESS but changed the state: before "
+                  R"({"balance":100,"frozen":0}, after {"balance":101,"frozen":-1})") !=
+        std::string::npos);
+  CHECK(run.out.find("TCC: 6 checks, 1 passed, 5 failed, 0 unverified") != std::string::npos);
+}
+
+TEST_CASE("settle-check fails exactly the saga checks that catch a participant without a barrier",
+          "[fault][settle-check]") {
+  NaiveParticipant naive;
+  const CheckRun run = RunSettleCheck({"--participant", naive.Api(), "--saga", "TransOut", "--body",
+                                       kBody, "--state", naive.server().Url("/api/state")});
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 1);
+  CHECK(run.Verdict("empty compensate") == "FAIL");
+  CHECK(run.Verdict("hanging action") == "FAIL");
+  CHECK(run.Verdict("duplicate action") == "FAIL");
+  CHECK(run.Verdict("compensate after action") == "PASS");
+  CHECK(run.Verdict("duplicate compensate") == "FAIL");
+  CHECK(run.out.find("saga: 5 checks, 1 passed, 4 failed, 0 unverified") != std::string::npos);
+}
+
+TEST_CASE("settle-check calls each branch as the coordinator does, one gid per check",
+          "[fault][settle-check]") {
+  NaiveParticipant naive;
+  const CheckRun run = RunSettleCheck({"--participant", naive.Api() + "/", "--tcc", "TransOut",
+                                       "--body", kBody, "--state", naive.server().Url("/api/state"),
+                                       "--header", "Authorization: Bearer secret"});
+  INFO(run.out << run.err);
+  REQUIRE(run.exit_code == 1);
+
+  const std::map<std::string, std::string> op_of_path = {{"/api/TransOutTry", "try"},
+                                                         {"/api/TransOutConfirm", "confirm"},
+                                                         {"/api/TransOutCancel", "cancel"}};
+  std::set<std::string> gids;
+  std::size_t branch_calls = 0;
+  for (const ReceivedCall& call : naive.server().Calls()) {
+    CAPTURE(call.path);
+    CHECK(call.headers.count("Authorization") == 1);
+    if (call.path == "/api/state") {
+      CHECK(call.method == "GET");
+      continue;
+    }
+    ++branch_calls;
+    REQUIRE(op_of_path.count(call.path) == 1);
+    CHECK(call.method == "POST");
+    CHECK(call.body == kBody);
+    const auto content_type = call.headers.find("Content-Type");
+    CHECK((content_type != call.headers.end() && content_type->second == "application/json"));
+    CHECK(call.query.at("op") == op_of_path.at(call.path));
+    CHECK(call.query.at("trans_type") == "tcc");
+    CHECK(call.query.at("branch_id") == "01");
+    CHECK(call.query.at("gid").rfind("settle-check-", 0) == 0);
+    gids.insert(call.query.at("gid"));
+  }
+  CHECK(branch_calls >= 12);
+  CHECK(gids.size() == 6);
+}
+
+TEST_CASE("settle-check fails every check of a participant that answers 500 to everything",
+          "[fault][settle-check]") {
+  ParticipantServer server;
+  for (const char* path : {"/api/PayTry", "/api/PayConfirm", "/api/PayCancel"}) {
+    server.SetDefault(path, ScriptedAnswer{500, R"({"message":"boom"})"});
+  }
+  const CheckRun run =
+      RunSettleCheck({"--participant", server.Url("/api"), "--tcc", "Pay", "--body", kBody});
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 1);
+  for (const std::string& check : kTccChecks) CHECK(run.Verdict(check) == "FAIL");
+  CHECK(
+      run.Line("empty rollback")
+          .find(
+              R"(the cancel without try answered HTTP 500: {"message":"boom"}, expected SUCCESS)") !=
+      std::string::npos);
+}
+
+TEST_CASE("settle-check exits 2 when the participant cannot be reached", "[fault][settle-check]") {
+  std::string api;
+  {
+    ParticipantServer gone;  // its port is free again once it is destroyed
+    api = gone.Url("/api");
+  }
+  const CheckRun run = RunSettleCheck({"--participant", api, "--tcc", "TransOut", "--body", kBody});
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("cannot reach the participant") != std::string::npos);
+
+  const CheckRun state =
+      RunSettleCheck({"--participant", api, "--saga", "TransOut", "--state", api + "/state"});
+  INFO(state.out << state.err);
+  CHECK(state.exit_code == 2);
+  CHECK(state.err.find("--state " + api + "/state") != std::string::npos);
+}
+
+TEST_CASE("settle-check exits 2 with a message on bad arguments", "[fault][settle-check]") {
+  const std::string api = "http://127.0.0.1:9/api";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--participant", api}, "--tcc NAME or --saga NAME"},
+      {{"--participant", api, "--tcc", "A", "--saga", "B"}, "not both"},
+      {{"--participant", api, "--saga", "A", "--try", api + "/ATry"}, "not both"},
+      {{"--tcc", "TransOut"}, "--try: needed"},
+      {{"--participant", "ftp://x", "--tcc", "TransOut"}, "http://"},
+      {{"--participant", api, "--tcc", "TransOut", "--body", "{oops"}, "--body: not valid JSON"},
+      {{"--participant", api, "--tcc", "TransOut", "--timeout", "soon"}, "--timeout soon"},
+      {{"--participant", api, "--tcc", "TransOut", "--timeout", "0"}, "must be positive"},
+      {{"--participant", api, "--tcc", "TransOut", "--header", "no colon"}, "'Name: value'"},
+      {{"--participant", api, "--tcc", "TransOut", "--state", "localhost"}, "--state localhost"},
+      {{"--participant", api, "--tcc", "TransOut", "--bogus"}, "--bogus"},
+  };
+  for (const auto& [args, message] : cases) {
+    const CheckRun run = RunSettleCheck(args);
+    INFO(run.out << run.err);
+    CHECK(run.exit_code == 2);
+    CHECK(run.err.find(message) != std::string::npos);
+    CHECK(run.out.empty());
+  }
+}
+
+TEST_CASE("settle-check's help warns that it changes the participant's state",
+          "[fault][settle-check]") {
+  const CheckRun run = RunSettleCheck({"--help"});
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find("changes its state") != std::string::npos);
+  CHECK(run.out.find("test instance") != std::string::npos);
+}
