@@ -166,27 +166,35 @@ Status Coordinator::SubmitTcc(const SubmitRequest& request) {
 
 Status Coordinator::SubmitSaga(const SubmitRequest& request) {
   const TimePoint now = clock_.Now();
-  const storage::GlobalRecord g =
+  storage::Transaction tx;
+  tx.global =
       NewGlobal(request.gid, TransType::kSaga, GlobalStatus::kSubmitted, request.options, now);
-  storage::WriteBatch batch;
-  batch.Add(storage::InsertGlobal{g});
+  const storage::GlobalRecord& g = tx.global;
   for (std::size_t i = 0; i < request.steps.size(); ++i) {
     const SagaStep& step = request.steps[i];
     const int seq = static_cast<int>(i);
     const std::string branch_id = BranchIdForIndex(i);
-    batch.Add(storage::InsertBranch{NewBranchRow(g.gid, branch_id, BranchOp::kAction, seq,
-                                                 step.action_url, step.payload, now)});
+    tx.branches.push_back(NewBranchRow(g.gid, branch_id, BranchOp::kAction, seq, step.action_url,
+                                       step.payload, now));
     storage::BranchRecord compensate = NewBranchRow(g.gid, branch_id, BranchOp::kCompensate, seq,
                                                     step.compensate_url, step.payload, now);
     // A step without a compensate URL has nothing to undo.
     if (step.compensate_url.empty()) compensate.status = BranchStatus::kSucceed;
-    batch.Add(storage::InsertBranch{std::move(compensate)});
+    tx.branches.push_back(std::move(compensate));
   }
+  storage::WriteBatch batch;
+  batch.Add(storage::InsertGlobal{g});
+  for (const storage::BranchRecord& row : tx.branches) batch.Add(storage::InsertBranch{row});
+  // Claimed before the write, so the first pass can start from these rows: nothing else can
+  // drive the saga in between. A gid that is being driven already is a duplicate submit.
+  std::optional<Scheduler::PassClaim> claim = scheduler_.Claim(g.gid, Duration(0));
   const Status inserted = store_.Commit(batch);
   if (inserted.ok()) {
     spdlog::info("gid={} trans_type=saga submitted steps={}", g.gid, request.steps.size());
-    return DriveAfterChange(g.gid, request.options.wait_result);
+    if (!claim) return DriveAfterChange(g.gid, request.options.wait_result);
+    return DriveClaimed(std::move(*claim), std::move(tx), request.options.wait_result);
   }
+  claim.reset();
   if (inserted.code() != StatusCode::kAlreadyExists) return inserted;
   // A duplicate submit re-drives the saga from its stored rows, whatever this request says.
   auto existing = store_.Load(g.gid);
@@ -271,10 +279,26 @@ Status Coordinator::DriveAfterChange(const std::string& gid, bool wait_result) {
     scheduler_.Schedule(gid, clock_.Now());
     return Status::Ok();
   }
-  if (!scheduler_.RunNow(gid, settings_.wait_result_max_wait)) {
+  std::optional<PassResult> pass = scheduler_.RunNow(gid, settings_.wait_result_max_wait);
+  if (!pass) {
     scheduler_.Schedule(gid, clock_.Now());
     return Status::Pending("gid " + gid + " is still being driven");
   }
+  return AnswerAfterPass(gid, std::move(*pass));
+}
+
+Status Coordinator::DriveClaimed(Scheduler::PassClaim claim, storage::Transaction stored,
+                                 bool wait_result) {
+  const std::string gid = stored.global.gid;
+  if (!wait_result) {
+    claim.RunInBackground(std::move(stored));
+    return Status::Ok();
+  }
+  return AnswerAfterPass(gid, claim.RunHere(std::move(stored)));
+}
+
+Status Coordinator::AnswerAfterPass(const std::string& gid, PassResult pass) {
+  if (pass.final_state) return OutcomeOf(*pass.final_state);
   auto loaded = store_.Load(gid);
   if (!loaded) return loaded.status();
   if (!loaded->has_value()) return NoSuchGid(gid);

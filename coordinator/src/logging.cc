@@ -1,16 +1,21 @@
 #include "settle/coordinator/logging.h"
 
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "settle/coordinator/background_log_sink.h"
 
 namespace settle::coordinator {
 
 void ConfigureLogging(const std::string& level) {
-  auto logger = spdlog::stderr_logger_mt("settled");
+  auto sink = std::make_shared<BackgroundLogSink>(STDERR_FILENO);
+  auto logger = std::make_shared<spdlog::logger>("settled", std::move(sink));
   logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %l %v");
   logger->set_level(spdlog::level::from_str(level));
   logger->flush_on(spdlog::level::warn);
   spdlog::set_default_logger(logger);
 }
+
+void StopLogging() { spdlog::shutdown(); }
 
 }  // namespace settle::coordinator

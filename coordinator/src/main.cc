@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   auto server = SettledServer::Start(config, clock);
   if (!server) {
     spdlog::critical("cannot start: {}", server.status().message());
+    StopLogging();
     return 1;
   }
   spdlog::info("settled listening on http://{}:{} (database {})", config.host, (*server)->port(),
@@ -34,5 +35,7 @@ int main(int argc, char** argv) {
   const int signal_number = settle::WaitForStopSignal();
   spdlog::info("received {}; shutting down", strsignal(signal_number));
   (*server)->Shutdown();
+  server->reset();
+  StopLogging();
   return 0;
 }

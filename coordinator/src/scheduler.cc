@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <exception>
+#include <memory>
+#include <utility>
 #include <vector>
 
 namespace settle::coordinator {
@@ -65,41 +67,74 @@ std::size_t Scheduler::RunOnce() {
     }
   }
   for (std::string& gid : due) {
-    executor_.Post([this, gid = std::move(gid)] { RunPass(gid); });
+    executor_.Post([this, gid = std::move(gid)] { RunPass(gid, std::nullopt); });
   }
   return due.size();
 }
 
-void Scheduler::ClaimLocked(const std::string& gid, Entry& entry) {
+std::optional<TimePoint> Scheduler::ClaimLocked(const std::string& gid, Entry& entry) {
+  const std::optional<TimePoint> due = entry.due;
   if (entry.due) queue_.erase({*entry.due, gid});
   entry.due.reset();
   entry.running = true;
   ++running_;
+  return due;
 }
 
-bool Scheduler::RunNow(const std::string& gid, Duration max_wait) {
-  {
-    std::unique_lock lock(mu_);
-    const bool idle = pass_done_cv_.wait_for(lock, max_wait, [&] {
-      auto it = entries_.find(gid);
-      return stopping_ || it == entries_.end() || !it->second.running;
-    });
-    if (!idle || stopping_) return false;
-    ClaimLocked(gid, entries_[gid]);
-  }
-  RunPass(gid);
-  return true;
+std::optional<Scheduler::PassClaim> Scheduler::Claim(const std::string& gid, Duration max_wait) {
+  std::unique_lock lock(mu_);
+  const bool idle = pass_done_cv_.wait_for(lock, max_wait, [&] {
+    auto it = entries_.find(gid);
+    return stopping_ || it == entries_.end() || !it->second.running;
+  });
+  if (!idle || stopping_) return std::nullopt;
+  return PassClaim(*this, gid, ClaimLocked(gid, entries_[gid]));
 }
 
-void Scheduler::RunPass(const std::string& gid) {
-  std::optional<TimePoint> next_due;
+std::optional<PassResult> Scheduler::RunNow(const std::string& gid, Duration max_wait) {
+  std::optional<PassClaim> claim = Claim(gid, max_wait);
+  if (!claim) return std::nullopt;
+  return claim->RunHere();
+}
+
+PassResult Scheduler::RunPass(const std::string& gid,
+                              std::optional<storage::Transaction> stored) {
+  PassResult result;
   try {
-    next_due = runner_.RunPass(gid, stop_source_.get_token()).next_due;
+    result = runner_.RunPass(gid, std::move(stored), stop_source_.get_token());
   } catch (const std::exception& e) {
     spdlog::critical("gid={} pass failed with an exception (a bug): {}", gid, e.what());
-    next_due = clock_.Now() + kRetryAfterCrashedPass;
+    result = PassResult{clock_.Now() + kRetryAfterCrashedPass, std::nullopt};
   }
-  Finish(gid, next_due);
+  Finish(gid, result.next_due);
+  return result;
+}
+
+Scheduler::PassClaim::PassClaim(Scheduler& scheduler, std::string gid,
+                                std::optional<TimePoint> previous_due)
+    : scheduler_(&scheduler), gid_(std::move(gid)), previous_due_(previous_due) {}
+
+Scheduler::PassClaim::PassClaim(PassClaim&& other) noexcept
+    : scheduler_(std::exchange(other.scheduler_, nullptr)),
+      gid_(std::move(other.gid_)),
+      previous_due_(other.previous_due_) {}
+
+Scheduler::PassClaim::~PassClaim() {
+  if (scheduler_ != nullptr) scheduler_->Finish(gid_, previous_due_);
+}
+
+PassResult Scheduler::PassClaim::RunHere(std::optional<storage::Transaction> stored) {
+  Scheduler& scheduler = *std::exchange(scheduler_, nullptr);
+  return scheduler.RunPass(gid_, std::move(stored));
+}
+
+void Scheduler::PassClaim::RunInBackground(std::optional<storage::Transaction> stored) {
+  Scheduler& scheduler = *std::exchange(scheduler_, nullptr);
+  // std::function needs a copyable task: share the transaction instead of copying it.
+  auto state = std::make_shared<std::optional<storage::Transaction>>(std::move(stored));
+  scheduler.executor_.Post([&scheduler, gid = gid_, state] {
+    scheduler.RunPass(gid, std::move(*state));
+  });
 }
 
 void Scheduler::Finish(const std::string& gid, std::optional<TimePoint> next_due) {

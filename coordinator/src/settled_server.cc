@@ -73,7 +73,12 @@ void SettledServer::Shutdown() {
   parts_->scheduler.Stop(parts_->config.shutdown_grace);
   parts_->api.Stop();
   parts_->executor.Join();
-  spdlog::info("stopped; closing the database");
+  const storage::SqliteStoreStats stats = parts_->store->Stats();
+  const double commits = stats.commits == 0 ? 1.0 : static_cast<double>(stats.commits);
+  spdlog::info(
+      "stopped; closing the database ({} commits, {:.1f} batches and {:.0f} us per commit)",
+      stats.commits, static_cast<double>(stats.batches) / commits,
+      static_cast<double>(stats.commit_micros_total) / commits);
 }
 
 }  // namespace settle::coordinator

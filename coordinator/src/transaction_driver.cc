@@ -48,19 +48,26 @@ TransactionDriver::TransactionDriver(storage::Store& store, BranchCaller& caller
                                      const Clock& clock, RetryPolicy policy)
     : store_(store), caller_(caller), clock_(clock), policy_(std::move(policy)) {}
 
-PassResult TransactionDriver::RunPass(const std::string& gid, std::stop_token stop) {
-  auto loaded = store_.Load(gid);
-  if (!loaded) {
-    spdlog::error("gid={} cannot be loaded, retrying later: {}", gid, loaded.status().ToString());
-    return {clock_.Now() + kStorageRetryDelay};
+PassResult TransactionDriver::RunPass(const std::string& gid,
+                                     std::optional<storage::Transaction> stored,
+                                     std::stop_token stop) {
+  if (!stored) {
+    auto loaded = store_.Load(gid);
+    if (!loaded) {
+      spdlog::error("gid={} cannot be loaded, retrying later: {}", gid,
+                    loaded.status().ToString());
+      return {clock_.Now() + kStorageRetryDelay, std::nullopt};
+    }
+    if (!loaded->has_value()) return {};
+    stored = std::move(**loaded);
   }
-  if (!loaded->has_value()) return {};
-  storage::Transaction tx = std::move(**loaded);
-  storage::WriteBatch batch;  // the previous round's outcomes, not yet stored
+  storage::Transaction tx = std::move(*stored);
+  storage::WriteBatch batch;  // outcomes learnt and not yet stored
+  int unstored_rounds = 0;    // rounds whose outcomes are in `batch`
 
   for (int round = 0; round < kMaxRoundsPerPass; ++round) {
     TimePoint now = clock_.Now();
-    const storage::GlobalRecord stored = tx.global;
+    const storage::GlobalRecord before = tx.global;
     Decision d = Decide(tx, now);
     while (d.next_status) {
       spdlog::info("gid={} {} -> {}{}{}", gid, ToString(tx.global.status), ToString(*d.next_status),
@@ -71,33 +78,44 @@ PassResult TransactionDriver::RunPass(const std::string& gid, std::stop_token st
     tx.global.next_cron_time = NextCronTime(tx.global, d, now);
     if (!IsTerminal(tx.global.status)) {
       tx.global.stuck = HasStuckBranch(tx, policy_);
-      if (tx.global.stuck && !stored.stuck) {
+      if (tx.global.stuck && !before.stuck) {
         spdlog::error("gid={} is stuck: a branch failed {} times in a row", gid,
                       policy_.settings().stuck_after);
       }
     }
-    if (!(tx.global == stored)) {
-      tx.global.update_time = now;
-      batch.Add(storage::UpdateGlobal{tx.global, stored.status});
-    } else if (!batch.empty()) {
-      batch.Add(storage::ExpectGlobalStatus{gid, {stored.status}});
-    }
-    if (!batch.empty()) {
+    const bool stopping = stop.stop_requested();
+    const bool global_changed = !(tx.global == before);
+    // Outcomes may wait for a later commit while the next calls go out at once and nothing
+    // else changes (a crash only makes those calls again); a status change is stored before
+    // any call it permits.
+    const bool calls_follow = !d.calls.empty() && !stopping;
+    if (global_changed || (!batch.empty() && (!calls_follow ||
+                                              unstored_rounds >= kMaxUnstoredRounds))) {
+      if (global_changed) {
+        tx.global.update_time = now;
+        batch.Add(storage::UpdateGlobal{tx.global, before.status});
+      } else {
+        batch.Add(storage::ExpectGlobalStatus{gid, {before.status}});
+      }
       const Status committed = store_.Commit(batch);
       batch.Clear();
+      unstored_rounds = 0;
       if (!committed.ok()) {
         if (committed.code() == StatusCode::kUnavailable) {
           spdlog::error("gid={} outcome not stored, retrying later: {}", gid, committed.ToString());
-          return {now + kStorageRetryDelay};
+          return {now + kStorageRetryDelay, std::nullopt};
         }
         // Someone else changed the transaction (forceStop, abort): start over from storage.
         spdlog::info("gid={} changed during the pass: {}", gid, committed.ToString());
-        return {now};
+        return {now, std::nullopt};
       }
+    } else if (!batch.empty()) {
+      ++unstored_rounds;
     }
-    if (IsTerminal(tx.global.status)) return {};
-    if (d.calls.empty()) return {d.wake_at};
-    if (stop.stop_requested()) return {now};
+    // Here `tx` is exactly what is stored, unless calls follow.
+    if (IsTerminal(tx.global.status)) return {std::nullopt, std::move(tx)};
+    if (d.calls.empty()) return {d.wake_at, std::move(tx)};
+    if (stopping) return {now, std::move(tx)};
 
     std::vector<BranchCall> calls;
     calls.reserve(d.calls.size());
@@ -115,9 +133,12 @@ PassResult TransactionDriver::RunPass(const std::string& gid, std::stop_token st
   if (!batch.empty()) {
     batch.Add(storage::ExpectGlobalStatus{gid, {tx.global.status}});
     const Status committed = store_.Commit(batch);
-    if (!committed.ok()) spdlog::warn("gid={} outcomes not stored: {}", gid, committed.ToString());
+    if (!committed.ok()) {
+      spdlog::warn("gid={} outcomes not stored: {}", gid, committed.ToString());
+      return {clock_.Now(), std::nullopt};
+    }
   }
-  return {clock_.Now()};
+  return {clock_.Now(), std::move(tx)};
 }
 
 }  // namespace settle::coordinator

@@ -17,6 +17,9 @@ Status CheckOptions(const BankOptions& options) {
   if (options.initial_balance < 0 || options.initial_balance > kMaxAmount) {
     return Status::InvalidArgument("initial-balance: must be in 0.." + std::to_string(kMaxAmount));
   }
+  if (options.threads < 1 || options.threads > 4096) {
+    return Status::InvalidArgument("threads: must be in 1..4096");
+  }
   return Status::Ok();
 }
 
@@ -37,11 +40,13 @@ Result<std::unique_ptr<BankService>> BankService::Open(const BankOptions& option
   if (s.ok()) s = (*tx)->Commit();
   if (!s.ok()) return s;
   tx->reset();
-  return std::unique_ptr<BankService>(new BankService(std::move(*store)));
+  return std::unique_ptr<BankService>(new BankService(std::move(*store), options.threads));
 }
 
-BankService::BankService(std::unique_ptr<sdk::SqliteBarrierStore> store)
-    : store_(std::move(store)), barrier_(*store_, clock_) {
+BankService::BankService(std::unique_ptr<sdk::SqliteBarrierStore> store, std::size_t threads)
+    : store_(std::move(store)),
+      barrier_(*store_, clock_),
+      participant_(sdk::ParticipantOptions{.threads = threads}) {
   participant_.OnTry("/api/TransOutTry", GuardedTransfer(barrier_, TransOutTry))
       .OnConfirm("/api/TransOutConfirm", GuardedTransfer(barrier_, TransOutConfirm))
       .OnCancel("/api/TransOutCancel", GuardedTransfer(barrier_, TransOutCancel))

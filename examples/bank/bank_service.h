@@ -16,6 +16,9 @@ struct BankOptions {
   std::string db_path;
   int accounts = 10;                     // "1".."accounts", created on the first start only
   std::int64_t initial_balance = 10000;  // of each account created
+  // Server threads: each open keep-alive connection (the coordinator keeps up to one per
+  // worker) holds one.
+  std::size_t threads = 64;
 };
 
 // The bank: its accounts and the barrier in one SQLite file, and the branch URLs of a TCC and
@@ -33,7 +36,7 @@ class BankService {
   void Stop();
 
  private:
-  explicit BankService(std::unique_ptr<sdk::SqliteBarrierStore> store);
+  BankService(std::unique_ptr<sdk::SqliteBarrierStore> store, std::size_t threads);
 
   SystemClock clock_;
   std::unique_ptr<sdk::SqliteBarrierStore> store_;

@@ -28,6 +28,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::int64_t{0}, settle::bank::kMaxAmount))
       ->capture_default_str();
   app.add_option("--host", host, "Address to listen on")->capture_default_str();
+  app.add_option("--threads", options.threads,
+                 "Server threads; each open keep-alive connection holds one")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   settle::BlockStopSignals();  // before any thread starts

@@ -10,13 +10,20 @@ namespace settle::sdk {
 
 Result<std::unique_ptr<SqliteBarrierTransaction>> SqliteBarrierTransaction::Begin(
     std::shared_ptr<SqliteConnectionPool> pool) {
+  if (!pool->EnterWrites()) {
+    return Status::Unavailable("beginning a barrier transaction: database is locked");
+  }
   Result<std::unique_ptr<SqliteConnection>> connection = pool->Acquire();
-  if (!connection) return connection.status();
+  if (!connection) {
+    pool->LeaveWrites();
+    return connection.status();
+  }
   // IMMEDIATE takes the write lock now, waiting up to busy_timeout for it: a deferred BEGIN
   // would let two racing calls both read "no row" and only one of them fail later.
   Status s = (*connection)->Run("BEGIN IMMEDIATE");
   if (!s.ok()) {
     pool->Release(std::move(*connection));
+    pool->LeaveWrites();
     return Status(s.code(), "beginning a barrier transaction: " + s.message());
   }
   return std::unique_ptr<SqliteBarrierTransaction>(
@@ -98,18 +105,23 @@ Status SqliteBarrierTransaction::Commit() {
     Rollback();
     return Status(s.code(), "committing a barrier transaction: " + s.message());
   }
-  open_ = false;
+  End();
   return Status::Ok();
 }
 
 void SqliteBarrierTransaction::Rollback() {
   if (!open_) return;
-  open_ = false;
-  if (!connection_->InTransaction()) return;
   // A connection that cannot roll back would carry this transaction into the next borrower.
-  if (!connection_->Run("ROLLBACK").ok() || connection_->InTransaction()) {
+  if (connection_->InTransaction() &&
+      (!connection_->Run("ROLLBACK").ok() || connection_->InTransaction())) {
     connection_->MarkBroken();
   }
+  End();
+}
+
+void SqliteBarrierTransaction::End() {
+  open_ = false;
+  pool_->LeaveWrites();
 }
 
 }  // namespace settle::sdk

@@ -11,9 +11,10 @@
 
 namespace settle::sdk {
 
-// A SqliteBarrierStore transaction: BEGIN IMMEDIATE on a connection borrowed from the pool,
-// so that it holds the file's write lock from its first statement and racing transactions
-// run one after the other (the later one sees the earlier one's rows). Destroying it rolls
+// A SqliteBarrierStore transaction: the process's write turn, then BEGIN IMMEDIATE on a
+// connection borrowed from the pool, so that it holds the file's write lock from its first
+// statement and racing transactions run one after the other (the later one sees the earlier
+// one's rows). Destroying it rolls
 // back if it is still open and gives the connection back to the pool.
 class SqliteBarrierTransaction final : public BarrierTransaction {
  public:
@@ -45,6 +46,8 @@ class SqliteBarrierTransaction final : public BarrierTransaction {
   // OK while BEGIN has not been followed by COMMIT or ROLLBACK, here or by SQLite itself
   // (which rolls back on some errors: a statement run then would commit on its own).
   Status CheckOpen(std::string_view operation) const;
+  // Marks the transaction ended and gives the process's write turn to the next one.
+  void End();
 
   std::shared_ptr<SqliteConnectionPool> pool_;
   std::unique_ptr<SqliteConnection> connection_;

@@ -34,4 +34,32 @@ void SqliteConnectionPool::Release(std::unique_ptr<SqliteConnection> connection)
   }
 }
 
+bool SqliteConnectionPool::EnterWrites() {
+  std::unique_lock lock(turn_mutex_);
+  const std::uint64_t ticket = next_ticket_++;
+  const bool turn = turn_cv_.wait_for(lock, std::chrono::milliseconds(options_.busy_timeout_ms),
+                                      [&] { return serving_ == ticket; });
+  if (turn) return true;
+  // Leaving the queue: the turn passes over this ticket when it comes.
+  given_up_.push_back(ticket);
+  return false;
+}
+
+void SqliteConnectionPool::LeaveWrites() {
+  {
+    std::lock_guard lock(turn_mutex_);
+    ++serving_;
+    for (auto it = given_up_.begin(); it != given_up_.end();) {
+      if (*it == serving_) {
+        ++serving_;
+        given_up_.erase(it);
+        it = given_up_.begin();
+      } else {
+        ++it;
+      }
+    }
+  }
+  turn_cv_.notify_all();
+}
+
 }  // namespace settle::sdk

@@ -1,8 +1,11 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <condition_variable>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,6 +29,13 @@ class SqliteConnectionPool {
   // transaction and the pool holds fewer than max_idle_connections; otherwise it is closed.
   void Release(std::unique_ptr<SqliteConnection> connection);
 
+  // Write transactions of this process take turns here before BEGIN IMMEDIATE: a waiting
+  // one is woken the moment the previous one ends, where SQLite's busy handler would sleep
+  // and poll (milliseconds each time, under load). Other processes still meet the busy
+  // handler. False if the turn did not come within busy_timeout_ms.
+  bool EnterWrites();
+  void LeaveWrites();
+
   const std::string& path() const { return path_; }
 
  private:
@@ -33,6 +43,12 @@ class SqliteConnectionPool {
   const SqliteBarrierOptions options_;
   std::mutex mutex_;
   std::vector<std::unique_ptr<SqliteConnection>> idle_;  // guarded by mutex_
+  // Turns are served in arrival order (a ticket each), so none waits behind later arrivals.
+  std::mutex turn_mutex_;
+  std::condition_variable turn_cv_;
+  std::uint64_t next_ticket_ = 0;     // guarded by turn_mutex_
+  std::uint64_t serving_ = 0;         // guarded by turn_mutex_
+  std::vector<std::uint64_t> given_up_;  // tickets whose holders timed out; guarded by turn_mutex_
 };
 
 }  // namespace settle::sdk

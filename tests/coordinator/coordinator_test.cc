@@ -101,6 +101,38 @@ TEST_CASE("a saga runs its actions in order and succeeds", "[coordinator][saga]"
   CHECK(h.caller().CallNames() == Names{"01:action", "02:action", "03:action"});
 }
 
+TEST_CASE("a saga is written twice: at submit, and at its end with every step's outcome",
+          "[coordinator][saga]") {
+  CoordinatorHarness h;
+  REQUIRE(h.coordinator().Submit(Saga("s1", 3)).ok());
+  CHECK(h.faulty_store().commits() == 2);
+  // Its pass started from the rows the submit stored, without reading them back.
+  CHECK(h.faulty_store().loads() == 0);
+  auto tx = h.Load("s1");
+  for (const char* step : {"01", "02", "03"}) {
+    const auto& action = testing::RowOf(tx, step, BranchOp::kAction);
+    CHECK(action.status == BranchStatus::kSucceed);
+    CHECK(action.attempts == 1);
+  }
+}
+
+TEST_CASE("steps whose outcomes a crash lost are called again after the restart",
+          "[coordinator][saga][crash]") {
+  CoordinatorHarness h;
+  // The last step's call "crashes" the coordinator: nothing more can be stored.
+  h.caller().on_call = [&](const BranchCall& call) {
+    if (call.branch_id == "02") h.faulty_store().FailCommits(true);
+  };
+  REQUIRE(h.coordinator().Submit(Saga("s1", 2)).ok());
+  CHECK(h.StatusOf("s1") == GlobalStatus::kSubmitted);
+  h.caller().on_call = nullptr;
+  h.faulty_store().FailCommits(false);
+  h.Restart();
+  h.Advance(kSecond);
+  CHECK(h.StatusOf("s1") == GlobalStatus::kSucceed);
+  CHECK(h.caller().CallNames() == Names{"01:action", "02:action", "01:action", "02:action"});
+}
+
 TEST_CASE("a failed saga compensates the started steps, the failed one included, in reverse",
           "[coordinator][saga]") {
   CoordinatorHarness h;

@@ -24,10 +24,12 @@ class FakeRunner final : public PassRunner {
   std::function<PassResult(const std::string&, std::stop_token)> answer =
       [](const std::string&, std::stop_token) { return PassResult{}; };
 
-  PassResult RunPass(const std::string& gid, std::stop_token stop) override {
+  PassResult RunPass(const std::string& gid, std::optional<storage::Transaction> stored,
+                     std::stop_token stop) override {
     {
       std::lock_guard lock(mu_);
       runs_.push_back(gid);
+      given_.push_back(stored ? stored->global.gid : "");
       threads_.push_back(std::this_thread::get_id());
       if (++concurrent_ > 1) overlapped_ = true;
     }
@@ -41,6 +43,11 @@ class FakeRunner final : public PassRunner {
   std::vector<std::string> runs() const {
     std::lock_guard lock(mu_);
     return runs_;
+  }
+  // Per run: the gid of the stored transaction it was given, or "" when it had to read it.
+  std::vector<std::string> given() const {
+    std::lock_guard lock(mu_);
+    return given_;
   }
   std::vector<std::thread::id> threads() const {
     std::lock_guard lock(mu_);
@@ -57,6 +64,7 @@ class FakeRunner final : public PassRunner {
   std::condition_variable cv_;
   std::vector<std::string> runs_;
   std::vector<std::thread::id> threads_;
+  std::vector<std::string> given_;
   int concurrent_ = 0;
   std::atomic<bool> overlapped_{false};
 };
@@ -179,7 +187,7 @@ TEST_CASE("RunNow waits for the running pass, then runs one on the calling threa
   std::thread::id waiter_id;
   std::thread waiter([&] {
     waiter_id = std::this_thread::get_id();
-    ran = scheduler.RunNow("g1", std::chrono::seconds(10));
+    ran = scheduler.RunNow("g1", std::chrono::seconds(10)).has_value();
   });
   executor.RunAll();  // the dispatched pass ends, which lets RunNow go
   waiter.join();
@@ -189,13 +197,62 @@ TEST_CASE("RunNow waits for the running pass, then runs one on the calling threa
   CHECK_FALSE(runner.overlapped());
 }
 
+TEST_CASE("a claimed gid runs no other pass until the claim is used", "[scheduler]") {
+  testing::FakeClock clock;
+  InlineExecutor executor;
+  FakeRunner runner;
+  Scheduler scheduler(clock, executor, runner);
+  std::optional<Scheduler::PassClaim> claim = scheduler.Claim("g1", Duration(0));
+  REQUIRE(claim);
+  scheduler.Schedule("g1", clock.Now());
+  CHECK(scheduler.RunOnce() == 0);
+  CHECK(runner.runs().empty());
+  CHECK_FALSE(scheduler.Claim("g1", Duration(0)));  // one claim at a time
+
+  storage::Transaction stored;
+  stored.global.gid = "g1";
+  claim->RunHere(stored);
+  scheduler.RunOnce();
+  // The claimed pass started from the stored transaction; the request made meanwhile runs
+  // afterwards and reads it.
+  CHECK(runner.runs() == std::vector<std::string>{"g1", "g1"});
+  CHECK(runner.given() == std::vector<std::string>{"g1", ""});
+}
+
+TEST_CASE("an unused claim leaves the gid due as it was", "[scheduler]") {
+  testing::FakeClock clock;
+  InlineExecutor executor;
+  FakeRunner runner;
+  Scheduler scheduler(clock, executor, runner);
+  const TimePoint due = clock.Now() + 5 * kSecond;
+  scheduler.Schedule("g1", due);
+  scheduler.Claim("g1", Duration(0)).reset();
+  CHECK(scheduler.DueTime("g1") == due);
+  CHECK(runner.runs().empty());
+}
+
+TEST_CASE("a claim hands its pass and stored transaction to the executor", "[scheduler]") {
+  testing::FakeClock clock;
+  ManualExecutor executor;
+  FakeRunner runner;
+  Scheduler scheduler(clock, executor, runner);
+  storage::Transaction stored;
+  stored.global.gid = "g1";
+  scheduler.Claim("g1", Duration(0))->RunInBackground(stored);
+  CHECK(runner.runs().empty());
+  CHECK_FALSE(scheduler.Claim("g1", Duration(0)));  // still claimed until the pass ends
+  executor.RunAll();
+  CHECK(runner.given() == std::vector<std::string>{"g1"});
+  CHECK(scheduler.Running() == 0);
+}
+
 TEST_CASE("RunNow gives up when the running pass does not end in time", "[scheduler]") {
   testing::FakeClock clock;
   ManualExecutor executor;
   FakeRunner runner;
   Scheduler scheduler(clock, executor, runner);
   scheduler.Schedule("g1", clock.Now());
-  CHECK_FALSE(scheduler.RunNow("g1", Duration(20)));
+  CHECK_FALSE(scheduler.RunNow("g1", Duration(20)).has_value());
   executor.RunAll();
   CHECK(runner.runs().size() == 1);
 }

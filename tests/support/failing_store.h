@@ -7,18 +7,23 @@
 namespace settle::testing {
 
 // Wraps a store and, while told to, refuses every Commit with Unavailable before it reaches
-// the inner store (a full disk, a broken volume). Reads pass through.
+// the inner store (a full disk, a broken volume). Reads pass through. Counts the commits and
+// loads asked of it.
 class FailingStore final : public storage::Store {
  public:
   explicit FailingStore(storage::Store& inner) : inner_(inner) {}
 
   void FailCommits(bool on) { failing_ = on; }
+  int commits() const { return commits_; }
+  int loads() const { return loads_; }
 
   Status Commit(const storage::WriteBatch& batch) override {
+    ++commits_;
     if (failing_) return Status::Unavailable("injected storage failure");
     return inner_.Commit(batch);
   }
   Result<std::optional<storage::Transaction>> Load(const std::string& gid) override {
+    ++loads_;
     return inner_.Load(gid);
   }
   Result<storage::ListPage> List(const storage::ListQuery& query) override {
@@ -31,6 +36,8 @@ class FailingStore final : public storage::Store {
  private:
   storage::Store& inner_;
   std::atomic<bool> failing_{false};
+  std::atomic<int> commits_{0};
+  std::atomic<int> loads_{0};
 };
 
 }  // namespace settle::testing

@@ -66,6 +66,11 @@ class Coordinator {
   // Drives the transaction now: a pass on this thread for wait_result, which then maps the
   // status it reached; otherwise the scheduler's next free worker.
   Status DriveAfterChange(const std::string& gid, bool wait_result);
+  // The same for a transaction this request stored while holding `claim`: its pass starts
+  // from `stored` instead of reading it back.
+  Status DriveClaimed(Scheduler::PassClaim claim, storage::Transaction stored, bool wait_result);
+  // What a wait_result request answers after its pass.
+  Status AnswerAfterPass(const std::string& gid, PassResult pass);
   Status CheckServing() const;
 
   storage::Store& store_;

@@ -5,7 +5,11 @@
 namespace settle::coordinator {
 
 // Sends every log line to stderr with a timestamp and level, at `level` and above
-// (trace, debug, info, warn, error, critical, off).
+// (trace, debug, info, warn, error, critical, off). Lines are written by a background thread;
+// warn and above are written before the call that logs them returns.
 void ConfigureLogging(const std::string& level);
+
+// Writes every pending line and stops the background thread; call before main returns.
+void StopLogging();
 
 }  // namespace settle::coordinator

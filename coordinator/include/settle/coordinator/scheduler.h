@@ -40,10 +40,37 @@ class Scheduler {
   // Dispatches every transaction that is due and not running; returns how many.
   std::size_t RunOnce();
 
-  // Runs a pass for `gid` on the calling thread now, after its running pass (if any) ends;
-  // for wait_result. False if that running pass did not end within `max_wait`, or the
-  // scheduler is stopping.
-  bool RunNow(const std::string& gid, Duration max_wait);
+  // The right to run the next pass of one gid. A request that stores a change and then
+  // drives the transaction takes it before its write, so that no other pass can run between
+  // the write and its own pass, and the pass may start from what the request stored instead
+  // of reading it back. Destroying an unused claim leaves the gid scheduled as it was.
+  class PassClaim {
+   public:
+    PassClaim(PassClaim&& other) noexcept;
+    PassClaim& operator=(PassClaim&&) = delete;
+    ~PassClaim();
+
+    // Runs the pass on the calling thread. `stored`, if given, must be the transaction exactly
+    // as stored while this claim was held; otherwise the pass reads it.
+    PassResult RunHere(std::optional<storage::Transaction> stored = std::nullopt);
+    // Hands the pass to the executor (same `stored` contract).
+    void RunInBackground(std::optional<storage::Transaction> stored = std::nullopt);
+
+   private:
+    friend class Scheduler;
+    PassClaim(Scheduler& scheduler, std::string gid, std::optional<TimePoint> previous_due);
+
+    Scheduler* scheduler_;  // null once used or moved from
+    std::string gid_;
+    std::optional<TimePoint> previous_due_;
+  };
+
+  // Claims `gid` once its running pass (if any) ends. Nothing if that pass did not end within
+  // `max_wait`, or the scheduler is stopping.
+  std::optional<PassClaim> Claim(const std::string& gid, Duration max_wait);
+
+  // Claim(gid, max_wait) and RunHere(): for wait_result.
+  std::optional<PassResult> RunNow(const std::string& gid, Duration max_wait);
 
   void Start();
   // Stops dispatching, asks running passes to return early (their work stays stored and
@@ -62,10 +89,11 @@ class Scheduler {
     std::optional<TimePoint> rerun;  // due time requested while running
   };
 
-  void RunPass(const std::string& gid);
+  PassResult RunPass(const std::string& gid, std::optional<storage::Transaction> stored);
   // Records the end of a pass; re-queues the gid if anything asked for more.
   void Finish(const std::string& gid, std::optional<TimePoint> next_due);
-  void ClaimLocked(const std::string& gid, Entry& entry);
+  // Marks the entry running; returns the due time it had.
+  std::optional<TimePoint> ClaimLocked(const std::string& gid, Entry& entry);
   void TimerLoop();
 
   const Clock& clock_;

@@ -10,10 +10,12 @@ namespace settle::coordinator {
 
 // Drives one transaction from its stored rows, in rounds:
 //   decide (engine) -> store the status change and schedule fields, together with the
-//   outcomes of the previous round -> call the due branches in parallel -> record outcomes.
+//   outcomes of earlier rounds -> call the due branches in parallel -> record outcomes.
 // A status change is durable before any call it permits (no cancel goes out for an abort
-// that a crash could undo). Outcomes are stored in the next round's commit; a call whose
-// outcome a crash lost is simply made again (branch handlers are idempotent).
+// that a crash could undo). Outcomes are stored with the next status change, or when no call
+// follows at once, or after kMaxUnstoredRounds rounds: a saga's steps go out back to back and
+// its outcomes share one commit with its end. A call whose outcome a crash lost is simply
+// made again (branch handlers are idempotent).
 // Every write is conditioned on the status the pass read, so an operator's forceStop, or a
 // client's submit or abort, is never overwritten: the pass stops and the next pass reloads.
 //
@@ -23,10 +25,13 @@ class TransactionDriver final : public PassRunner {
   TransactionDriver(storage::Store& store, BranchCaller& caller, const Clock& clock,
                     RetryPolicy policy);
 
-  PassResult RunPass(const std::string& gid, std::stop_token stop) override;
+  PassResult RunPass(const std::string& gid, std::optional<storage::Transaction> stored,
+                     std::stop_token stop) override;
 
   // Upper bound of rounds in one pass, so a long saga yields to other transactions.
   static constexpr int kMaxRoundsPerPass = 64;
+  // Rounds whose outcomes may wait for one commit: bounds the calls a crash makes again.
+  static constexpr int kMaxUnstoredRounds = 8;
   // How long to wait before retrying a pass that storage refused.
   static constexpr Duration kStorageRetryDelay{1000};
 

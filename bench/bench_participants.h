@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "settle/common/status.h"
+
+namespace settle::bench {
+
+// What each bank account starts with: a benchmark moves 1 per transfer and never runs dry.
+constexpr std::int64_t kBankBalance = 1'000'000'000;
+
+// The two participants a benchmark transfer touches, in this process on 127.0.0.1: either
+// empty endpoints (answer SUCCESS, do nothing) or two bank examples (the barrier plus real
+// SQLite writes, each bank its own database with synchronous=FULL).
+class BenchParticipants {
+ public:
+  enum class Kind { kEmpty, kBank };
+  // `data_dir` holds the banks' databases; `threads` is each server's thread count.
+  static Result<std::unique_ptr<BenchParticipants>> Start(Kind kind, const std::string& data_dir,
+                                                          int accounts, std::size_t threads);
+  ~BenchParticipants();
+
+  int port_a() const { return port_a_; }  // pays: TransOut...
+  int port_b() const { return port_b_; }  // receives: TransIn...
+
+  struct Servers;
+
+ private:
+  explicit BenchParticipants(std::unique_ptr<Servers> servers);
+  std::unique_ptr<Servers> servers_;
+  int port_a_ = 0;
+  int port_b_ = 0;
+};
+
+}  // namespace settle::bench

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "latency_recorder.h"
+#include "settle/common/status.h"
+
+namespace settle::bench {
+
+struct LoadPlan {
+  int clients = 16;
+  std::chrono::milliseconds duration{10'000};
+  std::uint64_t count = 0;  // stop after this many operations (0: run for `duration`)
+  bool progress = true;     // a line per second on stderr
+};
+
+struct LoadResult {
+  LatencyRecorder::Summary summary;
+  double seconds = 0;
+  double throughput() const {
+    return seconds > 0 ? static_cast<double>(summary.count) / seconds : 0;
+  }
+};
+
+// Runs `operation(client, n)` on `plan.clients` threads, back to back, until the duration has
+// passed or `count` operations have started; records each one's latency (or its error).
+// `operation` must be safe to call from its own client's thread; `client` is 0..clients-1.
+LoadResult RunLoad(const std::string& label, const LoadPlan& plan,
+                   const std::function<Status(int client, std::uint64_t n)>& operation);
+
+// "saga through settled: 3104.2 tx/s, latency p50 4.9 ms, p90 ..., errors 0"
+std::string Describe(const std::string& label, const LoadResult& result);
+
+}  // namespace settle::bench

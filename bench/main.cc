@@ -1,0 +1,228 @@
+// settle-bench: drives a running settled with concurrent clients (saga with 2 steps or TCC with
+// 2 branches, wait_result, against empty participants or two bank examples in this process),
+// reports throughput and latency percentiles of whole global transactions, and optionally runs
+// the same participant calls without the coordinator as a baseline and prints the ratio.
+#include <httplib.h>
+#include <stdlib.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "bench_participants.h"
+#include "load_runner.h"
+#include "settle/common/duration_text.h"
+#include "settle/common/http_url.h"
+#include "workload.h"
+
+namespace {
+
+using settle::bench::LoadPlan;
+using settle::bench::LoadResult;
+
+struct Args {
+  std::string coordinator = "http://127.0.0.1:36789/api/settle";
+  std::string mode = "saga";
+  std::string participants = "empty";
+  int clients = 16;
+  std::string duration = "10s";
+  std::string warmup = "1s";
+  std::uint64_t count = 0;
+  bool baseline = false;
+  bool verify = false;
+  bool quiet = false;
+  int accounts = 16;
+  std::size_t participant_threads = 128;
+};
+
+// Counts the coordinator's transactions with `status` (paging through /all).
+std::uint64_t CountWithStatus(httplib::Client& http, const std::string& api,
+                              const std::string& status) {
+  std::uint64_t count = 0;
+  std::string position;
+  for (;;) {
+    auto page = http.Get(api + "/all?limit=1000&status=" + status + "&position=" + position);
+    if (!page || page->status != 200) return UINT64_MAX;
+    const auto body = nlohmann::json::parse(page->body, nullptr, false);
+    count += body["transactions"].size();
+    position = body.value("next_position", "");
+    if (position.empty()) return count;
+  }
+}
+
+// For a coordinator that started empty: every transaction the run started ended succeed.
+bool VerifyAllSucceeded(int port, const std::string& api, std::uint64_t expected) {
+  httplib::Client http("127.0.0.1", port);
+  http.set_read_timeout(std::chrono::seconds(30));
+  bool ok = true;
+  for (const char* status : {"prepared", "submitted", "aborting", "failed"}) {
+    const std::uint64_t n = CountWithStatus(http, api, status);
+    if (n != 0) {
+      std::printf("verify: %llu transactions are %s\n", static_cast<unsigned long long>(n), status);
+      ok = false;
+    }
+  }
+  const std::uint64_t succeeded = CountWithStatus(http, api, "succeed");
+  std::printf("verify: %llu transactions succeed, %llu expected\n",
+              static_cast<unsigned long long>(succeeded),
+              static_cast<unsigned long long>(expected));
+  return ok && succeeded == expected;
+}
+
+// For bank participants: every transfer that ended succeed moved exactly 1 from bank A to
+// bank B, through the coordinator or directly, and nothing else moved.
+bool VerifyBankTotals(int port_a, int port_b, int accounts, std::uint64_t moved) {
+  const std::int64_t initial = static_cast<std::int64_t>(accounts) * settle::bench::kBankBalance;
+  const std::int64_t expected[] = {initial - static_cast<std::int64_t>(moved),
+                                   initial + static_cast<std::int64_t>(moved)};
+  const int ports[] = {port_a, port_b};
+  bool ok = true;
+  for (int i = 0; i < 2; ++i) {
+    httplib::Client http("127.0.0.1", ports[i]);
+    auto answer = http.Get("/api/accounts");
+    const auto body = answer && answer->status == 200
+                          ? nlohmann::json::parse(answer->body, nullptr, false)
+                          : nlohmann::json();
+    const std::int64_t total = body.is_object() ? body.value("total", std::int64_t{-1}) : -1;
+    std::printf("verify: bank %c holds %lld in all, %lld expected\n", "AB"[i],
+                static_cast<long long>(total), static_cast<long long>(expected[i]));
+    ok = ok && total == expected[i];
+  }
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  CLI::App app{"settle-bench: throughput and latency of Settle, with a direct baseline"};
+  app.add_option("--coordinator", a.coordinator, "settled's API base on 127.0.0.1")
+      ->capture_default_str();
+  app.add_option("--mode", a.mode, "saga (2 steps) or tcc (2 branches)")
+      ->check(CLI::IsMember({"saga", "tcc"}))
+      ->capture_default_str();
+  app.add_option("--participants", a.participants,
+                 "empty (answer SUCCESS) or bank (the bank example: barrier + SQLite writes)")
+      ->check(CLI::IsMember({"empty", "bank"}))
+      ->capture_default_str();
+  app.add_option("--clients", a.clients, "Concurrent clients")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--duration", a.duration, "How long to measure (e.g. 10s)")->capture_default_str();
+  app.add_option("--count", a.count, "Measure this many transactions instead of a duration");
+  app.add_option("--warmup", a.warmup, "Unmeasured load first (0s: none)")->capture_default_str();
+  app.add_flag("--baseline", a.baseline,
+               "Also run the same participant calls without the coordinator, and print the ratio");
+  app.add_flag("--verify", a.verify,
+               "Require every transaction to end succeed (for a coordinator that started empty)");
+  app.add_flag("--quiet", a.quiet, "No progress lines");
+  app.add_option("--accounts", a.accounts, "Bank accounts used (one per client, cycling)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--participant-threads", a.participant_threads, "Threads of each participant")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  auto url = settle::ParseHttpUrl(a.coordinator);
+  auto duration = settle::ParseDuration(a.duration);
+  auto warmup = settle::ParseDuration(a.warmup);
+  if (!url || (url->host != "127.0.0.1" && url->host != "localhost") || !duration || !warmup) {
+    std::fprintf(stderr,
+                 "settle-bench: --coordinator must be http://127.0.0.1:PORT/api/..., "
+                 "--duration and --warmup durations such as 10s\n");
+    return 2;
+  }
+  std::string data_dir = (std::filesystem::temp_directory_path() / "settle-bench-XXXXXX").string();
+  if (mkdtemp(data_dir.data()) == nullptr) return 2;
+  const auto kind = a.participants == "bank" ? settle::bench::BenchParticipants::Kind::kBank
+                                             : settle::bench::BenchParticipants::Kind::kEmpty;
+  auto participants =
+      settle::bench::BenchParticipants::Start(kind, data_dir, a.accounts, a.participant_threads);
+  if (!participants) {
+    std::fprintf(stderr, "settle-bench: %s\n", participants.status().ToString().c_str());
+    return 2;
+  }
+  settle::bench::Endpoints endpoints;
+  endpoints.coordinator_port = url->port;
+  endpoints.api = url->path_and_query == "/" ? "/api/settle" : url->path_and_query;
+  endpoints.participant_a_port = (*participants)->port_a();
+  endpoints.participant_b_port = (*participants)->port_b();
+  endpoints.accounts = a.accounts;
+  endpoints.run_id = std::to_string(std::random_device{}());
+  const auto mode = a.mode == "tcc" ? settle::bench::Mode::kTcc : settle::bench::Mode::kSaga;
+
+  std::vector<std::unique_ptr<settle::bench::Workload>> workloads;
+  for (int c = 0; c < a.clients; ++c) {
+    workloads.push_back(std::make_unique<settle::bench::Workload>(endpoints, mode, c));
+  }
+  // Each phase numbers its transactions from its own offset, so gids never repeat.
+  std::uint64_t offset = 0;
+  auto phase = [&](const std::string& label, bool through_coordinator, std::chrono::milliseconds d,
+                   std::uint64_t count, bool progress) {
+    const std::uint64_t base = offset;
+    offset += 1'000'000'000;
+    LoadPlan plan{a.clients, d, count, progress && !a.quiet};
+    return settle::bench::RunLoad(label, plan, [&](int client, std::uint64_t n) {
+      auto& w = *workloads[static_cast<std::size_t>(client)];
+      return through_coordinator ? w.ThroughCoordinator(base + n) : w.Direct(base + n);
+    });
+  };
+
+  std::printf(
+      "settle-bench: %s, 2 %s, %s participants, %d clients, %s\n", a.mode.c_str(),
+      a.mode == "saga" ? "steps" : "branches", a.participants.c_str(), a.clients,
+      a.count > 0 ? (std::to_string(a.count) + " transactions").c_str() : a.duration.c_str());
+  std::fflush(stdout);
+  // Every transaction sent through settled, warmup included, for --verify.
+  std::uint64_t sent = 0;
+  std::uint64_t failed = 0;
+  std::uint64_t moved = 0;  // transfers that ended succeed, with or without the coordinator
+  if (warmup->count() > 0) {
+    if (a.baseline) moved += phase("warmup direct", false, *warmup, 0, false).summary.count;
+    const LoadResult w = phase("warmup", true, *warmup, 0, false);
+    sent += w.summary.count + w.summary.errors;
+    failed += w.summary.errors;
+    moved += w.summary.count;
+  }
+  LoadResult direct;
+  if (a.baseline) {
+    direct = phase("direct", false, *duration, a.count, true);
+    moved += direct.summary.count;
+    std::printf("%s\n", settle::bench::Describe("direct (no coordinator)", direct).c_str());
+    std::fflush(stdout);
+  }
+  const LoadResult through = phase("settled", true, *duration, a.count, true);
+  sent += through.summary.count + through.summary.errors;
+  failed += through.summary.errors;
+  moved += through.summary.count;
+  std::printf("%s\n", settle::bench::Describe(a.mode + " through settled", through).c_str());
+  if (a.baseline && direct.throughput() > 0) {
+    std::printf("ratio: %.1f%% of the direct baseline's throughput\n",
+                100.0 * through.throughput() / direct.throughput());
+  }
+  int exit_code = 0;
+  if (a.verify) {
+    if (failed > 0) {
+      std::printf("verify: %llu transactions did not end succeed\n",
+                  static_cast<unsigned long long>(failed));
+    }
+    const bool totals_ok = kind != settle::bench::BenchParticipants::Kind::kBank ||
+                           VerifyBankTotals(endpoints.participant_a_port,
+                                            endpoints.participant_b_port, a.accounts, moved);
+    if (failed > 0 || !totals_ok ||
+        !VerifyAllSucceeded(endpoints.coordinator_port, endpoints.api, sent)) {
+      exit_code = 1;
+    } else {
+      std::printf("verify: every transaction the run started ended succeed%s\n",
+                  kind == settle::bench::BenchParticipants::Kind::kBank
+                      ? ", and moved exactly its amount"
+                      : "");
+    }
+  }
+  participants->reset();
+  std::filesystem::remove_all(data_dir);
+  return exit_code;
+}

@@ -1,0 +1,141 @@
+#include "workload.h"
+
+#include <httplib.h>
+
+namespace settle::bench {
+namespace {
+
+constexpr const char* kJson = "application/json";
+
+std::unique_ptr<httplib::Client> Connect(int port) {
+  auto client = std::make_unique<httplib::Client>("127.0.0.1", port);
+  client->set_keep_alive(true);
+  client->set_tcp_nodelay(true);
+  client->set_connection_timeout(std::chrono::seconds(5));
+  client->set_read_timeout(std::chrono::seconds(60));
+  client->set_write_timeout(std::chrono::seconds(10));
+  return client;
+}
+
+Status AnswerStatus(const httplib::Result& result, const std::string& what) {
+  if (!result) return Status::Unavailable(what + ": " + httplib::to_string(result.error()));
+  if (result->status != 200) {
+    return Status::Unavailable(what + ": HTTP " + std::to_string(result->status) + " " +
+                               result->body.substr(0, 200));
+  }
+  return Status::Ok();
+}
+
+// JSON string literal of `s` (the bodies here hold only plain characters and quotes).
+std::string Quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string ParticipantUrl(int port, const std::string& path) {
+  return "http://127.0.0.1:" + std::to_string(port) + path;
+}
+
+}  // namespace
+
+struct Workload::Connections {
+  std::unique_ptr<httplib::Client> coordinator;
+  std::unique_ptr<httplib::Client> participant[2];
+};
+
+Workload::Workload(const Endpoints& endpoints, Mode mode, int client)
+    : endpoints_(endpoints),
+      mode_(mode),
+      client_(client),
+      connections_(std::make_unique<Connections>()) {
+  const std::string account = std::to_string(client % endpoints.accounts + 1);
+  body_out_ = R"({"account_id":")" + account + R"(","amount":1})";
+  body_in_ = body_out_;
+  connections_->coordinator = Connect(endpoints.coordinator_port);
+  connections_->participant[0] = Connect(endpoints.participant_a_port);
+  connections_->participant[1] = Connect(endpoints.participant_b_port);
+}
+
+Workload::~Workload() = default;
+
+std::string Workload::GidFor(std::uint64_t n) const {
+  return "bench-" + endpoints_.run_id + "-" + std::to_string(client_) + "-" + std::to_string(n);
+}
+
+Status Workload::PostParticipant(int which, const std::string& path, const std::string& gid,
+                                 const std::string& branch_id, const char* op,
+                                 const std::string& body) {
+  const std::string target = path + "?gid=" + gid +
+                             "&trans_type=" + (mode_ == Mode::kSaga ? "saga" : "tcc") +
+                             "&branch_id=" + branch_id + "&op=" + op;
+  return AnswerStatus(connections_->participant[which]->Post(target, body, kJson), path);
+}
+
+Status Workload::PostCoordinator(const std::string& route, const std::string& body) {
+  return AnswerStatus(connections_->coordinator->Post(endpoints_.api + route, body, kJson), route);
+}
+
+Status Workload::ThroughCoordinator(std::uint64_t n) {
+  const std::string gid = GidFor(n);
+  const int a = endpoints_.participant_a_port;
+  const int b = endpoints_.participant_b_port;
+  if (mode_ == Mode::kSaga) {
+    const std::string submit =
+        R"({"gid":")" + gid + R"(","trans_type":"saga","wait_result":true,"steps":[)" +
+        R"({"action":")" + ParticipantUrl(a, "/api/TransOut") + R"(","compensate":")" +
+        ParticipantUrl(a, "/api/TransOutCompensate") + R"("},)" + R"({"action":")" +
+        ParticipantUrl(b, "/api/TransIn") + R"(","compensate":")" +
+        ParticipantUrl(b, "/api/TransInCompensate") + R"("}],"payloads":[)" + Quoted(body_out_) +
+        "," + Quoted(body_in_) + "]}";
+    return PostCoordinator("/submit", submit);
+  }
+  const std::string head = R"({"gid":")" + gid + R"(","trans_type":"tcc")";
+  if (Status s = PostCoordinator("/prepare", head + "}"); !s.ok()) return s;
+  const struct {
+    int which;
+    const char* name;
+    const std::string& body;
+  } branches[] = {{0, "TransOut", body_out_}, {1, "TransIn", body_in_}};
+  int branch = 0;
+  for (const auto& br : branches) {
+    const std::string id = branch++ == 0 ? "01" : "02";
+    const int port = br.which == 0 ? a : b;
+    const std::string prefix = std::string("/api/") + br.name;
+    const std::string registration = head + R"(,"branch_id":")" + id + R"(","data":)" +
+                                     Quoted(br.body) + R"(,"confirm":")" +
+                                     ParticipantUrl(port, prefix + "Confirm") + R"(","cancel":")" +
+                                     ParticipantUrl(port, prefix + "Cancel") + R"("})";
+    if (Status s = PostCoordinator("/registerBranch", registration); !s.ok()) return s;
+    if (Status s = PostParticipant(br.which, prefix + "Try", gid, id, "try", br.body); !s.ok()) {
+      return s;
+    }
+  }
+  return PostCoordinator("/submit", head + R"(,"wait_result":true})");
+}
+
+Status Workload::Direct(std::uint64_t n) {
+  const std::string gid = GidFor(n);
+  if (mode_ == Mode::kSaga) {
+    if (Status s = PostParticipant(0, "/api/TransOut", gid, "01", "action", body_out_); !s.ok()) {
+      return s;
+    }
+    return PostParticipant(1, "/api/TransIn", gid, "02", "action", body_in_);
+  }
+  if (Status s = PostParticipant(0, "/api/TransOutTry", gid, "01", "try", body_out_); !s.ok()) {
+    return s;
+  }
+  if (Status s = PostParticipant(1, "/api/TransInTry", gid, "02", "try", body_in_); !s.ok()) {
+    return s;
+  }
+  if (Status s = PostParticipant(0, "/api/TransOutConfirm", gid, "01", "confirm", body_out_);
+      !s.ok()) {
+    return s;
+  }
+  return PostParticipant(1, "/api/TransInConfirm", gid, "02", "confirm", body_in_);
+}
+
+}  // namespace settle::bench
