@@ -20,11 +20,21 @@ LoadResult RunLoad(const std::string& label, const LoadPlan& plan,
   std::vector<std::thread> clients;
   for (int c = 0; c < plan.clients; ++c) {
     clients.emplace_back([&, c] {
+      // With a rate, client c starts its k-th operation at begin + (k * clients + c) / rate.
+      const auto interval = plan.rate > 0 ? std::chrono::duration<double>(plan.clients / plan.rate)
+                                          : std::chrono::duration<double>(0);
+      Clock::time_point due = begin + std::chrono::duration_cast<Clock::duration>(
+                                          interval * (static_cast<double>(c) / plan.clients));
       while (!stop) {
         const std::uint64_t n = started++;
         if (plan.count > 0 && n >= plan.count) break;
         if (plan.count == 0 && Clock::now() >= deadline) break;
-        const Clock::time_point t0 = Clock::now();
+        Clock::time_point t0 = Clock::now();
+        if (plan.rate > 0) {
+          if (due > t0) std::this_thread::sleep_until(due);
+          t0 = due;
+          due += std::chrono::duration_cast<Clock::duration>(interval);
+        }
         const Status s = operation(c, n);
         if (s.ok()) {
           recorder.Record(Clock::now() - t0);

@@ -15,6 +15,10 @@ struct LoadPlan {
   std::chrono::milliseconds duration{10'000};
   std::uint64_t count = 0;  // stop after this many operations (0: run for `duration`)
   bool progress = true;     // a line per second on stderr
+  // Operations started per second over all clients (0: each client starts its next one as
+  // soon as the last ends). With a rate, an operation's latency runs from the time it was
+  // due, not the time a late client got to it, so a stall is not hidden.
+  double rate = 0;
 };
 
 struct LoadResult {
@@ -25,8 +29,9 @@ struct LoadResult {
   }
 };
 
-// Runs `operation(client, n)` on `plan.clients` threads, back to back, until the duration has
-// passed or `count` operations have started; records each one's latency (or its error).
+// Runs `operation(client, n)` on `plan.clients` threads, back to back or at `plan.rate`,
+// until the duration has passed or `count` operations have started; records each one's
+// latency (or its error).
 // `operation` must be safe to call from its own client's thread; `client` is 0..clients-1.
 LoadResult RunLoad(const std::string& label, const LoadPlan& plan,
                    const std::function<Status(int client, std::uint64_t n)>& operation);

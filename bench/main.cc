@@ -35,6 +35,7 @@ struct Args {
   bool quiet = false;
   int accounts = 16;
   std::size_t participant_threads = 128;
+  double rate = 0;
 };
 
 // Counts the coordinator's transactions with `status` (paging through /all).
@@ -113,6 +114,10 @@ int main(int argc, char** argv) {
   app.add_option("--duration", a.duration, "How long to measure (e.g. 10s)")->capture_default_str();
   app.add_option("--count", a.count, "Measure this many transactions instead of a duration");
   app.add_option("--warmup", a.warmup, "Unmeasured load first (0s: none)")->capture_default_str();
+  app.add_option("--rate", a.rate,
+                 "Transactions started per second over all clients (default: as fast as they "
+                 "go); latency then counts from when each was due")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--baseline", a.baseline,
                "Also run the same participant calls without the coordinator, and print the ratio");
   app.add_flag("--verify", a.verify,
@@ -164,7 +169,7 @@ int main(int argc, char** argv) {
                    std::uint64_t count, bool progress) {
     const std::uint64_t base = offset;
     offset += 1'000'000'000;
-    LoadPlan plan{a.clients, d, count, progress && !a.quiet};
+    LoadPlan plan{a.clients, d, count, progress && !a.quiet, a.rate};
     return settle::bench::RunLoad(label, plan, [&](int client, std::uint64_t n) {
       auto& w = *workloads[static_cast<std::size_t>(client)];
       return through_coordinator ? w.ThroughCoordinator(base + n) : w.Direct(base + n);
@@ -172,9 +177,11 @@ int main(int argc, char** argv) {
   };
 
   std::printf(
-      "settle-bench: %s, 2 %s, %s participants, %d clients, %s\n", a.mode.c_str(),
+      "settle-bench: %s, 2 %s, %s participants, %d clients, %s%s\n", a.mode.c_str(),
       a.mode == "saga" ? "steps" : "branches", a.participants.c_str(), a.clients,
-      a.count > 0 ? (std::to_string(a.count) + " transactions").c_str() : a.duration.c_str());
+      a.count > 0 ? (std::to_string(a.count) + " transactions").c_str() : a.duration.c_str(),
+      a.rate > 0 ? (", " + std::to_string(static_cast<long>(a.rate)) + " tx/s offered").c_str()
+                 : "");
   std::fflush(stdout);
   // Every transaction sent through settled, warmup included, for --verify.
   std::uint64_t sent = 0;

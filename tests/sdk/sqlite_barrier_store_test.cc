@@ -6,9 +6,13 @@
 #include <sqlite3.h>
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "temp_dir.h"
 
@@ -230,6 +234,50 @@ TEST_CASE("Begin gives up with Unavailable when the write lock is held beyond bu
     CHECK_THAT(blocked.status().message(), Catch::Contains("locked"));
   }
   CHECK(store->Begin().ok());  // once the lock is free again
+}
+
+TEST_CASE("transactions of one store take their write turns in arrival order",
+          "[sdk][sqlite_barrier]") {
+  TempDir dir;
+  auto store = MustOpen(dir.File("participant.db"));
+  std::unique_ptr<BarrierTransaction> holder = MustBegin(*store);
+  std::mutex mu;
+  std::vector<int> order;
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < 4; ++i) {
+    // Catch's assertions are for the test's own thread: waiters only record.
+    waiters.emplace_back([&, i] {
+      Result<std::unique_ptr<BarrierTransaction>> tx = store->Begin();
+      {
+        std::lock_guard lock(mu);  // while holding the turn
+        order.push_back(tx.ok() ? i : -1);
+      }
+      if (tx.ok() && !(*tx)->Commit().ok()) {
+        std::lock_guard lock(mu);
+        order.push_back(-2);
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // arrives after the last one
+  }
+  CHECK(holder->Commit().ok());
+  for (auto& t : waiters) t.join();
+  CHECK(order == std::vector<int>{0, 1, 2, 3});
+}
+
+TEST_CASE("a transaction that gave up waiting does not hold up the ones after it",
+          "[sdk][sqlite_barrier]") {
+  TempDir dir;
+  SqliteBarrierOptions options;
+  options.busy_timeout_ms = 100;
+  auto store = MustOpen(dir.File("participant.db"), options);
+  std::unique_ptr<BarrierTransaction> holder = MustBegin(*store);
+  CHECK(store->Begin().status().code() == StatusCode::kUnavailable);  // gives up after 100 ms
+  Result<std::unique_ptr<BarrierTransaction>> later = Status::Internal("not run");
+  std::thread waiter([&] { later = store->Begin(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  CHECK(holder->Commit().ok());
+  waiter.join();
+  CHECK(later.ok());
 }
 
 TEST_CASE("an idle connection is reused by the next transaction", "[sdk][sqlite_barrier]") {
