@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <nlohmann/json.hpp>
+
 namespace settle::bench {
 namespace {
 
@@ -26,15 +28,8 @@ Status AnswerStatus(const httplib::Result& result, const std::string& what) {
   return Status::Ok();
 }
 
-// JSON string literal of `s` (the bodies here hold only plain characters and quotes).
-std::string Quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
+// `s` as a JSON string literal.
+std::string Quoted(const std::string& s) { return nlohmann::json(s).dump(); }
 
 std::string ParticipantUrl(int port, const std::string& path) {
   return "http://127.0.0.1:" + std::to_string(port) + path;

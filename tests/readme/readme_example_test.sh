@@ -5,29 +5,14 @@
 set -euo pipefail
 settled=$1 participant=$2 readme=$3
 work=$(mktemp -d)
-pids=()
+# shellcheck source=../../scripts/lib/processes.sh
+source "$(dirname "$0")/../../scripts/lib/processes.sh"
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  stop_started
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-# Starts a program whose stdout announces "listening on http://HOST:PORT" and sets
-# `address` to HOST:PORT. Runs in this shell (not in $(...)) so that cleanup knows the pid.
-start() {
-  local log=$1; shift
-  "$@" >"$log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 200); do
-    if grep -q "listening on http://" "$log"; then
-      address=$(grep -o "listening on http://[0-9.]*:[0-9]*" "$log" | head -1 | sed 's|.*http://||')
-      return
-    fi
-    sleep 0.05
-  done
-  echo "did not start: $*" >&2; cat "$log" >&2; exit 1
-}
 
 start "$work/participant.log" "$participant" --port 0
 participant_at=$address

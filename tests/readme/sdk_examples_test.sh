@@ -7,10 +7,10 @@ set -euo pipefail
 repo=$1 settled=$2 hello=$3 tcc_participant=$4 saga_transfer=$5 tcc_transfer=$6
 readme=$repo/participant-sdk/README.md
 work=$(mktemp -d)
-pids=()
+# shellcheck source=../../scripts/lib/processes.sh
+source "$repo/scripts/lib/processes.sh"
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  stop_started
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -29,20 +29,6 @@ for file in $examples; do
   fi
 done
 
-# Starts a program that prints "listening on http://HOST:PORT"; sets `address`.
-start() {
-  local log=$1; shift
-  "$@" >"$log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 200); do
-    if grep -q "listening on http://" "$log"; then
-      address=$(grep -o "listening on http://[0-9.]*:[0-9]*" "$log" | head -1 | sed 's|.*http://||')
-      return
-    fi
-    sleep 0.05
-  done
-  echo "did not start: $*" >&2; cat "$log" >&2; exit 1
-}
 
 start "$work/settled.log" "$settled" --port 0 --db "$work/settle.db"
 api="http://$address/api/settle"
@@ -52,7 +38,7 @@ service="http://$address/api"
 # 2. The saga example succeeds, and is compensated when a step fails.
 "$saga_transfer" "$api" "$service" | tee "$work/saga.out"
 grep -q ": succeed" "$work/saga.out"
-kill "${pids[1]}"; wait "${pids[1]}" 2>/dev/null || true
+kill "${started_pids[1]}"; wait "${started_pids[1]}" 2>/dev/null || true
 start "$work/hello-failing.log" "$hello" --port 0 --fail /api/TransIn
 if "$saga_transfer" "$api" "http://$address/api" >"$work/saga-fail.out"; then
   echo "the saga should have failed" >&2; exit 1
