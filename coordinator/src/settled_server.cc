@@ -76,9 +76,14 @@ void SettledServer::Shutdown() {
   const storage::SqliteStoreStats stats = parts_->store->Stats();
   const double commits = stats.commits == 0 ? 1.0 : static_cast<double>(stats.commits);
   spdlog::info(
-      "stopped; closing the database ({} commits, {:.1f} batches and {:.0f} us per commit)",
+      "stopped; closing the database ({} commits, {:.1f} batches, {:.0f} us and {:.1f} WAL pages "
+      "per commit; {} over 10 ms, the longest {:.1f} ms; {} background and {} writer "
+      "checkpoints)",
       stats.commits, static_cast<double>(stats.batches) / commits,
-      static_cast<double>(stats.commit_micros_total) / commits);
+      static_cast<double>(stats.commit_micros_total) / commits,
+      static_cast<double>(stats.wal_pages_written) / commits,
+      stats.commit_time.CountAbove(10'000), static_cast<double>(stats.commit_time.max_micros) / 1000,
+      stats.background_checkpoints, stats.writer_checkpoints);
 }
 
 }  // namespace settle::coordinator

@@ -16,10 +16,17 @@ namespace {
 // unfinished entries however many finished transactions accumulate. Stuck transactions are
 // rare: a partial index holds only them, and costs nothing on the insert path.
 //
-// trans_branch_op: WITHOUT ROWID, clustered on (gid, branch_id, op): a transaction's branch
-// rows are contiguous, so Load reads them with one range scan and an insert writes one b-tree
-// instead of a table plus a primary-key index. `data` is a BLOB: bodies are any bytes.
-constexpr std::array<const char*, 1> kMigrations = {
+// trans_branch_op (version 1): WITHOUT ROWID, clustered on (gid, branch_id, op): a
+// transaction's branch rows are contiguous, so Load reads them with one range scan and an
+// insert writes one b-tree instead of a table plus a primary-key index. `data` is a BLOB:
+// bodies are any bytes.
+//
+// Version 2 clusters trans_branch_op on the global's integer id instead of its gid. Ids only
+// grow, so new branch rows are appended at the right edge of the b-tree and a busy
+// transaction's rows sit in the few pages every commit already writes; gids are arbitrary
+// text, and clustering on them put each transaction's rows in a page of their own, which made
+// every group commit write (and fsync) a WAL frame per transaction in it.
+constexpr std::array<const char*, 2> kMigrations = {
     R"sql(
 CREATE TABLE trans_global (
   id              INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -56,6 +63,30 @@ CREATE TABLE trans_branch_op (
   PRIMARY KEY (gid, branch_id, op)
 ) WITHOUT ROWID;
 )sql",
+    R"sql(
+CREATE TABLE trans_branch_op_v2 (
+  global_id     INTEGER NOT NULL,
+  branch_id     TEXT    NOT NULL,
+  op            TEXT    NOT NULL,
+  seq           INTEGER NOT NULL,
+  url           TEXT    NOT NULL,
+  data          BLOB    NOT NULL,
+  status        TEXT    NOT NULL,
+  create_time   INTEGER NOT NULL,
+  update_time   INTEGER NOT NULL,
+  attempts      INTEGER NOT NULL DEFAULT 0,
+  failures      INTEGER NOT NULL DEFAULT 0,
+  last_error    TEXT    NOT NULL DEFAULT '',
+  next_retry_at INTEGER NOT NULL,
+  PRIMARY KEY (global_id, branch_id, op)
+) WITHOUT ROWID;
+INSERT INTO trans_branch_op_v2
+  SELECT g.id, b.branch_id, b.op, b.seq, b.url, b.data, b.status, b.create_time,
+         b.update_time, b.attempts, b.failures, b.last_error, b.next_retry_at
+  FROM trans_branch_op AS b JOIN trans_global AS g ON g.gid = b.gid;
+DROP TABLE trans_branch_op;
+ALTER TABLE trans_branch_op_v2 RENAME TO trans_branch_op;
+)sql",
 };
 
 Status RollbackQuietly(SqliteConnection& connection, Status cause) {
@@ -77,15 +108,22 @@ Result<int> ReadSchemaVersion(SqliteConnection& connection) {
 }
 
 Status MigrateSchema(SqliteConnection& connection) {
+  return MigrateSchema(connection, LatestSchemaVersion());
+}
+
+Status MigrateSchema(SqliteConnection& connection, int target_version) {
   Result<int> version = ReadSchemaVersion(connection);
   if (!version) return version.status();
   const int latest = LatestSchemaVersion();
+  if (target_version < 1 || target_version > latest) {
+    return Status::InvalidArgument("no schema version " + std::to_string(target_version));
+  }
   if (*version > latest) {
     return Status::Unavailable("database schema version " + std::to_string(*version) +
                                " is newer than this binary's version " + std::to_string(latest) +
                                "; upgrade Settle to open it");
   }
-  for (int next = *version + 1; next <= latest; ++next) {
+  for (int next = *version + 1; next <= target_version; ++next) {
     if (Status s = connection.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
     Status s = connection.Exec(kMigrations[next - 1]);
     if (s.ok()) s = connection.Exec("PRAGMA user_version = " + std::to_string(next));

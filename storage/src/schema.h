@@ -18,4 +18,8 @@ Result<int> ReadSchemaVersion(SqliteConnection& connection);
 // then stays at the last version that committed).
 Status MigrateSchema(SqliteConnection& connection);
 
+// The same, stopping at `target_version` (1..LatestSchemaVersion()): tests build files as
+// older binaries wrote them. InvalidArgument for a version this binary does not know.
+Status MigrateSchema(SqliteConnection& connection, int target_version);
+
 }  // namespace settle::storage

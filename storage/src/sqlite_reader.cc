@@ -18,8 +18,8 @@ constexpr std::string_view kSelectGlobal =
     "SELECT " SETTLE_GLOBAL_COLUMNS " FROM trans_global WHERE gid = ?1";
 
 constexpr std::string_view kSelectBranches =
-    "SELECT gid, branch_id, op, seq, url, data, status, create_time, update_time, attempts, "
-    "failures, last_error, next_retry_at FROM trans_branch_op WHERE gid = ?1 "
+    "SELECT branch_id, op, seq, url, data, status, create_time, update_time, attempts, "
+    "failures, last_error, next_retry_at FROM trans_branch_op WHERE global_id = ?1 "
     "ORDER BY seq, branch_id, op";
 
 constexpr std::string_view kSelectUnfinished =
@@ -61,29 +61,30 @@ Result<GlobalRecord> ReadGlobal(const SqliteStatement& row) {
   return g;
 }
 
-Result<BranchRecord> ReadBranch(const SqliteStatement& row) {
+// A row of kSelectBranches, which belongs to the transaction `gid`.
+Result<BranchRecord> ReadBranch(const std::string& gid, const SqliteStatement& row) {
   BranchRecord b;
-  b.gid = row.ColumnBytes(0);
-  b.branch_id = row.ColumnBytes(1);
-  const std::string op = row.ColumnBytes(2);
+  b.gid = gid;
+  b.branch_id = row.ColumnBytes(0);
+  const std::string op = row.ColumnBytes(1);
   std::optional<BranchOp> parsed_op = ParseBranchOp(op);
   if (!parsed_op) return Corrupt(b.gid, "branch " + b.branch_id + " has unknown op '" + op + "'");
   b.op = *parsed_op;
-  b.seq = static_cast<int>(row.ColumnInt64(3));
-  b.url = row.ColumnBytes(4);
-  b.data = row.ColumnBytes(5);
-  const std::string status = row.ColumnBytes(6);
+  b.seq = static_cast<int>(row.ColumnInt64(2));
+  b.url = row.ColumnBytes(3);
+  b.data = row.ColumnBytes(4);
+  const std::string status = row.ColumnBytes(5);
   std::optional<BranchStatus> parsed_status = ParseBranchStatus(status);
   if (!parsed_status) {
     return Corrupt(b.gid, "branch " + b.branch_id + " has unknown status '" + status + "'");
   }
   b.status = *parsed_status;
-  b.create_time = FromUnixMillis(row.ColumnInt64(7));
-  b.update_time = FromUnixMillis(row.ColumnInt64(8));
-  b.attempts = static_cast<int>(row.ColumnInt64(9));
-  b.failures = static_cast<int>(row.ColumnInt64(10));
-  b.last_error = row.ColumnBytes(11);
-  b.next_retry_at = FromUnixMillis(row.ColumnInt64(12));
+  b.create_time = FromUnixMillis(row.ColumnInt64(6));
+  b.update_time = FromUnixMillis(row.ColumnInt64(7));
+  b.attempts = static_cast<int>(row.ColumnInt64(8));
+  b.failures = static_cast<int>(row.ColumnInt64(9));
+  b.last_error = row.ColumnBytes(10);
+  b.next_retry_at = FromUnixMillis(row.ColumnInt64(11));
   return b;
 }
 
@@ -181,9 +182,9 @@ Result<std::optional<Transaction>> SqliteReader::Load(const std::string& gid) {
   {
     Result<SqliteStatement> stmt = c->Prepare(kSelectBranches);
     if (!stmt) return stmt.status();
-    stmt->BindText(1, gid);
+    stmt->BindInt64(1, t.global.id);
     Status s = ReadAll(*stmt, [&t](const SqliteStatement& row) {
-      Result<BranchRecord> branch = ReadBranch(row);
+      Result<BranchRecord> branch = ReadBranch(t.global.gid, row);
       if (!branch) return branch.status();
       t.branches.push_back(std::move(branch).value());
       return Status::Ok();

@@ -7,6 +7,7 @@
 #include "file_lock.h"
 #include "schema.h"
 #include "settle/common/sqlite_connection.h"
+#include "sqlite_checkpointer.h"
 #include "sqlite_reader.h"
 #include "sqlite_writer.h"
 
@@ -70,8 +71,12 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
   if (!lock) return lock.status();
   Result<std::unique_ptr<SqliteConnection>> connection = OpenWriteConnection(path, options);
   if (!connection) return connection.status();
-  Result<std::unique_ptr<SqliteWriter>> writer =
-      SqliteWriter::Start(std::move(connection).value(), options.max_batches_per_commit);
+  // After the write connection: the file is then migrated and in WAL mode.
+  Result<std::unique_ptr<SqliteCheckpointer>> checkpointer =
+      SqliteCheckpointer::Start(path, options.busy_timeout_ms);
+  if (!checkpointer) return checkpointer.status();
+  Result<std::unique_ptr<SqliteWriter>> writer = SqliteWriter::Start(
+      std::move(connection).value(), std::move(checkpointer).value(), options);
   if (!writer) return writer.status();
   auto reader = std::make_unique<SqliteReader>(path, options.busy_timeout_ms);
   auto impl =

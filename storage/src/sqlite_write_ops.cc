@@ -14,20 +14,27 @@ constexpr std::string_view kInsertGlobal =
     "finish_time, rollback_time, rollback_reason, next_cron_time, stuck) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (gid) DO NOTHING";
 
+// Branch rows are keyed by their global's integer id (schema version 2); every statement
+// finds it from the gid through trans_global's unique index.
+//
 // Inserts only if the global exists, so the common case is one statement; when nothing was
 // inserted, a second look tells a duplicate from a missing global.
 constexpr std::string_view kInsertBranch =
-    "INSERT INTO trans_branch_op (gid, branch_id, op, seq, url, data, status, create_time, "
-    "update_time, attempts, failures, last_error, next_retry_at) "
-    "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13 "
-    "WHERE EXISTS (SELECT 1 FROM trans_global WHERE gid = ?1) "
-    "ON CONFLICT (gid, branch_id, op) DO NOTHING";
+    "INSERT INTO trans_branch_op (global_id, branch_id, op, seq, url, data, status, "
+    "create_time, update_time, attempts, failures, last_error, next_retry_at) "
+    "SELECT id, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13 "
+    "FROM trans_global WHERE gid = ?1 "
+    "ON CONFLICT (global_id, branch_id, op) DO NOTHING";
+
+#define SETTLE_GLOBAL_ID_OF_GID "(SELECT id FROM trans_global WHERE gid = ?1)"
 
 constexpr std::string_view kSelectBranchUrl =
-    "SELECT url FROM trans_branch_op WHERE gid = ?1 AND branch_id = ?2 AND op = ?3";
+    "SELECT url FROM trans_branch_op "
+    "WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID " AND branch_id = ?2 AND op = ?3";
 
 constexpr std::string_view kSelectBranchStatus =
-    "SELECT status FROM trans_branch_op WHERE gid = ?1 AND branch_id = ?2 AND op = ?3";
+    "SELECT status FROM trans_branch_op "
+    "WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID " AND branch_id = ?2 AND op = ?3";
 
 constexpr std::string_view kSelectGlobalStatus = "SELECT status FROM trans_global WHERE gid = ?1";
 
@@ -37,16 +44,20 @@ constexpr std::string_view kUpdateGlobal =
     "WHERE gid = ?8 AND status = ?9";
 
 constexpr std::string_view kUpdateBranch =
-    "UPDATE trans_branch_op SET status = ?1, update_time = ?2, attempts = ?3, failures = ?4, "
-    "last_error = ?5, next_retry_at = ?6 "
-    "WHERE gid = ?7 AND branch_id = ?8 AND op = ?9 AND status = ?10";
+    "UPDATE trans_branch_op SET status = ?2, update_time = ?3, attempts = ?4, failures = ?5, "
+    "last_error = ?6, next_retry_at = ?7 "
+    "WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID " AND branch_id = ?8 AND op = ?9 "
+    "AND status = ?10";
 
 constexpr std::string_view kRetryGlobal =
     "UPDATE trans_global SET next_cron_time = ?1 "
     "WHERE gid = ?2 AND status IN ('prepared', 'submitted', 'aborting')";
 
 constexpr std::string_view kRetryBranches =
-    "UPDATE trans_branch_op SET next_retry_at = ?1 WHERE gid = ?2 AND status = 'prepared'";
+    "UPDATE trans_branch_op SET next_retry_at = ?2 "
+    "WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID " AND status = 'prepared'";
+
+#undef SETTLE_GLOBAL_ID_OF_GID
 
 std::optional<std::int64_t> Millis(const std::optional<TimePoint>& t) {
   if (!t) return std::nullopt;
@@ -171,13 +182,13 @@ Status Apply(SqliteConnection& c, const UpdateBranch& op) {
   {
     Result<SqliteStatement> stmt = c.Prepare(kUpdateBranch);
     if (!stmt) return stmt.status();
-    stmt->BindText(1, ToString(b.status))
-        .BindInt64(2, ToUnixMillis(b.update_time))
-        .BindInt64(3, b.attempts)
-        .BindInt64(4, b.failures)
-        .BindText(5, b.last_error)
-        .BindInt64(6, ToUnixMillis(b.next_retry_at))
-        .BindText(7, b.gid)
+    stmt->BindText(1, b.gid)
+        .BindText(2, ToString(b.status))
+        .BindInt64(3, ToUnixMillis(b.update_time))
+        .BindInt64(4, b.attempts)
+        .BindInt64(5, b.failures)
+        .BindText(6, b.last_error)
+        .BindInt64(7, ToUnixMillis(b.next_retry_at))
         .BindText(8, b.branch_id)
         .BindText(9, ToString(b.op))
         .BindText(10, ToString(op.expected));
@@ -210,7 +221,7 @@ Status Apply(SqliteConnection& c, const RetryNow& op) {
   }
   Result<SqliteStatement> stmt = c.Prepare(kRetryBranches);
   if (!stmt) return stmt.status();
-  stmt->BindInt64(1, at).BindText(2, op.gid);
+  stmt->BindText(1, op.gid).BindInt64(2, at);
   return stmt->Run();
 }
 

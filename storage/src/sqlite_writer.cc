@@ -8,9 +8,12 @@
 namespace settle::storage {
 
 Result<std::unique_ptr<SqliteWriter>> SqliteWriter::Start(
-    std::unique_ptr<SqliteConnection> connection, std::size_t max_batches_per_commit) {
+    std::unique_ptr<SqliteConnection> connection, std::unique_ptr<SqliteCheckpointer> checkpointer,
+    const SqliteStoreOptions& options) {
   auto writer = std::unique_ptr<SqliteWriter>(
-      new SqliteWriter(std::move(connection), std::max<std::size_t>(1, max_batches_per_commit)));
+      new SqliteWriter(std::move(connection), std::move(checkpointer), options));
+  // Replaces SQLite's automatic checkpoint (itself a WAL hook) on this connection.
+  sqlite3_wal_hook(writer->connection_->handle(), &SqliteWriter::OnWalCommit, writer.get());
   try {
     writer->thread_ = std::thread([w = writer.get()] { w->Loop(); });
   } catch (const std::exception& e) {
@@ -20,10 +23,14 @@ Result<std::unique_ptr<SqliteWriter>> SqliteWriter::Start(
 }
 
 SqliteWriter::SqliteWriter(std::unique_ptr<SqliteConnection> connection,
-                           std::size_t max_batches_per_commit)
+                           std::unique_ptr<SqliteCheckpointer> checkpointer,
+                           const SqliteStoreOptions& options)
     : connection_(std::move(connection)),
+      checkpointer_(std::move(checkpointer)),
       applier_(*connection_),
-      max_batches_per_commit_(max_batches_per_commit) {}
+      max_batches_per_commit_(std::max<std::size_t>(1, options.max_batches_per_commit)),
+      checkpoint_pages_(std::max(1, options.checkpoint_pages)),
+      writer_checkpoint_pages_(std::max(options.checkpoint_pages, options.writer_checkpoint_pages)) {}
 
 SqliteWriter::~SqliteWriter() { Shutdown(); }
 
@@ -47,6 +54,7 @@ void SqliteWriter::Shutdown() {
   }
   work_.notify_one();
   if (thread_.joinable()) thread_.join();
+  checkpointer_.reset();
   if (connection_ != nullptr) {
     // Folds the WAL into the database so that the file alone is the whole state. A failure
     // only leaves the WAL for the next Open to replay.
@@ -61,7 +69,40 @@ SqliteStoreStats SqliteWriter::Stats() const {
   stats.batches = batches_.load(std::memory_order_relaxed);
   stats.failed_commits = failed_commits_.load(std::memory_order_relaxed);
   stats.commit_micros_total = commit_micros_total_.load(std::memory_order_relaxed);
+  stats.wal_pages_written = wal_pages_written_.load(std::memory_order_relaxed);
+  stats.writer_checkpoints = writer_checkpoints_.load(std::memory_order_relaxed);
+  stats.commit_time = commit_time_.Read();
+  // After Shutdown the checkpointer is gone; its count is then no longer reported.
+  std::lock_guard lock(shutdown_mutex_);
+  if (checkpointer_ != nullptr) stats.background_checkpoints = checkpointer_->checkpoints();
   return stats;
+}
+
+int SqliteWriter::OnWalCommit(void* self, sqlite3* db, const char* database, int wal_pages) {
+  auto* writer = static_cast<SqliteWriter*>(self);
+  // A shorter WAL than last time means SQLite started it over from the beginning.
+  const bool restarted = wal_pages < writer->last_wal_pages_;
+  const int appended = restarted ? wal_pages : wal_pages - writer->last_wal_pages_;
+  writer->last_wal_pages_ = wal_pages;
+  if (restarted) writer->requested_at_pages_ = 0;
+  writer->wal_pages_written_.fetch_add(static_cast<std::uint64_t>(appended),
+                                       std::memory_order_relaxed);
+  if (wal_pages >= writer->writer_checkpoint_pages_) {
+    // Between two transactions of the only writer: this checkpoint reaches the WAL's end, so
+    // the next transaction starts the WAL over. It copies only what the background
+    // checkpoints have not. BUSY (a background one is running) means the next commit retries.
+    if (sqlite3_wal_checkpoint_v2(db, database, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr) ==
+        SQLITE_OK) {
+      writer->writer_checkpoints_.fetch_add(1, std::memory_order_relaxed);
+    }
+  } else if (wal_pages - writer->requested_at_pages_ >= writer->checkpoint_pages_ &&
+             writer->checkpointer_ != nullptr) {
+    // One background checkpoint per checkpoint_pages appended: each copies the pages
+    // committed before it starts, with one sync of the database file.
+    writer->requested_at_pages_ = wal_pages;
+    writer->checkpointer_->Request();
+  }
+  return SQLITE_OK;
 }
 
 void SqliteWriter::Loop() {
@@ -100,6 +141,7 @@ void SqliteWriter::ApplyGroup(std::vector<Pending*>& group) {
 
   commit_micros_total_.fetch_add(static_cast<std::uint64_t>(micros.count()),
                                  std::memory_order_relaxed);
+  commit_time_.Record(micros);
   if (result.committed) {
     commits_.fetch_add(1, std::memory_order_relaxed);
     batches_.fetch_add(group.size(), std::memory_order_relaxed);

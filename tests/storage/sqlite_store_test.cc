@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "record_builders.h"
+#include "schema.h"
 #include "settle/common/sqlite_connection.h"
 #include "store_test_util.h"
 #include "temp_dir.h"
@@ -109,6 +110,57 @@ TEST_CASE("a new database is at the schema version of this binary", "[storage][s
 
   CHECK(QueryInt(*raw, "PRAGMA user_version") == SqliteStore::SchemaVersion());
   CHECK(SqliteStore::SchemaVersion() >= 1);
+}
+
+TEST_CASE("a version 1 database is migrated with every transaction and branch kept",
+          "[storage][sqlite]") {
+  TempDir dir;
+  const std::string path = dir.File("settle.db");
+  {
+    // The file as the first release wrote it: branch rows keyed by gid.
+    Result<std::unique_ptr<SqliteConnection>> raw =
+        SqliteConnection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 5000);
+    REQUIRE(raw);
+    REQUIRE(MigrateSchema(**raw, 1).ok());
+    REQUIRE((*raw)->Exec(
+                   "INSERT INTO trans_global (gid, trans_type, status, options, create_time, "
+                   "update_time, next_cron_time) VALUES "
+                   "('old-1', 'saga', 'submitted', '{}', 1000, 2000, 3000), "
+                   "('old-2', 'tcc', 'succeed', '{}', 1100, 2100, NULL);"
+                   "INSERT INTO trans_branch_op (gid, branch_id, op, seq, url, data, status, "
+                   "create_time, update_time, attempts, failures, last_error, next_retry_at) "
+                   "VALUES "
+                   "('old-1', '01', 'action', 1, 'http://a/x', X'00ff', 'succeed', 1, 2, 1, 0, '', 5),"
+                   "('old-1', '02', 'action', 2, 'http://a/y', 'y', 'prepared', 1, 2, 3, 2, 'e', 9),"
+                   "('old-2', '01', 'confirm', 0, 'http://b/c', '', 'succeed', 1, 2, 1, 0, '', 5);")
+                .ok());
+    REQUIRE(QueryInt(**raw, "PRAGMA user_version") == 1);
+  }
+
+  auto store = MustOpen(path);
+  const Transaction one = **store->Load("old-1");
+  const Transaction two = **store->Load("old-2");
+
+  CHECK(QueryInt(*RawConnection(path), "PRAGMA user_version") == SqliteStore::SchemaVersion());
+  CHECK(one.global.status == GlobalStatus::kSubmitted);
+  REQUIRE(one.branches.size() == 2);
+  CHECK(one.branches[0].gid == "old-1");
+  CHECK(one.branches[0].data == std::string("\0\xff", 2));
+  CHECK(one.branches[1].branch_id == "02");
+  CHECK(one.branches[1].url == "http://a/y");
+  CHECK(one.branches[1].status == BranchStatus::kPrepared);
+  CHECK(one.branches[1].attempts == 3);
+  CHECK(one.branches[1].failures == 2);
+  CHECK(one.branches[1].last_error == "e");
+  REQUIRE(two.branches.size() == 1);
+  CHECK(two.branches[0].op == BranchOp::kConfirm);
+  // The migrated rows take part in writes like new ones.
+  BranchRecord retried = one.branches[1];
+  retried.status = BranchStatus::kSucceed;
+  CHECK(store->Commit(Batch(UpdateBranch{retried, BranchStatus::kPrepared})).ok());
+  CHECK((*store->Load("old-1"))->branches[1].status == BranchStatus::kSucceed);
+  CHECK(store->Commit(Batch(InsertBranch{MakeBranch("old-2", "02", BranchOp::kConfirm)})).ok());
+  CHECK((*store->Load("old-2"))->branches.size() == 2);
 }
 
 TEST_CASE("a database written by a newer schema version is refused, naming both versions",
@@ -238,6 +290,44 @@ TEST_CASE("concurrent commits share SQLite commits (group commit)", "[storage][s
     const std::string gid = ThreadGid(t, kPerThread - 1);
     CHECK((*store->Load(gid)).has_value());
   }
+}
+
+TEST_CASE("checkpoints run beside the writer and keep the WAL bounded under steady commits",
+          "[storage][sqlite]") {
+  TempDir dir;
+  const std::string path = dir.File("settle.db");
+  SqliteStoreOptions options;
+  options.checkpoint_pages = 8;
+  options.writer_checkpoint_pages = 64;
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 150;
+  {
+    auto store = MustOpen(path, options);
+    std::vector<int> failures(kThreads, 0);
+    RunTogether(kThreads, [&](int t) {
+      for (int i = 0; i < kPerThread; ++i) {
+        const std::string gid = ThreadGid(t, i);
+        BranchRecord branch = MakeBranch(gid, "01");
+        branch.data = std::string(3000, 'd');  // about a page per transaction
+        if (!store->Commit(Batch(InsertGlobal{MakeGlobal(gid)}, InsertBranch{branch})).ok()) {
+          ++failures[t];
+        }
+      }
+    });
+
+    for (int t = 0; t < kThreads; ++t) CHECK(failures[t] == 0);
+    const SqliteStoreStats stats = store->Stats();
+    CHECK(stats.wal_pages_written >= kThreads * kPerThread);
+    CHECK(stats.background_checkpoints >= 1);
+    // The WAL file keeps the largest size it reached: a few commits past the writer's limit,
+    // not the thousands of pages written.
+    const std::uintmax_t page_frame = 4096 + 24;
+    CHECK(std::filesystem::file_size(path + "-wal") < (64 + 3 * 64) * page_frame);
+  }
+  auto reopened = MustOpen(path);
+  CHECK(QueryInt(*RawConnection(path), "SELECT count(*) FROM trans_global") ==
+        kThreads * kPerThread);
+  CHECK((*reopened->Load(ThreadGid(kThreads - 1, kPerThread - 1)))->branches.size() == 1);
 }
 
 TEST_CASE(

@@ -23,7 +23,10 @@ std::unique_ptr<SqliteWriter> StartWriter(const std::string& path) {
       SqliteConnection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 5000);
   REQUIRE(c);
   REQUIRE(MigrateSchema(**c).ok());
-  Result<std::unique_ptr<SqliteWriter>> writer = SqliteWriter::Start(std::move(c).value(), 64);
+  SqliteStoreOptions options;
+  options.max_batches_per_commit = 64;
+  Result<std::unique_ptr<SqliteWriter>> writer =
+      SqliteWriter::Start(std::move(c).value(), /*checkpointer=*/nullptr, options);
   REQUIRE(writer);
   return std::move(writer).value();
 }
