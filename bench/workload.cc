@@ -1,32 +1,14 @@
 #include "workload.h"
 
-#include <httplib.h>
-
 #include <nlohmann/json.hpp>
+
+#include "settle/common/http_client_connection.h"
 
 namespace settle::bench {
 namespace {
 
-constexpr const char* kJson = "application/json";
-
-std::unique_ptr<httplib::Client> Connect(int port) {
-  auto client = std::make_unique<httplib::Client>("127.0.0.1", port);
-  client->set_keep_alive(true);
-  client->set_tcp_nodelay(true);
-  client->set_connection_timeout(std::chrono::seconds(5));
-  client->set_read_timeout(std::chrono::seconds(60));
-  client->set_write_timeout(std::chrono::seconds(10));
-  return client;
-}
-
-Status AnswerStatus(const httplib::Result& result, const std::string& what) {
-  if (!result) return Status::Unavailable(what + ": " + httplib::to_string(result.error()));
-  if (result->status != 200) {
-    return Status::Unavailable(what + ": HTTP " + std::to_string(result->status) + " " +
-                               result->body.substr(0, 200));
-  }
-  return Status::Ok();
-}
+constexpr Duration kTimeout = std::chrono::seconds(60);
+constexpr std::size_t kMaxAnswerBytes = 64 * 1024;
 
 // `s` as a JSON string literal.
 std::string Quoted(const std::string& s) { return nlohmann::json(s).dump(); }
@@ -37,9 +19,51 @@ std::string ParticipantUrl(int port, const std::string& path) {
 
 }  // namespace
 
+// One keep-alive connection to a server on 127.0.0.1, reconnecting when the server closed it.
+// The same lean client that settled calls participants with, so that the load generator's
+// own cost, which shares the machine, stays small.
+class Workload::Connection {
+ public:
+  explicit Connection(int port) : port_(port), host_header_("127.0.0.1:" + std::to_string(port)) {}
+
+  // POSTs `body` (JSON) to `target`; OK on a 200.
+  Status Post(const std::string& target, const std::string& body, const std::string& what) {
+    std::string head;
+    head.reserve(160 + target.size());
+    head += "POST ";
+    head += target;
+    head += " HTTP/1.1\r\nHost: ";
+    head += host_header_;
+    head += "\r\nContent-Type: application/json\r\nContent-Length: ";
+    head += std::to_string(body.size());
+    head += "\r\n\r\n";
+    HttpClientConnection::Answer answer;
+    if (connection_ == nullptr || !connection_->reusable()) {
+      connection_ = HttpClientConnection::Connect("127.0.0.1", port_, kTimeout, answer);
+      if (connection_ == nullptr) return Status::Unavailable(what + ": cannot connect");
+    }
+    answer = connection_->Exchange(head, body, kTimeout, kMaxAnswerBytes);
+    if (answer.failure != HttpClientConnection::Failure::kNone) {
+      connection_.reset();
+      return Status::Unavailable(what + ": " + HttpClientConnection::Describe(answer.failure) +
+                                 (answer.detail.empty() ? "" : ": " + answer.detail));
+    }
+    if (answer.status != 200) {
+      return Status::Unavailable(what + ": HTTP " + std::to_string(answer.status) + " " +
+                                 answer.body.substr(0, 200));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const int port_;
+  const std::string host_header_;
+  std::unique_ptr<HttpClientConnection> connection_;
+};
+
 struct Workload::Connections {
-  std::unique_ptr<httplib::Client> coordinator;
-  std::unique_ptr<httplib::Client> participant[2];
+  std::unique_ptr<Connection> coordinator;
+  std::unique_ptr<Connection> participant[2];
 };
 
 Workload::Workload(const Endpoints& endpoints, Mode mode, int client)
@@ -50,9 +74,9 @@ Workload::Workload(const Endpoints& endpoints, Mode mode, int client)
   const std::string account = std::to_string(client % endpoints.accounts + 1);
   body_out_ = R"({"account_id":")" + account + R"(","amount":1})";
   body_in_ = body_out_;
-  connections_->coordinator = Connect(endpoints.coordinator_port);
-  connections_->participant[0] = Connect(endpoints.participant_a_port);
-  connections_->participant[1] = Connect(endpoints.participant_b_port);
+  connections_->coordinator = std::make_unique<Connection>(endpoints.coordinator_port);
+  connections_->participant[0] = std::make_unique<Connection>(endpoints.participant_a_port);
+  connections_->participant[1] = std::make_unique<Connection>(endpoints.participant_b_port);
 }
 
 Workload::~Workload() = default;
@@ -67,11 +91,11 @@ Status Workload::PostParticipant(int which, const std::string& path, const std::
   const std::string target = path + "?gid=" + gid +
                              "&trans_type=" + (mode_ == Mode::kSaga ? "saga" : "tcc") +
                              "&branch_id=" + branch_id + "&op=" + op;
-  return AnswerStatus(connections_->participant[which]->Post(target, body, kJson), path);
+  return connections_->participant[which]->Post(target, body, path);
 }
 
 Status Workload::PostCoordinator(const std::string& route, const std::string& body) {
-  return AnswerStatus(connections_->coordinator->Post(endpoints_.api + route, body, kJson), route);
+  return connections_->coordinator->Post(endpoints_.api + route, body, route);
 }
 
 Status Workload::ThroughCoordinator(std::uint64_t n) {

@@ -38,6 +38,7 @@ class Workload {
   std::string GidFor(std::uint64_t n) const;
 
  private:
+  class Connection;
   struct Connections;
   Status PostParticipant(int which, const std::string& path, const std::string& gid,
                          const std::string& branch_id, const char* op, const std::string& body);

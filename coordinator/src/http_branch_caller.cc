@@ -1,12 +1,7 @@
 #include "settle/coordinator/http_branch_caller.h"
 
-#include <httplib.h>
-#include <netdb.h>
-#include <sys/socket.h>
-
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -14,6 +9,7 @@
 
 #include "client_pool.h"
 #include "parallel_for.h"
+#include "settle/common/http_client_connection.h"
 #include "settle/common/http_header.h"
 #include "settle/common/http_url.h"
 
@@ -32,8 +28,8 @@ std::string HostPort(const HttpUrl& url) {
   return (ipv6 ? "[" + url.host + "]" : url.host) + ":" + std::to_string(url.port);
 }
 
-// httplib's request line is written as given (its own encoding is off, see ClientPool), so
-// bytes that may not appear in a request line raw are encoded here. ParseHttpUrl has already
+// The request line is written as given, so bytes that may not appear in it raw are encoded
+// here. ParseHttpUrl has already
 // rejected spaces and control characters; only non-ASCII bytes remain.
 std::string RequestTarget(const HttpUrl& url, const BranchCall& call) {
   return PercentEncodeNonAscii(url.TargetWith({{"gid", call.gid},
@@ -55,19 +51,45 @@ bool IsFramingHeader(std::string_view name) {
   return equals("Content-Length") || equals("Transfer-Encoding") || equals("Connection");
 }
 
-// Content-Type: application/json plus the branch headers; a branch header replaces a default
-// of the same name (httplib::Headers compares names case-insensitively). Empty on success,
-// otherwise why the headers cannot be sent.
-std::string BuildHeaders(const BranchCall& call, httplib::Headers& headers) {
-  headers = {{"Content-Type", "application/json"}};
+bool NameIs(std::string_view name, std::string_view expected) {
+  return name.size() == expected.size() &&
+         std::equal(name.begin(), name.end(), expected.begin(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) ==
+                  std::tolower(static_cast<unsigned char>(b));
+         });
+}
+
+// The request line and headers, ending with the blank line: Host, Content-Type:
+// application/json and Content-Length, with the branch headers, which may replace Host or
+// Content-Type but not the framing. Empty `error` on success, otherwise why the headers cannot
+// be sent.
+std::string RequestHead(const BranchCall& call, const HttpUrl& url, const std::string& target,
+                        std::string& error) {
+  std::string head;
+  head.reserve(256 + target.size());
+  head += call.data.empty() ? "GET " : "POST ";
+  head += target;
+  head += " HTTP/1.1\r\n";
+  bool own_host = true;
+  bool own_content_type = true;
   for (const auto& [name, value] : call.headers) {
-    if (!IsValidHeaderName(name) || !IsValidHeaderValue(value))
-      return "invalid branch header '" + name + "'";
+    if (!IsValidHeaderName(name) || !IsValidHeaderValue(value)) {
+      error = "invalid branch header '" + name + "'";
+      return {};
+    }
     if (IsFramingHeader(name)) continue;
-    headers.erase(name);
-    headers.emplace(name, value);
+    if (NameIs(name, "Host")) own_host = false;
+    if (NameIs(name, "Content-Type")) own_content_type = false;
+    head += name;
+    head += ": ";
+    head += value;
+    head += "\r\n";
   }
-  return {};
+  if (own_host) head += "Host: " + HostPort(url) + "\r\n";
+  if (own_content_type) head += "Content-Type: application/json\r\n";
+  if (!call.data.empty()) head += "Content-Length: " + std::to_string(call.data.size()) + "\r\n";
+  head += "\r\n";
+  return head;
 }
 
 // "HTTP 500: <start of body>", on one line whatever the body holds.
@@ -81,88 +103,30 @@ std::string HttpDetail(int status, std::string_view body) {
   return detail;
 }
 
-// httplib reports every failed connect as Error::Connection and does not keep errno, so the
-// only distinction worth a second look is a host name that does not resolve.
-std::string ConnectFailureDetail(const HttpUrl& url) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* addresses = nullptr;
-  const int rc =
-      getaddrinfo(url.host.c_str(), std::to_string(url.port).c_str(), &hints, &addresses);
-  if (rc != 0) return "cannot resolve host '" + url.host + "': " + gai_strerror(rc);
-  freeaddrinfo(addresses);
-  return "connection refused or unreachable: " + HostPort(url);
-}
+using Failure = HttpClientConnection::Failure;
 
-// One request and its answer on one client.
-struct Exchange {
-  httplib::Error error = httplib::Error::Success;
-  bool timed_out = false;
-  int status = 0;
-  std::string body;  // at most max_response_bytes of it
-};
-
-Exchange Send(httplib::Client& client, const std::string& target, const BranchCall& call,
-              const httplib::Headers& headers, std::size_t max_response_bytes) {
-  const Duration timeout = std::max(call.timeout, Duration(1));
-  client.set_connection_timeout(timeout);
-  client.set_write_timeout(timeout);
-  client.set_read_timeout(timeout);
-
-  httplib::Request request;
-  request.method = call.data.empty() ? "GET" : "POST";
-  request.path = target;
-  request.headers = headers;
-  request.body = call.data;
-  Exchange exchange;
-  // The whole body is read even past the limit, so that the connection stays usable for the
-  // next request; only the start of it is kept.
-  request.content_receiver = [&exchange, max_response_bytes](const char* data, std::size_t size,
-                                                             std::uint64_t, std::uint64_t) {
-    const std::size_t room = max_response_bytes - exchange.body.size();
-    exchange.body.append(data, std::min(size, room));
-    return true;
-  };
-
-  httplib::Response response;
-  // httplib reports a read that timed out and a connection the peer closed both as
-  // Error::Read; only the time spent tells them apart. steady_clock measures I/O here, not
-  // business time, so it does not go through settle::Clock.
-  const auto start = std::chrono::steady_clock::now();
-  if (client.send(request, response, exchange.error)) {
-    exchange.error = httplib::Error::Success;
-    exchange.status = response.status;
-    return exchange;
-  }
-  const auto elapsed = std::chrono::steady_clock::now() - start;
-  exchange.timed_out =
-      exchange.error == httplib::Error::ConnectionTimeout ||
-      ((exchange.error == httplib::Error::Read || exchange.error == httplib::Error::Write) &&
-       elapsed >= timeout);
-  if (exchange.error == httplib::Error::Success) exchange.error = httplib::Error::Unknown;
-  return exchange;
-}
-
-BranchOutcome TransportFailure(const Exchange& exchange, const HttpUrl& url,
-                               const BranchCall& call) {
-  const std::string ms = std::to_string(std::max(call.timeout, Duration(1)).count()) + " ms";
-  if (exchange.timed_out) {
-    const bool connecting = exchange.error == httplib::Error::ConnectionTimeout;
-    return Unknown("timed out after " + ms + (connecting ? " connecting to " : " waiting for ") +
-                   HostPort(url));
-  }
-  switch (exchange.error) {
-    case httplib::Error::Connection:
-      return Unknown(ConnectFailureDetail(url));
-    case httplib::Error::Read:
-      return Unknown("connection closed by " + HostPort(url) + " before a complete answer");
-    case httplib::Error::Write:
+BranchOutcome TransportFailure(const HttpClientConnection::Answer& answer, const HttpUrl& url,
+                               Duration timeout) {
+  const std::string ms = std::to_string(timeout.count()) + " ms";
+  switch (answer.failure) {
+    case Failure::kResolve:
+      return Unknown("cannot resolve host '" + url.host + "': " + answer.detail);
+    case Failure::kConnect:
+      return Unknown("connection refused or unreachable: " + HostPort(url));
+    case Failure::kConnectTimeout:
+      return Unknown("timed out after " + ms + " connecting to " + HostPort(url));
+    case Failure::kTimeout:
+      return Unknown("timed out after " + ms + " waiting for " + HostPort(url));
+    case Failure::kWrite:
       return Unknown("connection closed by " + HostPort(url) + " while sending the request");
-    default:
-      return Unknown("connection error: " + httplib::to_string(exchange.error) + " (" +
-                     HostPort(url) + ")");
+    case Failure::kClosed:
+      return Unknown("connection closed by " + HostPort(url) + " before a complete answer");
+    case Failure::kMalformed:
+      return Unknown("malformed answer from " + HostPort(url) + ": " + answer.detail);
+    case Failure::kNone:
+      break;
   }
+  return Unknown("connection error (" + HostPort(url) + ")");
 }
 
 }  // namespace
@@ -185,29 +149,39 @@ BranchOutcome HttpBranchCaller::Call(const BranchCall& call) {
   try {
     Result<HttpUrl> url = ParseHttpUrl(call.url);
     if (!url) return Unknown("invalid branch URL '" + call.url + "': " + url.status().message());
-    httplib::Headers headers;
-    if (std::string error = BuildHeaders(call, headers); !error.empty()) {
-      return Unknown(std::move(error));
-    }
-    const std::string target = RequestTarget(*url, call);
+    std::string error;
+    const std::string head = RequestHead(call, *url, RequestTarget(*url, call), error);
+    if (!error.empty()) return Unknown(std::move(error));
+    const Duration timeout = std::max(call.timeout, Duration(1));
 
-    ClientPool::Lease lease = pool_->Acquire(url->host, url->port);
-    Exchange exchange = Send(*lease.client, target, call, headers, options_.max_response_bytes);
+    auto exchange = [&](std::unique_ptr<HttpClientConnection>& connection) {
+      HttpClientConnection::Answer answer;
+      if (connection == nullptr) {
+        connection = HttpClientConnection::Connect(url->host, url->port, timeout, answer);
+      }
+      if (connection != nullptr) {
+        answer = connection->Exchange(head, call.data, timeout, options_.max_response_bytes);
+      }
+      return answer;
+    };
+    std::unique_ptr<HttpClientConnection> connection = pool_->Take(url->host, url->port);
+    const bool reused = connection != nullptr;
+    HttpClientConnection::Answer answer = exchange(connection);
     // The participant may have closed a kept-alive connection just as it was reused. The
     // handlers are idempotent, so sending again on a new connection is safe; a timeout is
     // not retried, because the participant did get the request and is merely slow.
-    if (exchange.error != httplib::Error::Success && !exchange.timed_out && lease.reused) {
-      lease.client = ClientPool::NewClient(url->host, url->port);
-      exchange = Send(*lease.client, target, call, headers, options_.max_response_bytes);
+    if (reused && (answer.failure == Failure::kWrite || answer.failure == Failure::kClosed)) {
+      connection.reset();
+      answer = exchange(connection);
     }
-    if (exchange.error != httplib::Error::Success) return TransportFailure(exchange, *url, call);
-    pool_->Release(url->host, url->port, std::move(lease.client));
+    if (answer.failure != Failure::kNone) return TransportFailure(answer, *url, timeout);
+    pool_->Return(url->host, url->port, std::move(connection));
 
     BranchOutcome outcome;
-    outcome.http_status = exchange.status;
-    outcome.result = ClassifyBranchResponse(exchange.status, exchange.body);
+    outcome.http_status = answer.status;
+    outcome.result = ClassifyBranchResponse(answer.status, answer.body);
     if (outcome.result != BranchResult::kSuccess) {
-      outcome.detail = HttpDetail(exchange.status, exchange.body);
+      outcome.detail = HttpDetail(answer.status, answer.body);
     }
     return outcome;
   } catch (const std::exception& e) {

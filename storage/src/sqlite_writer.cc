@@ -37,12 +37,15 @@ SqliteWriter::~SqliteWriter() { Shutdown(); }
 Status SqliteWriter::Commit(const WriteBatch& batch) {
   Pending pending;
   pending.batch = &batch;
-  std::unique_lock lock(mutex_);
-  if (stopping_) return Status::Unavailable("store is closed");
-  if (batch.empty()) return Status::Ok();
-  queue_.push_back(&pending);
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return Status::Unavailable("store is closed");
+    if (batch.empty()) return Status::Ok();
+    queue_.push_back(&pending);
+  }
+  // Outside the lock, so that the writer does not wake only to wait for it.
   work_.notify_one();
-  pending.cv.wait(lock, [&pending] { return pending.done; });
+  pending.done.Wait();
   return std::move(pending.result);
 }
 
@@ -149,13 +152,11 @@ void SqliteWriter::ApplyGroup(std::vector<Pending*>& group) {
     failed_commits_.fetch_add(1, std::memory_order_relaxed);
   }
   // Stats are updated before any caller wakes, so a caller reading them after its Commit
-  // returned sees its own group counted. Notifying under the lock keeps each Pending alive
-  // until its notify is done: its caller must take the lock to see `done` and return.
-  std::lock_guard lock(mutex_);
+  // returned sees its own group counted. Each caller has its own completion: no lock is
+  // shared while they wake.
   for (std::size_t i = 0; i < group.size(); ++i) {
     group[i]->result = std::move(result.statuses[i]);
-    group[i]->done = true;
-    group[i]->cv.notify_one();
+    group[i]->done.Signal();
   }
 }
 

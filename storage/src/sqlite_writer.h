@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "settle/common/completion.h"
 #include "settle/common/sqlite_connection.h"
 #include "settle/common/status.h"
 #include "settle/storage/sqlite_store.h"
@@ -50,15 +51,12 @@ class SqliteWriter {
   SqliteStoreStats Stats() const;
 
  private:
-  // A caller blocked in Commit(); lives on its stack. `result` and `done` are guarded by
-  // mutex_. A condition variable rather than std::binary_semaphore: libstdc++'s semaphore
-  // spins and yields before it sleeps, burning the CPU that the writer needs while dozens of
-  // callers wait for one fsync.
+  // A caller blocked in Commit(); lives on its stack. The writer fills in `result`, then
+  // signals `done`, after which it no longer touches the Pending.
   struct Pending {
     const WriteBatch* batch = nullptr;
     Status result;
-    bool done = false;
-    std::condition_variable cv;
+    Completion done;
   };
 
   SqliteWriter(std::unique_ptr<SqliteConnection> connection,

@@ -37,7 +37,8 @@ class ClosingParticipant {
  public:
   enum class Mode { kCloseAfterAnswer, kCloseOnNextRequest };
 
-  explicit ClosingParticipant(Mode mode) : mode_(mode) {
+  // `answer`: the bytes sent for each request (by default a 200 SUCCESS with Content-Length).
+  explicit ClosingParticipant(Mode mode, std::string answer = "") : mode_(mode), answer_(answer) {
     listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     REQUIRE(listen_fd_ >= 0);
     sockaddr_in addr{};
@@ -93,10 +94,11 @@ class ClosingParticipant {
 
   void Serve() {
     const std::string body = R"({"dtm_result":"SUCCESS"})";
-    const std::string answer =
-        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-        "Content-Length: " +
-        std::to_string(body.size()) + "\r\n\r\n" + body;
+    const std::string answer = !answer_.empty() ? answer_
+                                                : "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                                  "Content-Length: " +
+                                                      std::to_string(body.size()) +
+                                                      "\r\n\r\n" + body;
     while (WaitReadable(listen_fd_)) {
       const int fd = accept(listen_fd_, nullptr, nullptr);
       if (fd < 0) continue;
@@ -110,6 +112,7 @@ class ClosingParticipant {
   }
 
   const Mode mode_;
+  const std::string answer_;
   int listen_fd_ = -1;
   int port_ = 0;
   int wake_[2] = {-1, -1};
@@ -190,6 +193,36 @@ TEST_CASE("a reused connection the participant closed is retried once on a new c
   CHECK(outcome.http_status == 200);
   CHECK(participant.requests() == 3);
   CHECK(participant.connections() == 2);
+}
+
+TEST_CASE("a chunked answer is read whole and classified by its body",
+          "[coordinator][http_branch_caller]") {
+  ClosingParticipant participant(
+      ClosingParticipant::Mode::kCloseAfterAnswer,
+      "HTTP/1.1 409 Conflict\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "5\r\n{\"dtm\r\n13\r\n_result\":\"FAILURE\"}\r\n0\r\n\r\n");
+  InlineExecutor executor;
+  HttpBranchCaller caller(executor);
+
+  const BranchOutcome outcome = caller.Call(GetCall(participant.Url("/confirm")));
+
+  CHECK(outcome.result == BranchResult::kFailure);
+  CHECK(outcome.http_status == 409);
+  CHECK(outcome.detail == R"(HTTP 409: {"dtm_result":"FAILURE"})");
+}
+
+TEST_CASE("an answer that is not HTTP is an unknown outcome that says so",
+          "[coordinator][http_branch_caller]") {
+  ClosingParticipant participant(ClosingParticipant::Mode::kCloseAfterAnswer,
+                                 "SSH-2.0-OpenSSH_9.2\r\n\r\n");
+  InlineExecutor executor;
+  HttpBranchCaller caller(executor);
+
+  const BranchOutcome outcome = caller.Call(GetCall(participant.Url("/confirm")));
+
+  CHECK(outcome.result == BranchResult::kUnknown);
+  CHECK_THAT(outcome.detail, Catch::Contains("malformed answer from 127.0.0.1:") &&
+                                 Catch::Contains("malformed status line 'SSH-2.0"));
 }
 
 }  // namespace
