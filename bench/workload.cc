@@ -38,11 +38,19 @@ class Workload::Connection {
     head += std::to_string(body.size());
     head += "\r\n\r\n";
     HttpClientConnection::Answer answer;
-    if (connection_ == nullptr || !connection_->reusable()) {
+    const bool reused = connection_ != nullptr && connection_->reusable();
+    if (reused) answer = connection_->Exchange(head, body, kTimeout, kMaxAnswerBytes);
+    // A kept-alive connection that the server closed while it was idle (its keep-alive
+    // timeout, e.g. while the direct baseline ran) fails before any answer: send on a new one.
+    if (!reused || answer.failure == HttpClientConnection::Failure::kWrite ||
+        answer.failure == HttpClientConnection::Failure::kClosed) {
+      answer = {};
       connection_ = HttpClientConnection::Connect("127.0.0.1", port_, kTimeout, answer);
-      if (connection_ == nullptr) return Status::Unavailable(what + ": cannot connect");
+      if (connection_ == nullptr) {
+        return Status::Unavailable(what + ": " + HttpClientConnection::Describe(answer.failure));
+      }
+      answer = connection_->Exchange(head, body, kTimeout, kMaxAnswerBytes);
     }
-    answer = connection_->Exchange(head, body, kTimeout, kMaxAnswerBytes);
     if (answer.failure != HttpClientConnection::Failure::kNone) {
       connection_.reset();
       return Status::Unavailable(what + ": " + HttpClientConnection::Describe(answer.failure) +

@@ -158,10 +158,22 @@ Status Coordinator::Submit(const SubmitRequest& request) {
 }
 
 Status Coordinator::SubmitTcc(const SubmitRequest& request) {
-  const Status changed = ChangeStatus(request.gid, TransType::kTcc, {GlobalStatus::kPrepared},
-                                      GlobalStatus::kSubmitted, GlobalStatus::kSubmitted, "");
-  if (!changed.ok()) return changed;
-  return DriveAfterChange(request.gid, request.options.wait_result);
+  return ChangeTccAndDrive(request.gid, GlobalStatus::kSubmitted, "",
+                           request.options.wait_result);
+}
+
+Status Coordinator::ChangeTccAndDrive(const std::string& gid, GlobalStatus to,
+                                      const std::string& reason, bool wait_result) {
+  // Without a claim (a pass of this gid is running, e.g. its timeout abort) the change still
+  // happens and the pass reads it back.
+  std::optional<Scheduler::PassClaim> claim = scheduler_.Claim(gid, Duration(0));
+  auto changed = ChangeStatus(gid, TransType::kTcc, {GlobalStatus::kPrepared}, to, to, reason);
+  if (!changed) return changed.status();  // an unused claim restores the due time
+  if (!claim || !changed->has_value()) {
+    claim.reset();
+    return DriveAfterChange(gid, wait_result);
+  }
+  return DriveClaimed(std::move(*claim), std::move(**changed), wait_result);
 }
 
 Status Coordinator::SubmitSaga(const SubmitRequest& request) {
@@ -210,19 +222,16 @@ Status Coordinator::Abort(const AbortRequest& request) {
   if (Status s = CheckServing(); !s.ok()) return s;
   const std::string reason =
       request.rollback_reason.empty() ? "aborted by the client" : request.rollback_reason;
-  const Status changed = ChangeStatus(request.gid, TransType::kTcc, {GlobalStatus::kPrepared},
-                                      GlobalStatus::kAborting, GlobalStatus::kAborting, reason);
-  if (!changed.ok()) return changed;
-  return DriveAfterChange(request.gid, request.wait_result);
+  return ChangeTccAndDrive(request.gid, GlobalStatus::kAborting, reason, request.wait_result);
 }
 
 Status Coordinator::ForceStop(const std::string& gid) {
   if (Status s = CheckServing(); !s.ok()) return s;
-  const Status changed =
+  const auto changed =
       ChangeStatus(gid, std::nullopt,
                    {GlobalStatus::kPrepared, GlobalStatus::kSubmitted, GlobalStatus::kAborting},
                    GlobalStatus::kFailed, std::nullopt, "stopped by an operator (forceStop)");
-  if (!changed.ok()) return changed;
+  if (!changed) return changed.status();
   spdlog::warn("gid={} force-stopped by an operator; retries stop", gid);
   scheduler_.Schedule(gid, clock_.Now());  // lets the scheduler forget it
   return Status::Ok();
@@ -247,27 +256,32 @@ Result<storage::ListPage> Coordinator::List(const storage::ListQuery& query) {
   return store_.List(query);
 }
 
-Status Coordinator::ChangeStatus(const std::string& gid, std::optional<TransType> type,
-                                 std::initializer_list<GlobalStatus> from, GlobalStatus to,
-                                 std::optional<GlobalStatus> already_done,
-                                 const std::string& reason) {
+Result<std::optional<storage::Transaction>> Coordinator::ChangeStatus(
+    const std::string& gid, std::optional<TransType> type,
+    std::initializer_list<GlobalStatus> from, GlobalStatus to,
+    std::optional<GlobalStatus> already_done, const std::string& reason) {
   for (int attempt = 0; attempt < kStatusChangeAttempts; ++attempt) {
     auto loaded = store_.Load(gid);
     if (!loaded) return loaded.status();
     if (!loaded->has_value()) return NoSuchGid(gid);
-    storage::GlobalRecord g = (**loaded).global;
+    storage::Transaction tx = std::move(**loaded);
+    storage::GlobalRecord& g = tx.global;
     if (type && g.trans_type != *type) return WrongType(g, *type);
-    if (already_done && g.status == *already_done) return Status::Ok();
+    if (already_done && g.status == *already_done) return std::optional<storage::Transaction>();
     if (std::find(from.begin(), from.end(), g.status) == from.end()) return StatusForbids(g);
     const GlobalStatus old = g.status;
     const TimePoint now = clock_.Now();
     ApplyStatusChange(g, to, reason, now);
     if (!IsTerminal(to)) g.next_cron_time = now;
-    const Status s = store_.Commit(storage::WriteBatch().Add(storage::UpdateGlobal{g, old}));
+    // The branch count makes `tx` exactly what is stored after the commit: a branch
+    // registered since the load fails it, and the next attempt loads that branch too.
+    const Status s = store_.Commit(storage::WriteBatch()
+                                       .Add(storage::UpdateGlobal{g, old})
+                                       .Add(storage::ExpectBranchCount{gid, tx.branches.size()}));
     if (s.ok()) {
       spdlog::info("gid={} {} -> {}{}{}", gid, ToString(old), ToString(to),
                    reason.empty() ? "" : " reason=", reason);
-      return Status::Ok();
+      return std::optional<storage::Transaction>(std::move(tx));
     }
     if (s.code() != StatusCode::kConflict) return s;
   }

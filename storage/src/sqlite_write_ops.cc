@@ -57,6 +57,9 @@ constexpr std::string_view kRetryBranches =
     "UPDATE trans_branch_op SET next_retry_at = ?2 "
     "WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID " AND status = 'prepared'";
 
+constexpr std::string_view kCountBranches =
+    "SELECT count(*) FROM trans_branch_op WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID;
+
 #undef SETTLE_GLOBAL_ID_OF_GID
 
 std::optional<std::int64_t> Millis(const std::optional<TimePoint>& t) {
@@ -155,6 +158,21 @@ Status Apply(SqliteConnection& c, const ExpectGlobalStatus& op) {
   }
   return Status::Conflict("gid " + op.gid + " is " + **status + ", expected " +
                           (expected.empty() ? "no status" : expected));
+}
+
+Status Apply(SqliteConnection& c, const ExpectBranchCount& op) {
+  Result<std::optional<std::string>> status = GlobalStatusOf(c, op.gid);
+  if (!status) return status.status();
+  if (!*status) return Status::NotFound("gid " + op.gid + " not found");
+  Result<SqliteStatement> stmt = c.Prepare(kCountBranches);
+  if (!stmt) return stmt.status();
+  stmt->BindText(1, op.gid);
+  Result<bool> row = stmt->Step();
+  if (!row) return row.status();
+  const auto count = static_cast<std::size_t>(*row ? stmt->ColumnInt64(0) : 0);
+  if (count == op.count) return Status::Ok();
+  return Status::Conflict("gid " + op.gid + " has " + std::to_string(count) +
+                          " branch rows, expected " + std::to_string(op.count));
 }
 
 Status Apply(SqliteConnection& c, const UpdateGlobal& op) {

@@ -61,6 +61,37 @@ TEST_CASE("a submitted TCC confirms every branch and succeeds", "[coordinator][t
   CHECK(h.Load("g1").global.finish_time);
 }
 
+TEST_CASE("a TCC submit reads the transaction once and writes it twice", "[coordinator][tcc]") {
+  CoordinatorHarness h;
+  StartTcc(h, "g1", 2);
+  const int commits = h.faulty_store().commits();
+  const int loads = h.faulty_store().loads();
+
+  REQUIRE(h.coordinator().Submit(TccSubmit("g1", /*wait_result=*/true)).ok());
+
+  // The status change, then the end with every confirm's outcome; the pass starts from the
+  // rows the status change stored.
+  CHECK(h.faulty_store().commits() - commits == 2);
+  CHECK(h.faulty_store().loads() - loads == 1);
+  CHECK(h.StatusOf("g1") == GlobalStatus::kSucceed);
+}
+
+TEST_CASE("a branch registered while the submit is being stored is confirmed too",
+          "[coordinator][tcc]") {
+  CoordinatorHarness h;
+  StartTcc(h, "g1", 2);
+  // Lands after the submit has read the transaction and before its status change commits, as
+  // a late registerBranch on another connection would.
+  h.faulty_store().BeforeNextCommit([&h] {
+    REQUIRE(h.coordinator().RegisterBranch(Branch("g1", "03")).ok());
+  });
+
+  REQUIRE(h.coordinator().Submit(TccSubmit("g1", /*wait_result=*/true)).ok());
+
+  CHECK(h.StatusOf("g1") == GlobalStatus::kSucceed);
+  CHECK(h.caller().CallNames() == Names{"01:confirm", "02:confirm", "03:confirm"});
+}
+
 TEST_CASE("an aborted TCC cancels every registered branch and fails", "[coordinator][tcc]") {
   CoordinatorHarness h;
   StartTcc(h, "g1", 2);

@@ -210,6 +210,24 @@ TEST_CASE("ExpectGlobalStatus passes for an allowed status and refuses the other
   CHECK_THAT(missing.message(), Catch::Contains("g2"));
 }
 
+TEST_CASE("ExpectBranchCount passes for the stored number of branch rows only", "[storage]") {
+  TestStore store;
+  MustCommit(*store, Batch(InsertGlobal{MakeGlobal("g1")}, InsertBranch{MakeBranch("g1", "01")},
+                           InsertBranch{MakeBranch("g1", "01", BranchOp::kCancel)}));
+  MustCommit(*store, Batch(InsertGlobal{MakeGlobal("empty")}));
+
+  CHECK(store->Commit(Batch(ExpectBranchCount{"g1", 2})).ok());
+  CHECK(store->Commit(Batch(ExpectBranchCount{"empty", 0})).ok());
+
+  Status conflict = store->Commit(Batch(ExpectBranchCount{"g1", 1}));
+  CHECK(conflict.code() == StatusCode::kConflict);
+  CHECK_THAT(conflict.message(), Catch::Contains("g1") && Catch::Contains("2 branch rows"));
+
+  Status missing = store->Commit(Batch(ExpectBranchCount{"g2", 0}));
+  CHECK(missing.code() == StatusCode::kNotFound);
+  CHECK_THAT(missing.message(), Catch::Contains("g2"));
+}
+
 TEST_CASE("UpdateGlobal writes exactly the mutable fields when the status matches", "[storage]") {
   TestStore store;
   const GlobalRecord original = MakeGlobal("g1");

@@ -1,6 +1,9 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
+#include <mutex>
+#include <utility>
 
 #include "settle/storage/store.h"
 
@@ -8,7 +11,8 @@ namespace settle::testing {
 
 // Wraps a store and, while told to, refuses every Commit with Unavailable before it reaches
 // the inner store (a full disk, a broken volume). Reads pass through. Counts the commits and
-// loads asked of it.
+// loads asked of it. A hook can run once just before the next Commit, to slip another writer's
+// change in between a caller's read and its write.
 class FailingStore final : public storage::Store {
  public:
   explicit FailingStore(storage::Store& inner) : inner_(inner) {}
@@ -16,9 +20,19 @@ class FailingStore final : public storage::Store {
   void FailCommits(bool on) { failing_ = on; }
   int commits() const { return commits_; }
   int loads() const { return loads_; }
+  void BeforeNextCommit(std::function<void()> hook) {
+    std::lock_guard lock(hook_mutex_);
+    hook_ = std::move(hook);
+  }
 
   Status Commit(const storage::WriteBatch& batch) override {
     ++commits_;
+    std::function<void()> hook;
+    {
+      std::lock_guard lock(hook_mutex_);
+      hook.swap(hook_);
+    }
+    if (hook) hook();
     if (failing_) return Status::Unavailable("injected storage failure");
     return inner_.Commit(batch);
   }
@@ -38,6 +52,8 @@ class FailingStore final : public storage::Store {
   std::atomic<bool> failing_{false};
   std::atomic<int> commits_{0};
   std::atomic<int> loads_{0};
+  std::mutex hook_mutex_;
+  std::function<void()> hook_;  // guarded by hook_mutex_
 };
 
 }  // namespace settle::testing

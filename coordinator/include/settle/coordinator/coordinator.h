@@ -58,11 +58,17 @@ class Coordinator {
   Status SubmitTcc(const SubmitRequest& request);
   Status SubmitSaga(const SubmitRequest& request);
   // Moves gid from one of the `from` statuses to `to`, retrying when a concurrent change wins
-  // the compare-and-set. A transaction already in `already_done` answers OK unchanged; one of
-  // another type than `type` (when given) is a Conflict.
-  Status ChangeStatus(const std::string& gid, std::optional<TransType> type,
-                      std::initializer_list<GlobalStatus> from, GlobalStatus to,
-                      std::optional<GlobalStatus> already_done, const std::string& reason);
+  // the compare-and-set or a branch is registered meanwhile. Answers the transaction as stored
+  // by the change; nullopt for one already in `already_done`, left unchanged. One of another
+  // type than `type` (when given) is a Conflict.
+  Result<std::optional<storage::Transaction>> ChangeStatus(
+      const std::string& gid, std::optional<TransType> type,
+      std::initializer_list<GlobalStatus> from, GlobalStatus to,
+      std::optional<GlobalStatus> already_done, const std::string& reason);
+  // A TCC's phase two: ChangeStatus from prepared to `to`, then DriveClaimed from the rows it
+  // stored, under a claim taken before the load so that nothing else drives it in between.
+  Status ChangeTccAndDrive(const std::string& gid, GlobalStatus to, const std::string& reason,
+                           bool wait_result);
   // Drives the transaction now: a pass on this thread for wait_result, which then maps the
   // status it reached; otherwise the scheduler's next free worker.
   Status DriveAfterChange(const std::string& gid, bool wait_result);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <variant>
@@ -31,6 +32,14 @@ struct ExpectGlobalStatus {
   std::vector<GlobalStatus> allowed;
 };
 
+// Precondition only: the global exists (NotFound) and has exactly `count` branch rows
+// (Conflict otherwise). A writer that acts on a transaction it loaded adds this to be sure that
+// no branch was registered since.
+struct ExpectBranchCount {
+  std::string gid;
+  std::size_t count = 0;
+};
+
 // Compare-and-set of a global's mutable fields: status, update_time, finish_time,
 // rollback_time, rollback_reason, next_cron_time and stuck are written from `record` if the
 // stored status equals `expected` (Conflict otherwise; NotFound if the gid is unknown).
@@ -55,8 +64,8 @@ struct RetryNow {
 };
 
 using WriteOp =
-    std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, UpdateGlobal, UpdateBranch,
-                 RetryNow>;
+    std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, ExpectBranchCount, UpdateGlobal,
+                 UpdateBranch, RetryNow>;
 
 // An ordered list of operations that the store applies atomically: all of them, or, if any
 // precondition fails or storage fails, none. Later operations see the effects of earlier ones.
