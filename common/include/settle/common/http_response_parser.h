@@ -6,6 +6,8 @@
 #include <string_view>
 #include <utility>
 
+#include "settle/common/http_chunked_decoder.h"
+
 namespace settle {
 
 // Reads one HTTP/1.x response from bytes as they arrive, for a keep-alive client: the status,
@@ -42,22 +44,21 @@ class HttpResponseParser {
   const std::string& error() const { return error_; }
 
  private:
-  enum class Phase { kHead, kLength, kChunkSize, kChunkData, kChunkEnd, kTrailer, kToClose, kEnd };
+  enum class Phase { kHead, kLength, kChunked, kToClose, kEnd };
 
   State Fail(std::string why);
   // Parses head_ (which ends with the blank line); sets the phase for the body.
   State ParseHead();
   void Keep(std::string_view bytes);
-  // Appends to line_ up to and including "\n"; true once the line is complete.
-  bool TakeLine(std::string_view data, std::size_t& pos);
 
   const std::size_t max_body_bytes_;
   State state_ = State::kNeedMore;
   Phase phase_ = Phase::kHead;
   bool started_ = false;
   std::string head_;
-  std::string line_;
-  std::uint64_t remaining_ = 0;  // body or chunk bytes still to come
+  std::uint64_t remaining_ = 0;  // body bytes still to come
+  HttpChunkedDecoder chunked_;
+  std::string decoded_;  // chunk bytes on their way to body_
   int status_ = 0;
   bool keep_alive_ = false;
   std::string body_;

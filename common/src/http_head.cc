@@ -1,0 +1,88 @@
+#include "http_head.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace settle::http_head {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// The comma-separated tokens of a header value, trimmed.
+std::vector<std::string_view> Tokens(std::string_view value) {
+  std::vector<std::string_view> tokens;
+  while (!value.empty()) {
+    const std::size_t comma = value.find(',');
+    tokens.push_back(Trim(value.substr(0, comma)));
+    if (comma == std::string_view::npos) break;
+    value.remove_prefix(comma + 1);
+  }
+  return tokens;
+}
+
+bool ParseDecimal(std::string_view s, std::uint64_t& out) {
+  if (s.empty() || s.size() > 18) return false;
+  out = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    out = out * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return true;
+}
+
+}  // namespace
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string_view NextLine(std::string_view& rest) {
+  const std::size_t eol = rest.find("\r\n");
+  const std::string_view line = rest.substr(0, eol);
+  rest.remove_prefix(eol == std::string_view::npos ? rest.size() : eol + 2);
+  return line;
+}
+
+std::string ParseFields(std::string_view rest, Framing& framing, Fields* fields) {
+  while (!rest.empty()) {
+    const std::string_view line = NextLine(rest);
+    if (line.empty()) break;  // the blank line ending the head
+    const std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos || colon == 0 || line.front() == ' ' ||
+        line.front() == '\t') {
+      return "malformed header line '" + std::string(line.substr(0, 80)) + "'";
+    }
+    const std::string_view name = line.substr(0, colon);
+    const std::string_view value = Trim(line.substr(colon + 1));
+    if (EqualsIgnoreCase(name, "Content-Length")) {
+      std::uint64_t parsed = 0;
+      if (!ParseDecimal(value, parsed) || (framing.has_length && parsed != framing.length)) {
+        return "invalid Content-Length '" + std::string(value.substr(0, 40)) + "'";
+      }
+      framing.has_length = true;
+      framing.length = parsed;
+    } else if (EqualsIgnoreCase(name, "Transfer-Encoding")) {
+      const std::vector<std::string_view> codings = Tokens(value);
+      framing.chunked = !codings.empty() && EqualsIgnoreCase(codings.back(), "chunked");
+      framing.other_coding = !framing.chunked;
+    } else if (EqualsIgnoreCase(name, "Connection")) {
+      for (std::string_view token : Tokens(value)) {
+        if (EqualsIgnoreCase(token, "close")) framing.close = true;
+        if (EqualsIgnoreCase(token, "keep-alive")) framing.keep_alive = true;
+      }
+    } else if (EqualsIgnoreCase(name, "Expect")) {
+      framing.expect_continue = EqualsIgnoreCase(value, "100-continue");
+    }
+    if (fields != nullptr) fields->emplace_back(std::string(name), std::string(value));
+  }
+  return {};
+}
+
+}  // namespace settle::http_head
