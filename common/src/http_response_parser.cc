@@ -9,7 +9,6 @@
 
 namespace settle {
 
-
 HttpResponseParser::State HttpResponseParser::Fail(std::string why) {
   error_ = std::move(why);
   state_ = State::kError;

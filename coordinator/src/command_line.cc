@@ -69,7 +69,8 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
   app.add_option("--http-threads", c.api.threads,
-                 "HTTP server threads; each open keep-alive client connection holds one")
+                 "HTTP requests handled at once (a wait_result submit holds one for its "
+                 "pass); idle keep-alive connections hold none")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
   app.add_option("--log-level", c.log_level, "trace, debug, info, warn, error, critical or off")

@@ -12,11 +12,10 @@ namespace settle::coordinator {
 
 struct ApiServerOptions {
   std::size_t max_body_bytes = 1 << 20;
-  // Each keep-alive connection holds a thread while it is open: size this for the number of
-  // concurrent clients.
+  // Requests handled at once. A connection holds a thread only while a request of it is
+  // being read, handled and answered (a wait_result submit: for its whole pass).
   std::size_t threads = 64;
-  Duration read_timeout{5000};  // a client that stalls mid-request is dropped
-  Duration write_timeout{5000};
+  Duration io_timeout{5000};  // a client that stalls mid-request (or mid-answer) is dropped
   Duration keep_alive_timeout{5000};
 };
 
