@@ -16,8 +16,7 @@ struct BankOptions {
   std::string db_path;
   int accounts = 10;                     // "1".."accounts", created on the first start only
   std::int64_t initial_balance = 10000;  // of each account created
-  // Server threads: each open keep-alive connection (the coordinator keeps up to one per
-  // worker) holds one.
+  // Branch calls handled at once (idle keep-alive connections hold no thread).
   std::size_t threads = 64;
 };
 

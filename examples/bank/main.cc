@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--host", host, "Address to listen on")->capture_default_str();
   app.add_option("--threads", options.threads,
-                 "Server threads; each open keep-alive connection holds one")
+                 "Requests handled at once (idle keep-alive connections hold no thread)")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);

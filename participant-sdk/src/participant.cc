@@ -1,48 +1,40 @@
 #include "settle/sdk/participant.h"
 
-#include <httplib.h>
-#include <sys/socket.h>
-
-#include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <exception>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <thread>
+#include <regex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "settle/common/http_server.h"
 
 namespace settle::sdk {
 namespace {
 
 constexpr const char* kJson = "application/json";
 
-// httplib listens with a backlog of 5: a burst of new connections from the coordinator
-// overflows it, and each dropped SYN costs a one-second retransmit. Linux enlarges the queue
-// of a listening socket when listen() is called on it again.
-class Server final : public httplib::Server {
- public:
-  bool WidenBacklog() { return ::listen(svr_sock_, SOMAXCONN) == 0; }
-};
-
 std::string Json(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // The protocol's answer for a handler's reply (protocol.md §4 classification).
-void WriteReply(const BranchReply& reply, httplib::Response& res) {
+void WriteReply(const BranchReply& reply, settle::HttpResponse& res) {
   const Status& s = reply.status;
+  res.content_type = kJson;
   switch (s.code()) {
     case StatusCode::kOk:
       res.status = 200;
-      res.set_content(reply.body.empty() ? R"({"dtm_result":"SUCCESS"})" : reply.body, kJson);
+      res.body = reply.body.empty() ? R"({"dtm_result":"SUCCESS"})" : reply.body;
       return;
     case StatusCode::kConflict:
       res.status = 409;
-      res.set_content(Json({{"dtm_result", "FAILURE"}, {"message", s.message()}}), kJson);
+      res.body = Json({{"dtm_result", "FAILURE"}, {"message", s.message()}});
       return;
     case StatusCode::kPending:
       res.status = 425;
-      res.set_content(Json({{"dtm_result", "ONGOING"}, {"message", s.message()}}), kJson);
+      res.body = Json({{"dtm_result", "ONGOING"}, {"message", s.message()}});
       return;
     case StatusCode::kInvalidArgument:
       res.status = 400;
@@ -51,7 +43,7 @@ void WriteReply(const BranchReply& reply, httplib::Response& res) {
       res.status = 500;
       break;
   }
-  res.set_content(Json({{"message", s.message()}}), kJson);
+  res.body = Json({{"message", s.message()}});
 }
 
 BranchReply RunHandler(const BranchHandler& handler, const BranchRequest& request) {
@@ -64,13 +56,38 @@ BranchReply RunHandler(const BranchHandler& handler, const BranchRequest& reques
   }
 }
 
+using Route = std::function<void(const settle::HttpRequest&, settle::HttpResponse&)>;
+
 }  // namespace
 
 struct Participant::Impl {
-  explicit Impl(ParticipantOptions o) : options(o) {}
+  explicit Impl(ParticipantOptions o)
+      : options(o),
+        server(
+            HttpServerOptions{
+                .threads = o.threads,
+                .max_body_bytes = o.max_body_bytes,
+                .keep_alive_timeout = std::chrono::duration_cast<Duration>(o.keep_alive_timeout),
+                .refusal =
+                    [](int, const std::string& problem) {
+                      // protocol.md: a bad request is a 400 with {"message"}.
+                      return settle::HttpResponse{400, kJson,
+                                                  Json({{"message", "request: " + problem}})};
+                    }},
+            [this](const settle::HttpRequest& req, settle::HttpResponse& res) { Serve(req, res); }) {}
 
-  void ServeBranch(const httplib::Request& req, httplib::Response& res,
-                   std::optional<BranchOp> only_op, const BranchHandler& handler) {
+  void Serve(const settle::HttpRequest& req, settle::HttpResponse& res) const {
+    const auto exact = routes.find(req.method + " " + req.path);
+    if (exact != routes.end()) return exact->second(req, res);
+    for (const auto& [method, pattern, route] : pattern_routes) {
+      if (method == req.method && std::regex_match(req.path, pattern)) return route(req, res);
+    }
+    res.status = 404;
+    res.body = Json({{"message", "no route for " + req.path}});
+  }
+
+  void ServeBranch(const settle::HttpRequest& req, settle::HttpResponse& res,
+                   std::optional<BranchOp> only_op, const BranchHandler& handler) const {
     BranchRequest request;
     request.path = req.path;
     request.body = req.body;
@@ -87,40 +104,25 @@ struct Participant::Impl {
   }
 
   ParticipantOptions options;
-  Server server;
-  std::thread thread;
-  std::atomic<bool> listener_done{false};
+  // Filled before Start, read-only while serving. Branch routes by "METHOD path"; the
+  // participant's own routes by regular expression, in the order they were added.
+  std::unordered_map<std::string, Route> routes;
+  std::vector<std::tuple<std::string, std::regex, Route>> pattern_routes;
+  HttpServer server;
 };
 
-Participant::Participant(ParticipantOptions options) : impl_(std::make_unique<Impl>(options)) {
-  httplib::Server& server = impl_->server;
-  const std::size_t threads = options.threads;
-  server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  server.set_tcp_nodelay(true);
-  server.set_keep_alive_max_count(1'000'000);
-  server.set_keep_alive_timeout(std::max<time_t>(1, options.keep_alive_timeout.count()));
-  server.set_payload_max_length(options.max_body_bytes);
-  server.set_error_handler(
-      httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
-        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        if (res.status == 413) res.status = 400;
-        res.set_content(Json({{"message", res.status == 404 ? "no route for " + req.path
-                                                            : std::string("bad request")}}),
-                        kJson);
-        return httplib::Server::HandlerResponse::Handled;
-      }));
-}
+Participant::Participant(ParticipantOptions options) : impl_(std::make_unique<Impl>(options)) {}
 
 Participant::~Participant() { Stop(); }
 
 Participant& Participant::OnOp(const std::string& path, std::optional<BranchOp> op,
                                BranchHandler handler) {
-  auto serve = [impl = impl_.get(), op, handler = std::move(handler)](const httplib::Request& req,
-                                                                      httplib::Response& res) {
+  auto serve = [impl = impl_.get(), op, handler = std::move(handler)](
+                   const settle::HttpRequest& req, settle::HttpResponse& res) {
     impl->ServeBranch(req, res, op, handler);
   };
-  impl_->server.Get(path, serve);
-  impl_->server.Post(path, serve);
+  impl_->routes["GET " + path] = serve;
+  impl_->routes["POST " + path] = serve;
   return *this;
 }
 
@@ -145,10 +147,9 @@ Participant& Participant::OnCompensate(const std::string& path, BranchHandler ha
 
 namespace {
 
-httplib::Server::Handler ToHttplib(RouteHandler handler) {
-  return [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
-    HttpRequest request{req.method, req.path, {}, req.body};
-    for (const auto& [name, value] : req.params) request.params.emplace(name, value);
+Route ToRoute(RouteHandler handler) {
+  return [handler = std::move(handler)](const settle::HttpRequest& req, settle::HttpResponse& res) {
+    HttpRequest request{req.method, req.path, req.params, req.body};
     HttpReply reply;
     try {
       reply = handler(request);
@@ -158,47 +159,28 @@ httplib::Server::Handler ToHttplib(RouteHandler handler) {
       reply = {500, Json({{"message", "handler threw"}})};
     }
     res.status = reply.status;
-    res.set_content(reply.body, reply.content_type.c_str());
+    res.body = std::move(reply.body);
+    res.content_type = std::move(reply.content_type);
   };
 }
 
 }  // namespace
 
 Participant& Participant::OnGet(const std::string& pattern, RouteHandler handler) {
-  impl_->server.Get(pattern, ToHttplib(std::move(handler)));
+  impl_->pattern_routes.emplace_back("GET", std::regex(pattern), ToRoute(std::move(handler)));
   return *this;
 }
 
 Participant& Participant::OnPost(const std::string& pattern, RouteHandler handler) {
-  impl_->server.Post(pattern, ToHttplib(std::move(handler)));
+  impl_->pattern_routes.emplace_back("POST", std::regex(pattern), ToRoute(std::move(handler)));
   return *this;
 }
 
 Result<int> Participant::Start(const std::string& host, int port) {
-  int bound = port;
-  if (port == 0) {
-    bound = impl_->server.bind_to_any_port(host);
-    if (bound < 0) return Status::Unavailable("cannot bind " + host + " on any port");
-  } else if (!impl_->server.bind_to_port(host, port)) {
-    return Status::Unavailable("cannot bind " + host + ":" + std::to_string(port));
-  }
-  impl_->server.WidenBacklog();  // best effort: a small queue only slows bursts down
-  impl_->thread = std::thread([impl = impl_.get()] {
-    impl->server.listen_after_bind();
-    impl->listener_done = true;
-  });
-  // stop() ignores a server whose listener has not started yet; return only once it has, so
-  // that Stop() right after Start() cannot hang.
-  while (!impl_->server.is_running() && !impl_->listener_done) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return bound;
+  return impl_->server.Start(host, port);
 }
 
-void Participant::Stop() {
-  impl_->server.stop();
-  if (impl_->thread.joinable()) impl_->thread.join();
-}
+void Participant::Stop() { impl_->server.Stop(); }
 
 BranchHandler Guarded(Barrier& barrier, GuardedBusiness business) {
   return [&barrier, business = std::move(business)](const BranchRequest& request) {

@@ -15,11 +15,11 @@
 namespace settle::sdk {
 
 struct ParticipantOptions {
-  // Each open keep-alive connection holds one thread: size for the coordinator's connections.
+  // Requests handled at once: each blocks a thread while its handler runs. Idle keep-alive
+  // connections hold no thread.
   std::size_t threads = 32;
   std::size_t max_body_bytes = 1 << 20;
-  // How long an idle keep-alive connection stays open. Stop() waits up to this long for
-  // connections that clients keep open.
+  // How long an idle keep-alive connection stays open.
   std::chrono::seconds keep_alive_timeout{5};
 };
 
@@ -62,8 +62,8 @@ class Participant {
 
   // Binds host:port (0: any free port) and serves on background threads; returns the port.
   Result<int> Start(const std::string& host, int port);
-  // Stops accepting and waits for requests in progress (and for idle keep-alive connections,
-  // up to keep_alive_timeout). Idempotent.
+  // Stops accepting, lets requests in progress answer, and closes every connection.
+  // Idempotent.
   void Stop();
 
  private:
