@@ -213,7 +213,12 @@ void HttpServer::AcceptAll() {
                            SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      break;  // EAGAIN: all taken; EMFILE and the like: try again on the next event
+      // Out of descriptors or memory: the pending connection stays queued and the listening
+      // socket stays readable; pause so that re-arming it does not spin a worker.
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      break;
     }
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

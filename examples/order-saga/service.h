@@ -1,6 +1,5 @@
 #pragma once
 
-#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -57,10 +56,8 @@ class Service {
   sdk::Barrier barrier_;
   Describe describe_;
   CallLog& log_;
-  // Last: stops before what its handlers use goes. Stop() waits for the keep-alive
-  // connections the coordinator leaves open, so they are kept only briefly: the program
-  // exits right after its saga.
-  sdk::Participant participant_{{.keep_alive_timeout = std::chrono::seconds(1)}};
+  // Last: stops before what its handlers use goes.
+  sdk::Participant participant_;
   int port_ = 0;
 };
 
