@@ -2,7 +2,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <chrono>
+#include <cstdint>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "settle/common/duration_text.h"
@@ -64,6 +67,13 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
                  "stuck (retries go on)")
       ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
+  app.add_option_function<std::int64_t>(
+         "--commit-delay-us",
+         [&c](std::int64_t us) { c.store.commit_delay = std::chrono::microseconds(us); },
+         "Under steady load, how long the database writer waits for more transactions to share "
+         "the next fsync (0: never wait)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{100'000}))
+      ->default_str(std::to_string(c.store.commit_delay.count()));
   app.add_option("--workers", c.workers,
                  "Worker threads: transaction passes and branch calls in flight at once")
       ->check(CLI::Range(1, 4096))

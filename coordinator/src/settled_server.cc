@@ -44,7 +44,7 @@ struct SettledServer::Parts {
 
 Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& config,
                                                             const Clock& clock) {
-  auto store = storage::SqliteStore::Open(config.db_path);
+  auto store = storage::SqliteStore::Open(config.db_path, config.store);
   if (!store) return store.status();
   auto parts = std::make_unique<Parts>(config, clock, std::move(*store));
   auto resumed = parts->coordinator.Resume();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <thread>
 #include <utility>
 
 namespace settle::storage {
@@ -29,6 +30,7 @@ SqliteWriter::SqliteWriter(std::unique_ptr<SqliteConnection> connection,
       checkpointer_(std::move(checkpointer)),
       applier_(*connection_),
       max_batches_per_commit_(std::max<std::size_t>(1, options.max_batches_per_commit)),
+      commit_delay_(std::max(std::chrono::microseconds(0), options.commit_delay)),
       checkpoint_pages_(std::max(1, options.checkpoint_pages)),
       writer_checkpoint_pages_(std::max(options.checkpoint_pages, options.writer_checkpoint_pages)) {}
 
@@ -75,6 +77,7 @@ SqliteStoreStats SqliteWriter::Stats() const {
   stats.wal_pages_written = wal_pages_written_.load(std::memory_order_relaxed);
   stats.writer_checkpoints = writer_checkpoints_.load(std::memory_order_relaxed);
   stats.commit_time = commit_time_.Read();
+  stats.delayed_commits = delayed_commits_.load(std::memory_order_relaxed);
   // After Shutdown the checkpointer is gone; its count is then no longer reported.
   std::lock_guard lock(shutdown_mutex_);
   if (checkpointer_ != nullptr) stats.background_checkpoints = checkpointer_->checkpoints();
@@ -117,8 +120,21 @@ void SqliteWriter::Loop() {
       // No timer: the writer takes whatever is queued the moment it is free, so an idle
       // store commits a lone batch at once and a busy one folds everything that queued up
       // during the previous fsync into the next.
+      // Callers already waiting when the last commit ended: the writer is the bottleneck.
+      const bool saturated = !queue_.empty();
       work_.wait(lock, [this] { return !queue_.empty() || stopping_; });
       if (queue_.empty()) return;  // stopping, and everything queued has been applied
+      if (saturated && commit_delay_.count() > 0 && queue_.size() < max_batches_per_commit_ &&
+          !stopping_) {
+        // Under steady load each fsync is what everyone waits for, and the disk may be shared
+        // with participants that sync too: a short wait lets more callers join this group, so
+        // that one fsync serves more of them (PostgreSQL's commit_delay). An idle store never
+        // waits.
+        lock.unlock();
+        std::this_thread::sleep_for(commit_delay_);
+        lock.lock();
+        delayed_commits_.fetch_add(1, std::memory_order_relaxed);
+      }
       if (queue_.size() <= max_batches_per_commit_) {
         group.swap(queue_);
       } else {

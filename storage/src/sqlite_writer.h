@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <memory>
@@ -20,6 +21,9 @@ namespace settle::storage {
 
 // Group commit: one thread owns the write connection and applies queued batches, as many as
 // are waiting (up to max_batches_per_commit) in one transaction and one fsync.
+//
+// Under steady load (callers were already waiting when a commit ended) the writer waits
+// options.commit_delay before starting the next group, so that more callers share its fsync.
 //
 // Checkpoints: the writer replaces SQLite's automatic checkpoint with a WAL hook that hands
 // the work to `checkpointer` once the WAL reaches options.checkpoint_pages, and checkpoints
@@ -70,6 +74,7 @@ class SqliteWriter {
   std::unique_ptr<SqliteCheckpointer> checkpointer_;
   SqliteBatchApplier applier_;
   const std::size_t max_batches_per_commit_;
+  const std::chrono::microseconds commit_delay_;
   const int checkpoint_pages_;
   const int writer_checkpoint_pages_;
   int last_wal_pages_ = 0;      // writer thread only
@@ -89,6 +94,7 @@ class SqliteWriter {
   std::atomic<std::uint64_t> commit_micros_total_{0};
   std::atomic<std::uint64_t> wal_pages_written_{0};
   LatencyHistogram commit_time_;
+  std::atomic<std::uint64_t> delayed_commits_{0};
   std::atomic<std::uint64_t> writer_checkpoints_{0};
 };
 

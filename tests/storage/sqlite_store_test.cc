@@ -292,6 +292,39 @@ TEST_CASE("concurrent commits share SQLite commits (group commit)", "[storage][s
   }
 }
 
+TEST_CASE("under steady load the writer waits for company; an idle store never waits",
+          "[storage][sqlite]") {
+  TempDir dir;
+  SqliteStoreOptions options;
+  options.commit_delay = std::chrono::milliseconds(20);  // far longer than a thread's wake-up
+  auto store = MustOpen(dir.File("settle.db"), options);
+
+  // One caller at a time: nobody is queued when a commit ends.
+  for (int i = 0; i < 10; ++i) {
+    REQUIRE(store->Commit(Batch(InsertGlobal{MakeGlobal("alone-" + std::to_string(i))})).ok());
+  }
+  CHECK(store->Stats().delayed_commits == 0);
+
+  // Eight callers committing back to back: the writer waits, and its groups gather most of
+  // them.
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 20;
+  const SqliteStoreStats before = store->Stats();
+  std::vector<int> failures(kThreads, 0);
+  RunTogether(kThreads, [&](int t) {
+    for (int i = 0; i < kPerThread; ++i) {
+      if (!store->Commit(Batch(InsertGlobal{MakeGlobal(ThreadGid(t, i))})).ok()) ++failures[t];
+    }
+  });
+  const SqliteStoreStats after = store->Stats();
+  for (int t = 0; t < kThreads; ++t) CHECK(failures[t] == 0);
+
+  const double batches = static_cast<double>(after.batches - before.batches);
+  const double commits = static_cast<double>(after.commits - before.commits);
+  CHECK(after.delayed_commits > 0);
+  CHECK(batches / commits >= 5.0);
+}
+
 TEST_CASE("checkpoints run beside the writer and keep the WAL bounded under steady commits",
           "[storage][sqlite]") {
   TempDir dir;

@@ -6,6 +6,7 @@
 #include "settle/coordinator/api_server.h"
 #include "settle/coordinator/coordinator.h"
 #include "settle/coordinator/retry_policy.h"
+#include "settle/storage/sqlite_store.h"
 
 namespace settle::coordinator {
 
@@ -14,6 +15,7 @@ struct ServerConfig {
   std::string host = "127.0.0.1";
   int port = 36789;
   std::string db_path = "./data/settle.db";
+  storage::SqliteStoreOptions store;
   CoordinatorSettings coordinator;
   RetrySettings retry;
   std::size_t workers = 64;  // transaction passes and branch calls in flight at once
