@@ -11,8 +11,16 @@ namespace settle::bench {
 
 LoadResult RunLoad(const std::string& label, const LoadPlan& plan,
                    const std::function<Status(int, std::uint64_t)>& operation) {
-  using Clock = std::chrono::steady_clock;
   LatencyRecorder recorder;
+  const double seconds = RunLoadInto(label, plan, operation, recorder);
+  return {recorder.Summarize(), seconds};
+}
+
+double RunLoadInto(const std::string& label, const LoadPlan& plan,
+                   const std::function<Status(int, std::uint64_t)>& operation,
+                   LatencyRecorder& recorder) {
+  using Clock = std::chrono::steady_clock;
+  const std::uint64_t errors_before = recorder.errors();
   std::atomic<std::uint64_t> started{0};
   std::atomic<bool> stop{false};
   const Clock::time_point begin = Clock::now();
@@ -40,7 +48,7 @@ LoadResult RunLoad(const std::string& label, const LoadPlan& plan,
           recorder.Record(Clock::now() - t0);
         } else {
           recorder.RecordError();
-          if (recorder.errors() <= 3)
+          if (recorder.errors() - errors_before <= 3)
             std::fprintf(stderr, "%s: %s\n", label.c_str(), s.ToString().c_str());
         }
       }
@@ -52,7 +60,7 @@ LoadResult RunLoad(const std::string& label, const LoadPlan& plan,
   bool done = false;
   std::thread reporter([&] {
     std::unique_lock lock(mu);
-    std::uint64_t last = 0;
+    std::uint64_t last = recorder.count();
     for (int second = 1; !done_cv.wait_for(lock, std::chrono::seconds(1), [&] { return done; });
          ++second) {
       const std::uint64_t now = recorder.count();
@@ -74,7 +82,7 @@ LoadResult RunLoad(const std::string& label, const LoadPlan& plan,
   done_cv.notify_all();
   reporter.join();
   stop = true;
-  return {recorder.Summarize(), seconds};
+  return seconds;
 }
 
 std::string Describe(const std::string& label, const LoadResult& r) {

@@ -36,6 +36,12 @@ struct LoadResult {
 LoadResult RunLoad(const std::string& label, const LoadPlan& plan,
                    const std::function<Status(int client, std::uint64_t n)>& operation);
 
+// The same, recording into `recorder`, which may already hold earlier slices of the same
+// measurement (interleaved with another one); returns the seconds this slice took.
+double RunLoadInto(const std::string& label, const LoadPlan& plan,
+                   const std::function<Status(int client, std::uint64_t n)>& operation,
+                   LatencyRecorder& recorder);
+
 // "saga through settled: 3104.2 tx/s, latency p50 4.9 ms, p90 ..., errors 0"
 std::string Describe(const std::string& label, const LoadResult& result);
 

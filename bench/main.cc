@@ -19,6 +19,7 @@
 
 namespace {
 
+using settle::bench::LatencyRecorder;
 using settle::bench::LoadPlan;
 using settle::bench::LoadResult;
 
@@ -31,6 +32,7 @@ struct Args {
   std::string warmup = "1s";
   std::uint64_t count = 0;
   bool baseline = false;
+  int rounds = 1;
   bool verify = false;
   bool quiet = false;
   int accounts = 16;
@@ -120,6 +122,12 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_flag("--baseline", a.baseline,
                "Also run the same participant calls without the coordinator, and print the ratio");
+  app.add_option("--rounds", a.rounds,
+                 "With --baseline and a duration: alternate the two measurements this many "
+                 "times, each for duration/rounds, so that a machine whose speed drifts "
+                 "affects both alike")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   app.add_flag("--verify", a.verify,
                "Require every transaction to end succeed (for a coordinator that started empty)");
   app.add_flag("--quiet", a.quiet, "No progress lines");
@@ -194,14 +202,38 @@ int main(int argc, char** argv) {
     failed += w.summary.errors;
     moved += w.summary.count;
   }
-  LoadResult direct;
+  // The measured phases: with a baseline, direct and through settled alternate in `rounds`
+  // slices; each keeps one recorder over its slices.
+  const int rounds = a.baseline && a.count == 0 ? a.rounds : 1;
+  const auto slice = std::chrono::milliseconds(duration->count() / rounds);
+  LatencyRecorder direct_latencies;
+  LatencyRecorder through_latencies;
+  double direct_seconds = 0;
+  double through_seconds = 0;
+  auto measure = [&](const std::string& label, bool through_coordinator,
+                     LatencyRecorder& recorder) {
+    const std::uint64_t base = offset;
+    offset += 1'000'000'000;
+    LoadPlan plan{a.clients, slice, a.count, !a.quiet, a.rate};
+    return settle::bench::RunLoadInto(
+        label, plan,
+        [&](int client, std::uint64_t n) {
+          auto& w = *workloads[static_cast<std::size_t>(client)];
+          return through_coordinator ? w.ThroughCoordinator(base + n) : w.Direct(base + n);
+        },
+        recorder);
+  };
+  for (int round = 0; round < rounds; ++round) {
+    if (a.baseline) direct_seconds += measure("direct", false, direct_latencies);
+    through_seconds += measure("settled", true, through_latencies);
+  }
+  const LoadResult direct{direct_latencies.Summarize(), direct_seconds};
+  const LoadResult through{through_latencies.Summarize(), through_seconds};
   if (a.baseline) {
-    direct = phase("direct", false, *duration, a.count, true);
     moved += direct.summary.count;
     std::printf("%s\n", settle::bench::Describe("direct (no coordinator)", direct).c_str());
     std::fflush(stdout);
   }
-  const LoadResult through = phase("settled", true, *duration, a.count, true);
   sent += through.summary.count + through.summary.errors;
   failed += through.summary.errors;
   moved += through.summary.count;
