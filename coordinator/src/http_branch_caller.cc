@@ -38,25 +38,19 @@ std::string RequestTarget(const HttpUrl& url, const BranchCall& call) {
                                                {"op", ToString(call.op)}}));
 }
 
-// Message framing and the connection belong to the caller: a branch header could otherwise
-// desynchronize a keep-alive connection.
-bool IsFramingHeader(std::string_view name) {
-  auto equals = [name](std::string_view other) {
-    return name.size() == other.size() &&
-           std::equal(name.begin(), name.end(), other.begin(), [](char a, char b) {
-             return std::tolower(static_cast<unsigned char>(a)) ==
-                    std::tolower(static_cast<unsigned char>(b));
-           });
-  };
-  return equals("Content-Length") || equals("Transfer-Encoding") || equals("Connection");
-}
-
 bool NameIs(std::string_view name, std::string_view expected) {
   return name.size() == expected.size() &&
          std::equal(name.begin(), name.end(), expected.begin(), [](char a, char b) {
            return std::tolower(static_cast<unsigned char>(a)) ==
                   std::tolower(static_cast<unsigned char>(b));
          });
+}
+
+// Message framing and the connection belong to the caller: a branch header could otherwise
+// desynchronize a keep-alive connection.
+bool IsFramingHeader(std::string_view name) {
+  return NameIs(name, "Content-Length") || NameIs(name, "Transfer-Encoding") ||
+         NameIs(name, "Connection");
 }
 
 // The request line and headers, ending with the blank line: Host, Content-Type:
