@@ -71,7 +71,8 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
          "--commit-delay-us",
          [&c](std::int64_t us) { c.store.commit_delay = std::chrono::microseconds(us); },
          "Under steady load, how long the database writer waits for more transactions to share "
-         "the next fsync (0: never wait)")
+         "the next fsync: fewer fsyncs for more latency, for a disk shared with other syncing "
+         "processes (0: never wait)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{100'000}))
       ->default_str(std::to_string(c.store.commit_delay.count()));
   app.add_option("--workers", c.workers,

@@ -15,9 +15,9 @@ struct SqliteStoreOptions {
   std::size_t max_batches_per_commit = 1024;
   // How long the writer waits for more callers before a commit when callers were already
   // queued at the end of the previous one (steady load); never when the store is idle. Fewer,
-  // larger groups mean fewer fsyncs, which matters most when the disk is shared with
-  // participants that sync too. 0 turns it off.
-  std::chrono::microseconds commit_delay{250};
+  // larger groups mean fewer fsyncs, which can help when the disk is shared with processes
+  // that sync too, at the price of latency: off (0) by default.
+  std::chrono::microseconds commit_delay{0};
   int busy_timeout_ms = 5000;
   // WAL length (in pages) after which a background thread copies the WAL back into the
   // database file, off the commit path: once per this many pages appended.
