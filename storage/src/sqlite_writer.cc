@@ -120,11 +120,9 @@ void SqliteWriter::Loop() {
       // No timer: the writer takes whatever is queued the moment it is free, so an idle
       // store commits a lone batch at once and a busy one folds everything that queued up
       // during the previous fsync into the next.
-      // Callers already waiting when the last commit ended: the writer is the bottleneck.
-      const bool saturated = !queue_.empty();
       work_.wait(lock, [this] { return !queue_.empty() || stopping_; });
       if (queue_.empty()) return;  // stopping, and everything queued has been applied
-      if (saturated && commit_delay_.count() > 0 && queue_.size() < max_batches_per_commit_ &&
+      if (queued_behind_last_commit_ && commit_delay_.count() > 0 && queue_.size() < max_batches_per_commit_ &&
           !stopping_) {
         // Under steady load each fsync is what everyone waits for, and the disk may be shared
         // with participants that sync too: a short wait lets more callers join this group, so
@@ -166,6 +164,12 @@ void SqliteWriter::ApplyGroup(std::vector<Pending*>& group) {
     batches_.fetch_add(group.size(), std::memory_order_relaxed);
   } else {
     failed_commits_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // Callers that queued while this group was being committed, counted before the group's own
+  // callers wake and can queue again: the writer is the bottleneck when there are any.
+  {
+    std::lock_guard lock(mutex_);
+    queued_behind_last_commit_ = !queue_.empty();
   }
   // Stats are updated before any caller wakes, so a caller reading them after its Commit
   // returned sees its own group counted. Each caller has its own completion: no lock is

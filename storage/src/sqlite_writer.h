@@ -78,6 +78,7 @@ class SqliteWriter {
   const int checkpoint_pages_;
   const int writer_checkpoint_pages_;
   int last_wal_pages_ = 0;      // writer thread only
+  bool queued_behind_last_commit_ = false;  // writer thread only
   int requested_at_pages_ = 0;  // WAL length at the last background request; writer only
 
   std::mutex mutex_;
