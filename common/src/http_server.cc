@@ -275,6 +275,12 @@ bool HttpServer::Answer(Connection& connection, const HttpResponse& response, bo
   head += response.content_type;
   head += "\r\nContent-Length: ";
   head += std::to_string(response.body.size());
+  for (const auto& [name, value] : response.headers) {
+    head += "\r\n";
+    head += name;
+    head += ": ";
+    head += value;
+  }
   head += close ? "\r\nConnection: close\r\n\r\n" : "\r\n\r\n";
   const bool sent = SendAll(connection.fd, head, response.body, options_.io_timeout);
   connection.last_activity_ms.store(NowMillis(), std::memory_order_relaxed);

@@ -3,13 +3,18 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <exception>
+#include <map>
+#include <memory>
+#include <optional>
 #include <functional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 
 #include "settle/common/http_server.h"
+#include "http_route_metrics.h"
 #include "settle/coordinator/http_status.h"
 #include "settle/coordinator/request_parser.h"
 #include "settle/coordinator/transaction_json.h"
@@ -19,6 +24,7 @@ namespace {
 
 constexpr const char* kPrefixes[] = {"/api/settle", "/api/dtmsvr"};
 constexpr const char* kJson = "application/json";
+constexpr const char* kMetricsPath = "/api/metrics";
 
 using RouteHandler = std::function<HttpAnswer(const HttpRequest&)>;
 
@@ -38,79 +44,150 @@ std::string MessageBody(const std::string& text) {
 }  // namespace
 
 struct ApiServer::Impl {
-  Impl(Coordinator& c, ApiServerOptions o);
+  Impl(Coordinator& c, ApiServerOptions o, MetricsWriter m);
 
-  void Route(const char* method, const std::string& path, RouteHandler handler);
+  struct Route {
+    Access access = Access::kAdmin;
+    RouteHandler handler;
+    RouteMetrics* metrics = nullptr;
+  };
+
+  // Adds `path` under each API prefix.
+  void AddApiRoute(const char* method, const std::string& path, Access access,
+                   RouteHandler handler);
+  void AddRoute(const char* method, const std::string& full_path, Access access,
+                RouteHandler handler);
   void RegisterRoutes();
   void Serve(const HttpRequest& request, HttpResponse& response) const;
+  // 401 or 403 when the request's token does not grant `needed`; nullopt when it does.
+  std::optional<HttpAnswer> Authorize(const HttpRequest& request, Access needed) const;
+  std::string MetricsText() const;
 
   Coordinator& coordinator;
   ApiServerOptions options;
-  // "METHOD path" -> handler; filled before the server starts, read-only afterwards.
-  std::unordered_map<std::string, RouteHandler> routes;
+  MetricsWriter write_metrics;
+  // "METHOD path" -> route; filled before the server starts, read-only afterwards.
+  std::unordered_map<std::string, Route> routes;
+  // Route label -> its request metrics; the labels are fixed before the server starts.
+  std::map<std::string, std::unique_ptr<RouteMetrics>> route_metrics;
+  RouteMetrics* unmatched = nullptr;
+  RouteMetrics* refused = nullptr;
   HttpServer server;
 };
 
-ApiServer::Impl::Impl(Coordinator& c, ApiServerOptions o)
+ApiServer::Impl::Impl(Coordinator& c, ApiServerOptions o, MetricsWriter m)
     : coordinator(c),
-      options(o),
+      options(std::move(o)),
+      write_metrics(std::move(m)),
       server(
           HttpServerOptions{
-              .threads = o.threads,
-              .max_body_bytes = o.max_body_bytes,
-              .keep_alive_timeout = o.keep_alive_timeout,
-              .io_timeout = o.io_timeout,
+              .threads = options.threads,
+              .max_body_bytes = options.max_body_bytes,
+              .keep_alive_timeout = options.keep_alive_timeout,
+              .io_timeout = options.io_timeout,
+              .max_connections = options.max_connections,
               .refusal =
-                  [max_body = o.max_body_bytes](int status, const std::string& problem) {
+                  [this](int status, const std::string& problem) {
+                    refused->Count(status, std::chrono::microseconds(0));
                     // protocol.md: every bad request is a 400 with {"message"} naming what.
-                    return HttpResponse{400, kJson,
-                                        MessageBody(status == 413
-                                                        ? "body: larger than " +
-                                                              std::to_string(max_body) + " bytes"
-                                                        : "request: " + problem)};
+                    return HttpResponse{
+                        400, kJson,
+                        MessageBody(status == 413 ? "body: larger than " +
+                                                        std::to_string(options.max_body_bytes) +
+                                                        " bytes"
+                                                  : "request: " + problem)};
                   }},
           [this](const HttpRequest& request, HttpResponse& response) {
             Serve(request, response);
-          }) {}
+          }) {
+  auto add_label = [this](const std::string& label) {
+    return route_metrics.emplace(label, std::make_unique<RouteMetrics>()).first->second.get();
+  };
+  unmatched = add_label("unmatched");
+  refused = add_label("refused");
+}
 
-void ApiServer::Impl::Route(const char* method, const std::string& path, RouteHandler handler) {
-  for (const char* prefix : kPrefixes) {
-    routes.emplace(std::string(method) + " " + prefix + path, handler);
+void ApiServer::Impl::AddRoute(const char* method, const std::string& full_path, Access access,
+                               RouteHandler handler) {
+  const std::string label = std::string(method) + " " + full_path;
+  RouteMetrics* metrics =
+      route_metrics.emplace(label, std::make_unique<RouteMetrics>()).first->second.get();
+  routes.emplace(label, Route{access, std::move(handler), metrics});
+}
+
+void ApiServer::Impl::AddApiRoute(const char* method, const std::string& path, Access access,
+                                  RouteHandler handler) {
+  for (const char* prefix : kPrefixes) AddRoute(method, prefix + path, access, handler);
+}
+
+std::optional<HttpAnswer> ApiServer::Impl::Authorize(const HttpRequest& request,
+                                                     Access needed) const {
+  const Access granted = options.tokens.Grant(request.Header("Authorization"));
+  if (granted >= needed) return std::nullopt;
+  if (granted == Access::kNone) {
+    return HttpAnswer{401, MessageBody("authorization: a bearer token is required "
+                                       "(Authorization: Bearer <token>); none or an unknown one "
+                                       "was sent")};
   }
+  return HttpAnswer{403, MessageBody("authorization: this token grants " +
+                                     std::string(ToString(granted)) + " access; " +
+                                     request.method + " " + request.path + " needs " +
+                                     std::string(ToString(needed)))};
 }
 
 void ApiServer::Impl::Serve(const HttpRequest& request, HttpResponse& response) const {
+  const auto start = std::chrono::steady_clock::now();
   response.content_type = kJson;
-  const auto route = routes.find(request.method + " " + request.path);
-  if (route == routes.end()) {
+  const auto found = routes.find(request.method + " " + request.path);
+  RouteMetrics* metrics = found == routes.end() ? unmatched : found->second.metrics;
+  if (found == routes.end()) {
     response.status = 404;
     response.body = MessageBody("no route for " + request.method + " " + request.path);
-    return;
+  } else if (std::optional<HttpAnswer> refusal = Authorize(request, found->second.access)) {
+    response.status = refusal->status;
+    response.body = std::move(refusal->body);
+    if (response.status == 401) response.headers.emplace_back("WWW-Authenticate", "Bearer");
+  } else if (request.path == kMetricsPath) {
+    response.content_type = PrometheusText::kContentType;
+    response.body = MetricsText();
+  } else {
+    try {
+      HttpAnswer answer = found->second.handler(request);
+      response.status = answer.status;
+      response.body = std::move(answer.body);
+    } catch (const std::exception& e) {
+      spdlog::critical("{} {} failed with an exception (a bug): {}", request.method, request.path,
+                       e.what());
+      const HttpAnswer answer =
+          ToHttpAnswer(Status::Internal(std::string("internal error: ") + e.what()));
+      response.status = answer.status;
+      response.body = answer.body;
+    }
   }
-  try {
-    HttpAnswer answer = route->second(request);
-    response.status = answer.status;
-    response.body = std::move(answer.body);
-  } catch (const std::exception& e) {
-    spdlog::critical("{} {} failed with an exception (a bug): {}", request.method, request.path,
-                     e.what());
-    const HttpAnswer answer = ToHttpAnswer(Status::Internal(std::string("internal error: ") +
-                                                            e.what()));
-    response.status = answer.status;
-    response.body = answer.body;
-  }
+  metrics->Count(response.status, std::chrono::duration_cast<std::chrono::microseconds>(
+                                      std::chrono::steady_clock::now() - start));
+}
+
+std::string ApiServer::Impl::MetricsText() const {
+  PrometheusText out;
+  if (write_metrics) write_metrics(out);
+  std::map<std::string, const RouteMetrics*> routes_by_label;
+  for (const auto& [label, metrics] : route_metrics) routes_by_label.emplace(label, metrics.get());
+  WriteRouteMetrics(out, routes_by_label);
+  return out.Take();
 }
 
 void ApiServer::Impl::RegisterRoutes() {
   Coordinator& c = coordinator;
-  routes.emplace("GET /api/ping", [](const HttpRequest&) {
-    return HttpAnswer{200, R"({"msg":"pong"})"};
-  });
-  Route("GET", "/newGid", [&c](const HttpRequest&) {
+  AddRoute("GET", "/api/ping", Access::kNone,
+           [](const HttpRequest&) { return HttpAnswer{200, R"({"msg":"pong"})"}; });
+  // Answered by Serve itself, which sets the content type.
+  AddRoute("GET", kMetricsPath, Access::kRead, [](const HttpRequest&) { return HttpAnswer{}; });
+  AddApiRoute("GET", "/newGid", Access::kClient, [&c](const HttpRequest&) {
     const nlohmann::json body = {{"gid", c.NewGid()}, {"dtm_result", "SUCCESS"}};
     return JsonAnswer(body.dump());
   });
-  Route("POST", "/prepare", [&c](const HttpRequest& req) {
+  AddApiRoute("POST", "/prepare", Access::kClient, [&c](const HttpRequest& req) {
     return ParseThen<PrepareRequest>(ParsePrepare(req.body),
                                      [&c](const PrepareRequest& r) { return c.Prepare(r); });
   });
@@ -119,35 +196,35 @@ void ApiServer::Impl::RegisterRoutes() {
         ParseRegisterBranch(req.body),
         [&c](const RegisterBranchRequest& r) { return c.RegisterBranch(r); });
   };
-  Route("POST", "/registerBranch", register_branch);
-  Route("POST", "/registerTccBranch", register_branch);  // older Node and Ruby SDKs
-  Route("POST", "/registerXaBranch", [](const HttpRequest&) {
+  AddApiRoute("POST", "/registerBranch", Access::kClient, register_branch);
+  AddApiRoute("POST", "/registerTccBranch", Access::kClient, register_branch);  // older Node and Ruby SDKs
+  AddApiRoute("POST", "/registerXaBranch", Access::kClient, [](const HttpRequest&) {
     return ToHttpAnswer(Status::InvalidArgument("trans_type: unsupported trans_type \"xa\""));
   });
-  Route("POST", "/submit", [&c](const HttpRequest& req) {
+  AddApiRoute("POST", "/submit", Access::kClient, [&c](const HttpRequest& req) {
     return ParseThen<SubmitRequest>(ParseSubmit(req.body),
                                     [&c](const SubmitRequest& r) { return c.Submit(r); });
   });
-  Route("POST", "/abort", [&c](const HttpRequest& req) {
+  AddApiRoute("POST", "/abort", Access::kClient, [&c](const HttpRequest& req) {
     return ParseThen<AbortRequest>(ParseAbort(req.body),
                                    [&c](const AbortRequest& r) { return c.Abort(r); });
   });
-  Route("POST", "/forceStop", [&c](const HttpRequest& req) {
+  AddApiRoute("POST", "/forceStop", Access::kAdmin, [&c](const HttpRequest& req) {
     return ParseThen<std::string>(ParseGidBody(req.body),
                                   [&c](const std::string& gid) { return c.ForceStop(gid); });
   });
-  Route("POST", "/resetNextCronTime", [&c](const HttpRequest& req) {
+  AddApiRoute("POST", "/resetNextCronTime", Access::kAdmin, [&c](const HttpRequest& req) {
     return ParseThen<std::string>(
         ParseGidBody(req.body), [&c](const std::string& gid) { return c.ResetNextCronTime(gid); });
   });
-  Route("GET", "/query", [&c](const HttpRequest& req) {
+  AddApiRoute("GET", "/query", Access::kRead, [&c](const HttpRequest& req) {
     auto gid = ParseQueryGid(req.params);
     if (!gid) return ToHttpAnswer(gid.status());
     auto tx = c.Query(*gid);
     if (!tx) return ToHttpAnswer(tx.status());
     return JsonAnswer(QueryResponseBody(*tx));
   });
-  Route("GET", "/all", [&c](const HttpRequest& req) {
+  AddApiRoute("GET", "/all", Access::kRead, [&c](const HttpRequest& req) {
     auto query = ParseListQuery(req.params);
     if (!query) return ToHttpAnswer(query.status());
     auto page = c.List(*query);
@@ -156,8 +233,8 @@ void ApiServer::Impl::RegisterRoutes() {
   });
 }
 
-ApiServer::ApiServer(Coordinator& coordinator, ApiServerOptions options)
-    : impl_(std::make_unique<Impl>(coordinator, options)) {
+ApiServer::ApiServer(Coordinator& coordinator, ApiServerOptions options, MetricsWriter metrics)
+    : impl_(std::make_unique<Impl>(coordinator, std::move(options), std::move(metrics))) {
   impl_->RegisterRoutes();
 }
 

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,6 +20,33 @@ struct DurationFlag {
   Duration* target;
   std::string text;
 };
+
+Status AddAll(AccessTokens& tokens, Access level, const std::vector<std::string>& values,
+              const char* flag) {
+  for (const std::string& token : values) {
+    if (Status s = tokens.Add(level, token); !s.ok()) {
+      return Status::InvalidArgument(std::string(flag) + ": " + s.message());
+    }
+  }
+  return Status::Ok();
+}
+
+Status CollectTokens(AccessTokens& tokens, const std::vector<std::string>& read,
+                     const std::vector<std::string>& client,
+                     const std::vector<std::string>& admin, const std::string& file) {
+  if (Status s = AddAll(tokens, Access::kRead, read, "--read-token"); !s.ok()) return s;
+  if (Status s = AddAll(tokens, Access::kClient, client, "--client-token"); !s.ok()) return s;
+  if (Status s = AddAll(tokens, Access::kAdmin, admin, "--admin-token"); !s.ok()) return s;
+  if (file.empty()) return Status::Ok();
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) return Status::InvalidArgument("--token-file: cannot read " + file);
+  if (Status s = tokens.AddFromText(text.str()); !s.ok()) {
+    return Status::InvalidArgument("--token-file " + file + ": " + s.message());
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -51,6 +79,11 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
        "prepare is aborted",
        &c.coordinator.tcc_timeout_to_fail,
        {}},
+      {"--retention",
+       "Delete finished transactions this long after they finished, in the background in "
+       "small batches (0: keep them forever)",
+       &c.retention.keep,
+       {}},
       {"--shutdown-grace",
        "On SIGTERM/SIGINT, how long in-flight branch calls may take to finish; the rest are "
        "resent after the next start",
@@ -58,7 +91,7 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
        {}},
   };
   for (DurationFlag& flag : durations) {
-    flag.text = FormatDuration(*flag.target);
+    flag.text = flag.target->count() == 0 ? "0" : FormatDuration(*flag.target);
     app.add_option(flag.name, flag.text, std::string(flag.help) + " (e.g. 500ms, 3s, 1m)")
         ->capture_default_str();
   }
@@ -84,6 +117,36 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
                  "pass); idle keep-alive connections hold none")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+  app.add_option("--max-body-bytes", c.api.max_body_bytes,
+                 "Largest request body accepted; a larger one is refused with 400")
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{64} << 20))
+      ->capture_default_str();
+  app.add_option("--max-connections", c.api.max_connections,
+                 "Open client connections beyond which new ones are refused")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}))
+      ->capture_default_str();
+  std::vector<std::string> read_tokens;
+  std::vector<std::string> client_tokens;
+  std::vector<std::string> admin_tokens;
+  std::string token_file;
+  app.add_option("--read-token", read_tokens,
+                 "Bearer token that may read transactions and metrics (repeatable); once any "
+                 "token is set, every route but /api/ping needs one")
+      ->envname("SETTLE_READ_TOKEN");
+  app.add_option("--client-token", client_tokens,
+                 "Bearer token that may also run transactions: what services' SDKs send "
+                 "(repeatable)")
+      ->envname("SETTLE_CLIENT_TOKEN");
+  app.add_option("--admin-token", admin_tokens,
+                 "Bearer token that may also force-stop and retry any transaction (repeatable)")
+      ->envname("SETTLE_ADMIN_TOKEN");
+  app.add_option("--token-file", token_file,
+                 "File of \"<read|client|admin> <token>\" lines, one per token; safer than "
+                 "flags, which other users can see in the process list")
+      ->envname("SETTLE_TOKEN_FILE")
+      ->check(CLI::ExistingFile);
+  app.add_option("--alert-webhook", c.alert_webhook,
+                 "http:// URL to POST a JSON alert to when a transaction becomes stuck");
   app.add_option("--log-level", c.log_level, "trace, debug, info, warn, error, critical or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
@@ -107,6 +170,13 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
       return result;
     }
     *flag.target = *parsed;
+  }
+  if (Status s = CollectTokens(c.api.tokens, read_tokens, client_tokens, admin_tokens, token_file);
+      !s.ok()) {
+    result.exit_now = true;
+    result.exit_code = 2;
+    result.output = s.message() + "\n";
+    return result;
   }
   if (c.coordinator.retry_interval.count() <= 0 || c.retry.max_interval.count() <= 0 ||
       c.coordinator.request_timeout.count() <= 0) {

@@ -65,8 +65,14 @@ Status OutcomeOf(const storage::Transaction& tx) {
 }  // namespace
 
 Coordinator::Coordinator(storage::Store& store, Scheduler& scheduler, const Clock& clock,
-                         GidGenerator& gids, CoordinatorSettings settings)
-    : store_(store), scheduler_(scheduler), clock_(clock), gids_(gids), settings_(settings) {}
+                         GidGenerator& gids, CoordinatorSettings settings,
+                         CoordinatorMetrics& metrics)
+    : store_(store),
+      scheduler_(scheduler),
+      clock_(clock),
+      gids_(gids),
+      settings_(settings),
+      metrics_(metrics) {}
 
 Status Coordinator::CheckServing() const {
   if (shutting_down_) return Status::Unavailable("the coordinator is shutting down");
@@ -124,6 +130,7 @@ Status Coordinator::Prepare(const PrepareRequest& request) {
   const Status inserted = store_.Commit(storage::WriteBatch().Add(storage::InsertGlobal{g}));
   if (inserted.ok()) {
     spdlog::info("gid={} trans_type=tcc prepared", g.gid);
+    metrics_.TransactionStarted(TransType::kTcc);
     scheduler_.Schedule(g.gid, *g.next_cron_time);
     return Status::Ok();
   }
@@ -203,6 +210,7 @@ Status Coordinator::SubmitSaga(const SubmitRequest& request) {
   const Status inserted = store_.Commit(batch);
   if (inserted.ok()) {
     spdlog::info("gid={} trans_type=saga submitted steps={}", g.gid, request.steps.size());
+    metrics_.TransactionStarted(TransType::kSaga);
     if (!claim) return DriveAfterChange(g.gid, request.options.wait_result);
     return DriveClaimed(std::move(*claim), std::move(tx), request.options.wait_result);
   }
@@ -281,6 +289,7 @@ Result<std::optional<storage::Transaction>> Coordinator::ChangeStatus(
     if (s.ok()) {
       spdlog::info("gid={} {} -> {}{}{}", gid, ToString(old), ToString(to),
                    reason.empty() ? "" : " reason=", reason);
+      if (IsTerminal(to)) metrics_.TransactionFinished(g.trans_type, to);
       return std::optional<storage::Transaction>(std::move(tx));
     }
     if (s.code() != StatusCode::kConflict) return s;

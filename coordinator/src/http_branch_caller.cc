@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -135,7 +136,12 @@ HttpBranchCaller::~HttpBranchCaller() = default;
 std::vector<BranchOutcome> HttpBranchCaller::CallAll(const std::vector<BranchCall>& calls) {
   std::vector<BranchOutcome> outcomes(calls.size());
   ParallelFor(executor_, calls.size(),
-              [this, &calls, &outcomes](std::size_t i) { outcomes[i] = Call(calls[i]); });
+              [this, &calls, &outcomes](std::size_t i) {
+                const auto start = std::chrono::steady_clock::now();
+                outcomes[i] = Call(calls[i]);
+                outcomes[i].elapsed = std::chrono::duration_cast<std::chrono::microseconds>(
+                    std::chrono::steady_clock::now() - start);
+              });
   return outcomes;
 }
 

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "settle/coordinator/api_server.h"
+#include "settled_metrics.h"
 #include "settle/coordinator/coordinator.h"
 #include "settle/coordinator/executor.h"
 #include "settle/coordinator/gid_generator.h"
@@ -16,21 +17,29 @@ namespace settle::coordinator {
 // Declared in dependency order: each part only refers to parts above it, and members are
 // destroyed bottom-up.
 struct SettledServer::Parts {
-  Parts(const ServerConfig& c, const Clock& clk, std::unique_ptr<storage::SqliteStore> s)
+  Parts(const ServerConfig& c, const Clock& clk, std::unique_ptr<storage::SqliteStore> s,
+        std::unique_ptr<WebhookAlerts> a)
       : config(c),
         clock(clk),
         store(std::move(s)),
+        alerts(std::move(a)),
+        retention(*store, clock, c.retention),
         executor(c.workers),
         caller(executor),
-        driver(*store, caller, clock, RetryPolicy(c.retry)),
+        driver(*store, caller, clock, RetryPolicy(c.retry), metrics, alerts.get()),
         scheduler(clock, executor, driver),
         gids(clock),
-        coordinator(*store, scheduler, clock, gids, c.coordinator),
-        api(coordinator, c.api) {}
+        coordinator(*store, scheduler, clock, gids, c.coordinator, metrics),
+        api(coordinator, c.api, [this](PrometheusText& out) {
+          WriteSettledMetrics(out, {metrics, *store, scheduler, retention, alerts.get()});
+        }) {}
 
   ServerConfig config;
   const Clock& clock;
   std::unique_ptr<storage::SqliteStore> store;
+  std::unique_ptr<WebhookAlerts> alerts;  // null without a webhook
+  Retention retention;
+  CoordinatorMetrics metrics;
   ThreadPoolExecutor executor;
   HttpBranchCaller caller;
   TransactionDriver driver;
@@ -44,13 +53,20 @@ struct SettledServer::Parts {
 
 Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& config,
                                                             const Clock& clock) {
+  std::unique_ptr<WebhookAlerts> alerts;
+  if (!config.alert_webhook.empty()) {
+    auto started = WebhookAlerts::Start(config.alert_webhook, clock);
+    if (!started) return started.status();
+    alerts = std::move(*started);
+  }
   auto store = storage::SqliteStore::Open(config.db_path, config.store);
   if (!store) return store.status();
-  auto parts = std::make_unique<Parts>(config, clock, std::move(*store));
+  auto parts = std::make_unique<Parts>(config, clock, std::move(*store), std::move(alerts));
   auto resumed = parts->coordinator.Resume();
   if (!resumed) return resumed.status();
   if (*resumed > 0) spdlog::info("resuming {} unfinished transactions", *resumed);
   parts->scheduler.Start();
+  parts->retention.Start();
   auto port = parts->api.Start(config.host, config.port);
   if (!port) return port.status();
   parts->port = *port;
@@ -72,7 +88,9 @@ void SettledServer::Shutdown() {
   // Passes stop starting calls; the ones in flight get the grace period to finish.
   parts_->scheduler.Stop(parts_->config.shutdown_grace);
   parts_->api.Stop();
+  parts_->retention.Stop();
   parts_->executor.Join();
+  if (parts_->alerts != nullptr) parts_->alerts->Stop();
   const storage::SqliteStoreStats stats = parts_->store->Stats();
   const double commits = stats.commits == 0 ? 1.0 : static_cast<double>(stats.commits);
   spdlog::info(
@@ -82,7 +100,7 @@ void SettledServer::Shutdown() {
       stats.commits, static_cast<double>(stats.batches) / commits,
       static_cast<double>(stats.commit_micros_total) / commits,
       static_cast<double>(stats.wal_pages_written) / commits,
-      stats.commit_time.CountAbove(10'000), static_cast<double>(stats.commit_time.max_micros) / 1000,
+      stats.commit_time.CountAbove(10'000), static_cast<double>(stats.commit_time.max) / 1000,
       stats.background_checkpoints, stats.writer_checkpoints);
 }
 

@@ -45,8 +45,26 @@ void LogOutcome(const storage::BranchRecord& row, const BranchOutcome& outcome) 
 }  // namespace
 
 TransactionDriver::TransactionDriver(storage::Store& store, BranchCaller& caller,
-                                     const Clock& clock, RetryPolicy policy)
-    : store_(store), caller_(caller), clock_(clock), policy_(std::move(policy)) {}
+                                     const Clock& clock, RetryPolicy policy,
+                                     CoordinatorMetrics& metrics, StuckAlerts* alerts)
+    : store_(store),
+      caller_(caller),
+      clock_(clock),
+      policy_(std::move(policy)),
+      metrics_(metrics),
+      alerts_(alerts) {}
+
+void TransactionDriver::AfterStored(const storage::GlobalRecord& before,
+                                    const storage::Transaction& tx) {
+  const storage::GlobalRecord& after = tx.global;
+  if (IsTerminal(after.status) && !IsTerminal(before.status)) {
+    metrics_.TransactionFinished(after.trans_type, after.status);
+  }
+  if (after.stuck && !before.stuck) {
+    metrics_.TransactionStuck(after.trans_type);
+    if (alerts_ != nullptr) alerts_->TransactionStuck(tx);
+  }
+}
 
 PassResult TransactionDriver::RunPass(const std::string& gid,
                                      std::optional<storage::Transaction> stored,
@@ -109,6 +127,7 @@ PassResult TransactionDriver::RunPass(const std::string& gid,
         spdlog::info("gid={} changed during the pass: {}", gid, committed.ToString());
         return {now, std::nullopt};
       }
+      AfterStored(before, tx);
     } else if (!batch.empty()) {
       ++unstored_rounds;
     }
@@ -124,6 +143,7 @@ PassResult TransactionDriver::RunPass(const std::string& gid,
     now = clock_.Now();
     for (std::size_t i = 0; i < d.calls.size(); ++i) {
       storage::BranchRecord& row = tx.branches[d.calls[i]];
+      metrics_.BranchCalled(row.op, outcomes[i], row.attempts > 0);
       RecordOutcome(row, outcomes[i], tx.global.options.retry_interval, policy_, now);
       LogOutcome(row, outcomes[i]);
       batch.Add(storage::UpdateBranch{row, BranchStatus::kPrepared});

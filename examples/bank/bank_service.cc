@@ -40,13 +40,18 @@ Result<std::unique_ptr<BankService>> BankService::Open(const BankOptions& option
   if (s.ok()) s = (*tx)->Commit();
   if (!s.ok()) return s;
   tx->reset();
-  return std::unique_ptr<BankService>(new BankService(std::move(*store), options.threads));
+  return std::unique_ptr<BankService>(new BankService(std::move(*store), options));
 }
 
-BankService::BankService(std::unique_ptr<sdk::SqliteBarrierStore> store, std::size_t threads)
+BankService::BankService(std::unique_ptr<sdk::SqliteBarrierStore> store,
+                         const BankOptions& options)
     : store_(std::move(store)),
       barrier_(*store_, clock_),
-      participant_(sdk::ParticipantOptions{.threads = threads}) {
+      participant_(sdk::ParticipantOptions{.threads = options.threads}) {
+  if (options.barrier_retention.count() > 0) {
+    cleaner_ = std::make_unique<sdk::BarrierCleaner>(
+        barrier_, sdk::BarrierCleanerOptions{.retention = options.barrier_retention});
+  }
   participant_.OnTry("/api/TransOutTry", GuardedTransfer(barrier_, TransOutTry))
       .OnConfirm("/api/TransOutConfirm", GuardedTransfer(barrier_, TransOutConfirm))
       .OnCancel("/api/TransOutCancel", GuardedTransfer(barrier_, TransOutCancel))
@@ -64,9 +69,14 @@ BankService::BankService(std::unique_ptr<sdk::SqliteBarrierStore> store, std::si
 BankService::~BankService() { Stop(); }
 
 Result<int> BankService::Start(const std::string& host, int port) {
-  return participant_.Start(host, port);
+  Result<int> bound = participant_.Start(host, port);
+  if (bound && cleaner_ != nullptr) cleaner_->Start();
+  return bound;
 }
 
-void BankService::Stop() { participant_.Stop(); }
+void BankService::Stop() {
+  participant_.Stop();
+  if (cleaner_ != nullptr) cleaner_->Stop();
+}
 
 }  // namespace settle::bank

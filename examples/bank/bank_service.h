@@ -7,6 +7,7 @@
 #include "settle/common/clock.h"
 #include "settle/common/status.h"
 #include "settle/sdk/barrier.h"
+#include "settle/sdk/barrier_cleaner.h"
 #include "settle/sdk/participant.h"
 #include "settle/sdk/sqlite_barrier_store.h"
 
@@ -18,6 +19,8 @@ struct BankOptions {
   std::int64_t initial_balance = 10000;  // of each account created
   // Branch calls handled at once (idle keep-alive connections hold no thread).
   std::size_t threads = 64;
+  // Barrier rows older than this are deleted in the background (0: kept forever).
+  Duration barrier_retention{0};
 };
 
 // The bank: its accounts and the barrier in one SQLite file, and the branch URLs of a TCC and
@@ -35,11 +38,12 @@ class BankService {
   void Stop();
 
  private:
-  BankService(std::unique_ptr<sdk::SqliteBarrierStore> store, std::size_t threads);
+  BankService(std::unique_ptr<sdk::SqliteBarrierStore> store, const BankOptions& options);
 
   SystemClock clock_;
   std::unique_ptr<sdk::SqliteBarrierStore> store_;
   sdk::Barrier barrier_;
+  std::unique_ptr<sdk::BarrierCleaner> cleaner_;  // null without a barrier retention
   sdk::Participant participant_;  // last: stopped before what its handlers use goes away
 };
 

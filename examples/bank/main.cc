@@ -8,6 +8,7 @@
 #include <string>
 
 #include "bank_service.h"
+#include "settle/common/duration_text.h"
 #include "settle/common/stop_signals.h"
 #include "transfer_request.h"
 
@@ -32,7 +33,19 @@ int main(int argc, char** argv) {
                  "Requests handled at once (idle keep-alive connections hold no thread)")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+  std::string barrier_retention = "0";
+  app.add_option("--barrier-retention", barrier_retention,
+                 "Delete barrier rows this old in the background, hourly (e.g. 7d; 0: keep "
+                 "them); keep them well beyond the coordinator's timeouts and retries")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  auto retention = settle::ParseDuration(barrier_retention);
+  if (!retention) {
+    return std::fprintf(stderr, "--barrier-retention: %s\n",
+                        retention.status().message().c_str()),
+           2;
+  }
+  options.barrier_retention = *retention;
 
   settle::BlockStopSignals();  // before any thread starts
 

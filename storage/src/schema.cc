@@ -26,7 +26,11 @@ namespace {
 // transaction's rows sit in the few pages every commit already writes; gids are arbitrary
 // text, and clustering on them put each transaction's rows in a page of their own, which made
 // every group commit write (and fsync) a WAL frame per transaction in it.
-constexpr std::array<const char*, 2> kMigrations = {
+//
+// Version 3 indexes finished transactions by finish_time (a partial index: unfinished ones,
+// which have none, cost nothing in it), so that retention finds the oldest ones to delete
+// without scanning the table.
+constexpr std::array<const char*, 3> kMigrations = {
     R"sql(
 CREATE TABLE trans_global (
   id              INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -86,6 +90,10 @@ INSERT INTO trans_branch_op_v2
   FROM trans_branch_op AS b JOIN trans_global AS g ON g.gid = b.gid;
 DROP TABLE trans_branch_op;
 ALTER TABLE trans_branch_op_v2 RENAME TO trans_branch_op;
+)sql",
+    R"sql(
+CREATE INDEX trans_global_finish_time ON trans_global (finish_time)
+  WHERE finish_time IS NOT NULL;
 )sql",
 };
 

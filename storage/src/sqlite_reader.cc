@@ -26,6 +26,16 @@ constexpr std::string_view kSelectUnfinished =
     "SELECT gid, next_cron_time FROM trans_global "
     "WHERE status IN ('prepared', 'submitted', 'aborting') ORDER BY id";
 
+// Served by the (status, id) index: touches only unfinished transactions.
+constexpr std::string_view kCountUnfinished =
+    "SELECT trans_type, status, count(*), sum(stuck) FROM trans_global "
+    "WHERE status IN ('prepared', 'submitted', 'aborting') GROUP BY trans_type, status";
+
+// Served by the partial index on finish_time (schema version 3).
+constexpr std::string_view kSelectFinishedBefore =
+    "SELECT gid FROM trans_global WHERE finish_time IS NOT NULL AND finish_time < ?1 "
+    "ORDER BY finish_time LIMIT ?2";
+
 std::optional<TimePoint> OptionalTime(const SqliteStatement& row, int column) {
   std::optional<std::int64_t> ms = row.ColumnOptionalInt64(column);
   if (!ms) return std::nullopt;
@@ -243,6 +253,50 @@ Result<std::vector<DueEntry>> SqliteReader::ListUnfinished() {
   });
   if (!s.ok()) return s;
   return entries;
+}
+
+Result<std::vector<UnfinishedCount>> SqliteReader::CountUnfinished() {
+  Result<std::unique_ptr<SqliteConnection>> acquired = Acquire();
+  if (!acquired) return acquired.status();
+  Lease c(*this, std::move(acquired).value());
+
+  Result<SqliteStatement> stmt = c->Prepare(kCountUnfinished);
+  if (!stmt) return stmt.status();
+  std::vector<UnfinishedCount> counts;
+  Status s = ReadAll(*stmt, [&counts](const SqliteStatement& row) {
+    const std::string trans_type = row.ColumnBytes(0);
+    const std::string status = row.ColumnBytes(1);
+    std::optional<TransType> type = ParseTransType(trans_type);
+    std::optional<GlobalStatus> parsed_status = ParseGlobalStatus(status);
+    if (!type || !parsed_status) {
+      return Status::Internal("stored transactions are corrupt: trans_type '" + trans_type +
+                              "', status '" + status + "'");
+    }
+    counts.push_back(UnfinishedCount{*type, *parsed_status,
+                                     static_cast<std::size_t>(row.ColumnInt64(2)),
+                                     static_cast<std::size_t>(row.ColumnInt64(3))});
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return counts;
+}
+
+Result<std::vector<std::string>> SqliteReader::ListFinishedBefore(TimePoint cutoff,
+                                                                  std::size_t limit) {
+  Result<std::unique_ptr<SqliteConnection>> acquired = Acquire();
+  if (!acquired) return acquired.status();
+  Lease c(*this, std::move(acquired).value());
+
+  Result<SqliteStatement> stmt = c->Prepare(kSelectFinishedBefore);
+  if (!stmt) return stmt.status();
+  stmt->BindInt64(1, ToUnixMillis(cutoff)).BindInt64(2, static_cast<std::int64_t>(limit));
+  std::vector<std::string> gids;
+  Status s = ReadAll(*stmt, [&gids](const SqliteStatement& row) {
+    gids.push_back(row.ColumnBytes(0));
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return gids;
 }
 
 }  // namespace settle::storage

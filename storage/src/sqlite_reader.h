@@ -28,6 +28,8 @@ class SqliteReader {
   Result<std::optional<Transaction>> Load(const std::string& gid);
   Result<ListPage> List(const ListQuery& query);
   Result<std::vector<DueEntry>> ListUnfinished();
+  Result<std::vector<UnfinishedCount>> CountUnfinished();
+  Result<std::vector<std::string>> ListFinishedBefore(TimePoint cutoff, std::size_t limit);
 
  private:
   class Lease;

@@ -100,6 +100,15 @@ Result<std::vector<DueEntry>> SqliteStore::ListUnfinished() {
   return impl_->reader().ListUnfinished();
 }
 
+Result<std::vector<UnfinishedCount>> SqliteStore::CountUnfinished() {
+  return impl_->reader().CountUnfinished();
+}
+
+Result<std::vector<std::string>> SqliteStore::ListFinishedBefore(TimePoint cutoff,
+                                                                 std::size_t limit) {
+  return impl_->reader().ListFinishedBefore(cutoff, limit);
+}
+
 SqliteStoreStats SqliteStore::Stats() const { return impl_->writer().Stats(); }
 
 int SqliteStore::SchemaVersion() { return LatestSchemaVersion(); }

@@ -60,6 +60,13 @@ constexpr std::string_view kRetryBranches =
 constexpr std::string_view kCountBranches =
     "SELECT count(*) FROM trans_branch_op WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID;
 
+constexpr std::string_view kDeleteFinishedBranches =
+    "DELETE FROM trans_branch_op WHERE global_id = "
+    "(SELECT id FROM trans_global WHERE gid = ?1 AND status IN ('succeed', 'failed'))";
+
+constexpr std::string_view kDeleteFinishedGlobal =
+    "DELETE FROM trans_global WHERE gid = ?1 AND status IN ('succeed', 'failed')";
+
 #undef SETTLE_GLOBAL_ID_OF_GID
 
 std::optional<std::int64_t> Millis(const std::optional<TimePoint>& t) {
@@ -241,6 +248,24 @@ Status Apply(SqliteConnection& c, const RetryNow& op) {
   if (!stmt) return stmt.status();
   stmt->BindText(1, op.gid).BindInt64(2, at);
   return stmt->Run();
+}
+
+Status Apply(SqliteConnection& c, const DeleteFinished& op) {
+  {
+    Result<SqliteStatement> stmt = c.Prepare(kDeleteFinishedBranches);
+    if (!stmt) return stmt.status();
+    stmt->BindText(1, op.gid);
+    if (Status s = stmt->Run(); !s.ok()) return s;
+  }
+  Result<SqliteStatement> stmt = c.Prepare(kDeleteFinishedGlobal);
+  if (!stmt) return stmt.status();
+  stmt->BindText(1, op.gid);
+  if (Status s = stmt->Run(); !s.ok()) return s;
+  if (c.Changes() > 0) return Status::Ok();
+  Result<std::optional<std::string>> status = GlobalStatusOf(c, op.gid);
+  if (!status) return status.status();
+  if (!*status) return Status::Ok();
+  return Status::Conflict("gid " + op.gid + " is " + **status + ", not finished");
 }
 
 }  // namespace

@@ -77,6 +77,7 @@ SqliteStoreStats SqliteWriter::Stats() const {
   stats.wal_pages_written = wal_pages_written_.load(std::memory_order_relaxed);
   stats.writer_checkpoints = writer_checkpoints_.load(std::memory_order_relaxed);
   stats.commit_time = commit_time_.Read();
+  stats.batches_per_commit = batches_per_commit_.Read();
   stats.delayed_commits = delayed_commits_.load(std::memory_order_relaxed);
   // After Shutdown the checkpointer is gone; its count is then no longer reported.
   std::lock_guard lock(shutdown_mutex_);
@@ -162,6 +163,7 @@ void SqliteWriter::ApplyGroup(std::vector<Pending*>& group) {
   if (result.committed) {
     commits_.fetch_add(1, std::memory_order_relaxed);
     batches_.fetch_add(group.size(), std::memory_order_relaxed);
+    batches_per_commit_.Record(group.size());
   } else {
     failed_commits_.fetch_add(1, std::memory_order_relaxed);
   }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -95,6 +96,10 @@ class SqliteWriter {
   std::atomic<std::uint64_t> commit_micros_total_{0};
   std::atomic<std::uint64_t> wal_pages_written_{0};
   LatencyHistogram commit_time_;
+  // Powers of two up to the largest group (max_batches_per_commit's default).
+  static constexpr std::array<std::uint64_t, 11> kBatchBounds = {1,  2,   4,   8,   16,  32,
+                                                                 64, 128, 256, 512, 1024};
+  Histogram batches_per_commit_{kBatchBounds};
   std::atomic<std::uint64_t> delayed_commits_{0};
   std::atomic<std::uint64_t> writer_checkpoints_{0};
 };

@@ -2,7 +2,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <fstream>
+#include <string>
 #include <vector>
+
+#include "temp_dir.h"
 
 namespace settle::coordinator {
 namespace {
@@ -89,6 +94,60 @@ TEST_CASE("bad arguments are refused with a message and exit code 2", "[cli]") {
     CHECK(cl.exit_code != 0);
     CHECK_FALSE(cl.output.empty());
   }
+}
+
+TEST_CASE("operability settings: retention, webhook, limits; all off or generous by default",
+          "[cli]") {
+  const CommandLine defaults = Parse({});
+  CHECK(defaults.config.retention.keep == Duration(0));
+  CHECK(defaults.config.alert_webhook.empty());
+  CHECK_FALSE(defaults.config.api.tokens.enabled());
+
+  const CommandLine cl =
+      Parse({"--retention", "7d", "--alert-webhook", "http://127.0.0.1:9000/alert",
+             "--max-body-bytes", "65536", "--max-connections", "500"});
+  REQUIRE_FALSE(cl.exit_now);
+  CHECK(cl.config.retention.keep == std::chrono::hours(24 * 7));
+  CHECK(cl.config.alert_webhook == "http://127.0.0.1:9000/alert");
+  CHECK(cl.config.api.max_body_bytes == 65536);
+  CHECK(cl.config.api.max_connections == 500);
+}
+
+TEST_CASE("tokens come from flags, the environment or a token file", "[cli][auth]") {
+  testing::TempDir dir;
+  const std::string file = dir.File("tokens");
+  std::ofstream(file) << "# rotated monthly\nclient client-from-file-0123456789\n";
+  ::setenv("SETTLE_READ_TOKEN", "read-from-env-0123456789", 1);
+  const CommandLine cl = Parse({"--admin-token", "admin-from-flag-0123456789", "--token-file",
+                                file.c_str()});
+  ::unsetenv("SETTLE_READ_TOKEN");
+  REQUIRE_FALSE(cl.exit_now);
+
+  const coordinator::AccessTokens& tokens = cl.config.api.tokens;
+  const std::string admin = "Bearer admin-from-flag-0123456789";
+  const std::string client = "Bearer client-from-file-0123456789";
+  const std::string read = "Bearer read-from-env-0123456789";
+  CHECK(tokens.Grant(&admin) == Access::kAdmin);
+  CHECK(tokens.Grant(&client) == Access::kClient);
+  CHECK(tokens.Grant(&read) == Access::kRead);
+}
+
+TEST_CASE("a bad token or token file stops settled with exit code 2, naming the flag",
+          "[cli][auth]") {
+  const CommandLine short_token = Parse({"--client-token", "short"});
+  CHECK(short_token.exit_now);
+  CHECK(short_token.exit_code == 2);
+  CHECK_THAT(short_token.output, Catch::Contains("--client-token") && Catch::Contains("16"));
+
+  testing::TempDir dir;
+  const std::string file = dir.File("tokens");
+  std::ofstream(file) << "superuser 0123456789abcdef0123\n";
+  const CommandLine bad_file = Parse({"--token-file", file.c_str()});
+  CHECK(bad_file.exit_code == 2);
+  CHECK_THAT(bad_file.output, Catch::Contains("--token-file") && Catch::Contains("line 1"));
+
+  CHECK(Parse({"--token-file", "/nonexistent/tokens"}).exit_code != 0);
+  CHECK(Parse({"--retention", "a week"}).exit_code == 2);
 }
 
 }  // namespace

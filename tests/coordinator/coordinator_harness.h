@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <memory>
+#include <mutex>
+#include <vector>
 #include <string>
 
 #include "failing_store.h"
@@ -17,6 +19,23 @@
 #include "temp_dir.h"
 
 namespace settle::testing {
+
+// Keeps every stuck alert the driver raises.
+class RecordingAlerts final : public coordinator::StuckAlerts {
+ public:
+  void TransactionStuck(const storage::Transaction& tx) override {
+    std::lock_guard lock(mutex_);
+    raised_.push_back(tx);
+  }
+  std::vector<storage::Transaction> raised() const {
+    std::lock_guard lock(mutex_);
+    return raised_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<storage::Transaction> raised_;
+};
 
 // The coordinator as settled assembles it (real SQLite store, driver, scheduler), with a fake
 // clock, scripted participants and an inline executor: every pass runs to its end inside the
@@ -37,6 +56,9 @@ class CoordinatorHarness {
   }
 
   coordinator::Coordinator& coordinator() { return *coordinator_; }
+  const coordinator::CoordinatorMetrics& metrics() const { return metrics_; }
+  // The stuck alerts the driver raised.
+  std::vector<storage::Transaction> alerts() const { return alerts_.raised(); }
   coordinator::Scheduler& scheduler() { return *scheduler_; }
   storage::SqliteStore& store() { return *store_; }
   // The store the coordinator and driver write through; it can be told to fail.
@@ -66,11 +88,13 @@ class CoordinatorHarness {
     faulty_ = std::make_unique<FailingStore>(*store_);
     driver_ = std::make_unique<coordinator::TransactionDriver>(
         *faulty_, caller_, clock_,
-        coordinator::RetryPolicy(retry_, coordinator::RetryPolicy::NoJitter()));
+        coordinator::RetryPolicy(retry_, coordinator::RetryPolicy::NoJitter()), metrics_,
+        &alerts_);
     scheduler_ = std::make_unique<coordinator::Scheduler>(clock_, executor_, *driver_);
     gids_ = std::make_unique<coordinator::GidGenerator>(clock_);
     coordinator_ = std::make_unique<coordinator::Coordinator>(*faulty_, *scheduler_, clock_, *gids_,
-                                                              coordinator::CoordinatorSettings{});
+                                                              coordinator::CoordinatorSettings{},
+                                                              metrics_);
   }
   void Close() {
     coordinator_.reset();
@@ -86,6 +110,8 @@ class CoordinatorHarness {
   ScriptedBranchCaller caller_;
   coordinator::InlineExecutor executor_;
   coordinator::RetrySettings retry_;
+  coordinator::CoordinatorMetrics metrics_;  // counts survive a Restart(), as in one process
+  RecordingAlerts alerts_;
   std::unique_ptr<storage::SqliteStore> store_;
   std::unique_ptr<FailingStore> faulty_;
   std::unique_ptr<coordinator::TransactionDriver> driver_;

@@ -2,12 +2,15 @@
 // that the barrier table does not grow forever and never holds the write lock for long.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <memory>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include "fake_clock.h"
 #include "settle/sdk/barrier.h"
+#include "settle/sdk/barrier_cleaner.h"
 #include "settle/sdk/sqlite_barrier_store.h"
 #include "temp_dir.h"
 
@@ -133,6 +136,31 @@ TEST_CASE("cleanup passes a store error on", "[barrier][cleanup]") {
   Result<std::size_t> deleted = f.barrier.Cleanup(kRetention);
   CHECK(deleted.status().code() == StatusCode::kUnavailable);
   CHECK(deleted.status().message() == "locked");
+}
+
+TEST_CASE("the background cleaner cleans at start and every interval, until stopped",
+          "[barrier][cleanup]") {
+  Fixture f;
+  f.AddRows("old", 30);
+  f.clock.Advance(kRetention + Duration(1));
+  BarrierCleaner cleaner(f.barrier, {.retention = kRetention, .batch_size = 20,
+                                     .interval = Duration(20)});
+
+  cleaner.Start();
+  for (int i = 0; i < 500 && cleaner.deleted() < 30; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  f.AddRows("later", 5);  // created at the fake "now": young, so kept by the next rounds
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  cleaner.Stop();
+
+  CHECK(cleaner.deleted() == 30);
+  CHECK_FALSE(f.HasRow("old", 29));
+  CHECK(f.HasRow("later", 4));
+  // Several rounds ran (the first deleted 20 + 10), each ending with a short batch.
+  CHECK(f.store.deletes.size() >= 3);
+  CHECK(f.store.deletes[0] == 20);
+  CHECK(f.store.deletes[1] == 10);
 }
 
 }  // namespace

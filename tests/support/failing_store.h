@@ -46,6 +46,13 @@ class FailingStore final : public storage::Store {
   Result<std::vector<storage::DueEntry>> ListUnfinished() override {
     return inner_.ListUnfinished();
   }
+  Result<std::vector<storage::UnfinishedCount>> CountUnfinished() override {
+    return inner_.CountUnfinished();
+  }
+  Result<std::vector<std::string>> ListFinishedBefore(TimePoint cutoff,
+                                                      std::size_t limit) override {
+    return inner_.ListFinishedBefore(cutoff, limit);
+  }
 
  private:
   storage::Store& inner_;

@@ -13,6 +13,7 @@ struct JsonClient::Impl {
     client.set_write_timeout(std::chrono::seconds(10));
   }
   httplib::Client client;
+  httplib::Headers headers;
 };
 
 namespace {
@@ -22,6 +23,8 @@ JsonResponse ToResponse(const httplib::Result& result) {
   if (!result) return out;
   out.status = result->status;
   out.body = result->body;
+  out.content_type = result->get_header_value("Content-Type");
+  out.www_authenticate = result->get_header_value("WWW-Authenticate");
   out.json = nlohmann::json::parse(out.body, nullptr, /*allow_exceptions=*/false);
   if (out.json.is_discarded()) out.json = nullptr;
   return out;
@@ -31,13 +34,19 @@ JsonResponse ToResponse(const httplib::Result& result) {
 
 JsonClient::JsonClient(int port, std::string host) : impl_(std::make_unique<Impl>(host, port)) {}
 JsonClient::~JsonClient() = default;
+JsonClient::JsonClient(JsonClient&&) noexcept = default;
+
+void JsonClient::SetHeader(const std::string& name, const std::string& value) {
+  impl_->headers.erase(name);
+  impl_->headers.emplace(name, value);
+}
 
 JsonResponse JsonClient::Get(const std::string& path_and_query) {
-  return ToResponse(impl_->client.Get(path_and_query));
+  return ToResponse(impl_->client.Get(path_and_query, impl_->headers));
 }
 
 JsonResponse JsonClient::Post(const std::string& path, const std::string& body) {
-  return ToResponse(impl_->client.Post(path, body, "application/json"));
+  return ToResponse(impl_->client.Post(path, impl_->headers, body, "application/json"));
 }
 
 }  // namespace settle::testing

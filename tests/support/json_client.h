@@ -10,6 +10,8 @@ namespace settle::testing {
 struct JsonResponse {
   int status = 0;  // 0: no HTTP answer
   std::string body;
+  std::string content_type;
+  std::string www_authenticate;
   nlohmann::json json;  // parsed body; null when it is not JSON
 };
 
@@ -19,6 +21,10 @@ class JsonClient {
  public:
   explicit JsonClient(int port, std::string host = "127.0.0.1");
   ~JsonClient();
+  JsonClient(JsonClient&&) noexcept;
+
+  // Sent with every later request (an Authorization header, say).
+  void SetHeader(const std::string& name, const std::string& value);
 
   JsonResponse Get(const std::string& path_and_query);
   JsonResponse Post(const std::string& path, const std::string& body);

@@ -28,6 +28,8 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  // More header lines, written as given: names and values must be valid (no CR or LF).
+  std::vector<std::pair<std::string, std::string>> headers = {};
 };
 
 // The query string's parameters, decoded as HTML forms encode them ('+' is a space). A

@@ -1,11 +1,14 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "settle/common/clock.h"
+#include "settle/common/prometheus_text.h"
 #include "settle/common/status.h"
+#include "settle/coordinator/access_tokens.h"
 #include "settle/coordinator/coordinator.h"
 
 namespace settle::coordinator {
@@ -17,14 +20,26 @@ struct ApiServerOptions {
   std::size_t threads = 64;
   Duration io_timeout{5000};  // a client that stalls mid-request (or mid-answer) is dropped
   Duration keep_alive_timeout{5000};
+  std::size_t max_connections = 10000;
+  // Bearer tokens; none: every request has admin access.
+  AccessTokens tokens;
 };
 
+// Writes the metrics of everything behind the API (the coordinator, the store, the
+// scheduler) for /api/metrics; the API adds its own HTTP request metrics.
+using MetricsWriter = std::function<void(PrometheusText&)>;
+
 // The HTTP face of the coordinator: every route of protocol.md §3 under /api/settle and
-// /api/dtmsvr, plus /api/ping. Parses (400 naming the field), calls the Coordinator, maps
-// its Status to HTTP in one place. Never lets an exception or a bad request stop it serving.
+// /api/dtmsvr, /api/ping and /api/metrics (Prometheus). Parses (400 naming the field), calls
+// the Coordinator, maps its Status to HTTP in one place. Never lets an exception or a bad
+// request stop it serving.
+//
+// With tokens configured, every route but /api/ping needs "Authorization: Bearer <token>"
+// granting its access level (see Access): 401 without a valid token, 403 with one that grants
+// too little.
 class ApiServer {
  public:
-  ApiServer(Coordinator& coordinator, ApiServerOptions options);
+  ApiServer(Coordinator& coordinator, ApiServerOptions options, MetricsWriter metrics = {});
   ~ApiServer();  // Stop()
 
   // Binds host:port (port 0: any free port) and serves on background threads. Returns the

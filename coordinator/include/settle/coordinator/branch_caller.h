@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,6 +29,8 @@ struct BranchOutcome {
   // Why, for the branch row's last_error and the log: "HTTP 500: <start of body>",
   // "connection refused", "timed out after 3000 ms". Empty on SUCCESS.
   std::string detail;
+  // How long the call took, for metrics; 0 when the caller does not measure.
+  std::chrono::microseconds elapsed{0};
 };
 
 // Makes branch calls. The seam where tests script participants' answers.

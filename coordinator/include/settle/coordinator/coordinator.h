@@ -5,6 +5,7 @@
 #include <string>
 
 #include "settle/common/clock.h"
+#include "settle/coordinator/coordinator_metrics.h"
 #include "settle/coordinator/gid_generator.h"
 #include "settle/coordinator/requests.h"
 #include "settle/coordinator/scheduler.h"
@@ -31,7 +32,7 @@ struct CoordinatorSettings {
 class Coordinator {
  public:
   Coordinator(storage::Store& store, Scheduler& scheduler, const Clock& clock, GidGenerator& gids,
-              CoordinatorSettings settings);
+              CoordinatorSettings settings, CoordinatorMetrics& metrics);
 
   // Hands every unfinished transaction in storage to the scheduler (resume after a restart).
   // Returns how many.
@@ -84,6 +85,7 @@ class Coordinator {
   const Clock& clock_;
   GidGenerator& gids_;
   CoordinatorSettings settings_;
+  CoordinatorMetrics& metrics_;
   std::atomic<bool> shutting_down_{false};
 };
 

@@ -5,6 +5,7 @@
 
 #include "settle/coordinator/api_server.h"
 #include "settle/coordinator/coordinator.h"
+#include "settle/coordinator/retention.h"
 #include "settle/coordinator/retry_policy.h"
 #include "settle/storage/sqlite_store.h"
 
@@ -20,6 +21,8 @@ struct ServerConfig {
   RetrySettings retry;
   std::size_t workers = 64;  // transaction passes and branch calls in flight at once
   ApiServerOptions api;
+  RetentionSettings retention;
+  std::string alert_webhook;  // empty: no alerts
   Duration shutdown_grace{10000};  // how long in-flight branch calls may finish on shutdown
   std::string log_level = "info";
 };

@@ -2,8 +2,10 @@
 
 #include "settle/common/clock.h"
 #include "settle/coordinator/branch_caller.h"
+#include "settle/coordinator/coordinator_metrics.h"
 #include "settle/coordinator/pass_runner.h"
 #include "settle/coordinator/retry_policy.h"
+#include "settle/coordinator/stuck_alerts.h"
 #include "settle/storage/store.h"
 
 namespace settle::coordinator {
@@ -23,7 +25,8 @@ namespace settle::coordinator {
 class TransactionDriver final : public PassRunner {
  public:
   TransactionDriver(storage::Store& store, BranchCaller& caller, const Clock& clock,
-                    RetryPolicy policy);
+                    RetryPolicy policy, CoordinatorMetrics& metrics,
+                    StuckAlerts* alerts = nullptr);
 
   PassResult RunPass(const std::string& gid, std::optional<storage::Transaction> stored,
                      std::stop_token stop) override;
@@ -36,10 +39,16 @@ class TransactionDriver final : public PassRunner {
   static constexpr Duration kStorageRetryDelay{1000};
 
  private:
+  // Counts what a committed change did (a transaction finished, or became stuck) and raises
+  // the stuck alert.
+  void AfterStored(const storage::GlobalRecord& before, const storage::Transaction& tx);
+
   storage::Store& store_;
   BranchCaller& caller_;
   const Clock& clock_;
   RetryPolicy policy_;
+  CoordinatorMetrics& metrics_;
+  StuckAlerts* alerts_;  // null: no alerts
 };
 
 }  // namespace settle::coordinator

@@ -39,6 +39,7 @@ struct SqliteStoreStats {
   std::uint64_t background_checkpoints = 0;
   std::uint64_t writer_checkpoints = 0;
   LatencyHistogram::Snapshot commit_time;  // of every commit, committed or failed
+  Histogram::Snapshot batches_per_commit;  // callers' batches in each committed group
   std::uint64_t delayed_commits = 0;       // commits that waited commit_delay for company
 };
 
@@ -71,6 +72,9 @@ class SqliteStore final : public Store {
   Result<std::optional<Transaction>> Load(const std::string& gid) override;
   Result<ListPage> List(const ListQuery& query) override;
   Result<std::vector<DueEntry>> ListUnfinished() override;
+  Result<std::vector<UnfinishedCount>> CountUnfinished() override;
+  Result<std::vector<std::string>> ListFinishedBefore(TimePoint cutoff,
+                                                      std::size_t limit) override;
 
   SqliteStoreStats Stats() const;
 

@@ -33,6 +33,15 @@ struct DueEntry {
   std::optional<TimePoint> next_cron_time;
 };
 
+// How many unfinished transactions of one type are in one status, and how many of those are
+// stuck.
+struct UnfinishedCount {
+  TransType trans_type = TransType::kTcc;
+  GlobalStatus status = GlobalStatus::kPrepared;
+  std::size_t count = 0;
+  std::size_t stuck = 0;
+};
+
 // Durable storage of global transactions and their branch rows.
 //
 // Thread-safety: every method may be called from any thread at any time.
@@ -57,6 +66,15 @@ class Store {
 
   // Every transaction that is not succeed or failed, for the scheduler at start.
   virtual Result<std::vector<DueEntry>> ListUnfinished() = 0;
+
+  // Unfinished transactions counted by type and status (only the pairs that occur), for
+  // metrics.
+  virtual Result<std::vector<UnfinishedCount>> CountUnfinished() = 0;
+
+  // The gids of at most `limit` transactions that finished (succeed or failed) before
+  // `cutoff`, the longest finished first: what retention deletes next.
+  virtual Result<std::vector<std::string>> ListFinishedBefore(TimePoint cutoff,
+                                                              std::size_t limit) = 0;
 };
 
 }  // namespace settle::storage

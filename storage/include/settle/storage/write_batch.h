@@ -63,9 +63,15 @@ struct RetryNow {
   TimePoint at;
 };
 
+// Retention: deletes a finished (succeed or failed) transaction with every branch row. A gid
+// that is not stored is a no-op (already deleted); Conflict if it is not finished.
+struct DeleteFinished {
+  std::string gid;
+};
+
 using WriteOp =
     std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, ExpectBranchCount, UpdateGlobal,
-                 UpdateBranch, RetryNow>;
+                 UpdateBranch, RetryNow, DeleteFinished>;
 
 // An ordered list of operations that the store applies atomically: all of them, or, if any
 // precondition fails or storage fails, none. Later operations see the effects of earlier ones.

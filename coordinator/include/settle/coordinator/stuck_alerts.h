@@ -1,0 +1,80 @@
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "settle/common/clock.h"
+#include "settle/common/http_url.h"
+#include "settle/common/status.h"
+#include "settle/storage/records.h"
+
+namespace settle::coordinator {
+
+// Where the driver reports a transaction it has just flagged stuck (stored as stuck).
+// Thread-safety: from many threads at once.
+class StuckAlerts {
+ public:
+  virtual ~StuckAlerts() = default;
+  // Must not block on I/O: the driver calls it in the middle of a pass.
+  virtual void TransactionStuck(const storage::Transaction& tx) = 0;
+};
+
+struct WebhookSettings {
+  Duration timeout{5000};         // per attempt
+  int attempts = 3;               // per alert
+  Duration retry_delay{1000};     // before the second attempt, doubling after
+  std::size_t max_queued = 1000;  // alerts waiting beyond this are dropped (and counted)
+};
+
+// The JSON an alert POSTs: {"event":"transaction_stuck","gid","trans_type","status",
+// "branch_id","op","url","failures","last_error","stuck_at"} naming the failing branch.
+std::string StuckAlertBody(const storage::Transaction& tx, TimePoint now);
+
+// Sends each alert to a webhook (HTTP POST, application/json) from a thread of its own, so
+// that a slow or failing webhook never holds up a transaction: alerts queue (bounded), each is
+// attempted a few times with backoff, and what cannot be sent is logged and counted.
+class WebhookAlerts final : public StuckAlerts {
+ public:
+  // InvalidArgument naming the URL when it is not an http:// URL.
+  static Result<std::unique_ptr<WebhookAlerts>> Start(const std::string& url, const Clock& clock,
+                                                      WebhookSettings settings = {});
+  // Stop().
+  ~WebhookAlerts() override;
+
+  void TransactionStuck(const storage::Transaction& tx) override;
+
+  // Gives what is queued one attempt each within `grace`, then stops the thread. Idempotent.
+  void Stop(Duration grace = Duration(2000));
+
+  std::uint64_t sent() const { return sent_.load(std::memory_order_relaxed); }
+  std::uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
+  std::uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+
+ private:
+  WebhookAlerts(HttpUrl url, const Clock& clock, WebhookSettings settings);
+  void Loop();
+  // One attempt; empty on success, otherwise why it failed.
+  std::string Post(const std::string& body);
+
+  const HttpUrl url_;
+  const Clock& clock_;
+  const WebhookSettings settings_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::string> queue_;  // bodies; guarded by mutex_
+  bool stopping_ = false;          // guarded by mutex_
+  std::chrono::steady_clock::time_point give_up_at_;  // once stopping; guarded by mutex_
+  std::thread thread_;
+  std::atomic<std::uint64_t> sent_{0};
+  std::atomic<std::uint64_t> failed_{0};
+  std::atomic<std::uint64_t> dropped_{0};
+};
+
+}  // namespace settle::coordinator

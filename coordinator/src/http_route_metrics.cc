@@ -1,0 +1,38 @@
+#include "http_route_metrics.h"
+
+namespace settle::coordinator {
+
+void RouteMetrics::Count(int status, std::chrono::microseconds elapsed) {
+  {
+    std::lock_guard lock(mutex_);
+    ++by_status_[status];
+  }
+  durations_.Record(elapsed);
+}
+
+std::map<int, std::uint64_t> RouteMetrics::ByStatus() const {
+  std::lock_guard lock(mutex_);
+  return by_status_;
+}
+
+void WriteRouteMetrics(PrometheusText& out,
+                       const std::map<std::string, const RouteMetrics*>& routes) {
+  out.Family("settle_http_requests_total", "counter",
+             "Requests answered by the API, by route and HTTP status code (route \"unmatched\": "
+             "no route; \"refused\": refused before routing, as malformed or oversized).");
+  for (const auto& [route, metrics] : routes) {
+    for (const auto& [status, count] : metrics->ByStatus()) {
+      out.Sample("settle_http_requests_total", {{"route", route}, {"code", std::to_string(status)}},
+                 count);
+    }
+  }
+  out.Family("settle_http_request_duration_seconds", "histogram",
+             "Time spent handling requests, from routing to the answer, by route.");
+  for (const auto& [route, metrics] : routes) {
+    const LatencyHistogram::Snapshot durations = metrics->Durations();
+    if (durations.count == 0) continue;
+    out.Histogram("settle_http_request_duration_seconds", {{"route", route}}, durations, 1e6);
+  }
+}
+
+}  // namespace settle::coordinator

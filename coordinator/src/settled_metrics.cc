@@ -1,0 +1,107 @@
+#include "settled_metrics.h"
+
+#include <array>
+#include <map>
+#include <string>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+namespace settle::coordinator {
+namespace {
+
+constexpr std::array<TransType, 2> kTypes = {TransType::kTcc, TransType::kSaga};
+constexpr std::array<GlobalStatus, 3> kUnfinished = {
+    GlobalStatus::kPrepared, GlobalStatus::kSubmitted, GlobalStatus::kAborting};
+
+std::string Label(auto value) { return std::string(ToString(value)); }
+
+void WriteUnfinished(PrometheusText& out, storage::Store& store) {
+  auto counts = store.CountUnfinished();
+  out.Family("settle_store_up", "gauge",
+             "1 if the store answered the queries behind these metrics, 0 if it failed.");
+  out.Sample("settle_store_up", {}, std::uint64_t{counts.ok() ? 1u : 0u});
+  if (!counts) {
+    spdlog::warn("metrics: cannot count unfinished transactions: {}", counts.status().ToString());
+    return;
+  }
+  // Every (type, status) pair is written, zeros included, so that a series never vanishes.
+  std::map<std::pair<TransType, GlobalStatus>, std::size_t> unfinished;
+  std::map<TransType, std::size_t> stuck;
+  for (const storage::UnfinishedCount& c : *counts) {
+    unfinished[{c.trans_type, c.status}] += c.count;
+    stuck[c.trans_type] += c.stuck;
+  }
+  out.Family("settle_transactions_unfinished", "gauge",
+             "Stored transactions not yet succeed or failed, by type and status.");
+  for (TransType t : kTypes) {
+    for (GlobalStatus s : kUnfinished) {
+      out.Sample("settle_transactions_unfinished", {{"type", Label(t)}, {"status", Label(s)}},
+                 std::uint64_t{unfinished[{t, s}]});
+    }
+  }
+  out.Family("settle_transactions_stuck", "gauge",
+             "Unfinished transactions flagged stuck (a branch failed --stuck-after times in a "
+             "row; retries go on), by type.");
+  for (TransType t : kTypes) {
+    out.Sample("settle_transactions_stuck", {{"type", Label(t)}}, std::uint64_t{stuck[t]});
+  }
+}
+
+void WriteStore(PrometheusText& out, const storage::SqliteStoreStats& stats) {
+  out.Family("settle_store_commits_total", "counter",
+             "SQLite transactions committed by the store's writer, each one fsync.");
+  out.Sample("settle_store_commits_total", {}, stats.commits);
+  out.Family("settle_store_failed_commits_total", "counter",
+             "Group commits that failed (every request in them got a 503).");
+  out.Sample("settle_store_failed_commits_total", {}, stats.failed_commits);
+  out.Family("settle_store_batches_total", "counter",
+             "Requests' write batches applied by the store (group commit folds many into one "
+             "commit).");
+  out.Sample("settle_store_batches_total", {}, stats.batches);
+  out.Family("settle_store_commit_duration_seconds", "histogram",
+             "Time of each group commit, from BEGIN to the synced COMMIT.");
+  out.Histogram("settle_store_commit_duration_seconds", {}, stats.commit_time, 1e6);
+  out.Family("settle_store_commit_batches", "histogram",
+             "Write batches per group commit (the group commit's batch size).");
+  out.Histogram("settle_store_commit_batches", {}, stats.batches_per_commit);
+  out.Family("settle_store_wal_pages_written_total", "counter",
+             "WAL pages appended by commits.");
+  out.Sample("settle_store_wal_pages_written_total", {}, stats.wal_pages_written);
+  out.Family("settle_store_checkpoints_total", "counter",
+             "WAL checkpoints, by who ran them: the background checkpointer or the writer "
+             "(when the WAL outgrew its bound).");
+  out.Sample("settle_store_checkpoints_total", {{"by", "background"}},
+             stats.background_checkpoints);
+  out.Sample("settle_store_checkpoints_total", {{"by", "writer"}}, stats.writer_checkpoints);
+}
+
+void WriteAlerts(PrometheusText& out, const WebhookAlerts& alerts) {
+  out.Family("settle_alerts_total", "counter",
+             "Stuck-transaction alerts for the webhook, by result: sent, failed (every attempt "
+             "failed) or dropped (the queue was full).");
+  out.Sample("settle_alerts_total", {{"result", "sent"}}, alerts.sent());
+  out.Sample("settle_alerts_total", {{"result", "failed"}}, alerts.failed());
+  out.Sample("settle_alerts_total", {{"result", "dropped"}}, alerts.dropped());
+}
+
+}  // namespace
+
+void WriteSettledMetrics(PrometheusText& out, const SettledMetricsSources& sources) {
+  const Scheduler& scheduler = sources.scheduler;
+  sources.coordinator.WriteTo(out);
+  WriteUnfinished(out, sources.store);
+  out.Family("settle_scheduler_running_passes", "gauge",
+             "Transactions being driven right now.");
+  out.Sample("settle_scheduler_running_passes", {}, std::uint64_t{scheduler.Running()});
+  out.Family("settle_scheduler_waiting", "gauge",
+             "Unfinished transactions waiting for their next due time (a retry, a timeout).");
+  out.Sample("settle_scheduler_waiting", {}, std::uint64_t{scheduler.Scheduled()});
+  WriteStore(out, sources.store.Stats());
+  out.Family("settle_retention_deleted_total", "counter",
+             "Finished transactions deleted by retention (--retention).");
+  out.Sample("settle_retention_deleted_total", {}, sources.retention.deleted());
+  if (sources.alerts != nullptr) WriteAlerts(out, *sources.alerts);
+}
+
+}  // namespace settle::coordinator

@@ -1,0 +1,221 @@
+// What operators rely on, through the real HTTP API of an in-process settled: bearer tokens
+// on every route, the Prometheus metrics, the stuck alert webhook and retention.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "in_process_settled.h"
+#include "participant_server.h"
+
+namespace settle {
+namespace {
+
+using nlohmann::json;
+using testing::InProcessSettled;
+using testing::JsonClient;
+using testing::JsonResponse;
+using testing::ParticipantServer;
+
+const std::string kReadToken = "read-token-aaaaaaaaaaaa";
+const std::string kClientToken = "client-token-bbbbbbbbbbbb";
+const std::string kAdminToken = "admin-token-cccccccccccc";
+
+void WithTokens(coordinator::ServerConfig& config) {
+  REQUIRE(config.api.tokens.Add(coordinator::Access::kRead, kReadToken).ok());
+  REQUIRE(config.api.tokens.Add(coordinator::Access::kClient, kClientToken).ok());
+  REQUIRE(config.api.tokens.Add(coordinator::Access::kAdmin, kAdminToken).ok());
+}
+
+JsonClient ClientWith(int port, const std::string& token) {
+  JsonClient client(port);
+  if (!token.empty()) client.SetHeader("Authorization", "Bearer " + token);
+  return client;
+}
+
+json Saga(const std::string& gid, ParticipantServer& p) {
+  return {{"gid", gid},
+          {"trans_type", "saga"},
+          {"steps", {{{"action", p.Url("/action")}, {"compensate", p.Url("/compensate")}}}},
+          {"payloads", {R"({"amount":30})"}}};
+}
+
+// The value of the sample written exactly as `series` (name and labels), or -1.
+double SampleValue(const std::string& metrics, const std::string& series) {
+  const std::size_t at = metrics.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(metrics.substr(at + series.size() + 2));
+}
+
+TEST_CASE("with tokens, a request without one gets 401 naming the header; ping stays open",
+          "[http][auth]") {
+  InProcessSettled s(WithTokens);
+  JsonClient anonymous(s.port());
+
+  const JsonResponse refused = anonymous.Get("/api/settle/query?gid=g1");
+  CHECK(refused.status == 401);
+  CHECK(refused.www_authenticate == "Bearer");
+  CHECK_THAT(refused.json["message"].get<std::string>(), Catch::Contains("Authorization: Bearer"));
+  CHECK(anonymous.Post("/api/dtmsvr/prepare", R"({"gid":"g1","trans_type":"tcc"})").status == 401);
+  CHECK(anonymous.Get("/api/metrics").status == 401);
+  CHECK(ClientWith(s.port(), "not-a-known-token-at-all").Get("/api/settle/all").status == 401);
+  CHECK(anonymous.Get("/api/ping").status == 200);
+  // Nothing was stored by the refused prepare.
+  CHECK(ClientWith(s.port(), kReadToken).Get("/api/settle/query?gid=g1").json["transaction"] ==
+        nullptr);
+}
+
+TEST_CASE("each token level reaches its routes and gets 403 on the ones above it",
+          "[http][auth]") {
+  InProcessSettled s(WithTokens);
+  ParticipantServer p;
+  JsonClient reader = ClientWith(s.port(), kReadToken);
+  JsonClient client = ClientWith(s.port(), kClientToken);
+  JsonClient admin = ClientWith(s.port(), kAdminToken);
+
+  // read: queries and metrics, nothing that changes state.
+  CHECK(reader.Get("/api/settle/all").status == 200);
+  CHECK(reader.Get("/api/metrics").status == 200);
+  const JsonResponse forbidden = reader.PostJson("/api/settle/submit", Saga("s1", p));
+  CHECK(forbidden.status == 403);
+  CHECK_THAT(forbidden.json["message"].get<std::string>(),
+             Catch::Contains("read") && Catch::Contains("needs client"));
+  CHECK(reader.Get("/api/settle/newGid").status == 403);
+
+  // client: runs transactions, as DTM's SDKs do with the token as an extra header.
+  CHECK(client.Get("/api/dtmsvr/newGid").status == 200);
+  REQUIRE(client.PostJson("/api/settle/prepare", {{"gid", "t1"}, {"trans_type", "tcc"}}).status ==
+          200);
+  CHECK(client.PostJson("/api/settle/submit", Saga("s1", p)).status == 200);
+  CHECK(client.Get("/api/settle/query?gid=s1").status == 200);
+  CHECK(client.PostJson("/api/settle/forceStop", {{"gid", "t1"}}).status == 403);
+  CHECK(client.PostJson("/api/settle/resetNextCronTime", {{"gid", "t1"}}).status == 403);
+
+  // admin: acts on any transaction.
+  CHECK(admin.PostJson("/api/settle/forceStop", {{"gid", "t1"}}).status == 200);
+  CHECK(reader.Get("/api/settle/query?gid=t1").json["transaction"]["status"] == "failed");
+}
+
+TEST_CASE("/api/metrics reports transactions, branch calls, the store and the HTTP routes in "
+          "Prometheus's text format",
+          "[http][metrics]") {
+  InProcessSettled s;
+  ParticipantServer p;
+  p.Script("/action", {{500, "boom"}});  // one retry before success
+  json saga = Saga("s1", p);
+  saga["wait_result"] = true;
+  s.Call("submit", saga);
+  REQUIRE(s.WaitForStatus("s1", "succeed"));
+  REQUIRE(s.Call("prepare", {{"gid", "t1"}, {"trans_type", "tcc"}}).status == 200);
+  s.client().Get("/api/settle/no-such-route");
+
+  const JsonResponse scraped = s.client().Get("/api/metrics");
+  REQUIRE(scraped.status == 200);
+  CHECK_THAT(scraped.content_type, Catch::StartsWith("text/plain; version=0.0.4"));
+  const std::string& m = scraped.body;
+  CHECK(SampleValue(m, "settle_transactions_started_total{type=\"saga\"}") == 1);
+  CHECK(SampleValue(m, "settle_transactions_finished_total{type=\"saga\",status=\"succeed\"}") ==
+        1);
+  CHECK(SampleValue(m, "settle_transactions_unfinished{type=\"tcc\",status=\"prepared\"}") == 1);
+  CHECK(SampleValue(m, "settle_transactions_unfinished{type=\"saga\",status=\"submitted\"}") == 0);
+  CHECK(SampleValue(m, "settle_transactions_stuck{type=\"saga\"}") == 0);
+  CHECK(SampleValue(m, "settle_branch_calls_total{op=\"action\",outcome=\"unknown\"}") == 1);
+  CHECK(SampleValue(m, "settle_branch_calls_total{op=\"action\",outcome=\"success\"}") == 1);
+  CHECK(SampleValue(m, "settle_branch_retries_total{op=\"action\"}") == 1);
+  CHECK(SampleValue(m, "settle_branch_call_duration_seconds_count{op=\"action\"}") == 2);
+  CHECK(SampleValue(m, "settle_store_commits_total") >= 2);
+  CHECK(SampleValue(m, "settle_store_commit_duration_seconds_count") >= 2);
+  CHECK(SampleValue(m, "settle_store_commit_batches_count") >= 2);
+  CHECK(SampleValue(m, "settle_store_up") == 1);
+  // The wait_result submit answered once: 200, or 425 if its pass ended before the retry.
+  const auto count = [&m](const std::string& series) { return std::max(0.0, SampleValue(m, series)); };
+  CHECK(count("settle_http_requests_total{route=\"POST /api/settle/submit\",code=\"200\"}") +
+            count("settle_http_requests_total{route=\"POST /api/settle/submit\",code=\"425\"}") ==
+        1);
+  CHECK(SampleValue(m, "settle_http_requests_total{route=\"POST /api/settle/prepare\",code=\"200\"}") ==
+        1);
+  CHECK(SampleValue(m, "settle_http_requests_total{route=\"unmatched\",code=\"404\"}") == 1);
+  CHECK_THAT(m, Catch::Contains("# TYPE settle_branch_call_duration_seconds histogram\n"));
+  CHECK_THAT(m, Catch::Contains("settle_store_commit_duration_seconds_bucket{le=\"+Inf\"}"));
+}
+
+TEST_CASE("a transaction that becomes stuck is POSTed to the alert webhook once",
+          "[http][alerts]") {
+  ParticipantServer webhook;
+  InProcessSettled s([&webhook](coordinator::ServerConfig& config) {
+    config.alert_webhook = webhook.Url("/hooks/settle?team=payments");
+  });
+  ParticipantServer p;
+  p.SetDefault("/action", {503, "down for maintenance"});  // stuck after 3 failures
+  REQUIRE(s.Call("submit", Saga("s1", p)).status == 200);
+
+  REQUIRE(webhook.WaitForCalls("/hooks/settle", 1));
+  const auto call = webhook.CallsTo("/hooks/settle").at(0);
+  CHECK(call.method == "POST");
+  CHECK(call.query.at("team") == "payments");
+  const json alert = json::parse(call.body);
+  CHECK(alert["event"] == "transaction_stuck");
+  CHECK(alert["gid"] == "s1");
+  CHECK(alert["op"] == "action");
+  CHECK(alert["url"] == p.Url("/action"));
+  CHECK(alert["failures"] == 3);
+  CHECK_THAT(alert["last_error"].get<std::string>(), Catch::Contains("503"));
+
+  // Retries go on, and the alert is not repeated for each further failure.
+  REQUIRE(p.WaitForCalls("/action", 6));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(webhook.CountCalls("/hooks/settle") == 1);
+  const std::string m = s.client().Get("/api/metrics").body;
+  CHECK(SampleValue(m, "settle_alerts_total{result=\"sent\"}") == 1);
+  CHECK(SampleValue(m, "settle_transactions_stuck{type=\"saga\"}") == 1);
+}
+
+TEST_CASE("a webhook that is down does not hold up transactions; the failed alert is counted",
+          "[http][alerts]") {
+  int closed_port = 0;
+  {
+    ParticipantServer gone;  // a port that was listening a moment ago
+    closed_port = gone.port();
+  }
+  InProcessSettled s([closed_port](coordinator::ServerConfig& config) {
+    config.alert_webhook = "http://127.0.0.1:" + std::to_string(closed_port) + "/alert";
+  });
+  ParticipantServer p;
+  p.Script("/action", {{503, "a"}, {503, "b"}, {503, "c"}});
+  REQUIRE(s.Call("submit", Saga("s1", p)).status == 200);
+
+  CHECK(s.WaitForStatus("s1", "succeed"));
+  bool counted = false;
+  for (int i = 0; i < 500 && !counted; ++i) {
+    counted = SampleValue(s.client().Get("/api/metrics").body,
+                          "settle_alerts_total{result=\"failed\"}") == 1;
+    if (!counted) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CHECK(counted);
+}
+
+TEST_CASE("with retention, finished transactions disappear and unfinished ones stay",
+          "[http][retention]") {
+  InProcessSettled s([](coordinator::ServerConfig& config) {
+    config.retention = {.keep = Duration(200), .batch_size = 2, .interval = Duration(50),
+                        .pause = Duration(1)};
+  });
+  ParticipantServer p;
+  for (const char* gid : {"s1", "s2", "s3"}) {
+    json saga = Saga(gid, p);
+    saga["wait_result"] = true;
+    REQUIRE(s.Call("submit", saga).status == 200);
+  }
+  REQUIRE(s.Call("prepare", {{"gid", "t1"}, {"trans_type", "tcc"}}).status == 200);
+
+  for (const char* gid : {"s1", "s2", "s3"}) {
+    CHECK(s.WaitUntil(gid, [](const json& q) { return q["transaction"].is_null(); }));
+  }
+  CHECK(s.StatusOf("t1") == "prepared");
+  CHECK(SampleValue(s.client().Get("/api/metrics").body, "settle_retention_deleted_total") == 3);
+}
+
+}  // namespace
+}  // namespace settle
