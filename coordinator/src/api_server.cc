@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "settle/common/http_server.h"
+#include "admin_console.h"
 #include "http_route_metrics.h"
 #include "settle/coordinator/http_status.h"
 #include "settle/coordinator/request_parser.h"
@@ -24,9 +25,10 @@ namespace {
 
 constexpr const char* kPrefixes[] = {"/api/settle", "/api/dtmsvr"};
 constexpr const char* kJson = "application/json";
-constexpr const char* kMetricsPath = "/api/metrics";
 
 using RouteHandler = std::function<HttpAnswer(const HttpRequest&)>;
+// A whole answer of its own (content type, headers), given what the request was granted.
+using PageHandler = std::function<HttpResponse(const HttpRequest&, Access)>;
 
 // Parses with `parse`, then answers what `act` says of the parsed request.
 template <typename Request>
@@ -46,9 +48,12 @@ std::string MessageBody(const std::string& text) {
 struct ApiServer::Impl {
   Impl(Coordinator& c, ApiServerOptions o, MetricsWriter m);
 
+  // A route answers with `handler` (JSON) or, for pages and metrics, with `page`. Requests
+  // granted less than `access` are refused before either runs.
   struct Route {
     Access access = Access::kAdmin;
     RouteHandler handler;
+    PageHandler page;
     RouteMetrics* metrics = nullptr;
   };
 
@@ -57,10 +62,15 @@ struct ApiServer::Impl {
                    RouteHandler handler);
   void AddRoute(const char* method, const std::string& full_path, Access access,
                 RouteHandler handler);
+  void AddPage(const char* method, const std::string& full_path, Access access,
+               PageHandler page);
+  // What the request's Authorization header, or else its console session, grants.
+  Access GrantOf(const HttpRequest& request) const;
   void RegisterRoutes();
   void Serve(const HttpRequest& request, HttpResponse& response) const;
   // 401 or 403 when the request's token does not grant `needed`; nullopt when it does.
-  std::optional<HttpAnswer> Authorize(const HttpRequest& request, Access needed) const;
+  std::optional<HttpAnswer> Authorize(const HttpRequest& request, Access granted,
+                                      Access needed) const;
   std::string MetricsText() const;
 
   Coordinator& coordinator;
@@ -72,6 +82,7 @@ struct ApiServer::Impl {
   std::map<std::string, std::unique_ptr<RouteMetrics>> route_metrics;
   RouteMetrics* unmatched = nullptr;
   RouteMetrics* refused = nullptr;
+  AdminConsole console;
   HttpServer server;
 };
 
@@ -79,6 +90,7 @@ ApiServer::Impl::Impl(Coordinator& c, ApiServerOptions o, MetricsWriter m)
     : coordinator(c),
       options(std::move(o)),
       write_metrics(std::move(m)),
+      console(options.tokens),
       server(
           HttpServerOptions{
               .threads = options.threads,
@@ -112,7 +124,31 @@ void ApiServer::Impl::AddRoute(const char* method, const std::string& full_path,
   const std::string label = std::string(method) + " " + full_path;
   RouteMetrics* metrics =
       route_metrics.emplace(label, std::make_unique<RouteMetrics>()).first->second.get();
-  routes.emplace(label, Route{access, std::move(handler), metrics});
+  routes.emplace(label, Route{access, std::move(handler), {}, metrics});
+}
+
+void ApiServer::Impl::AddPage(const char* method, const std::string& full_path, Access access,
+                              PageHandler page) {
+  const std::string label = std::string(method) + " " + full_path;
+  RouteMetrics* metrics =
+      route_metrics.emplace(label, std::make_unique<RouteMetrics>()).first->second.get();
+  routes.emplace(label, Route{access, {}, std::move(page), metrics});
+}
+
+Access ApiServer::Impl::GrantOf(const HttpRequest& request) const {
+  if (const std::string* authorization = request.Header("Authorization")) {
+    return options.tokens.Grant(authorization);
+  }
+  if (!options.tokens.enabled()) return Access::kAdmin;
+  const std::optional<std::string> session = SessionToken(request);
+  if (!session) return Access::kNone;
+  // A page on another site can make a browser send the cookie along, but cannot add this
+  // header: a change authenticated by the cookie must come from the console's own script.
+  if (request.method != "GET" && request.Header("X-Settle-Console") == nullptr) {
+    return Access::kNone;
+  }
+  const std::string bearer = "Bearer " + *session;
+  return options.tokens.Grant(&bearer);
 }
 
 void ApiServer::Impl::AddApiRoute(const char* method, const std::string& path, Access access,
@@ -121,8 +157,7 @@ void ApiServer::Impl::AddApiRoute(const char* method, const std::string& path, A
 }
 
 std::optional<HttpAnswer> ApiServer::Impl::Authorize(const HttpRequest& request,
-                                                     Access needed) const {
-  const Access granted = options.tokens.Grant(request.Header("Authorization"));
+                                                     Access granted, Access needed) const {
   if (granted >= needed) return std::nullopt;
   if (granted == Access::kNone) {
     return HttpAnswer{401, MessageBody("authorization: a bearer token is required "
@@ -143,13 +178,13 @@ void ApiServer::Impl::Serve(const HttpRequest& request, HttpResponse& response) 
   if (found == routes.end()) {
     response.status = 404;
     response.body = MessageBody("no route for " + request.method + " " + request.path);
-  } else if (std::optional<HttpAnswer> refusal = Authorize(request, found->second.access)) {
+  } else if (const Access granted = GrantOf(request);
+             std::optional<HttpAnswer> refusal = Authorize(request, granted, found->second.access)) {
     response.status = refusal->status;
     response.body = std::move(refusal->body);
     if (response.status == 401) response.headers.emplace_back("WWW-Authenticate", "Bearer");
-  } else if (request.path == kMetricsPath) {
-    response.content_type = PrometheusText::kContentType;
-    response.body = MetricsText();
+  } else if (found->second.page) {
+    response = found->second.page(request, granted);
   } else {
     try {
       HttpAnswer answer = found->second.handler(request);
@@ -181,8 +216,21 @@ void ApiServer::Impl::RegisterRoutes() {
   Coordinator& c = coordinator;
   AddRoute("GET", "/api/ping", Access::kNone,
            [](const HttpRequest&) { return HttpAnswer{200, R"({"msg":"pong"})"}; });
-  // Answered by Serve itself, which sets the content type.
-  AddRoute("GET", kMetricsPath, Access::kRead, [](const HttpRequest&) { return HttpAnswer{}; });
+  AddPage("GET", "/api/metrics", Access::kRead, [this](const HttpRequest&, Access) {
+    return HttpResponse{200, PrometheusText::kContentType, MetricsText()};
+  });
+  // The console's pages check access themselves: without it they answer with the sign-in form.
+  AddPage("GET", "/admin", Access::kNone,
+          [this](const HttpRequest&, Access granted) { return console.Page(granted); });
+  for (const char* asset : {"/admin/console.js", "/admin/console.css", "/admin/login.css"}) {
+    AddPage("GET", asset, Access::kNone, [this](const HttpRequest& request, Access granted) {
+      return console.Asset(request.path, granted);
+    });
+  }
+  AddPage("POST", "/admin/login", Access::kNone,
+          [this](const HttpRequest& request, Access) { return console.SignIn(request); });
+  AddPage("POST", "/admin/logout", Access::kNone,
+          [this](const HttpRequest&, Access) { return console.SignOut(); });
   AddApiRoute("GET", "/newGid", Access::kClient, [&c](const HttpRequest&) {
     const nlohmann::json body = {{"gid", c.NewGid()}, {"dtm_result", "SUCCESS"}};
     return JsonAnswer(body.dump());

@@ -23,6 +23,10 @@ void ApplyStatusChange(storage::GlobalRecord& global, GlobalStatus to, const std
     global.rollback_time = now;
     if (!reason.empty()) global.rollback_reason = reason;
   }
+  // A transaction failed without rolling back first (an operator's forceStop) keeps why.
+  if (to == GlobalStatus::kFailed && global.rollback_reason.empty() && !reason.empty()) {
+    global.rollback_reason = reason;
+  }
   if (IsTerminal(to)) {
     global.finish_time = now;
     global.next_cron_time.reset();

@@ -12,10 +12,22 @@ std::string Describe(const BranchOutcome& outcome) {
   return text;
 }
 
+// Keeps the call in the branch's bounded history of calls that did not succeed.
+void RememberFailedAttempt(storage::BranchRecord& row, TimePoint now) {
+  auto& history = row.failed_attempts;
+  if (history.size() >= storage::BranchRecord::kMaxFailedAttempts) {
+    history.erase(history.begin(),
+                  history.begin() + static_cast<std::ptrdiff_t>(
+                                        history.size() - storage::BranchRecord::kMaxFailedAttempts + 1));
+  }
+  history.push_back(storage::FailedAttempt{now, row.last_error});
+}
+
 }  // namespace
 
-void RecordOutcome(storage::BranchRecord& row, const BranchOutcome& outcome,
-                   Duration retry_interval, const RetryPolicy& policy, TimePoint now) {
+// The row's status, failure streak, last error and next retry after the call.
+static void RecordResult(storage::BranchRecord& row, const BranchOutcome& outcome,
+                  Duration retry_interval, const RetryPolicy& policy, TimePoint now) {
   row.attempts += 1;
   row.update_time = now;
   switch (outcome.result) {
@@ -44,6 +56,12 @@ void RecordOutcome(storage::BranchRecord& row, const BranchOutcome& outcome,
       row.next_retry_at = now + policy.Delay(retry_interval, row.failures);
       return;
   }
+}
+
+void RecordOutcome(storage::BranchRecord& row, const BranchOutcome& outcome,
+                   Duration retry_interval, const RetryPolicy& policy, TimePoint now) {
+  RecordResult(row, outcome, retry_interval, policy, now);
+  if (outcome.result != BranchResult::kSuccess) RememberFailedAttempt(row, now);
 }
 
 bool HasStuckBranch(const storage::Transaction& tx, const RetryPolicy& policy) {

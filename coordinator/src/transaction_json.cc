@@ -48,6 +48,12 @@ json GlobalJson(const storage::GlobalRecord& g) {
   };
 }
 
+json FailedAttemptsJson(const std::vector<storage::FailedAttempt>& attempts) {
+  json array = json::array();
+  for (const auto& a : attempts) array.push_back({{"at", FormatTime(a.at)}, {"error", a.error}});
+  return array;
+}
+
 json BranchJson(const storage::BranchRecord& b) {
   return {
       {"gid", b.gid},
@@ -60,6 +66,7 @@ json BranchJson(const storage::BranchRecord& b) {
       {"attempts", b.attempts},
       {"failures", b.failures},
       {"last_error", b.last_error},
+      {"failed_attempts", FailedAttemptsJson(b.failed_attempts)},
       {"next_retry_at",
        b.status == BranchStatus::kPrepared ? json(FormatTime(b.next_retry_at)) : json(nullptr)},
   };

@@ -30,7 +30,9 @@ namespace {
 // Version 3 indexes finished transactions by finish_time (a partial index: unfinished ones,
 // which have none, cost nothing in it), so that retention finds the oldest ones to delete
 // without scanning the table.
-constexpr std::array<const char*, 3> kMigrations = {
+//
+// Version 4 keeps each branch's latest failed calls (failed_attempts, JSON; '' for none).
+constexpr std::array<const char*, 4> kMigrations = {
     R"sql(
 CREATE TABLE trans_global (
   id              INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -94,6 +96,9 @@ ALTER TABLE trans_branch_op_v2 RENAME TO trans_branch_op;
     R"sql(
 CREATE INDEX trans_global_finish_time ON trans_global (finish_time)
   WHERE finish_time IS NOT NULL;
+)sql",
+    R"sql(
+ALTER TABLE trans_branch_op ADD COLUMN failed_attempts TEXT NOT NULL DEFAULT '';
 )sql",
 };
 

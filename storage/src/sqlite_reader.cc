@@ -3,6 +3,7 @@
 #include <functional>
 #include <utility>
 
+#include "failed_attempts_codec.h"
 #include "options_codec.h"
 
 namespace settle::storage {
@@ -19,7 +20,8 @@ constexpr std::string_view kSelectGlobal =
 
 constexpr std::string_view kSelectBranches =
     "SELECT branch_id, op, seq, url, data, status, create_time, update_time, attempts, "
-    "failures, last_error, next_retry_at FROM trans_branch_op WHERE global_id = ?1 "
+    "failures, last_error, next_retry_at, failed_attempts FROM trans_branch_op "
+    "WHERE global_id = ?1 "
     "ORDER BY seq, branch_id, op";
 
 constexpr std::string_view kSelectUnfinished =
@@ -95,6 +97,11 @@ Result<BranchRecord> ReadBranch(const std::string& gid, const SqliteStatement& r
   b.failures = static_cast<int>(row.ColumnInt64(9));
   b.last_error = row.ColumnBytes(10);
   b.next_retry_at = FromUnixMillis(row.ColumnInt64(11));
+  Result<std::vector<FailedAttempt>> attempts = DecodeFailedAttempts(row.ColumnBytes(12));
+  if (!attempts) {
+    return Corrupt(b.gid, "branch " + b.branch_id + ": " + attempts.status().message());
+  }
+  b.failed_attempts = std::move(attempts).value();
   return b;
 }
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <type_traits>
 
+#include "failed_attempts_codec.h"
 #include "options_codec.h"
 
 namespace settle::storage {
@@ -21,8 +22,9 @@ constexpr std::string_view kInsertGlobal =
 // inserted, a second look tells a duplicate from a missing global.
 constexpr std::string_view kInsertBranch =
     "INSERT INTO trans_branch_op (global_id, branch_id, op, seq, url, data, status, "
-    "create_time, update_time, attempts, failures, last_error, next_retry_at) "
-    "SELECT id, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13 "
+    "create_time, update_time, attempts, failures, last_error, next_retry_at, "
+    "failed_attempts) "
+    "SELECT id, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14 "
     "FROM trans_global WHERE gid = ?1 "
     "ON CONFLICT (global_id, branch_id, op) DO NOTHING";
 
@@ -45,7 +47,7 @@ constexpr std::string_view kUpdateGlobal =
 
 constexpr std::string_view kUpdateBranch =
     "UPDATE trans_branch_op SET status = ?2, update_time = ?3, attempts = ?4, failures = ?5, "
-    "last_error = ?6, next_retry_at = ?7 "
+    "last_error = ?6, next_retry_at = ?7, failed_attempts = ?11 "
     "WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID " AND branch_id = ?8 AND op = ?9 "
     "AND status = ?10";
 
@@ -123,6 +125,7 @@ Status Apply(SqliteConnection& c, const InsertGlobal& op) {
 
 Status Apply(SqliteConnection& c, const InsertBranch& op) {
   const BranchRecord& b = op.record;
+  const std::string failed_attempts = EncodeFailedAttempts(b.failed_attempts);  // bound as is
   {
     Result<SqliteStatement> stmt = c.Prepare(kInsertBranch);
     if (!stmt) return stmt.status();
@@ -138,7 +141,8 @@ Status Apply(SqliteConnection& c, const InsertBranch& op) {
         .BindInt64(10, b.attempts)
         .BindInt64(11, b.failures)
         .BindText(12, b.last_error)
-        .BindInt64(13, ToUnixMillis(b.next_retry_at));
+        .BindInt64(13, ToUnixMillis(b.next_retry_at))
+        .BindText(14, failed_attempts);
     if (Status s = stmt->Run(); !s.ok()) return s;
     if (c.Changes() == 1) return Status::Ok();
   }
@@ -204,6 +208,7 @@ Status Apply(SqliteConnection& c, const UpdateGlobal& op) {
 
 Status Apply(SqliteConnection& c, const UpdateBranch& op) {
   const BranchRecord& b = op.record;
+  const std::string failed_attempts = EncodeFailedAttempts(b.failed_attempts);  // bound as is
   {
     Result<SqliteStatement> stmt = c.Prepare(kUpdateBranch);
     if (!stmt) return stmt.status();
@@ -216,7 +221,8 @@ Status Apply(SqliteConnection& c, const UpdateBranch& op) {
         .BindInt64(7, ToUnixMillis(b.next_retry_at))
         .BindText(8, b.branch_id)
         .BindText(9, ToString(b.op))
-        .BindText(10, ToString(op.expected));
+        .BindText(10, ToString(op.expected))
+        .BindText(11, failed_attempts);
     if (Status s = stmt->Run(); !s.ok()) return s;
   }
   if (c.Changes() == 1) return Status::Ok();

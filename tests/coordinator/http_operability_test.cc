@@ -217,5 +217,85 @@ TEST_CASE("with retention, finished transactions disappear and unfinished ones s
   CHECK(SampleValue(s.client().Get("/api/metrics").body, "settle_retention_deleted_total") == 3);
 }
 
+std::string HeaderOf(const JsonResponse& r, const std::string& name) {
+  const auto it = r.headers.find(name);
+  return it == r.headers.end() ? "" : it->second;
+}
+
+TEST_CASE("without tokens the console opens directly, with a strict content security policy",
+          "[http][console]") {
+  InProcessSettled s;
+  const JsonResponse page = s.client().Get("/admin");
+  CHECK(page.status == 200);
+  CHECK_THAT(page.content_type, Catch::StartsWith("text/html"));
+  CHECK_THAT(page.body, Catch::Contains("authentication is off"));
+  CHECK_THAT(HeaderOf(page, "Content-Security-Policy"), Catch::Contains("script-src 'self'"));
+  CHECK(HeaderOf(page, "Cache-Control") == "no-store");
+  const JsonResponse script = s.client().Get("/admin/console.js");
+  CHECK(script.status == 200);
+  CHECK_THAT(script.content_type, Catch::StartsWith("text/javascript"));
+  CHECK_THAT(script.body, Catch::Contains("resetNextCronTime"));
+}
+
+TEST_CASE("with tokens the console asks to sign in and keeps the session in a strict cookie",
+          "[http][console][auth]") {
+  InProcessSettled s(WithTokens);
+  JsonClient anonymous(s.port());
+
+  const JsonResponse form = anonymous.Get("/admin");
+  CHECK(form.status == 401);
+  CHECK_THAT(form.body, Catch::Contains("name=\"token\""));
+  CHECK(anonymous.Get("/admin/console.js").status == 401);
+  CHECK(anonymous.Get("/admin/login.css").status == 200);  // the sign-in form's own style
+
+  const JsonResponse refused = anonymous.Post("/admin/login", "token=guess-0123456789abcdef",
+                                              "application/x-www-form-urlencoded");
+  CHECK(refused.status == 401);
+  CHECK_THAT(refused.body, Catch::Contains("not accepted"));
+  CHECK(HeaderOf(refused, "Set-Cookie").empty());
+
+  const JsonResponse signed_in = anonymous.Post("/admin/login", "token=" + kReadToken,
+                                                "application/x-www-form-urlencoded");
+  CHECK(signed_in.status == 303);
+  CHECK(HeaderOf(signed_in, "Location") == "/admin");
+  const std::string cookie = HeaderOf(signed_in, "Set-Cookie");
+  CHECK_THAT(cookie, Catch::Contains("HttpOnly") && Catch::Contains("SameSite=Strict"));
+
+  JsonClient session(s.port());
+  session.SetHeader("Cookie", cookie.substr(0, cookie.find(';')));
+  const JsonResponse console = session.Get("/admin");
+  CHECK(console.status == 200);
+  CHECK_THAT(console.body, Catch::Contains("signed in with read access"));
+  CHECK(session.Get("/api/settle/all").status == 200);
+  CHECK(session.Get("/api/metrics").status == 200);
+
+  const JsonResponse signed_out = session.Post("/admin/logout", "", "application/x-www-form-urlencoded");
+  CHECK(signed_out.status == 303);
+  CHECK_THAT(HeaderOf(signed_out, "Set-Cookie"), Catch::Contains("Max-Age=0"));
+}
+
+TEST_CASE("a change made with the session cookie needs the console's own header",
+          "[http][console][auth]") {
+  InProcessSettled s(WithTokens);
+  JsonClient anonymous(s.port());
+  const JsonResponse signed_in = anonymous.Post("/admin/login", "token=" + kAdminToken,
+                                                "application/x-www-form-urlencoded");
+  const std::string cookie = HeaderOf(signed_in, "Set-Cookie");
+  REQUIRE(s.Call("prepare", {{"gid", "t1"}, {"trans_type", "tcc"}}).status == 401);
+  JsonClient admin = ClientWith(s.port(), kAdminToken);
+  REQUIRE(admin.PostJson("/api/settle/prepare", {{"gid", "t1"}, {"trans_type", "tcc"}}).status ==
+          200);
+
+  // What a page on another site could make the browser send: the cookie, no header.
+  JsonClient forged(s.port());
+  forged.SetHeader("Cookie", cookie.substr(0, cookie.find(';')));
+  CHECK(forged.PostJson("/api/settle/forceStop", {{"gid", "t1"}}).status == 401);
+  CHECK(admin.Get("/api/settle/query?gid=t1").json["transaction"]["status"] == "prepared");
+
+  forged.SetHeader("X-Settle-Console", "1");
+  CHECK(forged.PostJson("/api/settle/forceStop", {{"gid", "t1"}}).status == 200);
+  CHECK(admin.Get("/api/settle/query?gid=t1").json["transaction"]["status"] == "failed");
+}
+
 }  // namespace
 }  // namespace settle

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <string>
+
 #include "transaction_builder.h"
 
 namespace settle::coordinator {
@@ -84,6 +86,29 @@ TEST_CASE("a transaction is stuck while a pending branch has failed too often in
   CHECK(HasStuckBranch(tx, kPolicy));
   confirm.status = BranchStatus::kSucceed;
   CHECK_FALSE(HasStuckBranch(tx, kPolicy));
+}
+
+TEST_CASE("calls that do not succeed are kept in a bounded history, oldest first",
+          "[outcome]") {
+  auto row = Row(BranchOp::kConfirm);
+  RecordOutcome(row, {BranchResult::kSuccess, 200, ""}, kSecond, kPolicy, kT0);
+  CHECK(row.failed_attempts.empty());  // success at once: nothing to keep
+
+  auto failing = Row(BranchOp::kCancel);
+  const std::size_t calls = storage::BranchRecord::kMaxFailedAttempts + 3;
+  for (std::size_t i = 0; i < calls; ++i) {
+    RecordOutcome(failing, {BranchResult::kUnknown, 500, "HTTP 500: try " + std::to_string(i)},
+                  kSecond, kPolicy, kT0 + kSecond * static_cast<int>(i));
+  }
+  RecordOutcome(failing, {BranchResult::kOngoing, 425, "HTTP 425"}, kSecond, kPolicy,
+                kT0 + kSecond * static_cast<int>(calls));
+
+  const auto& history = failing.failed_attempts;
+  REQUIRE(history.size() == storage::BranchRecord::kMaxFailedAttempts);
+  CHECK(history.back().error == "ONGOING: HTTP 425");
+  CHECK(history.back().at == kT0 + kSecond * static_cast<int>(calls));
+  CHECK(history.front().error == "UNKNOWN: HTTP 500: try 4");  // the 4 oldest were dropped
+  CHECK(failing.attempts == static_cast<int>(calls) + 1);
 }
 
 }  // namespace

@@ -45,6 +45,8 @@ TEST_CASE("a transaction round-trips every field through insert and load", "[sto
   action.failures = 2;
   action.last_error = "HTTP 503 from http://p/TransOut";
   action.next_retry_at = T0() + 3ms;
+  action.failed_attempts = {{T0() + 1ms, "UNKNOWN: connection refused"},
+                            {T0() + 2ms, "FAILURE: HTTP 409: \"no funds\""}};
   const BranchRecord compensate = MakeBranch("saga-1", "01", BranchOp::kCompensate, 0);
   MustCommit(*store, Batch(InsertGlobal{global}, InsertBranch{action}, InsertBranch{compensate}));
 
@@ -301,6 +303,7 @@ TEST_CASE("UpdateBranch writes exactly the mutable fields when the status matche
   update.failures = 4;
   update.last_error = "connection refused";
   update.next_retry_at = T0() + 21ms;
+  update.failed_attempts = {{T0() + 19ms, "connection refused"}};
   // Not mutable: these must keep their stored values.
   update.seq = 9;
   update.url = "http://elsewhere/";

@@ -25,6 +25,7 @@ JsonResponse ToResponse(const httplib::Result& result) {
   out.body = result->body;
   out.content_type = result->get_header_value("Content-Type");
   out.www_authenticate = result->get_header_value("WWW-Authenticate");
+  for (const auto& [name, value] : result->headers) out.headers.emplace(name, value);
   out.json = nlohmann::json::parse(out.body, nullptr, /*allow_exceptions=*/false);
   if (out.json.is_discarded()) out.json = nullptr;
   return out;
@@ -46,7 +47,12 @@ JsonResponse JsonClient::Get(const std::string& path_and_query) {
 }
 
 JsonResponse JsonClient::Post(const std::string& path, const std::string& body) {
-  return ToResponse(impl_->client.Post(path, impl_->headers, body, "application/json"));
+  return Post(path, body, "application/json");
+}
+
+JsonResponse JsonClient::Post(const std::string& path, const std::string& body,
+                              const std::string& content_type) {
+  return ToResponse(impl_->client.Post(path, impl_->headers, body, content_type));
 }
 
 }  // namespace settle::testing

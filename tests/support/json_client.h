@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -12,6 +13,7 @@ struct JsonResponse {
   std::string body;
   std::string content_type;
   std::string www_authenticate;
+  std::multimap<std::string, std::string> headers;  // every header of the answer
   nlohmann::json json;  // parsed body; null when it is not JSON
 };
 
@@ -28,6 +30,9 @@ class JsonClient {
 
   JsonResponse Get(const std::string& path_and_query);
   JsonResponse Post(const std::string& path, const std::string& body);
+  // POST with a body of another content type (a form, say).
+  JsonResponse Post(const std::string& path, const std::string& body,
+                    const std::string& content_type);
   JsonResponse PostJson(const std::string& path, const nlohmann::json& body) {
     return Post(path, body.dump());
   }

@@ -32,7 +32,8 @@ struct Decision {
 Decision Decide(const storage::Transaction& tx, TimePoint now);
 
 // Applies a decided status change to the record: status, update_time, and the fields the
-// change implies (rollback_time and rollback_reason on aborting; finish_time, no
+// change implies (rollback_time and rollback_reason on aborting, the reason too when failing
+// without a rollback reason yet; finish_time, no
 // next_cron_time and no stuck flag once finished).
 void ApplyStatusChange(storage::GlobalRecord& global, GlobalStatus to, const std::string& reason,
                        TimePoint now);

@@ -12,7 +12,8 @@ namespace settle::coordinator {
 //   or compensate it is a participant bug and counts as a failure like an unknown result.
 // - ONGOING: due again after the current interval; the failure streak is unchanged.
 // - unknown: one more consecutive failure, due again after the backoff delay.
-// attempts counts every recorded call; last_error keeps the newest problem.
+// attempts counts every recorded call; last_error keeps the newest problem, and every call
+// that did not succeed joins failed_attempts (the latest kMaxFailedAttempts).
 void RecordOutcome(storage::BranchRecord& row, const BranchOutcome& outcome,
                    Duration retry_interval, const RetryPolicy& policy, TimePoint now);
 

@@ -46,6 +46,15 @@ struct GlobalRecord {
   bool operator==(const GlobalRecord&) const = default;
 };
 
+// A branch call that did not succeed, kept for operators (the admin console's attempt
+// history).
+struct FailedAttempt {
+  TimePoint at;
+  std::string error;  // as last_error says it
+
+  bool operator==(const FailedAttempt&) const = default;
+};
+
 // One row per (gid, branch_id, op).
 struct BranchRecord {
   std::string gid;
@@ -61,6 +70,10 @@ struct BranchRecord {
   int failures = 0;  // consecutive failed calls; drives backoff and the stuck flag
   std::string last_error;
   TimePoint next_retry_at;  // not before this time
+  // The latest failed calls, oldest first, at most kMaxFailedAttempts: a call that succeeds
+  // at once adds nothing.
+  std::vector<FailedAttempt> failed_attempts;
+  static constexpr std::size_t kMaxFailedAttempts = 10;
 
   bool operator==(const BranchRecord&) const = default;
 };

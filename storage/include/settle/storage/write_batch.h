@@ -49,7 +49,7 @@ struct UpdateGlobal {
 };
 
 // Compare-and-set of a branch row's mutable fields: status, update_time, attempts, failures,
-// last_error and next_retry_at are written from `record` if the stored status equals
+// last_error, next_retry_at and failed_attempts are written from `record` if the stored status equals
 // `expected` (Conflict otherwise; NotFound if the row is unknown).
 struct UpdateBranch {
   BranchRecord record;

@@ -1,0 +1,121 @@
+#include "admin_console.h"
+
+#include <string_view>
+#include <utility>
+
+#include "admin_assets.h"
+#include "settle/common/http_url.h"
+
+namespace settle::coordinator {
+namespace {
+
+constexpr std::string_view kCookieName = "settle_session";
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+Headers PageHeaders() {
+  return {{"Content-Security-Policy",
+           "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+           "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"},
+          {"X-Content-Type-Options", "nosniff"},
+          {"Referrer-Policy", "no-referrer"},
+          {"Cache-Control", "no-store"}};
+}
+
+HttpResponse Page(int status, std::string content_type, std::string body) {
+  return HttpResponse{status, std::move(content_type), std::move(body), PageHeaders()};
+}
+
+HttpResponse RedirectToConsole(std::string cookie) {
+  HttpResponse response = Page(303, "text/plain; charset=utf-8", "See /admin\n");
+  response.headers.emplace_back("Location", "/admin");
+  response.headers.emplace_back("Set-Cookie", std::move(cookie));
+  return response;
+}
+
+std::string Replace(std::string_view text, std::string_view placeholder,
+                    const std::string& value) {
+  std::string out(text);
+  const std::size_t at = out.find(placeholder);
+  if (at != std::string::npos) out.replace(at, placeholder.size(), value);
+  return out;
+}
+
+// The value of `name` in a Cookie header ("a=1; b=2").
+std::optional<std::string> CookieValue(std::string_view header, std::string_view name) {
+  while (!header.empty()) {
+    const std::size_t end = header.find(';');
+    std::string_view pair = header.substr(0, end);
+    header.remove_prefix(end == std::string_view::npos ? header.size() : end + 1);
+    while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
+    const std::size_t eq = pair.find('=');
+    if (eq != std::string_view::npos && pair.substr(0, eq) == name) {
+      return std::string(pair.substr(eq + 1));
+    }
+  }
+  return std::nullopt;
+}
+
+std::string FormValue(const std::string& body, const std::string& name) {
+  const auto params = ParseQueryString(body);
+  const auto it = params.find(name);
+  return it == params.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+std::optional<std::string> SessionToken(const HttpRequest& request) {
+  const std::string* cookie = request.Header("Cookie");
+  if (cookie == nullptr) return std::nullopt;
+  std::optional<std::string> value = CookieValue(*cookie, kCookieName);
+  if (!value || value->empty()) return std::nullopt;
+  // Stored percent-encoded: a token may hold characters a cookie value cannot.
+  const auto decoded = ParseQueryString("t=" + *value);
+  return decoded.begin()->second;
+}
+
+HttpResponse AdminConsole::Page(Access granted) const {
+  if (granted < Access::kRead) return SignInForm(401, "");
+  const std::string access = tokens_.enabled()
+                                 ? "signed in with " + std::string(ToString(granted)) + " access"
+                                 : "authentication is off";
+  return coordinator::Page(200, "text/html; charset=utf-8",
+                           Replace(admin_assets::kConsoleHtml, "<!--ACCESS-->", access));
+}
+
+HttpResponse AdminConsole::Asset(const std::string& path, Access granted) const {
+  if (path == "/admin/login.css") {
+    return coordinator::Page(200, "text/css; charset=utf-8", std::string(admin_assets::kLoginCss));
+  }
+  if (granted < Access::kRead) {
+    return coordinator::Page(401, "text/plain; charset=utf-8", "sign in at /admin\n");
+  }
+  if (path == "/admin/console.js") {
+    return coordinator::Page(200, "text/javascript; charset=utf-8",
+                             std::string(admin_assets::kConsoleJs));
+  }
+  return coordinator::Page(200, "text/css; charset=utf-8", std::string(admin_assets::kConsoleCss));
+}
+
+HttpResponse AdminConsole::SignInForm(int status, const std::string& error) const {
+  // `error` is one of this file's own sentences: nothing the visitor sent is echoed.
+  return coordinator::Page(status, "text/html; charset=utf-8",
+                           Replace(admin_assets::kLoginHtml, "<!--ERROR-->", error));
+}
+
+HttpResponse AdminConsole::SignIn(const HttpRequest& request) const {
+  const std::string token = FormValue(request.body, "token");
+  const std::string header = "Bearer " + token;
+  if (token.empty() || tokens_.Grant(&header) < Access::kRead) {
+    return SignInForm(401, "That token is not accepted.");
+  }
+  return RedirectToConsole(std::string(kCookieName) + "=" + PercentEncode(token) +
+                           "; Path=/; HttpOnly; SameSite=Strict");
+}
+
+HttpResponse AdminConsole::SignOut() const {
+  return RedirectToConsole(std::string(kCookieName) +
+                           "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+}
+
+}  // namespace settle::coordinator
