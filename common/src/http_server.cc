@@ -236,8 +236,11 @@ void HttpServer::AcceptAll() {
     auto connection = std::make_unique<Connection>(fd, address, port, options_.max_body_bytes);
     epoll_event event{EPOLLIN | EPOLLONESHOT, {.ptr = connection.get()}};
     std::lock_guard lock(connections_mutex_);
-    if (connections_.size() >= options_.max_connections ||
-        epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) {
+    if (connections_.size() >= options_.max_connections) {
+      RefuseOverLimit(fd);
+      continue;
+    }
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) {
       close(fd);
       continue;
     }
@@ -245,6 +248,20 @@ void HttpServer::AcceptAll() {
   }
   epoll_event listen_event{EPOLLIN | EPOLLONESHOT, {.ptr = &listen_tag}};
   epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &listen_event);
+}
+
+void HttpServer::RefuseOverLimit(int fd) {
+  // Best effort and without waiting: the socket's buffer is empty, so a short answer fits.
+  const std::string body = ErrorBody("too many connections (" +
+                                     std::to_string(options_.max_connections) +
+                                     " open); try again later");
+  const std::string answer = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: "
+                             "application/json\r\nContent-Length: " +
+                             std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" +
+                             body;
+  const ssize_t sent = send(fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  (void)sent;
+  close(fd);
 }
 
 void HttpServer::Rearm(Connection& connection) {

@@ -84,6 +84,14 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
        "small batches (0: keep them forever)",
        &c.retention.keep,
        {}},
+      {"--io-timeout",
+       "A client that stalls this long in the middle of a request (or of reading its answer) "
+       "is disconnected",
+       &c.api.io_timeout,
+       {}},
+      {"--keep-alive-timeout", "An idle client connection is closed after this long",
+       &c.api.keep_alive_timeout,
+       {}},
       {"--shutdown-grace",
        "On SIGTERM/SIGINT, how long in-flight branch calls may take to finish; the rest are "
        "resent after the next start",
@@ -179,10 +187,13 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
     return result;
   }
   if (c.coordinator.retry_interval.count() <= 0 || c.retry.max_interval.count() <= 0 ||
-      c.coordinator.request_timeout.count() <= 0) {
+      c.coordinator.request_timeout.count() <= 0 || c.api.io_timeout.count() <= 0 ||
+      c.api.keep_alive_timeout.count() <= 0) {
     result.exit_now = true;
     result.exit_code = 2;
-    result.output = "--retry-interval, --retry-max and --branch-timeout must be positive\n";
+    result.output =
+        "--retry-interval, --retry-max, --branch-timeout, --io-timeout and "
+        "--keep-alive-timeout must be positive\n";
   }
   return result;
 }

@@ -153,7 +153,13 @@ Status Coordinator::RegisterBranch(const RegisterBranchRequest& request) {
                                                request.cancel_url, request.data, now)});
   batch.Add(storage::InsertBranch{NewBranchRow(request.gid, request.branch_id, BranchOp::kConfirm,
                                                0, request.confirm_url, request.data, now)});
-  const Status s = store_.Commit(batch);
+  batch.Add(storage::LimitBranchRows{request.gid, 2 * settings_.max_tcc_branches});
+  Status s = store_.Commit(batch);
+  if (s.code() == StatusCode::kInvalidArgument) {
+    s = Status::InvalidArgument("branch_id: a TCC may have at most " +
+                                std::to_string(settings_.max_tcc_branches) + " branches; gid " +
+                                request.gid + " has them all");
+  }
   if (s.code() == StatusCode::kNotFound) return NoSuchGid(request.gid);
   if (s.ok()) spdlog::info("gid={} branch={} registered", request.gid, request.branch_id);
   return s;

@@ -171,16 +171,32 @@ Status Apply(SqliteConnection& c, const ExpectGlobalStatus& op) {
                           (expected.empty() ? "no status" : expected));
 }
 
-Status Apply(SqliteConnection& c, const ExpectBranchCount& op) {
-  Result<std::optional<std::string>> status = GlobalStatusOf(c, op.gid);
+// The number of branch rows of the gid; NotFound if it is unknown.
+Result<std::size_t> BranchRowCount(SqliteConnection& c, const std::string& gid) {
+  Result<std::optional<std::string>> status = GlobalStatusOf(c, gid);
   if (!status) return status.status();
-  if (!*status) return Status::NotFound("gid " + op.gid + " not found");
+  if (!*status) return Status::NotFound("gid " + gid + " not found");
   Result<SqliteStatement> stmt = c.Prepare(kCountBranches);
   if (!stmt) return stmt.status();
-  stmt->BindText(1, op.gid);
+  stmt->BindText(1, gid);
   Result<bool> row = stmt->Step();
   if (!row) return row.status();
-  const auto count = static_cast<std::size_t>(*row ? stmt->ColumnInt64(0) : 0);
+  return static_cast<std::size_t>(*row ? stmt->ColumnInt64(0) : 0);
+}
+
+Status Apply(SqliteConnection& c, const LimitBranchRows& op) {
+  Result<std::size_t> count = BranchRowCount(c, op.gid);
+  if (!count) return count.status();
+  if (*count <= op.max_rows) return Status::Ok();
+  return Status::InvalidArgument("branch_id: gid " + op.gid + " would have " +
+                                 std::to_string(*count) + " branch rows, more than the " +
+                                 std::to_string(op.max_rows) + " allowed");
+}
+
+Status Apply(SqliteConnection& c, const ExpectBranchCount& op) {
+  Result<std::size_t> counted = BranchRowCount(c, op.gid);
+  if (!counted) return counted.status();
+  const std::size_t count = *counted;
   if (count == op.count) return Status::Ok();
   return Status::Conflict("gid " + op.gid + " has " + std::to_string(count) +
                           " branch rows, expected " + std::to_string(op.count));

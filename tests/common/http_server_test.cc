@@ -13,6 +13,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -301,6 +302,35 @@ TEST_CASE("stopping lets a running handler answer, then closes every connection"
   CHECK(busy.Read().first == 200);
   CHECK(busy.ClosedWithin(1000ms));
   CHECK(idle.ClosedWithin(1000ms));
+}
+
+TEST_CASE("a connection beyond max_connections gets a 503 and is closed; others keep working",
+          "[http_server]") {
+  TestServer t(HttpServerOptions{.threads = 2, .max_connections = 2});
+  auto first = std::make_unique<RawClient>(t.port);
+  RawClient second(t.port);
+  first->Send(Post("/a", "1"));
+  REQUIRE(first->Read().first == 200);  // both are registered once they have been served
+  second.Send(Post("/b", "2"));
+  REQUIRE(second.Read().first == 200);
+
+  RawClient third(t.port);
+  const auto [status, body] = third.Read();
+  CHECK(status == 503);
+  CHECK_THAT(body, Catch::Contains("too many connections"));
+  CHECK(third.ClosedWithin(2000ms));
+
+  first.reset();  // a slot frees up
+  std::this_thread::sleep_for(50ms);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    RawClient fourth(t.port);
+    fourth.Send(Post("/c", "3"));
+    if (fourth.Read().first == 200) break;  // the server may not have seen the close yet
+    REQUIRE(attempt < 99);
+    std::this_thread::sleep_for(10ms);
+  }
+  second.Send(Post("/b", "again"));
+  CHECK(second.Read().first == 200);
 }
 
 }  // namespace

@@ -105,12 +105,16 @@ TEST_CASE("operability settings: retention, webhook, limits; all off or generous
 
   const CommandLine cl =
       Parse({"--retention", "7d", "--alert-webhook", "http://127.0.0.1:9000/alert",
-             "--max-body-bytes", "65536", "--max-connections", "500"});
+             "--max-body-bytes", "65536", "--max-connections", "500", "--io-timeout", "2s",
+             "--keep-alive-timeout", "30s"});
   REQUIRE_FALSE(cl.exit_now);
   CHECK(cl.config.retention.keep == std::chrono::hours(24 * 7));
   CHECK(cl.config.alert_webhook == "http://127.0.0.1:9000/alert");
   CHECK(cl.config.api.max_body_bytes == 65536);
   CHECK(cl.config.api.max_connections == 500);
+  CHECK(cl.config.api.io_timeout == std::chrono::seconds(2));
+  CHECK(cl.config.api.keep_alive_timeout == std::chrono::seconds(30));
+  CHECK(Parse({"--io-timeout", "0"}).exit_code == 2);
 }
 
 TEST_CASE("tokens come from flags, the environment or a token file", "[cli][auth]") {

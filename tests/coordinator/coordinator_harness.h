@@ -42,8 +42,9 @@ class RecordingAlerts final : public coordinator::StuckAlerts {
 // call that dispatched it, so tests see results at once and move time by hand.
 class CoordinatorHarness {
  public:
-  explicit CoordinatorHarness(coordinator::RetrySettings retry = {Duration(60'000), 10})
-      : retry_(retry) {
+  explicit CoordinatorHarness(coordinator::RetrySettings retry = {Duration(60'000), 10},
+                              coordinator::CoordinatorSettings settings = {})
+      : retry_(retry), settings_(settings) {
     Open();
   }
 
@@ -93,7 +94,7 @@ class CoordinatorHarness {
     scheduler_ = std::make_unique<coordinator::Scheduler>(clock_, executor_, *driver_);
     gids_ = std::make_unique<coordinator::GidGenerator>(clock_);
     coordinator_ = std::make_unique<coordinator::Coordinator>(*faulty_, *scheduler_, clock_, *gids_,
-                                                              coordinator::CoordinatorSettings{},
+                                                              settings_,
                                                               metrics_);
   }
   void Close() {
@@ -110,6 +111,7 @@ class CoordinatorHarness {
   ScriptedBranchCaller caller_;
   coordinator::InlineExecutor executor_;
   coordinator::RetrySettings retry_;
+  coordinator::CoordinatorSettings settings_;
   coordinator::CoordinatorMetrics metrics_;  // counts survive a Restart(), as in one process
   RecordingAlerts alerts_;
   std::unique_ptr<storage::SqliteStore> store_;

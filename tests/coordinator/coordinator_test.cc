@@ -451,5 +451,22 @@ TEST_CASE("new gids are unique and valid", "[coordinator]") {
   CHECK(gids.size() == 10000);
 }
 
+TEST_CASE("a TCC registers at most max_tcc_branches branches; a repeated one still counts once",
+          "[coordinator][tcc][limits]") {
+  CoordinatorSettings settings;
+  settings.max_tcc_branches = 3;
+  CoordinatorHarness h({Duration(60'000), 10}, settings);
+  StartTcc(h, "g1", 3);
+  REQUIRE(h.coordinator().RegisterBranch(Branch("g1", "02")).ok());  // a retried registration
+
+  const Status refused = h.coordinator().RegisterBranch(Branch("g1", "04"));
+
+  CHECK(refused.code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(refused.message(), Catch::StartsWith("branch_id:") && Catch::Contains("at most 3"));
+  CHECK(h.Load("g1").branches.size() == 6);  // nothing of the refused one was stored
+  REQUIRE(h.coordinator().Submit(TccSubmit("g1")).ok());
+  CHECK(h.StatusOf("g1") == GlobalStatus::kSucceed);
+}
+
 }  // namespace
 }  // namespace settle::coordinator

@@ -28,6 +28,7 @@ struct HttpServerOptions {
   // A request (or an answer being written) that takes longer than this is given up on: a
   // slow or stalled client cannot hold a connection open with half a request.
   Duration io_timeout{10000};
+  // Connections beyond this get a 503 answer and are closed at once.
   std::size_t max_connections = 10000;
   // The answer to a request refused before any handler sees it: `status` is 400, 413, 431,
   // 501 or 505 and `problem` says why. By default that status with {"message":"request: ..."}.
@@ -71,6 +72,8 @@ class HttpServer {
   void Serve(Connection& connection);
   bool Answer(Connection& connection, const HttpResponse& response, bool close);
   void Rearm(Connection& connection);
+  // Answers 503 to a connection beyond max_connections, and closes it.
+  void RefuseOverLimit(int fd);
   void Close(Connection& connection);
 
   const HttpServerOptions options_;

@@ -20,6 +20,8 @@ struct CoordinatorSettings {
   Duration tcc_timeout_to_fail{35000};
   // How long a wait_result request waits for a pass already running for its gid.
   Duration wait_result_max_wait{30000};
+  // Branches one TCC may register; registering more is refused (400).
+  std::size_t max_tcc_branches = kMaxTccBranches;
 };
 
 // The operations of protocol.md §3. Each builds its change as storage records, commits it

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -9,6 +10,10 @@
 #include "settle/common/protocol.h"
 
 namespace settle::coordinator {
+
+// Branches one TCC may register (each is a confirm and a cancel row): bounds how large a
+// client can make one transaction, which every pass loads whole.
+inline constexpr std::size_t kMaxTccBranches = 1000;
 
 // Transaction options as the client sent them. Absent means "not sent", which includes null
 // and, for the durations, 0 (protocol.md: 0 means "use the default").

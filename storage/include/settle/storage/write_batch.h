@@ -40,6 +40,14 @@ struct ExpectBranchCount {
   std::size_t count = 0;
 };
 
+// Precondition only: the global has at most `max_rows` branch rows, counting those inserted
+// earlier in the batch (InvalidArgument naming the limit otherwise; NotFound for an unknown
+// gid). Bounds how large a client can make one transaction.
+struct LimitBranchRows {
+  std::string gid;
+  std::size_t max_rows = 0;
+};
+
 // Compare-and-set of a global's mutable fields: status, update_time, finish_time,
 // rollback_time, rollback_reason, next_cron_time and stuck are written from `record` if the
 // stored status equals `expected` (Conflict otherwise; NotFound if the gid is unknown).
@@ -70,8 +78,8 @@ struct DeleteFinished {
 };
 
 using WriteOp =
-    std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, ExpectBranchCount, UpdateGlobal,
-                 UpdateBranch, RetryNow, DeleteFinished>;
+    std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, ExpectBranchCount,
+                 LimitBranchRows, UpdateGlobal, UpdateBranch, RetryNow, DeleteFinished>;
 
 // An ordered list of operations that the store applies atomically: all of them, or, if any
 // precondition fails or storage fails, none. Later operations see the effects of earlier ones.
