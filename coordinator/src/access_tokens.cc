@@ -86,7 +86,16 @@ Status AccessTokens::AddFromText(std::string_view text) {
     if (!level) {
       return Status::InvalidArgument(where + "expected \"<read|client|admin> <token>\"");
     }
-    Status added = Add(*level, std::string(Trim(line.substr(space + 1))));
+    // The token runs to the next blank; after it only a "# comment" may follow.
+    std::string_view rest = Trim(line.substr(space + 1));
+    const std::size_t blank = rest.find_first_of(" \t");
+    const std::string_view token = rest.substr(0, blank);
+    const std::string_view after =
+        blank == std::string_view::npos ? std::string_view() : Trim(rest.substr(blank));
+    if (!after.empty() && after.front() != '#') {
+      return Status::InvalidArgument(where + "a token may not contain blanks");
+    }
+    Status added = Add(*level, std::string(token));
     if (!added.ok()) return Status::InvalidArgument(where + added.message());
   }
   return Status::Ok();

@@ -90,7 +90,7 @@ TEST_CASE("a token file holds one \"level token\" line per token, with comments"
                            kRead +
                            "\r\n"
                            "admin\t" +
-                           kAdmin + "\n")
+                           kAdmin + "   # on-call\n")
               .ok());
   CHECK(GrantOf(tokens, "Bearer " + kRead) == Access::kRead);
   CHECK(GrantOf(tokens, "Bearer " + kAdmin) == Access::kAdmin);
@@ -104,6 +104,8 @@ TEST_CASE("a bad line in a token file is refused, naming the line", "[auth]") {
   CHECK_THAT(AccessTokens().AddFromText("admin\n").message(), Catch::Contains("line 1"));
   CHECK_THAT(AccessTokens().AddFromText("admin tiny\n").message(),
              Catch::Contains("line 1") && Catch::Contains("16"));
+  CHECK_THAT(AccessTokens().AddFromText("admin " + kAdmin + " trailing words\n").message(),
+             Catch::Contains("line 1") && Catch::Contains("blanks"));
 }
 
 }  // namespace

@@ -30,8 +30,9 @@ class AccessTokens {
   // or holds characters an HTTP header cannot carry.
   Status Add(Access level, std::string token);
 
-  // Lines of "<read|client|admin> <token>"; blank lines and lines starting with '#' are
-  // skipped. InvalidArgument naming the line for anything else.
+  // Lines of "<read|client|admin> <token>", optionally followed by "# comment"; blank lines
+  // and lines starting with '#' are skipped. InvalidArgument naming the line for anything
+  // else.
   Status AddFromText(std::string_view text);
 
   bool enabled() const { return !tokens_.empty(); }
