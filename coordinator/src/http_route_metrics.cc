@@ -3,16 +3,21 @@
 namespace settle::coordinator {
 
 void RouteMetrics::Count(int status, std::chrono::microseconds elapsed) {
-  {
-    std::lock_guard lock(mutex_);
-    ++by_status_[status];
-  }
+  // The server only sends codes it knows; anything else would be a bug, counted as 500.
+  const int index = (status >= kFirstStatus && status < kFirstStatus + kStatuses)
+                        ? status - kFirstStatus
+                        : 500 - kFirstStatus;
+  by_status_[static_cast<std::size_t>(index)].fetch_add(1, std::memory_order_relaxed);
   durations_.Record(elapsed);
 }
 
 std::map<int, std::uint64_t> RouteMetrics::ByStatus() const {
-  std::lock_guard lock(mutex_);
-  return by_status_;
+  std::map<int, std::uint64_t> counts;
+  for (int i = 0; i < kStatuses; ++i) {
+    const std::uint64_t n = by_status_[static_cast<std::size_t>(i)].load(std::memory_order_relaxed);
+    if (n > 0) counts.emplace(kFirstStatus + i, n);
+  }
+  return counts;
 }
 
 void WriteRouteMetrics(PrometheusText& out,
