@@ -5,7 +5,10 @@
 namespace settle::coordinator {
 
 Retention::Retention(storage::Store& store, const Clock& clock, RetentionSettings settings)
-    : store_(store), clock_(clock), settings_(settings) {}
+    : store_(store),
+      clock_(clock),
+      settings_(settings),
+      thread_(settings.interval, [this] { DeleteBacklog(); }) {}
 
 Retention::~Retention() { Stop(); }
 
@@ -23,42 +26,28 @@ Result<std::size_t> Retention::DeleteBatch() {
 }
 
 void Retention::Start() {
-  if (settings_.keep.count() <= 0 || thread_.joinable()) return;
-  thread_ = std::thread([this] { Loop(); });
-}
-
-void Retention::Stop() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-bool Retention::Sleep(Duration d) {
-  std::unique_lock lock(mutex_);
-  return !wake_.wait_for(lock, d, [this] { return stopping_; });
-}
-
-void Retention::Loop() {
+  if (settings_.keep.count() <= 0) return;
   spdlog::info("retention: deleting transactions finished more than {} ms ago, {} per commit",
                settings_.keep.count(), settings_.batch_size);
-  do {
-    std::size_t total = 0;
-    for (;;) {
-      Result<std::size_t> deleted = DeleteBatch();
-      if (!deleted) {
-        spdlog::warn("retention: cannot delete old transactions now: {}",
-                     deleted.status().ToString());
-        break;
-      }
-      total += *deleted;
-      // A short batch means the backlog is gone; a full one, that more may wait.
-      if (*deleted < settings_.batch_size || !Sleep(settings_.pause)) break;
+  thread_.Start();
+}
+
+void Retention::Stop() { thread_.Stop(); }
+
+void Retention::DeleteBacklog() {
+  std::size_t total = 0;
+  for (;;) {
+    Result<std::size_t> deleted = DeleteBatch();
+    if (!deleted) {
+      spdlog::warn("retention: cannot delete old transactions now: {}",
+                   deleted.status().ToString());
+      break;
     }
-    if (total > 0) spdlog::info("retention: deleted {} finished transactions", total);
-  } while (Sleep(settings_.interval));
+    total += *deleted;
+    // A short batch means the backlog is gone; a full one, that more may wait.
+    if (*deleted < settings_.batch_size || !thread_.Sleep(settings_.pause)) break;
+  }
+  if (total > 0) spdlog::info("retention: deleted {} finished transactions", total);
 }
 
 }  // namespace settle::coordinator

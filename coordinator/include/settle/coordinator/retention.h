@@ -1,13 +1,11 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
-#include <thread>
 
 #include "settle/common/clock.h"
+#include "settle/common/periodic_thread.h"
 #include "settle/common/status.h"
 #include "settle/storage/store.h"
 
@@ -48,18 +46,14 @@ class Retention {
   std::uint64_t deleted() const { return deleted_.load(std::memory_order_relaxed); }
 
  private:
-  void Loop();
-  // Waits up to `d`; false once Stop() was called.
-  bool Sleep(Duration d);
+  // One round of the background thread: batches until one comes back short.
+  void DeleteBacklog();
 
   storage::Store& store_;
   const Clock& clock_;
   const RetentionSettings settings_;
   std::atomic<std::uint64_t> deleted_{0};
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by mutex_
-  std::thread thread_;
+  PeriodicThread thread_;
 };
 
 }  // namespace settle::coordinator

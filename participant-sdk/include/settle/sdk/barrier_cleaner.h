@@ -1,13 +1,11 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
-#include <thread>
 
 #include "settle/common/clock.h"
+#include "settle/common/periodic_thread.h"
 #include "settle/sdk/barrier.h"
 
 namespace settle::sdk {
@@ -36,15 +34,12 @@ class BarrierCleaner {
   std::uint64_t deleted() const { return deleted_.load(std::memory_order_relaxed); }
 
  private:
-  void Loop();
+  void CleanOnce();
 
   Barrier& barrier_;
   const BarrierCleanerOptions options_;
   std::atomic<std::uint64_t> deleted_{0};
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by mutex_
-  std::thread thread_;
+  PeriodicThread thread_;
 };
 
 }  // namespace settle::sdk
