@@ -109,7 +109,7 @@ Result<std::vector<std::string>> SqliteStore::ListFinishedBefore(TimePoint cutof
   return impl_->reader().ListFinishedBefore(cutoff, limit);
 }
 
-SqliteStoreStats SqliteStore::Stats() const { return impl_->writer().Stats(); }
+StoreStats SqliteStore::Stats() const { return impl_->writer().Stats(); }
 
 int SqliteStore::SchemaVersion() { return LatestSchemaVersion(); }
 

@@ -296,16 +296,4 @@ Status ApplyWriteOp(SqliteConnection& connection, const WriteOp& op) {
   return std::visit([&connection](const auto& o) { return Apply(connection, o); }, op);
 }
 
-bool IsRefusal(const Status& status) {
-  switch (status.code()) {
-    case StatusCode::kAlreadyExists:
-    case StatusCode::kNotFound:
-    case StatusCode::kConflict:
-    case StatusCode::kInvalidArgument:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace settle::storage

@@ -16,7 +16,4 @@ namespace settle::storage {
 // roll back.
 Status ApplyWriteOp(SqliteConnection& connection, const WriteOp& op);
 
-// True for the statuses of ApplyWriteOp that refuse a batch without failing the transaction.
-bool IsRefusal(const Status& status);
-
 }  // namespace settle::storage

@@ -53,6 +53,7 @@ class FailingStore final : public storage::Store {
                                                       std::size_t limit) override {
     return inner_.ListFinishedBefore(cutoff, limit);
   }
+  storage::StoreStats Stats() const override { return inner_.Stats(); }
 
  private:
   storage::Store& inner_;

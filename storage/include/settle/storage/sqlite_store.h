@@ -5,7 +5,6 @@
 #include <memory>
 #include <string>
 
-#include "settle/common/latency_histogram.h"
 #include "settle/storage/store.h"
 
 namespace settle::storage {
@@ -29,19 +28,8 @@ struct SqliteStoreOptions {
   int writer_checkpoint_pages = 16000;
 };
 
-// Counters for metrics and the benchmark; monotonically increasing.
-struct SqliteStoreStats {
-  std::uint64_t commits = 0;   // SQLite transactions committed (one fsync each)
-  std::uint64_t batches = 0;   // caller batches applied (committed or refused)
-  std::uint64_t failed_commits = 0;
-  std::uint64_t commit_micros_total = 0;  // time spent from BEGIN to COMMIT
-  std::uint64_t wal_pages_written = 0;    // WAL frames appended by commits
-  std::uint64_t background_checkpoints = 0;
-  std::uint64_t writer_checkpoints = 0;
-  LatencyHistogram::Snapshot commit_time;  // of every commit, committed or failed
-  Histogram::Snapshot batches_per_commit;  // callers' batches in each committed group
-  std::uint64_t delayed_commits = 0;       // commits that waited commit_delay for company
-};
+// The counters of a SqliteStore: StoreStats with its WAL fields filled in.
+using SqliteStoreStats = StoreStats;
 
 // The embedded Store: one SQLite file in WAL mode with synchronous=FULL.
 //
@@ -76,7 +64,7 @@ class SqliteStore final : public Store {
   Result<std::vector<std::string>> ListFinishedBefore(TimePoint cutoff,
                                                       std::size_t limit) override;
 
-  SqliteStoreStats Stats() const;
+  StoreStats Stats() const override;
 
   // The schema version this binary writes.
   static int SchemaVersion();

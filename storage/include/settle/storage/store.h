@@ -7,6 +7,7 @@
 
 #include "settle/common/status.h"
 #include "settle/storage/records.h"
+#include "settle/storage/store_stats.h"
 #include "settle/storage/write_batch.h"
 
 namespace settle::storage {
@@ -75,6 +76,9 @@ class Store {
   // `cutoff`, the longest finished first: what retention deletes next.
   virtual Result<std::vector<std::string>> ListFinishedBefore(TimePoint cutoff,
                                                               std::size_t limit) = 0;
+
+  // Counters for metrics: never fails, never blocks on storage.
+  virtual StoreStats Stats() const = 0;
 };
 
 }  // namespace settle::storage
