@@ -61,7 +61,10 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
   app.add_option("--port", c.port, "Port to listen on (0: any free port)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
-  app.add_option("--db", c.db_path, "SQLite database file, created on first start")
+  app.add_option("--store,--db", c.db_path,
+                 "Where transactions are stored: an SQLite file, created on first start, or a "
+                 "postgresql://user:password@host:port/database URL, which several settled "
+                 "instances may share")
       ->capture_default_str();
   std::vector<DurationFlag> durations = {
       {"--retry-interval",

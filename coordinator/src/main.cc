@@ -8,6 +8,7 @@
 #include "settle/coordinator/command_line.h"
 #include "settle/coordinator/logging.h"
 #include "settle/coordinator/settled_server.h"
+#include "settle/storage/open_store.h"
 
 int main(int argc, char** argv) {
   using namespace settle::coordinator;
@@ -27,8 +28,8 @@ int main(int argc, char** argv) {
     StopLogging();
     return 1;
   }
-  spdlog::info("settled listening on http://{}:{} (database {})", config.host, (*server)->port(),
-               config.db_path);
+  spdlog::info("settled listening on http://{}:{} (store {})", config.host, (*server)->port(),
+               settle::storage::RedactStoreLocation(config.db_path));
   std::printf("settled listening on http://%s:%d\n", config.host.c_str(), (*server)->port());
   std::fflush(stdout);
 

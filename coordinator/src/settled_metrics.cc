@@ -48,9 +48,9 @@ void WriteUnfinished(PrometheusText& out, storage::Store& store) {
   }
 }
 
-void WriteStore(PrometheusText& out, const storage::SqliteStoreStats& stats) {
+void WriteStore(PrometheusText& out, const storage::StoreStats& stats) {
   out.Family("settle_store_commits_total", "counter",
-             "SQLite transactions committed by the store's writer, each one fsync.");
+             "Database transactions committed by the store's group commit, each one sync.");
   out.Sample("settle_store_commits_total", {}, stats.commits);
   out.Family("settle_store_failed_commits_total", "counter",
              "Group commits that failed (every request in them got a 503).");
@@ -66,10 +66,10 @@ void WriteStore(PrometheusText& out, const storage::SqliteStoreStats& stats) {
              "Write batches per group commit (the group commit's batch size).");
   out.Histogram("settle_store_commit_batches", {}, stats.batches_per_commit);
   out.Family("settle_store_wal_pages_written_total", "counter",
-             "WAL pages appended by commits.");
+             "SQLite WAL pages appended by commits (0 on PostgreSQL).");
   out.Sample("settle_store_wal_pages_written_total", {}, stats.wal_pages_written);
   out.Family("settle_store_checkpoints_total", "counter",
-             "WAL checkpoints, by who ran them: the background checkpointer or the writer "
+             "SQLite WAL checkpoints (none on PostgreSQL), by who ran them: the background checkpointer or the writer "
              "(when the WAL outgrew its bound).");
   out.Sample("settle_store_checkpoints_total", {{"by", "background"}},
              stats.background_checkpoints);

@@ -5,7 +5,7 @@
 #include "settle/coordinator/retention.h"
 #include "settle/coordinator/scheduler.h"
 #include "settle/coordinator/stuck_alerts.h"
-#include "settle/storage/sqlite_store.h"
+#include "settle/storage/store.h"
 
 namespace settle::coordinator {
 
@@ -15,7 +15,7 @@ namespace settle::coordinator {
 // failing the scrape.
 struct SettledMetricsSources {
   const CoordinatorMetrics& coordinator;
-  storage::SqliteStore& store;
+  storage::Store& store;
   const Scheduler& scheduler;
   const Retention& retention;
   const WebhookAlerts* alerts;  // null without a webhook

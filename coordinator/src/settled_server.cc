@@ -10,14 +10,14 @@
 #include "settle/coordinator/http_branch_caller.h"
 #include "settle/coordinator/scheduler.h"
 #include "settle/coordinator/transaction_driver.h"
-#include "settle/storage/sqlite_store.h"
+#include "settle/storage/open_store.h"
 
 namespace settle::coordinator {
 
 // Declared in dependency order: each part only refers to parts above it, and members are
 // destroyed bottom-up.
 struct SettledServer::Parts {
-  Parts(const ServerConfig& c, const Clock& clk, std::unique_ptr<storage::SqliteStore> s,
+  Parts(const ServerConfig& c, const Clock& clk, std::unique_ptr<storage::Store> s,
         std::unique_ptr<WebhookAlerts> a)
       : config(c),
         clock(clk),
@@ -36,7 +36,7 @@ struct SettledServer::Parts {
 
   ServerConfig config;
   const Clock& clock;
-  std::unique_ptr<storage::SqliteStore> store;
+  std::unique_ptr<storage::Store> store;
   std::unique_ptr<WebhookAlerts> alerts;  // null without a webhook
   Retention retention;
   CoordinatorMetrics metrics;
@@ -59,7 +59,7 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     if (!started) return started.status();
     alerts = std::move(*started);
   }
-  auto store = storage::SqliteStore::Open(config.db_path, config.store);
+  auto store = storage::OpenStore(config.db_path, config.store);
   if (!store) return store.status();
   auto parts = std::make_unique<Parts>(config, clock, std::move(*store), std::move(alerts));
   auto resumed = parts->coordinator.Resume();
@@ -79,7 +79,7 @@ SettledServer::~SettledServer() { Shutdown(); }
 
 int SettledServer::port() const { return parts_->port; }
 Coordinator& SettledServer::coordinator() { return parts_->coordinator; }
-storage::SqliteStore& SettledServer::store() { return *parts_->store; }
+storage::Store& SettledServer::store() { return *parts_->store; }
 
 void SettledServer::Shutdown() {
   if (parts_->stopped) return;
@@ -91,7 +91,7 @@ void SettledServer::Shutdown() {
   parts_->retention.Stop();
   parts_->executor.Join();
   if (parts_->alerts != nullptr) parts_->alerts->Stop();
-  const storage::SqliteStoreStats stats = parts_->store->Stats();
+  const storage::StoreStats stats = parts_->store->Stats();
   const double commits = stats.commits == 0 ? 1.0 : static_cast<double>(stats.commits);
   spdlog::info(
       "stopped; closing the database ({} commits, {:.1f} batches, {:.0f} us and {:.1f} WAL pages "

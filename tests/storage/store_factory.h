@@ -3,21 +3,32 @@
 #include <catch2/catch.hpp>
 
 #include <memory>
+#include <string>
 
-#include "settle/storage/sqlite_store.h"
 #include "settle/storage/store.h"
+
+#ifdef SETTLE_TEST_STORE_POSTGRES
+#include "postgres_test_database.h"
+#include "settle/storage/postgres_store.h"
+#else
+#include "settle/storage/sqlite_store.h"
 #include "temp_dir.h"
+#endif
 
 namespace settle::storage::testing {
 
-// The Store that the contract tests (store_contract_test.cc) run against: a fresh, empty
-// store that lives as long as this object. Today a SqliteStore in a temporary directory; when
-// a PostgresStore exists, this is where a test run chooses it (e.g. from an environment
-// variable naming its database), and every contract test then covers both.
+// The Store that the contract tests (store_*contract_test.cc) run against: a fresh, empty
+// store that lives as long as this object. The contract tests are compiled twice: with
+// SETTLE_TEST_STORE_POSTGRES it is a PostgresStore in a schema of its own on the test server
+// (see postgres_test_database.h); otherwise a SqliteStore in a temporary directory.
 class TestStore {
  public:
   TestStore() {
-    Result<std::unique_ptr<SqliteStore>> opened = SqliteStore::Open(dir_.File("settle.db"));
+#ifdef SETTLE_TEST_STORE_POSTGRES
+    auto opened = PostgresStore::Open(database_.conninfo());
+#else
+    auto opened = SqliteStore::Open(dir_.File("settle.db"));
+#endif
     INFO(opened.status().ToString());
     REQUIRE(opened);
     store_ = std::move(opened).value();
@@ -27,7 +38,11 @@ class TestStore {
   Store* operator->() { return store_.get(); }
 
  private:
+#ifdef SETTLE_TEST_STORE_POSTGRES
+  settle::testing::PostgresTestDatabase database_;
+#else
   settle::testing::TempDir dir_;
+#endif
   std::unique_ptr<Store> store_;
 };
 

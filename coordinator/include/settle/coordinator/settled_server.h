@@ -7,7 +7,7 @@
 #include "settle/coordinator/server_config.h"
 
 namespace settle::storage {
-class SqliteStore;
+class Store;
 }
 
 namespace settle::coordinator {
@@ -26,7 +26,7 @@ class SettledServer {
 
   int port() const;
   Coordinator& coordinator();
-  storage::SqliteStore& store();
+  storage::Store& store();
 
   // Graceful: refuses new changes (503), lets in-flight branch calls finish within the
   // configured grace (unfinished work stays stored and resumes on the next start), stops the

@@ -1,0 +1,219 @@
+#include "pg_reader.h"
+
+#include <utility>
+
+#include "failed_attempts_codec.h"
+#include "options_codec.h"
+
+namespace settle::storage {
+namespace {
+
+constexpr std::size_t kMaxListLimit = 1000;
+
+#define SETTLE_GLOBAL_COLUMNS                                                                \
+  "g.id, g.gid, g.trans_type, g.status, g.options, g.create_time, g.update_time, "           \
+  "g.finish_time, g.rollback_time, g.rollback_reason, g.next_cron_time, g.stuck"
+constexpr int kGlobalColumns = 12;
+
+// The global and its branch rows in one statement (one snapshot, one round trip): a global
+// without branches comes back as one row whose branch columns are NULL.
+constexpr std::string_view kSelectTransaction =
+    "SELECT " SETTLE_GLOBAL_COLUMNS ", b.branch_id, b.op, b.seq, b.url, b.data, b.status, "
+    "b.create_time, b.update_time, b.attempts, b.failures, b.last_error, b.next_retry_at, "
+    "b.failed_attempts "
+    "FROM trans_global AS g LEFT JOIN trans_branch_op AS b ON b.global_id = g.id "
+    "WHERE g.gid = $1::text ORDER BY b.seq, b.branch_id, b.op";
+
+constexpr std::string_view kSelectUnfinished =
+    "SELECT gid, next_cron_time FROM trans_global "
+    "WHERE status IN ('prepared', 'submitted', 'aborting') ORDER BY id";
+
+constexpr std::string_view kCountUnfinished =
+    "SELECT trans_type, status, count(*), sum(stuck) FROM trans_global "
+    "WHERE status IN ('prepared', 'submitted', 'aborting') GROUP BY trans_type, status";
+
+constexpr std::string_view kSelectFinishedBefore =
+    "SELECT gid FROM trans_global WHERE finish_time IS NOT NULL AND finish_time < $1::bigint "
+    "ORDER BY finish_time LIMIT $2::bigint";
+
+std::optional<TimePoint> OptionalTime(const PgResult& rows, int row, int column) {
+  std::optional<std::int64_t> ms = rows.OptionalInt(row, column);
+  if (!ms) return std::nullopt;
+  return FromUnixMillis(*ms);
+}
+
+Status Corrupt(const std::string& gid, std::string_view what) {
+  return Status::Internal("stored transaction " + gid + " is corrupt: " + std::string(what));
+}
+
+Result<GlobalRecord> ReadGlobal(const PgResult& rows, int row) {
+  GlobalRecord g;
+  g.id = rows.Int(row, 0);
+  g.gid = rows.Text(row, 1);
+  const std::string trans_type = rows.Text(row, 2);
+  const std::string status = rows.Text(row, 3);
+  std::optional<TransType> parsed_type = ParseTransType(trans_type);
+  if (!parsed_type) return Corrupt(g.gid, "unknown trans_type '" + trans_type + "'");
+  std::optional<GlobalStatus> parsed_status = ParseGlobalStatus(status);
+  if (!parsed_status) return Corrupt(g.gid, "unknown status '" + status + "'");
+  g.trans_type = *parsed_type;
+  g.status = *parsed_status;
+  Result<TransOptions> options = DecodeOptions(rows.Bytes(row, 4));
+  if (!options) return Corrupt(g.gid, options.status().message());
+  g.options = std::move(options).value();
+  g.create_time = FromUnixMillis(rows.Int(row, 5));
+  g.update_time = FromUnixMillis(rows.Int(row, 6));
+  g.finish_time = OptionalTime(rows, row, 7);
+  g.rollback_time = OptionalTime(rows, row, 8);
+  g.rollback_reason = rows.Bytes(row, 9);
+  g.next_cron_time = OptionalTime(rows, row, 10);
+  g.stuck = rows.Int(row, 11) != 0;
+  return g;
+}
+
+// The branch columns of a kSelectTransaction row, which start at column `c`.
+Result<BranchRecord> ReadBranch(const std::string& gid, const PgResult& rows, int row, int c) {
+  BranchRecord b;
+  b.gid = gid;
+  b.branch_id = rows.Text(row, c);
+  const std::string op = rows.Text(row, c + 1);
+  std::optional<BranchOp> parsed_op = ParseBranchOp(op);
+  if (!parsed_op) return Corrupt(gid, "branch " + b.branch_id + " has unknown op '" + op + "'");
+  b.op = *parsed_op;
+  b.seq = static_cast<int>(rows.Int(row, c + 2));
+  b.url = rows.Text(row, c + 3);
+  b.data = rows.Bytes(row, c + 4);
+  const std::string status = rows.Text(row, c + 5);
+  std::optional<BranchStatus> parsed_status = ParseBranchStatus(status);
+  if (!parsed_status) {
+    return Corrupt(gid, "branch " + b.branch_id + " has unknown status '" + status + "'");
+  }
+  b.status = *parsed_status;
+  b.create_time = FromUnixMillis(rows.Int(row, c + 6));
+  b.update_time = FromUnixMillis(rows.Int(row, c + 7));
+  b.attempts = static_cast<int>(rows.Int(row, c + 8));
+  b.failures = static_cast<int>(rows.Int(row, c + 9));
+  b.last_error = rows.Bytes(row, c + 10);
+  b.next_retry_at = FromUnixMillis(rows.Int(row, c + 11));
+  Result<std::vector<FailedAttempt>> attempts = DecodeFailedAttempts(rows.Bytes(row, c + 12));
+  if (!attempts) return Corrupt(gid, "branch " + b.branch_id + ": " + attempts.status().message());
+  b.failed_attempts = std::move(attempts).value();
+  return b;
+}
+
+// The List statement for the filters present; each shape is its own prepared statement.
+// Parameters are numbered in the order the filters appear.
+std::string ListSql(const ListQuery& q, PgParams& params) {
+  std::string sql = "SELECT " SETTLE_GLOBAL_COLUMNS " FROM trans_global AS g WHERE true";
+  int n = 0;
+  if (q.status) {
+    sql += " AND g.status = $" + std::to_string(++n) + "::text";
+    params.Text(ToString(*q.status));
+  }
+  if (q.trans_type) {
+    sql += " AND g.trans_type = $" + std::to_string(++n) + "::text";
+    params.Text(ToString(*q.trans_type));
+  }
+  if (q.stuck) sql += *q.stuck ? " AND g.stuck = 1" : " AND g.stuck = 0";
+  if (q.before_id) {
+    sql += " AND g.id < $" + std::to_string(++n) + "::bigint";
+    params.Int(*q.before_id);
+  }
+  // One row more than asked tells whether a next page exists.
+  sql += " ORDER BY g.id DESC LIMIT $" + std::to_string(++n) + "::bigint";
+  params.Int(static_cast<std::int64_t>(q.limit) + 1);
+  return sql;
+}
+
+}  // namespace
+
+Result<std::optional<Transaction>> PgReader::Load(const std::string& gid) {
+  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  if (!c) return c.status();
+  Result<PgResult> rows = (**c)->Query(kSelectTransaction, PgParams().Text(gid));
+  if (!rows) return rows.status();
+  if (rows->rows() == 0) return std::optional<Transaction>();
+  Transaction t;
+  Result<GlobalRecord> global = ReadGlobal(*rows, 0);
+  if (!global) return global.status();
+  t.global = std::move(global).value();
+  for (int row = 0; row < rows->rows(); ++row) {
+    if (rows->IsNull(row, kGlobalColumns)) continue;  // no branch rows
+    Result<BranchRecord> branch = ReadBranch(t.global.gid, *rows, row, kGlobalColumns);
+    if (!branch) return branch.status();
+    t.branches.push_back(std::move(branch).value());
+  }
+  return std::optional<Transaction>(std::move(t));
+}
+
+Result<ListPage> PgReader::List(const ListQuery& query) {
+  if (query.limit < 1 || query.limit > kMaxListLimit) {
+    return Status::InvalidArgument("limit: must be 1.." + std::to_string(kMaxListLimit) + ", got " +
+                                   std::to_string(query.limit));
+  }
+  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  if (!c) return c.status();
+  PgParams params;
+  const std::string sql = ListSql(query, params);
+  Result<PgResult> rows = (**c)->Query(sql, params);
+  if (!rows) return rows.status();
+  ListPage page;
+  const int shown = std::min(rows->rows(), static_cast<int>(query.limit));
+  for (int row = 0; row < shown; ++row) {
+    Result<GlobalRecord> global = ReadGlobal(*rows, row);
+    if (!global) return global.status();
+    page.transactions.push_back(std::move(global).value());
+  }
+  if (rows->rows() > shown) page.next_position = page.transactions.back().id;
+  return page;
+}
+
+Result<std::vector<DueEntry>> PgReader::ListUnfinished() {
+  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  if (!c) return c.status();
+  Result<PgResult> rows = (**c)->Query(kSelectUnfinished);
+  if (!rows) return rows.status();
+  std::vector<DueEntry> entries;
+  entries.reserve(static_cast<std::size_t>(rows->rows()));
+  for (int row = 0; row < rows->rows(); ++row) {
+    entries.push_back(DueEntry{rows->Text(row, 0), OptionalTime(*rows, row, 1)});
+  }
+  return entries;
+}
+
+Result<std::vector<UnfinishedCount>> PgReader::CountUnfinished() {
+  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  if (!c) return c.status();
+  Result<PgResult> rows = (**c)->Query(kCountUnfinished);
+  if (!rows) return rows.status();
+  std::vector<UnfinishedCount> counts;
+  for (int row = 0; row < rows->rows(); ++row) {
+    const std::string trans_type = rows->Text(row, 0);
+    const std::string status = rows->Text(row, 1);
+    std::optional<TransType> type = ParseTransType(trans_type);
+    std::optional<GlobalStatus> parsed_status = ParseGlobalStatus(status);
+    if (!type || !parsed_status) {
+      return Status::Internal("stored transactions are corrupt: trans_type '" + trans_type +
+                              "', status '" + status + "'");
+    }
+    counts.push_back(UnfinishedCount{*type, *parsed_status,
+                                     static_cast<std::size_t>(rows->Int(row, 2)),
+                                     static_cast<std::size_t>(rows->Int(row, 3))});
+  }
+  return counts;
+}
+
+Result<std::vector<std::string>> PgReader::ListFinishedBefore(TimePoint cutoff,
+                                                              std::size_t limit) {
+  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  if (!c) return c.status();
+  Result<PgResult> rows = (**c)->Query(
+      kSelectFinishedBefore,
+      PgParams().Int(ToUnixMillis(cutoff)).Int(static_cast<std::int64_t>(limit)));
+  if (!rows) return rows.status();
+  std::vector<std::string> gids;
+  for (int row = 0; row < rows->rows(); ++row) gids.push_back(rows->Text(row, 0));
+  return gids;
+}
+
+}  // namespace settle::storage

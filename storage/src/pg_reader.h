@@ -1,0 +1,31 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pg_pool.h"
+#include "settle/common/status.h"
+#include "settle/storage/store.h"
+
+namespace settle::storage {
+
+// The read side of PostgresStore. Each read is one statement on a pooled connection, so it
+// sees one snapshot that holds every commit that returned before it started.
+//
+// Thread-safety: every method from any thread.
+class PgReader {
+ public:
+  explicit PgReader(PgPool& pool) : pool_(pool) {}
+
+  Result<std::optional<Transaction>> Load(const std::string& gid);
+  Result<ListPage> List(const ListQuery& query);
+  Result<std::vector<DueEntry>> ListUnfinished();
+  Result<std::vector<UnfinishedCount>> CountUnfinished();
+  Result<std::vector<std::string>> ListFinishedBefore(TimePoint cutoff, std::size_t limit);
+
+ private:
+  PgPool& pool_;
+};
+
+}  // namespace settle::storage

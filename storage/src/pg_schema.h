@@ -1,0 +1,20 @@
+#pragma once
+
+#include "settle/common/pg_connection.h"
+#include "settle/common/status.h"
+
+namespace settle::storage {
+
+// The PostgreSQL schema version this binary writes: the number of migrations it knows.
+int LatestPgSchemaVersion();
+
+// The database's schema version (0 for a database Settle has not used yet).
+Result<int> ReadPgSchemaVersion(PgConnection& connection);
+
+// Applies every migration newer than the database's version, each in its own transaction with
+// its version bump. Several coordinators may start at once: an advisory lock makes them take
+// turns, and each sees what the ones before it did. Unavailable, naming both versions, if the
+// database is newer than this binary; Unavailable if a migration fails.
+Status MigratePgSchema(PgConnection& connection);
+
+}  // namespace settle::storage

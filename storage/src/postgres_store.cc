@@ -1,0 +1,95 @@
+#include "settle/storage/postgres_store.h"
+
+#include <utility>
+
+#include "batch_applier.h"
+#include "group_committer.h"
+#include "pg_pool.h"
+#include "pg_reader.h"
+#include "pg_schema.h"
+#include "pg_write_ops.h"
+#include "settle/common/pg_connection.h"
+
+namespace settle::storage {
+
+class PostgresStore::Impl {
+ public:
+  Impl(std::unique_ptr<PgConnection> writer, const std::string& conninfo,
+       const PostgresStoreOptions& options)
+      : writer_connection_(std::move(writer)),
+        applier_(*writer_connection_, "BEGIN"),
+        pool_(conninfo, options.max_idle_readers),
+        reader_(pool_) {}
+
+  Status StartWriter(const PostgresStoreOptions& options) {
+    Result<std::unique_ptr<GroupCommitter>> committer = GroupCommitter::Start(
+        [this](std::span<const WriteBatch* const> group) { return applier_.ApplyGroup(group); },
+        GroupCommitOptions{options.max_batches_per_commit, options.commit_delay});
+    if (!committer) return committer.status();
+    committer_ = std::move(committer).value();
+    return Status::Ok();
+  }
+
+  ~Impl() {
+    if (committer_ != nullptr) committer_->Shutdown();
+  }
+
+  GroupCommitter& committer() { return *committer_; }
+  const GroupCommitter& committer() const { return *committer_; }
+  PgReader& reader() { return reader_; }
+
+ private:
+  std::unique_ptr<PgConnection> writer_connection_;
+  BatchApplier<PgConnection> applier_;
+  PgPool pool_;
+  PgReader reader_;
+  std::unique_ptr<GroupCommitter> committer_;  // last: stopped before what it uses goes
+};
+
+Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& conninfo,
+                                                           PostgresStoreOptions options) {
+  Result<std::unique_ptr<PgConnection>> writer = PgConnection::Open(conninfo);
+  if (!writer) return writer.status();
+  // A 200 from the coordinator means the change is on disk, whatever the server's default.
+  if (Status s = (*writer)->Run("SET synchronous_commit = on"); !s.ok()) return s;
+  if (Status s = MigratePgSchema(**writer); !s.ok()) return s;
+  auto impl = std::make_unique<Impl>(std::move(writer).value(), conninfo, options);
+  if (Status s = impl->StartWriter(options); !s.ok()) return s;
+  return std::unique_ptr<PostgresStore>(new PostgresStore(std::move(impl)));
+}
+
+PostgresStore::PostgresStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PostgresStore::~PostgresStore() = default;
+
+Status PostgresStore::Commit(const WriteBatch& batch) { return impl_->committer().Commit(batch); }
+
+Result<std::optional<Transaction>> PostgresStore::Load(const std::string& gid) {
+  return impl_->reader().Load(gid);
+}
+
+Result<ListPage> PostgresStore::List(const ListQuery& query) {
+  return impl_->reader().List(query);
+}
+
+Result<std::vector<DueEntry>> PostgresStore::ListUnfinished() {
+  return impl_->reader().ListUnfinished();
+}
+
+Result<std::vector<UnfinishedCount>> PostgresStore::CountUnfinished() {
+  return impl_->reader().CountUnfinished();
+}
+
+Result<std::vector<std::string>> PostgresStore::ListFinishedBefore(TimePoint cutoff,
+                                                                   std::size_t limit) {
+  return impl_->reader().ListFinishedBefore(cutoff, limit);
+}
+
+StoreStats PostgresStore::Stats() const { return impl_->committer().Stats(); }
+
+int PostgresStore::SchemaVersion() { return LatestPgSchemaVersion(); }
+
+bool IsPostgresLocation(const std::string& location) {
+  return location.starts_with("postgresql://") || location.starts_with("postgres://");
+}
+
+}  // namespace settle::storage

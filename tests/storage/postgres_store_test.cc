@@ -1,0 +1,149 @@
+// What PostgresStore adds to the Store contract: bytes that PostgreSQL's text refuses, a
+// server that drops its connections, several coordinators on one database, and schema
+// versions.
+#include "settle/storage/postgres_store.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "postgres_test_database.h"
+#include "record_builders.h"
+#include "settle/common/pg_connection.h"
+#include "store_test_util.h"
+
+namespace settle::storage::testing {
+namespace {
+
+using settle::testing::PostgresTestDatabase;
+
+std::unique_ptr<PostgresStore> MustOpen(const std::string& conninfo) {
+  Result<std::unique_ptr<PostgresStore>> opened = PostgresStore::Open(conninfo);
+  INFO(opened.status().ToString());
+  REQUIRE(opened);
+  return std::move(opened).value();
+}
+
+std::string EveryByte() {
+  std::string bytes;
+  for (int b = 0; b < 256; ++b) bytes.push_back(static_cast<char>(b));
+  return bytes;
+}
+
+TEST_CASE("bodies, errors and reasons keep every byte, NUL and invalid UTF-8 included",
+          "[storage][postgres]") {
+  PostgresTestDatabase database;
+  auto store = MustOpen(database.conninfo());
+  GlobalRecord global = MakeGlobal("bytes", TransType::kSaga, GlobalStatus::kAborting);
+  global.rollback_reason = "step 1 answered \xff\xfe\x00!" + EveryByte();
+  global.options.custom_data = std::string("{\"k\":\"\\u0000\"}");
+  BranchRecord branch = MakeBranch("bytes", "01", BranchOp::kAction, 0);
+  branch.data = EveryByte() + EveryByte();
+  branch.last_error = std::string("HTTP 500: \x00\xc3\x28", 14);
+  branch.failed_attempts = {{T0(), std::string("\x00 refused", 9)}};
+  MustCommit(*store, Batch(InsertGlobal{global}, InsertBranch{branch}));
+
+  Transaction loaded = MustLoad(*store, "bytes");
+
+  CHECK(loaded.global.rollback_reason == global.rollback_reason);
+  CHECK(loaded.global.options == global.options);
+  REQUIRE(loaded.branches.size() == 1);
+  CHECK(loaded.branches[0].data == branch.data);
+  CHECK(loaded.branches[0].last_error == branch.last_error);
+  CHECK(loaded.branches[0].failed_attempts == branch.failed_attempts);
+}
+
+TEST_CASE("a gid that PostgreSQL text cannot hold is refused for its batch alone",
+          "[storage][postgres]") {
+  PostgresTestDatabase database;
+  auto store = MustOpen(database.conninfo());
+
+  for (const std::string gid : {std::string("nul\0gid", 7), std::string("bad-utf8-\xff")}) {
+    Status refused = store->Commit(Batch(InsertGlobal{MakeGlobal(gid)}));
+    INFO(refused.ToString());
+    CHECK(refused.code() == StatusCode::kInvalidArgument);
+  }
+
+  // The store goes on: the refusal rolled back to its savepoint, not the connection.
+  MustCommit(*store, Batch(InsertGlobal{MakeGlobal("after")}));
+  CHECK(MustLoad(*store, "after").global.gid == "after");
+}
+
+TEST_CASE("after the server ends every connection, the store connects again",
+          "[storage][postgres]") {
+  PostgresTestDatabase database;
+  auto store = MustOpen(database.conninfo());
+  MustCommit(*store, Batch(InsertGlobal{MakeGlobal("before")}));
+  MustLoad(*store, "before");
+
+  // What a server restart or failover does to the coordinator's connections.
+  database.Admin("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '" +
+                 database.schema() + "'");
+
+  // The first use of a dead connection fails (Unavailable: the caller retries), and the next
+  // connects again. Nothing is lost and nothing is half-written.
+  Status first = store->Commit(Batch(InsertGlobal{MakeGlobal("during")}));
+  INFO(first.ToString());
+  CHECK((first.ok() || first.code() == StatusCode::kUnavailable));
+  if (!first.ok()) MustCommit(*store, Batch(InsertGlobal{MakeGlobal("during")}));
+  Result<std::optional<Transaction>> read = store->Load("before");
+  if (!read) read = store->Load("before");  // the reader's pooled connection died too
+  INFO(read.status().ToString());
+  REQUIRE(read);
+  CHECK(read->has_value());
+  MustCommit(*store, Batch(InsertGlobal{MakeGlobal("after")}));
+  CHECK(MustLoad(*store, "during").global.gid == "during");
+  CHECK(MustLoad(*store, "after").global.gid == "after");
+}
+
+TEST_CASE("coordinators that open one database together migrate it once and share it",
+          "[storage][postgres]") {
+  PostgresTestDatabase database;
+  std::vector<std::unique_ptr<PostgresStore>> stores(4);
+  std::vector<Status> opened(stores.size());
+  RunTogether(static_cast<int>(stores.size()), [&](int i) {
+    Result<std::unique_ptr<PostgresStore>> store = PostgresStore::Open(database.conninfo());
+    opened[i] = store ? Status::Ok() : store.status();
+    if (store) stores[i] = std::move(store).value();
+  });
+  for (const Status& s : opened) {
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+  }
+
+  MustCommit(*stores[0], Batch(InsertGlobal{MakeGlobal("shared")}));
+  // Another coordinator sees it at once, and its own insert of the same gid is refused.
+  CHECK(MustLoad(*stores[3], "shared").global.gid == "shared");
+  CHECK(stores[2]->Commit(Batch(InsertGlobal{MakeGlobal("shared")})).code() ==
+        StatusCode::kAlreadyExists);
+}
+
+TEST_CASE("a database migrated by a newer Settle is refused, naming both versions",
+          "[storage][postgres]") {
+  PostgresTestDatabase database;
+  MustOpen(database.conninfo()).reset();
+  database.Admin("UPDATE " + database.schema() + ".settle_schema SET version = 99");
+
+  Result<std::unique_ptr<PostgresStore>> opened = PostgresStore::Open(database.conninfo());
+
+  REQUIRE_FALSE(opened);
+  CHECK(opened.status().code() == StatusCode::kUnavailable);
+  CHECK_THAT(opened.status().message(),
+             Catch::Contains("99") &&
+                 Catch::Contains(std::to_string(PostgresStore::SchemaVersion())));
+}
+
+TEST_CASE("an unreachable server is Unavailable at open, with libpq's reason",
+          "[storage][postgres]") {
+  Result<std::unique_ptr<PostgresStore>> opened =
+      PostgresStore::Open("host=127.0.0.1 port=1 dbname=x connect_timeout=2");
+
+  REQUIRE_FALSE(opened);
+  CHECK(opened.status().code() == StatusCode::kUnavailable);
+  CHECK_THAT(opened.status().message(), Catch::Contains("connecting"));
+}
+
+}  // namespace
+}  // namespace settle::storage::testing
