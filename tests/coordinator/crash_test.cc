@@ -11,6 +11,9 @@
 #include <thread>
 
 #include "json_client.h"
+#ifdef SETTLE_TEST_STORE_POSTGRES
+#include "postgres_test_database.h"
+#endif
 #include "participant_server.h"
 #include "settled_process.h"
 #include "temp_dir.h"
@@ -111,11 +114,12 @@ std::size_t InFlight(const ParticipantServer& p) {
 
 std::size_t Answered(const ParticipantServer& p) { return p.Calls().size() - InFlight(p); }
 
-// Waits until the participants have answered `count` calls in all.
-bool WaitForAnswered(const ParticipantServer& p, std::size_t count) {
+// Waits until the participants have answered `count` calls in all and a call is in flight:
+// the moment to kill the coordinator mid-call.
+bool WaitForAnsweredAndInFlight(const ParticipantServer& p, std::size_t count) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
-    if (Answered(p) >= count) return true;
+    if (Answered(p) >= count && InFlight(p) > 0) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   return false;
@@ -130,12 +134,19 @@ std::string StatusOf(JsonClient& c, const std::string& gid) {
 TEST_CASE("settled killed mid-flight and restarted finishes every transaction exactly as meant",
           "[crash]") {
   testing::TempDir dir;
+#ifdef SETTLE_TEST_STORE_POSTGRES
+  // The same crashes with the transactions in PostgreSQL (settled_postgres_process_tests).
+  testing::PostgresTestDatabase database;
+  const std::string db = database.conninfo();
+#else
   const std::string db = dir.File("settle.db");
+#endif
+  const std::string log = dir.File("settled.log");
   const std::vector<std::string> args = {"--retry-interval", "100ms", "--retry-max", "500ms",
                                          "--log-level",      "warn"};
   ParticipantServer p;
   Workload work(p);
-  auto settled = std::make_unique<SettledProcess>(db, args);
+  auto settled = std::make_unique<SettledProcess>(db, args, 0, log);
   {
     JsonClient client(settled->port());
     work.StartAll(client);
@@ -143,13 +154,13 @@ TEST_CASE("settled killed mid-flight and restarted finishes every transaction ex
 
   // Two kills, each while branch calls are in flight, each followed by a restart.
   for (std::size_t round = 1; round <= 2; ++round) {
-    REQUIRE(WaitForAnswered(p, round * 40));
+    REQUIRE(WaitForAnsweredAndInFlight(p, round * 40));
     const std::size_t in_flight = InFlight(p);
     settled->Kill();
     INFO("round " << round << ": " << in_flight << " calls in flight at the kill");
     WARN("kill " << round << ": " << in_flight << " branch calls in flight");
     CHECK(in_flight > 0);
-    settled = std::make_unique<SettledProcess>(db, args);
+    settled = std::make_unique<SettledProcess>(db, args, 0, log);
   }
 
   JsonClient client(settled->port());

@@ -15,8 +15,8 @@ class PostgresTestDatabase {
   PostgresTestDatabase(const PostgresTestDatabase&) = delete;
   PostgresTestDatabase& operator=(const PostgresTestDatabase&) = delete;
 
-  // Connects to the test database with this schema first on the search path, and the schema's
-  // name as application_name.
+  // A postgresql:// URL of the test database with this schema first on the search path, and
+  // the schema's name as application_name: what settled --store takes.
   const std::string& conninfo() const { return conninfo_; }
   // The server's database, without the schema.
   const std::string& server_conninfo() const { return server_conninfo_; }

@@ -8,11 +8,11 @@ namespace settle::testing {
 
 std::string SettledProcess::BinaryPath() { return SETTLED_BINARY; }
 
-SettledProcess::SettledProcess(const std::string& db_path, std::vector<std::string> extra_args,
-                               int port)
-    : log_path_(db_path + ".log") {
-  std::vector<std::string> argv = {BinaryPath(),         "--host", "127.0.0.1", "--port",
-                                   std::to_string(port), "--db",   db_path};
+SettledProcess::SettledProcess(const std::string& store, std::vector<std::string> extra_args,
+                               int port, std::string log_path)
+    : log_path_(log_path.empty() ? store + ".log" : std::move(log_path)) {
+  std::vector<std::string> argv = {BinaryPath(),         "--host",  "127.0.0.1", "--port",
+                                   std::to_string(port), "--store", store};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   process_ = std::make_unique<ChildProcess>(argv, log_path_);
   const std::string line = process_->WaitForLine("settled listening on", std::chrono::seconds(20));

@@ -9,14 +9,15 @@
 
 namespace settle::testing {
 
-// The real settled binary, started on 127.0.0.1 with a kernel-chosen port and the given
-// database file. Its log goes to "<db>.log".
+// The real settled binary, started on 127.0.0.1 with a kernel-chosen port and the given store
+// (an SQLite file or a postgresql:// URL). Its log goes to `log_path`, by default
+// "<store>.log" (which suits a file).
 class SettledProcess {
  public:
   // Starts and waits until it listens; the test fails (throws) if it does not. Port 0 lets
   // the kernel choose; a restart can then pass the port it got, as an operator would.
-  SettledProcess(const std::string& db_path, std::vector<std::string> extra_args = {},
-                 int port = 0);
+  SettledProcess(const std::string& store, std::vector<std::string> extra_args = {},
+                 int port = 0, std::string log_path = "");
 
   int port() const { return port_; }
   ChildProcess& process() { return *process_; }
