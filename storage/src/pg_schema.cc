@@ -56,8 +56,10 @@ CREATE TABLE trans_branch_op (
 )sql",
 };
 
-// Any constant: the key of the advisory lock that serializes migrations.
-constexpr const char* kMigrationLock = "SELECT pg_advisory_xact_lock(7437285391)";
+// The advisory lock that serializes migrations: any constant, and the schema the tables are
+// created in.
+constexpr const char* kMigrationLock =
+    "SELECT pg_advisory_xact_lock(74372853, hashtext(current_schema()))";
 
 Status Failed(PgConnection& connection, int version, const Status& cause) {
   if (connection.InTransaction()) connection.Run("ROLLBACK").IgnoreError();

@@ -12,11 +12,35 @@
 
 namespace settle::storage {
 
+namespace {
+
+// The advisory lock an exclusive store holds: any constant, and the schema, so that stores in
+// different schemas of one database (separate stores) do not exclude each other.
+constexpr const char* kExclusiveLock =
+    "SELECT pg_try_advisory_lock(74372854, hashtext(current_schema()))";
+
+// A connection that holds the exclusive lock, or Unavailable if another store holds it.
+Result<std::unique_ptr<PgConnection>> HoldExclusively(const std::string& conninfo) {
+  Result<std::unique_ptr<PgConnection>> holder = PgConnection::Open(conninfo);
+  if (!holder) return holder.status();
+  Result<PgResult> locked = (*holder)->Query(kExclusiveLock);
+  if (!locked) return locked.status();
+  if (locked->Text(0, 0) != "t") {
+    return Status::Unavailable(
+        "postgresql: another settled is using this database; running several on one "
+        "database is not supported yet");
+  }
+  return holder;
+}
+
+}  // namespace
+
 class PostgresStore::Impl {
  public:
-  Impl(std::unique_ptr<PgConnection> writer, const std::string& conninfo,
-       const PostgresStoreOptions& options)
-      : writer_connection_(std::move(writer)),
+  Impl(std::unique_ptr<PgConnection> holder, std::unique_ptr<PgConnection> writer,
+       const std::string& conninfo, const PostgresStoreOptions& options)
+      : holder_(std::move(holder)),
+        writer_connection_(std::move(writer)),
         applier_(*writer_connection_, "BEGIN"),
         pool_(conninfo, options.max_idle_readers),
         reader_(pool_) {}
@@ -39,6 +63,7 @@ class PostgresStore::Impl {
   PgReader& reader() { return reader_; }
 
  private:
+  std::unique_ptr<PgConnection> holder_;  // null unless exclusive; closed last
   std::unique_ptr<PgConnection> writer_connection_;
   BatchApplier<PgConnection> applier_;
   PgPool pool_;
@@ -48,12 +73,18 @@ class PostgresStore::Impl {
 
 Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& conninfo,
                                                            PostgresStoreOptions options) {
+  std::unique_ptr<PgConnection> holder;
+  if (options.exclusive) {
+    Result<std::unique_ptr<PgConnection>> held = HoldExclusively(conninfo);
+    if (!held) return held.status();
+    holder = std::move(held).value();
+  }
   Result<std::unique_ptr<PgConnection>> writer = PgConnection::Open(conninfo);
   if (!writer) return writer.status();
   // A 200 from the coordinator means the change is on disk, whatever the server's default.
   if (Status s = (*writer)->Run("SET synchronous_commit = on"); !s.ok()) return s;
   if (Status s = MigratePgSchema(**writer); !s.ok()) return s;
-  auto impl = std::make_unique<Impl>(std::move(writer).value(), conninfo, options);
+  auto impl = std::make_unique<Impl>(std::move(holder), std::move(writer).value(), conninfo, options);
   if (Status s = impl->StartWriter(options); !s.ok()) return s;
   return std::unique_ptr<PostgresStore>(new PostgresStore(std::move(impl)));
 }

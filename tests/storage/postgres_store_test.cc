@@ -19,8 +19,9 @@ namespace {
 
 using settle::testing::PostgresTestDatabase;
 
-std::unique_ptr<PostgresStore> MustOpen(const std::string& conninfo) {
-  Result<std::unique_ptr<PostgresStore>> opened = PostgresStore::Open(conninfo);
+std::unique_ptr<PostgresStore> MustOpen(const std::string& conninfo,
+                                        PostgresStoreOptions options = {}) {
+  Result<std::unique_ptr<PostgresStore>> opened = PostgresStore::Open(conninfo, options);
   INFO(opened.status().ToString());
   REQUIRE(opened);
   return std::move(opened).value();
@@ -104,7 +105,8 @@ TEST_CASE("coordinators that open one database together migrate it once and shar
   std::vector<std::unique_ptr<PostgresStore>> stores(4);
   std::vector<Status> opened(stores.size());
   RunTogether(static_cast<int>(stores.size()), [&](int i) {
-    Result<std::unique_ptr<PostgresStore>> store = PostgresStore::Open(database.conninfo());
+    Result<std::unique_ptr<PostgresStore>> store =
+        PostgresStore::Open(database.conninfo(), {.exclusive = false});
     opened[i] = store ? Status::Ok() : store.status();
     if (store) stores[i] = std::move(store).value();
   });
@@ -118,6 +120,20 @@ TEST_CASE("coordinators that open one database together migrate it once and shar
   CHECK(MustLoad(*stores[3], "shared").global.gid == "shared");
   CHECK(stores[2]->Commit(Batch(InsertGlobal{MakeGlobal("shared")})).code() ==
         StatusCode::kAlreadyExists);
+}
+
+TEST_CASE("an exclusive store refuses a second one on its database until it closes",
+          "[storage][postgres]") {
+  PostgresTestDatabase database;
+  auto first = MustOpen(database.conninfo());
+
+  Result<std::unique_ptr<PostgresStore>> second = PostgresStore::Open(database.conninfo());
+
+  REQUIRE_FALSE(second);
+  CHECK(second.status().code() == StatusCode::kUnavailable);
+  CHECK_THAT(second.status().message(), Catch::Contains("another settled"));
+  first.reset();
+  MustOpen(database.conninfo());
 }
 
 TEST_CASE("a database migrated by a newer Settle is refused, naming both versions",

@@ -16,6 +16,12 @@ struct PostgresStoreOptions {
   std::chrono::microseconds commit_delay{0};
   // Read connections kept open between reads (more are opened while more readers wait).
   std::size_t max_idle_readers = 16;
+  // Refuse to open a database that another store holds open this way: each coordinator
+  // drives every unfinished transaction it finds, so until transactions are leased to one
+  // coordinator at a time, two on one database would call the same branches twice. The hold
+  // is a session advisory lock on a connection of its own, released when the store closes or
+  // its process dies.
+  bool exclusive = true;
 };
 
 // Store on a PostgreSQL database, which may be shared by several coordinators.
@@ -33,7 +39,8 @@ struct PostgresStoreOptions {
 class PostgresStore final : public Store {
  public:
   // `conninfo`: a postgresql:// URL or libpq's key=value form. Unavailable if the database
-  // cannot be reached or its schema is newer than this binary knows.
+  // cannot be reached, its schema is newer than this binary knows, or (options.exclusive)
+  // another store holds it.
   static Result<std::unique_ptr<PostgresStore>> Open(const std::string& conninfo,
                                                      PostgresStoreOptions options = {});
 
