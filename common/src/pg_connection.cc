@@ -206,6 +206,10 @@ bool PgConnection::InTransaction() const {
   return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
 }
 
+bool PgConnection::InFailedTransaction() const {
+  return PQtransactionStatus(connection_) == PQTRANS_INERROR;
+}
+
 int PgConnection::server_version() const { return PQserverVersion(connection_); }
 
 }  // namespace settle

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "pg_pool.h"
+#include "settle/common/pg_pool.h"
 #include "settle/common/status.h"
 #include "settle/storage/store.h"
 

@@ -4,7 +4,7 @@
 
 #include "batch_applier.h"
 #include "group_committer.h"
-#include "pg_pool.h"
+#include "settle/common/pg_pool.h"
 #include "pg_reader.h"
 #include "pg_schema.h"
 #include "pg_write_ops.h"

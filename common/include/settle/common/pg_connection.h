@@ -83,6 +83,8 @@ class PgConnection {
 
   // Inside BEGIN ... COMMIT (or an aborted transaction). False once the connection is lost.
   bool InTransaction() const;
+  // Inside a transaction in which a statement failed: it can only roll back (COMMIT would).
+  bool InFailedTransaction() const;
 
   // The server's version as PQserverVersion gives it, e.g. 150018.
   int server_version() const;

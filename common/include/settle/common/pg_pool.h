@@ -9,7 +9,7 @@
 #include "settle/common/pg_connection.h"
 #include "settle/common/status.h"
 
-namespace settle::storage {
+namespace settle {
 
 // Connections to one PostgreSQL database, opened on demand and reused. At most `max_idle` are
 // kept open between uses; more may be open at once while that many callers need one.
@@ -67,4 +67,4 @@ class PgPool {
   std::vector<std::unique_ptr<PgConnection>> idle_;  // guarded by mutex_
 };
 
-}  // namespace settle::storage
+}  // namespace settle
