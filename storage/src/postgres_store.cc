@@ -2,12 +2,11 @@
 
 #include <utility>
 
-#include "batch_applier.h"
 #include "group_committer.h"
+#include "pg_group_applier.h"
 #include "settle/common/pg_pool.h"
 #include "pg_reader.h"
 #include "pg_schema.h"
-#include "pg_write_ops.h"
 #include "settle/common/pg_connection.h"
 
 namespace settle::storage {
@@ -41,7 +40,7 @@ class PostgresStore::Impl {
        const std::string& conninfo, const PostgresStoreOptions& options)
       : holder_(std::move(holder)),
         writer_connection_(std::move(writer)),
-        applier_(*writer_connection_, "BEGIN"),
+        applier_(*writer_connection_),
         pool_(conninfo, options.max_idle_readers),
         reader_(pool_) {}
 
@@ -65,7 +64,7 @@ class PostgresStore::Impl {
  private:
   std::unique_ptr<PgConnection> holder_;  // null unless exclusive; closed last
   std::unique_ptr<PgConnection> writer_connection_;
-  BatchApplier<PgConnection> applier_;
+  PgGroupApplier applier_;
   PgPool pool_;
   PgReader reader_;
   std::unique_ptr<GroupCommitter> committer_;  // last: stopped before what it uses goes

@@ -1,0 +1,233 @@
+#include "pg_group_applier.h"
+
+#include <nlohmann/json.hpp>
+
+#include <utility>
+
+#include "failed_attempts_codec.h"
+#include "options_codec.h"
+
+namespace settle::storage {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kApplyGroup = "SELECT settle_apply_group($1::jsonb)";
+
+std::string Hex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(bytes.size() * 2);
+  for (char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    hex.push_back(kDigits[b >> 4]);
+    hex.push_back(kDigits[b & 0xf]);
+  }
+  return hex;
+}
+
+json Millis(const std::optional<TimePoint>& t) {
+  if (!t) return nullptr;
+  return ToUnixMillis(*t);
+}
+
+// A text column's value: PostgreSQL text holds no NUL byte (invalid UTF-8 is caught when the
+// batch is serialized).
+Status CheckText(std::string_view field, const std::string& value) {
+  if (value.find('\0') == std::string::npos) return Status::Ok();
+  return Status::InvalidArgument(std::string(field) + ": contains a NUL byte");
+}
+
+Result<json> Encode(const InsertGlobal& op) {
+  const GlobalRecord& g = op.record;
+  if (Status s = CheckText("gid", g.gid); !s.ok()) return s;
+  Result<std::string> options = EncodeOptions(g.options);
+  if (!options) {
+    return Status(options.status().code(), "gid " + g.gid + ": " + options.status().message());
+  }
+  return json{{"t", "ig"},
+              {"gid", g.gid},
+              {"tt", ToString(g.trans_type)},
+              {"st", ToString(g.status)},
+              {"opt", Hex(*options)},
+              {"ct", ToUnixMillis(g.create_time)},
+              {"ut", ToUnixMillis(g.update_time)},
+              {"ft", Millis(g.finish_time)},
+              {"rt", Millis(g.rollback_time)},
+              {"rr", Hex(g.rollback_reason)},
+              {"nc", Millis(g.next_cron_time)},
+              {"sk", g.stuck ? 1 : 0}};
+}
+
+Result<json> Encode(const InsertBranch& op) {
+  const BranchRecord& b = op.record;
+  for (const auto& [field, value] :
+       {std::pair{"gid", &b.gid}, {"branch_id", &b.branch_id}, {"url", &b.url}}) {
+    if (Status s = CheckText(field, *value); !s.ok()) return s;
+  }
+  return json{{"t", "ib"},
+              {"gid", b.gid},
+              {"bid", b.branch_id},
+              {"op", ToString(b.op)},
+              {"seq", b.seq},
+              {"url", b.url},
+              {"data", Hex(b.data)},
+              {"st", ToString(b.status)},
+              {"ct", ToUnixMillis(b.create_time)},
+              {"ut", ToUnixMillis(b.update_time)},
+              {"at", b.attempts},
+              {"fl", b.failures},
+              {"le", Hex(b.last_error)},
+              {"nr", ToUnixMillis(b.next_retry_at)},
+              {"fa", Hex(EncodeFailedAttempts(b.failed_attempts))}};
+}
+
+Result<json> Encode(const ExpectGlobalStatus& op) {
+  if (Status s = CheckText("gid", op.gid); !s.ok()) return s;
+  json allowed = json::array();
+  std::string expected;
+  for (GlobalStatus status : op.allowed) {
+    allowed.push_back(ToString(status));
+    if (!expected.empty()) expected += " or ";
+    expected += ToString(status);
+  }
+  return json{{"t", "eg"},
+              {"gid", op.gid},
+              {"allowed", std::move(allowed)},
+              {"expected", expected.empty() ? "no status" : expected}};
+}
+
+Result<json> Encode(const ExpectBranchCount& op) {
+  if (Status s = CheckText("gid", op.gid); !s.ok()) return s;
+  return json{{"t", "ec"}, {"gid", op.gid}, {"n", op.count}};
+}
+
+Result<json> Encode(const LimitBranchRows& op) {
+  if (Status s = CheckText("gid", op.gid); !s.ok()) return s;
+  return json{{"t", "lr"}, {"gid", op.gid}, {"max", op.max_rows}};
+}
+
+Result<json> Encode(const UpdateGlobal& op) {
+  const GlobalRecord& g = op.record;
+  if (Status s = CheckText("gid", g.gid); !s.ok()) return s;
+  return json{{"t", "ug"},
+              {"gid", g.gid},
+              {"st", ToString(g.status)},
+              {"ut", ToUnixMillis(g.update_time)},
+              {"ft", Millis(g.finish_time)},
+              {"rt", Millis(g.rollback_time)},
+              {"rr", Hex(g.rollback_reason)},
+              {"nc", Millis(g.next_cron_time)},
+              {"sk", g.stuck ? 1 : 0},
+              {"expected", ToString(op.expected)}};
+}
+
+Result<json> Encode(const UpdateBranch& op) {
+  const BranchRecord& b = op.record;
+  for (const auto& [field, value] : {std::pair{"gid", &b.gid}, {"branch_id", &b.branch_id}}) {
+    if (Status s = CheckText(field, *value); !s.ok()) return s;
+  }
+  return json{{"t", "ub"},
+              {"gid", b.gid},
+              {"bid", b.branch_id},
+              {"op", ToString(b.op)},
+              {"st", ToString(b.status)},
+              {"ut", ToUnixMillis(b.update_time)},
+              {"at", b.attempts},
+              {"fl", b.failures},
+              {"le", Hex(b.last_error)},
+              {"nr", ToUnixMillis(b.next_retry_at)},
+              {"fa", Hex(EncodeFailedAttempts(b.failed_attempts))},
+              {"expected", ToString(op.expected)}};
+}
+
+Result<json> Encode(const RetryNow& op) {
+  if (Status s = CheckText("gid", op.gid); !s.ok()) return s;
+  return json{{"t", "rn"}, {"gid", op.gid}, {"at", ToUnixMillis(op.at)}};
+}
+
+Result<json> Encode(const DeleteFinished& op) {
+  if (Status s = CheckText("gid", op.gid); !s.ok()) return s;
+  return json{{"t", "df"}, {"gid", op.gid}};
+}
+
+// A refusal as settle_apply_group reports it: [sqlstate, message].
+Status Refusal(const json& refusal) {
+  const std::string sqlstate = refusal.at(0).get<std::string>();
+  std::string message = refusal.at(1).get<std::string>();
+  if (sqlstate == "SE404") return Status::NotFound(std::move(message));
+  if (sqlstate == "SE409") return Status::Conflict(std::move(message));
+  if (sqlstate == "SE410") return Status::AlreadyExists(std::move(message));
+  if (sqlstate == "SE400") return Status::InvalidArgument(std::move(message));
+  return Status::InvalidArgument("postgresql: " + message);  // a data exception (class 22)
+}
+
+GroupResult FailGroup(std::size_t size, const Status& cause) {
+  GroupResult result;
+  result.statuses.assign(size, Status::Unavailable(cause.message()));
+  return result;
+}
+
+}  // namespace
+
+Result<std::string> PgGroupApplier::EncodeBatch(const WriteBatch& batch) {
+  json ops = json::array();
+  for (const WriteOp& op : batch.ops()) {
+    Result<json> encoded = std::visit([](const auto& o) { return Encode(o); }, op);
+    if (!encoded) return encoded.status();
+    ops.push_back(std::move(encoded).value());
+  }
+  try {
+    return ops.dump();
+  } catch (const json::type_error& e) {
+    // dump() refuses strings that are not valid UTF-8, which PostgreSQL text cannot hold.
+    return Status::InvalidArgument(std::string("a gid, branch id or url is not valid UTF-8 (") +
+                                   e.what() + ")");
+  }
+}
+
+GroupResult PgGroupApplier::ApplyGroup(std::span<const WriteBatch* const> batches) {
+  // A statement lost with its connection may have left nothing open, but be sure.
+  if (connection_.InTransaction()) connection_.Run("ROLLBACK").IgnoreError();
+  std::vector<Status> refused(batches.size());
+  std::string group = "[";
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    Result<std::string> encoded = EncodeBatch(*batches[i]);
+    if (!encoded) refused[i] = encoded.status();
+    if (i > 0) group += ',';
+    group += encoded ? *encoded : "[]";  // a batch refused here applies nothing
+  }
+  group += ']';
+
+  Result<PgResult> applied = connection_.Query(kApplyGroup, PgParams().Text(group));
+  if (!applied) return FailGroup(batches.size(), applied.status());
+  GroupResult result;
+  try {
+    const json outcomes = json::parse(applied->Text(0, 0));
+    if (!outcomes.is_array() || outcomes.size() != batches.size()) {
+      return FailGroup(batches.size(),
+                       Status::Internal("settle_apply_group answered " +
+                                        std::to_string(outcomes.size()) + " results for " +
+                                        std::to_string(batches.size()) + " batches"));
+    }
+    result.statuses.reserve(batches.size());
+    for (std::size_t i = 0; i < batches.size(); ++i) {
+      if (!refused[i].ok()) {
+        result.statuses.push_back(std::move(refused[i]));
+      } else if (outcomes[i].is_null()) {
+        result.statuses.push_back(Status::Ok());
+      } else {
+        result.statuses.push_back(Refusal(outcomes[i]));
+      }
+    }
+  } catch (const std::exception& e) {
+    // Committed, but the answer is unreadable: a bug, not a storage failure.
+    return FailGroup(batches.size(),
+                     Status::Internal(std::string("reading settle_apply_group's answer: ") +
+                                      e.what()));
+  }
+  result.committed = true;
+  return result;
+}
+
+}  // namespace settle::storage
