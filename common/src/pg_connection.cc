@@ -117,11 +117,7 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Open(const std::string& conn
     return Status::Unavailable("postgresql: connecting: " + message);
   }
   auto c = std::unique_ptr<PgConnection>(new PgConnection(connection));
-  // Settle's readers decode BYTEA from hex; warnings (ROLLBACK outside a transaction, say)
-  // are expected and not worth a line on stderr.
-  if (Status s = c->Run("SET bytea_output = 'hex'; SET client_min_messages = error"); !s.ok()) {
-    return s;
-  }
+  if (Status s = c->Configure(); !s.ok()) return s;
   return c;
 }
 
@@ -134,7 +130,15 @@ Status PgConnection::EnsureConnected() {
   if (PQstatus(connection_) != CONNECTION_OK) {
     return Status::Unavailable("postgresql: reconnecting: " + OneLine(PQerrorMessage(connection_)));
   }
-  return Run("SET bytea_output = 'hex'; SET client_min_messages = error");
+  return Configure();
+}
+
+Status PgConnection::Configure() {
+  // Settle's readers decode BYTEA from hex; a write acknowledged is a write flushed, whatever
+  // the server's default; warnings (ROLLBACK outside a transaction, say) are expected and not
+  // worth a line on stderr.
+  return Run(
+      "SET bytea_output = 'hex'; SET synchronous_commit = on; SET client_min_messages = error");
 }
 
 Status PgConnection::ErrorOf(pg_result* result, std::string_view sql) const {

@@ -95,6 +95,17 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
       {"--keep-alive-timeout", "An idle client connection is closed after this long",
        &c.api.keep_alive_timeout,
        {}},
+      {"--lease",
+       "With a postgresql:// store shared by several settled: how long this instance's lease "
+       "lasts after each renewal; if it dies, others take its transactions over after this. "
+       "Branch calls are cut to fit in it",
+       &c.lease.lease,
+       {}},
+      {"--lease-poll",
+       "With a postgresql:// store: how often the lease is renewed and the database is "
+       "searched for transactions to drive",
+       &c.lease.poll,
+       {}},
       {"--shutdown-grace",
        "On SIGTERM/SIGINT, how long in-flight branch calls may take to finish; the rest are "
        "resent after the next start",
@@ -156,6 +167,10 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
                  "flags, which other users can see in the process list")
       ->envname("SETTLE_TOKEN_FILE")
       ->check(CLI::ExistingFile);
+  app.add_option("--instance-id", c.lease.instance_id,
+                 "With a postgresql:// store: this instance's name among those sharing it "
+                 "(default: <hostname>-<pid>); a restart under the same name takes its "
+                 "transactions back at once");
   app.add_option("--alert-webhook", c.alert_webhook,
                  "http:// URL to POST a JSON alert to when a transaction becomes stuck");
   app.add_option("--log-level", c.log_level, "trace, debug, info, warn, error, critical or off")
@@ -187,6 +202,12 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
     result.exit_now = true;
     result.exit_code = 2;
     result.output = s.message() + "\n";
+    return result;
+  }
+  if (c.lease.poll.count() <= 0 || c.lease.lease < 4 * c.lease.poll) {
+    result.exit_now = true;
+    result.exit_code = 2;
+    result.output = "--lease must be at least 4 times --lease-poll, which must be positive\n";
     return result;
   }
   if (c.coordinator.retry_interval.count() <= 0 || c.retry.max_interval.count() <= 0 ||

@@ -4,19 +4,24 @@
 
 namespace settle::storage {
 
-Result<std::unique_ptr<Store>> OpenStore(const std::string& location,
-                                         const SqliteStoreOptions& options) {
+Result<OpenedStore> OpenStore(const std::string& location, const SqliteStoreOptions& options) {
   if (IsPostgresLocation(location)) {
     PostgresStoreOptions postgres;
     postgres.max_batches_per_commit = options.max_batches_per_commit;
     postgres.commit_delay = options.commit_delay;
+    postgres.exclusive = false;  // the leases keep instances apart
     Result<std::unique_ptr<PostgresStore>> store = PostgresStore::Open(location, postgres);
     if (!store) return store.status();
-    return std::unique_ptr<Store>(std::move(store).value());
+    OpenedStore opened;
+    opened.leases = &(*store)->leases();
+    opened.store = std::move(store).value();
+    return opened;
   }
   Result<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(location, options);
   if (!store) return store.status();
-  return std::unique_ptr<Store>(std::move(store).value());
+  OpenedStore opened;
+  opened.store = std::move(store).value();
+  return opened;
 }
 
 std::string RedactStoreLocation(const std::string& location) {

@@ -23,7 +23,13 @@ namespace {
 // reported in the result: a JSON array with null for each applied batch and [sqlstate,
 // message] for each refused one. Bytes arrive hex-encoded. A data exception (class 22) in a
 // batch is its refusal too; any other error fails the whole group.
-constexpr std::array<const char*, 2> kMigrations = {
+//
+// Version 3 adds instance leases (instance_leases.h): settle_instances holds each
+// coordinator instance's lease expiry in the database's clock (Unix milliseconds, from
+// settle_now()), trans_global.owner the instance driving each transaction ('' for none). A
+// partial index on next_cron_time serves ListClaimable's scan of unfinished transactions by
+// due time.
+constexpr std::array<const char*, 3> kMigrations = {
     R"sql(
 CREATE TABLE trans_global (
   id              BIGINT  GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -219,6 +225,18 @@ BEGIN
   END LOOP;
   RETURN results;
 END $$;
+)sql",
+    R"sql(
+CREATE FUNCTION settle_now() RETURNS BIGINT
+LANGUAGE sql VOLATILE AS $$ SELECT (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT $$;
+
+CREATE TABLE settle_instances (
+  id          TEXT   PRIMARY KEY,
+  lease_until BIGINT NOT NULL
+);
+ALTER TABLE trans_global ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+CREATE INDEX trans_global_due ON trans_global (next_cron_time)
+  WHERE status IN ('prepared', 'submitted', 'aborting');
 )sql",
 };
 

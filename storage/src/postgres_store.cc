@@ -4,6 +4,7 @@
 
 #include "group_committer.h"
 #include "pg_group_applier.h"
+#include "pg_instance_leases.h"
 #include "settle/common/pg_pool.h"
 #include "pg_reader.h"
 #include "pg_schema.h"
@@ -42,7 +43,8 @@ class PostgresStore::Impl {
         writer_connection_(std::move(writer)),
         applier_(*writer_connection_),
         pool_(conninfo, options.max_idle_readers),
-        reader_(pool_) {}
+        reader_(pool_),
+        leases_(pool_) {}
 
   Status StartWriter(const PostgresStoreOptions& options) {
     Result<std::unique_ptr<GroupCommitter>> committer = GroupCommitter::Start(
@@ -60,6 +62,7 @@ class PostgresStore::Impl {
   GroupCommitter& committer() { return *committer_; }
   const GroupCommitter& committer() const { return *committer_; }
   PgReader& reader() { return reader_; }
+  PgInstanceLeases& leases() { return leases_; }
 
  private:
   std::unique_ptr<PgConnection> holder_;  // null unless exclusive; closed last
@@ -67,6 +70,7 @@ class PostgresStore::Impl {
   PgGroupApplier applier_;
   PgPool pool_;
   PgReader reader_;
+  PgInstanceLeases leases_;
   std::unique_ptr<GroupCommitter> committer_;  // last: stopped before what it uses goes
 };
 
@@ -80,8 +84,6 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& co
   }
   Result<std::unique_ptr<PgConnection>> writer = PgConnection::Open(conninfo);
   if (!writer) return writer.status();
-  // A 200 from the coordinator means the change is on disk, whatever the server's default.
-  if (Status s = (*writer)->Run("SET synchronous_commit = on"); !s.ok()) return s;
   if (Status s = MigratePgSchema(**writer); !s.ok()) return s;
   auto impl = std::make_unique<Impl>(std::move(holder), std::move(writer).value(), conninfo, options);
   if (Status s = impl->StartWriter(options); !s.ok()) return s;
@@ -115,6 +117,8 @@ Result<std::vector<std::string>> PostgresStore::ListFinishedBefore(TimePoint cut
 }
 
 StoreStats PostgresStore::Stats() const { return impl_->committer().Stats(); }
+
+InstanceLeases& PostgresStore::leases() { return impl_->leases(); }
 
 int PostgresStore::SchemaVersion() { return LatestPgSchemaVersion(); }
 

@@ -136,6 +136,58 @@ TEST_CASE("an exclusive store refuses a second one on its database until it clos
   MustOpen(database.conninfo());
 }
 
+TEST_CASE("a transaction is driven by the instance that claimed it until that instance's lease "
+          "runs out", "[storage][postgres][leases]") {
+  PostgresTestDatabase database;
+  auto a = MustOpen(database.conninfo(), {.exclusive = false});
+  auto b = MustOpen(database.conninfo(), {.exclusive = false});
+  GlobalRecord g = MakeGlobal("leased", TransType::kSaga, GlobalStatus::kSubmitted);
+  g.next_cron_time = T0();
+  MustCommit(*a, Batch(InsertGlobal{g}));
+  REQUIRE(a->leases().Renew("a", std::chrono::minutes(1)).ok());
+  REQUIRE(b->leases().Renew("b", std::chrono::minutes(1)).ok());
+  const auto claimable = [](PostgresStore& store, const std::string& instance) {
+    Result<std::vector<DueEntry>> due = store.leases().ListClaimable(instance, T0(), 10);
+    REQUIRE(due);
+    std::vector<std::string> gids;
+    for (const DueEntry& e : *due) gids.push_back(e.gid);
+    return gids;
+  };
+  // Unowned: either may claim it.
+  CHECK(claimable(*b, "b") == std::vector<std::string>{"leased"});
+
+  REQUIRE(*a->leases().Claim("leased", "a"));
+
+  CHECK_FALSE(*b->leases().Claim("leased", "b"));
+  CHECK(claimable(*b, "b").empty());
+  CHECK(claimable(*a, "a") == std::vector<std::string>{"leased"});
+  CHECK(*a->leases().Claim("leased", "a"));  // claiming one's own again is fine
+
+  // a stops renewing: once its lease has run out (here at once), b takes over.
+  REQUIRE(a->leases().Renew("a", Duration(0)).ok());
+  CHECK(claimable(*b, "b") == std::vector<std::string>{"leased"});
+  CHECK(*b->leases().Claim("leased", "b"));
+  CHECK_FALSE(*a->leases().Claim("leased", "a"));
+}
+
+TEST_CASE("a released instance's transactions are claimable at once; unknown gids are NotFound",
+          "[storage][postgres][leases]") {
+  PostgresTestDatabase database;
+  auto a = MustOpen(database.conninfo(), {.exclusive = false});
+  auto b = MustOpen(database.conninfo(), {.exclusive = false});
+  MustCommit(*a, Batch(InsertGlobal{MakeGlobal("g1")}));
+  REQUIRE(a->leases().Renew("a", std::chrono::minutes(1)).ok());
+  REQUIRE(*a->leases().Claim("g1", "a"));
+  REQUIRE_FALSE(*b->leases().Claim("g1", "b"));
+
+  REQUIRE(a->leases().Release("a").ok());
+
+  CHECK(*b->leases().Claim("g1", "b"));
+  Result<bool> unknown = b->leases().Claim("ghost", "b");
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.status().code() == StatusCode::kNotFound);
+}
+
 TEST_CASE("a database migrated by a newer Settle is refused, naming both versions",
           "[storage][postgres]") {
   PostgresTestDatabase database;

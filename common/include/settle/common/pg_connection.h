@@ -58,7 +58,8 @@ class PgResult {
   pg_result* result_;
 };
 
-// One libpq connection to PostgreSQL, with the statements it has prepared.
+// One libpq connection to PostgreSQL, with the statements it has prepared. Every connection
+// runs with synchronous_commit = on: a statement that returns has been flushed.
 //
 // Errors: a statement refused for its data (SQLSTATE class 22: an invalid byte sequence, a
 // value out of range) is InvalidArgument; an integrity violation (class 23) is Conflict; SQL
@@ -91,6 +92,8 @@ class PgConnection {
 
  private:
   explicit PgConnection(pg_conn* connection) : connection_(connection) {}
+  // The session settings every connection runs with.
+  Status Configure();
   // Connects again if the connection was lost; Unavailable if that fails.
   Status EnsureConnected();
   Status ErrorOf(pg_result* result, std::string_view sql) const;

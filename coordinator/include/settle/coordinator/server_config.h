@@ -5,6 +5,7 @@
 
 #include "settle/coordinator/api_server.h"
 #include "settle/coordinator/coordinator.h"
+#include "settle/coordinator/instance_lease.h"
 #include "settle/coordinator/retention.h"
 #include "settle/coordinator/retry_policy.h"
 #include "settle/storage/sqlite_store.h"
@@ -17,6 +18,9 @@ struct ServerConfig {
   int port = 36789;
   std::string db_path = "./data/settle.db";
   storage::SqliteStoreOptions store;
+  // With a shared (PostgreSQL) store: this instance's lease. An empty instance_id is replaced
+  // by "<hostname>-<pid>" at start.
+  InstanceLeaseSettings lease;
   CoordinatorSettings coordinator;
   RetrySettings retry;
   std::size_t workers = 64;  // transaction passes and branch calls in flight at once

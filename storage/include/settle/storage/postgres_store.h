@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "settle/storage/instance_leases.h"
 #include "settle/storage/store.h"
 
 namespace settle::storage {
@@ -55,6 +56,10 @@ class PostgresStore final : public Store {
   Result<std::vector<std::string>> ListFinishedBefore(TimePoint cutoff,
                                                       std::size_t limit) override;
   StoreStats Stats() const override;
+
+  // The leases that let several coordinators share this database (open it with
+  // exclusive = false). Lives as long as the store.
+  InstanceLeases& leases();
 
   // The schema version this binary writes.
   static int SchemaVersion();

@@ -1,0 +1,24 @@
+#pragma once
+
+#include "settle/common/pg_pool.h"
+#include "settle/storage/instance_leases.h"
+
+namespace settle::storage {
+
+// InstanceLeases in PostgreSQL (schema version 3): each call is one autocommitted statement on
+// a pooled connection.
+class PgInstanceLeases final : public InstanceLeases {
+ public:
+  explicit PgInstanceLeases(PgPool& pool) : pool_(pool) {}
+
+  Status Renew(const std::string& instance, Duration lease) override;
+  Status Release(const std::string& instance) override;
+  Result<bool> Claim(const std::string& gid, const std::string& instance) override;
+  Result<std::vector<DueEntry>> ListClaimable(const std::string& instance, TimePoint due_by,
+                                              std::size_t limit) override;
+
+ private:
+  PgPool& pool_;
+};
+
+}  // namespace settle::storage
