@@ -24,7 +24,7 @@ using settle::bench::LoadPlan;
 using settle::bench::LoadResult;
 
 struct Args {
-  std::string coordinator = "http://127.0.0.1:36789/api/settle";
+  std::vector<std::string> coordinators = {"http://127.0.0.1:36789/api/settle"};
   std::string mode = "saga";
   std::string participants = "empty";
   int clients = 16;
@@ -101,7 +101,9 @@ bool VerifyBankTotals(int port_a, int port_b, int accounts, std::uint64_t moved)
 int main(int argc, char** argv) {
   Args a;
   CLI::App app{"settle-bench: throughput and latency of Settle, with a direct baseline"};
-  app.add_option("--coordinator", a.coordinator, "settled's API base on 127.0.0.1")
+  app.add_option("--coordinator", a.coordinators,
+                 "settled's API base on 127.0.0.1; repeat it for several instances sharing one "
+                 "database, and the clients are spread over them in turn")
       ->capture_default_str();
   app.add_option("--mode", a.mode, "saga (2 steps) or tcc (2 branches)")
       ->check(CLI::IsMember({"saga", "tcc"}))
@@ -139,12 +141,22 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  auto url = settle::ParseHttpUrl(a.coordinator);
+  std::vector<settle::HttpUrl> urls;
+  bool urls_ok = !a.coordinators.empty();
+  for (const std::string& coordinator : a.coordinators) {
+    auto url = settle::ParseHttpUrl(coordinator);
+    urls_ok = urls_ok && url && (url->host == "127.0.0.1" || url->host == "localhost");
+    if (url) urls.push_back(*url);
+  }
+  for (const settle::HttpUrl& url : urls) {
+    urls_ok = urls_ok && url.path_and_query == urls[0].path_and_query;
+  }
   auto duration = settle::ParseDuration(a.duration);
   auto warmup = settle::ParseDuration(a.warmup);
-  if (!url || (url->host != "127.0.0.1" && url->host != "localhost") || !duration || !warmup) {
+  if (!urls_ok || !duration || !warmup) {
     std::fprintf(stderr,
-                 "settle-bench: --coordinator must be http://127.0.0.1:PORT/api/..., "
+                 "settle-bench: --coordinator must be http://127.0.0.1:PORT/api/... (the same "
+                 "path for every instance), "
                  "--duration and --warmup durations such as 10s\n");
     return 2;
   }
@@ -159,8 +171,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   settle::bench::Endpoints endpoints;
-  endpoints.coordinator_port = url->port;
-  endpoints.api = url->path_and_query == "/" ? "/api/settle" : url->path_and_query;
+  endpoints.coordinator_port = urls[0].port;
+  endpoints.api = urls[0].path_and_query == "/" ? "/api/settle" : urls[0].path_and_query;
   endpoints.participant_a_port = (*participants)->port_a();
   endpoints.participant_b_port = (*participants)->port_b();
   endpoints.accounts = a.accounts;
@@ -169,7 +181,9 @@ int main(int argc, char** argv) {
 
   std::vector<std::unique_ptr<settle::bench::Workload>> workloads;
   for (int c = 0; c < a.clients; ++c) {
-    workloads.push_back(std::make_unique<settle::bench::Workload>(endpoints, mode, c));
+    settle::bench::Endpoints mine = endpoints;
+    mine.coordinator_port = urls[static_cast<std::size_t>(c) % urls.size()].port;
+    workloads.push_back(std::make_unique<settle::bench::Workload>(mine, mode, c));
   }
   // Each phase numbers its transactions from its own offset, so gids never repeat.
   std::uint64_t offset = 0;
@@ -185,8 +199,10 @@ int main(int argc, char** argv) {
   };
 
   std::printf(
-      "settle-bench: %s, 2 %s, %s participants, %d clients, %s%s\n", a.mode.c_str(),
-      a.mode == "saga" ? "steps" : "branches", a.participants.c_str(), a.clients,
+      "settle-bench: %s, 2 %s, %s participants, %d clients on %zu coordinator%s, %s%s\n",
+      a.mode.c_str(),
+      a.mode == "saga" ? "steps" : "branches", a.participants.c_str(), a.clients, urls.size(),
+      urls.size() == 1 ? "" : "s",
       a.count > 0 ? (std::to_string(a.count) + " transactions").c_str() : a.duration.c_str(),
       a.rate > 0 ? (", " + std::to_string(static_cast<long>(a.rate)) + " tx/s offered").c_str()
                  : "");

@@ -23,10 +23,13 @@ Status InstanceLease::Start(ScheduleFn schedule) {
   if (Status s = Renew(); !s.ok()) return s;
   // Everything this instance may drive, whenever due: what a single instance's start does
   // with ListUnfinished.
-  Poll(TimePoint::max());
+  Poll(TimePoint::max(), TimePoint::max());
   thread_ = std::make_unique<PeriodicThread>(settings_.poll, [this] {
     Renew().IgnoreError();  // logged there; the fence stops calls if it keeps failing
-    Poll(clock_.Now() + 2 * settings_.poll);
+    // An unowned transaction is left to the instance that created it (it claims it in its
+    // first pass, within milliseconds) unless it has been due for a while.
+    const TimePoint now = clock_.Now();
+    Poll(now + 2 * settings_.poll, now - 2 * settings_.poll);
   });
   thread_->Start();
   return Status::Ok();
@@ -65,9 +68,9 @@ Status InstanceLease::Renew() {
   return Status::Ok();
 }
 
-void InstanceLease::Poll(TimePoint due_by) {
+void InstanceLease::Poll(TimePoint due_by, TimePoint unowned_due_by) {
   Result<std::vector<storage::DueEntry>> due =
-      leases_.ListClaimable(settings_.instance_id, due_by, kPollLimit);
+      leases_.ListClaimable(settings_.instance_id, due_by, unowned_due_by, kPollLimit);
   if (!due) {
     spdlog::error("instance {}: listing transactions to drive: {}", settings_.instance_id,
                   due.status().ToString());

@@ -11,7 +11,7 @@ start() {
   "$@" >"$log" 2>&1 &
   started_pids+=($!)
   for _ in $(seq 200); do
-    if grep -q "listening on http://" "$log"; then
+    if grep -qs "listening on http://" "$log"; then
       address=$(grep -o "listening on http://[0-9.]*:[0-9]*" "$log" | head -1 | sed 's|.*http://||')
       return
     fi

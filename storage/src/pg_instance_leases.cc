@@ -23,7 +23,10 @@ constexpr std::string_view kExists = "SELECT 1 FROM trans_global WHERE gid = $1:
 constexpr std::string_view kListClaimable =
     "SELECT g.gid, g.next_cron_time FROM trans_global AS g "
     "WHERE g.status IN ('prepared', 'submitted', 'aborting') AND g.next_cron_time <= $2::bigint "
-    "AND " SETTLE_CLAIMABLE_BY_1 " ORDER BY g.next_cron_time LIMIT $3::bigint";
+    "AND (g.owner = $1::text OR (g.owner = '' AND g.next_cron_time <= $3::bigint) OR "
+    "(g.owner <> '' AND NOT EXISTS (SELECT 1 FROM settle_instances i "
+    "WHERE i.id = g.owner AND i.lease_until > settle_now()))) "
+    "ORDER BY g.next_cron_time LIMIT $4::bigint";
 
 #undef SETTLE_CLAIMABLE_BY_1
 
@@ -60,6 +63,7 @@ Result<bool> PgInstanceLeases::Claim(const std::string& gid, const std::string& 
 
 Result<std::vector<DueEntry>> PgInstanceLeases::ListClaimable(const std::string& instance,
                                                               TimePoint due_by,
+                                                              TimePoint unowned_due_by,
                                                               std::size_t limit) {
   Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
@@ -67,6 +71,7 @@ Result<std::vector<DueEntry>> PgInstanceLeases::ListClaimable(const std::string&
                                        PgParams()
                                            .Text(instance)
                                            .Int(ToUnixMillis(due_by))
+                                           .Int(ToUnixMillis(unowned_due_by))
                                            .Int(static_cast<std::int64_t>(limit)));
   if (!rows) return rows.status();
   std::vector<DueEntry> entries;

@@ -147,14 +147,18 @@ TEST_CASE("a transaction is driven by the instance that claimed it until that in
   REQUIRE(a->leases().Renew("a", std::chrono::minutes(1)).ok());
   REQUIRE(b->leases().Renew("b", std::chrono::minutes(1)).ok());
   const auto claimable = [](PostgresStore& store, const std::string& instance) {
-    Result<std::vector<DueEntry>> due = store.leases().ListClaimable(instance, T0(), 10);
+    Result<std::vector<DueEntry>> due = store.leases().ListClaimable(instance, T0(), T0(), 10);
     REQUIRE(due);
     std::vector<std::string> gids;
     for (const DueEntry& e : *due) gids.push_back(e.gid);
     return gids;
   };
-  // Unowned: either may claim it.
+  // Unowned: either may claim it, but a poll leaves it to its creator for a while.
   CHECK(claimable(*b, "b") == std::vector<std::string>{"leased"});
+  Result<std::vector<DueEntry>> too_fresh =
+      b->leases().ListClaimable("b", T0(), T0() - std::chrono::seconds(1), 10);
+  REQUIRE(too_fresh);
+  CHECK(too_fresh->empty());
 
   REQUIRE(*a->leases().Claim("leased", "a"));
 

@@ -67,7 +67,7 @@ class InstanceLease {
  private:
   using Steady = std::chrono::steady_clock;
   Status Renew();
-  void Poll(TimePoint due_by);
+  void Poll(TimePoint due_by, TimePoint unowned_due_by);
 
   storage::InstanceLeases& leases_;
   const Clock& clock_;

@@ -36,10 +36,13 @@ class InstanceLeases {
   // it; false: another live instance does. NotFound for an unknown gid.
   virtual Result<bool> Claim(const std::string& gid, const std::string& instance) = 0;
 
-  // Unfinished transactions due by `due_by` that `instance` may drive (its own, unowned, or
-  // owned by an instance whose lease ran out), earliest due first, at most `limit`.
+  // Unfinished transactions that `instance` may drive, earliest due first, at most `limit`: its
+  // own and those of instances whose lease ran out, due by `due_by`, and unowned ones due by
+  // `unowned_due_by` (earlier: the instance that just created one claims it itself, unless it
+  // died first).
   virtual Result<std::vector<DueEntry>> ListClaimable(const std::string& instance,
-                                                      TimePoint due_by, std::size_t limit) = 0;
+                                                      TimePoint due_by, TimePoint unowned_due_by,
+                                                      std::size_t limit) = 0;
 };
 
 }  // namespace settle::storage
