@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "settle/common/http_header.h"
+
 namespace settle::http_head {
 namespace {
 
@@ -55,12 +57,17 @@ std::string ParseFields(std::string_view rest, Framing& framing, Fields* fields)
     const std::string_view line = NextLine(rest);
     if (line.empty()) break;  // the blank line ending the head
     const std::size_t colon = line.find(':');
-    if (colon == std::string_view::npos || colon == 0 || line.front() == ' ' ||
-        line.front() == '\t') {
+    if (colon == std::string_view::npos) {
       return "malformed header line '" + std::string(line.substr(0, 80)) + "'";
     }
     const std::string_view name = line.substr(0, colon);
     const std::string_view value = Trim(line.substr(colon + 1));
+    // A name is a token: whitespace before the colon (RFC 9112 §5.1), a folded line or any
+    // other byte would let a proxy in front read a different header than this one does, as
+    // would a bare CR or LF or a NUL in the value (RFC 9110 §5.5). Both are refused.
+    if (!IsValidHeaderName(name) || !IsValidHeaderValue(value)) {
+      return "malformed header line '" + std::string(line.substr(0, 80)) + "'";
+    }
     if (EqualsIgnoreCase(name, "Content-Length")) {
       std::uint64_t parsed = 0;
       if (!ParseDecimal(value, parsed) || (framing.has_length && parsed != framing.length)) {

@@ -80,6 +80,10 @@ HttpResponseParser::State HttpResponseParser::Feed(std::string_view data, std::s
           }
           break;
         }
+        // Checked here too: a head over the limit must not pass because it came in one read.
+        if (end + 4 > kMaxHeadBytes) {
+          return Fail("the answer's head is over " + std::to_string(kMaxHeadBytes) + " bytes");
+        }
         head_.resize(end + 4);
         pos += end + 4 - before;
         ParseHead();

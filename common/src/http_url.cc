@@ -27,6 +27,26 @@ std::string EncodeUnless(std::string_view s, Keep keep) {
   return out;
 }
 
+// A host name or IPv4 address: letters, digits, '-', '.', '_' and '~' (RFC 3986's unreserved
+// characters; DNS names use fewer).
+bool IsRegName(std::string_view host) {
+  for (unsigned char c : host) {
+    if (!IsUnreserved(c)) return false;
+  }
+  return true;
+}
+
+// What goes between '[' and ']': an IPv6 address, possibly ending in an IPv4 one. Zone ids
+// ("%25eth0") are not supported.
+bool IsIpv6Literal(std::string_view host) {
+  if (host.find(':') == std::string_view::npos) return false;
+  for (unsigned char c : host) {
+    const bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    if (!hex && c != ':' && c != '.') return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string PercentEncode(std::string_view s) { return EncodeUnless(s, IsUnreserved); }
@@ -38,9 +58,14 @@ std::string PercentEncodeNonAscii(std::string_view s) {
 std::string HttpUrl::TargetWith(
     std::initializer_list<std::pair<std::string_view, std::string_view>> params) const {
   std::string target = path_and_query;
-  char sep = target.find('?') == std::string::npos ? '?' : '&';
-  // A URL that already ends in '?' or '&' needs no extra separator.
-  if (!target.empty() && (target.back() == '?' || target.back() == '&')) sep = '\0';
+  const std::size_t query = target.find('?');
+  char sep = query == std::string::npos ? '?' : '&';
+  // A query that is still empty ("/a?") or ends in '&' needs no extra separator. Only the
+  // first '?' starts the query: a later one ("/a?next=?") is part of a value, and a '&' in
+  // the path ("/a&b") is a character of the path.
+  if (query != std::string::npos && (query + 1 == target.size() || target.back() == '&')) {
+    sep = '\0';
+  }
   for (const auto& [key, value] : params) {
     if (sep != '\0') target += sep;
     target += key;
@@ -88,6 +113,9 @@ Result<HttpUrl> ParseHttpUrl(std::string_view url) {
     const std::size_t close = authority.find(']');
     if (close == std::string_view::npos) return Status::InvalidArgument("has an unclosed '['");
     host = authority.substr(1, close - 1);
+    if (!IsIpv6Literal(host)) {
+      return Status::InvalidArgument("has something other than an IPv6 address in [ ]");
+    }
     std::string_view after = authority.substr(close + 1);
     if (!after.empty()) {
       if (after.front() != ':') return Status::InvalidArgument("has junk after the host");
@@ -100,6 +128,10 @@ Result<HttpUrl> ParseHttpUrl(std::string_view url) {
       host = authority.substr(0, colon);
       port = authority.substr(colon + 1);
       if (port.empty()) return Status::InvalidArgument("has an empty port");
+    }
+    if (!IsRegName(host)) {
+      return Status::InvalidArgument("has a host with characters other than letters, digits, "
+                                     "'-', '.', '_' and '~'");
     }
   }
   if (host.empty()) return Status::InvalidArgument("has no host");

@@ -162,5 +162,37 @@ TEST_CASE("what is not an HTTP/1.x answer is an error naming the fault", "[commo
   }
 }
 
+// Found by fuzz/http_response_parser_fuzz.cc: the limit was checked only while the head was
+// incomplete, so a head over it that arrived in one read (or whose last read completed it)
+// was taken.
+TEST_CASE("a head over the limit is refused however it arrives, even complete in one read",
+          "[common]") {
+  const std::string answer = "HTTP/1.1 200 OK\r\nX-Big: " +
+                             std::string(HttpResponseParser::kMaxHeadBytes, 'a') +
+                             "\r\nContent-Length: 2\r\n\r\nok";
+  for (std::size_t piece : {answer.size(), std::size_t{16 * 1024}, std::size_t{1000}}) {
+    INFO("pieces of " << piece);
+    HttpResponseParser parser(kKeepAll);
+    std::size_t consumed = 0;
+
+    CHECK(FeedInPieces(parser, answer, piece, consumed) == State::kError);
+    CHECK_THAT(parser.error(), Contains("head is over"));
+  }
+}
+
+// Found by fuzz/http_request_parser_fuzz.cc, in the header parsing the two parsers share.
+TEST_CASE("an answer whose header lines are not well-formed is malformed", "[common]") {
+  for (const std::string& line : {std::string("Content-Length : 2"),
+                                  std::string("X-Note: a\nContent-Length: 2"),
+                                  std::string("X-Note: a\rb"), std::string("X-Note: a\0b", 11)}) {
+    INFO(line);
+    HttpResponseParser parser(kKeepAll);
+    std::size_t consumed = 0;
+
+    CHECK(parser.Feed("HTTP/1.1 200 OK\r\n" + line + "\r\n\r\nok", consumed) == State::kError);
+    CHECK_THAT(parser.error(), Contains("malformed header line"));
+  }
+}
+
 }  // namespace
 }  // namespace settle

@@ -34,6 +34,22 @@ TEST_CASE("only plain, well-formed http URLs are accepted", "[common][url]") {
   CHECK_FALSE(ParseHttpUrl("http://p/" + std::string(kMaxUrlLength, 'a')));
 }
 
+// Found by fuzz/url_duration_fuzz.cc: "http://[[>20]:9000/" was taken with the host "[>20",
+// which no resolver knows and which written out again ("Host: [>20:9000") is another URL.
+TEST_CASE("a host is a name, an IPv4 address or a bracketed IPv6 address", "[common][url]") {
+  for (const char* bad : {"http://[[>20]:9000/", "http://[]/", "http://[1.2.3.4]/",
+                          "http://[::1%25eth0]/", "http://[fe80::g]/", "http://a[b:80/",
+                          "http://a]b/", "http://p,q/", "http://p%41/", "http://p!/"}) {
+    INFO(bad);
+    CHECK_FALSE(ParseHttpUrl(bad));
+  }
+  for (const char* good : {"http://[::ffff:127.0.0.1]:80/", "http://[2001:DB8::1]/",
+                           "http://my-service.svc_1.local/", "http://10.0.0.1:8080/"}) {
+    INFO(good);
+    CHECK(ParseHttpUrl(good));
+  }
+}
+
 TEST_CASE("branch query parameters are appended with ? or &", "[common][url]") {
   auto plain = ParseHttpUrl("http://p/confirm");
   REQUIRE(plain);
@@ -52,6 +68,30 @@ TEST_CASE("a request target keeps its reserved characters and encodes raw UTF-8"
   CHECK(PercentEncodeNonAscii("/p?tenant=a+b&x=/y") == "/p?tenant=a+b&x=/y");
   CHECK(PercentEncodeNonAscii("/caf\xc3\xa9") == "/caf%C3%A9");
   CHECK(PercentEncode("a+b/c d") == "a%2Bb%2Fc%20d");
+}
+
+// Found by fuzz/url_duration_fuzz.cc: the separator was chosen from the URL's last byte alone,
+// so a '?' inside a value swallowed the gid into that value, and a '&' in the path left the
+// parameters without a query.
+TEST_CASE("only the query's own start and a trailing & make the separator unnecessary",
+          "[common][url]") {
+  struct Case {
+    std::string url;
+    std::string target;
+  };
+  for (const Case& c : {
+           Case{"http://p/confirm?next=?", "/confirm?next=?&gid=g1"},
+           Case{"http://p/confirm?a=1&b=?", "/confirm?a=1&b=?&gid=g1"},
+           Case{"http://p/a&b", "/a&b?gid=g1"},
+           Case{"http://p/a&b?", "/a&b?gid=g1"},
+           Case{"http://p/confirm?tenant=7&", "/confirm?tenant=7&gid=g1"},
+           Case{"http://p?", "/?gid=g1"},
+       }) {
+    INFO(c.url);
+    auto url = ParseHttpUrl(c.url);
+    REQUIRE(url);
+    CHECK(url->TargetWith({{"gid", "g1"}}) == c.target);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,160 @@
+// The coordinator's request parsing: JSON bodies of prepare, registerBranch, submit, abort,
+// forceStop/resetNextCronTime, and the query strings of /query and /all (through
+// ParseQueryString, as the HTTP server splits them). request_parser.h promises pure functions
+// that never throw, fail only with InvalidArgument naming the field, and hand out only
+// requests that are valid; each of those is checked.
+//
+// Input: [function selector] body or query string...
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "fuzz_support.h"
+#include "settle/common/http_header.h"
+#include "settle/common/http_request.h"
+#include "settle/common/http_url.h"
+#include "settle/common/protocol.h"
+#include "settle/coordinator/request_parser.h"
+
+namespace settle::fuzz {
+namespace {
+
+using coordinator::kMaxReasonLength;
+using coordinator::kMaxSagaSteps;
+using coordinator::RequestOptions;
+
+constexpr std::int64_t kTenYearsMillis = 10LL * 365 * 24 * 3600 * 1000;
+
+// Every field a message may start with, followed by ':', '.' or '['.
+bool NamesAField(const std::string& message) {
+  static constexpr std::string_view kFields[] = {
+      "body",          "gid",           "trans_type",      "branch_id",       "data",
+      "confirm",       "cancel",        "steps",           "payloads",        "custom_data",
+      "wait_result",   "concurrent",    "timeout_to_fail", "request_timeout", "retry_interval",
+      "retry_limit",   "branch_headers", "rollback_reason", "status",          "stuck",
+      "limit",         "position"};
+  for (std::string_view field : kFields) {
+    if (message.size() > field.size() && message.compare(0, field.size(), field) == 0) {
+      const char next = message[field.size()];
+      if (next == ':' || next == '.' || next == '[') return true;
+    }
+  }
+  return false;
+}
+
+template <typename T>
+void CheckFailure(const Result<T>& result) {
+  if (result) return;
+  FUZZ_CHECK(result.status().code() == StatusCode::kInvalidArgument);
+  FUZZ_CHECK(NamesAField(result.status().message()));
+}
+
+bool IsUrl(const std::string& url) { return static_cast<bool>(ParseHttpUrl(url)); }
+
+void CheckDuration(const std::optional<Duration>& d) {
+  if (d) FUZZ_CHECK(d->count() > 0 && d->count() <= kTenYearsMillis);  // 0 means "not sent"
+}
+
+void CheckOptions(const RequestOptions& o) {
+  CheckDuration(o.timeout_to_fail);
+  CheckDuration(o.request_timeout);
+  CheckDuration(o.retry_interval);
+  FUZZ_CHECK(o.retry_limit >= 0);
+  for (const auto& [name, value] : o.branch_headers) {
+    FUZZ_CHECK(IsValidHeaderName(name));
+    FUZZ_CHECK(IsValidHeaderValue(value));
+  }
+}
+
+void FuzzSubmit(std::string_view body) {
+  const auto r = coordinator::ParseSubmit(body);
+  CheckFailure(r);
+  if (!r) return;
+  FUZZ_CHECK(IsValidGid(r->gid));
+  CheckOptions(r->options);
+  if (r->trans_type != TransType::kSaga) {
+    FUZZ_CHECK(r->steps.empty());
+    return;
+  }
+  const std::size_t steps = r->steps.size();
+  FUZZ_CHECK(steps >= 1 && steps <= kMaxSagaSteps);
+  for (const auto& step : r->steps) {
+    FUZZ_CHECK(IsUrl(step.action_url));
+    FUZZ_CHECK(step.compensate_url.empty() || IsUrl(step.compensate_url));
+  }
+  for (const auto& [step, waits] : r->options.orders) {
+    FUZZ_CHECK(step >= 0 && static_cast<std::size_t>(step) < steps);
+    for (int w : waits) {
+      FUZZ_CHECK(w >= 0 && static_cast<std::size_t>(w) < steps && w != step);
+    }
+  }
+}
+
+void FuzzPrepare(std::string_view body) {
+  const auto r = coordinator::ParsePrepare(body);
+  CheckFailure(r);
+  if (!r) return;
+  FUZZ_CHECK(IsValidGid(r->gid));
+  CheckOptions(r->options);
+}
+
+void FuzzRegisterBranch(std::string_view body) {
+  const auto r = coordinator::ParseRegisterBranch(body);
+  CheckFailure(r);
+  if (!r) return;
+  FUZZ_CHECK(IsValidGid(r->gid));
+  FUZZ_CHECK(IsValidBranchId(r->branch_id));
+  FUZZ_CHECK(IsUrl(r->confirm_url));
+  FUZZ_CHECK(IsUrl(r->cancel_url));
+}
+
+void FuzzAbort(std::string_view body) {
+  const auto r = coordinator::ParseAbort(body);
+  CheckFailure(r);
+  if (!r) return;
+  FUZZ_CHECK(IsValidGid(r->gid));
+  FUZZ_CHECK(r->rollback_reason.size() <= kMaxReasonLength);
+}
+
+void FuzzGidBody(std::string_view body) {
+  const auto r = coordinator::ParseGidBody(body);
+  CheckFailure(r);
+  if (r) FUZZ_CHECK(IsValidGid(*r));
+}
+
+void FuzzQueryGid(std::string_view query) {
+  const auto r = coordinator::ParseQueryGid(ParseQueryString(query));
+  CheckFailure(r);
+  if (r) FUZZ_CHECK(IsValidGid(*r));
+}
+
+void FuzzListQuery(std::string_view query) {
+  const auto r = coordinator::ParseListQuery(ParseQueryString(query));
+  CheckFailure(r);
+  if (!r) return;
+  FUZZ_CHECK(r->limit >= 1 && r->limit <= 1000);
+  if (r->before_id) FUZZ_CHECK(*r->before_id >= 1);
+}
+
+}  // namespace
+}  // namespace settle::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace settle::fuzz;
+  Input input(data, size);
+  const std::uint8_t selector = input.Byte();
+  const std::string_view text = input.rest();
+  switch (selector % 7) {
+    case 0: FuzzSubmit(text); break;
+    case 1: FuzzPrepare(text); break;
+    case 2: FuzzRegisterBranch(text); break;
+    case 3: FuzzAbort(text); break;
+    case 4: FuzzGidBody(text); break;
+    case 5: FuzzListQuery(text); break;
+    case 6: FuzzQueryGid(text); break;
+  }
+  return 0;
+}
