@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <string>
 #include <string_view>
 
 // An invariant of the code under test. A violation is a logic bug: libFuzzer reports it as a
@@ -69,6 +70,22 @@ inline Splitter SplitterFor(std::uint8_t selector, std::size_t scale = 1) {
 
 // Whether a limits byte asks for a head padded to near its limit: one input in four.
 inline bool PadsHead(std::uint8_t limits) { return (limits & 0x18) == 0x08; }
+
+// An "X-Pad" header line after the first line of `stream` that brings the head to within a few
+// hundred bytes of `max_head` (either side, by `adjust`), so that both sides of a parser's
+// head limit get explored without inputs of 64 KiB.
+inline std::string PadNearLimit(std::string_view stream, std::size_t max_head,
+                                std::uint8_t adjust) {
+  const std::size_t eol = stream.find("\r\n");
+  if (eol == std::string_view::npos) return std::string(stream);
+  const std::size_t line = max_head - 256 + adjust;
+  std::string padded(stream.substr(0, eol + 2));
+  padded += "X-Pad: ";
+  padded.append(line - 9, 'a');
+  padded += "\r\n";
+  padded += stream.substr(eol + 2);
+  return padded;
+}
 
 // Pieces for a padded stream: large enough to keep the run fast, still cutting the head in
 // varying places.

@@ -125,20 +125,6 @@ Outcome Run(std::string_view stream, std::size_t max_body, Splitter split) {
   return out;
 }
 
-// An "X-Pad" header line that brings the head to within a few hundred bytes of the limit, so
-// that both sides of kMaxHeadBytes get explored without inputs of 64 KiB.
-std::string PadNearLimit(std::string_view stream, std::uint8_t adjust) {
-  const std::size_t eol = stream.find("\r\n");
-  if (eol == std::string_view::npos) return std::string(stream);
-  const std::size_t line = HttpRequestParser::kMaxHeadBytes - 256 + adjust;
-  std::string padded(stream.substr(0, eol + 2));
-  padded += "X-Pad: ";
-  padded.append(line - 9, 'a');
-  padded += "\r\n";
-  padded += stream.substr(eol + 2);
-  return padded;
-}
-
 }  // namespace
 }  // namespace settle::fuzz
 
@@ -152,7 +138,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t max_body = kMaxBodies[limits & 7];
   const bool padded = PadsHead(limits);
   const std::string stream =
-      padded ? PadNearLimit(input.rest(), adjust) : std::string(input.rest());
+      padded ? PadNearLimit(input.rest(), settle::HttpRequestParser::kMaxHeadBytes, adjust)
+             : std::string(input.rest());
 
   const Outcome whole = Run(stream, max_body, Splitter(stream.size() + 1, false));
   const Outcome pieces = Run(stream, max_body, SplitterFor(split, padded ? kPaddedScale : 1));

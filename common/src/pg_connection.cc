@@ -5,16 +5,10 @@
 #include <charconv>
 #include <utility>
 
+#include "sql_in_message.h"
+
 namespace settle {
 namespace {
-
-// SQL in error messages is cut here: enough to recognise the statement, short in logs.
-constexpr std::size_t kSqlInMessage = 60;
-
-std::string Abbreviate(std::string_view sql) {
-  if (sql.size() <= kSqlInMessage) return std::string(sql);
-  return std::string(sql.substr(0, kSqlInMessage)) + "...";
-}
 
 // libpq's messages end with a newline (and sometimes carry a DETAIL line after it).
 std::string OneLine(const char* message) {
@@ -145,7 +139,7 @@ Status PgConnection::ErrorOf(pg_result* result, std::string_view sql) const {
   const char* state = result != nullptr ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   const std::string message =
       OneLine(result != nullptr ? PQresultErrorMessage(result) : PQerrorMessage(connection_));
-  const std::string text = "postgresql: " + Abbreviate(sql) + ": " +
+  const std::string text = "postgresql: " + AbbreviateSql(sql) + ": " +
                            (message.empty() ? OneLine(PQerrorMessage(connection_)) : message);
   const std::string_view sqlstate = state != nullptr ? state : "";
   if (sqlstate.starts_with("22")) return Status::InvalidArgument(text);
@@ -174,7 +168,7 @@ Result<PgResult> PgConnection::Query(std::string_view sql, const PgParams& param
     const std::optional<std::string>& value = params.values_[i];
     if (!value) continue;
     if (params.formats_[i] == 0 && value->find('\0') != std::string::npos) {
-      return Status::InvalidArgument("postgresql: " + Abbreviate(sql) + ": text parameter $" +
+      return Status::InvalidArgument("postgresql: " + AbbreviateSql(sql) + ": text parameter $" +
                                      std::to_string(i + 1) + " contains a NUL byte");
     }
     values[i] = value->data();

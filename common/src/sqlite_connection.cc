@@ -4,16 +4,10 @@
 #include <system_error>
 #include <utility>
 
+#include "sql_in_message.h"
+
 namespace settle {
 namespace {
-
-// SQL in error messages is cut here: enough to recognise the statement, short in logs.
-constexpr std::size_t kSqlInMessage = 60;
-
-std::string Abbreviate(std::string_view sql) {
-  if (sql.size() <= kSqlInMessage) return std::string(sql);
-  return std::string(sql.substr(0, kSqlInMessage)) + "...";
-}
 
 // Errors after which a connection's state is not to be trusted for the next transaction.
 bool IsFatal(int rc) {
@@ -77,7 +71,7 @@ SqliteStatement::~SqliteStatement() {
 
 void SqliteStatement::Remember(int rc) {
   if (rc != SQLITE_OK && bind_status_.ok()) {
-    bind_status_ = connection_->Error(rc, "binding " + Abbreviate(sqlite3_sql(stmt_)));
+    bind_status_ = connection_->Error(rc, "binding " + AbbreviateSql(sqlite3_sql(stmt_)));
   }
 }
 
@@ -110,7 +104,7 @@ Result<bool> SqliteStatement::Step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  return connection_->Error(rc, "executing " + Abbreviate(sqlite3_sql(stmt_)));
+  return connection_->Error(rc, "executing " + AbbreviateSql(sqlite3_sql(stmt_)));
 }
 
 Status SqliteStatement::Run() {
@@ -173,7 +167,7 @@ Status SqliteConnection::Exec(const std::string& sql) {
   char* error = nullptr;
   const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error);
   sqlite3_free(error);  // sqlite3_errmsg() still holds the same text
-  if (rc != SQLITE_OK) return Error(rc, "executing " + Abbreviate(sql));
+  if (rc != SQLITE_OK) return Error(rc, "executing " + AbbreviateSql(sql));
   return Status::Ok();
 }
 
@@ -185,12 +179,12 @@ Result<SqliteStatement> SqliteConnection::Prepare(std::string_view sql) {
                                       SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
     if (rc != SQLITE_OK) {
       sqlite3_finalize(stmt);
-      return Error(rc, "preparing " + Abbreviate(sql));
+      return Error(rc, "preparing " + AbbreviateSql(sql));
     }
-    if (stmt == nullptr) return Status::Internal("sqlite: empty statement: " + Abbreviate(sql));
+    if (stmt == nullptr) return Status::Internal("sqlite: empty statement: " + AbbreviateSql(sql));
     it = statements_.emplace(std::string(sql), CachedStatement{stmt, false}).first;
   } else if (it->second.in_use) {
-    return Status::Internal("sqlite: statement is already in use: " + Abbreviate(sql));
+    return Status::Internal("sqlite: statement is already in use: " + AbbreviateSql(sql));
   } else {
     sqlite3_clear_bindings(it->second.stmt);
   }

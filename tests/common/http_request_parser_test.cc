@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "feed_in_pieces.h"
+
 namespace settle {
 namespace {
 
@@ -11,19 +13,6 @@ using State = HttpRequestParser::State;
 using Catch::Matchers::Contains;
 
 constexpr std::size_t kMaxBody = 1 << 20;
-
-// Feeds `bytes` in pieces of `piece` bytes until the parser stops wanting more.
-State FeedInPieces(HttpRequestParser& parser, const std::string& bytes, std::size_t piece,
-                   std::size_t& consumed_total) {
-  consumed_total = 0;
-  State state = State::kNeedMore;
-  for (std::size_t at = 0; at < bytes.size() && state == State::kNeedMore; at += piece) {
-    std::size_t consumed = 0;
-    state = parser.Feed(std::string_view(bytes).substr(at, piece), consumed);
-    consumed_total += consumed;
-  }
-  return state;
-}
 
 TEST_CASE("a request with a Content-Length body is read whole, however it arrives",
           "[common][http_request_parser]") {

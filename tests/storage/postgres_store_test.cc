@@ -61,7 +61,7 @@ TEST_CASE("a gid that PostgreSQL text cannot hold is refused for its batch alone
   PostgresTestDatabase database;
   auto store = MustOpen(database.conninfo());
 
-  for (const std::string gid : {std::string("nul\0gid", 7), std::string("bad-utf8-\xff")}) {
+  for (const std::string& gid : {std::string("nul\0gid", 7), std::string("bad-utf8-\xff")}) {
     Status refused = store->Commit(Batch(InsertGlobal{MakeGlobal(gid)}));
     INFO(refused.ToString());
     CHECK(refused.code() == StatusCode::kInvalidArgument);

@@ -17,18 +17,20 @@ struct PostgresStoreOptions {
   std::chrono::microseconds commit_delay{0};
   // Read connections kept open between reads (more are opened while more readers wait).
   std::size_t max_idle_readers = 16;
-  // Refuse to open a database that another store holds open this way: each coordinator
-  // drives every unfinished transaction it finds, so until transactions are leased to one
-  // coordinator at a time, two on one database would call the same branches twice. The hold
-  // is a session advisory lock on a connection of its own, released when the store closes or
-  // its process dies.
+  // Refuse to open a database that another store holds open this way. For a coordinator that
+  // drives every unfinished transaction it finds without leases (a single instance, tools,
+  // tests): two of them on one database would call the same branches twice. settled opens
+  // its store with exclusive = false and keeps instances apart with leases(). The hold is a
+  // session advisory lock on a connection of its own, released when the store closes or its
+  // process dies.
   bool exclusive = true;
 };
 
 // Store on a PostgreSQL database, which may be shared by several coordinators.
 //
 // Writes go through group commit on one connection with synchronous_commit = on: many callers'
-// batches, each in its own SAVEPOINT, share one transaction and one WAL flush; Commit returns
+// batches, each in its own subtransaction of one settle_apply_group call, share one
+// transaction and one WAL flush; Commit returns
 // OK only after the server has flushed it. Reads use a pool of connections, one statement
 // each. The schema is created and migrated forward on Open, under an advisory lock, so several
 // coordinators may start together; a database migrated by a newer Settle is refused.
