@@ -1,0 +1,164 @@
+// The database under a running settled crashes and comes back: settled keeps serving (503 for
+// what needs the database, never a crash), stops calling participants once its lease can no
+// longer be trusted, and without a restart of its own finishes every transaction it had
+// acknowledged. A real PostgreSQL server of the test's own, stopped the way a crash stops it.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "json_client.h"
+#include "participant_server.h"
+#include "private_postgres_server.h"
+#include "settled_process.h"
+#include "temp_dir.h"
+
+namespace settle {
+namespace {
+
+using nlohmann::json;
+using testing::JsonClient;
+using testing::ParticipantServer;
+using testing::ReceivedCall;
+using Steady = std::chrono::steady_clock;
+
+// Slow enough that the sagas are still running when the database goes.
+constexpr std::chrono::milliseconds kParticipantDelay{150};
+// Longer than the lease (2 s): the outage outlasts it, so the instance must take its lease,
+// and its transactions, up again afterwards.
+constexpr std::chrono::milliseconds kOutage{3000};
+
+json SagaBody(const ParticipantServer& p, const std::string& gid) {
+  json steps = json::array();
+  for (int i = 0; i < 2; ++i) {
+    steps.push_back({{"action", p.Url("/action")}, {"compensate", p.Url("/compensate")}});
+  }
+  return {{"gid", gid}, {"trans_type", "saga"}, {"steps", steps}, {"payloads", {"{}", "{}"}}};
+}
+
+std::string StatusOf(JsonClient& c, const std::string& gid) {
+  const auto q = c.Get("/api/settle/query?gid=" + gid);
+  if (q.status != 200 || !q.json["transaction"].is_object()) return "";
+  return q.json["transaction"]["status"];
+}
+
+// Retries a submit that met the outage until the database answers again.
+int SubmitUntilStored(JsonClient& c, const json& body, Steady::time_point deadline) {
+  int status = 0;
+  while (Steady::now() < deadline) {
+    status = c.PostJson("/api/settle/submit", body).status;
+    if (status != 503) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return status;
+}
+
+TEST_CASE("PostgreSQL crashes under a running settled and comes back: settled keeps serving "
+          "and finishes every transaction it acknowledged", "[postgres][outage]") {
+  testing::PrivatePostgresServer server;
+  testing::TempDir dir;
+  ParticipantServer p;
+  for (const char* path : {"/action", "/compensate"}) {
+    p.SetDefault(path, {200, R"({"dtm_result":"SUCCESS"})", kParticipantDelay});
+  }
+  testing::SettledProcess settled(
+      server.conninfo(),
+      {"--instance-id", "only", "--lease", "2s", "--lease-poll", "200ms", "--retry-interval",
+       "100ms", "--retry-max", "500ms", "--log-level", "warn"},
+      0, dir.File("settled.log"));
+  JsonClient c(settled.port());
+
+  std::vector<std::string> acknowledged;
+  for (int i = 0; i < 40; ++i) {
+    const std::string gid = "before-" + std::to_string(i);
+    REQUIRE(c.PostJson("/api/settle/submit", SagaBody(p, gid)).status == 200);
+    acknowledged.push_back(gid);
+  }
+
+  // The crash, while branch calls are still going on.
+  server.Crash();
+  const auto crashed_at = Steady::now();
+  const std::size_t actions_before = p.Calls().size();
+  INFO(actions_before << " of 80 actions called before the crash");
+  REQUIRE(actions_before < 80);
+
+  // While it is down: settled answers, refuses what needs the database with 503, and stores
+  // nothing it could not sync.
+  std::vector<std::string> refused;
+  for (int i = 0; i < 5; ++i) {
+    const std::string gid = "during-" + std::to_string(i);
+    const auto r = c.PostJson("/api/settle/submit", SagaBody(p, gid));
+    INFO(r.body);
+    CHECK(r.status == 503);
+    refused.push_back(gid);
+  }
+  CHECK(c.Get("/api/settle/query?gid=before-0").status == 503);
+  CHECK(c.Get("/api/ping").status == 200);
+  std::this_thread::sleep_for(kOutage - (Steady::now() - crashed_at));
+  CHECK(settled.process().running());
+
+  const auto restarted_at = Steady::now();
+  server.Restart();
+
+  // The submits that met the outage go through once it is over, as a client's retry would.
+  const auto deadline = Steady::now() + std::chrono::seconds(60);
+  for (const std::string& gid : refused) {
+    INFO(gid);
+    CHECK(SubmitUntilStored(c, SagaBody(p, gid), deadline) == 200);
+    acknowledged.push_back(gid);
+  }
+
+  // Every acknowledged transaction survived the crash and completes, without a restart of
+  // settled.
+  for (const std::string& gid : acknowledged) {
+    std::string status;
+    while (Steady::now() < deadline) {
+      status = StatusOf(c, gid);
+      if (status == "succeed" || status == "failed") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    INFO(gid);
+    CHECK(status == "succeed");
+  }
+
+  // Each saw both its actions (some perhaps twice: a result lost with the crash is asked
+  // again), never a compensation, and the calls of one branch never overlapped.
+  std::map<std::string, std::set<std::string>> seen;
+  std::map<std::string, std::vector<ReceivedCall>> by_branch;
+  const std::vector<ReceivedCall> calls = p.Calls();
+  for (const ReceivedCall& call : calls) {
+    const std::string gid = call.query.at("gid");
+    seen[gid].insert(call.query.at("branch_id") + ":" + call.query.at("op"));
+    by_branch[gid + "/" + call.query.at("branch_id")].push_back(call);
+  }
+  for (const std::string& gid : acknowledged) {
+    INFO(gid);
+    CHECK(seen[gid] == std::set<std::string>{"01:action", "02:action"});
+  }
+  int overlaps = 0;
+  for (auto& [branch, branch_calls] : by_branch) {
+    std::sort(branch_calls.begin(), branch_calls.end(),
+              [](const ReceivedCall& a, const ReceivedCall& b) {
+                return a.received_at < b.received_at;
+              });
+    for (std::size_t i = 1; i < branch_calls.size(); ++i) {
+      if (branch_calls[i].received_at < branch_calls[i - 1].answered_at) ++overlaps;
+    }
+  }
+  CHECK(overlaps == 0);
+  // Its lease was last renewed at most a poll before the crash, and counts as held until 2 s
+  // after that, less a tenth: from then until the database is back, no participant is called.
+  const auto lapsed_by = crashed_at + std::chrono::milliseconds(1900);
+  const auto while_lapsed = std::count_if(calls.begin(), calls.end(), [&](const ReceivedCall& c) {
+    return c.received_at > lapsed_by && c.received_at < restarted_at;
+  });
+  CHECK(while_lapsed == 0);
+}
+
+}  // namespace
+}  // namespace settle
