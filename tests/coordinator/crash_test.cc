@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "final_status.h"
 #include "json_client.h"
 #ifdef SETTLE_TEST_STORE_POSTGRES
 #include "postgres_test_database.h"
@@ -125,12 +126,6 @@ bool WaitForAnsweredAndInFlight(const ParticipantServer& p, std::size_t count) {
   return false;
 }
 
-std::string StatusOf(JsonClient& c, const std::string& gid) {
-  const auto q = c.Get("/api/settle/query?gid=" + gid).json;
-  if (!q.is_object() || !q["transaction"].is_object()) return "";
-  return q["transaction"]["status"];
-}
-
 TEST_CASE("settled killed mid-flight and restarted finishes every transaction exactly as meant",
           "[crash]") {
   testing::TempDir dir;
@@ -166,14 +161,8 @@ TEST_CASE("settled killed mid-flight and restarted finishes every transaction ex
   JsonClient client(settled->port());
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   for (const auto& [gid, expected] : work.expected()) {
-    std::string status;
-    while (std::chrono::steady_clock::now() < deadline) {
-      status = StatusOf(client, gid);
-      if (status == "succeed" || status == "failed") break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
     INFO(gid);
-    CHECK(status == expected.status);
+    CHECK(testing::WaitForFinalStatus(client, gid, deadline) == expected.status);
   }
 
   std::map<std::string, OpSet> seen;

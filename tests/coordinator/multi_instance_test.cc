@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "branch_call_log.h"
+#include "final_status.h"
 #include "json_client.h"
 #include "participant_server.h"
 #include "postgres_test_database.h"
@@ -36,12 +38,6 @@ std::vector<std::string> InstanceArgs(int i) {
   return {"--instance-id", "i" + std::to_string(i), "--lease",     "2s",
           "--lease-poll",  "200ms",                  "--retry-interval", "100ms",
           "--retry-max",   "500ms",                  "--log-level", "warn"};
-}
-
-std::string StatusOf(JsonClient& c, const std::string& gid) {
-  const auto q = c.Get("/api/settle/query?gid=" + gid).json;
-  if (!q.is_object() || !q["transaction"].is_object()) return "";
-  return q["transaction"]["status"];
 }
 
 // Starts transactions, request by request over the live instances in turn: a TCC's prepare,
@@ -148,41 +144,21 @@ TEST_CASE("three instances on one database: one is killed mid-load, every transa
   JsonClient reader(instances[1]->port());
   const auto deadline = Steady::now() + std::chrono::seconds(60);
   for (const auto& [gid, ops] : client.expected()) {
-    std::string status;
-    while (Steady::now() < deadline) {
-      status = StatusOf(reader, gid);
-      if (status == "succeed" || status == "failed") break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
     INFO(gid);
-    CHECK(status == "succeed");
+    CHECK(testing::WaitForFinalStatus(reader, gid, deadline) == "succeed");
   }
 
   // Each branch saw exactly its ops, and never two calls at once.
-  std::map<std::string, std::set<std::string>> seen;
-  std::map<std::string, std::vector<ReceivedCall>> calls_by_branch;  // "gid/branch"
-  for (const ReceivedCall& call : p.Calls()) {
-    const std::string gid = call.query.at("gid");
-    seen[gid].insert(call.query.at("branch_id") + ":" + call.query.at("op"));
-    calls_by_branch[gid + "/" + call.query.at("branch_id")].push_back(call);
-  }
+  const std::vector<ReceivedCall> calls = p.Calls();
+  auto seen = testing::OpsByGid(calls);
   for (const auto& [gid, ops] : client.expected()) {
     INFO(gid);
     CHECK(seen[gid] == ops);
   }
-  int overlaps = 0;
-  for (auto& [branch, calls] : calls_by_branch) {
-    std::sort(calls.begin(), calls.end(), [](const ReceivedCall& a, const ReceivedCall& b) {
-      return a.received_at < b.received_at;
-    });
-    for (std::size_t i = 1; i < calls.size(); ++i) {
-      if (calls[i].received_at < calls[i - 1].answered_at) {
-        ++overlaps;
-        UNSCOPED_INFO(branch << ": a call started before the previous one was answered");
-      }
-    }
-  }
-  CHECK(overlaps == 0);
+  const std::vector<std::string> overlapping = testing::OverlappingBranches(calls);
+  INFO("branches called again before an earlier call was answered: " << overlapping.size());
+  for (const std::string& branch : overlapping) UNSCOPED_INFO(branch);
+  CHECK(overlapping.empty());
 }
 
 }  // namespace

@@ -6,12 +6,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "branch_call_log.h"
+#include "final_status.h"
 #include "json_client.h"
 #include "participant_server.h"
 #include "private_postgres_server.h"
@@ -39,12 +40,6 @@ json SagaBody(const ParticipantServer& p, const std::string& gid) {
     steps.push_back({{"action", p.Url("/action")}, {"compensate", p.Url("/compensate")}});
   }
   return {{"gid", gid}, {"trans_type", "saga"}, {"steps", steps}, {"payloads", {"{}", "{}"}}};
-}
-
-std::string StatusOf(JsonClient& c, const std::string& gid) {
-  const auto q = c.Get("/api/settle/query?gid=" + gid);
-  if (q.status != 200 || !q.json["transaction"].is_object()) return "";
-  return q.json["transaction"]["status"];
 }
 
 // Retries a submit that met the outage until the database answers again.
@@ -116,47 +111,26 @@ TEST_CASE("PostgreSQL crashes under a running settled and comes back: settled ke
   // Every acknowledged transaction survived the crash and completes, without a restart of
   // settled.
   for (const std::string& gid : acknowledged) {
-    std::string status;
-    while (Steady::now() < deadline) {
-      status = StatusOf(c, gid);
-      if (status == "succeed" || status == "failed") break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
     INFO(gid);
-    CHECK(status == "succeed");
+    CHECK(testing::WaitForFinalStatus(c, gid, deadline) == "succeed");
   }
 
   // Each saw both its actions (some perhaps twice: a result lost with the crash is asked
   // again), never a compensation, and the calls of one branch never overlapped.
-  std::map<std::string, std::set<std::string>> seen;
-  std::map<std::string, std::vector<ReceivedCall>> by_branch;
   const std::vector<ReceivedCall> calls = p.Calls();
-  for (const ReceivedCall& call : calls) {
-    const std::string gid = call.query.at("gid");
-    seen[gid].insert(call.query.at("branch_id") + ":" + call.query.at("op"));
-    by_branch[gid + "/" + call.query.at("branch_id")].push_back(call);
-  }
+  auto seen = testing::OpsByGid(calls);
   for (const std::string& gid : acknowledged) {
     INFO(gid);
     CHECK(seen[gid] == std::set<std::string>{"01:action", "02:action"});
   }
-  int overlaps = 0;
-  for (auto& [branch, branch_calls] : by_branch) {
-    std::sort(branch_calls.begin(), branch_calls.end(),
-              [](const ReceivedCall& a, const ReceivedCall& b) {
-                return a.received_at < b.received_at;
-              });
-    for (std::size_t i = 1; i < branch_calls.size(); ++i) {
-      if (branch_calls[i].received_at < branch_calls[i - 1].answered_at) ++overlaps;
-    }
-  }
-  CHECK(overlaps == 0);
+  CHECK(testing::OverlappingBranches(calls).empty());
   // Its lease was last renewed at most a poll before the crash, and counts as held until 2 s
   // after that, less a tenth: from then until the database is back, no participant is called.
   const auto lapsed_by = crashed_at + std::chrono::milliseconds(1900);
-  const auto while_lapsed = std::count_if(calls.begin(), calls.end(), [&](const ReceivedCall& c) {
-    return c.received_at > lapsed_by && c.received_at < restarted_at;
-  });
+  const auto while_lapsed =
+      std::count_if(calls.begin(), calls.end(), [&](const ReceivedCall& call) {
+        return call.received_at > lapsed_by && call.received_at < restarted_at;
+      });
   CHECK(while_lapsed == 0);
 }
 
