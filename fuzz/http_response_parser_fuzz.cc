@@ -145,7 +145,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       padded ? PadNearLimit(input.rest(), settle::HttpResponseParser::kMaxHeadBytes, adjust)
              : std::string(input.rest());
   const Outcome whole = RunAnswers(stream, max_body, Splitter(stream.size() + 1, false));
-  const Outcome pieces = RunAnswers(stream, max_body, SplitterFor(split, padded ? kPaddedScale : 1));
+  const Outcome pieces =
+      RunAnswers(stream, max_body, SplitterFor(split, padded ? kPaddedScale : 1));
   FUZZ_CHECK(whole == pieces);
   return 0;
 }
