@@ -45,6 +45,25 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
          });
 }
 
+HeadProgress AppendHead(std::string& head, std::string_view data, std::size_t max_bytes,
+                        std::size_t& taken) {
+  const std::size_t before = head.size();
+  head.append(data);
+  // The blank line may straddle reads: look from 3 bytes before this one.
+  const std::size_t end = head.find("\r\n\r\n", before < 3 ? 0 : before - 3);
+  if (end == std::string::npos) {
+    taken = data.size();
+    return head.size() > max_bytes ? HeadProgress::kTooLarge : HeadProgress::kIncomplete;
+  }
+  if (end + 4 > max_bytes) {
+    taken = data.size();
+    return HeadProgress::kTooLarge;
+  }
+  head.resize(end + 4);
+  taken = end + 4 - before;
+  return HeadProgress::kComplete;
+}
+
 std::string_view NextLine(std::string_view& rest) {
   const std::size_t eol = rest.find("\r\n");
   const std::string_view line = rest.substr(0, eol);

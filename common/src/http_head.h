@@ -24,6 +24,14 @@ struct Framing {
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
+enum class HeadProgress { kIncomplete, kComplete, kTooLarge };
+
+// Appends `data` to `head` until the blank line that ends a head; `taken` says how many bytes
+// of `data` that took (all of it unless the head completed). kTooLarge once the head, complete
+// or not, is over `max_bytes`, however its bytes arrived; `head` then holds them all.
+HeadProgress AppendHead(std::string& head, std::string_view data, std::size_t max_bytes,
+                        std::size_t& taken);
+
 // The next line of `rest` without its CRLF, which is removed from `rest`.
 std::string_view NextLine(std::string_view& rest);
 

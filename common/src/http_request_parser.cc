@@ -116,21 +116,14 @@ HttpRequestParser::State HttpRequestParser::Feed(std::string_view data, std::siz
           ++pos;
         }
         if (pos == data.size()) break;
-        const std::size_t before = head_.size();
-        head_.append(data.substr(pos));
-        const std::size_t end = head_.find("\r\n\r\n", before < 3 ? 0 : before - 3);
-        if (end == std::string::npos) {
-          pos = data.size();
-          if (head_.size() > kMaxHeadBytes) {
-            return Fail(431, "request head over " + std::to_string(kMaxHeadBytes) + " bytes");
-          }
-          break;
-        }
-        if (end + 4 > kMaxHeadBytes) {
+        std::size_t taken = 0;
+        const http_head::HeadProgress progress =
+            http_head::AppendHead(head_, data.substr(pos), kMaxHeadBytes, taken);
+        pos += taken;
+        if (progress == http_head::HeadProgress::kTooLarge) {
           return Fail(431, "request head over " + std::to_string(kMaxHeadBytes) + " bytes");
         }
-        head_.resize(end + 4);
-        pos += end + 4 - before;
+        if (progress == http_head::HeadProgress::kIncomplete) break;
         ParseHead();
         break;
       }

@@ -70,22 +70,14 @@ HttpResponseParser::State HttpResponseParser::Feed(std::string_view data, std::s
     const std::string_view rest = data.substr(pos);
     switch (phase_) {
       case Phase::kHead: {
-        const std::size_t before = head_.size();
-        head_.append(rest);
-        const std::size_t end = head_.find("\r\n\r\n", before < 3 ? 0 : before - 3);
-        if (end == std::string::npos) {
-          pos = data.size();
-          if (head_.size() > kMaxHeadBytes) {
-            return Fail("the answer's head is over " + std::to_string(kMaxHeadBytes) + " bytes");
-          }
-          break;
-        }
-        // Checked here too: a head over the limit must not pass because it came in one read.
-        if (end + 4 > kMaxHeadBytes) {
+        std::size_t taken = 0;
+        const http_head::HeadProgress progress =
+            http_head::AppendHead(head_, rest, kMaxHeadBytes, taken);
+        pos += taken;
+        if (progress == http_head::HeadProgress::kTooLarge) {
           return Fail("the answer's head is over " + std::to_string(kMaxHeadBytes) + " bytes");
         }
-        head_.resize(end + 4);
-        pos += end + 4 - before;
+        if (progress == http_head::HeadProgress::kIncomplete) break;
         ParseHead();
         break;
       }

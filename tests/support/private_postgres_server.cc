@@ -13,22 +13,20 @@ PrivatePostgresServer::PrivatePostgresServer() {
   if (conninfo_.empty()) throw std::runtime_error("postgres-test-server wrote no conninfo");
 }
 
-PrivatePostgresServer::~PrivatePostgresServer() {
-  const std::string command = std::string("bash ") + POSTGRES_TEST_SERVER_SCRIPT + " stop '" +
-                              state_.path().string() + "' >/dev/null 2>&1";
-  [[maybe_unused]] const int ignored = std::system(command.c_str());
-}
+PrivatePostgresServer::~PrivatePostgresServer() { Script("stop"); }
 
 void PrivatePostgresServer::Crash() { Run("crash"); }
 
 void PrivatePostgresServer::Restart() { Run("restart"); }
 
 void PrivatePostgresServer::Run(const std::string& action) const {
+  if (!Script(action)) throw std::runtime_error("postgres-test-server " + action + " failed");
+}
+
+bool PrivatePostgresServer::Script(const std::string& action) const {
   const std::string command = std::string("bash ") + POSTGRES_TEST_SERVER_SCRIPT + " " + action +
                               " '" + state_.path().string() + "' >/dev/null";
-  if (std::system(command.c_str()) != 0) {
-    throw std::runtime_error("postgres-test-server " + action + " failed");
-  }
+  return std::system(command.c_str()) == 0;
 }
 
 }  // namespace settle::testing

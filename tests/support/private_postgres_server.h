@@ -23,7 +23,8 @@ class PrivatePostgresServer {
   void Restart();  // up again on the same port, recovered from its WAL
 
  private:
-  void Run(const std::string& action) const;
+  void Run(const std::string& action) const;     // throws if the script fails
+  bool Script(const std::string& action) const;  // true if the script succeeded
 
   TempDir state_;
   std::string conninfo_;
