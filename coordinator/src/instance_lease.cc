@@ -54,6 +54,10 @@ Status InstanceLease::Renew() {
   if (!s.ok()) {
     spdlog::error("instance {}: renewing the lease: {}", settings_.instance_id, s.ToString());
     if (Remaining() <= Duration(0)) {
+      if (!lapsed_.exchange(true)) {
+        spdlog::error("instance {}: lease lapsed: no branch calls until it is renewed",
+                      settings_.instance_id);
+      }
       std::lock_guard lock(mutex_);
       owned_.clear();  // another instance may claim them now
     }
@@ -63,6 +67,9 @@ Status InstanceLease::Renew() {
     // Lapsed before this renewal: whatever was owned may have been taken over meanwhile.
     std::lock_guard lock(mutex_);
     owned_.clear();
+  }
+  if (lapsed_.exchange(false)) {
+    spdlog::warn("instance {}: lease renewed after lapsing", settings_.instance_id);
   }
   held_until_.store((sent + settings_.lease).time_since_epoch().count());
   return Status::Ok();

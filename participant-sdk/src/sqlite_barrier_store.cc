@@ -54,6 +54,8 @@ Result<std::unique_ptr<SqliteBarrierStore>> SqliteBarrierStore::Open(const std::
 
 SqliteBarrierStore::SqliteBarrierStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
+std::uint64_t SqliteBarrierStore::WriteTurnsTaken() const { return impl_->pool->WriteTurnsTaken(); }
+
 SqliteBarrierStore::~SqliteBarrierStore() = default;
 
 Result<std::unique_ptr<BarrierTransaction>> SqliteBarrierStore::Begin() {

@@ -45,6 +45,11 @@ bool SqliteConnectionPool::EnterWrites() {
   return false;
 }
 
+std::uint64_t SqliteConnectionPool::WriteTurnsTaken() {
+  std::lock_guard lock(turn_mutex_);
+  return next_ticket_;
+}
+
 void SqliteConnectionPool::LeaveWrites() {
   {
     std::lock_guard lock(turn_mutex_);

@@ -35,6 +35,8 @@ class SqliteConnectionPool {
   // handler. False if the turn did not come within busy_timeout_ms.
   bool EnterWrites();
   void LeaveWrites();
+  // Turns asked for so far, granted or not.
+  std::uint64_t WriteTurnsTaken();
 
   const std::string& path() const { return path_; }
 

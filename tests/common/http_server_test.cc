@@ -26,10 +26,15 @@ namespace {
 using namespace std::chrono_literals;
 using Catch::Matchers::Contains;
 
+std::atomic<bool> slow_handler_entered{false};
+
 // Echoes what the handler saw as JSON-ish text, so that tests can check it.
 void Echo(const HttpRequest& request, HttpResponse& response) {
   if (request.path == "/throw") throw std::runtime_error("handler bug");
-  if (request.path == "/slow") std::this_thread::sleep_for(200ms);
+  if (request.path == "/slow") {
+    slow_handler_entered = true;
+    std::this_thread::sleep_for(200ms);  // a slow handler, the subject of the tests using it
+  }
   response.status = request.path == "/missing" ? 404 : 200;
   response.content_type = "text/plain";
   response.body = request.method + " " + request.path + " body=" + request.body;
@@ -294,8 +299,13 @@ TEST_CASE("stopping lets a running handler answer, then closes every connection"
   RawClient idle(s->port);
   idle.Send(Post("/a", ""));
   REQUIRE(idle.Read().first == 200);
+  slow_handler_entered = false;
   busy.Send(Post("/slow", ""));
-  std::this_thread::sleep_for(50ms);  // the handler is running
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!slow_handler_entered && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  REQUIRE(slow_handler_entered);  // the handler is running
 
   s->server.Stop();
 
@@ -321,7 +331,6 @@ TEST_CASE("a connection beyond max_connections gets a 503 and is closed; others 
   CHECK(third.ClosedWithin(2000ms));
 
   first.reset();  // a slot frees up
-  std::this_thread::sleep_for(50ms);
   for (int attempt = 0; attempt < 100; ++attempt) {
     RawClient fourth(t.port);
     fourth.Send(Post("/c", "3"));

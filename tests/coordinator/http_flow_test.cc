@@ -288,15 +288,17 @@ TEST_CASE("wait_result answers 200, 409 or 425 after one pass", "[http][wait]") 
 
 TEST_CASE("duplicate submit and abort are idempotent", "[http][idempotency]") {
   ParticipantServer p;
-  // Slow phase 2, so that the duplicates arrive while the first request's work is under way.
-  const ScriptedAnswer slow{200, R"({"dtm_result":"SUCCESS"})", std::chrono::milliseconds(200)};
-  p.SetDefault("/b1Confirm", slow);
-  p.SetDefault("/b1Cancel", slow);
+  // Phase 2 is held, so that the duplicates arrive while the first request's work is under way.
+  const ScriptedAnswer held{200, R"({"dtm_result":"SUCCESS"})", {}, /*held=*/true};
+  p.SetDefault("/b1Confirm", held);
+  p.SetDefault("/b1Cancel", held);
   InProcessSettled s;
   REQUIRE(TccPhaseOne(s, p, "dup-submit", 1));
   const json submit = {{"gid", "dup-submit"}, {"trans_type", "tcc"}};
   CHECK(s.Call("submit", submit).status == 200);
+  REQUIRE(p.WaitForHeld(1));
   CHECK(s.Call("submit", submit).status == 200);  // while the confirm is in flight
+  p.Release();
   REQUIRE(s.WaitForStatus("dup-submit", "succeed"));
   CHECK(p.CountCalls("/b1Confirm") == 1);
   CHECK(s.Call("submit", submit).status == 409);  // finished: refused, not re-run
@@ -304,7 +306,9 @@ TEST_CASE("duplicate submit and abort are idempotent", "[http][idempotency]") {
   REQUIRE(TccPhaseOne(s, p, "dup-abort", 1));
   const json abort = {{"gid", "dup-abort"}, {"trans_type", "tcc"}};
   CHECK(s.Call("abort", abort).status == 200);
+  REQUIRE(p.WaitForHeld(1));
   CHECK(s.Call("abort", abort).status == 200);  // while the cancel is in flight
+  p.Release();
   REQUIRE(s.WaitForStatus("dup-abort", "failed"));
   CHECK(p.CountCalls("/b1Cancel") == 1);
   CHECK(s.Call("abort", abort).status == 409);  // finished

@@ -10,7 +10,6 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "branch_call_log.h"
@@ -32,7 +31,6 @@ using testing::SettledProcess;
 using Steady = std::chrono::steady_clock;
 
 constexpr int kInstances = 3;
-constexpr std::chrono::milliseconds kParticipantDelay{25};
 
 std::vector<std::string> InstanceArgs(int i) {
   return {"--instance-id", "i" + std::to_string(i), "--lease",     "2s",
@@ -105,9 +103,8 @@ TEST_CASE("three instances on one database: one is killed mid-load, every transa
   testing::PostgresTestDatabase database;
   testing::TempDir dir;
   ParticipantServer p;
-  for (const char* path : {"/action", "/compensate", "/confirm", "/cancel"}) {
-    p.SetDefault(path, {200, R"({"dtm_result":"SUCCESS"})", kParticipantDelay});
-  }
+  // After 20 calls, every call is held until i0 has been killed.
+  p.HoldAfter(20);
   std::vector<std::unique_ptr<SettledProcess>> instances;
   for (int i = 0; i < kInstances; ++i) {
     instances.push_back(std::make_unique<SettledProcess>(
@@ -120,19 +117,11 @@ TEST_CASE("three instances on one database: one is killed mid-load, every transa
     client.Saga("saga-" + std::to_string(i));
     client.Tcc("tcc-" + std::to_string(i));
   }
-  const auto busy_by = Steady::now() + std::chrono::seconds(20);
-  std::size_t in_flight = 0;
-  while (Steady::now() < busy_by) {
-    in_flight = 0;
-    for (const ReceivedCall& call : p.Calls()) {
-      if (call.answered_at == Steady::time_point{}) ++in_flight;
-    }
-    if (in_flight > 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  WARN("killing instance i0 with " << in_flight << " branch calls in flight");
+  REQUIRE(p.WaitForHeld(1, std::chrono::seconds(20)));
+  WARN("killing instance i0 with " << p.Held() << " branch calls of all instances in flight");
   instances[0]->Kill();
   instances[0].reset();
+  p.Release();
 
   // Load after the kill, on the two instances left.
   for (int i = 30; i < 45; ++i) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "branch_call_log.h"
+#include "file_text.h"
 #include "final_status.h"
 #include "json_client.h"
 #include "participant_server.h"
@@ -28,11 +29,9 @@ using testing::ParticipantServer;
 using testing::ReceivedCall;
 using Steady = std::chrono::steady_clock;
 
-// Slow enough that the sagas are still running when the database goes.
-constexpr std::chrono::milliseconds kParticipantDelay{150};
-// Longer than the lease (2 s): the outage outlasts it, so the instance must take its lease,
-// and its transactions, up again afterwards.
-constexpr std::chrono::milliseconds kOutage{3000};
+// What settled logs once its lease has run out: the outage lasts until then, so the instance
+// must take its lease, and its transactions, up again afterwards.
+constexpr const char* kLeaseLapsed = "lease lapsed";
 
 json SagaBody(const ParticipantServer& p, const std::string& gid) {
   json steps = json::array();
@@ -58,9 +57,8 @@ TEST_CASE("PostgreSQL crashes under a running settled and comes back: settled ke
   testing::PrivatePostgresServer server;
   testing::TempDir dir;
   ParticipantServer p;
-  for (const char* path : {"/action", "/compensate"}) {
-    p.SetDefault(path, {200, R"({"dtm_result":"SUCCESS"})", kParticipantDelay});
-  }
+  // The sagas are still running when the database goes: their first actions are held.
+  p.HoldAfter(0);
   testing::SettledProcess settled(
       server.conninfo(),
       {"--instance-id", "only", "--lease", "2s", "--lease-poll", "200ms", "--retry-interval",
@@ -75,12 +73,14 @@ TEST_CASE("PostgreSQL crashes under a running settled and comes back: settled ke
     acknowledged.push_back(gid);
   }
 
-  // The crash, while branch calls are still going on.
+  // The crash, while branch calls are still going on; their answers come once it is down.
+  REQUIRE(p.WaitForHeld(1));
   server.Crash();
   const auto crashed_at = Steady::now();
   const std::size_t actions_before = p.Calls().size();
   INFO(actions_before << " of 80 actions called before the crash");
   REQUIRE(actions_before < 80);
+  p.Release();
 
   // While it is down: settled answers, refuses what needs the database with 503, and stores
   // nothing it could not sync.
@@ -94,7 +94,8 @@ TEST_CASE("PostgreSQL crashes under a running settled and comes back: settled ke
   }
   CHECK(c.Get("/api/settle/query?gid=before-0").status == 503);
   CHECK(c.Get("/api/ping").status == 200);
-  std::this_thread::sleep_for(kOutage - (Steady::now() - crashed_at));
+  REQUIRE(testing::WaitForFileToContain(settled.log_path(), kLeaseLapsed,
+                                        Steady::now() + std::chrono::seconds(30)));
   CHECK(settled.process().running());
 
   const auto restarted_at = Steady::now();

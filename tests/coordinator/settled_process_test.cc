@@ -4,9 +4,8 @@
 
 #include <catch2/catch.hpp>
 
-#include <fstream>
-#include <sstream>
 
+#include "file_text.h"
 #include "json_client.h"
 #include "participant_server.h"
 #include "settled_process.h"
@@ -18,14 +17,8 @@ namespace {
 using nlohmann::json;
 using testing::ChildProcess;
 using testing::JsonClient;
+using testing::ReadFile;
 using testing::SettledProcess;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 TEST_CASE("settled --help explains its options and exits 0", "[process]") {
   testing::TempDir dir;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "child_process.h"
+#include "file_text.h"
 #include "participant_server.h"
 #include "temp_dir.h"
 
@@ -25,18 +26,12 @@ namespace {
 
 using settle::testing::ChildProcess;
 using settle::testing::ParticipantServer;
+using settle::testing::ReadFile;
 using settle::testing::ReceivedCall;
 using settle::testing::ScriptedAnswer;
 using settle::testing::TempDir;
 
 const std::string kBody = R"({"account_id":"1","amount":1})";
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 struct CheckRun {
   int exit_code = -1;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <string>
 #include <vector>
@@ -25,19 +26,27 @@ class RecordingStore final : public BarrierStore {
  public:
   explicit RecordingStore(BarrierStore& inner) : inner_(inner) {}
 
-  std::vector<std::size_t> deletes;  // one entry per delete transaction
   Status fail_deletes = Status::Ok();
 
   Result<std::unique_ptr<BarrierTransaction>> Begin() override { return inner_.Begin(); }
   Result<std::size_t> DeleteCreatedBefore(TimePoint cutoff, std::size_t limit) override {
     if (!fail_deletes.ok()) return fail_deletes;
     Result<std::size_t> deleted = inner_.DeleteCreatedBefore(cutoff, limit);
-    if (deleted) deletes.push_back(*deleted);
+    std::lock_guard lock(mu_);
+    if (deleted) deletes_.push_back(*deleted);
     return deleted;
+  }
+
+  // What each delete transaction so far deleted, in order (the cleaner runs on its own thread).
+  std::vector<std::size_t> Deletes() const {
+    std::lock_guard lock(mu_);
+    return deletes_;
   }
 
  private:
   BarrierStore& inner_;
+  mutable std::mutex mu_;
+  std::vector<std::size_t> deletes_;
 };
 
 std::unique_ptr<SqliteBarrierStore> MustOpen(const std::string& path) {
@@ -90,7 +99,7 @@ TEST_CASE("cleanup deletes rows older than the retention in batches and keeps ne
   Result<std::size_t> deleted = f.barrier.Cleanup(kRetention, 1000);
   REQUIRE(deleted);
   CHECK(*deleted == 2500);
-  CHECK(f.store.deletes == std::vector<std::size_t>{1000, 1000, 500});
+  CHECK(f.store.Deletes() == std::vector<std::size_t>{1000, 1000, 500});
   CHECK_FALSE(f.HasRow("old", 0));
   CHECK_FALSE(f.HasRow("old", 2499));
   CHECK(f.HasRow("new", 0));
@@ -120,14 +129,14 @@ TEST_CASE("cleanup stops after a batch that was not full", "[barrier][cleanup]")
   Result<std::size_t> deleted = f.barrier.Cleanup(kRetention, 1000);
   REQUIRE(deleted);
   CHECK(*deleted == 2000);
-  CHECK(f.store.deletes == std::vector<std::size_t>{1000, 1000, 0});
+  CHECK(f.store.Deletes() == std::vector<std::size_t>{1000, 1000, 0});
 }
 
 TEST_CASE("cleanup refuses a batch size of 0 and a negative retention", "[barrier][cleanup]") {
   Fixture f;
   CHECK(f.barrier.Cleanup(kRetention, 0).status().code() == StatusCode::kInvalidArgument);
   CHECK(f.barrier.Cleanup(Duration(-1)).status().code() == StatusCode::kInvalidArgument);
-  CHECK(f.store.deletes.empty());
+  CHECK(f.store.Deletes().empty());
 }
 
 TEST_CASE("cleanup passes a store error on", "[barrier][cleanup]") {
@@ -146,21 +155,29 @@ TEST_CASE("the background cleaner cleans at start and every interval, until stop
   BarrierCleaner cleaner(f.barrier, {.retention = kRetention, .batch_size = 20,
                                      .interval = Duration(20)});
 
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto wait_for = [&deadline](auto done) {
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return done();
+  };
   cleaner.Start();
-  for (int i = 0; i < 500 && cleaner.deleted() < 30; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  REQUIRE(wait_for([&] { return cleaner.deleted() >= 30; }));
   f.AddRows("later", 5);  // created at the fake "now": young, so kept by the next rounds
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Two more delete transactions: at least one began after the young rows were added.
+  const std::size_t before = f.store.Deletes().size();
+  REQUIRE(wait_for([&] { return f.store.Deletes().size() >= before + 2; }));
   cleaner.Stop();
 
   CHECK(cleaner.deleted() == 30);
   CHECK_FALSE(f.HasRow("old", 29));
   CHECK(f.HasRow("later", 4));
   // Several rounds ran (the first deleted 20 + 10), each ending with a short batch.
-  CHECK(f.store.deletes.size() >= 3);
-  CHECK(f.store.deletes[0] == 20);
-  CHECK(f.store.deletes[1] == 10);
+  const std::vector<std::size_t> deletes = f.store.Deletes();
+  CHECK(deletes.size() >= 3);
+  CHECK(deletes[0] == 20);
+  CHECK(deletes[1] == 10);
 }
 
 }  // namespace

@@ -38,6 +38,16 @@ std::unique_ptr<BarrierTransaction> MustBegin(BarrierStore& store) {
   return std::move(tx).value();
 }
 
+// Polls until `count` write transactions have asked the store for their turn; false after 10 s.
+bool WaitForTurnsTaken(const SqliteBarrierStore& store, std::uint64_t count) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (store.WriteTurnsTaken() < count) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
 BarrierRow Row(std::string gid, std::string reason = "try", TimePoint at = kT0) {
   return {"tcc", std::move(gid), "01", "try", "01", std::move(reason), at};
 }
@@ -257,7 +267,8 @@ TEST_CASE("transactions of one store take their write turns in arrival order",
         order.push_back(-2);
       }
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // arrives after the last one
+    // The next waiter arrives only once this one has asked for its turn.
+    REQUIRE(WaitForTurnsTaken(*store, static_cast<std::uint64_t>(i) + 2));
   }
   CHECK(holder->Commit().ok());
   for (auto& t : waiters) t.join();
@@ -273,8 +284,9 @@ TEST_CASE("a transaction that gave up waiting does not hold up the ones after it
   std::unique_ptr<BarrierTransaction> holder = MustBegin(*store);
   CHECK(store->Begin().status().code() == StatusCode::kUnavailable);  // gives up after 100 ms
   Result<std::unique_ptr<BarrierTransaction>> later = Status::Internal("not run");
+  const std::uint64_t turns = store->WriteTurnsTaken();
   std::thread waiter([&] { later = store->Begin(); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  REQUIRE(WaitForTurnsTaken(*store, turns + 1));  // waiting behind the holder
   CHECK(holder->Commit().ok());
   waiter.join();
   CHECK(later.ok());

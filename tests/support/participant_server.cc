@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -43,6 +44,9 @@ struct ParticipantServer::Impl {
   std::map<std::string, std::deque<ScriptedAnswer>> scripts;
   std::map<std::string, Handler> handlers;
   std::map<std::string, ScriptedAnswer> defaults;
+  std::optional<std::size_t> hold_after;  // HoldAfter's count, until Release
+  std::size_t held = 0;                   // requests waiting for a release now
+  std::uint64_t releases = 0;             // Release() calls so far
 
   void Serve(const httplib::Request& req, httplib::Response& res);
 };
@@ -78,10 +82,18 @@ void ParticipantServer::Impl::Serve(const httplib::Request& req, httplib::Respon
   // A handler may block until other requests arrive, so it runs without the lock.
   if (!answer) answer = handler(call);
 
+  std::unique_lock<std::mutex> wait_lock(mu);
   if (answer->delay > std::chrono::milliseconds::zero()) {
-    std::unique_lock<std::mutex> lock(mu);
-    changed.wait_for(lock, answer->delay, [this] { return stopping; });
+    changed.wait_for(wait_lock, answer->delay, [this] { return stopping; });
   }
+  if (answer->held || (hold_after && index >= *hold_after)) {
+    const std::uint64_t release = releases + 1;
+    ++held;
+    changed.notify_all();
+    changed.wait(wait_lock, [&] { return stopping || releases >= release; });
+    --held;
+  }
+  wait_lock.unlock();
   res.status = answer->status;
   res.set_content(answer->body, "application/json");
 
@@ -156,6 +168,28 @@ void ParticipantServer::SetDefault(const std::string& path, ScriptedAnswer answe
 void ParticipantServer::SetHandler(const std::string& path, Handler handler) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->handlers[path] = std::move(handler);
+}
+
+void ParticipantServer::HoldAfter(std::size_t received) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->hold_after = received;
+}
+
+void ParticipantServer::Release() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->hold_after.reset();
+  ++impl_->releases;
+  impl_->changed.notify_all();
+}
+
+std::size_t ParticipantServer::Held() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->held;
+}
+
+bool ParticipantServer::WaitForHeld(std::size_t count, std::chrono::milliseconds timeout) const {
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  return impl_->changed.wait_for(lock, timeout, [&] { return impl_->held >= count; });
 }
 
 std::vector<ReceivedCall> ParticipantServer::Calls() const {

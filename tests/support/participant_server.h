@@ -25,6 +25,9 @@ struct ScriptedAnswer {
   int status = 200;
   std::string body = R"({"dtm_result":"SUCCESS"})";
   std::chrono::milliseconds delay{0};  // slept before answering
+  // Not answered until the test calls Release(): a participant that is still working for
+  // exactly as long as the test needs, whatever the machine's speed.
+  bool held = false;
 };
 
 // A real HTTP participant on 127.0.0.1 at a port chosen by the kernel, serving every path
@@ -49,6 +52,18 @@ class ParticipantServer {
   // others arrive, say).
   using Handler = std::function<ScriptedAnswer(const ReceivedCall&)>;
   void SetHandler(const std::string& path, Handler handler);
+
+  // Holds every request received after the first `received` ones (all paths counted) until
+  // Release(), as if each had a held answer.
+  void HoldAfter(std::size_t received);
+  // Answers every request held now and ends HoldAfter. Requests arriving later with a held
+  // answer are held again.
+  void Release();
+  // Requests waiting for Release() now.
+  std::size_t Held() const;
+  // Waits until at least `count` requests are held; false on timeout.
+  bool WaitForHeld(std::size_t count,
+                   std::chrono::milliseconds timeout = std::chrono::seconds(10)) const;
 
   std::vector<ReceivedCall> Calls() const;
   std::vector<ReceivedCall> CallsTo(const std::string& path) const;

@@ -74,6 +74,7 @@ class InstanceLease {
   const InstanceLeaseSettings settings_;
   ScheduleFn schedule_;
   std::atomic<Steady::rep> held_until_{0};  // Steady ticks
+  std::atomic<bool> lapsed_{false};         // logged as lapsed, not renewed since
   std::mutex mutex_;
   std::unordered_set<std::string> owned_;  // guarded by mutex_; cleared when the lease lapses
   std::unique_ptr<PeriodicThread> thread_;

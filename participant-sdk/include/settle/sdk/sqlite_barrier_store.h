@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -31,6 +32,10 @@ class SqliteBarrierStore final : public BarrierStore {
   // The SQLite connection of a transaction this store began, for the business code's own
   // statements inside it; nullptr for a transaction from another store.
   static sqlite3* Connection(BarrierTransaction& tx);
+
+  // Write transactions of this process that have asked for their turn so far (see
+  // SqliteBarrierOptions): what a test watches to know that a transaction is waiting.
+  std::uint64_t WriteTurnsTaken() const;
 
   class Impl;
 
