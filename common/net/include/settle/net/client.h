@@ -1,0 +1,83 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "settle/common/clock.h"
+#include "settle/common/status.h"
+#include "settle/net/asio.h"
+#include "settle/net/message.h"
+#include "settle/net/url.h"
+
+namespace settle::net {
+
+struct ClientOptions {
+  // Idle keep-alive connections kept per origin (scheme, host, port).
+  std::size_t max_idle_per_host = 64;
+  // An idle connection older than this is closed rather than reused: servers close theirs
+  // after a few seconds, and one closed just as it is reused costs a retry.
+  Duration max_idle_time{4000};
+  // Peers of https:// URLs are verified against this CA file (PEM); empty: the system's CA
+  // store. Verification covers the chain and the URL's host name (or IP address).
+  std::string ca_file;
+};
+
+struct ClientRequest {
+  std::string method = "GET";
+  Url url;
+  // Path and query as sent; empty: url.path_and_query. Non-ASCII bytes are percent-encoded.
+  std::string target;
+  Headers headers;  // see RequestHead: Host and Content-Type are added unless given
+  std::string body;
+  // The whole exchange: resolving, connecting, the TLS handshake, sending and reading.
+  Duration timeout{10000};
+  // Whether the request may be sent again on a fresh connection when a kept-alive one turns
+  // out to have been closed by the server before any byte of an answer came back (the server
+  // may have received it the first time).
+  bool idempotent = true;
+  // Of the answer's body, only this much is kept; the rest is read and dropped.
+  std::size_t max_answer_bytes = 16 << 20;
+};
+
+struct ClientAnswer {
+  int status = 0;
+  std::string body;  // its first max_answer_bytes
+  std::uint64_t body_bytes = 0;
+  Headers headers;
+};
+
+// An HTTP/1.1 client on Boost.Asio and Beast, asynchronous: a call holds no thread while it
+// waits. Keep-alive connections are pooled per origin (with TCP_NODELAY), https:// URLs go
+// over TLS (OpenSSL, SNI, the peer verified). A host that resolves to several addresses
+// (localhost: ::1 and 127.0.0.1) is tried address by address.
+//
+// Errors: InvalidArgument when the request cannot be sent as given (a header with CR or LF);
+// Unavailable when no complete answer came, saying why and naming host:port: "cannot
+// resolve host 'x'", "connection refused or unreachable: h:p", "timed out after N ms
+// connecting to h:p" / "waiting for h:p", "TLS handshake with h:p failed: ...", "connection
+// closed by h:p before a complete answer", "malformed answer from h:p: ...". Any answer,
+// whatever its status, is a value.
+//
+// Thread-safety: Send may be called from any coroutine, concurrently.
+class Client {
+ public:
+  // InvalidArgument when the CA file cannot be used.
+  static Result<std::unique_ptr<Client>> Create(ClientOptions options = {});
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  asio::awaitable<Result<ClientAnswer>> Send(ClientRequest request);
+
+  // Closes every idle connection.
+  void CloseIdle();
+
+ private:
+  struct Impl;
+  explicit Client(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace settle::net

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace settle::net {
+
+// Header fields in the order they were sent or are to be sent.
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+// ASCII case-insensitive equality, for header names and tokens.
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// The first value of the header `name` (compared without case), or nullptr.
+const std::string* FindHeader(const Headers& headers, std::string_view name);
+
+// RFC 9110 token: what a header name may be.
+bool IsValidHeaderName(std::string_view name);
+// No CR, LF, NUL or other control characters except tab: a value cannot smuggle in another
+// header or end the header block.
+bool IsValidHeaderValue(std::string_view value);
+
+// One HTTP request as a server's handler sees it: framed, checked and complete.
+struct Request {
+  std::string method;
+  std::string target;  // as sent: path and query
+  std::string path;    // the target up to '?', as sent
+  std::multimap<std::string, std::string> params;  // the query, percent- and '+'-decoded
+  Headers headers;                                  // in order, as sent (trailers after them)
+  std::string body;                                 // de-chunked
+  std::string remote_address;
+  int remote_port = 0;
+
+  const std::string* Header(std::string_view name) const { return FindHeader(headers, name); }
+};
+
+// What a handler answers. Content-Length and Connection are the server's to write.
+struct Response {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  // More header lines, written as given: names and values must be valid (no CR or LF).
+  Headers headers = {};
+};
+
+// The query string's parameters, decoded as HTML forms encode them ('+' is a space). A
+// malformed escape is kept as it is.
+std::multimap<std::string, std::string> ParseQueryString(std::string_view query);
+
+// "OK", "Not Found", ...; "Unknown" for a code without a standard reason.
+const char* ReasonPhrase(int status);
+
+// {"message": text}: the body of every answer the network layer makes up itself.
+std::string MessageBody(std::string_view text);
+
+}  // namespace settle::net

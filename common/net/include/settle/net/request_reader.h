@@ -1,0 +1,93 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "settle/net/message.h"
+
+namespace settle::net {
+
+struct RequestLimits {
+  std::size_t max_head_bytes = 16 * 1024;  // request line and header fields: 431 beyond
+  std::size_t max_fields = 100;            // header fields: 431 beyond
+  std::size_t max_body_bytes = 1 << 20;    // after de-chunking: 413 beyond
+};
+
+// Frames the requests of one connection out of its bytes, strictly (RFC 9112). Beast's
+// parser does the framing; this adds what a server must refuse and Beast lets through:
+// - a Transfer-Encoding other than exactly "chunked" (an unknown coding, chunked not the
+//   final one, any coding in HTTP/1.0), a repeated Content-Length (even with equal values);
+// - an HTTP/1.1 request without exactly one Host, an HTTP/1.0 one with several;
+// - obsolete line folding (a header line that starts with whitespace);
+// - an HTTP version other than 1.0 and 1.1 (505), more fields than allowed (431), an
+//   Expect other than 100-continue (417).
+// Beast itself refuses Content-Length with Transfer-Encoding, conflicting or malformed
+// Content-Length, bare LF line endings, malformed chunk lines and sizes, whitespace before a
+// colon and control characters in values. Once a request is refused the reader takes nothing
+// more: the connection must be answered and closed.
+//
+// Bytes are appended as they arrive, in any pieces: the result never depends on how the
+// stream was split. Pipelined requests come out one at a time, in order.
+//
+// Thread-safety: none; one connection's reader is used by one coroutine.
+class RequestReader {
+ public:
+  enum class Step {
+    kNeedMore,         // append more bytes, then Parse again
+    kExpectContinue,   // the head is in and asks for "100 Continue" before its body: send it,
+                       // then Parse again (returned once per request)
+    kRequest,          // a whole request: TakeRequest()
+    kRefused,          // answer refusal_status() with refusal(), then close the connection
+  };
+
+  explicit RequestReader(RequestLimits limits = {});
+  ~RequestReader();
+  RequestReader(const RequestReader&) = delete;
+  RequestReader& operator=(const RequestReader&) = delete;
+
+  // Room for up to `n` more bytes; Commit says how many of them were filled.
+  std::span<char> Prepare(std::size_t n);
+  void Commit(std::size_t n);
+  // Prepare, copy and Commit.
+  void Append(std::string_view bytes);
+
+  Step Parse();
+
+  // The request Parse just framed; the next Parse starts on the bytes after it.
+  Request TakeRequest();
+  // Whether the connection may carry another request after the one just taken (HTTP/1.1
+  // without "Connection: close", or HTTP/1.0 with "keep-alive").
+  bool keep_alive() const { return keep_alive_; }
+  // 10 or 11: the HTTP version of the request just taken.
+  unsigned version() const { return version_; }
+  // Whether bytes of a request not yet complete are buffered: a connection waiting in the
+  // middle of a request is on the I/O timeout, an idle one on the keep-alive timeout.
+  bool mid_request() const;
+
+  int refusal_status() const { return refusal_status_; }
+  // What is wrong, naming the part of the request: "Host: missing", "body: larger than ...".
+  const std::string& refusal() const { return refusal_; }
+
+ private:
+  struct Parser;
+  Step Refuse(int status, std::string problem);
+  // The checks Beast leaves to the server, once the head is parsed.
+  Step CheckHead();
+  std::string_view Unread() const;
+
+  const RequestLimits limits_;
+  std::string buffer_;
+  std::size_t read_ = 0;       // bytes of buffer_ the parser has consumed
+  std::size_t prepared_ = 0;   // buffer_'s size before the last Prepare
+  std::unique_ptr<Parser> parser_;  // the request being framed; null between requests
+  bool head_checked_ = false;
+  bool keep_alive_ = false;
+  unsigned version_ = 11;
+  int refusal_status_ = 0;
+  std::string refusal_;
+};
+
+}  // namespace settle::net

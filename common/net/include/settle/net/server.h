@@ -1,0 +1,76 @@
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "settle/common/clock.h"
+#include "settle/common/status.h"
+#include "settle/net/asio.h"
+#include "settle/net/message.h"
+#include "settle/net/request_reader.h"
+
+namespace settle::net {
+
+// A certificate chain and its private key, PEM files: what serves HTTPS.
+struct TlsFiles {
+  std::string cert_file;
+  std::string key_file;
+  bool enabled() const { return !cert_file.empty(); }
+};
+
+struct ServerOptions {
+  RequestLimits limits;
+  // A connection idle this long between requests is closed.
+  Duration keep_alive_timeout{5000};
+  // A request (or an answer being written, or a TLS handshake) that takes longer than this is
+  // given up on: a slow or stalled client cannot hold a connection with half a request.
+  Duration io_timeout{10000};
+  // Connections beyond this get a 503 answer and are closed at once.
+  std::size_t max_connections = 10000;
+  // With a certificate, every connection is HTTPS.
+  TlsFiles tls;
+  // The answer to a request refused before any handler sees it: `status` is 400, 413, 417,
+  // 431 or 505 and `problem` names what is wrong. By default that status with
+  // {"message":"<problem>"}. Called on an I/O thread.
+  std::function<Response(int status, const std::string& problem)> refusal;
+};
+
+// A handler answers one request. It runs as a coroutine on an I/O thread: it may co_await
+// (a store's commit, branch calls, a pool's blocking work) but must never block. An
+// exception it throws is answered with 500.
+using Handler = std::function<asio::awaitable<Response>(Request&)>;
+
+// An HTTP/1.1 server on Boost.Asio and Beast: one coroutine per connection, no thread per
+// connection or request. Keep-alive with TCP_NODELAY, pipelined requests answered in order,
+// "Expect: 100-continue", HTTP/1.0 closing, HTTPS with a certificate. Framing is strict (see
+// RequestReader): a refused request gets one 4xx answer with "Connection: close", after which
+// the server reads nothing more of the connection as a request: it stops sending, drains what
+// the client still sends for a moment, and closes, so that the client reads the answer.
+//
+// Thread-safety: Start and Stop from one thread that is not an I/O thread.
+class Server {
+ public:
+  Server(asio::io_context& context, ServerOptions options, Handler handler);
+  ~Server();  // Stop()
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Listens on host:port (port 0: any free one) and starts accepting. Returns the port;
+  // InvalidArgument for an unusable certificate or key, Unavailable when it cannot listen.
+  Result<int> Start(const std::string& host, int port);
+
+  // Stops accepting, closes idle connections, lets requests in progress be answered (then
+  // closes their connections) and waits until every connection has ended. Idempotent.
+  void Stop();
+
+  // Connections open now.
+  std::size_t connections() const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace settle::net

@@ -1,0 +1,283 @@
+#include "settle/net/client.h"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/write.hpp>
+
+#include <array>
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "settle/net/response_reader.h"
+#include "stream.h"
+#include "wire.h"
+
+namespace settle::net {
+namespace {
+
+using Steady = std::chrono::steady_clock;
+using Strand = asio::strand<asio::any_io_executor>;
+
+constexpr std::size_t kReadChunk = 16 * 1024;
+constexpr std::size_t kMaxAnswerHead = 64 * 1024;
+
+// One connection to an origin. All its I/O runs on its strand: the stream's timer and the
+// exchange that uses it never run at once on two threads.
+struct Connection {
+  explicit Connection(Strand s) : strand(std::move(s)) {}
+  Strand strand;
+  std::unique_ptr<PlainStream> plain;  // one of the two
+  std::unique_ptr<TlsStream> tls;
+  Steady::time_point idle_since;
+
+  PlainStream& lowest() { return plain != nullptr ? *plain : beast::get_lowest_layer(*tls); }
+};
+
+// How one exchange on a connection ended.
+struct Exchanged {
+  enum Kind { kAnswer, kWriteFailed, kClosedEarly, kTimeout, kMalformed, kBroken } kind = kBroken;
+  ClientAnswer answer;
+  bool reusable = false;
+  std::string detail;
+};
+
+template <class Stream>
+asio::awaitable<Exchanged> Exchange(Stream& stream, const std::string& head,
+                                    const std::string& body, std::size_t keep,
+                                    Steady::time_point deadline) {
+  Exchanged out;
+  beast::error_code ec;
+  auto& tcp_stream = beast::get_lowest_layer(stream);
+  tcp_stream.expires_at(deadline);
+  const std::array<asio::const_buffer, 2> request = {asio::buffer(head), asio::buffer(body)};
+  co_await asio::async_write(stream, request, asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) {
+    out.kind = ec == beast::error::timeout ? Exchanged::kTimeout : Exchanged::kWriteFailed;
+    co_return out;
+  }
+  ResponseReader reader(kMaxAnswerHead, keep);
+  for (;;) {
+    ResponseReader::Step step = reader.Parse();
+    if (step == ResponseReader::Step::kNeedMore) {
+      std::span<char> room = reader.Prepare(kReadChunk);
+      const std::size_t n = co_await stream.async_read_some(
+          asio::buffer(room.data(), room.size()), asio::redirect_error(asio::use_awaitable, ec));
+      reader.Commit(n);
+      if (!ec) continue;
+      if (ec == beast::error::timeout) {
+        out.kind = Exchanged::kTimeout;
+        co_return out;
+      }
+      step = reader.Eof();
+      if (step == ResponseReader::Step::kNeedMore) {
+        out.kind = reader.got_some() ? Exchanged::kMalformed : Exchanged::kClosedEarly;
+        out.detail = "cut off before its end";
+        co_return out;
+      }
+    }
+    if (step == ResponseReader::Step::kMalformed) {
+      out.kind = Exchanged::kMalformed;
+      out.detail = reader.problem();
+      co_return out;
+    }
+    out.kind = Exchanged::kAnswer;
+    out.answer.status = reader.status();
+    out.answer.body = reader.body();
+    out.answer.body_bytes = reader.body_bytes();
+    out.answer.headers = reader.headers();
+    out.reusable = reader.reusable();
+    co_return out;
+  }
+}
+
+bool IsIpAddress(const std::string& host) {
+  beast::error_code ec;
+  asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+std::string Millis(Duration d) { return std::to_string(d.count()) + " ms"; }
+
+}  // namespace
+
+struct Client::Impl {
+  ClientOptions options;
+  std::unique_ptr<asio::ssl::context> tls;
+
+  std::mutex mu;
+  std::unordered_map<std::string, std::vector<std::unique_ptr<Connection>>> idle;  // by origin
+
+  std::unique_ptr<Connection> Take(const std::string& origin);
+  void Give(const std::string& origin, std::unique_ptr<Connection> connection);
+  asio::awaitable<Result<std::unique_ptr<Connection>>> Connect(const Url& url, Duration timeout,
+                                                               Steady::time_point deadline);
+};
+
+std::unique_ptr<Connection> Client::Impl::Take(const std::string& origin) {
+  std::lock_guard lock(mu);
+  auto found = idle.find(origin);
+  if (found == idle.end()) return nullptr;
+  std::vector<std::unique_ptr<Connection>>& list = found->second;
+  const Steady::time_point fresh_after = Steady::now() - options.max_idle_time;
+  while (!list.empty()) {
+    std::unique_ptr<Connection> connection = std::move(list.back());
+    list.pop_back();
+    if (connection->idle_since >= fresh_after) return connection;
+    // Too old to trust: dropped (its strand closes it when the last reference goes).
+  }
+  return nullptr;
+}
+
+void Client::Impl::Give(const std::string& origin, std::unique_ptr<Connection> connection) {
+  connection->idle_since = Steady::now();
+  std::lock_guard lock(mu);
+  std::vector<std::unique_ptr<Connection>>& list = idle[origin];
+  if (list.size() >= options.max_idle_per_host) return;
+  list.push_back(std::move(connection));
+}
+
+asio::awaitable<Result<std::unique_ptr<Connection>>> Client::Impl::Connect(
+    const Url& url, Duration timeout, Steady::time_point deadline) {
+  const asio::any_io_executor executor = co_await asio::this_coro::executor;
+  auto connection = std::make_unique<Connection>(asio::make_strand(executor));
+  beast::error_code ec;
+  tcp::resolver::results_type endpoints;
+  if (IsIpAddress(url.host)) {
+    endpoints = tcp::resolver::results_type::create(
+        tcp::endpoint(asio::ip::make_address(url.host), static_cast<unsigned short>(url.port)),
+        url.host, std::to_string(url.port));
+  } else {
+    tcp::resolver resolver(connection->strand);
+    endpoints = co_await resolver.async_resolve(url.host, std::to_string(url.port),
+                                                asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) co_return Status::Unavailable("cannot resolve host '" + url.host + "': " + ec.message());
+  }
+  if (url.tls && tls == nullptr) {
+    co_return Status::Unavailable("no TLS context for " + url.Origin());
+  }
+  if (url.tls) {
+    connection->tls = std::make_unique<TlsStream>(connection->strand, *tls);
+  } else {
+    connection->plain = std::make_unique<PlainStream>(connection->strand);
+  }
+  PlainStream& lowest = connection->lowest();
+  lowest.expires_at(deadline);
+  // On the connection's strand, like everything that touches the stream.
+  co_await asio::co_spawn(
+      connection->strand,
+      [&]() -> asio::awaitable<void> {
+        co_await lowest.async_connect(endpoints, asio::redirect_error(asio::use_awaitable, ec));
+      },
+      asio::use_awaitable);
+  if (ec == beast::error::timeout) {
+    co_return Status::Unavailable("timed out after " + Millis(timeout) + " connecting to " +
+                                  url.HostPort());
+  }
+  if (ec) {
+    co_return Status::Unavailable("connection refused or unreachable: " + url.HostPort());
+  }
+  lowest.socket().set_option(tcp::no_delay(true), ec);
+  if (url.tls) {
+    TlsStream& stream = *connection->tls;
+    // SNI names the host (not an address); the certificate must name it, or the address.
+    if (!IsIpAddress(url.host)) SSL_set_tlsext_host_name(stream.native_handle(), url.host.c_str());
+    stream.set_verify_callback(asio::ssl::host_name_verification(url.host));
+    co_await asio::co_spawn(
+        connection->strand,
+        [&]() -> asio::awaitable<void> {
+          co_await stream.async_handshake(asio::ssl::stream_base::client,
+                                          asio::redirect_error(asio::use_awaitable, ec));
+        },
+        asio::use_awaitable);
+    if (ec == beast::error::timeout) {
+      co_return Status::Unavailable("timed out after " + Millis(timeout) +
+                                    " in the TLS handshake with " + url.HostPort());
+    }
+    if (ec) {
+      co_return Status::Unavailable("TLS handshake with " + url.HostPort() +
+                                    " failed: " + ec.message());
+    }
+  }
+  co_return connection;
+}
+
+Result<std::unique_ptr<Client>> Client::Create(ClientOptions options) {
+  auto impl = std::make_unique<Impl>();
+  auto tls = ClientTlsContext(options.ca_file);
+  if (!tls) return tls.status();
+  impl->tls = std::move(*tls);
+  impl->options = std::move(options);
+  return std::unique_ptr<Client>(new Client(std::move(impl)));
+}
+
+Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Client::~Client() = default;
+
+void Client::CloseIdle() {
+  std::lock_guard lock(impl_->mu);
+  impl_->idle.clear();
+}
+
+asio::awaitable<Result<ClientAnswer>> Client::Send(ClientRequest request) {
+  const Url& url = request.url;
+  const std::string& target = request.target.empty() ? url.path_and_query : request.target;
+  Result<std::string> head =
+      RequestHead(request.method, target, url, request.headers, request.body.size());
+  if (!head) co_return head.status();
+  const Duration timeout = std::max(request.timeout, Duration(1));
+  const Steady::time_point deadline = Steady::now() + timeout;
+  const std::string origin = url.Origin();
+
+  std::unique_ptr<Connection> connection = impl_->Take(origin);
+  for (int attempt = 0;; ++attempt) {
+    const bool reused = connection != nullptr;
+    if (!reused) {
+      auto connected = co_await impl_->Connect(url, timeout, deadline);
+      if (!connected) co_return connected.status();
+      connection = std::move(*connected);
+    }
+    Connection& c = *connection;
+    const Exchanged exchanged = co_await asio::co_spawn(
+        c.strand,
+        [&]() -> asio::awaitable<Exchanged> {
+          if (c.plain != nullptr) {
+            co_return co_await Exchange(*c.plain, *head, request.body, request.max_answer_bytes,
+                                        deadline);
+          }
+          co_return co_await Exchange(*c.tls, *head, request.body, request.max_answer_bytes,
+                                      deadline);
+        },
+        asio::use_awaitable);
+    switch (exchanged.kind) {
+      case Exchanged::kAnswer:
+        if (exchanged.reusable) impl_->Give(origin, std::move(connection));
+        co_return exchanged.answer;
+      case Exchanged::kWriteFailed:
+      case Exchanged::kClosedEarly:
+        // The server may have closed a kept-alive connection just as it was reused.
+        if (reused && request.idempotent && attempt == 0 && Steady::now() < deadline) {
+          connection.reset();
+          continue;
+        }
+        co_return Status::Unavailable(
+            exchanged.kind == Exchanged::kWriteFailed
+                ? "connection closed by " + url.HostPort() + " while sending the request"
+                : "connection closed by " + url.HostPort() + " before a complete answer");
+      case Exchanged::kTimeout:
+        co_return Status::Unavailable("timed out after " + Millis(timeout) + " waiting for " +
+                                      url.HostPort());
+      case Exchanged::kMalformed:
+        co_return Status::Unavailable("malformed answer from " + url.HostPort() + ": " +
+                                      exchanged.detail);
+      case Exchanged::kBroken:
+        break;
+    }
+    co_return Status::Unavailable("connection error (" + url.HostPort() + ")");
+  }
+}
+
+}  // namespace settle::net

@@ -1,0 +1,338 @@
+// net::Server from the outside: real sockets on 127.0.0.1, raw bytes where a well-behaved
+// client could not send them, HTTPS with a throwaway CA.
+#include "settle/net/server.h"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "raw_connection.h"
+#include "settle/net/async_event.h"
+#include "settle/net/blocking_client.h"
+#include "settle/net/io_threads.h"
+#include "temp_dir.h"
+#include "test_ca.h"
+
+namespace settle::net {
+namespace {
+
+using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
+using testing::RawConnection;
+
+// Echoes what the handler saw. /throw throws; /hold waits for the test's event; /hold-count
+// counts the requests holding there.
+struct EchoServer {
+  explicit EchoServer(ServerOptions options = {}, std::size_t io_threads = 2)
+      : io(io_threads),
+        server(io.context(), std::move(options), [this](Request& r) { return Handle(r); }) {
+    io.Start();
+    Result<int> started = server.Start("127.0.0.1", 0);
+    INFO(started.status().ToString());
+    REQUIRE(started);
+    port = *started;
+  }
+  ~EchoServer() {
+    release.Set();
+    server.Stop();
+    io.Stop();
+  }
+
+  asio::awaitable<Response> Handle(Request& request) {
+    ++requests;
+    if (request.path == "/throw") throw std::runtime_error("handler bug");
+    if (request.path == "/hold") {
+      ++holding;
+      co_await release.Wait();
+    }
+    std::string body = request.method + " " + request.path + " body=" + request.body;
+    for (const auto& [name, value] : request.params) body += " " + name + "=" + value;
+    if (const std::string* tenant = request.Header("x-tenant")) body += " tenant=" + *tenant;
+    co_return Response{request.path == "/missing" ? 404 : 200, "text/plain", body};
+  }
+
+  // Polls until `count` requests wait at /hold.
+  bool WaitForHolding(int count) {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (holding < count && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(1ms);
+    }
+    return holding >= count;
+  }
+
+  IoThreads io;
+  Server server;
+  AsyncEvent release;
+  std::atomic<int> requests{0};
+  std::atomic<int> holding{0};
+  int port = 0;
+};
+
+std::string Post(const std::string& target, const std::string& body,
+                 const std::string& extra = "") {
+  return "POST " + target + " HTTP/1.1\r\nHost: x\r\n" + extra +
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+TEST_CASE("requests on a keep-alive connection reach the handler whole and get its answer",
+          "[net][server]") {
+  EchoServer s;
+  RawConnection c(s.port);
+  REQUIRE(c.Send(Post("/api/x?gid=g%201&op=a+b", R"({"a":1})", "X-Tenant: acme\r\n")));
+  const RawConnection::Answer first = c.Read();
+  REQUIRE(c.Send("GET /missing HTTP/1.1\r\nHost: x\r\n\r\n"));
+  const RawConnection::Answer second = c.Read();
+
+  CHECK(first.status == 200);
+  CHECK(first.body == R"(POST /api/x body={"a":1} gid=g 1 op=a b tenant=acme)");
+  CHECK(*first.Header("Content-Type") == "text/plain");
+  CHECK(first.Header("Connection") == nullptr);
+  CHECK(second.status == 404);
+}
+
+TEST_CASE("an ambiguous or malformed request gets one 4xx, and the bytes after it are never "
+          "served", "[net][server]") {
+  const std::string smuggled = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n";
+  for (const std::string& request : {
+           std::string("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                       "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+           std::string("POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                       "3\nabc\r\n0\r\n\r\n"),
+           std::string("POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n"),
+           std::string("GET /a HTTP/1.1\r\n\r\n"),
+           std::string("GET /a HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n"),
+           std::string("GET /a HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n folded\r\n\r\n"),
+           std::string("GET /a HTTP/1.1\r\nHost: x\r\nX-A : 1\r\n\r\n"),
+       }) {
+    INFO(request);
+    EchoServer s;
+    RawConnection c(s.port);
+    REQUIRE(c.Send(request + smuggled));
+    const RawConnection::Answer answer = c.Read();
+    CHECK(answer.status == 400);
+    REQUIRE(answer.Header("Connection") != nullptr);
+    CHECK(*answer.Header("Connection") == "close");
+    CHECK_THAT(answer.body, Contains("\"message\""));
+    CHECK(c.ClosedWithin(10s));  // and no second answer
+    CHECK(s.requests == 0);
+  }
+}
+
+TEST_CASE("over a limit: 431 for the head and its fields, 413 for the body, before it is sent",
+          "[net][server]") {
+  ServerOptions options;
+  options.limits.max_head_bytes = 1024;
+  options.limits.max_fields = 10;
+  options.limits.max_body_bytes = 100;
+  EchoServer s(options);
+
+  RawConnection head(s.port);
+  REQUIRE(head.Send("GET /a HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(2000, 'a') + "\r\n\r\n"));
+  CHECK(head.Read().status == 431);
+  CHECK(head.ClosedWithin());
+
+  RawConnection fields(s.port);
+  std::string many = "GET /a HTTP/1.1\r\nHost: x\r\n";
+  for (int i = 0; i < 11; ++i) many += "X-" + std::to_string(i) + ": v\r\n";
+  REQUIRE(fields.Send(many + "\r\n"));
+  CHECK(fields.Read().status == 431);
+
+  RawConnection body(s.port);
+  REQUIRE(body.Send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 101\r\n\r\n"));
+  const RawConnection::Answer refused = body.Read();  // the body was never sent
+  CHECK(refused.status == 413);
+  CHECK_THAT(refused.body, Contains("body: larger than 100 bytes"));
+  CHECK(body.ClosedWithin());
+  CHECK(s.requests == 0);
+}
+
+TEST_CASE("pipelined requests are answered in order on one connection", "[net][server]") {
+  EchoServer s;
+  RawConnection c(s.port);
+  REQUIRE(c.Send(Post("/one", "1") + "GET /two HTTP/1.1\r\nHost: x\r\n\r\n" +
+                 "POST /three HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                 "1;ext=1\r\n3\r\n0\r\nX-Trailer: t\r\n\r\n"));
+  CHECK(c.Read().body == "POST /one body=1");
+  CHECK(c.Read().body == "GET /two body=");
+  CHECK(c.Read().body == "POST /three body=3");
+}
+
+TEST_CASE("an HTTP/1.0 request is answered and closed unless it asks for keep-alive",
+          "[net][server]") {
+  EchoServer s;
+  RawConnection once(s.port);
+  REQUIRE(once.Send("GET /a HTTP/1.0\r\n\r\n"));
+  const RawConnection::Answer answer = once.Read();
+  CHECK(answer.status == 200);
+  CHECK(*answer.Header("Connection") == "close");
+  CHECK(once.ClosedWithin());
+
+  RawConnection kept(s.port);
+  REQUIRE(kept.Send("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
+  const RawConnection::Answer first = kept.Read();
+  CHECK(*first.Header("Connection") == "keep-alive");
+  REQUIRE(kept.Send("GET /b HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
+  CHECK(kept.Read().body == "GET /b body=");
+}
+
+TEST_CASE("Expect: 100-continue gets the interim answer before the body is sent",
+          "[net][server]") {
+  EchoServer s;
+  RawConnection c(s.port);
+  REQUIRE(c.Send("POST /a HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"));
+  const std::string interim = "HTTP/1.1 100 Continue\r\n\r\n";
+  CHECK(c.ReadBytes(interim.size()) == interim);
+  REQUIRE(c.Send("hello"));
+  CHECK(c.Read().body == "POST /a body=hello");
+}
+
+TEST_CASE("a handler that throws is answered with 500 and the connection keeps serving",
+          "[net][server]") {
+  EchoServer s;
+  RawConnection c(s.port);
+  REQUIRE(c.Send("GET /throw HTTP/1.1\r\nHost: x\r\n\r\n"));
+  const RawConnection::Answer failed = c.Read();
+  CHECK(failed.status == 500);
+  CHECK_THAT(failed.body, Contains("handler bug"));
+  REQUIRE(c.Send("GET /after HTTP/1.1\r\nHost: x\r\n\r\n"));
+  CHECK(c.Read().status == 200);
+}
+
+TEST_CASE("a hundred requests wait in handlers at once on two I/O threads", "[net][server]") {
+  EchoServer s({}, 2);
+  std::vector<std::unique_ptr<RawConnection>> connections;
+  for (int i = 0; i < 100; ++i) {
+    connections.push_back(std::make_unique<RawConnection>(s.port));
+    REQUIRE(connections.back()->Send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n"));
+  }
+  REQUIRE(s.WaitForHolding(100));  // no thread per request: all are in their handlers
+  RawConnection other(s.port);
+  REQUIRE(other.Send("GET /meanwhile HTTP/1.1\r\nHost: x\r\n\r\n"));
+  CHECK(other.Read().status == 200);
+  s.release.Set();
+  for (auto& c : connections) CHECK(c->Read().body == "GET /hold body=");
+}
+
+TEST_CASE("a connection beyond max_connections gets a 503 and is closed", "[net][server]") {
+  ServerOptions options;
+  options.max_connections = 2;
+  EchoServer s(options);
+  RawConnection first(s.port);
+  RawConnection second(s.port);
+  REQUIRE(first.Send("GET /a HTTP/1.1\r\nHost: x\r\n\r\n"));
+  REQUIRE(first.Read().status == 200);  // both are counted once they have been served
+  REQUIRE(second.Send("GET /b HTTP/1.1\r\nHost: x\r\n\r\n"));
+  REQUIRE(second.Read().status == 200);
+
+  RawConnection third(s.port);
+  const RawConnection::Answer refused = third.Read();
+  CHECK(refused.status == 503);
+  CHECK_THAT(refused.body, Contains("too many connections"));
+  CHECK(third.ClosedWithin());
+  REQUIRE(second.Send("GET /c HTTP/1.1\r\nHost: x\r\n\r\n"));
+  CHECK(second.Read().status == 200);
+}
+
+TEST_CASE("an idle keep-alive connection is closed after its timeout; a stalled request after "
+          "the I/O timeout", "[net][server]") {
+  ServerOptions options;
+  options.keep_alive_timeout = Duration(100);
+  options.io_timeout = Duration(200);
+  EchoServer s(options);
+  RawConnection idle(s.port);
+  REQUIRE(idle.Send("GET /a HTTP/1.1\r\nHost: x\r\n\r\n"));
+  REQUIRE(idle.Read().status == 200);
+  CHECK(idle.ClosedWithin(10s));
+
+  RawConnection stalled(s.port);
+  REQUIRE(stalled.Send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhalf"));
+  CHECK(stalled.ClosedWithin(10s));
+  CHECK(s.requests == 1);
+}
+
+TEST_CASE("stopping lets a running handler answer, closes idle connections, and returns",
+          "[net][server]") {
+  auto s = std::make_unique<EchoServer>();
+  RawConnection idle(s->port);
+  REQUIRE(idle.Send("GET /a HTTP/1.1\r\nHost: x\r\n\r\n"));
+  REQUIRE(idle.Read().status == 200);
+  RawConnection busy(s->port);
+  REQUIRE(busy.Send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n"));
+  REQUIRE(s->WaitForHolding(1));
+
+  std::thread stopper([&] { s->server.Stop(); });
+  CHECK(idle.ClosedWithin(10s));  // at once, while the busy one still holds
+  s->release.Set();
+  const RawConnection::Answer answer = busy.Read();
+  CHECK(answer.status == 200);
+  CHECK(*answer.Header("Connection") == "close");
+  CHECK(busy.ClosedWithin(10s));
+  stopper.join();
+}
+
+TEST_CASE("HTTPS: a client trusting the CA gets answers; one that does not, or that reached "
+          "another name, is refused in the handshake", "[net][server][tls]") {
+  testing::TempDir dir;
+  testing::TestCa ca(dir.path());
+  const testing::TestCa::Issued cert = ca.IssueForLocalhost();
+  ServerOptions options;
+  options.tls = {cert.cert_file, cert.key_file};
+  EchoServer s(options);
+
+  auto trusting = BlockingClient::Create({.ca_file = ca.ca_file()});
+  REQUIRE(trusting);
+  for (const std::string url : {std::string("https://127.0.0.1:"), std::string("HTTPS://localhost:")}) {
+    INFO(url);
+    ClientRequest request;
+    request.method = "POST";
+    request.url = *ParseUrl(url + std::to_string(s.port) + "/secure?x=1");
+    request.body = "over tls";
+    Result<ClientAnswer> answer = (*trusting)->Send(request);
+    REQUIRE(answer);
+    CHECK(answer->status == 200);
+    CHECK(answer->body == "POST /secure body=over tls x=1");
+  }
+
+  testing::TestCa other(dir.path(), "other");
+  auto distrusting = BlockingClient::Create({.ca_file = other.ca_file()});
+  REQUIRE(distrusting);
+  ClientRequest request;
+  request.url = *ParseUrl("https://127.0.0.1:" + std::to_string(s.port) + "/a");
+  Result<ClientAnswer> refused = (*distrusting)->Send(request);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.status().code() == StatusCode::kUnavailable);
+  CHECK_THAT(refused.status().message(), Contains("TLS handshake") && Contains("failed"));
+
+  const testing::TestCa::Issued elsewhere = ca.Issue("elsewhere", "DNS:elsewhere.example");
+  ServerOptions wrong_name;
+  wrong_name.tls = {elsewhere.cert_file, elsewhere.key_file};
+  EchoServer misnamed(wrong_name);
+  request.url = *ParseUrl("https://127.0.0.1:" + std::to_string(misnamed.port) + "/a");
+  Result<ClientAnswer> mismatch = (*trusting)->Send(request);
+  REQUIRE_FALSE(mismatch);
+  CHECK_THAT(mismatch.status().message(), Contains("TLS handshake"));
+
+  RawConnection plain(s.port);  // plain HTTP to an HTTPS port: no answer, closed
+  REQUIRE(plain.Send("GET /a HTTP/1.1\r\nHost: x\r\n\r\n"));
+  CHECK(plain.Read().status == 0);
+}
+
+TEST_CASE("an unusable certificate or key is refused at start, naming the file",
+          "[net][server][tls]") {
+  testing::TempDir dir;
+  asio::io_context context;
+  Server missing(context, {.tls = {dir.File("nope.pem"), dir.File("nope.key")}},
+                 [](Request&) -> asio::awaitable<Response> { co_return Response{}; });
+  Result<int> started = missing.Start("127.0.0.1", 0);
+  REQUIRE_FALSE(started);
+  CHECK(started.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(started.status().message(), Contains("nope.pem"));
+}
+
+}  // namespace
+}  // namespace settle::net
