@@ -7,6 +7,7 @@
 
 #include "latency_recorder.h"
 #include "settle/common/status.h"
+#include "settle/net/asio.h"
 
 namespace settle::bench {
 
@@ -29,18 +30,26 @@ struct LoadResult {
   }
 };
 
-// Runs `operation(client, n)` on `plan.clients` threads, back to back or at `plan.rate`,
-// until the duration has passed or `count` operations have started; records each one's
-// latency (or its error).
-// `operation` must be safe to call from its own client's thread; `client` is 0..clients-1.
-LoadResult RunLoad(const std::string& label, const LoadPlan& plan,
-                   const std::function<Status(int client, std::uint64_t n)>& operation);
+// One operation of client `client` (0..clients-1), the n-th started over all clients: OK, or
+// an error that is counted and (the first three) printed. It should not throw; an exception
+// counts as an error.
+using Operation = std::function<asio::awaitable<Status>(int client, std::uint64_t n)>;
+
+// Runs `plan.clients` clients as coroutines on `executor`, each awaiting `operation` back to
+// back or at `plan.rate`, until the duration has passed or `count` operations have started;
+// records each one's latency (or its error). Blocks the calling thread until every client has
+// finished; the progress line, if any, is printed from a timer on the same executor.
+//
+// `executor` must belong to an io_context run by exactly one thread (net::IoThreads(1)), other
+// than the calling one: the clients share their state without locks. The load generator then
+// costs one thread whatever the number of clients.
+LoadResult RunLoad(asio::any_io_executor executor, const std::string& label, const LoadPlan& plan,
+                   const Operation& operation);
 
 // The same, recording into `recorder`, which may already hold earlier slices of the same
 // measurement (interleaved with another one); returns the seconds this slice took.
-double RunLoadInto(const std::string& label, const LoadPlan& plan,
-                   const std::function<Status(int client, std::uint64_t n)>& operation,
-                   LatencyRecorder& recorder);
+double RunLoadInto(asio::any_io_executor executor, const std::string& label, const LoadPlan& plan,
+                   const Operation& operation, LatencyRecorder& recorder);
 
 // "saga through settled: 3104.2 tx/s, latency p50 4.9 ms, p90 ..., errors 0"
 std::string Describe(const std::string& label, const LoadResult& result);

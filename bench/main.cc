@@ -2,7 +2,6 @@
 // 2 branches, wait_result, against empty participants or two bank examples in this process),
 // reports throughput and latency percentiles of whole global transactions, and optionally runs
 // the same participant calls without the coordinator as a baseline and prints the ratio.
-#include <httplib.h>
 #include <stdlib.h>
 
 #include <CLI/CLI.hpp>
@@ -14,7 +13,10 @@
 #include "bench_participants.h"
 #include "load_runner.h"
 #include "settle/common/duration_text.h"
-#include "settle/common/http_url.h"
+#include "settle/net/blocking_client.h"
+#include "settle/net/client.h"
+#include "settle/net/io_threads.h"
+#include "settle/net/url.h"
 #include "workload.h"
 
 namespace {
@@ -22,6 +24,7 @@ namespace {
 using settle::bench::LatencyRecorder;
 using settle::bench::LoadPlan;
 using settle::bench::LoadResult;
+namespace net = settle::net;
 
 struct Args {
   std::vector<std::string> coordinators = {"http://127.0.0.1:36789/api/settle"};
@@ -40,15 +43,35 @@ struct Args {
   double rate = 0;
 };
 
+net::Url LocalUrl(int port, std::string path_and_query) {
+  net::Url url;
+  url.host = "127.0.0.1";
+  url.port = port;
+  url.path_and_query = std::move(path_and_query);
+  return url;
+}
+
+// GETs `target` from 127.0.0.1:port; the body as JSON, or null unless answered 200.
+nlohmann::json GetJson(net::BlockingClient& http, const net::Url& url, std::string target) {
+  net::ClientRequest request;
+  request.url = url;
+  request.target = std::move(target);
+  request.timeout = std::chrono::seconds(30);
+  const settle::Result<net::ClientAnswer> answer = http.Send(std::move(request));
+  if (!answer || answer->status != 200) return nlohmann::json();
+  return nlohmann::json::parse(answer->body, nullptr, false);
+}
+
 // Counts the coordinator's transactions with `status` (paging through /all).
-std::uint64_t CountWithStatus(httplib::Client& http, const std::string& api,
+std::uint64_t CountWithStatus(net::BlockingClient& http, int port, const std::string& api,
                               const std::string& status) {
+  const net::Url all = LocalUrl(port, api + "/all");
   std::uint64_t count = 0;
   std::string position;
   for (;;) {
-    auto page = http.Get(api + "/all?limit=1000&status=" + status + "&position=" + position);
-    if (!page || page->status != 200) return UINT64_MAX;
-    const auto body = nlohmann::json::parse(page->body, nullptr, false);
+    const nlohmann::json body = GetJson(
+        http, all, all.TargetWith({{"limit", "1000"}, {"status", status}, {"position", position}}));
+    if (!body.is_object() || !body.contains("transactions")) return UINT64_MAX;
     count += body["transactions"].size();
     position = body.value("next_position", "");
     if (position.empty()) return count;
@@ -56,18 +79,17 @@ std::uint64_t CountWithStatus(httplib::Client& http, const std::string& api,
 }
 
 // For a coordinator that started empty: every transaction the run started ended succeed.
-bool VerifyAllSucceeded(int port, const std::string& api, std::uint64_t expected) {
-  httplib::Client http("127.0.0.1", port);
-  http.set_read_timeout(std::chrono::seconds(30));
+bool VerifyAllSucceeded(net::BlockingClient& http, int port, const std::string& api,
+                        std::uint64_t expected) {
   bool ok = true;
   for (const char* status : {"prepared", "submitted", "aborting", "failed"}) {
-    const std::uint64_t n = CountWithStatus(http, api, status);
+    const std::uint64_t n = CountWithStatus(http, port, api, status);
     if (n != 0) {
       std::printf("verify: %llu transactions are %s\n", static_cast<unsigned long long>(n), status);
       ok = false;
     }
   }
-  const std::uint64_t succeeded = CountWithStatus(http, api, "succeed");
+  const std::uint64_t succeeded = CountWithStatus(http, port, api, "succeed");
   std::printf("verify: %llu transactions succeed, %llu expected\n",
               static_cast<unsigned long long>(succeeded),
               static_cast<unsigned long long>(expected));
@@ -76,24 +98,54 @@ bool VerifyAllSucceeded(int port, const std::string& api, std::uint64_t expected
 
 // For bank participants: every transfer that ended succeed moved exactly 1 from bank A to
 // bank B, through the coordinator or directly, and nothing else moved.
-bool VerifyBankTotals(int port_a, int port_b, int accounts, std::uint64_t moved) {
+bool VerifyBankTotals(net::BlockingClient& http, int port_a, int port_b, int accounts,
+                      std::uint64_t moved) {
   const std::int64_t initial = static_cast<std::int64_t>(accounts) * settle::bench::kBankBalance;
   const std::int64_t expected[] = {initial - static_cast<std::int64_t>(moved),
                                    initial + static_cast<std::int64_t>(moved)};
   const int ports[] = {port_a, port_b};
   bool ok = true;
   for (int i = 0; i < 2; ++i) {
-    httplib::Client http("127.0.0.1", ports[i]);
-    auto answer = http.Get("/api/accounts");
-    const auto body = answer && answer->status == 200
-                          ? nlohmann::json::parse(answer->body, nullptr, false)
-                          : nlohmann::json();
+    const nlohmann::json body = GetJson(http, LocalUrl(ports[i], "/api/accounts"), "");
     const std::int64_t total = body.is_object() ? body.value("total", std::int64_t{-1}) : -1;
     std::printf("verify: bank %c holds %lld in all, %lld expected\n", "AB"[i],
                 static_cast<long long>(total), static_cast<long long>(expected[i]));
     ok = ok && total == expected[i];
   }
   return ok;
+}
+
+// What a run did, for --verify.
+struct Tally {
+  std::uint64_t sent = 0;    // transactions sent through settled, warmup included
+  std::uint64_t failed = 0;  // of which did not end succeed
+  std::uint64_t moved = 0;   // transfers that ended succeed, with or without the coordinator
+};
+
+// --verify: 0 when every transaction ended succeed (and, with banks, moved exactly its amount),
+// 1 otherwise, 2 when it cannot check.
+int VerifyRun(settle::bench::BenchParticipants::Kind kind,
+              const settle::bench::Endpoints& endpoints, int accounts, const Tally& tally) {
+  auto http = net::BlockingClient::Create();
+  if (!http) {
+    std::fprintf(stderr, "settle-bench: %s\n", http.status().ToString().c_str());
+    return 2;
+  }
+  if (tally.failed > 0) {
+    std::printf("verify: %llu transactions did not end succeed\n",
+                static_cast<unsigned long long>(tally.failed));
+  }
+  const bool bank = kind == settle::bench::BenchParticipants::Kind::kBank;
+  const bool totals_ok =
+      !bank || VerifyBankTotals(**http, endpoints.participant_a_port, endpoints.participant_b_port,
+                                accounts, tally.moved);
+  if (tally.failed > 0 || !totals_ok ||
+      !VerifyAllSucceeded(**http, endpoints.coordinator_port, endpoints.api, tally.sent)) {
+    return 1;
+  }
+  std::printf("verify: every transaction the run started ended succeed%s\n",
+              bank ? ", and moved exactly its amount" : "");
+  return 0;
 }
 
 }  // namespace
@@ -141,14 +193,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  std::vector<settle::HttpUrl> urls;
+  std::vector<net::Url> urls;
   bool urls_ok = !a.coordinators.empty();
   for (const std::string& coordinator : a.coordinators) {
-    auto url = settle::ParseHttpUrl(coordinator);
-    urls_ok = urls_ok && url && (url->host == "127.0.0.1" || url->host == "localhost");
+    auto url = net::ParseUrl(coordinator);
+    urls_ok = urls_ok && url && !url->tls && (url->host == "127.0.0.1" || url->host == "localhost");
     if (url) urls.push_back(*url);
   }
-  for (const settle::HttpUrl& url : urls) {
+  for (const net::Url& url : urls) {
     urls_ok = urls_ok && url.path_and_query == urls[0].path_and_query;
   }
   auto duration = settle::ParseDuration(a.duration);
@@ -160,6 +212,18 @@ int main(int argc, char** argv) {
                  "--duration and --warmup durations such as 10s\n");
     return 2;
   }
+  // Every client is a coroutine on this one thread, so that the load generator, which shares
+  // the machine with what it measures, costs one thread however many clients it runs. They
+  // share one HTTP client whose idle pool can hold a connection per client and server: a
+  // client has one call in flight at a time, so it keeps one connection to each.
+  net::IoThreads io(1, "bench-clients");
+  auto http = net::Client::Create(
+      net::ClientOptions{.max_idle_per_host = static_cast<std::size_t>(a.clients)});
+  if (!http) {
+    std::fprintf(stderr, "settle-bench: %s\n", http.status().ToString().c_str());
+    return 2;
+  }
+  io.Start();
   std::string data_dir = (std::filesystem::temp_directory_path() / "settle-bench-XXXXXX").string();
   if (mkdtemp(data_dir.data()) == nullptr) return 2;
   const auto kind = a.participants == "bank" ? settle::bench::BenchParticipants::Kind::kBank
@@ -183,26 +247,29 @@ int main(int argc, char** argv) {
   for (int c = 0; c < a.clients; ++c) {
     settle::bench::Endpoints mine = endpoints;
     mine.coordinator_port = urls[static_cast<std::size_t>(c) % urls.size()].port;
-    workloads.push_back(std::make_unique<settle::bench::Workload>(mine, mode, c));
+    workloads.push_back(std::make_unique<settle::bench::Workload>(**http, mine, mode, c));
   }
   // Each phase numbers its transactions from its own offset, so gids never repeat.
   std::uint64_t offset = 0;
+  auto operation = [&workloads](bool through_coordinator,
+                                std::uint64_t base) -> settle::bench::Operation {
+    return [&workloads, through_coordinator, base](int client, std::uint64_t n) {
+      settle::bench::Workload& w = *workloads[static_cast<std::size_t>(client)];
+      return through_coordinator ? w.ThroughCoordinator(base + n) : w.Direct(base + n);
+    };
+  };
   auto phase = [&](const std::string& label, bool through_coordinator, std::chrono::milliseconds d,
                    std::uint64_t count, bool progress) {
     const std::uint64_t base = offset;
     offset += 1'000'000'000;
     LoadPlan plan{a.clients, d, count, progress && !a.quiet, a.rate};
-    return settle::bench::RunLoad(label, plan, [&](int client, std::uint64_t n) {
-      auto& w = *workloads[static_cast<std::size_t>(client)];
-      return through_coordinator ? w.ThroughCoordinator(base + n) : w.Direct(base + n);
-    });
+    return settle::bench::RunLoad(io.executor(), label, plan, operation(through_coordinator, base));
   };
 
   std::printf(
       "settle-bench: %s, 2 %s, %s participants, %d clients on %zu coordinator%s, %s%s\n",
-      a.mode.c_str(),
-      a.mode == "saga" ? "steps" : "branches", a.participants.c_str(), a.clients, urls.size(),
-      urls.size() == 1 ? "" : "s",
+      a.mode.c_str(), a.mode == "saga" ? "steps" : "branches", a.participants.c_str(), a.clients,
+      urls.size(), urls.size() == 1 ? "" : "s",
       a.count > 0 ? (std::to_string(a.count) + " transactions").c_str() : a.duration.c_str(),
       a.rate > 0 ? (", " + std::to_string(static_cast<long>(a.rate)) + " tx/s offered").c_str()
                  : "");
@@ -231,13 +298,8 @@ int main(int argc, char** argv) {
     const std::uint64_t base = offset;
     offset += 1'000'000'000;
     LoadPlan plan{a.clients, slice, a.count, !a.quiet, a.rate};
-    return settle::bench::RunLoadInto(
-        label, plan,
-        [&](int client, std::uint64_t n) {
-          auto& w = *workloads[static_cast<std::size_t>(client)];
-          return through_coordinator ? w.ThroughCoordinator(base + n) : w.Direct(base + n);
-        },
-        recorder);
+    return settle::bench::RunLoadInto(io.executor(), label, plan,
+                                      operation(through_coordinator, base), recorder);
   };
   for (int round = 0; round < rounds; ++round) {
     if (a.baseline) direct_seconds += measure("direct", false, direct_latencies);
@@ -258,25 +320,13 @@ int main(int argc, char** argv) {
     std::printf("ratio: %.1f%% of the direct baseline's throughput\n",
                 100.0 * through.throughput() / direct.throughput());
   }
-  int exit_code = 0;
-  if (a.verify) {
-    if (failed > 0) {
-      std::printf("verify: %llu transactions did not end succeed\n",
-                  static_cast<unsigned long long>(failed));
-    }
-    const bool totals_ok = kind != settle::bench::BenchParticipants::Kind::kBank ||
-                           VerifyBankTotals(endpoints.participant_a_port,
-                                            endpoints.participant_b_port, a.accounts, moved);
-    if (failed > 0 || !totals_ok ||
-        !VerifyAllSucceeded(endpoints.coordinator_port, endpoints.api, sent)) {
-      exit_code = 1;
-    } else {
-      std::printf("verify: every transaction the run started ended succeed%s\n",
-                  kind == settle::bench::BenchParticipants::Kind::kBank
-                      ? ", and moved exactly its amount"
-                      : "");
-    }
-  }
+  // The load is over: the clients' connections close before the participants stop.
+  io.Stop();
+  workloads.clear();
+  http->reset();
+  const int exit_code = a.verify ? VerifyRun(kind, endpoints, a.accounts,
+                                             {.sent = sent, .failed = failed, .moved = moved})
+                                 : 0;
   participants->reset();
   std::filesystem::remove_all(data_dir);
   return exit_code;

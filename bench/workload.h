@@ -1,10 +1,13 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
+#include <string_view>
 
 #include "settle/common/status.h"
+#include "settle/net/asio.h"
+#include "settle/net/client.h"
+#include "settle/net/url.h"
 
 namespace settle::bench {
 
@@ -19,37 +22,50 @@ struct Endpoints {
   std::string run_id;  // makes gids unique across runs
 };
 
-// The calls of one benchmark transfer (TransOut at participant A, TransIn at B, amount 1), on
-// one client's own keep-alive connections (TCP_NODELAY). Not thread-safe: one per client.
+// The calls of one benchmark transfer (TransOut at participant A, TransIn at B, amount 1), as
+// one client makes them: one call after the other, each on a keep-alive connection
+// (TCP_NODELAY) that `client` lends it. As a client never has two calls in flight, the
+// connections `client` keeps open to each server are at most the number of clients.
+//
+// Thread-safety: the calls of one Workload are awaited one at a time (one per benchmark
+// client); `client` is shared and must outlive the Workload.
 class Workload {
  public:
-  Workload(const Endpoints& endpoints, Mode mode, int client);
-  ~Workload();
+  Workload(net::Client& client, const Endpoints& endpoints, Mode mode, int client_index);
 
   // One global transaction through the coordinator, answered with wait_result, so that the
   // latency is the whole transaction's. Saga: one submit. TCC: prepare, then per branch
   // registerBranch and its Try, then submit. OK only if it ended succeed.
-  Status ThroughCoordinator(std::uint64_t n);
+  asio::awaitable<Status> ThroughCoordinator(std::uint64_t n);
 
   // The same participant calls without a coordinator: saga, both actions; TCC, both Trys and
   // both Confirms.
-  Status Direct(std::uint64_t n);
+  asio::awaitable<Status> Direct(std::uint64_t n);
 
   std::string GidFor(std::uint64_t n) const;
 
  private:
-  class Connection;
-  struct Connections;
-  Status PostParticipant(int which, const std::string& path, const std::string& gid,
-                         const std::string& branch_id, const char* op, const std::string& body);
-  Status PostCoordinator(const std::string& route, const std::string& body);
+  // These build the request at once (copying what they need) and return the awaitable that
+  // sends it: nothing it runs refers to their arguments.
+  asio::awaitable<Status> PostParticipant(int which, std::string_view path, const std::string& gid,
+                                          std::string_view branch_id, std::string_view op,
+                                          const std::string& body);
+  asio::awaitable<Status> PostCoordinator(std::string_view route, const std::string& body);
+  // POSTs the request; OK on a 200. Errors start with `what` (the route or branch path).
+  asio::awaitable<Status> Post(net::ClientRequest request, std::string what);
 
+  net::Client& client_;
   Endpoints endpoints_;
   Mode mode_;
-  int client_;
+  int client_index_;
+  net::Url coordinator_;
+  net::Url participant_[2];
   std::string body_out_;
   std::string body_in_;
-  std::unique_ptr<Connections> connections_;
+  // What follows the gid in a saga's submit: its steps and payloads.
+  std::string saga_tail_;
+  // What follows the TCC head in each branch's registerBranch: id, data, confirm and cancel.
+  std::string registration_tail_[2];
 };
 
 }  // namespace settle::bench

@@ -1,8 +1,9 @@
 // The coordinator's request parsing: JSON bodies of prepare, registerBranch, submit, abort,
 // forceStop/resetNextCronTime, and the query strings of /query and /all (through
-// ParseQueryString, as the HTTP server splits them). request_parser.h promises pure functions
-// that never throw, fail only with InvalidArgument naming the field, and hand out only
-// requests that are valid; each of those is checked.
+// net::ParseQueryString, as RequestReader splits them). request_parser.h promises pure
+// functions that never throw, fail only with InvalidArgument naming the field, and hand out
+// only requests that are valid; each of those is checked. Branch URLs may be http:// or
+// https:// (net::ParseUrl).
 //
 // Input: [function selector] body or query string...
 
@@ -13,11 +14,10 @@
 #include <string_view>
 
 #include "fuzz_support.h"
-#include "settle/common/http_header.h"
-#include "settle/common/http_request.h"
-#include "settle/common/http_url.h"
 #include "settle/common/protocol.h"
 #include "settle/coordinator/request_parser.h"
+#include "settle/net/message.h"
+#include "settle/net/url.h"
 
 namespace settle::fuzz {
 namespace {
@@ -52,7 +52,8 @@ void CheckFailure(const Result<T>& result) {
   FUZZ_CHECK(NamesAField(result.status().message()));
 }
 
-bool IsUrl(const std::string& url) { return static_cast<bool>(ParseHttpUrl(url)); }
+// A URL the branch caller can call: http:// or https://, as net::ParseUrl takes it.
+bool IsUrl(const std::string& url) { return static_cast<bool>(net::ParseUrl(url)); }
 
 void CheckDuration(const std::optional<Duration>& d) {
   if (d) FUZZ_CHECK(d->count() > 0 && d->count() <= kTenYearsMillis);  // 0 means "not sent"
@@ -64,8 +65,8 @@ void CheckOptions(const RequestOptions& o) {
   CheckDuration(o.retry_interval);
   FUZZ_CHECK(o.retry_limit >= 0);
   for (const auto& [name, value] : o.branch_headers) {
-    FUZZ_CHECK(IsValidHeaderName(name));
-    FUZZ_CHECK(IsValidHeaderValue(value));
+    FUZZ_CHECK(net::IsValidHeaderName(name));
+    FUZZ_CHECK(net::IsValidHeaderValue(value));
   }
 }
 
@@ -126,13 +127,13 @@ void FuzzGidBody(std::string_view body) {
 }
 
 void FuzzQueryGid(std::string_view query) {
-  const auto r = coordinator::ParseQueryGid(ParseQueryString(query));
+  const auto r = coordinator::ParseQueryGid(net::ParseQueryString(query));
   CheckFailure(r);
   if (r) FUZZ_CHECK(IsValidGid(*r));
 }
 
 void FuzzListQuery(std::string_view query) {
-  const auto r = coordinator::ParseListQuery(ParseQueryString(query));
+  const auto r = coordinator::ParseListQuery(net::ParseQueryString(query));
   CheckFailure(r);
   if (!r) return;
   FUZZ_CHECK(r->limit >= 1 && r->limit <= 1000);

@@ -1,9 +1,10 @@
-// ParseHttpUrl (branch URLs from clients) and ParseDuration (command-line durations). Both
-// run on every input.
+// net::ParseUrl (branch URLs from clients, http:// and https://) and ParseDuration
+// (command-line durations). Both run on every input.
 //
-// A URL it accepts must be what http_url.h promises, must come back the same when written
-// out again from its parts, and the request target the branch caller builds from it must be
-// one Settle's own request parser takes, carrying the gid intact.
+// A URL it accepts must be what url.h promises, must come back the same when written out
+// again from its parts (Origin() and path_and_query, with the scheme in any case, and with
+// the default port left out), and the request head the branch caller writes for it must be
+// one Settle's own RequestReader takes, carrying the target, the Host and the gid intact.
 //
 // A duration it accepts must be within ten years, and FormatDuration's spelling of it must
 // parse back to it.
@@ -16,8 +17,10 @@
 
 #include "fuzz_support.h"
 #include "settle/common/duration_text.h"
-#include "settle/common/http_request_parser.h"
-#include "settle/common/http_url.h"
+#include "settle/net/message.h"
+#include "settle/net/request_reader.h"
+#include "settle/net/url.h"
+#include "wire.h"  // the network room's own: the request head a client writes
 
 namespace settle::fuzz {
 namespace {
@@ -31,48 +34,106 @@ bool IsPlain(std::string_view s) {
   });
 }
 
+bool StartsWithIgnoreCase(std::string_view text, std::string_view prefix) {
+  return text.size() >= prefix.size() &&
+         net::EqualsIgnoreCase(text.substr(0, prefix.size()), prefix);
+}
+
+bool IsHexDigit(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// url.h: a host is a name or IPv4 address (letters, digits, "-._~") or an IPv6 address, kept
+// without its brackets.
+bool IsHost(std::string_view host) {
+  if (host.find(':') != std::string_view::npos) {
+    return std::all_of(host.begin(), host.end(),
+                       [](char c) { return IsHexDigit(c) || c == ':' || c == '.'; });
+  }
+  return std::all_of(host.begin(), host.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' ||
+           c == '.' || c == '_' || c == '~';
+  });
+}
+
+void CheckSameUrl(const Result<net::Url>& again, const net::Url& url) {
+  FUZZ_CHECK(again.ok());
+  FUZZ_CHECK(again->tls == url.tls);
+  FUZZ_CHECK(again->host == url.host);
+  FUZZ_CHECK(again->port == url.port);
+  FUZZ_CHECK(again->path_and_query == url.path_and_query);
+}
+
+// The head and body a branch call to `url` puts on the wire (http_branch_caller.cc, wire.cc),
+// read back by the reader settled and the SDK's participants serve with.
+void CheckBranchCall(const net::Url& url, std::string_view gid) {
+  const std::string target = url.TargetWith({{"gid", gid}, {"op", "confirm"}});
+  const std::string encoded_path = net::PercentEncodeNonAscii(url.path_and_query);
+  const std::string encoded_target = net::PercentEncodeNonAscii(target);
+  FUZZ_CHECK(encoded_target.compare(0, encoded_path.size(), encoded_path) == 0);
+
+  const std::string body = "{}";
+  const Result<std::string> head = net::RequestHead("POST", target, url, {}, body.size());
+  FUZZ_CHECK(head.ok());
+  net::RequestReader reader;
+  reader.Append(*head + body);
+  FUZZ_CHECK(reader.Parse() == net::RequestReader::Step::kRequest);
+  const net::Request request = reader.TakeRequest();
+  FUZZ_CHECK(!reader.mid_request());  // the whole call, nothing more
+  FUZZ_CHECK(request.method == "POST");
+  FUZZ_CHECK(request.target == encoded_target);
+  FUZZ_CHECK(request.body == body);
+  const std::string* host = request.Header("Host");
+  FUZZ_CHECK(host != nullptr && *host == url.HostPort());
+  const auto [first, last] = request.params.equal_range("gid");
+  FUZZ_CHECK(std::any_of(first, last, [&](const auto& p) { return p.second == gid; }));
+}
+
 void FuzzUrl(std::string_view text, std::string_view gid) {
-  const Result<HttpUrl> url = ParseHttpUrl(text);
+  const Result<net::Url> url = net::ParseUrl(text);
   if (!url) {
     FUZZ_CHECK(url.status().code() == StatusCode::kInvalidArgument);
     FUZZ_CHECK(!url.status().message().empty());
     return;
   }
-  FUZZ_CHECK(text.size() <= kMaxUrlLength);
-  FUZZ_CHECK(!url->host.empty());
+  FUZZ_CHECK(text.size() <= net::kMaxUrlLength);
+  // https:// (in any case) and only it is TLS, on 443 unless a port is given.
+  FUZZ_CHECK(url->tls == StartsWithIgnoreCase(text, "https://"));
+  FUZZ_CHECK(url->tls || StartsWithIgnoreCase(text, "http://"));
+  FUZZ_CHECK(!url->host.empty() && IsHost(url->host));
   FUZZ_CHECK(url->port >= 1 && url->port <= 65535);
   FUZZ_CHECK(!url->path_and_query.empty() && url->path_and_query.front() == '/');
-  FUZZ_CHECK(IsPlain(url->host) && IsPlain(url->path_and_query));
-  FUZZ_CHECK(url->host.find_first_of("/?#@") == std::string::npos);
+  FUZZ_CHECK(IsPlain(url->path_and_query));
   FUZZ_CHECK(url->path_and_query.find('#') == std::string::npos);
 
-  // Written out again (as HostPort in the branch caller writes the Host header), the parts
-  // parse to themselves.
   const bool ipv6 = url->host.find(':') != std::string::npos;
-  const std::string again = "http://" + (ipv6 ? "[" + url->host + "]" : url->host) + ":" +
-                            std::to_string(url->port) + url->path_and_query;
-  if (again.size() <= kMaxUrlLength) {
-    const Result<HttpUrl> reparsed = ParseHttpUrl(again);
-    FUZZ_CHECK(reparsed.ok());
-    FUZZ_CHECK(reparsed->host == url->host);
-    FUZZ_CHECK(reparsed->port == url->port);
-    FUZZ_CHECK(reparsed->path_and_query == url->path_and_query);
+  const std::string bracketed = ipv6 ? "[" + url->host + "]" : url->host;
+  const std::string scheme = url->tls ? "https://" : "http://";
+  FUZZ_CHECK(url->HostPort() == bracketed + ":" + std::to_string(url->port));
+  FUZZ_CHECK(url->Origin() == scheme + url->HostPort());
+
+  // Written out again from its parts (as pools key connections by Origin()), the URL parses to
+  // itself; so it does with the scheme in capitals.
+  const std::string again = url->Origin() + url->path_and_query;
+  if (again.size() <= net::kMaxUrlLength) {
+    CheckSameUrl(net::ParseUrl(again), *url);
+    std::string shouted = again;
+    std::transform(shouted.begin(), shouted.begin() + static_cast<std::ptrdiff_t>(scheme.size()),
+                   shouted.begin(), [](char c) {
+                     return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
+                   });
+    CheckSameUrl(net::ParseUrl(shouted), *url);
+  }
+  // Without a port, the scheme's own.
+  const std::string portless = scheme + bracketed + url->path_and_query;
+  if (portless.size() <= net::kMaxUrlLength) {
+    const Result<net::Url> defaulted = net::ParseUrl(portless);
+    FUZZ_CHECK(defaulted.ok());
+    FUZZ_CHECK(defaulted->tls == url->tls);
+    FUZZ_CHECK(defaulted->port == (url->tls ? 443 : 80));
   }
 
-  // The target of a branch call (http_branch_caller.cc encodes non-ASCII bytes the same way)
-  // is a valid request target whose query still holds the gid byte for byte.
-  const std::string target =
-      PercentEncodeNonAscii(url->TargetWith({{"gid", gid}, {"op", "confirm"}}));
-  const std::string encoded_path = PercentEncodeNonAscii(url->path_and_query);
-  FUZZ_CHECK(target.compare(0, encoded_path.size(), encoded_path) == 0);
-  const std::string request = "GET " + target + " HTTP/1.1\r\n\r\n";
-  HttpRequestParser parser(0);
-  std::size_t consumed = 0;
-  FUZZ_CHECK(parser.Feed(request, consumed) == HttpRequestParser::State::kDone);
-  FUZZ_CHECK(consumed == request.size());
-  const auto& params = parser.request().params;
-  const auto [first, last] = params.equal_range("gid");
-  FUZZ_CHECK(std::any_of(first, last, [&](const auto& p) { return p.second == gid; }));
+  CheckBranchCall(*url, gid);
 }
 
 void FuzzDuration(std::string_view text) {

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "admin_assets.h"
-#include "settle/common/http_url.h"
+#include "settle/net/url.h"
 
 namespace settle::coordinator {
 namespace {
@@ -22,12 +22,12 @@ Headers PageHeaders() {
           {"Cache-Control", "no-store"}};
 }
 
-HttpResponse Page(int status, std::string content_type, std::string body) {
-  return HttpResponse{status, std::move(content_type), std::move(body), PageHeaders()};
+net::Response Page(int status, std::string content_type, std::string body) {
+  return net::Response{status, std::move(content_type), std::move(body), PageHeaders()};
 }
 
-HttpResponse RedirectToConsole(std::string cookie) {
-  HttpResponse response = Page(303, "text/plain; charset=utf-8", "See /admin\n");
+net::Response RedirectToConsole(std::string cookie) {
+  net::Response response = Page(303, "text/plain; charset=utf-8", "See /admin\n");
   response.headers.emplace_back("Location", "/admin");
   response.headers.emplace_back("Set-Cookie", std::move(cookie));
   return response;
@@ -57,24 +57,24 @@ std::optional<std::string> CookieValue(std::string_view header, std::string_view
 }
 
 std::string FormValue(const std::string& body, const std::string& name) {
-  const auto params = ParseQueryString(body);
+  const auto params = net::ParseQueryString(body);
   const auto it = params.find(name);
   return it == params.end() ? std::string() : it->second;
 }
 
 }  // namespace
 
-std::optional<std::string> SessionToken(const HttpRequest& request) {
+std::optional<std::string> SessionToken(const net::Request& request) {
   const std::string* cookie = request.Header("Cookie");
   if (cookie == nullptr) return std::nullopt;
   std::optional<std::string> value = CookieValue(*cookie, kCookieName);
   if (!value || value->empty()) return std::nullopt;
   // Stored percent-encoded: a token may hold characters a cookie value cannot.
-  const auto decoded = ParseQueryString("t=" + *value);
+  const auto decoded = net::ParseQueryString("t=" + *value);
   return decoded.begin()->second;
 }
 
-HttpResponse AdminConsole::Page(Access granted) const {
+net::Response AdminConsole::Page(Access granted) const {
   if (granted < Access::kRead) return SignInForm(401, "");
   const std::string access = tokens_.enabled()
                                  ? "signed in with " + std::string(ToString(granted)) + " access"
@@ -83,7 +83,7 @@ HttpResponse AdminConsole::Page(Access granted) const {
                            Replace(admin_assets::kConsoleHtml, "<!--ACCESS-->", access));
 }
 
-HttpResponse AdminConsole::Asset(const std::string& path, Access granted) const {
+net::Response AdminConsole::Asset(const std::string& path, Access granted) const {
   if (path == "/admin/login.css") {
     return coordinator::Page(200, "text/css; charset=utf-8", std::string(admin_assets::kLoginCss));
   }
@@ -97,23 +97,23 @@ HttpResponse AdminConsole::Asset(const std::string& path, Access granted) const 
   return coordinator::Page(200, "text/css; charset=utf-8", std::string(admin_assets::kConsoleCss));
 }
 
-HttpResponse AdminConsole::SignInForm(int status, const std::string& error) const {
+net::Response AdminConsole::SignInForm(int status, const std::string& error) const {
   // `error` is one of this file's own sentences: nothing the visitor sent is echoed.
   return coordinator::Page(status, "text/html; charset=utf-8",
                            Replace(admin_assets::kLoginHtml, "<!--ERROR-->", error));
 }
 
-HttpResponse AdminConsole::SignIn(const HttpRequest& request) const {
+net::Response AdminConsole::SignIn(const net::Request& request) const {
   const std::string token = FormValue(request.body, "token");
   const std::string header = "Bearer " + token;
   if (token.empty() || tokens_.Grant(&header) < Access::kRead) {
     return SignInForm(401, "That token is not accepted.");
   }
-  return RedirectToConsole(std::string(kCookieName) + "=" + PercentEncode(token) +
+  return RedirectToConsole(std::string(kCookieName) + "=" + net::PercentEncode(token) +
                            "; Path=/; HttpOnly; SameSite=Strict");
 }
 
-HttpResponse AdminConsole::SignOut() const {
+net::Response AdminConsole::SignOut() const {
   return RedirectToConsole(std::string(kCookieName) +
                            "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
 }

@@ -3,7 +3,7 @@
 #include <optional>
 #include <string>
 
-#include "settle/common/http_request.h"
+#include "settle/net/message.h"
 #include "settle/coordinator/access_tokens.h"
 
 namespace settle::coordinator {
@@ -23,22 +23,22 @@ class AdminConsole {
   explicit AdminConsole(const AccessTokens& tokens) : tokens_(tokens) {}
 
   // GET /admin: the console, or (401) the sign-in form.
-  HttpResponse Page(Access granted) const;
+  net::Response Page(Access granted) const;
   // GET /admin/console.js and /admin/console.css (read access), /admin/login.css (open).
-  HttpResponse Asset(const std::string& path, Access granted) const;
+  net::Response Asset(const std::string& path, Access granted) const;
   // POST /admin/login, a form with `token`: 303 to /admin with the session cookie, or the
   // form again (401) saying the token was refused.
-  HttpResponse SignIn(const HttpRequest& request) const;
+  net::Response SignIn(const net::Request& request) const;
   // POST /admin/logout: clears the cookie, 303 to /admin.
-  HttpResponse SignOut() const;
+  net::Response SignOut() const;
 
  private:
-  HttpResponse SignInForm(int status, const std::string& error) const;
+  net::Response SignInForm(int status, const std::string& error) const;
 
   const AccessTokens& tokens_;
 };
 
 // The token in the request's console session cookie, if it has one.
-std::optional<std::string> SessionToken(const HttpRequest& request);
+std::optional<std::string> SessionToken(const net::Request& request);
 
 }  // namespace settle::coordinator

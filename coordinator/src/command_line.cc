@@ -130,17 +130,18 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
          "processes (0: never wait)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{100'000}))
       ->default_str(std::to_string(c.store.commit_delay.count()));
-  app.add_option("--workers", c.workers,
-                 "Worker threads: transaction passes and branch calls in flight at once")
-      ->check(CLI::Range(1, 4096))
+  app.add_option("--io-threads", c.io_threads,
+                 "Threads that serve the API, run transaction passes and make branch calls, "
+                 "all asynchronously (0: one per core)")
+      ->check(CLI::Range(0, 256))
       ->capture_default_str();
-  app.add_option("--http-threads", c.api.threads,
-                 "HTTP requests handled at once (a wait_result submit holds one for its "
-                 "pass); idle keep-alive connections hold none")
-      ->check(CLI::Range(1, 4096))
+  app.add_option("--max-passes", c.max_passes,
+                 "Transaction passes run at once (each may hold connections to participants); "
+                 "more due transactions wait their turn")
+      ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
   app.add_option("--max-body-bytes", c.api.max_body_bytes,
-                 "Largest request body accepted; a larger one is refused with 400")
+                 "Largest request body accepted; a larger one is refused with 413")
       ->check(CLI::Range(std::size_t{1024}, std::size_t{64} << 20))
       ->capture_default_str();
   app.add_option("--max-connections", c.api.max_connections,
@@ -172,7 +173,17 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
                  "(default: <hostname>-<pid>); a restart under the same name takes its "
                  "transactions back at once");
   app.add_option("--alert-webhook", c.alert_webhook,
-                 "http:// URL to POST a JSON alert to when a transaction becomes stuck");
+                 "http:// or https:// URL to POST a JSON alert to when a transaction becomes "
+                 "stuck");
+  app.add_option("--tls-cert", c.api.tls.cert_file,
+                 "PEM certificate chain: with --tls-key, the API is served over HTTPS only")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-key", c.api.tls.key_file, "PEM private key of --tls-cert")
+      ->check(CLI::ExistingFile);
+  app.add_option("--ca-file", c.ca_file,
+                 "PEM CA certificates that https:// participants and webhooks are verified "
+                 "against (default: the system's CA store)")
+      ->check(CLI::ExistingFile);
   app.add_option("--log-level", c.log_level, "trace, debug, info, warn, error, critical or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
@@ -208,6 +219,12 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
     result.exit_now = true;
     result.exit_code = 2;
     result.output = "--lease must be at least 4 times --lease-poll, which must be positive\n";
+    return result;
+  }
+  if (c.api.tls.cert_file.empty() != c.api.tls.key_file.empty()) {
+    result.exit_now = true;
+    result.exit_code = 2;
+    result.output = "--tls-cert and --tls-key go together\n";
     return result;
   }
   if (c.coordinator.retry_interval.count() <= 0 || c.retry.max_interval.count() <= 0 ||

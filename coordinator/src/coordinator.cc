@@ -6,6 +6,9 @@
 
 #include "settle/coordinator/decision.h"
 
+// GCC 12 mishandles temporaries with destructors that live across a co_await (aggregates,
+// braced lists, string literals turned into strings): every argument of a co_await here is
+// built in a named variable first.
 namespace settle::coordinator {
 namespace {
 
@@ -64,7 +67,7 @@ Status OutcomeOf(const storage::Transaction& tx) {
 
 }  // namespace
 
-Coordinator::Coordinator(storage::Store& store, Scheduler& scheduler, const Clock& clock,
+Coordinator::Coordinator(AsyncStore& store, Scheduler& scheduler, const Clock& clock,
                          GidGenerator& gids, CoordinatorSettings settings,
                          CoordinatorMetrics& metrics)
     : store_(store),
@@ -109,7 +112,7 @@ storage::GlobalRecord Coordinator::NewGlobal(const std::string& gid, TransType t
 }
 
 Result<std::size_t> Coordinator::Resume() {
-  auto unfinished = store_.ListUnfinished();
+  auto unfinished = store_.store().ListUnfinished();
   if (!unfinished) return unfinished.status();
   const TimePoint now = clock_.Now();
   for (const storage::DueEntry& entry : *unfinished) {
@@ -120,32 +123,34 @@ Result<std::size_t> Coordinator::Resume() {
 
 std::string Coordinator::NewGid() { return gids_.Next(); }
 
-Status Coordinator::Prepare(const PrepareRequest& request) {
-  if (Status s = CheckServing(); !s.ok()) return s;
+asio::awaitable<Status> Coordinator::Prepare(PrepareRequest request) {
+  if (Status s = CheckServing(); !s.ok()) co_return s;
   const TimePoint now = clock_.Now();
   storage::GlobalRecord g =
       NewGlobal(request.gid, TransType::kTcc, GlobalStatus::kPrepared, request.options, now);
   // A prepared TCC is next due when its timeout_to_fail runs out.
   g.next_cron_time = now + g.options.timeout_to_fail;
-  const Status inserted = store_.Commit(storage::WriteBatch().Add(storage::InsertGlobal{g}));
+  storage::WriteBatch insert;
+  insert.Add(storage::InsertGlobal{g});
+  const Status inserted = co_await store_.Commit(std::move(insert));
   if (inserted.ok()) {
     spdlog::info("gid={} trans_type=tcc prepared", g.gid);
     metrics_.TransactionStarted(TransType::kTcc);
     scheduler_.Schedule(g.gid, *g.next_cron_time);
-    return Status::Ok();
+    co_return Status::Ok();
   }
-  if (inserted.code() != StatusCode::kAlreadyExists) return inserted;
-  auto existing = store_.Load(g.gid);
-  if (!existing) return existing.status();
-  if (!existing->has_value()) return Status::Unavailable("gid " + g.gid + " vanished; try again");
+  if (inserted.code() != StatusCode::kAlreadyExists) co_return inserted;
+  auto existing = co_await store_.Load(g.gid);
+  if (!existing) co_return existing.status();
+  if (!existing->has_value()) co_return Status::Unavailable("gid " + g.gid + " vanished; try again");
   const storage::GlobalRecord& stored = (**existing).global;
-  if (stored.trans_type != TransType::kTcc) return WrongType(stored, TransType::kTcc);
-  if (stored.status != GlobalStatus::kPrepared) return StatusForbids(stored);
-  return Status::Ok();
+  if (stored.trans_type != TransType::kTcc) co_return WrongType(stored, TransType::kTcc);
+  if (stored.status != GlobalStatus::kPrepared) co_return StatusForbids(stored);
+  co_return Status::Ok();
 }
 
-Status Coordinator::RegisterBranch(const RegisterBranchRequest& request) {
-  if (Status s = CheckServing(); !s.ok()) return s;
+asio::awaitable<Status> Coordinator::RegisterBranch(RegisterBranchRequest request) {
+  if (Status s = CheckServing(); !s.ok()) co_return s;
   const TimePoint now = clock_.Now();
   storage::WriteBatch batch;
   batch.Add(storage::ExpectGlobalStatus{request.gid, {GlobalStatus::kPrepared}});
@@ -154,42 +159,41 @@ Status Coordinator::RegisterBranch(const RegisterBranchRequest& request) {
   batch.Add(storage::InsertBranch{NewBranchRow(request.gid, request.branch_id, BranchOp::kConfirm,
                                                0, request.confirm_url, request.data, now)});
   batch.Add(storage::LimitBranchRows{request.gid, 2 * settings_.max_tcc_branches});
-  Status s = store_.Commit(batch);
+  Status s = co_await store_.Commit(std::move(batch));
   if (s.code() == StatusCode::kInvalidArgument) {
     s = Status::InvalidArgument("branch_id: a TCC may have at most " +
                                 std::to_string(settings_.max_tcc_branches) + " branches; gid " +
                                 request.gid + " has them all");
   }
-  if (s.code() == StatusCode::kNotFound) return NoSuchGid(request.gid);
+  if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(request.gid);
   if (s.ok()) spdlog::info("gid={} branch={} registered", request.gid, request.branch_id);
-  return s;
+  co_return s;
 }
 
-Status Coordinator::Submit(const SubmitRequest& request) {
-  if (Status s = CheckServing(); !s.ok()) return s;
-  return request.trans_type == TransType::kSaga ? SubmitSaga(request) : SubmitTcc(request);
+asio::awaitable<Status> Coordinator::Submit(SubmitRequest request) {
+  if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (request.trans_type == TransType::kSaga) co_return co_await SubmitSaga(std::move(request));
+  std::string no_reason;
+  co_return co_await ChangeTccAndDrive(request.gid, GlobalStatus::kSubmitted, std::move(no_reason),
+                                       request.options.wait_result);
 }
 
-Status Coordinator::SubmitTcc(const SubmitRequest& request) {
-  return ChangeTccAndDrive(request.gid, GlobalStatus::kSubmitted, "",
-                           request.options.wait_result);
-}
-
-Status Coordinator::ChangeTccAndDrive(const std::string& gid, GlobalStatus to,
-                                      const std::string& reason, bool wait_result) {
+asio::awaitable<Status> Coordinator::ChangeTccAndDrive(std::string gid, GlobalStatus to,
+                                                       std::string reason, bool wait_result) {
   // Without a claim (a pass of this gid is running, e.g. its timeout abort) the change still
   // happens and the pass reads it back.
-  std::optional<Scheduler::PassClaim> claim = scheduler_.Claim(gid, Duration(0));
-  auto changed = ChangeStatus(gid, TransType::kTcc, {GlobalStatus::kPrepared}, to, to, reason);
-  if (!changed) return changed.status();  // an unused claim restores the due time
+  std::optional<Scheduler::PassClaim> claim = scheduler_.TryClaim(gid);
+  std::vector<GlobalStatus> from = {GlobalStatus::kPrepared};
+  auto changed = co_await ChangeStatus(gid, TransType::kTcc, std::move(from), to, to, reason);
+  if (!changed) co_return changed.status();  // an unused claim restores the due time
   if (!claim || !changed->has_value()) {
     claim.reset();
-    return DriveAfterChange(gid, wait_result);
+    co_return co_await DriveAfterChange(gid, wait_result);
   }
-  return DriveClaimed(std::move(*claim), std::move(**changed), wait_result);
+  co_return co_await DriveClaimed(std::move(*claim), std::move(**changed), wait_result);
 }
 
-Status Coordinator::SubmitSaga(const SubmitRequest& request) {
+asio::awaitable<Status> Coordinator::SubmitSaga(SubmitRequest request) {
   const TimePoint now = clock_.Now();
   storage::Transaction tx;
   tx.global =
@@ -212,126 +216,134 @@ Status Coordinator::SubmitSaga(const SubmitRequest& request) {
   for (const storage::BranchRecord& row : tx.branches) batch.Add(storage::InsertBranch{row});
   // Claimed before the write, so the first pass can start from these rows: nothing else can
   // drive the saga in between. A gid that is being driven already is a duplicate submit.
-  std::optional<Scheduler::PassClaim> claim = scheduler_.Claim(g.gid, Duration(0));
-  const Status inserted = store_.Commit(batch);
+  std::optional<Scheduler::PassClaim> claim = scheduler_.TryClaim(g.gid);
+  const Status inserted = co_await store_.Commit(std::move(batch));
+  const bool wait_result = request.options.wait_result;
   if (inserted.ok()) {
     spdlog::info("gid={} trans_type=saga submitted steps={}", g.gid, request.steps.size());
     metrics_.TransactionStarted(TransType::kSaga);
-    if (!claim) return DriveAfterChange(g.gid, request.options.wait_result);
-    return DriveClaimed(std::move(*claim), std::move(tx), request.options.wait_result);
+    if (!claim) co_return co_await DriveAfterChange(g.gid, wait_result);
+    co_return co_await DriveClaimed(std::move(*claim), std::move(tx), wait_result);
   }
   claim.reset();
-  if (inserted.code() != StatusCode::kAlreadyExists) return inserted;
+  if (inserted.code() != StatusCode::kAlreadyExists) co_return inserted;
   // A duplicate submit re-drives the saga from its stored rows, whatever this request says.
-  auto existing = store_.Load(g.gid);
-  if (!existing) return existing.status();
-  if (!existing->has_value()) return Status::Unavailable("gid " + g.gid + " vanished; try again");
+  auto existing = co_await store_.Load(g.gid);
+  if (!existing) co_return existing.status();
+  if (!existing->has_value()) co_return Status::Unavailable("gid " + g.gid + " vanished; try again");
   const storage::GlobalRecord& stored = (**existing).global;
-  if (stored.trans_type != TransType::kSaga) return WrongType(stored, TransType::kSaga);
-  if (stored.status != GlobalStatus::kSubmitted) return StatusForbids(stored);
-  return DriveAfterChange(g.gid, request.options.wait_result);
+  if (stored.trans_type != TransType::kSaga) co_return WrongType(stored, TransType::kSaga);
+  if (stored.status != GlobalStatus::kSubmitted) co_return StatusForbids(stored);
+  co_return co_await DriveAfterChange(g.gid, wait_result);
 }
 
-Status Coordinator::Abort(const AbortRequest& request) {
-  if (Status s = CheckServing(); !s.ok()) return s;
-  const std::string reason =
+asio::awaitable<Status> Coordinator::Abort(AbortRequest request) {
+  if (Status s = CheckServing(); !s.ok()) co_return s;
+  std::string reason =
       request.rollback_reason.empty() ? "aborted by the client" : request.rollback_reason;
-  return ChangeTccAndDrive(request.gid, GlobalStatus::kAborting, reason, request.wait_result);
+  co_return co_await ChangeTccAndDrive(request.gid, GlobalStatus::kAborting, std::move(reason),
+                                       request.wait_result);
 }
 
-Status Coordinator::ForceStop(const std::string& gid) {
-  if (Status s = CheckServing(); !s.ok()) return s;
-  const auto changed =
-      ChangeStatus(gid, std::nullopt,
-                   {GlobalStatus::kPrepared, GlobalStatus::kSubmitted, GlobalStatus::kAborting},
-                   GlobalStatus::kFailed, std::nullopt, "stopped by an operator (forceStop)");
-  if (!changed) return changed.status();
+asio::awaitable<Status> Coordinator::ForceStop(std::string gid) {
+  if (Status s = CheckServing(); !s.ok()) co_return s;
+  std::vector<GlobalStatus> from = {GlobalStatus::kPrepared, GlobalStatus::kSubmitted,
+                                    GlobalStatus::kAborting};
+  std::string reason = "stopped by an operator (forceStop)";
+  const auto changed = co_await ChangeStatus(gid, std::nullopt, std::move(from),
+                                             GlobalStatus::kFailed, std::nullopt, reason);
+  if (!changed) co_return changed.status();
   spdlog::warn("gid={} force-stopped by an operator; retries stop", gid);
   scheduler_.Schedule(gid, clock_.Now());  // lets the scheduler forget it
-  return Status::Ok();
+  co_return Status::Ok();
 }
 
-Status Coordinator::ResetNextCronTime(const std::string& gid) {
-  if (Status s = CheckServing(); !s.ok()) return s;
+asio::awaitable<Status> Coordinator::ResetNextCronTime(std::string gid) {
+  if (Status s = CheckServing(); !s.ok()) co_return s;
   const TimePoint now = clock_.Now();
-  const Status s = store_.Commit(storage::WriteBatch().Add(storage::RetryNow{gid, now}));
-  if (s.code() == StatusCode::kNotFound) return NoSuchGid(gid);
-  if (!s.ok()) return s;
+  storage::WriteBatch retry;
+  retry.Add(storage::RetryNow{gid, now});
+  const Status s = co_await store_.Commit(std::move(retry));
+  if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(gid);
+  if (!s.ok()) co_return s;
   spdlog::info("gid={} retry requested now", gid);
   scheduler_.Schedule(gid, now);
-  return Status::Ok();
+  co_return Status::Ok();
 }
 
-Result<std::optional<storage::Transaction>> Coordinator::Query(const std::string& gid) {
-  return store_.Load(gid);
+asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::Query(std::string gid) {
+  co_return co_await store_.Load(std::move(gid));
 }
 
-Result<storage::ListPage> Coordinator::List(const storage::ListQuery& query) {
-  return store_.List(query);
+asio::awaitable<Result<storage::ListPage>> Coordinator::List(storage::ListQuery query) {
+  co_return co_await store_.List(std::move(query));
 }
 
-Result<std::optional<storage::Transaction>> Coordinator::ChangeStatus(
-    const std::string& gid, std::optional<TransType> type,
-    std::initializer_list<GlobalStatus> from, GlobalStatus to,
-    std::optional<GlobalStatus> already_done, const std::string& reason) {
+asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::ChangeStatus(
+    std::string gid, std::optional<TransType> type, std::vector<GlobalStatus> from,
+    GlobalStatus to, std::optional<GlobalStatus> already_done, std::string reason) {
   for (int attempt = 0; attempt < kStatusChangeAttempts; ++attempt) {
-    auto loaded = store_.Load(gid);
-    if (!loaded) return loaded.status();
-    if (!loaded->has_value()) return NoSuchGid(gid);
+    auto loaded = co_await store_.Load(gid);
+    if (!loaded) co_return loaded.status();
+    if (!loaded->has_value()) co_return NoSuchGid(gid);
     storage::Transaction tx = std::move(**loaded);
     storage::GlobalRecord& g = tx.global;
-    if (type && g.trans_type != *type) return WrongType(g, *type);
-    if (already_done && g.status == *already_done) return std::optional<storage::Transaction>();
-    if (std::find(from.begin(), from.end(), g.status) == from.end()) return StatusForbids(g);
+    if (type && g.trans_type != *type) co_return WrongType(g, *type);
+    if (already_done && g.status == *already_done) {
+      co_return std::optional<storage::Transaction>();
+    }
+    if (std::find(from.begin(), from.end(), g.status) == from.end()) co_return StatusForbids(g);
     const GlobalStatus old = g.status;
     const TimePoint now = clock_.Now();
     ApplyStatusChange(g, to, reason, now);
     if (!IsTerminal(to)) g.next_cron_time = now;
     // The branch count makes `tx` exactly what is stored after the commit: a branch
     // registered since the load fails it, and the next attempt loads that branch too.
-    const Status s = store_.Commit(storage::WriteBatch()
-                                       .Add(storage::UpdateGlobal{g, old})
-                                       .Add(storage::ExpectBranchCount{gid, tx.branches.size()}));
+    storage::WriteBatch change;
+    change.Add(storage::UpdateGlobal{g, old});
+    change.Add(storage::ExpectBranchCount{gid, tx.branches.size()});
+    const Status s = co_await store_.Commit(std::move(change));
     if (s.ok()) {
       spdlog::info("gid={} {} -> {}{}{}", gid, ToString(old), ToString(to),
                    reason.empty() ? "" : " reason=", reason);
       if (IsTerminal(to)) metrics_.TransactionFinished(g.trans_type, to);
-      return std::optional<storage::Transaction>(std::move(tx));
+      co_return std::optional<storage::Transaction>(std::move(tx));
     }
-    if (s.code() != StatusCode::kConflict) return s;
+    if (s.code() != StatusCode::kConflict) co_return s;
   }
-  return Status::Unavailable("gid " + gid + " kept changing concurrently; try again");
+  co_return Status::Unavailable("gid " + gid + " kept changing concurrently; try again");
 }
 
-Status Coordinator::DriveAfterChange(const std::string& gid, bool wait_result) {
+asio::awaitable<Status> Coordinator::DriveAfterChange(std::string gid, bool wait_result) {
   if (!wait_result) {
     scheduler_.Schedule(gid, clock_.Now());
-    return Status::Ok();
+    co_return Status::Ok();
   }
-  std::optional<PassResult> pass = scheduler_.RunNow(gid, settings_.wait_result_max_wait);
+  std::optional<PassResult> pass = co_await scheduler_.RunNow(gid, settings_.wait_result_max_wait);
   if (!pass) {
     scheduler_.Schedule(gid, clock_.Now());
-    return Status::Pending("gid " + gid + " is still being driven");
+    co_return Status::Pending("gid " + gid + " is still being driven");
   }
-  return AnswerAfterPass(gid, std::move(*pass));
+  co_return co_await AnswerAfterPass(gid, std::move(*pass));
 }
 
-Status Coordinator::DriveClaimed(Scheduler::PassClaim claim, storage::Transaction stored,
-                                 bool wait_result) {
-  const std::string gid = stored.global.gid;
+asio::awaitable<Status> Coordinator::DriveClaimed(Scheduler::PassClaim claim,
+                                                  storage::Transaction stored, bool wait_result) {
+  std::string gid = stored.global.gid;
   if (!wait_result) {
     claim.RunInBackground(std::move(stored));
-    return Status::Ok();
+    co_return Status::Ok();
   }
-  return AnswerAfterPass(gid, claim.RunHere(std::move(stored)));
+  PassResult pass = co_await claim.RunHere(std::move(stored));
+  co_return co_await AnswerAfterPass(std::move(gid), std::move(pass));
 }
 
-Status Coordinator::AnswerAfterPass(const std::string& gid, PassResult pass) {
-  if (pass.final_state) return OutcomeOf(*pass.final_state);
-  auto loaded = store_.Load(gid);
-  if (!loaded) return loaded.status();
-  if (!loaded->has_value()) return NoSuchGid(gid);
-  return OutcomeOf(**loaded);
+asio::awaitable<Status> Coordinator::AnswerAfterPass(std::string gid, PassResult pass) {
+  if (pass.final_state) co_return OutcomeOf(*pass.final_state);
+  auto loaded = co_await store_.Load(gid);
+  if (!loaded) co_return loaded.status();
+  if (!loaded->has_value()) co_return NoSuchGid(gid);
+  co_return OutcomeOf(**loaded);
 }
 
 }  // namespace settle::coordinator

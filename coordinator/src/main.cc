@@ -28,9 +28,10 @@ int main(int argc, char** argv) {
     StopLogging();
     return 1;
   }
-  spdlog::info("settled listening on http://{}:{} (store {})", config.host, (*server)->port(),
-               settle::storage::RedactStoreLocation(config.db_path));
-  std::printf("settled listening on http://%s:%d\n", config.host.c_str(), (*server)->port());
+  const char* scheme = config.api.tls.enabled() ? "https" : "http";
+  spdlog::info("settled listening on {}://{}:{} (store {})", scheme, config.host,
+               (*server)->port(), settle::storage::RedactStoreLocation(config.db_path));
+  std::printf("settled listening on %s://%s:%d\n", scheme, config.host.c_str(), (*server)->port());
   std::fflush(stdout);
 
   const int signal_number = settle::WaitForStopSignal();

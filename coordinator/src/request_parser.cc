@@ -4,8 +4,8 @@
 #include <functional>
 
 #include "json_fields.h"
-#include "settle/common/http_header.h"
-#include "settle/common/http_url.h"
+#include "settle/net/message.h"
+#include "settle/net/url.h"
 
 namespace settle::coordinator {
 namespace {
@@ -61,7 +61,7 @@ Status ReadUrl(const JsonFields& fields, const char* name, bool required, std::s
     if (required) return Status::InvalidArgument(fields.PathOf(name) + ": required");
     return Status::Ok();
   }
-  if (auto parsed = ParseHttpUrl(*url); !parsed) {
+  if (auto parsed = net::ParseUrl(*url); !parsed) {
     return Status::InvalidArgument(fields.PathOf(name) + ": " + parsed.status().message());
   }
   out = std::move(*url);
@@ -128,10 +128,10 @@ Status ReadOptions(const JsonFields& fields, RequestOptions& options) {
   if (Status s = fields.ReadStringMap("branch_headers", headers); !s.ok()) return s;
   if (headers) {
     for (const auto& [name, value] : *headers) {
-      if (!IsValidHeaderName(name)) {
+      if (!net::IsValidHeaderName(name)) {
         return Status::InvalidArgument("branch_headers: \"" + name + "\" is not a header name");
       }
-      if (!IsValidHeaderValue(value)) {
+      if (!net::IsValidHeaderValue(value)) {
         return Status::InvalidArgument("branch_headers." + name +
                                        ": must not contain control characters");
       }

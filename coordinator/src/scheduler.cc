@@ -7,11 +7,15 @@
 #include <utility>
 #include <vector>
 
+#include "settle/net/async_event.h"
+
 namespace settle::coordinator {
 namespace {
 
 // How soon a pass that threw is retried. A throw is a bug; the transaction must not be lost.
 constexpr Duration kRetryAfterCrashedPass{1000};
+// The timer's longest sleep when nothing is due: it wakes for anything scheduled earlier.
+constexpr Duration kIdleWait{3'600'000};
 
 std::optional<TimePoint> Earliest(std::optional<TimePoint> a, std::optional<TimePoint> b) {
   if (!a) return b;
@@ -21,15 +25,25 @@ std::optional<TimePoint> Earliest(std::optional<TimePoint> a, std::optional<Time
 
 }  // namespace
 
-Scheduler::Scheduler(const Clock& clock, Executor& executor, PassRunner& runner)
-    : clock_(clock), executor_(executor), runner_(runner) {}
+Scheduler::Scheduler(const Clock& clock, asio::any_io_executor executor, PassRunner& runner,
+                     std::size_t max_passes)
+    : clock_(clock),
+      executor_(std::move(executor)),
+      runner_(runner),
+      max_passes_(std::max<std::size_t>(1, max_passes)),
+      timer_strand_(asio::make_strand(executor_)),
+      timer_(timer_strand_) {}
 
 Scheduler::~Scheduler() {
   Stop(Duration(0));
-  // A dispatched pass refers to this scheduler until it finishes; it returns early because
-  // stop was requested.
+  // A started pass refers to this scheduler until it finishes; it returns early because stop
+  // was requested. The timer loop ends once woken.
   std::unique_lock lock(mu_);
-  pass_done_cv_.wait(lock, [&] { return running_ == 0; });
+  pass_done_cv_.wait(lock, [&] { return running_ == 0 && timer_done_; });
+}
+
+void Scheduler::Wake() {
+  asio::post(timer_strand_, [this] { timer_.cancel(); });
 }
 
 void Scheduler::Schedule(const std::string& gid, TimePoint due) {
@@ -47,7 +61,7 @@ void Scheduler::Schedule(const std::string& gid, TimePoint due) {
     entry.due = due;
     queue_.emplace(due, gid);
     if (due > clock_.Now()) {
-      if (earliest) timer_cv_.notify_one();
+      if (earliest && started_) Wake();
       return;
     }
   }
@@ -60,14 +74,16 @@ std::size_t Scheduler::RunOnce() {
     std::lock_guard lock(mu_);
     if (stopping_) return 0;
     const TimePoint now = clock_.Now();
-    while (!queue_.empty() && queue_.begin()->first <= now) {
+    while (!queue_.empty() && queue_.begin()->first <= now && background_ < max_passes_) {
       std::string gid = queue_.begin()->second;
       ClaimLocked(gid, entries_[gid]);
+      ++background_;
       due.push_back(std::move(gid));
     }
   }
   for (std::string& gid : due) {
-    executor_.Post([this, gid = std::move(gid)] { RunPass(gid, std::nullopt); });
+    asio::co_spawn(executor_, RunPass(std::move(gid), std::nullopt, /*counted=*/true),
+                   asio::detached);
   }
   return due.size();
 }
@@ -81,33 +97,53 @@ std::optional<TimePoint> Scheduler::ClaimLocked(const std::string& gid, Entry& e
   return due;
 }
 
-std::optional<Scheduler::PassClaim> Scheduler::Claim(const std::string& gid, Duration max_wait) {
-  std::unique_lock lock(mu_);
-  const bool idle = pass_done_cv_.wait_for(lock, max_wait, [&] {
-    auto it = entries_.find(gid);
-    return stopping_ || it == entries_.end() || !it->second.running;
-  });
-  if (!idle || stopping_) return std::nullopt;
-  return PassClaim(*this, gid, ClaimLocked(gid, entries_[gid]));
+std::optional<Scheduler::PassClaim> Scheduler::TryClaim(const std::string& gid) {
+  std::lock_guard lock(mu_);
+  if (stopping_) return std::nullopt;
+  Entry& entry = entries_[gid];
+  if (entry.running) return std::nullopt;
+  return PassClaim(*this, gid, ClaimLocked(gid, entry));
 }
 
-std::optional<PassResult> Scheduler::RunNow(const std::string& gid, Duration max_wait) {
-  std::optional<PassClaim> claim = Claim(gid, max_wait);
-  if (!claim) return std::nullopt;
-  return claim->RunHere();
+asio::awaitable<std::optional<Scheduler::PassClaim>> Scheduler::Claim(std::string gid,
+                                                                       Duration max_wait) {
+  const auto deadline = std::chrono::steady_clock::now() + max_wait;
+  for (;;) {
+    auto ended = std::make_shared<net::AsyncEvent>();
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) co_return std::nullopt;
+      Entry& entry = entries_[gid];
+      if (!entry.running) co_return PassClaim(*this, gid, ClaimLocked(gid, entry));
+      entry.on_end.push_back([ended] { ended->Set(); });
+    }
+    const auto left = std::chrono::duration_cast<Duration>(deadline -
+                                                           std::chrono::steady_clock::now());
+    if (left <= Duration(0)) co_return std::nullopt;
+    const bool ended_in_time = co_await ended->WaitFor(left);
+    if (!ended_in_time) co_return std::nullopt;
+  }
 }
 
-PassResult Scheduler::RunPass(const std::string& gid,
-                              std::optional<storage::Transaction> stored) {
+asio::awaitable<std::optional<PassResult>> Scheduler::RunNow(std::string gid, Duration max_wait) {
+  std::optional<PassClaim> claim = co_await Claim(std::move(gid), max_wait);
+  if (!claim) co_return std::nullopt;
+  co_return co_await claim->RunHere();
+}
+
+asio::awaitable<PassResult> Scheduler::RunPass(std::string gid,
+                                               std::optional<storage::Transaction> stored,
+                                               bool counted) {
   PassResult result;
   try {
-    result = runner_.RunPass(gid, std::move(stored), stop_source_.get_token());
+    std::stop_token stop = stop_source_.get_token();  // not a temporary across the co_await
+    result = co_await runner_.RunPass(gid, std::move(stored), std::move(stop));
   } catch (const std::exception& e) {
     spdlog::critical("gid={} pass failed with an exception (a bug): {}", gid, e.what());
     result = PassResult{clock_.Now() + kRetryAfterCrashedPass, std::nullopt};
   }
-  Finish(gid, result.next_due);
-  return result;
+  Finish(gid, result.next_due, counted);
+  co_return result;
 }
 
 Scheduler::PassClaim::PassClaim(Scheduler& scheduler, std::string gid,
@@ -120,79 +156,115 @@ Scheduler::PassClaim::PassClaim(PassClaim&& other) noexcept
       previous_due_(other.previous_due_) {}
 
 Scheduler::PassClaim::~PassClaim() {
-  if (scheduler_ != nullptr) scheduler_->Finish(gid_, previous_due_);
+  if (scheduler_ != nullptr) scheduler_->Finish(gid_, previous_due_, /*counted=*/false);
 }
 
-PassResult Scheduler::PassClaim::RunHere(std::optional<storage::Transaction> stored) {
+asio::awaitable<PassResult> Scheduler::PassClaim::RunHere(
+    std::optional<storage::Transaction> stored) {
   Scheduler& scheduler = *std::exchange(scheduler_, nullptr);
-  return scheduler.RunPass(gid_, std::move(stored));
+  co_return co_await scheduler.RunPass(gid_, std::move(stored), /*counted=*/false);
 }
 
 void Scheduler::PassClaim::RunInBackground(std::optional<storage::Transaction> stored) {
   Scheduler& scheduler = *std::exchange(scheduler_, nullptr);
-  // std::function needs a copyable task: share the transaction instead of copying it.
-  auto state = std::make_shared<std::optional<storage::Transaction>>(std::move(stored));
-  scheduler.executor_.Post([&scheduler, gid = gid_, state] {
-    scheduler.RunPass(gid, std::move(*state));
-  });
+  asio::co_spawn(scheduler.executor_, scheduler.RunPass(gid_, std::move(stored), false),
+                 asio::detached);
 }
 
-void Scheduler::Finish(const std::string& gid, std::optional<TimePoint> next_due) {
-  std::lock_guard lock(mu_);
-  Entry& entry = entries_[gid];
-  entry.running = false;
-  --running_;
-  const std::optional<TimePoint> next = Earliest(next_due, entry.rerun);
-  entry.rerun.reset();
-  if (next && !stopping_) {
-    entry.due = *next;
-    queue_.emplace(*next, gid);
-    // The timer thread dispatches it, even when due at once: dispatching from here would let
-    // an inline executor recurse.
-    timer_cv_.notify_one();
-  } else {
-    entries_.erase(gid);
+void Scheduler::Finish(const std::string& gid, std::optional<TimePoint> next_due, bool counted) {
+  std::vector<std::function<void()>> on_end;
+  bool wake = false;
+  {
+    std::lock_guard lock(mu_);
+    Entry& entry = entries_[gid];
+    entry.running = false;
+    on_end.swap(entry.on_end);
+    --running_;
+    if (counted) {
+      --background_;
+      // A slot is free: passes held back by max_passes may start.
+      wake = !queue_.empty() && queue_.begin()->first <= clock_.Now();
+    }
+    const std::optional<TimePoint> next = Earliest(next_due, entry.rerun);
+    entry.rerun.reset();
+    if (next && !stopping_) {
+      entry.due = *next;
+      queue_.emplace(*next, gid);
+      // The timer starts it, even when due at once: starting it from here would let a pass
+      // that ends at once recurse.
+      wake = true;
+    } else {
+      entries_.erase(gid);
+    }
+    wake = wake && started_ && !stopping_;
+    pass_done_cv_.notify_all();
   }
-  pass_done_cv_.notify_all();
+  if (wake) Wake();
+  for (auto& callback : on_end) callback();
 }
 
 void Scheduler::Start() {
-  std::lock_guard lock(mu_);
-  if (timer_thread_.joinable() || stopping_) return;
-  timer_thread_ = std::thread([this] { TimerLoop(); });
+  {
+    std::lock_guard lock(mu_);
+    if (started_ || stopping_) return;
+    started_ = true;
+    timer_done_ = false;
+  }
+  asio::co_spawn(timer_strand_, TimerLoop(), [this](std::exception_ptr) {
+    std::lock_guard lock(mu_);
+    timer_done_ = true;
+    pass_done_cv_.notify_all();
+  });
 }
 
-void Scheduler::TimerLoop() {
-  std::unique_lock lock(mu_);
-  while (!stopping_) {
-    if (queue_.empty()) {
-      timer_cv_.wait(lock);
+asio::awaitable<void> Scheduler::TimerLoop() {
+  for (;;) {
+    Duration wait = kIdleWait;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) co_return;
+      if (!queue_.empty()) {
+        // Due but held back by max_passes: a finishing pass wakes the timer.
+        wait = background_ >= max_passes_ ? kIdleWait : queue_.begin()->first - clock_.Now();
+      }
+    }
+    if (wait <= Duration(0)) {
+      RunOnce();
       continue;
     }
-    const Duration wait = queue_.begin()->first - clock_.Now();
-    if (wait.count() > 0) {
-      timer_cv_.wait_for(lock, wait);
-      continue;
-    }
-    lock.unlock();
-    RunOnce();
-    lock.lock();
+    timer_.expires_after(std::min(wait, kIdleWait));
+    boost::system::error_code ec;
+    co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
 }
 
 void Scheduler::Stop(Duration grace) {
+  bool started = false;
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
+    started = started_;
     stop_source_.request_stop();
+    pass_done_cv_.notify_all();
   }
-  timer_cv_.notify_all();
-  pass_done_cv_.notify_all();
-  if (timer_thread_.joinable() && timer_thread_.get_id() != std::this_thread::get_id()) {
-    timer_thread_.join();
+  if (started) Wake();
+  // Claims waiting for a pass's end learn that the scheduler is stopping.
+  std::vector<std::function<void()>> waiting;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [gid, entry] : entries_) {
+      for (auto& callback : entry.on_end) waiting.push_back(std::move(callback));
+      entry.on_end.clear();
+    }
   }
+  for (auto& callback : waiting) callback();
   std::unique_lock lock(mu_);
   pass_done_cv_.wait_for(lock, grace, [&] { return running_ == 0; });
+}
+
+void Scheduler::WaitForPasses() {
+  std::unique_lock lock(mu_);
+  pass_done_cv_.wait(lock, [&] { return running_ == 0 && timer_done_; });
 }
 
 std::optional<TimePoint> Scheduler::DueTime(const std::string& gid) const {

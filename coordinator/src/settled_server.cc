@@ -6,13 +6,14 @@
 #include "settle/coordinator/api_server.h"
 #include "settled_metrics.h"
 #include "settle/coordinator/coordinator.h"
-#include "settle/coordinator/executor.h"
 #include "settle/coordinator/gid_generator.h"
 #include "settle/coordinator/http_branch_caller.h"
 #include "settle/coordinator/instance_lease.h"
 #include "settle/coordinator/leased_pass_runner.h"
 #include "settle/coordinator/scheduler.h"
 #include "settle/coordinator/transaction_driver.h"
+#include "settle/net/client.h"
+#include "settle/net/io_threads.h"
 #include "settle/storage/open_store.h"
 
 namespace settle::coordinator {
@@ -27,30 +28,38 @@ std::string DefaultInstanceId() {
 }  // namespace
 
 // Declared in dependency order: each part only refers to parts above it, and members are
-// destroyed bottom-up.
+// destroyed bottom-up. The I/O threads come first: they are stopped explicitly once nothing
+// runs on them, and their context outlives every socket and timer of the parts below.
 struct SettledServer::Parts {
   Parts(const ServerConfig& c, const Clock& clk, storage::OpenedStore s,
-        std::unique_ptr<WebhookAlerts> a)
+        std::unique_ptr<net::Client> http_client)
       : config(c),
         clock(clk),
+        io(c.io_threads, "settled-io"),
+        // PostgreSQL's reads and claims cross the network: they run here, not on I/O threads.
+        blocking(s.leases == nullptr ? nullptr
+                                     : std::make_unique<asio::thread_pool>(kBlockingThreads)),
+        client(std::move(http_client)),
         store(std::move(s.store)),
+        async_store(*store, blocking.get()),
         lease(s.leases == nullptr ? nullptr
                                   : std::make_unique<InstanceLease>(*s.leases, clock, c.lease)),
-        alerts(std::move(a)),
         retention(*store, clock, c.retention),
-        executor(c.workers),
-        http_caller(executor),
+        http_caller(*client),
         fenced_caller(lease == nullptr ? nullptr
                                        : std::make_unique<FencedBranchCaller>(http_caller, *lease)),
-        driver(*store, caller(), clock, RetryPolicy(c.retry), metrics, alerts.get()),
+        driver(async_store, caller(), clock, RetryPolicy(c.retry), metrics, nullptr),
         leased_driver(lease == nullptr ? nullptr
-                                       : std::make_unique<LeasedPassRunner>(driver, *lease, clock)),
-        scheduler(clock, executor, runner()),
+                                       : std::make_unique<LeasedPassRunner>(driver, *lease, clock,
+                                                                            blocking.get())),
+        scheduler(clock, io.executor(), runner(), c.max_passes),
         gids(clock),
-        coordinator(*store, scheduler, clock, gids, c.coordinator, metrics),
-        api(coordinator, c.api, [this](PrometheusText& out) {
+        coordinator(async_store, scheduler, clock, gids, c.coordinator, metrics),
+        api(coordinator, io.context(), c.api, [this](PrometheusText& out) {
           WriteSettledMetrics(out, {metrics, *store, scheduler, retention, alerts.get()});
         }) {}
+
+  static constexpr std::size_t kBlockingThreads = 4;
 
   ServerConfig config;
   const Clock& clock;
@@ -67,13 +76,18 @@ struct SettledServer::Parts {
   PassRunner& runner() {
     return leased_driver != nullptr ? static_cast<PassRunner&>(*leased_driver) : driver;
   }
+  // See SettledServer::Shutdown; also undoes a start that failed half-way.
+  void Shutdown();
 
+  net::IoThreads io;
+  std::unique_ptr<asio::thread_pool> blocking;  // null unless the store is shared
+  std::unique_ptr<net::Client> client;          // branch calls and the webhook
   std::unique_ptr<storage::Store> store;
+  AsyncStore async_store;
   std::unique_ptr<InstanceLease> lease;   // null unless the store is shared
-  std::unique_ptr<WebhookAlerts> alerts;  // null without a webhook
+  std::unique_ptr<WebhookAlerts> alerts;  // null without a webhook; set before any pass
   Retention retention;
   CoordinatorMetrics metrics;
-  ThreadPoolExecutor executor;
   HttpBranchCaller http_caller;
   std::unique_ptr<FencedBranchCaller> fenced_caller;  // null without leases
   TransactionDriver driver;
@@ -88,17 +102,27 @@ struct SettledServer::Parts {
 
 Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& config,
                                                             const Clock& clock) {
-  std::unique_ptr<WebhookAlerts> alerts;
+  auto client = net::Client::Create({.ca_file = config.ca_file});
+  if (!client) return client.status();
   if (!config.alert_webhook.empty()) {
-    auto started = WebhookAlerts::Start(config.alert_webhook, clock);
-    if (!started) return started.status();
-    alerts = std::move(*started);
+    if (auto url = net::ParseUrl(config.alert_webhook); !url) {
+      return Status::InvalidArgument("alert webhook '" + config.alert_webhook +
+                                     "': " + url.status().message());
+    }
   }
   auto store = storage::OpenStore(config.db_path, config.store);
   if (!store) return store.status();
   ServerConfig effective = config;
   if (effective.lease.instance_id.empty()) effective.lease.instance_id = DefaultInstanceId();
-  auto parts = std::make_unique<Parts>(effective, clock, std::move(*store), std::move(alerts));
+  auto parts = std::make_unique<Parts>(effective, clock, std::move(*store), std::move(*client));
+  if (!config.alert_webhook.empty()) {
+    auto alerts = WebhookAlerts::Create(config.alert_webhook, clock, parts->io.executor(),
+                                        *parts->client);
+    if (!alerts) return alerts.status();
+    parts->alerts = std::move(*alerts);
+    parts->driver.SetAlerts(parts->alerts.get());
+  }
+  parts->io.Start();
   if (parts->lease != nullptr) {
     // Shared store: this instance drives what it owns or may claim, found by the lease's poll.
     Scheduler& scheduler = parts->scheduler;
@@ -106,6 +130,7 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
           scheduler.Schedule(gid, due);
         });
         !s.ok()) {
+      parts->Shutdown();
       return s;
     }
     spdlog::info("instance {} holds its lease ({} ms, renewed every {} ms)",
@@ -113,14 +138,22 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
                  effective.lease.poll.count());
   } else {
     auto resumed = parts->coordinator.Resume();
-    if (!resumed) return resumed.status();
+    if (!resumed) {
+      parts->Shutdown();
+      return resumed.status();
+    }
     if (*resumed > 0) spdlog::info("resuming {} unfinished transactions", *resumed);
   }
   parts->scheduler.Start();
   parts->retention.Start();
   auto port = parts->api.Start(config.host, config.port);
-  if (!port) return port.status();
+  if (!port) {
+    parts->Shutdown();
+    return port.status();
+  }
   parts->port = *port;
+  spdlog::info("serving on {} I/O threads; the API over {}", parts->io.size(),
+               config.api.tls.enabled() ? "HTTPS" : "HTTP");
   return std::unique_ptr<SettledServer>(new SettledServer(std::move(parts)));
 }
 
@@ -132,19 +165,23 @@ int SettledServer::port() const { return parts_->port; }
 Coordinator& SettledServer::coordinator() { return parts_->coordinator; }
 storage::Store& SettledServer::store() { return *parts_->store; }
 
-void SettledServer::Shutdown() {
-  if (parts_->stopped) return;
-  parts_->stopped = true;
-  parts_->coordinator.BeginShutdown();
+void SettledServer::Shutdown() { parts_->Shutdown(); }
+
+void SettledServer::Parts::Shutdown() {
+  if (stopped) return;
+  stopped = true;
+  coordinator.BeginShutdown();
   // Passes stop starting calls; the ones in flight get the grace period to finish.
-  parts_->scheduler.Stop(parts_->config.shutdown_grace);
-  parts_->api.Stop();
-  parts_->retention.Stop();
-  parts_->executor.Join();
+  scheduler.Stop(config.shutdown_grace);
+  api.Stop();
+  retention.Stop();
+  scheduler.WaitForPasses();
   // After the last pass: the other instances may take this one's transactions over at once.
-  if (parts_->lease != nullptr) parts_->lease->Stop(/*release=*/true);
-  if (parts_->alerts != nullptr) parts_->alerts->Stop();
-  const storage::StoreStats stats = parts_->store->Stats();
+  if (lease != nullptr) lease->Stop(/*release=*/true);
+  if (alerts != nullptr) alerts->Stop();
+  io.Stop();
+  if (blocking != nullptr) blocking->join();
+  const storage::StoreStats stats = store->Stats();
   const double commits = stats.commits == 0 ? 1.0 : static_cast<double>(stats.commits);
   spdlog::info(
       "stopped; closing the database ({} commits, {:.1f} batches, {:.0f} us and {:.1f} WAL pages "

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "settle/common/http_client_connection.h"
 
 namespace settle::coordinator {
 namespace {
@@ -43,21 +42,27 @@ std::string StuckAlertBody(const storage::Transaction& tx, TimePoint now) {
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-Result<std::unique_ptr<WebhookAlerts>> WebhookAlerts::Start(const std::string& url,
-                                                            const Clock& clock,
-                                                            WebhookSettings settings) {
-  Result<HttpUrl> parsed = ParseHttpUrl(url);
+Result<std::unique_ptr<WebhookAlerts>> WebhookAlerts::Create(const std::string& url,
+                                                             const Clock& clock,
+                                                             asio::any_io_executor executor,
+                                                             net::Client& client,
+                                                             WebhookSettings settings) {
+  Result<net::Url> parsed = net::ParseUrl(url);
   if (!parsed) {
     return Status::InvalidArgument("alert webhook '" + url + "': " + parsed.status().message());
   }
-  auto alerts =
-      std::unique_ptr<WebhookAlerts>(new WebhookAlerts(std::move(*parsed), clock, settings));
-  alerts->thread_ = std::thread([a = alerts.get()] { a->Loop(); });
-  return alerts;
+  return std::unique_ptr<WebhookAlerts>(
+      new WebhookAlerts(std::move(*parsed), clock, std::move(executor), client, settings));
 }
 
-WebhookAlerts::WebhookAlerts(HttpUrl url, const Clock& clock, WebhookSettings settings)
-    : url_(std::move(url)), clock_(clock), settings_(settings) {}
+WebhookAlerts::WebhookAlerts(net::Url url, const Clock& clock, asio::any_io_executor executor,
+                             net::Client& client, WebhookSettings settings)
+    : url_(std::move(url)),
+      clock_(clock),
+      settings_(settings),
+      client_(client),
+      strand_(asio::make_strand(executor)),
+      backoff_(strand_) {}
 
 WebhookAlerts::~WebhookAlerts() { Stop(); }
 
@@ -71,8 +76,10 @@ void WebhookAlerts::TransactionStuck(const storage::Transaction& tx) {
       return;
     }
     queue_.push_back(std::move(body));
+    if (sending_) return;
+    sending_ = true;
   }
-  wake_.notify_one();
+  asio::co_spawn(strand_, Drain(), asio::detached);
 }
 
 void WebhookAlerts::Stop(Duration grace) {
@@ -81,54 +88,68 @@ void WebhookAlerts::Stop(Duration grace) {
     if (!stopping_) give_up_at_ = std::chrono::steady_clock::now() + grace;
     stopping_ = true;
   }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-std::string WebhookAlerts::Post(const std::string& body) {
-  HttpClientConnection::Answer answer;
-  std::unique_ptr<HttpClientConnection> connection =
-      HttpClientConnection::Connect(url_.host, url_.port, settings_.timeout, answer);
-  if (connection != nullptr) {
-    const bool ipv6 = url_.host.find(':') != std::string::npos;
-    const std::string host = (ipv6 ? "[" + url_.host + "]" : url_.host) + ":" +
-                             std::to_string(url_.port);
-    const std::string head = "POST " + PercentEncodeNonAscii(url_.path_and_query) +
-                             " HTTP/1.1\r\nHost: " + host +
-                             "\r\nContent-Type: application/json\r\nContent-Length: " +
-                             std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n";
-    answer = connection->Exchange(head, body, settings_.timeout, kMaxAnswerBytes);
-  }
-  if (answer.failure != HttpClientConnection::Failure::kNone) {
-    return HttpClientConnection::Describe(answer.failure);
-  }
-  if (answer.status < 200 || answer.status > 299) return "HTTP " + std::to_string(answer.status);
-  return {};
-}
-
-void WebhookAlerts::Loop() {
+  // Ends a backoff wait at once.
+  asio::post(strand_, [this] { backoff_.cancel(); });
   std::unique_lock lock(mutex_);
-  for (;;) {
-    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping, nothing left
-    std::string body = std::move(queue_.front());
-    queue_.pop_front();
-    const bool stopping = stopping_;
-    const auto give_up_at = give_up_at_;
-    lock.unlock();
+  idle_.wait(lock, [this] { return !sending_; });
+}
 
+asio::awaitable<std::string> WebhookAlerts::Post(std::string body, Duration timeout) {
+  net::ClientRequest request;
+  request.method = "POST";
+  request.url = url_;
+  request.body = std::move(body);
+  request.timeout = timeout;
+  request.idempotent = false;
+  request.max_answer_bytes = kMaxAnswerBytes;
+  Result<net::ClientAnswer> answer = co_await client_.Send(std::move(request));
+  if (!answer) co_return answer.status().message();
+  if (answer->status < 200 || answer->status > 299) {
+    co_return "HTTP " + std::to_string(answer->status);
+  }
+  co_return std::string();
+}
+
+asio::awaitable<void> WebhookAlerts::Drain() {
+  for (;;) {
+    std::string body;
+    bool stopping = false;
+    std::chrono::steady_clock::time_point give_up_at;
+    {
+      std::lock_guard lock(mutex_);
+      if (queue_.empty()) {
+        // Under the lock that TransactionStuck takes: an alert queued from now on starts a
+        // new Drain. After this, nothing of `this` is touched (Stop may return and free it).
+        sending_ = false;
+        idle_.notify_all();
+        co_return;
+      }
+      body = std::move(queue_.front());
+      queue_.pop_front();
+      stopping = stopping_;
+      give_up_at = give_up_at_;
+    }
     // Once stopping, each alert gets one attempt, and only while the grace lasts.
     const int attempts = stopping ? 1 : std::max(1, settings_.attempts);
     std::string error = "not attempted: shutting down";
     Duration delay = settings_.retry_delay;
     for (int attempt = 1; attempt <= attempts; ++attempt) {
-      if (stopping && std::chrono::steady_clock::now() >= give_up_at) break;
-      error = Post(body);
+      Duration timeout = settings_.timeout;
+      if (stopping) {
+        const auto left = std::chrono::duration_cast<Duration>(give_up_at -
+                                                               std::chrono::steady_clock::now());
+        if (left <= Duration(0)) break;
+        timeout = std::min(timeout, left);
+      }
+      error = co_await Post(body, timeout);
       if (error.empty() || attempt == attempts) break;
-      lock.lock();
-      const bool stopped = wake_.wait_for(lock, delay, [this] { return stopping_; });
-      lock.unlock();
-      if (stopped) break;
+      backoff_.expires_after(delay);
+      boost::system::error_code ec;
+      co_await backoff_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      {
+        std::lock_guard lock(mutex_);
+        if (stopping_) break;
+      }
       delay *= 2;
     }
     if (error.empty()) {
@@ -137,7 +158,6 @@ void WebhookAlerts::Loop() {
       failed_.fetch_add(1, std::memory_order_relaxed);
       spdlog::error("alert webhook: could not deliver {}: {}", body, error);
     }
-    lock.lock();
   }
 }
 

@@ -44,7 +44,7 @@ void LogOutcome(const storage::BranchRecord& row, const BranchOutcome& outcome) 
 
 }  // namespace
 
-TransactionDriver::TransactionDriver(storage::Store& store, BranchCaller& caller,
+TransactionDriver::TransactionDriver(AsyncStore& store, BranchCaller& caller,
                                      const Clock& clock, RetryPolicy policy,
                                      CoordinatorMetrics& metrics, StuckAlerts* alerts)
     : store_(store),
@@ -66,17 +66,17 @@ void TransactionDriver::AfterStored(const storage::GlobalRecord& before,
   }
 }
 
-PassResult TransactionDriver::RunPass(const std::string& gid,
-                                     std::optional<storage::Transaction> stored,
-                                     std::stop_token stop) {
+asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
+                                                      std::optional<storage::Transaction> stored,
+                                                      std::stop_token stop) {
   if (!stored) {
-    auto loaded = store_.Load(gid);
+    auto loaded = co_await store_.Load(gid);
     if (!loaded) {
       spdlog::error("gid={} cannot be loaded, retrying later: {}", gid,
                     loaded.status().ToString());
-      return {clock_.Now() + kStorageRetryDelay, std::nullopt};
+      co_return PassResult{clock_.Now() + kStorageRetryDelay, std::nullopt};
     }
-    if (!loaded->has_value()) return {};
+    if (!loaded->has_value()) co_return PassResult{};
     stored = std::move(**loaded);
   }
   storage::Transaction tx = std::move(*stored);
@@ -115,31 +115,31 @@ PassResult TransactionDriver::RunPass(const std::string& gid,
       } else {
         batch.Add(storage::ExpectGlobalStatus{gid, {before.status}});
       }
-      const Status committed = store_.Commit(batch);
+      const Status committed = co_await store_.Commit(std::move(batch));
       batch.Clear();
       unstored_rounds = 0;
       if (!committed.ok()) {
         if (committed.code() == StatusCode::kUnavailable) {
           spdlog::error("gid={} outcome not stored, retrying later: {}", gid, committed.ToString());
-          return {now + kStorageRetryDelay, std::nullopt};
+          co_return PassResult{now + kStorageRetryDelay, std::nullopt};
         }
         // Someone else changed the transaction (forceStop, abort): start over from storage.
         spdlog::info("gid={} changed during the pass: {}", gid, committed.ToString());
-        return {now, std::nullopt};
+        co_return PassResult{now, std::nullopt};
       }
       AfterStored(before, tx);
     } else if (!batch.empty()) {
       ++unstored_rounds;
     }
     // Here `tx` is exactly what is stored, unless calls follow.
-    if (IsTerminal(tx.global.status)) return {std::nullopt, std::move(tx)};
-    if (d.calls.empty()) return {d.wake_at, std::move(tx)};
-    if (stopping) return {now, std::move(tx)};
+    if (IsTerminal(tx.global.status)) co_return PassResult{std::nullopt, std::move(tx)};
+    if (d.calls.empty()) co_return PassResult{d.wake_at, std::move(tx)};
+    if (stopping) co_return PassResult{now, std::move(tx)};
 
     std::vector<BranchCall> calls;
     calls.reserve(d.calls.size());
     for (std::size_t row : d.calls) calls.push_back(CallFor(tx, tx.branches[row]));
-    const std::vector<BranchOutcome> outcomes = caller_.CallAll(calls);
+    const std::vector<BranchOutcome> outcomes = co_await caller_.CallAll(std::move(calls));
     now = clock_.Now();
     for (std::size_t i = 0; i < d.calls.size(); ++i) {
       storage::BranchRecord& row = tx.branches[d.calls[i]];
@@ -152,13 +152,13 @@ PassResult TransactionDriver::RunPass(const std::string& gid,
   // Out of rounds with work left: store what was learnt and come back soon.
   if (!batch.empty()) {
     batch.Add(storage::ExpectGlobalStatus{gid, {tx.global.status}});
-    const Status committed = store_.Commit(batch);
+    const Status committed = co_await store_.Commit(std::move(batch));
     if (!committed.ok()) {
       spdlog::warn("gid={} outcomes not stored: {}", gid, committed.ToString());
-      return {clock_.Now(), std::nullopt};
+      co_return PassResult{clock_.Now(), std::nullopt};
     }
   }
-  return {clock_.Now(), std::move(tx)};
+  co_return PassResult{clock_.Now(), std::move(tx)};
 }
 
 }  // namespace settle::coordinator

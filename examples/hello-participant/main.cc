@@ -2,16 +2,24 @@
 // (FAILURE, HTTP 409, for the paths given with --fail) and prints each call it receives, so
 // you can watch a coordinator drive TCC and saga transactions. It keeps no state: a real
 // participant also needs the barrier (see participant-sdk/).
-#include <httplib.h>
-
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <mutex>
 #include <set>
 #include <string>
-#include <thread>
+
 #include "settle/common/stop_signals.h"
+#include "settle/sdk/participant.h"
+
+namespace {
+
+std::string Param(const settle::sdk::HttpRequest& request, const std::string& name) {
+  auto found = request.params.find(name);
+  return found == request.params.end() ? "" : found->second;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
@@ -27,36 +35,30 @@ int main(int argc, char** argv) {
 
   settle::BlockStopSignals();  // before any thread starts; awaited below
 
-  httplib::Server server;
-  server.new_task_queue = [] { return new httplib::ThreadPool(16); };
-  server.set_tcp_nodelay(true);
   std::mutex print_mu;
-  auto answer = [&](const httplib::Request& req, httplib::Response& res) {
+  auto answer = [&](const settle::sdk::HttpRequest& req) {
     const bool fail = failing.count(req.path) > 0;
     {
       std::lock_guard lock(print_mu);
       std::printf("%s %s gid=%s branch_id=%s op=%s body=%s -> %s\n", req.method.c_str(),
-                  req.path.c_str(), req.get_param_value("gid").c_str(),
-                  req.get_param_value("branch_id").c_str(), req.get_param_value("op").c_str(),
-                  req.body.c_str(), fail ? "FAILURE" : "SUCCESS");
+                  req.path.c_str(), Param(req, "gid").c_str(), Param(req, "branch_id").c_str(),
+                  Param(req, "op").c_str(), req.body.c_str(), fail ? "FAILURE" : "SUCCESS");
       std::fflush(stdout);
     }
-    res.status = fail ? 409 : 200;
-    res.set_content(fail ? R"({"dtm_result":"FAILURE"})" : R"({"dtm_result":"SUCCESS"})",
-                    "application/json");
+    return settle::sdk::HttpReply{fail ? 409 : 200, fail ? R"({"dtm_result":"FAILURE"})"
+                                                         : R"({"dtm_result":"SUCCESS"})"};
   };
-  server.Get(".*", answer);
-  server.Post(".*", answer);
-  const int bound = port == 0 ? server.bind_to_any_port(host) : port;
-  if (bound < 0 || (port != 0 && !server.bind_to_port(host, port))) {
-    std::fprintf(stderr, "cannot listen on %s:%d\n", host.c_str(), port);
+  settle::sdk::Participant participant({.threads = 4, .io_threads = 1});
+  participant.OnGet(".*", answer).OnPost(".*", answer);
+  const settle::Result<int> bound = participant.Start(host, port);
+  if (!bound) {
+    std::fprintf(stderr, "cannot listen on %s:%d: %s\n", host.c_str(), port,
+                 bound.status().message().c_str());
     return 1;
   }
-  std::thread serving([&] { server.listen_after_bind(); });
-  std::printf("hello-participant listening on http://%s:%d\n", host.c_str(), bound);
+  std::printf("hello-participant listening on http://%s:%d\n", host.c_str(), *bound);
   std::fflush(stdout);
   settle::WaitForStopSignal();
-  server.stop();
-  serving.join();
+  participant.Stop();
   return 0;
 }

@@ -7,7 +7,6 @@
 #include <memory>
 #include <string>
 
-#include "settle/common/http_url.h"
 #include "settle/sdk/saga.h"
 #include "settle/sdk/tcc.h"
 
@@ -23,10 +22,13 @@ struct Args {
   std::string mode = "tcc";
 };
 
-// "http://host:port" alone means the coordinator's canonical API prefix.
+// "http://host:port" alone (no path, or just "/") means the coordinator's canonical API prefix.
 std::string ApiBase(const std::string& coordinator) {
-  auto url = settle::ParseHttpUrl(coordinator);
-  if (url && url->path_and_query == "/") {
+  const std::size_t scheme = coordinator.find("://");
+  const std::size_t path = scheme == std::string::npos ? std::string::npos
+                                                       : coordinator.find('/', scheme + 3);
+  if (scheme != std::string::npos &&
+      (path == std::string::npos || path + 1 == coordinator.size())) {
     return coordinator + (coordinator.back() == '/' ? "" : "/") + "api/settle";
   }
   return coordinator;

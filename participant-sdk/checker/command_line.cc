@@ -8,8 +8,8 @@
 
 #include "exit_codes.h"
 #include "settle/common/duration_text.h"
-#include "settle/common/http_header.h"
-#include "settle/common/http_url.h"
+#include "settle/net/message.h"
+#include "settle/net/url.h"
 
 namespace settle::checker {
 namespace {
@@ -78,6 +78,7 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
   std::string body;
   std::string state_url;
   std::string timeout_text = "3s";
+  std::string ca_file;
   std::vector<std::string> header_lines;
   std::vector<OpFlag> tcc_ops = {{BranchOp::kTry, "--try", "Try", {}},
                                  {BranchOp::kConfirm, "--confirm", "Confirm", {}},
@@ -115,6 +116,11 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
   app.add_option("--timeout", timeout_text, "Timeout of each request (e.g. 500ms, 3s)")
       ->type_name("DURATION")
       ->capture_default_str();
+  app.add_option("--ca-file", ca_file,
+                 "PEM CA certificates that https:// participants are verified against "
+                 "(default: the system's CA store)")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
   app.add_option("--header", header_lines,
                  "Extra header 'Name: value' for every request (repeatable), e.g. "
                  "'Authorization: Bearer x'")
@@ -160,13 +166,13 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
       }
       url = participant + "/" + name + f.suffix;
     }
-    if (Result<HttpUrl> parsed = ParseHttpUrl(url); !parsed) {
+    if (Result<net::Url> parsed = net::ParseUrl(url); !parsed) {
       return Usage(std::string(f.flag) + " " + url + ": " + parsed.status().message());
     }
     o.urls[f.op] = url;
   }
   if (!participant.empty()) {
-    if (Result<HttpUrl> parsed = ParseHttpUrl(participant); !parsed) {
+    if (Result<net::Url> parsed = net::ParseUrl(participant); !parsed) {
       return Usage("--participant " + participant + ": " + parsed.status().message());
     }
   }
@@ -175,9 +181,10 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
     return Usage("--body: not valid JSON: " + body);
   }
   o.body = body;
+  o.ca_file = ca_file;
 
   if (!state_url.empty()) {
-    if (Result<HttpUrl> parsed = ParseHttpUrl(state_url); !parsed) {
+    if (Result<net::Url> parsed = net::ParseUrl(state_url); !parsed) {
       return Usage("--state " + state_url + ": " + parsed.status().message());
     }
     o.state_url = state_url;
@@ -192,8 +199,8 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
     const auto colon = line.find(':');
     const std::string header_name = Trim(line.substr(0, colon));
     const std::string value = colon == std::string::npos ? "" : Trim(line.substr(colon + 1));
-    if (colon == std::string::npos || !IsValidHeaderName(header_name) ||
-        !IsValidHeaderValue(value)) {
+    if (colon == std::string::npos || !net::IsValidHeaderName(header_name) ||
+        !net::IsValidHeaderValue(value)) {
       return Usage("--header '" + line + "': expected 'Name: value'");
     }
     if (IsFramingHeader(header_name)) {

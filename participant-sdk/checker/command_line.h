@@ -11,7 +11,7 @@
 
 namespace settle::checker {
 
-// What to check, from settle-check's arguments; every URL is a valid http:// URL.
+// What to check, from settle-check's arguments; every URL is a valid http(s):// URL.
 struct CheckerOptions {
   TransType trans_type = TransType::kTcc;
   std::map<BranchOp, std::string> urls;  // try/confirm/cancel, or action/compensate
@@ -19,6 +19,7 @@ struct CheckerOptions {
   std::optional<std::string> state_url;
   Duration timeout = std::chrono::seconds(3);
   std::vector<std::pair<std::string, std::string>> headers;  // valid names and values
+  std::string ca_file;  // verifies https:// participants; empty: the system's CA store
 };
 
 struct CommandLine {

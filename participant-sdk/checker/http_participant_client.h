@@ -1,34 +1,40 @@
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "participant_client.h"
 #include "settle/common/clock.h"
-#include "settle/common/http_url.h"
+#include "settle/net/blocking_client.h"
+#include "settle/net/url.h"
 
 namespace settle::checker {
 
-// ParticipantClient over HTTP, calling as protocol.md §4 says: POST with the body (GET when it
-// is empty), the URL plus gid, trans_type, branch_id and op, Content-Type: application/json
+// ParticipantClient over HTTP(S), calling as protocol.md §4 says: POST with the body (GET when
+// it is empty), the URL plus gid, trans_type, branch_id and op, Content-Type: application/json
 // plus the extra headers (which may replace it). A new connection per request, so that one
 // answer cannot leak into the next. Not thread-safe.
 class HttpParticipantClient final : public ParticipantClient {
  public:
-  // `headers` go with every request, state reads included; `timeout` bounds connecting,
-  // sending and waiting for each answer.
-  HttpParticipantClient(std::vector<std::pair<std::string, std::string>> headers, Duration timeout);
+  // `headers` go with every request, state reads included; `timeout` bounds each request
+  // (connecting, sending and waiting for its answer); https:// participants are verified
+  // against `ca_file` (empty: the system's CA store).
+  HttpParticipantClient(std::vector<std::pair<std::string, std::string>> headers, Duration timeout,
+                        std::string ca_file = "");
 
   Answer CallBranch(const BranchCall& call) override;
   Answer GetState(const std::string& url) override;
 
  private:
-  Answer Send(const std::string& method, const HttpUrl& url, const std::string& target,
-              const std::string& body, bool json);
+  Answer Send(const std::string& method, const net::Url& url, const std::string& target,
+              const std::string& body);
 
   std::vector<std::pair<std::string, std::string>> headers_;
   Duration timeout_;
+  std::unique_ptr<net::BlockingClient> client_;  // null if the CA file cannot be used
+  std::string client_error_;
 };
 
 }  // namespace settle::checker

@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   }
   const CheckerOptions& options = command_line.options;
 
-  HttpParticipantClient client(options.headers, options.timeout);
+  HttpParticipantClient client(options.headers, options.timeout, options.ca_file);
   CheckRunner runner(
       client, RunSettings{options.trans_type == settle::TransType::kTcc ? TccPlan() : SagaPlan(),
                           options.urls, options.body, options.state_url, RandomGidPrefix()});

@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "http_transport.h"
-#include "settle/common/http_header.h"
-#include "settle/common/http_url.h"
+#include "settle/net/blocking_client.h"
+#include "settle/net/message.h"
+#include "settle/net/url.h"
 
 namespace settle::sdk {
 namespace {
@@ -23,12 +23,8 @@ using nlohmann::json;
 // 30 s by default (past that it answers 425).
 constexpr std::chrono::milliseconds kWaitResultAllowance{30'000};
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
+using net::DescribeAnswer;
+using net::EqualsIgnoreCase;
 
 // Message framing and the connection belong to the transport: a user header could otherwise
 // desynchronize a keep-alive connection.
@@ -144,48 +140,39 @@ Result<TransactionInfo> ParseTransaction(const json& tx, const json& branches) {
 
 }  // namespace
 
-// The coordinator's address and the shared connection pool.
+// The coordinator's address and the client that calls it (and Try URLs).
 class Client::Transport {
  public:
-  std::string host;
-  int port = 80;
+  net::Url base;          // the coordinator's API base
   std::string base_path;  // "/api/settle"; "" for a server at the root
-  HttpTransport http;
+  std::unique_ptr<net::BlockingClient> http;
 
   // One call to the coordinator: the answer whatever its status, or Unavailable when none
   // came.
   Result<HttpAnswer> Call(const ClientOptions& options, const char* method, std::string_view route,
                           const std::string& body) {
-    HttpRequest request;
+    net::ClientRequest request;
     request.method = method;
-    request.host = host;
-    request.port = port;
-    request.target = PercentEncodeNonAscii(base_path + "/" + std::string(route));
-    const bool has_content_type = std::any_of(
-        options.headers.begin(), options.headers.end(),
-        [](const auto& header) { return EqualsIgnoreCase(header.first, "Content-Type"); });
-    if (!body.empty() && !has_content_type) {
-      request.headers.emplace_back("Content-Type", "application/json");
-    }
-    for (const auto& header : options.headers) request.headers.push_back(header);
+    request.url = base;
+    request.target = base_path + "/" + std::string(route);
+    request.headers.assign(options.headers.begin(), options.headers.end());
     request.body = body;
-    request.connect_timeout = options.timeout;
-    request.io_timeout = options.timeout;
+    request.timeout = options.timeout;
     if (!body.empty()) {
       auto parsed = ParseJson(body);
       if (parsed && parsed->is_object() && parsed->value("wait_result", json()) == true) {
-        request.io_timeout += kWaitResultAllowance;
+        request.timeout += kWaitResultAllowance;
       }
     }
     // Every coordinator route of the protocol can be repeated safely: prepare, registerBranch,
     // submit and abort of the same transaction are no-ops the second time.
     request.idempotent = true;
-    auto answer = http.Send(request);
+    auto answer = http->Send(std::move(request));
     if (!answer) {
       return Status::Unavailable(std::string(method) + " " + std::string(RouteName(route)) + ": " +
                                  answer.status().message());
     }
-    return answer;
+    return HttpAnswer{answer->status, std::move(answer->body)};
   }
 
   // Call, then the protocol's status mapping: the body on 200, a Status otherwise.
@@ -203,10 +190,10 @@ namespace {
 // Extra headers a caller may send: valid, and not ones that frame the message.
 Status CheckHeaders(const std::map<std::string, std::string>& headers) {
   for (const auto& [name, value] : headers) {
-    if (!IsValidHeaderName(name)) {
+    if (!net::IsValidHeaderName(name)) {
       return Status::InvalidArgument("headers: \"" + name + "\" is not a header name");
     }
-    if (!IsValidHeaderValue(value)) {
+    if (!net::IsValidHeaderValue(value)) {
       return Status::InvalidArgument("headers." + name + ": must not contain control characters");
     }
     if (IsFramingHeader(name)) {
@@ -219,7 +206,7 @@ Status CheckHeaders(const std::map<std::string, std::string>& headers) {
 }  // namespace
 
 Result<std::unique_ptr<Client>> Client::Create(const std::string& server, ClientOptions options) {
-  auto url = ParseHttpUrl(server);
+  auto url = net::ParseUrl(server);
   if (!url) {
     return Status::InvalidArgument("server URL '" + server + "' " + url.status().message());
   }
@@ -230,12 +217,14 @@ Result<std::unique_ptr<Client>> Client::Create(const std::string& server, Client
     return Status::InvalidArgument("timeout: must be positive");
   }
   if (Status s = CheckHeaders(options.headers); !s.ok()) return s;
+  auto http = net::BlockingClient::Create({.ca_file = options.ca_file});
+  if (!http) return Status::InvalidArgument("ca_file: " + http.status().message());
   auto transport = std::make_unique<Transport>();
-  transport->host = url->host;
-  transport->port = url->port;
   std::string base = url->path_and_query;
   while (!base.empty() && base.back() == '/') base.pop_back();
   transport->base_path = std::move(base);
+  transport->base = std::move(*url);
+  transport->http = std::move(*http);
   return std::unique_ptr<Client>(new Client(std::move(transport), std::move(options)));
 }
 
@@ -256,7 +245,7 @@ Result<std::string> Client::NewGid() {
 }
 
 Result<std::optional<TransactionInfo>> Client::Query(const std::string& gid) {
-  const std::string route = "query?gid=" + PercentEncode(gid);
+  const std::string route = "query?gid=" + net::PercentEncode(gid);
   auto body = transport_->CallForBody(options_, "GET", route, "");
   if (!body) return body.status();
   auto parsed = ParseJson(*body);
@@ -279,28 +268,21 @@ Result<std::string> Client::Post(const std::string& route, const std::string& js
 Result<Client::HttpAnswer> Client::CallUrl(const std::string& url, const std::string& body,
                                            std::chrono::milliseconds timeout,
                                            const std::map<std::string, std::string>& headers) {
-  auto parsed = ParseHttpUrl(url);
+  auto parsed = net::ParseUrl(url);
   if (!parsed) return Status::InvalidArgument("URL '" + url + "' " + parsed.status().message());
   if (Status s = CheckHeaders(headers); !s.ok()) return s;
-  HttpRequest request;
+  net::ClientRequest request;
   request.method = body.empty() ? "GET" : "POST";
-  request.host = parsed->host;
-  request.port = parsed->port;
-  // ParseHttpUrl refused spaces and control characters; raw UTF-8 is all that is left to
-  // encode for a valid request line.
-  request.target = PercentEncodeNonAscii(parsed->path_and_query);
-  if (!body.empty()) request.headers.emplace_back("Content-Type", "application/json");
-  for (const auto& header : headers) request.headers.push_back(header);
+  request.url = std::move(*parsed);
+  request.headers.assign(headers.begin(), headers.end());
   request.body = body;
-  request.connect_timeout = timeout;
-  request.io_timeout = timeout;
+  request.timeout = timeout;
   // A participant's handlers are idempotent (protocol.md §5, the barrier of §6).
   request.idempotent = true;
-  auto answer = transport_->http.Send(request);
-  if (!answer) {
-    return Status::Unavailable(request.method + " " + url + ": " + answer.status().message());
-  }
-  return answer;
+  const std::string method = request.method;
+  auto answer = transport_->http->Send(std::move(request));
+  if (!answer) return Status::Unavailable(method + " " + url + ": " + answer.status().message());
+  return HttpAnswer{answer->status, std::move(answer->body)};
 }
 
 }  // namespace settle::sdk

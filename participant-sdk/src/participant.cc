@@ -8,7 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include "settle/common/http_server.h"
+#include "settle/net/async.h"
+#include "settle/net/io_threads.h"
+#include "settle/net/route_table.h"
+#include "settle/net/server.h"
 
 namespace settle::sdk {
 namespace {
@@ -20,7 +23,7 @@ std::string Json(const nlohmann::json& j) {
 }
 
 // The protocol's answer for a handler's reply (protocol.md §4 classification).
-void WriteReply(const BranchReply& reply, settle::HttpResponse& res) {
+void WriteReply(const BranchReply& reply, net::Response& res) {
   const Status& s = reply.status;
   res.content_type = kJson;
   switch (s.code()) {
@@ -56,38 +59,55 @@ BranchReply RunHandler(const BranchHandler& handler, const BranchRequest& reques
   }
 }
 
-using Route = std::function<void(const settle::HttpRequest&, settle::HttpResponse&)>;
+// Runs on the handler pool: it may block.
+using Route = std::function<void(const net::Request&, net::Response&)>;
 
 }  // namespace
 
 struct Participant::Impl {
   explicit Impl(ParticipantOptions o)
       : options(o),
-        server(
-            HttpServerOptions{
-                .threads = o.threads,
-                .max_body_bytes = o.max_body_bytes,
-                .keep_alive_timeout = std::chrono::duration_cast<Duration>(o.keep_alive_timeout),
-                .refusal =
-                    [](int, const std::string& problem) {
-                      // protocol.md: a bad request is a 400 with {"message"}.
-                      return settle::HttpResponse{400, kJson,
-                                                  Json({{"message", "request: " + problem}})};
-                    }},
-            [this](const settle::HttpRequest& req, settle::HttpResponse& res) { Serve(req, res); }) {}
+        io(o.io_threads, "participant-io"),
+        pool(std::max<std::size_t>(1, o.threads)),
+        server(io.context(),
+               net::ServerOptions{
+                   .limits = {.max_body_bytes = o.max_body_bytes},
+                   .keep_alive_timeout = std::chrono::duration_cast<Duration>(o.keep_alive_timeout),
+                   .tls = {o.tls_cert_file, o.tls_key_file},
+                   .refusal =
+                       [](int status, const std::string& problem) {
+                         // protocol.md: a refused request gets {"message"} naming what.
+                         return net::Response{status, kJson, Json({{"message", problem}})};
+                       }},
+               [this](net::Request& req) { return Serve(req); }) {}
 
-  void Serve(const settle::HttpRequest& req, settle::HttpResponse& res) const {
-    const auto exact = routes.find(req.method + " " + req.path);
-    if (exact != routes.end()) return exact->second(req, res);
-    for (const auto& [method, pattern, route] : pattern_routes) {
-      if (method == req.method && std::regex_match(req.path, pattern)) return route(req, res);
+  asio::awaitable<net::Response> Serve(net::Request& req) {
+    const Route* route = nullptr;
+    auto exact = routes.Find(req.method, req.path);
+    std::string allow = exact.allow;
+    if (exact.route != nullptr) {
+      route = exact.route;
+    } else {
+      for (const auto& [method, pattern, candidate] : pattern_routes) {
+        if (!std::regex_match(req.path, pattern)) continue;
+        if (method == req.method) {
+          route = &candidate;
+          break;
+        }
+        if (allow.find(method) == std::string::npos) allow += allow.empty() ? method : ", " + method;
+      }
     }
-    res.status = 404;
-    res.body = Json({{"message", "no route for " + req.path}});
+    if (route == nullptr) co_return net::NoRoute(req, allow);
+    // The business code may block (its own database): it runs on the pool, not here.
+    co_return co_await net::Offload(pool, [route, &req] {
+      net::Response res;
+      (*route)(req, res);
+      return res;
+    });
   }
 
-  void ServeBranch(const settle::HttpRequest& req, settle::HttpResponse& res,
-                   std::optional<BranchOp> only_op, const BranchHandler& handler) const {
+  void ServeBranch(const net::Request& req, net::Response& res, std::optional<BranchOp> only_op,
+                   const BranchHandler& handler) const {
     BranchRequest request;
     request.path = req.path;
     request.body = req.body;
@@ -104,11 +124,14 @@ struct Participant::Impl {
   }
 
   ParticipantOptions options;
-  // Filled before Start, read-only while serving. Branch routes by "METHOD path"; the
+  net::IoThreads io;
+  asio::thread_pool pool;
+  // Filled before Start, read-only while serving. Branch routes by method and path; the
   // participant's own routes by regular expression, in the order they were added.
-  std::unordered_map<std::string, Route> routes;
+  net::RouteTable<Route> routes;
   std::vector<std::tuple<std::string, std::regex, Route>> pattern_routes;
-  HttpServer server;
+  net::Server server;
+  bool started = false;
 };
 
 Participant::Participant(ParticipantOptions options) : impl_(std::make_unique<Impl>(options)) {}
@@ -117,12 +140,12 @@ Participant::~Participant() { Stop(); }
 
 Participant& Participant::OnOp(const std::string& path, std::optional<BranchOp> op,
                                BranchHandler handler) {
-  auto serve = [impl = impl_.get(), op, handler = std::move(handler)](
-                   const settle::HttpRequest& req, settle::HttpResponse& res) {
+  auto serve = [impl = impl_.get(), op, handler = std::move(handler)](const net::Request& req,
+                                                                       net::Response& res) {
     impl->ServeBranch(req, res, op, handler);
   };
-  impl_->routes["GET " + path] = serve;
-  impl_->routes["POST " + path] = serve;
+  impl_->routes.Add("GET", path, serve);
+  impl_->routes.Add("POST", path, serve);
   return *this;
 }
 
@@ -148,7 +171,7 @@ Participant& Participant::OnCompensate(const std::string& path, BranchHandler ha
 namespace {
 
 Route ToRoute(RouteHandler handler) {
-  return [handler = std::move(handler)](const settle::HttpRequest& req, settle::HttpResponse& res) {
+  return [handler = std::move(handler)](const net::Request& req, net::Response& res) {
     HttpRequest request{req.method, req.path, req.params, req.body};
     HttpReply reply;
     try {
@@ -177,10 +200,15 @@ Participant& Participant::OnPost(const std::string& pattern, RouteHandler handle
 }
 
 Result<int> Participant::Start(const std::string& host, int port) {
+  impl_->io.Start();
   return impl_->server.Start(host, port);
 }
 
-void Participant::Stop() { impl_->server.Stop(); }
+void Participant::Stop() {
+  impl_->server.Stop();
+  impl_->pool.join();
+  impl_->io.Stop();
+}
 
 BranchHandler Guarded(Barrier& barrier, GuardedBusiness business) {
   return [&barrier, business = std::move(business)](const BranchRequest& request) {

@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "http_transport.h"
+#include "settle/net/message.h"
+#include "settle/net/url.h"
 #include "settle/common/branch_result.h"
-#include "settle/common/http_url.h"
 #include "settle/common/protocol.h"
 #include "trans_options_json.h"
 
@@ -86,8 +86,8 @@ Result<Outcome> Abort(Client& client, const std::string& gid, const TransOptions
 }
 
 // The Try URL with the query parameters of protocol.md §3, as an absolute URL again.
-std::string TryCallUrl(const HttpUrl& url, const std::string& gid, const std::string& branch_id) {
-  return "http://" + HostPortText(url.host, url.port) +
+std::string TryCallUrl(const net::Url& url, const std::string& gid, const std::string& branch_id) {
+  return (url.tls ? "https://" : "http://") + url.HostPort() +
          url.TargetWith({{"gid", gid},
                          {"trans_type", ToString(TransType::kTcc)},
                          {"branch_id", branch_id},
@@ -100,7 +100,7 @@ Result<std::string> Tcc::CallBranch(const std::string& body, const std::string& 
                                     const std::string& confirm_url, const std::string& cancel_url) {
   // Checked before anything is registered: a branch whose Try cannot be called must not be
   // left for phase 2.
-  auto parsed_try = ParseHttpUrl(try_url);
+  auto parsed_try = net::ParseUrl(try_url);
   if (!parsed_try) {
     return Status::InvalidArgument("try URL '" + try_url + "' " + parsed_try.status().message());
   }
@@ -131,15 +131,15 @@ Result<std::string> Tcc::CallBranch(const std::string& body, const std::string& 
     case BranchResult::kSuccess:
       return std::move(answer->body);
     case BranchResult::kFailure:
-      return Status::Conflict(detail + "FAILURE: " + DescribeAnswer(answer->status, answer->body));
+      return Status::Conflict(detail + "FAILURE: " + net::DescribeAnswer(answer->status, answer->body));
     case BranchResult::kOngoing:
       // The client does not wait for a Try: the transaction cannot go on without its result.
       return Status::Unavailable(detail +
-                                 "ONGOING: " + DescribeAnswer(answer->status, answer->body));
+                                 "ONGOING: " + net::DescribeAnswer(answer->status, answer->body));
     case BranchResult::kUnknown:
       break;
   }
-  return Status::Unavailable(detail + DescribeAnswer(answer->status, answer->body));
+  return Status::Unavailable(detail + net::DescribeAnswer(answer->status, answer->body));
 }
 
 Result<Outcome> RunTcc(Client& client, const std::string& gid, const TransOptions& options,

@@ -24,19 +24,34 @@ GroupCommitter::GroupCommitter(GroupApplier apply, const GroupCommitOptions& opt
 
 GroupCommitter::~GroupCommitter() { Shutdown(); }
 
-Status GroupCommitter::Commit(const WriteBatch& batch) {
-  Pending pending;
-  pending.batch = &batch;
+bool GroupCommitter::Enqueue(Pending* pending) {
   {
     std::lock_guard lock(mutex_);
-    if (stopping_) return Status::Unavailable("store is closed");
-    if (batch.empty()) return Status::Ok();
-    queue_.push_back(&pending);
+    if (stopping_) return false;
+    queue_.push_back(pending);
   }
   // Outside the lock, so that the thread does not wake only to wait for it.
   work_.notify_one();
-  pending.done.Wait();
+  return true;
+}
+
+Status GroupCommitter::Commit(const WriteBatch& batch) {
+  if (batch.empty()) return Status::Ok();
+  Pending pending;
+  pending.batch = &batch;
+  if (!Enqueue(&pending)) return Status::Unavailable("store is closed");
+  pending.signal.Wait();
   return std::move(pending.result);
+}
+
+void GroupCommitter::CommitAsync(WriteBatch batch, std::function<void(Status)> done) {
+  if (batch.empty()) return done(Status::Ok());
+  auto pending = std::make_unique<Pending>();
+  pending->owned = std::move(batch);
+  pending->batch = &pending->owned;
+  pending->done = std::move(done);
+  if (!Enqueue(pending.get())) return pending->done(Status::Unavailable("store is closed"));
+  pending.release();  // the thread deletes it once done
 }
 
 void GroupCommitter::Shutdown() {
@@ -120,8 +135,15 @@ void GroupCommitter::ApplyGroup(std::vector<Pending*>& group) {
   // returned sees its own group counted. Each caller has its own completion: no lock is
   // shared while they wake.
   for (std::size_t i = 0; i < group.size(); ++i) {
-    group[i]->result = std::move(result.statuses[i]);
-    group[i]->done.Signal();
+    Pending* pending = group[i];
+    if (pending->done) {
+      std::function<void(Status)> done = std::move(pending->done);
+      delete pending;
+      done(std::move(result.statuses[i]));
+    } else {
+      pending->result = std::move(result.statuses[i]);
+      pending->signal.Signal();
+    }
   }
 }
 

@@ -59,6 +59,10 @@ class GroupCommitter {
   // Unavailable if its group failed. Unavailable("store is closed") once Shutdown has started.
   Status Commit(const WriteBatch& batch);
 
+  // The same without blocking: `done` gets the status on the group-commit thread (or at once
+  // on the calling one, for an empty batch or a closed store). It must not block.
+  void CommitAsync(WriteBatch batch, std::function<void(Status)> done);
+
   // Refuses new commits, applies every queued one and stops the thread. Idempotent.
   void Shutdown();
 
@@ -66,15 +70,21 @@ class GroupCommitter {
   StoreStats Stats() const;
 
  private:
-  // A caller blocked in Commit(); lives on its stack. The thread fills in `result`, then
-  // signals `done`, after which it no longer touches the Pending.
+  // A queued batch. For Commit() it lives on the blocked caller's stack: the thread fills in
+  // `result`, then signals `signal`, after which it no longer touches the Pending. For
+  // CommitAsync() it owns its batch on the heap and the thread hands `result` to `done`, then
+  // deletes it.
   struct Pending {
     const WriteBatch* batch = nullptr;
     Status result;
-    Completion done;
+    Completion signal;
+    WriteBatch owned;
+    std::function<void(Status)> done;
   };
 
   GroupCommitter(GroupApplier apply, const GroupCommitOptions& options);
+  // Queues `pending`; false if the store is closed.
+  bool Enqueue(Pending* pending);
   void Loop();
   void ApplyGroup(std::vector<Pending*>& group);
 

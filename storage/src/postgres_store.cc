@@ -95,6 +95,10 @@ PostgresStore::~PostgresStore() = default;
 
 Status PostgresStore::Commit(const WriteBatch& batch) { return impl_->committer().Commit(batch); }
 
+void PostgresStore::CommitAsync(WriteBatch batch, std::function<void(Status)> done) {
+  impl_->committer().CommitAsync(std::move(batch), std::move(done));
+}
+
 Result<std::optional<Transaction>> PostgresStore::Load(const std::string& gid) {
   return impl_->reader().Load(gid);
 }

@@ -90,6 +90,10 @@ SqliteStore::~SqliteStore() = default;
 
 Status SqliteStore::Commit(const WriteBatch& batch) { return impl_->writer().Commit(batch); }
 
+void SqliteStore::CommitAsync(WriteBatch batch, std::function<void(Status)> done) {
+  impl_->writer().CommitAsync(std::move(batch), std::move(done));
+}
+
 Result<std::optional<Transaction>> SqliteStore::Load(const std::string& gid) {
   return impl_->reader().Load(gid);
 }

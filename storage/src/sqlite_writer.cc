@@ -38,6 +38,10 @@ SqliteWriter::~SqliteWriter() { Shutdown(); }
 
 Status SqliteWriter::Commit(const WriteBatch& batch) { return committer_->Commit(batch); }
 
+void SqliteWriter::CommitAsync(WriteBatch batch, std::function<void(Status)> done) {
+  committer_->CommitAsync(std::move(batch), std::move(done));
+}
+
 void SqliteWriter::Shutdown() {
   std::lock_guard shutdown_lock(shutdown_mutex_);
   if (committer_ != nullptr) committer_->Shutdown();

@@ -39,8 +39,9 @@ class SqliteWriter {
   SqliteWriter(const SqliteWriter&) = delete;
   SqliteWriter& operator=(const SqliteWriter&) = delete;
 
-  // See GroupCommitter::Commit.
+  // See GroupCommitter::Commit and CommitAsync.
   Status Commit(const WriteBatch& batch);
+  void CommitAsync(WriteBatch batch, std::function<void(Status)> done);
 
   // Refuses new commits, applies every queued one, stops the thread and the checkpointer,
   // checkpoints the WAL into the database file (TRUNCATE) and closes the connection.

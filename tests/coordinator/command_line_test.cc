@@ -48,9 +48,9 @@ TEST_CASE("every setting can be given on the command line", "[cli]") {
                                 "5s",
                                 "--tcc-timeout",
                                 "1m",
-                                "--workers",
-                                "8",
-                                "--http-threads",
+                                "--io-threads",
+                                "3",
+                                "--max-passes",
                                 "16",
                                 "--log-level",
                                 "debug",
@@ -65,8 +65,8 @@ TEST_CASE("every setting can be given on the command line", "[cli]") {
   CHECK(cl.config.retry.stuck_after == 4);
   CHECK(cl.config.coordinator.request_timeout == std::chrono::seconds(5));
   CHECK(cl.config.coordinator.tcc_timeout_to_fail == std::chrono::minutes(1));
-  CHECK(cl.config.workers == 8);
-  CHECK(cl.config.api.threads == 16);
+  CHECK(cl.config.io_threads == 3);
+  CHECK(cl.config.max_passes == 16);
   CHECK(cl.config.log_level == "debug");
   CHECK(cl.config.shutdown_grace == std::chrono::seconds(3));
 }
@@ -87,6 +87,8 @@ TEST_CASE("bad arguments are refused with a message and exit code 2", "[cli]") {
                                                          {"--retry-interval", "0s"},
                                                          {"--log-level", "loud"},
                                                          {"--stuck-after", "0"},
+                                                         {"--tls-cert", "/no/such/cert.pem"},
+                                                         {"--max-passes", "0"},
                                                          {"--bogus"}}) {
     const CommandLine cl = Parse(args);
     INFO(args[0]);
@@ -115,6 +117,25 @@ TEST_CASE("operability settings: retention, webhook, limits; all off or generous
   CHECK(cl.config.api.io_timeout == std::chrono::seconds(2));
   CHECK(cl.config.api.keep_alive_timeout == std::chrono::seconds(30));
   CHECK(Parse({"--io-timeout", "0"}).exit_code == 2);
+}
+
+TEST_CASE("TLS: a certificate and its key serve the API over HTTPS; a CA file verifies peers",
+          "[cli][tls]") {
+  testing::TempDir dir;
+  for (const char* name : {"cert.pem", "key.pem", "ca.pem"}) std::ofstream(dir.File(name)) << "x";
+  const CommandLine cl = Parse({"--tls-cert", dir.File("cert.pem").c_str(), "--tls-key",
+                                dir.File("key.pem").c_str(), "--ca-file",
+                                dir.File("ca.pem").c_str(), "--alert-webhook",
+                                "https://hooks.example/settle"});
+  REQUIRE_FALSE(cl.exit_now);
+  CHECK(cl.config.api.tls.cert_file == dir.File("cert.pem"));
+  CHECK(cl.config.api.tls.key_file == dir.File("key.pem"));
+  CHECK(cl.config.ca_file == dir.File("ca.pem"));
+  CHECK(cl.config.alert_webhook == "https://hooks.example/settle");
+
+  const CommandLine half = Parse({"--tls-cert", dir.File("cert.pem").c_str()});
+  CHECK(half.exit_code == 2);
+  CHECK_THAT(half.output, Catch::Contains("--tls-cert and --tls-key"));
 }
 
 TEST_CASE("tokens come from flags, the environment or a token file", "[cli][auth]") {

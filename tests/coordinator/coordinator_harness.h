@@ -11,11 +11,11 @@
 #include "fake_clock.h"
 #include "scripted_branch_caller.h"
 #include "settle/coordinator/coordinator.h"
-#include "settle/coordinator/executor.h"
 #include "settle/coordinator/gid_generator.h"
 #include "settle/coordinator/scheduler.h"
 #include "settle/coordinator/transaction_driver.h"
 #include "settle/storage/sqlite_store.h"
+#include "sync_coordinator.h"
 #include "temp_dir.h"
 
 namespace settle::testing {
@@ -38,8 +38,9 @@ class RecordingAlerts final : public coordinator::StuckAlerts {
 };
 
 // The coordinator as settled assembles it (real SQLite store, driver, scheduler), with a fake
-// clock, scripted participants and an inline executor: every pass runs to its end inside the
-// call that dispatched it, so tests see results at once and move time by hand.
+// clock, scripted participants and an io_context the test thread runs: every call runs until
+// nothing is left to do, passes it started included, so tests see results at once and move
+// time by hand.
 class CoordinatorHarness {
  public:
   explicit CoordinatorHarness(coordinator::RetrySettings retry = {Duration(60'000), 10},
@@ -47,16 +48,17 @@ class CoordinatorHarness {
       : retry_(retry), settings_(settings) {
     Open();
   }
+  ~CoordinatorHarness() { Close(); }
 
   // Drops every in-memory part and opens the same database again, as after kill -9 and a
   // restart, then resumes unfinished transactions.
   void Restart() {
     Close();
     Open();
-    REQUIRE(coordinator_->Resume());
+    REQUIRE(sync_->Resume());
   }
 
-  coordinator::Coordinator& coordinator() { return *coordinator_; }
+  SyncCoordinator& coordinator() { return *sync_; }
   const coordinator::CoordinatorMetrics& metrics() const { return metrics_; }
   // The stuck alerts the driver raised.
   std::vector<storage::Transaction> alerts() const { return alerts_.raised(); }
@@ -79,7 +81,11 @@ class CoordinatorHarness {
   void Advance(Duration d) {
     clock_.Advance(d);
     scheduler_->RunOnce();
+    sync_->Drain();
   }
+  // Runs what the scheduler started (RunOnce outside Advance).
+  void Drain() { sync_->Drain(); }
+  asio::io_context& context() { return context_; }
 
  private:
   void Open() {
@@ -87,21 +93,25 @@ class CoordinatorHarness {
     REQUIRE(store);
     store_ = std::move(*store);
     faulty_ = std::make_unique<FailingStore>(*store_);
+    async_store_ = std::make_unique<coordinator::AsyncStore>(*faulty_);
     driver_ = std::make_unique<coordinator::TransactionDriver>(
-        *faulty_, caller_, clock_,
+        *async_store_, caller_, clock_,
         coordinator::RetryPolicy(retry_, coordinator::RetryPolicy::NoJitter()), metrics_,
         &alerts_);
-    scheduler_ = std::make_unique<coordinator::Scheduler>(clock_, executor_, *driver_);
+    scheduler_ = std::make_unique<coordinator::Scheduler>(clock_, context_.get_executor(), *driver_);
     gids_ = std::make_unique<coordinator::GidGenerator>(clock_);
-    coordinator_ = std::make_unique<coordinator::Coordinator>(*faulty_, *scheduler_, clock_, *gids_,
-                                                              settings_,
-                                                              metrics_);
+    coordinator_ = std::make_unique<coordinator::Coordinator>(*async_store_, *scheduler_, clock_,
+                                                              *gids_, settings_, metrics_);
+    sync_ = std::make_unique<SyncCoordinator>(context_, *coordinator_);
   }
   void Close() {
+    sync_->Drain();
+    sync_.reset();
     coordinator_.reset();
     gids_.reset();
     scheduler_.reset();
     driver_.reset();
+    async_store_.reset();
     faulty_.reset();
     store_.reset();
   }
@@ -109,17 +119,19 @@ class CoordinatorHarness {
   TempDir dir_;
   FakeClock clock_;
   ScriptedBranchCaller caller_;
-  coordinator::InlineExecutor executor_;
+  asio::io_context context_;
   coordinator::RetrySettings retry_;
   coordinator::CoordinatorSettings settings_;
   coordinator::CoordinatorMetrics metrics_;  // counts survive a Restart(), as in one process
   RecordingAlerts alerts_;
   std::unique_ptr<storage::SqliteStore> store_;
   std::unique_ptr<FailingStore> faulty_;
+  std::unique_ptr<coordinator::AsyncStore> async_store_;
   std::unique_ptr<coordinator::TransactionDriver> driver_;
   std::unique_ptr<coordinator::Scheduler> scheduler_;
   std::unique_ptr<coordinator::GidGenerator> gids_;
   std::unique_ptr<coordinator::Coordinator> coordinator_;
+  std::unique_ptr<SyncCoordinator> sync_;
 };
 
 }  // namespace settle::testing

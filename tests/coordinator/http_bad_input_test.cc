@@ -6,10 +6,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "in_process_settled.h"
+#include "raw_connection.h"
 
 namespace settle {
 namespace {
@@ -53,7 +55,7 @@ std::vector<BadCase> BadCases() {
       {"prepare", R"({"gid":"bad-9","trans_type":"tcc","branch_headers":{"X":"a\nB: c"}})",
        "branch_headers.X"},
       {"registerBranch",
-       R"({"gid":"bad-10","trans_type":"tcc","branch_id":"01","confirm":"https://p/c","cancel":"http://p/x"})",
+       R"({"gid":"bad-10","trans_type":"tcc","branch_id":"01","confirm":"ftp://p/c","cancel":"http://p/x"})",
        "confirm"},
       {"registerBranch",
        R"js({"gid":"bad-11","trans_type":"tcc","branch_id":"01","confirm":"http://p/c","cancel":"javascript:alert(1)"})js",
@@ -113,7 +115,7 @@ TEST_CASE("bad query strings get a 400 naming the parameter", "[http][bad-input]
   }
 }
 
-TEST_CASE("a body over 1 MiB is refused with a 400 and the server keeps serving",
+TEST_CASE("a body over 1 MiB is refused with a 413 and the server keeps serving",
           "[http][bad-input]") {
   InProcessSettled s;
   json saga = {{"gid", "too-big"},
@@ -121,19 +123,98 @@ TEST_CASE("a body over 1 MiB is refused with a 400 and the server keeps serving"
                {"steps", {{{"action", "http://127.0.0.1:9/a"}}}},
                {"payloads", {std::string(2 << 20, 'x')}}};
   const auto r = s.Call("submit", saga);
-  CHECK(r.status == 400);
-  CHECK_THAT(r.json["message"].get<std::string>(), Catch::StartsWith("body"));
+  CHECK(r.status == 413);
+  CHECK_THAT(r.json["message"].get<std::string>(), Catch::StartsWith("body: larger than"));
   CHECK(s.StatusOf("too-big").empty());
   testing::JsonClient fresh(s.port());
   CHECK(fresh.Get("/api/ping").status == 200);
 }
 
-TEST_CASE("unknown routes and methods get a JSON 404", "[http][bad-input]") {
+TEST_CASE("an unknown route gets a JSON 404; a known one asked with another method a 405 with "
+          "Allow", "[http][bad-input]") {
   InProcessSettled s;
   const auto unknown = s.client().Post("/api/settle/launchMissiles", "{}");
   CHECK(unknown.status == 404);
   CHECK(unknown.json["message"].is_string());
-  CHECK(s.client().Get("/api/settle/submit").status == 404);
+  const auto wrong_method = s.client().Get("/api/settle/submit");
+  CHECK(wrong_method.status == 405);
+  CHECK(wrong_method.headers.find("Allow")->second == "POST");
+  CHECK_THAT(wrong_method.json["message"].get<std::string>(), Catch::Contains("not allowed"));
+  CHECK(s.client().Post("/api/settle/query?gid=g", "{}").headers.find("Allow")->second == "GET");
+}
+
+TEST_CASE("an ambiguous or malformed request gets one 4xx and the connection closes; what was "
+          "smuggled behind it is never served", "[http][bad-input][framing]") {
+  InProcessSettled s;
+  const std::string smuggled_body = R"({"gid":"smuggled","trans_type":"tcc"})";
+  const std::string smuggled = "POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                               std::to_string(smuggled_body.size()) + "\r\n\r\n" + smuggled_body;
+  struct Case {
+    const char* why;
+    std::string head;
+    int status;
+  };
+  const std::vector<Case> cases = {
+      {"Content-Length with Transfer-Encoding",
+       "POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+       "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+       400},
+      {"chunked not the final coding",
+       "POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
+       400},
+      {"an unknown coding", "POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n",
+       400},
+      {"a bare LF in a chunk line",
+       "POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\n{}\r\n0\r\n\r\n",
+       400},
+      {"conflicting Content-Length",
+       "POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
+       400},
+      {"no Host", "GET /api/ping HTTP/1.1\r\n\r\n", 400},
+      {"two Hosts", "GET /api/ping HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", 400},
+      {"obsolete line folding", "GET /api/ping HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n 2\r\n\r\n", 400},
+      {"whitespace before a colon", "GET /api/ping HTTP/1.1\r\nHost : x\r\n\r\n", 400},
+      {"a head over the limit", "GET /api/ping HTTP/1.1\r\nHost: x\r\nX-Big: " +
+                                    std::string(20000, 'a') + "\r\n\r\n",
+       431},
+      {"HTTP/2.0", "GET /api/ping HTTP/2.0\r\nHost: x\r\n\r\n", 505},
+  };
+  for (const Case& c : cases) {
+    INFO(c.why);
+    testing::RawConnection raw(s.port());
+    REQUIRE(raw.Send(c.head + smuggled));
+    const testing::RawConnection::Answer answer = raw.Read();
+    CHECK(answer.status == c.status);
+    CHECK(*answer.Header("Connection") == "close");
+    CHECK(nlohmann::json::parse(answer.body)["message"].is_string());
+    CHECK(raw.ClosedWithin());
+  }
+  CHECK(s.StatusOf("smuggled").empty());
+  CHECK(s.client().Get("/api/ping").status == 200);
+}
+
+TEST_CASE("pipelined requests are answered in order; an HTTP/1.0 client is answered and closed",
+          "[http][framing]") {
+  InProcessSettled s;
+  testing::RawConnection raw(s.port());
+  const std::string prepare = R"({"gid":"piped","trans_type":"tcc"})";
+  REQUIRE(raw.Send("GET /api/ping HTTP/1.1\r\nHost: x\r\n\r\n"
+                   "POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                   [&] {
+                     std::ostringstream hex;
+                     hex << std::hex << prepare.size();
+                     return hex.str();
+                   }() + ";ext=1\r\n" + prepare + "\r\n0\r\nX-Trailer: t\r\n\r\n" +
+                   "GET /api/settle/query?gid=piped HTTP/1.1\r\nHost: x\r\n\r\n"));
+  CHECK(raw.Read().body == R"({"msg":"pong"})");
+  CHECK(raw.Read().status == 200);
+  const testing::RawConnection::Answer query = raw.Read();
+  CHECK(nlohmann::json::parse(query.body)["transaction"]["status"] == "prepared");
+
+  testing::RawConnection old(s.port());
+  REQUIRE(old.Send("GET /api/ping HTTP/1.0\r\n\r\n"));
+  CHECK(old.Read().status == 200);
+  CHECK(old.ClosedWithin());
 }
 
 // Sends raw bytes on a new connection and closes it without reading an answer.

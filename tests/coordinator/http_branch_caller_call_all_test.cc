@@ -1,15 +1,14 @@
-// HttpBranchCaller::CallAll: order, parallelism, and why it cannot deadlock.
+// HttpBranchCaller::CallAll: order, and calls made at once without a thread each.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <condition_variable>
-#include <future>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "participant_server.h"
-#include "settle/coordinator/executor.h"
 #include "settle/coordinator/http_branch_caller.h"
+#include "sync_branch_caller.h"
 
 namespace settle::coordinator {
 namespace {
@@ -52,24 +51,13 @@ class Gate {
   std::size_t arrived_ = 0;
 };
 
-// Runs each task inline and counts them.
-class CountingExecutor final : public Executor {
- public:
-  void Post(std::function<void()> task) override {
-    ++posted;
-    task();
-  }
-  int posted = 0;
-};
-
 TEST_CASE("CallAll returns the outcomes in the order of the calls",
           "[coordinator][http_branch_caller]") {
   ParticipantServer participant;
   participant.SetDefault("/failure", {409, R"({"dtm_result":"FAILURE"})"});
   participant.SetDefault("/ongoing", {425, ""});
   participant.SetDefault("/error", {500, "boom"});
-  ThreadPoolExecutor executor(4);
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
 
   const std::vector<BranchOutcome> outcomes = caller.CallAll({
       CallTo(participant.Url("/success")),
@@ -92,28 +80,25 @@ TEST_CASE("CallAll returns the outcomes in the order of the calls",
   CHECK(participant.CountCalls("/success") == 2);
 }
 
-TEST_CASE("CallAll makes a single call on the calling thread and no calls for none",
-          "[coordinator][http_branch_caller]") {
+TEST_CASE("CallAll makes one call, or none for none", "[coordinator][http_branch_caller]") {
   ParticipantServer participant;
-  CountingExecutor executor;
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
 
   CHECK(caller.CallAll({}).empty());
   const std::vector<BranchOutcome> outcomes = caller.CallAll({CallTo(participant.Url("/confirm"))});
 
   REQUIRE(outcomes.size() == 1);
   CHECK(outcomes[0].result == BranchResult::kSuccess);
-  CHECK(executor.posted == 0);
+  CHECK(participant.CountCalls("/confirm") == 1);
 }
 
-TEST_CASE("CallAll makes its calls at the same time", "[coordinator][http_branch_caller]") {
+TEST_CASE("CallAll makes its calls at the same time, on a single I/O thread",
+          "[coordinator][http_branch_caller]") {
   constexpr std::size_t kCalls = 6;
   ParticipantServer participant;
   Gate gate(kCalls);
   participant.SetHandler("/confirm", [&gate](const ReceivedCall&) { return gate.Pass(); });
-  // The calling thread makes one call, the executor's threads the others.
-  ThreadPoolExecutor executor(kCalls - 1);
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller(/*io_threads=*/1);
   std::vector<BranchCall> calls;
   for (std::size_t i = 0; i < kCalls; ++i) {
     calls.push_back(CallTo(participant.Url("/confirm"), "0" + std::to_string(i + 1)));
@@ -129,32 +114,11 @@ TEST_CASE("CallAll makes its calls at the same time", "[coordinator][http_branch
   }
 }
 
-TEST_CASE("CallAll completes on the executor's only thread", "[coordinator][http_branch_caller]") {
-  ParticipantServer participant;
-  ThreadPoolExecutor executor(1);
-  HttpBranchCaller caller(executor);
-  std::vector<BranchCall> calls;
-  for (int i = 1; i <= 4; ++i) calls.push_back(CallTo(participant.Url("/confirm")));
-
-  // The helper tasks CallAll offers queue up behind the task running CallAll itself, so
-  // CallAll must make every call on its own thread rather than wait for them.
-  std::promise<std::vector<BranchOutcome>> done;
-  std::future<std::vector<BranchOutcome>> outcomes = done.get_future();
-  executor.Post([&] { done.set_value(caller.CallAll(calls)); });
-
-  REQUIRE(outcomes.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
-  for (const BranchOutcome& outcome : outcomes.get()) {
-    CHECK(outcome.result == BranchResult::kSuccess);
-  }
-  CHECK(participant.CountCalls("/confirm") == 4);
-}
-
-TEST_CASE("CallAll may run on several threads at once", "[coordinator][http_branch_caller]") {
+TEST_CASE("CallAll may run from many coroutines at once", "[coordinator][http_branch_caller]") {
   constexpr int kThreads = 4;
   constexpr int kCallsPerThread = 5;
   ParticipantServer participant;
-  ThreadPoolExecutor executor(2);
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
   std::atomic<int> successes{0};
 
   std::vector<std::thread> threads;

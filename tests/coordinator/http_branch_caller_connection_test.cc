@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "participant_server.h"
-#include "settle/coordinator/executor.h"
+#include "sync_branch_caller.h"
 #include "settle/coordinator/http_branch_caller.h"
 
 namespace settle::coordinator {
@@ -28,7 +28,7 @@ BranchCall GetCall(const std::string& url) {
   return call;
 }
 
-// A participant on bare sockets, for what httplib's server cannot be told to do: close a
+// A participant on bare sockets, for what the project's own server cannot be told to do: close a
 // keep-alive connection at a chosen moment. It serves one connection at a time and answers
 // the first request on each with 200 SUCCESS, keeping the connection open; then, by `mode`,
 // it closes the connection at once, or waits for the next request on it and closes without
@@ -124,8 +124,7 @@ class ClosingParticipant {
 TEST_CASE("localhost reaches a participant that listens only on 127.0.0.1",
           "[coordinator][http_branch_caller]") {
   ParticipantServer participant;  // bound to 127.0.0.1 only
-  InlineExecutor executor;
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
 
   const BranchOutcome outcome =
       caller.Call(GetCall("http://localhost:" + std::to_string(participant.port()) + "/confirm"));
@@ -137,8 +136,7 @@ TEST_CASE("localhost reaches a participant that listens only on 127.0.0.1",
 TEST_CASE("sequential calls to one participant reuse one keep-alive connection",
           "[coordinator][http_branch_caller]") {
   ParticipantServer participant;
-  InlineExecutor executor;
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
 
   for (int i = 0; i < 5; ++i) {
     CHECK(caller.Call(GetCall(participant.Url("/confirm"))).result == BranchResult::kSuccess);
@@ -147,28 +145,26 @@ TEST_CASE("sequential calls to one participant reuse one keep-alive connection",
   const std::vector<ReceivedCall> received = participant.CallsTo("/confirm");
   REQUIRE(received.size() == 5);
   for (const ReceivedCall& call : received) {
-    CHECK(call.headers.at("REMOTE_PORT") == received[0].headers.at("REMOTE_PORT"));
+    CHECK(call.remote_port == received[0].remote_port);
   }
 }
 
 TEST_CASE("calls to different paths of one participant share its connection",
           "[coordinator][http_branch_caller]") {
   ParticipantServer participant;
-  InlineExecutor executor;
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
 
   CHECK(caller.Call(GetCall(participant.Url("/confirm"))).result == BranchResult::kSuccess);
   CHECK(caller.Call(GetCall(participant.Url("/cancel"))).result == BranchResult::kSuccess);
 
-  CHECK(participant.CallsTo("/cancel").at(0).headers.at("REMOTE_PORT") ==
-        participant.CallsTo("/confirm").at(0).headers.at("REMOTE_PORT"));
+  CHECK(participant.CallsTo("/cancel").at(0).remote_port ==
+        participant.CallsTo("/confirm").at(0).remote_port);
 }
 
 TEST_CASE("a participant that closes its connection after each answer is still reached",
           "[coordinator][http_branch_caller]") {
   ClosingParticipant participant(ClosingParticipant::Mode::kCloseAfterAnswer);
-  InlineExecutor executor;
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
 
   for (int i = 0; i < 3; ++i) {
     const BranchOutcome outcome = caller.Call(GetCall(participant.Url("/confirm")));
@@ -182,8 +178,7 @@ TEST_CASE("a participant that closes its connection after each answer is still r
 TEST_CASE("a reused connection the participant closed is retried once on a new connection",
           "[coordinator][http_branch_caller]") {
   ClosingParticipant participant(ClosingParticipant::Mode::kCloseOnNextRequest);
-  InlineExecutor executor;
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
 
   REQUIRE(caller.Call(GetCall(participant.Url("/confirm"))).result == BranchResult::kSuccess);
   // Sent on the kept-alive connection, which the participant closes without answering.
@@ -201,8 +196,7 @@ TEST_CASE("a chunked answer is read whole and classified by its body",
       ClosingParticipant::Mode::kCloseAfterAnswer,
       "HTTP/1.1 409 Conflict\r\nTransfer-Encoding: chunked\r\n\r\n"
       "5\r\n{\"dtm\r\n13\r\n_result\":\"FAILURE\"}\r\n0\r\n\r\n");
-  InlineExecutor executor;
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
 
   const BranchOutcome outcome = caller.Call(GetCall(participant.Url("/confirm")));
 
@@ -215,8 +209,7 @@ TEST_CASE("an answer that is not HTTP is an unknown outcome that says so",
           "[coordinator][http_branch_caller]") {
   ClosingParticipant participant(ClosingParticipant::Mode::kCloseAfterAnswer,
                                  "SSH-2.0-OpenSSH_9.2\r\n\r\n");
-  InlineExecutor executor;
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
 
   const BranchOutcome outcome = caller.Call(GetCall(participant.Url("/confirm")));
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "participant_server.h"
-#include "settle/coordinator/executor.h"
+#include "sync_branch_caller.h"
 
 namespace settle::coordinator {
 namespace {
@@ -48,8 +48,7 @@ int UnusedPort() {
 TEST_CASE("a branch with data is POSTed byte for byte with the protocol's parameters and headers",
           "[coordinator][http_branch_caller]") {
   ParticipantServer participant;
-  InlineExecutor executor;
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
   BranchCall call = CallTo(participant.Url("/compensate"), R"({"amount": 30})");
   call.trans_type = TransType::kSaga;
   call.branch_id = "02";
@@ -75,8 +74,7 @@ TEST_CASE("a branch with data is POSTed byte for byte with the protocol's parame
 
 TEST_CASE("a branch without data is called with GET", "[coordinator][http_branch_caller]") {
   ParticipantServer participant;
-  InlineExecutor executor;
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
 
   const BranchOutcome outcome = caller.Call(CallTo(participant.Url("/confirm")));
 
@@ -93,8 +91,7 @@ TEST_CASE("a branch without data is called with GET", "[coordinator][http_branch
 TEST_CASE("a registered URL's own query is kept as registered and the parameters follow with &",
           "[coordinator][http_branch_caller]") {
   ParticipantServer participant;
-  InlineExecutor executor;
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
 
   // '+' means a space in a query; re-encoding it as %2B would change what the participant reads.
   const BranchOutcome outcome =
@@ -139,8 +136,7 @@ TEST_CASE("answers are classified in the protocol's order", "[coordinator][http_
   std::vector<ScriptedAnswer> script;
   for (const Case& c : cases) script.push_back(c.answer);
   participant.Script("/confirm", script);
-  InlineExecutor executor;
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
 
   for (const Case& c : cases) {
     INFO("HTTP " << c.answer.status << " with body '" << c.answer.body << "'");
@@ -153,8 +149,7 @@ TEST_CASE("answers are classified in the protocol's order", "[coordinator][http_
 
 TEST_CASE("a refused connection is an unknown outcome that says so",
           "[coordinator][http_branch_caller]") {
-  InlineExecutor executor;
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
 
   const BranchOutcome outcome =
       caller.Call(CallTo("http://127.0.0.1:" + std::to_string(UnusedPort()) + "/confirm"));
@@ -166,8 +161,7 @@ TEST_CASE("a refused connection is an unknown outcome that says so",
 
 TEST_CASE("an invalid stored URL is an unknown outcome, not a crash",
           "[coordinator][http_branch_caller]") {
-  InlineExecutor executor;
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
 
   for (const std::string url : {"", "ftp://127.0.0.1/confirm", "http://", "http://h:99999/x"}) {
     INFO("url '" << url << "'");
@@ -181,8 +175,7 @@ TEST_CASE("an invalid stored URL is an unknown outcome, not a crash",
 TEST_CASE("a branch header that would break the request is an unknown outcome",
           "[coordinator][http_branch_caller]") {
   ParticipantServer participant;
-  InlineExecutor executor;
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
   BranchCall call = CallTo(participant.Url("/confirm"));
   call.headers = {{"X-Evil", "a\r\nX-Injected: 1"}};
 
@@ -196,8 +189,7 @@ TEST_CASE("a branch header that would break the request is an unknown outcome",
 TEST_CASE("branch headers cannot override the message framing",
           "[coordinator][http_branch_caller]") {
   ParticipantServer participant;
-  InlineExecutor executor;
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
   BranchCall call = CallTo(participant.Url("/confirm"), R"({"amount": 30})");
   call.headers = {{"Content-Length", "3"}, {"Connection", "close"}};
 
@@ -214,8 +206,7 @@ TEST_CASE("a participant slower than the call's timeout is an unknown outcome: t
   ParticipantServer participant;
   participant.SetDefault(
       "/confirm", ScriptedAnswer{200, R"({"dtm_result":"SUCCESS"})", std::chrono::seconds(30)});
-  InlineExecutor executor;
-  HttpBranchCaller caller(executor);
+  testing::SyncBranchCaller caller;
   BranchCall call = CallTo(participant.Url("/confirm"));
   call.timeout = Duration(200);
 
@@ -231,10 +222,7 @@ TEST_CASE("only the start of a huge answer is kept and classified",
   const std::string megabytes(6 * 1024 * 1024, 'x');
   ParticipantServer participant;
   participant.Script("/confirm", {{200, megabytes + "FAILURE"}, {500, "FAILURE" + megabytes}});
-  InlineExecutor executor;
-  HttpBranchCallerOptions options;
-  options.max_response_bytes = 4096;
-  HttpBranchCaller caller(executor, options);
+  testing::SyncBranchCaller caller(2, {}, {.max_response_bytes = 4096});
 
   // FAILURE past the limit is never seen.
   const BranchOutcome beyond_limit = caller.Call(CallTo(participant.Url("/confirm")));
@@ -252,7 +240,7 @@ TEST_CASE("only the start of a huge answer is kept and classified",
   CHECK(after.result == BranchResult::kSuccess);
   const std::vector<ReceivedCall> received = participant.CallsTo("/confirm");
   REQUIRE(received.size() == 3);
-  CHECK(received[2].headers.at("REMOTE_PORT") == received[0].headers.at("REMOTE_PORT"));
+  CHECK(received[2].remote_port == received[0].remote_port);
 }
 
 }  // namespace

@@ -177,7 +177,13 @@ TEST_CASE("a transaction that becomes stuck is POSTed to the alert webhook once"
   const auto alerts = webhook.CallsTo("/hooks/settle");
   REQUIRE(alerts.size() == 2);
   CHECK(json::parse(alerts.at(1).body)["gid"] == "s2");
-  const std::string m = s.client().Get("/api/metrics").body;
+  // Counted once settled has read the webhook's answer, a moment after the webhook sent it.
+  std::string m;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {
+    m = s.client().Get("/api/metrics").body;
+  } while (SampleValue(m, "settle_alerts_total{result=\"sent\"}") < 2 &&
+           std::chrono::steady_clock::now() < deadline);
   CHECK(SampleValue(m, "settle_alerts_total{result=\"sent\"}") == 2);
   CHECK(SampleValue(m, "settle_transactions_stuck{type=\"saga\"}") == 2);
 }

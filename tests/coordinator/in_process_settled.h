@@ -16,25 +16,26 @@ namespace settle::testing {
 
 // settled, in this process, on 127.0.0.1 at a kernel-chosen port with a fresh database and
 // quick retries (50 ms doubling to 400 ms, stuck after 3 failures), talking to real
-// participants over real sockets.
+// participants over real sockets. When `adjust` serves the API over HTTPS, client() trusts
+// `client_ca_file`.
 class InProcessSettled {
  public:
   explicit InProcessSettled(std::function<void(coordinator::ServerConfig&)> adjust =
-                                [](coordinator::ServerConfig&) {}) {
+                                [](coordinator::ServerConfig&) {},
+                            std::string client_ca_file = "") {
     coordinator::ServerConfig config;
     config.port = 0;
     config.db_path = dir_.File("settle.db");
     config.coordinator.retry_interval = Duration(50);
     config.retry.max_interval = Duration(400);
     config.retry.stuck_after = 3;
-    config.workers = 8;
-    config.api.threads = 16;
+    config.io_threads = 2;
     config.shutdown_grace = Duration(2000);
     adjust(config);
     auto server = coordinator::SettledServer::Start(config, clock_);
     if (!server) FAIL("settled did not start: " << server.status().ToString());
     server_ = std::move(*server);
-    client_ = std::make_unique<JsonClient>(server_->port());
+    client_ = std::make_unique<JsonClient>(server_->port(), "127.0.0.1", client_ca_file);
   }
 
   int port() const { return server_->port(); }

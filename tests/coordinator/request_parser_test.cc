@@ -127,7 +127,16 @@ TEST_CASE("options of the wrong type are refused naming the option", "[parser][b
   CHECK(FieldOf(ParsePrepare(head + R"("custom_data":{}})")) == "custom_data");
 }
 
-TEST_CASE("registerBranch needs a branch id and http URLs", "[parser][bad-input]") {
+TEST_CASE("registerBranch takes https URLs, in any case of the scheme", "[parser]") {
+  auto parsed = ParseRegisterBranch(
+      R"({"gid":"g","trans_type":"tcc","branch_id":"01","confirm":"https://bank.example/c",)"
+      R"("cancel":"HTTPS://bank.example/x"})");
+  REQUIRE(parsed);
+  CHECK(parsed->confirm_url == "https://bank.example/c");
+  CHECK(parsed->cancel_url == "HTTPS://bank.example/x");
+}
+
+TEST_CASE("registerBranch needs a branch id and http(s) URLs", "[parser][bad-input]") {
   const std::string head = R"({"gid":"g","trans_type":"tcc",)";
   CHECK(FieldOf(ParseRegisterBranch(head + R"("confirm":"http://p/c","cancel":"http://p/x"})")) ==
         "branch_id");
@@ -135,7 +144,7 @@ TEST_CASE("registerBranch needs a branch id and http URLs", "[parser][bad-input]
     "cancel":"http://p/x"})")) == "branch_id");
   CHECK(FieldOf(ParseRegisterBranch(head + R"("branch_id":"01","cancel":"http://p/x"})")) ==
         "confirm");
-  CHECK(FieldOf(ParseRegisterBranch(head + R"("branch_id":"01","confirm":"https://p/c",
+  CHECK(FieldOf(ParseRegisterBranch(head + R"("branch_id":"01","confirm":"ftp://p/c",
     "cancel":"http://p/x"})")) == "confirm");
   CHECK(FieldOf(ParseRegisterBranch(head + R"("branch_id":"01","confirm":"http://p/c",
     "cancel":"ftp://p/x"})")) == "cancel");

@@ -4,40 +4,44 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "fake_clock.h"
+#include "settle/net/async_event.h"
+#include "settle/net/io_threads.h"
 
 namespace settle::coordinator {
 namespace {
 
 constexpr Duration kSecond{1000};
 
-// Records passes and answers what the test scripts (by default: finished).
+// Records passes and answers what the test scripts (by default: finished). A pass of a gid
+// in `hold` waits until the test releases it.
 class FakeRunner final : public PassRunner {
  public:
   std::function<PassResult(const std::string&, std::stop_token)> answer =
       [](const std::string&, std::stop_token) { return PassResult{}; };
+  std::string hold;
+  net::AsyncEvent release;
 
-  PassResult RunPass(const std::string& gid, std::optional<storage::Transaction> stored,
-                     std::stop_token stop) override {
+  asio::awaitable<PassResult> RunPass(std::string gid, std::optional<storage::Transaction> stored,
+                                      std::stop_token stop) override {
     {
       std::lock_guard lock(mu_);
       runs_.push_back(gid);
       given_.push_back(stored ? stored->global.gid : "");
-      threads_.push_back(std::this_thread::get_id());
       if (++concurrent_ > 1) overlapped_ = true;
     }
+    if (gid == hold) co_await release.Wait();
     PassResult result = answer(gid, stop);
     std::lock_guard lock(mu_);
     --concurrent_;
     cv_.notify_all();
-    return result;
+    co_return result;
   }
 
   std::vector<std::string> runs() const {
@@ -49,10 +53,6 @@ class FakeRunner final : public PassRunner {
     std::lock_guard lock(mu_);
     return given_;
   }
-  std::vector<std::thread::id> threads() const {
-    std::lock_guard lock(mu_);
-    return threads_;
-  }
   bool overlapped() const { return overlapped_; }
   bool WaitForRuns(std::size_t n) {
     std::unique_lock lock(mu_);
@@ -63,245 +63,233 @@ class FakeRunner final : public PassRunner {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::string> runs_;
-  std::vector<std::thread::id> threads_;
   std::vector<std::string> given_;
   int concurrent_ = 0;
   std::atomic<bool> overlapped_{false};
 };
 
-// Keeps posted tasks until the test runs them.
-class ManualExecutor final : public Executor {
- public:
-  void Post(std::function<void()> task) override {
-    std::lock_guard lock(mu_);
-    tasks_.push_back(std::move(task));
+// A scheduler on an io_context that only runs when the test says: a started pass is pending
+// until Run(). A held pass stays suspended (Run returns meanwhile).
+struct Fixture {
+  explicit Fixture(std::size_t max_passes = Scheduler::kDefaultMaxPasses)
+      : scheduler(clock, io.get_executor(), runner, max_passes) {}
+  ~Fixture() {
+    runner.release.Set();
+    Run();
   }
-  std::size_t Pending() const {
-    std::lock_guard lock(mu_);
-    return tasks_.size();
-  }
-  void RunAll() {
-    for (;;) {
-      std::function<void()> task;
-      {
-        std::lock_guard lock(mu_);
-        if (tasks_.empty()) return;
-        task = std::move(tasks_.front());
-        tasks_.pop_front();
-      }
-      task();
-    }
+  // Runs every pass started so far as far as it goes (to its end, unless held); returns how
+  // many handlers ran.
+  std::size_t Run() {
+    io.restart();
+    return io.poll();
   }
 
- private:
-  mutable std::mutex mu_;
-  std::deque<std::function<void()>> tasks_;
+  testing::FakeClock clock;
+  asio::io_context io;
+  FakeRunner runner;
+  Scheduler scheduler;
 };
 
-TEST_CASE("a transaction due now is dispatched at once", "[scheduler]") {
-  testing::FakeClock clock;
-  InlineExecutor executor;
-  FakeRunner runner;
-  Scheduler scheduler(clock, executor, runner);
-  scheduler.Schedule("g1", clock.Now());
-  CHECK(runner.runs() == std::vector<std::string>{"g1"});
-  CHECK_FALSE(scheduler.DueTime("g1"));  // finished: forgotten
+TEST_CASE("a transaction due now is started at once", "[scheduler]") {
+  Fixture f;
+  f.scheduler.Schedule("g1", f.clock.Now());
+  CHECK(f.scheduler.Running() == 1);
+  f.Run();
+  CHECK(f.runner.runs() == std::vector<std::string>{"g1"});
+  CHECK_FALSE(f.scheduler.DueTime("g1"));  // finished: forgotten
 }
 
 TEST_CASE("a transaction due later runs only once its time has come", "[scheduler]") {
-  testing::FakeClock clock;
-  InlineExecutor executor;
-  FakeRunner runner;
-  Scheduler scheduler(clock, executor, runner);
-  scheduler.Schedule("g1", clock.Now() + 5 * kSecond);
-  CHECK(scheduler.RunOnce() == 0);
-  clock.Advance(4 * kSecond);
-  CHECK(scheduler.RunOnce() == 0);
-  clock.Advance(kSecond);
-  CHECK(scheduler.RunOnce() == 1);
-  CHECK(runner.runs() == std::vector<std::string>{"g1"});
+  Fixture f;
+  f.scheduler.Schedule("g1", f.clock.Now() + 5 * kSecond);
+  CHECK(f.scheduler.RunOnce() == 0);
+  f.clock.Advance(4 * kSecond);
+  CHECK(f.scheduler.RunOnce() == 0);
+  f.clock.Advance(kSecond);
+  CHECK(f.scheduler.RunOnce() == 1);
+  f.Run();
+  CHECK(f.runner.runs() == std::vector<std::string>{"g1"});
 }
 
 TEST_CASE("the earliest requested due time wins", "[scheduler]") {
-  testing::FakeClock clock;
-  InlineExecutor executor;
-  FakeRunner runner;
-  Scheduler scheduler(clock, executor, runner);
-  const TimePoint t0 = clock.Now();
-  scheduler.Schedule("g1", t0 + 10 * kSecond);
-  scheduler.Schedule("g1", t0 + 2 * kSecond);
-  scheduler.Schedule("g1", t0 + 20 * kSecond);
-  CHECK(scheduler.DueTime("g1") == t0 + 2 * kSecond);
-  CHECK(scheduler.Scheduled() == 1);
+  Fixture f;
+  const TimePoint t0 = f.clock.Now();
+  f.scheduler.Schedule("g1", t0 + 10 * kSecond);
+  f.scheduler.Schedule("g1", t0 + 2 * kSecond);
+  f.scheduler.Schedule("g1", t0 + 20 * kSecond);
+  CHECK(f.scheduler.DueTime("g1") == t0 + 2 * kSecond);
+  CHECK(f.scheduler.Scheduled() == 1);
 }
 
 TEST_CASE("a pass that leaves work behind is due again when it says", "[scheduler]") {
-  testing::FakeClock clock;
-  InlineExecutor executor;
-  FakeRunner runner;
+  Fixture f;
   int passes = 0;
-  runner.answer = [&](const std::string&, std::stop_token) {
-    return ++passes == 1 ? PassResult{clock.Now() + 3 * kSecond} : PassResult{};
+  f.runner.answer = [&](const std::string&, std::stop_token) {
+    return ++passes == 1 ? PassResult{f.clock.Now() + 3 * kSecond} : PassResult{};
   };
-  Scheduler scheduler(clock, executor, runner);
-  const TimePoint t0 = clock.Now();
-  scheduler.Schedule("g1", t0);
-  CHECK(scheduler.DueTime("g1") == t0 + 3 * kSecond);
-  clock.Advance(3 * kSecond);
-  CHECK(scheduler.RunOnce() == 1);
-  CHECK(runner.runs().size() == 2);
-  CHECK_FALSE(scheduler.DueTime("g1"));
+  const TimePoint t0 = f.clock.Now();
+  f.scheduler.Schedule("g1", t0);
+  f.Run();
+  CHECK(f.scheduler.DueTime("g1") == t0 + 3 * kSecond);
+  f.clock.Advance(3 * kSecond);
+  CHECK(f.scheduler.RunOnce() == 1);
+  f.Run();
+  CHECK(f.runner.runs().size() == 2);
+  CHECK_FALSE(f.scheduler.DueTime("g1"));
 }
 
 TEST_CASE("a transaction never has two passes at once; asking during a pass re-arms it",
           "[scheduler]") {
-  testing::FakeClock clock;
-  ManualExecutor executor;
-  FakeRunner runner;
-  Scheduler scheduler(clock, executor, runner);
-  scheduler.Schedule("g1", clock.Now());
-  REQUIRE(executor.Pending() == 1);
-  REQUIRE(scheduler.Running() == 1);
+  Fixture f;
+  f.scheduler.Schedule("g1", f.clock.Now());
+  REQUIRE(f.scheduler.Running() == 1);
 
-  scheduler.Schedule("g1", clock.Now());  // due again while the pass is dispatched
-  CHECK(scheduler.RunOnce() == 0);
-  CHECK(executor.Pending() == 1);
+  f.scheduler.Schedule("g1", f.clock.Now());  // due again while the pass is started
+  CHECK(f.scheduler.RunOnce() == 0);
 
-  executor.RunAll();  // the first pass ends; the request made during it re-arms the gid
-  CHECK(scheduler.DueTime("g1") == clock.Now());
-  CHECK(scheduler.RunOnce() == 1);
-  executor.RunAll();
-  CHECK(runner.runs().size() == 2);
-  CHECK_FALSE(runner.overlapped());
+  f.Run();  // the first pass ends; the request made during it re-arms the gid
+  CHECK(f.runner.runs().size() == 1);
+  CHECK(f.scheduler.DueTime("g1") == f.clock.Now());
+  CHECK(f.scheduler.RunOnce() == 1);
+  f.Run();
+  CHECK(f.runner.runs().size() == 2);
+  CHECK_FALSE(f.runner.overlapped());
 }
 
-TEST_CASE("RunNow waits for the running pass, then runs one on the calling thread", "[scheduler]") {
-  testing::FakeClock clock;
-  ManualExecutor executor;
-  FakeRunner runner;
-  Scheduler scheduler(clock, executor, runner);
-  scheduler.Schedule("g1", clock.Now());
-  REQUIRE(executor.Pending() == 1);
+TEST_CASE("at most max_passes passes run at once; the others start as slots free up",
+          "[scheduler]") {
+  Fixture f(/*max_passes=*/2);
+  f.runner.hold = "g1";
+  for (const char* gid : {"g1", "g2", "g3"}) f.scheduler.Schedule(gid, f.clock.Now());
+  CHECK(f.scheduler.Running() == 2);
+  CHECK(f.scheduler.Scheduled() == 1);
+  f.Run();  // g2 ends; g1 holds
+  CHECK(f.scheduler.RunOnce() == 1);  // g3 takes the free slot
+  f.runner.release.Set();
+  f.Run();
+  CHECK(f.runner.runs() == std::vector<std::string>{"g1", "g2", "g3"});
+}
 
-  std::atomic<bool> ran{false};
-  std::thread::id waiter_id;
-  std::thread waiter([&] {
-    waiter_id = std::this_thread::get_id();
-    ran = scheduler.RunNow("g1", std::chrono::seconds(10)).has_value();
-  });
-  executor.RunAll();  // the dispatched pass ends, which lets RunNow go
-  waiter.join();
-  CHECK(ran);
-  REQUIRE(runner.runs().size() == 2);
-  CHECK(runner.threads()[1] == waiter_id);
-  CHECK_FALSE(runner.overlapped());
+TEST_CASE("RunNow waits for the running pass without a thread, then runs its own",
+          "[scheduler]") {
+  Fixture f;
+  f.runner.hold = "g1";
+  f.scheduler.Schedule("g1", f.clock.Now());
+  std::optional<std::optional<PassResult>> ran;
+  asio::co_spawn(f.io, f.scheduler.RunNow("g1", std::chrono::seconds(10)),
+                 [&](std::exception_ptr, std::optional<PassResult> r) { ran = std::move(r); });
+  f.io.poll();  // both wait: the pass for its release, RunNow for the pass
+  CHECK_FALSE(ran);
+  CHECK(f.runner.runs().size() == 1);
+
+  f.runner.hold.clear();
+  f.runner.release.Set();
+  f.Run();
+  REQUIRE(ran);
+  CHECK(ran->has_value());
+  CHECK(f.runner.runs().size() == 2);
+  CHECK_FALSE(f.runner.overlapped());
 }
 
 TEST_CASE("a claimed gid runs no other pass until the claim is used", "[scheduler]") {
-  testing::FakeClock clock;
-  InlineExecutor executor;
-  FakeRunner runner;
-  Scheduler scheduler(clock, executor, runner);
-  std::optional<Scheduler::PassClaim> claim = scheduler.Claim("g1", Duration(0));
+  Fixture f;
+  std::optional<Scheduler::PassClaim> claim = f.scheduler.TryClaim("g1");
   REQUIRE(claim);
-  scheduler.Schedule("g1", clock.Now());
-  CHECK(scheduler.RunOnce() == 0);
-  CHECK(runner.runs().empty());
-  CHECK_FALSE(scheduler.Claim("g1", Duration(0)));  // one claim at a time
+  f.scheduler.Schedule("g1", f.clock.Now());
+  CHECK(f.scheduler.RunOnce() == 0);
+  f.Run();
+  CHECK(f.runner.runs().empty());
+  CHECK_FALSE(f.scheduler.TryClaim("g1"));  // one claim at a time
 
   storage::Transaction stored;
   stored.global.gid = "g1";
-  claim->RunHere(stored);
-  scheduler.RunOnce();
+  asio::co_spawn(f.io, claim->RunHere(stored), asio::detached);
+  f.Run();
+  f.scheduler.RunOnce();
+  f.Run();
   // The claimed pass started from the stored transaction; the request made meanwhile runs
   // afterwards and reads it.
-  CHECK(runner.runs() == std::vector<std::string>{"g1", "g1"});
-  CHECK(runner.given() == std::vector<std::string>{"g1", ""});
+  CHECK(f.runner.runs() == std::vector<std::string>{"g1", "g1"});
+  CHECK(f.runner.given() == std::vector<std::string>{"g1", ""});
 }
 
 TEST_CASE("an unused claim leaves the gid due as it was", "[scheduler]") {
-  testing::FakeClock clock;
-  InlineExecutor executor;
-  FakeRunner runner;
-  Scheduler scheduler(clock, executor, runner);
-  const TimePoint due = clock.Now() + 5 * kSecond;
-  scheduler.Schedule("g1", due);
-  scheduler.Claim("g1", Duration(0)).reset();
-  CHECK(scheduler.DueTime("g1") == due);
-  CHECK(runner.runs().empty());
+  Fixture f;
+  const TimePoint due = f.clock.Now() + 5 * kSecond;
+  f.scheduler.Schedule("g1", due);
+  f.scheduler.TryClaim("g1").reset();
+  CHECK(f.scheduler.DueTime("g1") == due);
+  CHECK(f.runner.runs().empty());
 }
 
-TEST_CASE("a claim hands its pass and stored transaction to the executor", "[scheduler]") {
-  testing::FakeClock clock;
-  ManualExecutor executor;
-  FakeRunner runner;
-  Scheduler scheduler(clock, executor, runner);
+TEST_CASE("a claim hands its pass and stored transaction to a coroutine of its own",
+          "[scheduler]") {
+  Fixture f;
   storage::Transaction stored;
   stored.global.gid = "g1";
-  scheduler.Claim("g1", Duration(0))->RunInBackground(stored);
-  CHECK(runner.runs().empty());
-  CHECK_FALSE(scheduler.Claim("g1", Duration(0)));  // still claimed until the pass ends
-  executor.RunAll();
-  CHECK(runner.given() == std::vector<std::string>{"g1"});
-  CHECK(scheduler.Running() == 0);
+  f.scheduler.TryClaim("g1")->RunInBackground(stored);
+  CHECK(f.runner.runs().empty());
+  CHECK_FALSE(f.scheduler.TryClaim("g1"));  // still claimed until the pass ends
+  f.Run();
+  CHECK(f.runner.given() == std::vector<std::string>{"g1"});
+  CHECK(f.scheduler.Running() == 0);
 }
 
 TEST_CASE("RunNow gives up when the running pass does not end in time", "[scheduler]") {
-  testing::FakeClock clock;
-  ManualExecutor executor;
-  FakeRunner runner;
-  Scheduler scheduler(clock, executor, runner);
-  scheduler.Schedule("g1", clock.Now());
-  CHECK_FALSE(scheduler.RunNow("g1", Duration(20)).has_value());
-  executor.RunAll();
-  CHECK(runner.runs().size() == 1);
+  Fixture f;
+  f.runner.hold = "g1";
+  f.scheduler.Schedule("g1", f.clock.Now());
+  std::optional<std::optional<PassResult>> ran;
+  asio::co_spawn(f.io, f.scheduler.RunNow("g1", Duration(20)),
+                 [&](std::exception_ptr, std::optional<PassResult> r) { ran = std::move(r); });
+  while (!ran) f.io.run_one();  // the 20 ms timer is what ends it
+  CHECK_FALSE(ran->has_value());
+  CHECK(f.runner.runs().size() == 1);
 }
 
 TEST_CASE("a pass that throws is retried later instead of being lost", "[scheduler]") {
-  testing::FakeClock clock;
-  InlineExecutor executor;
-  FakeRunner runner;
-  runner.answer = [](const std::string&, std::stop_token) -> PassResult {
+  Fixture f;
+  f.runner.answer = [](const std::string&, std::stop_token) -> PassResult {
     throw std::runtime_error("bug");
   };
-  Scheduler scheduler(clock, executor, runner);
-  scheduler.Schedule("g1", clock.Now());
-  REQUIRE(scheduler.DueTime("g1"));
-  CHECK(*scheduler.DueTime("g1") > clock.Now());
+  f.scheduler.Schedule("g1", f.clock.Now());
+  f.Run();
+  REQUIRE(f.scheduler.DueTime("g1"));
+  CHECK(*f.scheduler.DueTime("g1") > f.clock.Now());
 }
 
-TEST_CASE("stopping asks running passes to return and dispatches nothing more", "[scheduler]") {
-  testing::FakeClock clock;
-  ManualExecutor executor;
-  FakeRunner runner;
+TEST_CASE("stopping asks running passes to return and starts nothing more", "[scheduler]") {
+  Fixture f;
   bool saw_stop = false;
-  runner.answer = [&](const std::string&, std::stop_token stop) {
+  f.runner.answer = [&](const std::string&, std::stop_token stop) {
     saw_stop = stop.stop_requested();
-    return PassResult{clock.Now()};
+    return PassResult{f.clock.Now()};
   };
-  Scheduler scheduler(clock, executor, runner);
-  scheduler.Schedule("g1", clock.Now());
-  scheduler.Stop(Duration(0));
-  executor.RunAll();
+  f.scheduler.Schedule("g1", f.clock.Now());
+  f.scheduler.Stop(Duration(0));
+  f.Run();
   CHECK(saw_stop);
-  scheduler.Schedule("g2", clock.Now());
-  CHECK(scheduler.RunOnce() == 0);
-  CHECK(executor.Pending() == 0);
-  CHECK(runner.runs() == std::vector<std::string>{"g1"});
+  f.scheduler.Schedule("g2", f.clock.Now());
+  CHECK(f.scheduler.RunOnce() == 0);
+  CHECK(f.Run() == 0);
+  CHECK(f.runner.runs() == std::vector<std::string>{"g1"});
 }
 
 TEST_CASE("the background timer wakes up for a transaction when it is due", "[scheduler]") {
   SystemClock clock;
-  ThreadPoolExecutor executor(2);
+  net::IoThreads io(2);
+  io.Start();
   FakeRunner runner;
-  Scheduler scheduler(clock, executor, runner);
-  scheduler.Start();
-  scheduler.Schedule("later", clock.Now() + Duration(300));
-  scheduler.Schedule("sooner", clock.Now() + Duration(10));
-  REQUIRE(runner.WaitForRuns(2));
-  CHECK(runner.runs() == std::vector<std::string>{"sooner", "later"});
-  scheduler.Stop(kSecond);
-  executor.Join();
+  {
+    Scheduler scheduler(clock, io.executor(), runner);
+    scheduler.Start();
+    scheduler.Schedule("later", clock.Now() + Duration(300));
+    scheduler.Schedule("sooner", clock.Now() + Duration(10));
+    REQUIRE(runner.WaitForRuns(2));
+    CHECK(runner.runs() == std::vector<std::string>{"sooner", "later"});
+    scheduler.Stop(kSecond);
+  }
+  io.Stop();
 }
 
 }  // namespace

@@ -85,13 +85,14 @@ TEST_CASE("the largest amount is accepted", "[bank][input]") {
   CHECK(bank.Account("1") == AccountState{1'000'000'000'010'000, 0});
 }
 
-TEST_CASE("a body over 1 MiB is refused with 400", "[bank][input]") {
+TEST_CASE("a body over 1 MiB is refused with 413", "[bank][input]") {
   settle::testing::TempDir dir;
   RunningBank bank(dir.File("bank.db"));
   const std::string body =
       R"({"account_id":"1","amount":30,"padding":")" + std::string(1 << 20, 'x') + R"("})";
   const auto r = bank.Post("/api/TransOutTry" + BranchQuery("g1", "tcc", "01", "try"), body);
-  CHECK(r.status == 400);
+  CHECK(r.status == 413);
+  CHECK_THAT(r.json["message"].get<std::string>(), Catch::StartsWith("body: larger than"));
   CHECK(bank.Account("1") == AccountState{10000, 0});
   CHECK(bank.Rows("barrier") == 0);
 }

@@ -21,8 +21,8 @@ namespace {
 
 // A raw HTTP server on 127.0.0.1 that serves one connection at a time: on connection i it
 // answers answers_per_connection[i] requests with keep-alive, then reads one more request and
-// closes without answering (connections past the list answer everything). httplib's server
-// cannot be made to drop a connection this way.
+// closes without answering (connections past the list answer everything). The project's own
+// server cannot be made to drop a connection this way.
 class DroppingServer {
  public:
   explicit DroppingServer(std::vector<int> answers_per_connection)

@@ -25,9 +25,9 @@ using settle::testing::SettledProcess;
 using settle::testing::TempDir;
 using namespace settle::sdk::test;
 
-TEST_CASE("Create refuses a server that is not an http:// URL", "[sdk][client]") {
+TEST_CASE("Create refuses a server that is not an http(s):// URL", "[sdk][client]") {
   for (const std::string server :
-       {"https://127.0.0.1:36789/api/settle", "ftp://127.0.0.1/api/settle", "127.0.0.1:36789", "",
+       {"ftp://127.0.0.1/api/settle", "127.0.0.1:36789", "",
         "http://", "http://127.0.0.1:99999/api/settle", "http://127.0.0.1/api settle",
         "http://127.0.0.1:36789/api/settle?x=1"}) {
     CAPTURE(server);
@@ -37,6 +37,12 @@ TEST_CASE("Create refuses a server that is not an http:// URL", "[sdk][client]")
   }
   CHECK(Client::Create("http://127.0.0.1:36789/api/settle").ok());
   CHECK(Client::Create("http://localhost/api/dtmsvr/").ok());
+  CHECK(Client::Create("https://settle.example/api/settle").ok());
+  CHECK(Client::Create("HTTPS://127.0.0.1:36789/api/settle").ok());
+  ClientOptions bad_ca;
+  bad_ca.ca_file = "/no/such/ca.pem";
+  CHECK(Client::Create("https://settle.example/api/settle", bad_ca).status().code() ==
+        StatusCode::kInvalidArgument);
 }
 
 TEST_CASE("Create refuses headers that cannot be sent", "[sdk][client]") {
@@ -308,7 +314,7 @@ TEST_CASE("CallUrl is Unavailable on a timeout and InvalidArgument for a bad URL
   CHECK(slow.status().code() == StatusCode::kUnavailable);
   CHECK_THAT(slow.status().message(), Catch::Contains("timed out"));
 
-  auto bad = client->CallUrl("https://127.0.0.1/Try", "", std::chrono::seconds(1));
+  auto bad = client->CallUrl("ftp://127.0.0.1/Try", "", std::chrono::seconds(1));
   CHECK(bad.status().code() == StatusCode::kInvalidArgument);
 }
 

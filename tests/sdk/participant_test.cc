@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "json_client.h"
+#include "raw_connection.h"
 
 namespace settle::sdk {
 namespace {
@@ -134,6 +135,53 @@ TEST_CASE("a participant serves its own plain routes too", "[sdk][participant]")
   JsonClient client(f.port);
   CHECK(client.Get("/api/accounts/7").json["path"] == "/api/accounts/7");
   CHECK(client.Get("/nowhere").status == 404);
+}
+
+TEST_CASE("a known path asked with another method gets 405 and the methods it takes",
+          "[sdk][participant]") {
+  Fixture f;
+  f.participant.OnConfirm("/api/TransOutConfirm", f.Recording(BranchReply::Success()));
+  f.participant.OnGet(R"(/api/accounts/(\w+))",
+                      [](const HttpRequest&) { return HttpReply{200, "{}"}; });
+  f.Start();
+  JsonClient client(f.port);
+  testing::RawConnection raw(f.port);
+  REQUIRE(raw.Send("DELETE /api/TransOutConfirm" + kQuery + "confirm HTTP/1.1\r\nHost: p\r\n\r\n"));
+  const testing::RawConnection::Answer wrong = raw.Read();
+  CHECK(wrong.status == 405);
+  CHECK(*wrong.Header("Allow") == "GET, POST");
+  const auto plain = client.Post("/api/accounts/7", "{}");
+  CHECK(plain.status == 405);
+  CHECK(plain.headers.find("Allow")->second == "GET");
+  CHECK(f.calls == 0);
+}
+
+TEST_CASE("the participant's server frames requests strictly: an ambiguous one gets one 4xx, "
+          "the connection closes, and the request smuggled behind it never runs",
+          "[sdk][participant][framing]") {
+  Fixture f;
+  f.participant.OnBranch("/api/TransOut", f.Recording(BranchReply::Success()));
+  f.Start();
+  const std::string smuggled =
+      "POST /api/TransOut" + kQuery + "try HTTP/1.1\r\nHost: p\r\nContent-Length: 2\r\n\r\n{}";
+  for (const std::string& head :
+       {std::string("POST /api/TransOut" + kQuery + "try HTTP/1.1\r\nHost: p\r\n"
+                    "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+        std::string("POST /api/TransOut" + kQuery + "try HTTP/1.1\r\nHost: p\r\n"
+                    "Transfer-Encoding: chunked\r\n\r\n2\n{}\r\n0\r\n\r\n"),
+        std::string("POST /api/TransOut" + kQuery + "try HTTP/1.1\r\nHost: p\r\n"
+                    "Transfer-Encoding: identity\r\n\r\n"),
+        std::string("GET /api/TransOut" + kQuery + "try HTTP/1.1\r\n\r\n"),
+        std::string("GET /api/TransOut" + kQuery + "try HTTP/1.1\r\nHost: p\r\nHost: q\r\n\r\n")}) {
+    INFO(head);
+    testing::RawConnection raw(f.port);
+    REQUIRE(raw.Send(head + smuggled));
+    const testing::RawConnection::Answer answer = raw.Read();
+    CHECK(answer.status == 400);
+    CHECK(*answer.Header("Connection") == "close");
+    CHECK(raw.ClosedWithin());
+  }
+  CHECK(f.calls == 0);
 }
 
 TEST_CASE("a participant stopped right after it started does not hang", "[sdk][participant]") {

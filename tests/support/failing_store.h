@@ -26,15 +26,12 @@ class FailingStore final : public storage::Store {
   }
 
   Status Commit(const storage::WriteBatch& batch) override {
-    ++commits_;
-    std::function<void()> hook;
-    {
-      std::lock_guard lock(hook_mutex_);
-      hook.swap(hook_);
-    }
-    if (hook) hook();
-    if (failing_) return Status::Unavailable("injected storage failure");
+    if (Status refused = BeforeCommit(); !refused.ok()) return refused;
     return inner_.Commit(batch);
+  }
+  void CommitAsync(storage::WriteBatch batch, std::function<void(Status)> done) override {
+    if (Status refused = BeforeCommit(); !refused.ok()) return done(refused);
+    inner_.CommitAsync(std::move(batch), std::move(done));
   }
   Result<std::optional<storage::Transaction>> Load(const std::string& gid) override {
     ++loads_;
@@ -56,6 +53,19 @@ class FailingStore final : public storage::Store {
   storage::StoreStats Stats() const override { return inner_.Stats(); }
 
  private:
+  // Counts the commit and runs the hook; Unavailable while told to fail.
+  Status BeforeCommit() {
+    ++commits_;
+    std::function<void()> hook;
+    {
+      std::lock_guard lock(hook_mutex_);
+      hook.swap(hook_);
+    }
+    if (hook) hook();
+    if (failing_) return Status::Unavailable("injected storage failure");
+    return Status::Ok();
+  }
+
   storage::Store& inner_;
   std::atomic<bool> failing_{false};
   std::atomic<int> commits_{0};

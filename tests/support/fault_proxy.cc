@@ -22,9 +22,12 @@
 
 #include "fault_proxy_plan.h"
 #include "fault_proxy_wire.h"
+#include "settle/net/message.h"
 
 // Design: synchronous sockets and a thread per client connection (tests open few), each with
-// its own keep-alive upstream connection; an io_context thread only accepts. A fault that
+// its own keep-alive upstream connection; an io_context thread only accepts. Messages are
+// framed by the net room's readers (fault_proxy_wire.h) and sent on re-serialized with a
+// Content-Length, so chunks and Connection fields stay on their own hop. A fault that
 // waits (kDelay, kHold) waits on the proxy's condition variable, so it ends when the proxy
 // stops; a blocked socket read or write ends when the destructor shuts the socket down. A
 // request whose hold or delay is ended by the proxy stopping is not forwarded: its connection
@@ -39,31 +42,18 @@ using fault_proxy::ReadStatus;
 using fault_proxy::Request;
 using fault_proxy::Response;
 
-constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 // No "FAILURE" or "ONGOING" in these, so that the coordinator classifies them by status.
-constexpr char kBadRequestBody[] = R"({"error":"the fault proxy cannot read this request"})";
-constexpr char kBadGatewayBody[] = R"({"error":"the fault proxy got no answer upstream"})";
+constexpr char kCannotRead[] = "the fault proxy cannot read this request: ";
+constexpr char kNoAnswer[] = "the fault proxy got no answer upstream";
 // How long a refused client may go on sending before its connection closes anyway. Closing a
 // socket with unread bytes makes the kernel send a reset, which can destroy the 400 in flight.
 constexpr std::chrono::milliseconds kLinger{500};
 
-const char* Reason(int status) {
-  static const std::map<int, const char*> kReasons = {
-      {200, "OK"},          {400, "Bad Request"},         {404, "Not Found"},
-      {409, "Conflict"},    {425, "Too Early"},           {500, "Internal Server Error"},
-      {502, "Bad Gateway"}, {503, "Service Unavailable"}, {504, "Gateway Timeout"}};
-  auto it = kReasons.find(status);
-  return it == kReasons.end() ? "Status" : it->second;
-}
-
+// An answer the proxy makes up itself (kRespond, or one for a request it cannot forward).
 std::string Answer(int status, std::string_view body, bool close) {
-  std::string out = "HTTP/1.1 " + std::to_string(status) + " " + Reason(status) + "\r\n";
-  out += "Content-Type: application/json\r\n";
-  out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
-  if (close) out += "Connection: close\r\n";
-  out += "\r\n";
-  out += body;
-  return out;
+  return fault_proxy::SerializeResponseHead(status, {{"Content-Type", "application/json"}},
+                                            body.size(), close) +
+         std::string(body);
 }
 
 bool Write(tcp::socket& socket, std::string_view first, std::string_view second = {}) {
@@ -75,7 +65,7 @@ bool Write(tcp::socket& socket, std::string_view first, std::string_view second 
   return !error;
 }
 
-// An upstream closes idle keep-alive connections (httplib after a second); such a connection
+// An upstream closes idle keep-alive connections after a while; such a connection
 // reads as EOF, and sending on it would fail.
 bool IdleConnectionUsable(int fd) {
   char byte;
@@ -106,11 +96,10 @@ struct FaultProxy::Impl {
   // unregisters a descriptor before closing it, so nobody shuts down a reused number.
   struct Connection {
     explicit Connection(tcp::socket socket)
-        : client(std::move(socket)), upstream(client.get_executor()) {}
+        : client(std::move(socket)), upstream(client.get_executor()), client_reader(client) {}
     tcp::socket client;
     tcp::socket upstream;  // closed until the first forward
-    fault_proxy::WireReader client_reader;
-    fault_proxy::WireReader upstream_reader;
+    fault_proxy::ClientReader client_reader;
     std::thread thread;
     // Guarded by mu.
     int client_fd = -1;    // -1: closed
@@ -127,7 +116,8 @@ struct FaultProxy::Impl {
   void Serve(Connection& connection);
   bool ServeOne(Connection& connection);  // false: close the connection
   bool Handle(Connection& connection, const Request& request, const std::optional<Action>& action);
-  bool Forward(Connection& connection, const Request& request, Response& response);
+  // Sends `wire` (a serialized request) upstream and reads the answer.
+  bool Forward(Connection& connection, const std::string& wire, Response& response);
   // Makes sure of a usable upstream connection and marks it busy; false: none can be had.
   bool UpstreamReady(Connection& connection, bool& reused);
   void SetUpstreamBusy(Connection& connection, bool busy);
@@ -218,27 +208,28 @@ void FaultProxy::Impl::Serve(Connection& connection) {
 
 bool FaultProxy::Impl::ServeOne(Connection& connection) {
   Request request;
-  ReadStatus status = connection.client_reader.ReadRequestHead(connection.client, request);
-  if (status == ReadStatus::kOk && request.expects_continue && request.content_length > 0 &&
-      !Write(connection.client, kContinue)) {
-    return false;
-  }
-  if (status == ReadStatus::kOk) {
-    status = connection.client_reader.ReadRequestBody(connection.client, request);
-  }
+  ReadStatus status = connection.client_reader.Read(request);
   if (status == ReadStatus::kClosed || status == ReadStatus::kBroken) return false;
   if (status != ReadStatus::kOk) {
-    if (Write(connection.client, Answer(400, kBadRequestBody, /*close=*/true))) {
+    std::string body = net::MessageBody(kCannotRead + connection.client_reader.refusal());
+    if (Write(connection.client, Answer(400, body, /*close=*/true))) {
       Linger(connection.client.native_handle());
     }
     return false;
   }
+  // The answer to a HEAD has a Content-Length but no body, which the net room's
+  // ResponseReader, not knowing the request, would wait for. Nothing in Settle sends HEAD.
+  // An answer to HEAD has no body, so this one cannot say why.
+  if (request.message.method == "HEAD") {
+    return Write(connection.client, Answer(501, "", !request.keep_alive)) && request.keep_alive;
+  }
 
+  const std::string& path = request.message.path;
   std::optional<Action> action;
   {
     std::lock_guard<std::mutex> lock(mu);
-    ++seen[request.path];
-    action = plan.Decide(request.path);
+    ++seen[path];
+    action = plan.Decide(path);
     if (action) ++faults_applied;
     changed.notify_all();
   }
@@ -254,47 +245,53 @@ bool FaultProxy::Impl::Handle(Connection& connection, const Request& request,
            request.keep_alive;
   }
   if (is(Fault::kDelay) && !Pause(action->delay)) return false;
-  if (is(Fault::kHold) && !Hold(request.path)) return false;
+  if (is(Fault::kHold) && !Hold(request.message.path)) return false;
 
+  const std::string wire = fault_proxy::SerializeRequest(request);
   Response response;
-  if (!Forward(connection, request, response)) {
+  if (!Forward(connection, wire, response)) {
     // These two promise the client no complete answer, whatever happened upstream.
     if (is(Fault::kDropResponse) || is(Fault::kCloseMidBody)) return false;
-    return Write(connection.client, Answer(502, kBadGatewayBody, !request.keep_alive)) &&
+    return Write(connection.client,
+                 Answer(502, net::MessageBody(kNoAnswer), !request.keep_alive)) &&
            request.keep_alive;
   }
   if (is(Fault::kDuplicate)) {
     Response ignored;
-    Forward(connection, request, ignored);
+    Forward(connection, wire, ignored);
   }
   if (is(Fault::kDropResponse)) return false;
+  // An upstream that ends its connection with the answer ends the client's too, as it would
+  // without the proxy in between.
+  const bool close = !request.keep_alive || response.closes;
+  const std::string head = fault_proxy::SerializeResponseHead(response.status, response.headers,
+                                                              response.body.size(), close);
   if (is(Fault::kCloseMidBody)) {
-    // An answer without a body to cut (or whose body runs until the close) would look complete
-    // after its head, so such an answer loses the second half of its head instead.
-    if (response.cut_detectable) {
-      Write(connection.client, response.head,
+    // The head announces the whole body, so half of it reads as cut. An answer without a body
+    // would look complete after its head, so such an answer loses half of its head instead.
+    if (!response.body.empty()) {
+      Write(connection.client, head,
             std::string_view(response.body).substr(0, response.body.size() / 2));
     } else {
-      Write(connection.client, std::string_view(response.head).substr(0, response.head.size() / 2));
+      Write(connection.client, std::string_view(head).substr(0, head.size() / 2));
     }
     return false;
   }
-  return Write(connection.client, response.head, response.body) && request.keep_alive &&
-         response.keep_alive;
+  return Write(connection.client, head, response.body) && !close;
 }
 
-bool FaultProxy::Impl::Forward(Connection& connection, const Request& request, Response& response) {
+bool FaultProxy::Impl::Forward(Connection& connection, const std::string& wire,
+                               Response& response) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     bool reused = false;
     if (!UpstreamReady(connection, reused)) return false;
     ReadStatus status = ReadStatus::kClosed;
-    if (Write(connection.upstream, request.head, request.body)) {
-      status = connection.upstream_reader.ReadResponse(connection.upstream,
-                                                       request.method == "HEAD", response);
+    if (Write(connection.upstream, wire)) {
+      status = fault_proxy::ReadResponse(connection.upstream, response);
     }
     SetUpstreamBusy(connection, false);
     if (status == ReadStatus::kOk) {
-      if (!response.keep_alive) CloseUpstream(connection);
+      if (!response.reusable) CloseUpstream(connection);
       return true;
     }
     CloseUpstream(connection);
@@ -316,8 +313,7 @@ bool FaultProxy::Impl::UpstreamReady(Connection& connection, bool& reused) {
       current = connection.upstream_generation == upstream_generation;
       connection.upstream_busy = current;
     }
-    if (current && !connection.upstream_reader.HasBuffered() &&
-        IdleConnectionUsable(connection.upstream.native_handle())) {
+    if (current && IdleConnectionUsable(connection.upstream.native_handle())) {
       reused = true;
       return true;
     }
@@ -340,7 +336,6 @@ bool FaultProxy::Impl::UpstreamReady(Connection& connection, bool& reused) {
       connection.upstream_busy = true;
     }
   }
-  connection.upstream_reader.Clear();
   if (target_port > 0) {
     connection.upstream.connect(tcp::endpoint(boost::asio::ip::address_v4::loopback(),
                                               static_cast<unsigned short>(target_port)),
@@ -367,7 +362,6 @@ void FaultProxy::Impl::CloseUpstream(Connection& connection) {
   }
   boost::system::error_code ignored;
   connection.upstream.close(ignored);
-  connection.upstream_reader.Clear();
 }
 
 void FaultProxy::Impl::CloseClient(Connection& connection) {

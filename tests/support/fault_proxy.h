@@ -18,8 +18,9 @@ enum class Fault {
                   // connection just closes, as if the proxy process had died
   kDuplicate,     // forward it twice, one after the other; answer with the first answer
   kRespond,       // answer `status` and `body` itself, without forwarding
-  kCloseMidBody,  // forward it; send the answer's status line, headers and half of its body,
-                  // then close the connection
+  kCloseMidBody,  // forward it; send the answer's status line, headers (with the whole body's
+                  // Content-Length) and half of its body, then close the connection; an answer
+                  // without a body loses half of its head instead
 };
 
 // Applies `fault` to requests whose path (without the query) equals `path`: after letting
@@ -47,9 +48,13 @@ struct RandomFaults {
 
 // An HTTP/1.1 proxy on 127.0.0.1 (a kernel-chosen port) in front of one upstream server on
 // 127.0.0.1, between the coordinator and a participant or between a client and a participant.
-// It forwards requests with Content-Length bodies, keep-alive on both sides, and injects
-// faults as the rules say; tests change rules at run time. Boost.Asio, its own threads.
-// Thread-safe.
+// It frames messages with the net room's RequestReader and ResponseReader and sends them on
+// re-serialized: the request line or status, the header fields as received, and the body
+// (de-chunked) framed by a Content-Length. Keep-alive on both sides; an upstream that closes
+// its connection after an answer gets the client's closed too. A request it cannot read gets
+// a 400 and the connection closes; HEAD gets a 501 (no answer to it could be framed). It
+// injects faults as the rules say; tests change rules at run time. Boost.Asio, its own
+// threads. Thread-safe.
 class FaultProxy {
  public:
   explicit FaultProxy(int upstream_port);

@@ -2,8 +2,12 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>  // before Asio, as settle/net/asio.h explains
 
 #include <boost/asio/ip/tcp.hpp>
+
+#include "settle/net/message.h"
+#include "settle/net/request_reader.h"
 
 namespace settle::testing::fault_proxy {
 
@@ -16,65 +20,65 @@ enum class ReadStatus {
   kOk,
   kClosed,     // the connection ended (or failed) before the first byte of the message
   kBroken,     // the connection ended or failed in the middle of the message
-  kMalformed,  // not an HTTP/1.x message the proxy accepts
-  kTooLarge,   // the head or the body is over the limits
+  kMalformed,  // not an HTTP/1.x message the proxy accepts, or over the limits
 };
 
-// A request as the client sent it: `head` and `body` are forwarded byte for byte.
+// A request as the net room's RequestReader framed it: the body is de-chunked.
 struct Request {
-  std::string head;  // request line and headers, through the blank line
-  std::string body;
-  std::string method;
-  std::string path;  // the target without the query
-  std::size_t content_length = 0;
+  net::Request message;
+  unsigned version = 11;   // 10 or 11
   bool keep_alive = true;  // false: the client wants the connection closed after the answer
-  bool expects_continue = false;
 };
 
-// An answer as the upstream sent it: `head` and `body` go back to the client unchanged.
+// An answer as the net room's ResponseReader framed it; interim 1xx answers are skipped.
 struct Response {
-  std::string head;
-  std::string body;  // as framed on the wire: a chunked body keeps its chunk lines
   int status = 0;
-  bool keep_alive = true;  // false: the connection ends with this answer
-  // Whether a client can tell that a cut-off body is incomplete (a positive Content-Length or
-  // chunks); a body that runs until the connection closes looks complete at any length.
-  bool cut_detectable = false;
+  net::Headers headers;  // as sent, trailers of a chunked body after them
+  std::string body;      // de-chunked
+  // Whether the upstream connection may carry another request: the answer allows it and no
+  // byte followed it.
+  bool reusable = false;
+  // Whether the answer ended its connection ("Connection: close", HTTP/1.0 without
+  // keep-alive, or a body that ran until the close).
+  bool closes = false;
 };
 
-// Reads HTTP/1.x messages from one connection at a time. Bytes read past the end of a
-// message (a pipelined next request) are kept for the next read, so one reader belongs to one
-// connection; Clear() when the connection is replaced. Requests must have Content-Length
-// framing (or no body); answers may also be chunked or run until the connection closes.
-// Blocking; a read ends early when the socket is shut down.
-class WireReader {
+// Reads the requests of one client connection with a net::RequestReader, which keeps bytes
+// read past a request (a pipelined next one) for the next Read; so one reader belongs to one
+// connection. Blocking; a read ends early when the socket is shut down. Not thread-safe.
+class ClientReader {
  public:
-  // The head of a request; the body follows with ReadRequestBody (after a 100 Continue if the
-  // client waits for one).
-  ReadStatus ReadRequestHead(boost::asio::ip::tcp::socket& socket, Request& request);
-  ReadStatus ReadRequestBody(boost::asio::ip::tcp::socket& socket, Request& request);
+  explicit ClientReader(boost::asio::ip::tcp::socket& socket);
 
-  // One final answer; interim 1xx answers are skipped (the proxy already holds the whole
-  // request body, so nobody waits for them). An answer to HEAD has no body.
-  ReadStatus ReadResponse(boost::asio::ip::tcp::socket& socket, bool head_request,
-                          Response& response);
-
-  // Whether bytes past the last message are waiting, which an idle upstream should not send.
-  bool HasBuffered() const { return !buffer_.empty(); }
-  void Clear() { buffer_.clear(); }
+  // The next whole request. Sends "HTTP/1.1 100 Continue" to a client that waits for it
+  // before sending its body. A request whose target is not a path ("/...") is refused: the
+  // proxy forwards to one server. kMalformed: refusal() says what is wrong.
+  ReadStatus Read(Request& request);
+  const std::string& refusal() const { return refusal_; }
 
  private:
-  enum class FirstLine { kRequest, kStatus };
-
-  ReadStatus ReadHead(boost::asio::ip::tcp::socket& socket, FirstLine kind, std::string& head);
-  ReadStatus ReadExactly(boost::asio::ip::tcp::socket& socket, std::size_t count, std::string& out);
-  ReadStatus ReadChunked(boost::asio::ip::tcp::socket& socket, std::string& out);
-  ReadStatus ReadLine(boost::asio::ip::tcp::socket& socket, std::string& out, std::size_t limit);
-  ReadStatus ReadUntilClose(boost::asio::ip::tcp::socket& socket, std::string& out);
-  // Appends what the socket has to buffer_; false when the connection ended or failed.
-  bool Fill(boost::asio::ip::tcp::socket& socket);
-
-  std::string buffer_;
+  boost::asio::ip::tcp::socket& socket_;
+  net::RequestReader reader_;
+  std::string refusal_;
 };
+
+// Reads one answer with a fresh net::ResponseReader. kClosed means the connection ended
+// before a single byte came (an upstream may close an idle keep-alive connection just as a
+// request goes out on it). An answer over the limits, or a "101 Switching Protocols", is
+// kMalformed. The ResponseReader cannot tell that an answer belongs to a HEAD request, so
+// answers to HEAD must not be read with this. Blocking; ends early when the socket is shut
+// down.
+ReadStatus ReadResponse(boost::asio::ip::tcp::socket& socket, Response& response);
+
+// The request as the proxy sends it upstream: its request line, its header fields as received
+// (trailers included) without the framing ones (Content-Length, Transfer-Encoding, Trailer,
+// Connection), a Content-Length when it has a body or had framing fields, and the body.
+std::string SerializeRequest(const Request& request);
+
+// The head of the answer as the proxy sends it to the client: "HTTP/1.1", the status, the
+// header fields without the framing ones, the body's Content-Length (none for 1xx, 204 and
+// 304), and "Connection: close" when `close`. The body follows it unchanged.
+std::string SerializeResponseHead(int status, const net::Headers& headers, std::size_t body_bytes,
+                                  bool close);
 
 }  // namespace settle::testing::fault_proxy

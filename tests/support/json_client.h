@@ -17,11 +17,12 @@ struct JsonResponse {
   nlohmann::json json;  // parsed body; null when it is not JSON
 };
 
-// A keep-alive HTTP client for talking to settled or a participant on 127.0.0.1. Not
-// thread-safe: give each thread its own.
+// A keep-alive HTTP client for talking to settled or a participant on 127.0.0.1 (on the net
+// room's client). With a CA file, it speaks HTTPS and trusts that CA. Not thread-safe: give
+// each thread its own.
 class JsonClient {
  public:
-  explicit JsonClient(int port, std::string host = "127.0.0.1");
+  explicit JsonClient(int port, std::string host = "127.0.0.1", std::string ca_file = "");
   ~JsonClient();
   JsonClient(JsonClient&&) noexcept;
 

@@ -1,8 +1,5 @@
 #include "participant_server.h"
 
-#include <httplib.h>
-#include <sys/socket.h>
-
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -10,48 +7,47 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
-#include <thread>
 #include <utility>
+
+#include "settle/net/async.h"
+#include "settle/net/async_event.h"
+#include "settle/net/io_threads.h"
+#include "settle/net/server.h"
 
 namespace settle::testing {
 namespace {
 
-// Enough workers that every connection a test opens at once is served at once: httplib keeps a
-// worker on a keep-alive connection for as long as the connection is open.
-constexpr std::size_t kServerThreads = 32;
-
-// httplib listens with a backlog of 5; tests open many connections at once, and a dropped SYN
-// costs a one-second retransmit. Linux enlarges the queue when listen() is called again.
-class Server final : public httplib::Server {
- public:
-  void WidenBacklog() { ::listen(svr_sock_, SOMAXCONN); }
-};
+// Custom handlers may block (to hold a request until others arrive): they run here, not on
+// the I/O threads. Scripted answers, delays and holds wait without a thread.
+constexpr std::size_t kHandlerThreads = 16;
 
 }  // namespace
 
 struct ParticipantServer::Impl {
-  Server server;
-  std::thread listener;
+  Impl() : io(2, "participant-io"), handlers(kHandlerThreads) {}
+
+  asio::awaitable<net::Response> Serve(net::Request& req);
+
+  net::IoThreads io;
+  asio::thread_pool handlers;
+  std::unique_ptr<net::Server> server;
 
   mutable std::mutex mu;
-  // Signalled when a request is answered (WaitForCalls) and when the server is stopping (so
-  // that delayed answers end early).
+  // Signalled when a request is answered or held (WaitForCalls, WaitForHeld).
   mutable std::condition_variable changed;
-  bool stopping = false;
-  bool listener_done = false;
+  net::AsyncEvent stopping;  // ends delays and holds at once
   std::vector<ReceivedCall> calls;
   std::map<std::string, std::size_t> answered;  // per path
   std::map<std::string, std::deque<ScriptedAnswer>> scripts;
-  std::map<std::string, Handler> handlers;
+  std::map<std::string, Handler> handlers_by_path;
   std::map<std::string, ScriptedAnswer> defaults;
   std::optional<std::size_t> hold_after;  // HoldAfter's count, until Release
   std::size_t held = 0;                   // requests waiting for a release now
-  std::uint64_t releases = 0;             // Release() calls so far
-
-  void Serve(const httplib::Request& req, httplib::Response& res);
+  // What held requests wait for: set (and replaced) by Release.
+  std::shared_ptr<net::AsyncEvent> release = std::make_shared<net::AsyncEvent>();
 };
 
-void ParticipantServer::Impl::Serve(const httplib::Request& req, httplib::Response& res) {
+asio::awaitable<net::Response> ParticipantServer::Impl::Serve(net::Request& req) {
   ReceivedCall call;
   call.received_at = std::chrono::steady_clock::now();
   call.method = req.method;
@@ -59,6 +55,7 @@ void ParticipantServer::Impl::Serve(const httplib::Request& req, httplib::Respon
   for (const auto& [key, value] : req.params) call.query.emplace(key, value);
   for (const auto& [name, value] : req.headers) call.headers.emplace(name, value);
   call.body = req.body;
+  call.remote_port = req.remote_port;
 
   std::size_t index = 0;
   std::optional<ScriptedAnswer> answer;
@@ -71,7 +68,7 @@ void ParticipantServer::Impl::Serve(const httplib::Request& req, httplib::Respon
     if (script != scripts.end() && !script->second.empty()) {
       answer = std::move(script->second.front());
       script->second.pop_front();
-    } else if (auto it = handlers.find(req.path); it != handlers.end()) {
+    } else if (auto it = handlers_by_path.find(req.path); it != handlers_by_path.end()) {
       handler = it->second;
     } else if (auto it = defaults.find(req.path); it != defaults.end()) {
       answer = it->second;
@@ -79,79 +76,62 @@ void ParticipantServer::Impl::Serve(const httplib::Request& req, httplib::Respon
       answer = ScriptedAnswer{};
     }
   }
-  // A handler may block until other requests arrive, so it runs without the lock.
-  if (!answer) answer = handler(call);
-
-  std::unique_lock<std::mutex> wait_lock(mu);
+  if (!answer) answer = co_await net::Offload(handlers, [&handler, &call] { return handler(call); });
   if (answer->delay > std::chrono::milliseconds::zero()) {
-    changed.wait_for(wait_lock, answer->delay, [this] { return stopping; });
+    co_await stopping.WaitFor(Duration(answer->delay.count()));
   }
-  if (answer->held || (hold_after && index >= *hold_after)) {
-    const std::uint64_t release = releases + 1;
-    ++held;
-    changed.notify_all();
-    changed.wait(wait_lock, [&] { return stopping || releases >= release; });
-    --held;
-  }
-  wait_lock.unlock();
-  res.status = answer->status;
-  res.set_content(answer->body, "application/json");
-
-  std::lock_guard<std::mutex> lock(mu);
-  calls[index].answered_at = std::chrono::steady_clock::now();
-  ++answered[req.path];
-  changed.notify_all();
-}
-
-ParticipantServer::ParticipantServer() : impl_(std::make_unique<Impl>()) {
-  Server& server = impl_->server;
-  server.new_task_queue = [] { return new httplib::ThreadPool(kServerThreads); };
-  server.set_tcp_nodelay(true);
-  server.set_keep_alive_max_count(1'000'000);
-  // httplib's stop() waits for a worker idling on a keep-alive connection until this timeout,
-  // and a caller may outlive the server; one second (the minimum) keeps teardown short.
-  server.set_keep_alive_timeout(1);
-  auto serve = [impl = impl_.get()](const httplib::Request& req, httplib::Response& res) {
-    impl->Serve(req, res);
-  };
-  server.Get(".*", serve);
-  server.Post(".*", serve);
-
-  port_ = server.bind_to_any_port("127.0.0.1");
-  if (port_ <= 0) throw std::runtime_error("ParticipantServer: cannot bind 127.0.0.1");
-  server.WidenBacklog();
-  impl_->listener = std::thread([impl = impl_.get()] {
-    impl->server.listen_after_bind();
-    std::lock_guard<std::mutex> lock(impl->mu);
-    impl->listener_done = true;
-    impl->changed.notify_all();
-  });
-  // The socket already listens, so requests queue up meanwhile; this wait only makes sure
-  // that stop() in the destructor finds a running server to stop (it ignores one that has
-  // not started yet). httplib offers no notification for it.
-  while (!server.is_running()) {
-    std::unique_lock<std::mutex> lock(impl_->mu);
-    if (impl_->changed.wait_for(lock, std::chrono::milliseconds(1),
-                                [this] { return impl_->listener_done; })) {
-      break;
+  std::shared_ptr<net::AsyncEvent> released;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (answer->held || (hold_after && index >= *hold_after)) {
+      released = release;
+      ++held;
+      changed.notify_all();
     }
   }
+  if (released != nullptr) {
+    co_await released->Wait();
+    std::lock_guard<std::mutex> lock(mu);
+    --held;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    calls[index].answered_at = std::chrono::steady_clock::now();
+    ++answered[req.path];
+    changed.notify_all();
+  }
+  co_return net::Response{answer->status, "application/json", answer->body};
+}
+
+ParticipantServer::ParticipantServer(std::string tls_cert_file, std::string tls_key_file)
+    : impl_(std::make_unique<Impl>()), tls_(!tls_cert_file.empty()) {
+  impl_->io.Start();
+  impl_->server = std::make_unique<net::Server>(
+      impl_->io.context(),
+      net::ServerOptions{.keep_alive_timeout = Duration(60'000),
+                         .tls = {std::move(tls_cert_file), std::move(tls_key_file)}},
+      [impl = impl_.get()](net::Request& request) { return impl->Serve(request); });
+  Result<int> port = impl_->server->Start("127.0.0.1", 0);
+  if (!port) throw std::runtime_error("ParticipantServer: " + port.status().ToString());
+  port_ = *port;
 }
 
 ParticipantServer::~ParticipantServer() {
+  std::shared_ptr<net::AsyncEvent> release;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->stopping = true;
-    impl_->changed.notify_all();
+    release = impl_->release;
   }
-  // stop() closes the listening socket; listen_after_bind then joins the workers, which
-  // finish the requests in progress (delays end early, see Serve).
-  impl_->server.stop();
-  if (impl_->listener.joinable()) impl_->listener.join();
+  // Delays and holds end early, so that the requests in progress are answered now.
+  impl_->stopping.Set();
+  release->Set();
+  impl_->server->Stop();
+  impl_->handlers.join();
+  impl_->io.Stop();
 }
 
 std::string ParticipantServer::Url(const std::string& path) const {
-  return "http://127.0.0.1:" + std::to_string(port_) + path;
+  return (tls_ ? "https://127.0.0.1:" : "http://127.0.0.1:") + std::to_string(port_) + path;
 }
 
 void ParticipantServer::Script(const std::string& path, std::vector<ScriptedAnswer> answers) {
@@ -167,7 +147,7 @@ void ParticipantServer::SetDefault(const std::string& path, ScriptedAnswer answe
 
 void ParticipantServer::SetHandler(const std::string& path, Handler handler) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->handlers[path] = std::move(handler);
+  impl_->handlers_by_path[path] = std::move(handler);
 }
 
 void ParticipantServer::HoldAfter(std::size_t received) {
@@ -176,10 +156,13 @@ void ParticipantServer::HoldAfter(std::size_t received) {
 }
 
 void ParticipantServer::Release() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->hold_after.reset();
-  ++impl_->releases;
-  impl_->changed.notify_all();
+  std::shared_ptr<net::AsyncEvent> release;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->hold_after.reset();
+    release = std::exchange(impl_->release, std::make_shared<net::AsyncEvent>());
+  }
+  release->Set();
 }
 
 std::size_t ParticipantServer::Held() const {

@@ -16,6 +16,7 @@ struct ReceivedCall {
   std::map<std::string, std::string> query;  // gid, trans_type, branch_id, op, ...
   std::map<std::string, std::string> headers;
   std::string body;
+  int remote_port = 0;  // the caller's port: calls on one connection share it
   std::chrono::steady_clock::time_point received_at;
   std::chrono::steady_clock::time_point answered_at;  // when the handler finished
 };
@@ -31,16 +32,17 @@ struct ScriptedAnswer {
 };
 
 // A real HTTP participant on 127.0.0.1 at a port chosen by the kernel, serving every path
-// with GET and POST, recording every request and answering as scripted. Thread-safe.
+// with GET and POST, recording every request and answering as scripted. With a certificate
+// and key (PEM files), it serves HTTPS. Thread-safe.
 class ParticipantServer {
  public:
-  ParticipantServer();
+  ParticipantServer(std::string tls_cert_file = "", std::string tls_key_file = "");
   ~ParticipantServer();  // stops serving and joins its threads
   ParticipantServer(const ParticipantServer&) = delete;
   ParticipantServer& operator=(const ParticipantServer&) = delete;
 
   int port() const { return port_; }
-  // "http://127.0.0.1:<port><path>"
+  // "http://127.0.0.1:<port><path>" ("https://..." when serving HTTPS)
   std::string Url(const std::string& path) const;
 
   // Answers for `path`, used one per request in order; when they run out, the default.
@@ -78,6 +80,7 @@ class ParticipantServer {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   int port_ = 0;
+  bool tls_ = false;
 };
 
 }  // namespace settle::testing

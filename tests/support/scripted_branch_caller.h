@@ -13,7 +13,8 @@
 namespace settle::testing {
 
 // A BranchCaller whose participants answer as the test scripts: per (branch_id, op), a queue
-// of outcomes, then SUCCESS. Records every call. Synchronous and thread-safe.
+// of outcomes, then SUCCESS. Records every call. Answers at once (the coroutine never
+// suspends). Thread-safe.
 class ScriptedBranchCaller final : public coordinator::BranchCaller {
  public:
   using Key = std::pair<std::string, BranchOp>;
@@ -29,8 +30,13 @@ class ScriptedBranchCaller final : public coordinator::BranchCaller {
   // pass is in the middle of its calls.
   std::function<void(const coordinator::BranchCall&)> on_call;
 
-  std::vector<coordinator::BranchOutcome> CallAll(
-      const std::vector<coordinator::BranchCall>& calls) override {
+  asio::awaitable<std::vector<coordinator::BranchOutcome>> CallAll(
+      std::vector<coordinator::BranchCall> calls) override {
+    co_return Answer(calls);
+  }
+
+  std::vector<coordinator::BranchOutcome> Answer(
+      const std::vector<coordinator::BranchCall>& calls) {
     if (on_call) {
       for (const auto& call : calls) on_call(call);
     }

@@ -27,7 +27,8 @@ Result<ClientAnswer> BlockingClient::Send(ClientRequest request) {
   asio::co_spawn(
       io_.context(),
       [this, &promise, request = std::move(request)]() mutable -> asio::awaitable<void> {
-        promise.set_value(co_await client_->Send(std::move(request)));
+        Result<ClientAnswer> answer = co_await client_->Send(std::move(request));
+        promise.set_value(std::move(answer));
       },
       [&promise](std::exception_ptr error) {
         if (error) promise.set_value(Status::Internal("HTTP client failed"));

@@ -263,20 +263,20 @@ asio::awaitable<Result<ClientAnswer>> Client::Send(ClientRequest request) {
           connection.reset();
           continue;
         }
-        co_return Status::Unavailable(
+        co_return Status::Pending(
             exchanged.kind == Exchanged::kWriteFailed
                 ? "connection closed by " + url.HostPort() + " while sending the request"
                 : "connection closed by " + url.HostPort() + " before a complete answer");
       case Exchanged::kTimeout:
-        co_return Status::Unavailable("timed out after " + Millis(timeout) + " waiting for " +
-                                      url.HostPort());
+        co_return Status::Pending("timed out after " + Millis(timeout) + " waiting for " +
+                                  url.HostPort());
       case Exchanged::kMalformed:
-        co_return Status::Unavailable("malformed answer from " + url.HostPort() + ": " +
-                                      exchanged.detail);
+        co_return Status::Pending("malformed answer from " + url.HostPort() + ": " +
+                                  exchanged.detail);
       case Exchanged::kBroken:
         break;
     }
-    co_return Status::Unavailable("connection error (" + url.HostPort() + ")");
+    co_return Status::Pending("connection error (" + url.HostPort() + ")");
   }
 }
 

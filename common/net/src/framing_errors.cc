@@ -34,8 +34,10 @@ FramingError DescribeRequestError(const boost::beast::error_code& ec, const Requ
 
 std::string DescribeResponseError(const boost::beast::error_code& ec) {
   if (ec == http::error::header_limit) return "its head is too large";
-  if (ec == http::error::bad_status) return "malformed status line";
-  if (ec == http::error::bad_version) return "not HTTP/1.x";
+  if (ec == http::error::bad_status || ec == http::error::bad_version ||
+      ec == http::error::bad_reason) {
+    return "malformed status line";
+  }
   if (ec == http::error::bad_chunk || ec == http::error::bad_chunk_extension) {
     return "malformed chunk";
   }

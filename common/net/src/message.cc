@@ -95,10 +95,24 @@ const char* ReasonPhrase(int status) {
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
     case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
     case 505: return "HTTP Version Not Supported";
     default: return "Unknown";
   }
+}
+
+std::string DescribeAnswer(int status, std::string_view body) {
+  constexpr std::size_t kBodyBytes = 200;
+  std::string detail = "HTTP " + std::to_string(status);
+  if (body.empty()) return detail;
+  detail += ": ";
+  for (unsigned char c : body.substr(0, kBodyBytes)) {
+    detail += (c < 0x20 || c == 0x7f) ? ' ' : static_cast<char>(c);
+  }
+  if (body.size() > kBodyBytes) detail += "...";
+  return detail;
 }
 
 std::string MessageBody(std::string_view text) {

@@ -1,18 +1,27 @@
 #include "settle/net/request_reader.h"
 
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/string_body.hpp>
-
 #include <algorithm>
-#include <iterator>
+#include <limits>
 
 #include "framing_errors.h"
+#include "message_parser.h"
 
 namespace settle::net {
-namespace http = boost::beast::http;
 
 struct RequestReader::Parser {
-  http::request_parser<http::string_body> beast;
+  explicit Parser(const RequestLimits& limits)
+      : beast({.max_fields = limits.max_fields,
+               .max_trailer_bytes = limits.max_head_bytes,
+               .keep_body = limits.max_body_bytes}) {
+    // The head is handed over whole and measured here: Beast's own head limit would count a
+    // head fed in pieces differently from one fed at once.
+    beast.header_limit(std::numeric_limits<std::uint32_t>::max());
+    beast.body_limit(limits.max_body_bytes);
+    // Not eager until the head is checked: the parser stops after the head, so that nothing
+    // of a body is taken before the head is known to be acceptable.
+    beast.eager(false);
+  }
+  detail::MessageParser<true> beast;
 };
 
 namespace {
@@ -29,36 +38,54 @@ std::size_t LeadingEmptyLines(std::string_view data) {
 // 5.2), which Beast unfolds silently and a proxy may read differently. Also whitespace between
 // the request line and the first field (section 2.2).
 bool HasObsFold(std::string_view head) {
-  for (std::size_t at = head.find("\r\n"); at != std::string_view::npos;
-       at = head.find("\r\n", at + 2)) {
-    if (at + 2 < head.size() && (head[at + 2] == ' ' || head[at + 2] == '\t')) return true;
+  for (std::size_t lf = head.find('\n'); lf != std::string_view::npos;
+       lf = head.find('\n', lf + 1)) {
+    if (lf + 1 < head.size() && (head[lf + 1] == ' ' || head[lf + 1] == '\t')) return true;
   }
   return false;
 }
 
-// Whether a request line Beast refused names a well-formed HTTP version other than 1.x
-// ("HTTP/2.0"): that is a 505, not a malformed request.
-bool IsOtherHttpVersion(std::string_view data) {
-  const std::string_view line = data.substr(0, data.find("\r\n"));
-  const std::size_t space = line.rfind(' ');
-  if (space == std::string_view::npos) return false;
-  const std::string_view version = line.substr(space + 1);
-  auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  return version.size() == 8 && version.substr(0, 5) == "HTTP/" && digit(version[5]) &&
-         version[6] == '.' && digit(version[7]) && version[5] != '1';
+bool IsTokenChar(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
 }
 
-// The comma-separated elements of a list-valued field, trimmed, empty ones dropped.
-void SplitList(std::string_view value, std::vector<std::string_view>& out) {
-  while (!value.empty()) {
-    const std::size_t comma = value.find(',');
-    std::string_view item = value.substr(0, comma);
-    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
-    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
-    if (!item.empty()) out.push_back(item);
-    if (comma == std::string_view::npos) break;
-    value.remove_prefix(comma + 1);
+// The request line, checked as soon as it is complete, before the rest of the head arrives:
+// a client that sends garbage is answered at once, not when its head would have ended. Status
+// 0 when the line is well-formed (Beast still parses it with the head).
+FramingError CheckRequestLine(std::string_view line) {
+  if (line.size() < 2 || line[line.size() - 2] != '\r') {
+    return {400, "request: lines must end with CRLF"};
   }
+  line.remove_suffix(2);
+  const std::size_t first = line.find(' ');
+  const std::size_t last = line.rfind(' ');
+  if (first == std::string_view::npos || first == last) {
+    return {400, "request line: not \"METHOD target HTTP/1.1\""};
+  }
+  const std::string_view method = line.substr(0, first);
+  const std::string_view target = line.substr(first + 1, last - first - 1);
+  const std::string_view version = line.substr(last + 1);
+  if (method.empty() || !std::all_of(method.begin(), method.end(), [](char c) {
+        return IsTokenChar(static_cast<unsigned char>(c));
+      })) {
+    return {400, "request line: malformed method"};
+  }
+  if (target.empty() || std::any_of(target.begin(), target.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u <= 0x20 || u == 0x7f;
+      })) {
+    return {400, "request line: malformed target"};
+  }
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (version.size() != 8 || version.substr(0, 5) != "HTTP/" || !digit(version[5]) ||
+      version[6] != '.' || !digit(version[7])) {
+    return {400, "request line: malformed HTTP version"};
+  }
+  if (version != "HTTP/1.1" && version != "HTTP/1.0") {
+    return {505, "request line: only HTTP/1.0 and HTTP/1.1 are served"};
+  }
+  return {0, {}};
 }
 
 }  // namespace
@@ -95,7 +122,7 @@ std::string_view RequestReader::Unread() const {
 }
 
 bool RequestReader::mid_request() const {
-  return (parser_ != nullptr && parser_->beast.got_some()) || read_ < buffer_.size();
+  return parser_ != nullptr || read_ < buffer_.size();
 }
 
 RequestReader::Step RequestReader::Refuse(int status, std::string problem) {
@@ -108,111 +135,114 @@ RequestReader::Step RequestReader::Parse() {
   if (refusal_status_ != 0) return Step::kRefused;
   if (parser_ == nullptr) {
     read_ += LeadingEmptyLines(Unread());
-    if (Unread().empty() || Unread() == "\r") return Step::kNeedMore;
-    parser_ = std::make_unique<Parser>();
-    parser_->beast.header_limit(static_cast<std::uint32_t>(limits_.max_head_bytes));
-    parser_->beast.body_limit(limits_.max_body_bytes);
-    // Not eager until the head is checked: the parser stops after the head, so that nothing
-    // of a body is taken before the head is known to be acceptable.
-    parser_->beast.eager(false);
-  }
-  http::request_parser<http::string_body>& beast = parser_->beast;
-  for (;;) {
-    if (beast.is_header_done() && !head_checked_) {
-      head_checked_ = true;
-      beast.eager(true);
-      const Step step = CheckHead();
-      if (step != Step::kNeedMore) return step;
-    }
-    if (beast.is_done()) return Step::kRequest;
     const std::string_view data = Unread();
-    if (!beast.is_header_done()) {
-      const std::size_t end = data.find("\r\n\r\n");
-      if (HasObsFold(data.substr(0, end == std::string_view::npos ? data.size() : end + 2))) {
-        return Refuse(400, "header: obsolete line folding (a line starting with whitespace)");
-      }
-      if (end == std::string_view::npos && data.size() > limits_.max_head_bytes) {
-        return Refuse(431, "head: larger than " + std::to_string(limits_.max_head_bytes) +
-                               " bytes");
-      }
+    if (data.empty() || data == "\r") return Step::kNeedMore;
+    const std::size_t line_end = data.find('\n');
+    if (line_end != std::string_view::npos && line_end < limits_.max_head_bytes) {
+      const FramingError line = CheckRequestLine(data.substr(0, line_end + 1));
+      if (line.status != 0) return Refuse(line.status, line.problem);
     }
-    if (data.empty()) return Step::kNeedMore;
+    // The whole head, or nothing: how the bytes were cut never changes what is accepted.
+    const std::size_t head_end = detail::EndOfHead(data);
+    if ((head_end == std::string_view::npos ? data.size() : head_end) > limits_.max_head_bytes) {
+      return Refuse(431, "head: larger than " + std::to_string(limits_.max_head_bytes) +
+                             " bytes");
+    }
+    if (head_end == std::string_view::npos) return Step::kNeedMore;
+    const std::string_view head = data.substr(0, head_end);
+    if (HasObsFold(head)) {
+      return Refuse(400, "header: obsolete line folding (a line starting with whitespace)");
+    }
+    parser_ = std::make_unique<Parser>(limits_);
     boost::beast::error_code ec;
-    const std::size_t used = beast.put(boost::asio::buffer(data.data(), data.size()), ec);
-    read_ += used;
-    if (ec && ec != http::error::need_more) {
-      if (ec == http::error::bad_version && IsOtherHttpVersion(data)) {
-        return Refuse(505, "request line: only HTTP/1.0 and HTTP/1.1 are served");
+    const std::size_t used = parser_->beast.put(boost::asio::buffer(head.data(), head.size()), ec);
+    if (ec == boost::beast::http::error::need_more || (!ec && !parser_->beast.is_header_done())) {
+      return Refuse(400, "request: lines must end with CRLF");
+    }
+    if (ec) {
+      if (parser_->beast.refusal_status != 0) {
+        return Refuse(parser_->beast.refusal_status, parser_->beast.refusal);
       }
       const FramingError error = DescribeRequestError(ec, limits_);
       return Refuse(error.status, error.problem);
     }
-    if (used == 0) return Step::kNeedMore;
+    read_ += used;
+    const Step checked = CheckHead();
+    parser_->beast.eager(true);
+    if (checked != Step::kNeedMore) return checked;
   }
+  detail::MessageParser<true>& beast = parser_->beast;
+  while (!beast.is_done()) {
+    const std::string_view data = Unread();
+    if (data.empty()) return Step::kNeedMore;
+    boost::beast::error_code ec;
+    const std::size_t used = detail::PutWindow(beast, data, limits_.max_head_bytes, ec);
+    read_ += used;
+    if (ec == detail::kNeedsMore) return Step::kNeedMore;
+    if (ec == detail::kLineTooLong) {
+      return Refuse(400, "body: a chunk line or trailer longer than " +
+                             std::to_string(limits_.max_head_bytes) + " bytes");
+    }
+    if (ec) {
+      if (beast.refusal_status != 0) return Refuse(beast.refusal_status, beast.refusal);
+      const FramingError error = DescribeRequestError(ec, limits_);
+      return Refuse(error.status, error.problem);
+    }
+  }
+  return Step::kRequest;
 }
 
 RequestReader::Step RequestReader::CheckHead() {
-  const auto& head = parser_->beast.get();
-  const unsigned version = head.version();
-  if (version != 10 && version != 11) {
+  const detail::MessageParser<true>& head = parser_->beast;
+  if (head.version != 10 && head.version != 11) {
     return Refuse(505, "request line: only HTTP/1.0 and HTTP/1.1 are served");
   }
-  if (static_cast<std::size_t>(std::distance(head.begin(), head.end())) > limits_.max_fields) {
-    return Refuse(431, "header: more than " + std::to_string(limits_.max_fields) + " fields");
+  if (head.target.empty() || head.target.front() != '/') {
+    return Refuse(400, "request line: the target must be a path starting with '/'");
   }
-  const std::size_t hosts = head.count(http::field::host);
-  if (version == 11 && hosts == 0) return Refuse(400, "Host: missing");
-  if (hosts > 1) return Refuse(400, "Host: more than one");
-  if (head.count(http::field::content_length) > 1 ||
-      head[http::field::content_length].find(',') != boost::beast::string_view::npos) {
-    return Refuse(400, "Content-Length: repeated");
-  }
-  std::vector<std::string_view> codings;
-  for (auto [it, end] = head.equal_range(http::field::transfer_encoding); it != end; ++it) {
-    SplitList(std::string_view(it->value().data(), it->value().size()), codings);
-  }
-  if (head.count(http::field::transfer_encoding) > 0) {
-    if (version == 10) return Refuse(400, "Transfer-Encoding: not allowed in HTTP/1.0");
-    if (codings.empty() || !EqualsIgnoreCase(codings.back(), "chunked")) {
+  if (head.version == 11 && head.hosts == 0) return Refuse(400, "Host: missing");
+  if (head.hosts > 1) return Refuse(400, "Host: more than one");
+  if (head.content_lengths > 1) return Refuse(400, "Content-Length: repeated");
+  if (head.transfer_encodings > 0) {
+    if (head.version == 10) return Refuse(400, "Transfer-Encoding: not allowed in HTTP/1.0");
+    if (head.transfer_codings.empty() ||
+        !EqualsIgnoreCase(head.transfer_codings.back(), "chunked")) {
       return Refuse(400, "Transfer-Encoding: chunked must be the final coding");
     }
-    if (codings.size() > 1) return Refuse(400, "Transfer-Encoding: only chunked is supported");
+    if (head.transfer_codings.size() > 1) {
+      return Refuse(400, "Transfer-Encoding: only chunked is supported");
+    }
   }
-  const auto expect = head.find(http::field::expect);
-  if (expect != head.end()) {
-    if (!EqualsIgnoreCase(std::string_view(expect->value().data(), expect->value().size()),
-                          "100-continue")) {
+  bool expects_continue = false;
+  for (const std::string& expectation : head.expectations) {
+    if (!EqualsIgnoreCase(expectation, "100-continue")) {
       return Refuse(417, "Expect: only 100-continue is supported");
     }
-    // Also when the body has already arrived (the client did not wait): answering "100
-    // Continue" then is allowed, and framing stays independent of how the bytes were cut.
-    const bool body_follows =
-        parser_->beast.chunked() || parser_->beast.content_length().value_or(0) > 0;
-    if (version == 11 && body_follows) return Step::kExpectContinue;
+    expects_continue = true;
   }
+  // Also when the body has already arrived (the client did not wait): answering "100
+  // Continue" then is allowed, and framing stays independent of how the bytes were cut.
+  const bool body_follows = head.chunked() || head.content_length().value_or(0) > 0;
+  if (expects_continue && head.version == 11 && body_follows) return Step::kExpectContinue;
   return Step::kNeedMore;
 }
 
 Request RequestReader::TakeRequest() {
-  keep_alive_ = parser_->beast.keep_alive();
-  version_ = parser_->beast.get().version();
-  http::request<http::string_body> message = parser_->beast.release();
-  parser_.reset();
-  head_checked_ = false;
+  detail::MessageParser<true>& parsed = parser_->beast;
+  keep_alive_ = parsed.persistent();
+  version_ = static_cast<unsigned>(parsed.version);
 
   Request request;
-  request.method = std::string(message.method_string());
-  request.target = std::string(message.target());
+  request.method = std::move(parsed.method);
+  request.target = std::move(parsed.target);
   const std::size_t query = request.target.find('?');
   request.path = request.target.substr(0, query);
   if (query != std::string::npos) {
     request.params = ParseQueryString(std::string_view(request.target).substr(query + 1));
   }
-  request.headers.reserve(static_cast<std::size_t>(std::distance(message.begin(), message.end())));
-  for (const auto& field : message) {
-    request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-  }
-  request.body = std::move(message.body());
+  request.headers = std::move(parsed.headers);
+  request.body = std::move(parsed.body);
+  parser_.reset();
   return request;
 }
 

@@ -1,76 +1,46 @@
 #include "settle/net/response_reader.h"
 
 #include <boost/asio/buffer.hpp>
-#include <boost/beast/core/buffers_range.hpp>
-#include <boost/beast/http/parser.hpp>
 
 #include <algorithm>
 #include <limits>
 
 #include "framing_errors.h"
+#include "message_parser.h"
 
 namespace settle::net {
 namespace http = boost::beast::http;
 namespace {
 
-// A Beast body that keeps the first `keep` bytes and counts the rest.
-struct PrefixBody {
-  struct value_type {
-    std::string data;
-    std::size_t keep = 0;
-    std::uint64_t total = 0;
-  };
-
-  class reader {
-   public:
-    template <bool isRequest, class Fields>
-    reader(http::header<isRequest, Fields>&, value_type& body) : body_(body) {}
-
-    void init(const boost::optional<std::uint64_t>&, boost::beast::error_code& ec) { ec = {}; }
-
-    template <class ConstBufferSequence>
-    std::size_t put(const ConstBufferSequence& buffers, boost::beast::error_code& ec) {
-      std::size_t n = 0;
-      for (const auto piece : boost::beast::buffers_range_ref(buffers)) {
-        const std::size_t room = body_.keep - std::min(body_.keep, body_.data.size());
-        const char* bytes = static_cast<const char*>(piece.data());
-        body_.data.append(bytes, std::min(room, piece.size()));
-        n += piece.size();
-      }
-      body_.total += n;
-      ec = {};
-      return n;
-    }
-
-    void finish(boost::beast::error_code& ec) { ec = {}; }
-
-   private:
-    value_type& body_;
-  };
-};
+// The start of the answer's first line, printable, for a message.
+std::string FirstLine(std::string_view data) {
+  std::string line;
+  for (char c : data.substr(0, std::min<std::size_t>(data.find_first_of("\r\n"), 60))) {
+    line += (c < 0x20 || c == 0x7f) ? '?' : c;
+  }
+  return line;
+}
 
 }  // namespace
 
 struct ResponseReader::Parser {
-  http::response_parser<PrefixBody> beast;
+  Parser(std::size_t max_head_bytes, std::size_t keep_body_bytes)
+      : beast({.max_fields = 1000,
+               .max_trailer_bytes = max_head_bytes,
+               .keep_body = keep_body_bytes}) {
+    beast.header_limit(std::numeric_limits<std::uint32_t>::max());  // measured by the reader
+    // Kept to a prefix by the parser. Not boost::none: Beast 1.74 compares a length with the
+    // unset optional and refuses every body.
+    beast.body_limit(std::numeric_limits<std::uint64_t>::max());
+    beast.eager(true);
+  }
+  detail::MessageParser<false> beast;
 };
 
 ResponseReader::ResponseReader(std::size_t max_head_bytes, std::size_t keep_body_bytes)
-    : max_head_bytes_(max_head_bytes), keep_body_bytes_(keep_body_bytes) {
-  Restart();
-}
+    : max_head_bytes_(max_head_bytes), keep_body_bytes_(keep_body_bytes) {}
 
 ResponseReader::~ResponseReader() = default;
-
-void ResponseReader::Restart() {
-  parser_ = std::make_unique<Parser>();
-  parser_->beast.header_limit(static_cast<std::uint32_t>(max_head_bytes_));
-  // Kept to a prefix by PrefixBody. Not boost::none: Beast 1.74 compares a length with the
-  // unset optional and refuses every body.
-  parser_->beast.body_limit(std::numeric_limits<std::uint64_t>::max());
-  parser_->beast.eager(true);
-  parser_->beast.get().body().keep = keep_body_bytes_;
-}
 
 std::span<char> ResponseReader::Prepare(std::size_t n) {
   if (read_ > 0 && read_ >= buffer_.size() / 2) {
@@ -85,6 +55,7 @@ std::span<char> ResponseReader::Prepare(std::size_t n) {
 void ResponseReader::Commit(std::size_t n) {
   buffer_.resize(prepared_ + std::min(n, buffer_.size() - prepared_));
   prepared_ = buffer_.size();
+  if (n > 0) received_ = true;
 }
 
 void ResponseReader::Append(std::string_view bytes) {
@@ -95,21 +66,21 @@ void ResponseReader::Append(std::string_view bytes) {
 
 bool ResponseReader::reusable() const { return done_ && keep_alive_ && read_ == buffer_.size(); }
 
-bool ResponseReader::got_some() const {
-  return done_ || (parser_ != nullptr && parser_->beast.got_some()) || read_ < buffer_.size();
+bool ResponseReader::got_some() const { return received_; }
+
+ResponseReader::Step ResponseReader::Malformed(std::string problem) {
+  problem_ = std::move(problem);
+  return Step::kMalformed;
 }
 
 ResponseReader::Step ResponseReader::Take() {
-  http::response_parser<PrefixBody>& beast = parser_->beast;
+  detail::MessageParser<false>& beast = parser_->beast;
   done_ = true;
-  keep_alive_ = beast.keep_alive();
-  auto& message = beast.get();
-  status_ = static_cast<int>(message.result_int());
-  for (const auto& field : message) {
-    headers_.emplace_back(std::string(field.name_string()), std::string(field.value()));
-  }
-  body_ = std::move(message.body().data);
-  body_bytes_ = message.body().total;
+  keep_alive_ = beast.persistent() && !beast.need_eof();
+  status_ = beast.status;
+  headers_ = std::move(beast.headers);
+  body_ = std::move(beast.body);
+  body_bytes_ = beast.body_bytes;
   return Step::kResponse;
 }
 
@@ -117,38 +88,67 @@ ResponseReader::Step ResponseReader::Parse() {
   if (done_) return Step::kResponse;
   if (!problem_.empty()) return Step::kMalformed;
   for (;;) {
-    http::response_parser<PrefixBody>& beast = parser_->beast;
-    const std::string_view data = std::string_view(buffer_).substr(read_);
-    if (data.empty()) return Step::kNeedMore;
-    boost::beast::error_code ec;
-    const std::size_t used = beast.put(boost::asio::buffer(data.data(), data.size()), ec);
-    read_ += used;
-    if (ec && ec != http::error::need_more) {
-      problem_ = DescribeResponseError(ec);
-      return Step::kMalformed;
-    }
-    if (beast.is_done()) {
-      const unsigned status = beast.get().result_int();
-      // An interim answer ("100 Continue"): the real one follows on the same connection.
-      if (status >= 100 && status < 200 && status != 101) {
-        Restart();
-        continue;
+    if (parser_ == nullptr) {
+      // The whole head, or nothing: how the bytes were cut never changes the outcome.
+      const std::string_view data = std::string_view(buffer_).substr(read_);
+      const std::size_t head_end = detail::EndOfHead(data);
+      if ((head_end == std::string_view::npos ? data.size() : head_end) > max_head_bytes_) {
+        return Malformed("its head is larger than " + std::to_string(max_head_bytes_) +
+                         " bytes");
       }
-      return Take();
+      if (head_end == std::string_view::npos) return Step::kNeedMore;
+      const std::string_view head = data.substr(0, head_end);
+      parser_ = std::make_unique<Parser>(max_head_bytes_, keep_body_bytes_);
+      boost::beast::error_code ec;
+      const std::size_t used =
+          parser_->beast.put(boost::asio::buffer(head.data(), head.size()), ec);
+      if (ec == http::error::need_more || (!ec && !parser_->beast.is_header_done())) {
+        return Malformed("lines must end with CRLF '" + FirstLine(head) + "'");
+      }
+      if (ec) {
+        if (parser_->beast.refusal_status != 0) return Malformed(parser_->beast.refusal);
+        return Malformed(DescribeResponseError(ec) + " '" + FirstLine(head) + "'");
+      }
+      read_ += used;
     }
-    if (used == 0 || read_ == buffer_.size()) return Step::kNeedMore;
+    detail::MessageParser<false>& beast = parser_->beast;
+    while (!beast.is_done()) {
+      const std::string_view data = std::string_view(buffer_).substr(read_);
+      if (data.empty()) return Step::kNeedMore;
+      boost::beast::error_code ec;
+      const std::size_t used = detail::PutWindow(beast, data, max_head_bytes_, ec);
+      read_ += used;
+      if (ec == detail::kNeedsMore) return Step::kNeedMore;
+      if (ec == detail::kLineTooLong) {
+        return Malformed("a chunk line or trailer longer than " + std::to_string(max_head_bytes_) +
+                         " bytes");
+      }
+      if (ec) {
+        if (beast.refusal_status != 0) return Malformed(beast.refusal);
+        return Malformed(DescribeResponseError(ec));
+      }
+    }
+    // An interim answer ("100 Continue"): the real one follows on the same connection.
+    if (beast.status >= 100 && beast.status < 200 && beast.status != 101) {
+      parser_.reset();
+      continue;
+    }
+    return Take();
   }
 }
 
 ResponseReader::Step ResponseReader::Eof() {
   const Step step = Parse();
   if (step != Step::kNeedMore) return step;
-  if (!parser_->beast.got_some() && read_ == buffer_.size()) return Step::kNeedMore;
+  if (parser_ == nullptr && read_ == buffer_.size()) {
+    // Nothing at all: closed before an answer. After an interim answer: cut off.
+    return received_ ? Malformed("cut off after an interim answer") : Step::kNeedMore;
+  }
+  if (parser_ == nullptr) return Malformed("cut off before its end");
   boost::beast::error_code ec;
   parser_->beast.put_eof(ec);
   if (ec || !parser_->beast.is_done() || read_ < buffer_.size()) {
-    problem_ = ec ? DescribeResponseError(ec) : "cut off before its end";
-    return Step::kMalformed;
+    return Malformed(ec ? DescribeResponseError(ec) : "cut off before its end");
   }
   return Take();
 }

@@ -52,7 +52,7 @@ Result<std::string> RequestHead(std::string_view method, std::string_view target
   bool own_content_type = true;
   for (const auto& [name, value] : headers) {
     if (!IsValidHeaderName(name) || !IsValidHeaderValue(value)) {
-      return Status::InvalidArgument("invalid header '" + name + "'");
+      return Status::InvalidArgument("header '" + name + "': invalid name or value");
     }
     if (IsFramingHeader(name)) continue;
     if (EqualsIgnoreCase(name, "Host")) own_host = false;

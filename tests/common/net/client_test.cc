@@ -179,7 +179,7 @@ TEST_CASE("a server slower than the timeout is Unavailable, naming the wait", "[
   TestServer s;
   Result<ClientAnswer> slow = MakeClient()->Send(Get(s.Url("/hold"), Duration(100)));
   REQUIRE_FALSE(slow);
-  CHECK(slow.status().code() == StatusCode::kUnavailable);
+  CHECK(slow.status().code() == StatusCode::kPending);  // sent: the server may act on it
   CHECK_THAT(slow.status().message(),
              Contains("timed out after 100 ms waiting for 127.0.0.1:" + std::to_string(s.port)));
 }
@@ -191,6 +191,7 @@ TEST_CASE("refused connections and unknown hosts are Unavailable, saying so", "[
   Result<ClientAnswer> refused =
       client->Send(Get("http://127.0.0.1:" + std::to_string(closed_port) + "/a"));
   REQUIRE_FALSE(refused);
+  CHECK(refused.status().code() == StatusCode::kUnavailable);  // never sent
   CHECK_THAT(refused.status().message(), Contains("connection refused or unreachable"));
 
   Result<ClientAnswer> unknown = client->Send(Get("http://no-such-host.invalid/a"));
@@ -269,7 +270,8 @@ TEST_CASE("many calls from coroutines run at once on one I/O thread", "[net][cli
   auto statuses = asio::co_spawn(
       io.context(),
       [&]() -> asio::awaitable<std::vector<int>> {
-        co_return co_await AwaitAll(co_await asio::this_coro::executor, std::move(calls));
+        const asio::any_io_executor executor = co_await asio::this_coro::executor;
+        co_return co_await AwaitAll(executor, std::move(calls));
       },
       asio::use_future);
   const auto deadline = std::chrono::steady_clock::now() + 10s;

@@ -60,6 +60,8 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
+  // Empty, with an Internal status: what a coroutine's completion gets when it threw.
+  Result() = default;
   Result(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {}  // NOLINT: must not be OK
 

@@ -10,17 +10,17 @@
 #include "settle/common/status.h"
 #include "settle/coordinator/access_tokens.h"
 #include "settle/coordinator/coordinator.h"
+#include "settle/net/server.h"
 
 namespace settle::coordinator {
 
 struct ApiServerOptions {
   std::size_t max_body_bytes = 1 << 20;
-  // Requests handled at once. A connection holds a thread only while a request of it is
-  // being read, handled and answered (a wait_result submit: for its whole pass).
-  std::size_t threads = 64;
   Duration io_timeout{5000};  // a client that stalls mid-request (or mid-answer) is dropped
   Duration keep_alive_timeout{5000};
   std::size_t max_connections = 10000;
+  // With a certificate and key, the API is served over HTTPS only.
+  net::TlsFiles tls;
   // Bearer tokens; none: every request has admin access.
   AccessTokens tokens;
 };
@@ -39,11 +39,13 @@ using MetricsWriter = std::function<void(PrometheusText&)>;
 // too little.
 class ApiServer {
  public:
-  ApiServer(Coordinator& coordinator, ApiServerOptions options, MetricsWriter metrics = {});
+  // Serves on `context`'s threads (net::Server): a request holds a coroutine, not a thread,
+  // for as long as it takes, a wait_result submit included.
+  ApiServer(Coordinator& coordinator, asio::io_context& context, ApiServerOptions options,
+            MetricsWriter metrics = {});
   ~ApiServer();  // Stop()
 
-  // Binds host:port (port 0: any free port) and serves on background threads. Returns the
-  // bound port.
+  // Binds host:port (port 0: any free port) and starts serving. Returns the bound port.
   Result<int> Start(const std::string& host, int port);
 
   // Stops accepting connections and waits for requests in progress. Idempotent.

@@ -8,6 +8,7 @@
 #include "settle/common/branch_result.h"
 #include "settle/common/clock.h"
 #include "settle/common/protocol.h"
+#include "settle/net/asio.h"
 
 namespace settle::coordinator {
 
@@ -35,14 +36,14 @@ struct BranchOutcome {
 
 // Makes branch calls. The seam where tests script participants' answers.
 //
-// Thread-safety: CallAll may be called from many threads at once.
+// Thread-safety: CallAll may be called from many coroutines at once.
 class BranchCaller {
  public:
   virtual ~BranchCaller() = default;
 
-  // Makes every call, in parallel where it can, and returns their outcomes in the same order.
-  // Never throws; every failure is an outcome. Blocks until every call has an outcome.
-  virtual std::vector<BranchOutcome> CallAll(const std::vector<BranchCall>& calls) = 0;
+  // Makes every call, concurrently, and returns their outcomes in the same order once every
+  // call has one. Never throws; every failure is an outcome.
+  virtual asio::awaitable<std::vector<BranchOutcome>> CallAll(std::vector<BranchCall> calls) = 0;
 };
 
 }  // namespace settle::coordinator

@@ -3,8 +3,10 @@
 #include <atomic>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "settle/common/clock.h"
+#include "settle/coordinator/async_store.h"
 #include "settle/coordinator/coordinator_metrics.h"
 #include "settle/coordinator/gid_generator.h"
 #include "settle/coordinator/requests.h"
@@ -25,7 +27,9 @@ struct CoordinatorSettings {
 };
 
 // The operations of protocol.md §3. Each builds its change as storage records, commits it
-// (durable before this returns OK), then hands the transaction to the scheduler.
+// (durable before it returns OK), then hands the transaction to the scheduler. Each is a
+// coroutine on an I/O thread: it awaits the store's commit and, for wait_result, the pass,
+// without holding a thread.
 //
 // Errors: InvalidArgument for requests that contradict themselves; NotFound for an unknown
 // gid; Conflict when the transaction's state does not allow the operation; Pending when
@@ -33,22 +37,22 @@ struct CoordinatorSettings {
 // coordinator is shutting down. Thread-safe.
 class Coordinator {
  public:
-  Coordinator(storage::Store& store, Scheduler& scheduler, const Clock& clock, GidGenerator& gids,
+  Coordinator(AsyncStore& store, Scheduler& scheduler, const Clock& clock, GidGenerator& gids,
               CoordinatorSettings settings, CoordinatorMetrics& metrics);
 
   // Hands every unfinished transaction in storage to the scheduler (resume after a restart).
-  // Returns how many.
+  // Returns how many. Blocks on the store: for start-up.
   Result<std::size_t> Resume();
 
   std::string NewGid();
-  Status Prepare(const PrepareRequest& request);
-  Status RegisterBranch(const RegisterBranchRequest& request);
-  Status Submit(const SubmitRequest& request);
-  Status Abort(const AbortRequest& request);
-  Result<std::optional<storage::Transaction>> Query(const std::string& gid);
-  Result<storage::ListPage> List(const storage::ListQuery& query);
-  Status ForceStop(const std::string& gid);
-  Status ResetNextCronTime(const std::string& gid);
+  asio::awaitable<Status> Prepare(PrepareRequest request);
+  asio::awaitable<Status> RegisterBranch(RegisterBranchRequest request);
+  asio::awaitable<Status> Submit(SubmitRequest request);
+  asio::awaitable<Status> Abort(AbortRequest request);
+  asio::awaitable<Result<std::optional<storage::Transaction>>> Query(std::string gid);
+  asio::awaitable<Result<storage::ListPage>> List(storage::ListQuery query);
+  asio::awaitable<Status> ForceStop(std::string gid);
+  asio::awaitable<Status> ResetNextCronTime(std::string gid);
 
   // From now on every operation that changes state answers Unavailable.
   void BeginShutdown() { shutting_down_ = true; }
@@ -58,31 +62,30 @@ class Coordinator {
   // A new global record with resolved options, created and due now.
   storage::GlobalRecord NewGlobal(const std::string& gid, TransType type, GlobalStatus status,
                                   const RequestOptions& options, TimePoint now) const;
-  Status SubmitTcc(const SubmitRequest& request);
-  Status SubmitSaga(const SubmitRequest& request);
+  asio::awaitable<Status> SubmitSaga(SubmitRequest request);
   // Moves gid from one of the `from` statuses to `to`, retrying when a concurrent change wins
   // the compare-and-set or a branch is registered meanwhile. Answers the transaction as stored
   // by the change; nullopt for one already in `already_done`, left unchanged. One of another
   // type than `type` (when given) is a Conflict.
-  Result<std::optional<storage::Transaction>> ChangeStatus(
-      const std::string& gid, std::optional<TransType> type,
-      std::initializer_list<GlobalStatus> from, GlobalStatus to,
-      std::optional<GlobalStatus> already_done, const std::string& reason);
+  asio::awaitable<Result<std::optional<storage::Transaction>>> ChangeStatus(
+      std::string gid, std::optional<TransType> type, std::vector<GlobalStatus> from,
+      GlobalStatus to, std::optional<GlobalStatus> already_done, std::string reason);
   // A TCC's phase two: ChangeStatus from prepared to `to`, then DriveClaimed from the rows it
   // stored, under a claim taken before the load so that nothing else drives it in between.
-  Status ChangeTccAndDrive(const std::string& gid, GlobalStatus to, const std::string& reason,
-                           bool wait_result);
-  // Drives the transaction now: a pass on this thread for wait_result, which then maps the
-  // status it reached; otherwise the scheduler's next free worker.
-  Status DriveAfterChange(const std::string& gid, bool wait_result);
+  asio::awaitable<Status> ChangeTccAndDrive(std::string gid, GlobalStatus to, std::string reason,
+                                            bool wait_result);
+  // Drives the transaction now: a pass in this coroutine for wait_result, which then maps the
+  // status it reached; otherwise the scheduler starts one.
+  asio::awaitable<Status> DriveAfterChange(std::string gid, bool wait_result);
   // The same for a transaction this request stored while holding `claim`: its pass starts
   // from `stored` instead of reading it back.
-  Status DriveClaimed(Scheduler::PassClaim claim, storage::Transaction stored, bool wait_result);
+  asio::awaitable<Status> DriveClaimed(Scheduler::PassClaim claim, storage::Transaction stored,
+                                       bool wait_result);
   // What a wait_result request answers after its pass.
-  Status AnswerAfterPass(const std::string& gid, PassResult pass);
+  asio::awaitable<Status> AnswerAfterPass(std::string gid, PassResult pass);
   Status CheckServing() const;
 
-  storage::Store& store_;
+  AsyncStore& store_;
   Scheduler& scheduler_;
   const Clock& clock_;
   GidGenerator& gids_;

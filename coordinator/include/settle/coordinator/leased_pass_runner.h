@@ -12,18 +12,21 @@ namespace settle::coordinator {
 // Runs a pass only for a transaction this instance owns (InstanceLease::Claim): a transaction
 // another live instance drives is left to it (the pass returns with nothing due; if that
 // instance dies, this one's lease poll brings the transaction back once it is claimable).
+// A claim that must ask the database runs on `blocking` (null: on the calling thread).
 class LeasedPassRunner final : public PassRunner {
  public:
-  LeasedPassRunner(PassRunner& inner, InstanceLease& lease, const Clock& clock)
-      : inner_(inner), lease_(lease), clock_(clock) {}
+  LeasedPassRunner(PassRunner& inner, InstanceLease& lease, const Clock& clock,
+                   asio::thread_pool* blocking)
+      : inner_(inner), lease_(lease), clock_(clock), blocking_(blocking) {}
 
-  PassResult RunPass(const std::string& gid, std::optional<storage::Transaction> stored,
-                     std::stop_token stop) override;
+  asio::awaitable<PassResult> RunPass(std::string gid, std::optional<storage::Transaction> stored,
+                                      std::stop_token stop) override;
 
  private:
   PassRunner& inner_;
   InstanceLease& lease_;
   const Clock& clock_;
+  asio::thread_pool* blocking_;
 };
 
 // Fences branch calls by the instance lease: each call's timeout is cut to what is left of the
@@ -33,7 +36,7 @@ class FencedBranchCaller final : public BranchCaller {
  public:
   FencedBranchCaller(BranchCaller& inner, InstanceLease& lease) : inner_(inner), lease_(lease) {}
 
-  std::vector<BranchOutcome> CallAll(const std::vector<BranchCall>& calls) override;
+  asio::awaitable<std::vector<BranchOutcome>> CallAll(std::vector<BranchCall> calls) override;
 
  private:
   BranchCaller& inner_;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "settle/common/clock.h"
+#include "settle/net/asio.h"
 #include "settle/storage/records.h"
 
 namespace settle::coordinator {
@@ -24,11 +25,13 @@ struct PassResult {
 class PassRunner {
  public:
   virtual ~PassRunner() = default;
-  // Never called twice at once for one gid. Starts from `stored` when given (the transaction
-  // as stored, which no pass has changed since; its global id may be 0), otherwise reads it. Returns early,
-  // with work left, once `stop` is requested. Never throws.
-  virtual PassResult RunPass(const std::string& gid, std::optional<storage::Transaction> stored,
-                             std::stop_token stop) = 0;
+  // A coroutine on an I/O thread: it awaits the store and branch calls, never blocks. Never
+  // called twice at once for one gid. Starts from `stored` when given (the transaction as
+  // stored, which no pass has changed since; its global id may be 0), otherwise reads it.
+  // Returns early, with work left, once `stop` is requested. Never throws.
+  virtual asio::awaitable<PassResult> RunPass(std::string gid,
+                                              std::optional<storage::Transaction> stored,
+                                              std::stop_token stop) = 0;
 };
 
 }  // namespace settle::coordinator

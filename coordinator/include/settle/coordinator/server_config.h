@@ -23,7 +23,14 @@ struct ServerConfig {
   InstanceLeaseSettings lease;
   CoordinatorSettings coordinator;
   RetrySettings retry;
-  std::size_t workers = 64;  // transaction passes and branch calls in flight at once
+  // Threads that run every socket, timer and coroutine (the API, passes, branch calls).
+  // 0: one per core.
+  std::size_t io_threads = 0;
+  // Transaction passes the scheduler runs at once (each may hold connections to participants).
+  std::size_t max_passes = Scheduler::kDefaultMaxPasses;
+  // https:// participants and webhooks are verified against this CA file (PEM); empty: the
+  // system's CA store.
+  std::string ca_file;
   ApiServerOptions api;
   RetentionSettings retention;
   std::string alert_webhook;  // empty: no alerts

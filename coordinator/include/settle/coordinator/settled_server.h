@@ -14,9 +14,9 @@ namespace settle::coordinator {
 
 class Coordinator;
 
-// settled, assembled: the SQLite store, the worker pool, the HTTP branch caller, the
-// transaction driver, the scheduler, the coordinator and the API server. main() wraps it
-// with signal handling; tests run it in-process.
+// settled, assembled: the store (SQLite or PostgreSQL), the I/O threads, the HTTP client for
+// branch calls and alerts, the transaction driver, the scheduler, the coordinator and the API
+// server. main() wraps it with signal handling; tests run it in-process.
 class SettledServer {
  public:
   // Opens the store, resumes every unfinished transaction and starts serving.

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "settle/common/clock.h"
+#include "settle/coordinator/async_store.h"
 #include "settle/coordinator/branch_caller.h"
 #include "settle/coordinator/coordinator_metrics.h"
 #include "settle/coordinator/pass_runner.h"
@@ -21,15 +22,18 @@ namespace settle::coordinator {
 // Every write is conditioned on the status the pass read, so an operator's forceStop, or a
 // client's submit or abort, is never overwritten: the pass stops and the next pass reloads.
 //
-// Thread-safe: passes for different gids may run at once.
+// Thread-safe: passes for different gids may run at once, on any I/O threads.
 class TransactionDriver final : public PassRunner {
  public:
-  TransactionDriver(storage::Store& store, BranchCaller& caller, const Clock& clock,
+  TransactionDriver(AsyncStore& store, BranchCaller& caller, const Clock& clock,
                     RetryPolicy policy, CoordinatorMetrics& metrics,
                     StuckAlerts* alerts = nullptr);
 
-  PassResult RunPass(const std::string& gid, std::optional<storage::Transaction> stored,
-                     std::stop_token stop) override;
+  asio::awaitable<PassResult> RunPass(std::string gid, std::optional<storage::Transaction> stored,
+                                      std::stop_token stop) override;
+
+  // Where stuck transactions are reported from now on (null: nowhere). Before any pass.
+  void SetAlerts(StuckAlerts* alerts) { alerts_ = alerts; }
 
   // Upper bound of rounds in one pass, so a long saga yields to other transactions.
   static constexpr int kMaxRoundsPerPass = 64;
@@ -43,7 +47,7 @@ class TransactionDriver final : public PassRunner {
   // the stuck alert.
   void AfterStored(const storage::GlobalRecord& before, const storage::Transaction& tx);
 
-  storage::Store& store_;
+  AsyncStore& store_;
   BranchCaller& caller_;
   const Clock& clock_;
   RetryPolicy policy_;

@@ -18,6 +18,9 @@ struct ClientOptions {
   std::chrono::milliseconds timeout{10'000};
   // Extra headers sent to the coordinator with every call (an auth token, say).
   std::map<std::string, std::string> headers;
+  // https:// coordinators and Try URLs are verified against this CA file (PEM); empty: the
+  // system's CA store.
+  std::string ca_file;
 };
 
 // A branch row as /query shows it.
@@ -40,8 +43,8 @@ struct TransactionInfo {
   std::vector<BranchInfo> branches;
 };
 
-// Talks to any coordinator that speaks protocol.md (Settle or DTM) over HTTP, with a
-// keep-alive connection and TCP_NODELAY.
+// Talks to any coordinator that speaks protocol.md (Settle or DTM) over HTTP or HTTPS, with
+// keep-alive connections and TCP_NODELAY (the net room's client, on an I/O thread of its own).
 //
 // Errors from every call: InvalidArgument when the coordinator refused the request as
 // malformed (400), Conflict when the transaction's state forbids it (409 FAILURE), Pending
@@ -52,7 +55,7 @@ struct TransactionInfo {
 class Client {
  public:
   // `server` is the API base: "http://127.0.0.1:36789/api/settle", or ".../api/dtmsvr".
-  // InvalidArgument if it is not an http:// URL.
+  // InvalidArgument if it is not an http(s):// URL, or the CA file cannot be used.
   static Result<std::unique_ptr<Client>> Create(const std::string& server,
                                                 ClientOptions options = {});
   ~Client();

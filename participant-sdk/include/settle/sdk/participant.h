@@ -15,12 +15,18 @@
 namespace settle::sdk {
 
 struct ParticipantOptions {
-  // Requests handled at once: each blocks a thread while its handler runs. Idle keep-alive
-  // connections hold no thread.
+  // Handlers run on a pool of this many threads: each holds one while its business code (a
+  // local database transaction, say) runs. Connections, and requests waiting for a thread,
+  // hold none: they live on the I/O threads.
   std::size_t threads = 32;
+  // Threads that read requests and write answers (0: one per core).
+  std::size_t io_threads = 0;
   std::size_t max_body_bytes = 1 << 20;
   // How long an idle keep-alive connection stays open.
   std::chrono::seconds keep_alive_timeout{5};
+  // With a PEM certificate chain and key, the participant serves HTTPS only.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 using BranchHandler = std::function<BranchReply(const BranchRequest&)>;
@@ -39,10 +45,12 @@ struct HttpReply {
 };
 using RouteHandler = std::function<HttpReply(const HttpRequest&)>;
 
-// A participant's HTTP server. Branch routes answer GET and POST; the SDK reads gid,
-// trans_type, branch_id and op from the query (400 naming the parameter when one is missing
-// or invalid) and turns the handler's BranchReply into the protocol's answer. A handler that
-// throws answers 500, which the coordinator retries.
+// A participant's HTTP(S) server, on the net room's server: strict framing (an ambiguous or
+// malformed request gets one 4xx and the connection is closed), keep-alive, pipelining. Branch
+// routes answer GET and POST; the SDK reads gid, trans_type, branch_id and op from the query
+// (400 naming the parameter when one is missing or invalid) and turns the handler's
+// BranchReply into the protocol's answer. A handler that throws answers 500, which the
+// coordinator retries. A known path asked with another method answers 405 with Allow.
 class Participant {
  public:
   explicit Participant(ParticipantOptions options = {});
@@ -61,6 +69,7 @@ class Participant {
   Participant& OnPost(const std::string& pattern, RouteHandler handler);
 
   // Binds host:port (0: any free port) and serves on background threads; returns the port.
+  // InvalidArgument for an unusable certificate or key.
   Result<int> Start(const std::string& host, int port);
   // Stops accepting, lets requests in progress answer, and closes every connection.
   // Idempotent.

@@ -51,6 +51,7 @@ class PostgresStore final : public Store {
   ~PostgresStore() override;
 
   Status Commit(const WriteBatch& batch) override;
+  void CommitAsync(WriteBatch batch, std::function<void(Status)> done) override;
   Result<std::optional<Transaction>> Load(const std::string& gid) override;
   Result<ListPage> List(const ListQuery& query) override;
   Result<std::vector<DueEntry>> ListUnfinished() override;

@@ -57,6 +57,7 @@ class SqliteStore final : public Store {
   ~SqliteStore() override;
 
   Status Commit(const WriteBatch& batch) override;
+  void CommitAsync(WriteBatch batch, std::function<void(Status)> done) override;
   Result<std::optional<Transaction>> Load(const std::string& gid) override;
   Result<ListPage> List(const ListQuery& query) override;
   Result<std::vector<DueEntry>> ListUnfinished() override;

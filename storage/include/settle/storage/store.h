@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,14 @@ class Store {
   // (AlreadyExists, NotFound or Conflict, with a message naming the gid) and nothing of the
   // batch is stored. Batches committed concurrently are serialized in some order.
   virtual Status Commit(const WriteBatch& batch) = 0;
+
+  // Commit without blocking the caller: `done` gets the same status once the batch is durable
+  // or refused, on a thread of the store's (or at once on the calling thread). It must not
+  // block: a coroutine posts itself back to its own executor. This default commits on the
+  // calling thread; stores with a commit thread of their own hand the batch to it.
+  virtual void CommitAsync(WriteBatch batch, std::function<void(Status)> done) {
+    done(Commit(batch));
+  }
 
   // The transaction with every branch row, or nullopt if the gid is unknown. Reflects every
   // Commit that returned before this call started.

@@ -19,6 +19,11 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
+// Coroutines and GCC 12: it destroys some temporaries that live across a co_await twice.
+// In a coroutine, a co_await is a statement of its own or the whole right-hand side of an
+// initialization or assignment: never inside a conditional expression, a || or &&, or the
+// argument list of another call; and its arguments are named variables or moves of them,
+// not braced aggregates, braced lists or string literals turned into strings.
 namespace settle {
 namespace asio = boost::asio;
 }  // namespace settle

@@ -22,17 +22,16 @@ namespace settle::net {
 // Starts an operation that reports its result once through a callback, from any thread, and
 // suspends until it does: `co_await AwaitCallback<Status>([&](auto done) {
 // store.CommitAsync(batch, std::move(done)); })`. The callback may also be called before
-// `start` returns. While the operation runs, the executor counts it as outstanding work (an
-// io_context's run() does not return meanwhile).
+// `start` returns. (Like any suspended coroutine, the waiting one keeps its io_context's run()
+// from returning.)
 template <typename T, typename Start>
 asio::awaitable<T> AwaitCallback(Start start) {
   return asio::async_initiate<const asio::use_awaitable_t<>&, void(T)>(
       [start = std::move(start)](auto handler) mutable {
         using Handler = decltype(handler);
-        auto executor = asio::prefer(asio::get_associated_executor(handler),
-                                     asio::execution::outstanding_work.tracked);
         auto shared = std::make_shared<Handler>(std::move(handler));
-        start([shared, executor](T value) mutable {
+        const asio::any_io_executor executor = asio::get_associated_executor(*shared);
+        start([shared, executor](T value) {
           asio::post(executor, [shared, value = std::move(value)]() mutable {
             (*shared)(std::move(value));
           });

@@ -20,6 +20,8 @@ class BlockingClient {
 
   // Client::Send, waited for.
   Result<ClientAnswer> Send(ClientRequest request);
+  // Client::CloseIdle: the next request opens a new connection.
+  void CloseIdle() { client_->CloseIdle(); }
 
  private:
   BlockingClient(std::unique_ptr<Client> client);

@@ -53,12 +53,13 @@ struct ClientAnswer {
 // over TLS (OpenSSL, SNI, the peer verified). A host that resolves to several addresses
 // (localhost: ::1 and 127.0.0.1) is tried address by address.
 //
-// Errors: InvalidArgument when the request cannot be sent as given (a header with CR or LF);
-// Unavailable when no complete answer came, saying why and naming host:port: "cannot
+// Errors, each naming host:port and why: InvalidArgument when the request cannot be sent as
+// given (a header with CR or LF); Unavailable when it never reached the server ("cannot
 // resolve host 'x'", "connection refused or unreachable: h:p", "timed out after N ms
-// connecting to h:p" / "waiting for h:p", "TLS handshake with h:p failed: ...", "connection
-// closed by h:p before a complete answer", "malformed answer from h:p: ...". Any answer,
-// whatever its status, is a value.
+// connecting to h:p", "TLS handshake with h:p failed: ..."); Pending when it was sent but no
+// complete answer came, so the server may have acted on it ("timed out after N ms waiting for
+// h:p", "connection closed by h:p before a complete answer", "malformed answer from h:p:
+// ..."). Any answer, whatever its status, is a value.
 //
 // Thread-safety: Send may be called from any coroutine, concurrently.
 class Client {

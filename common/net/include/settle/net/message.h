@@ -53,6 +53,10 @@ std::multimap<std::string, std::string> ParseQueryString(std::string_view query)
 // "OK", "Not Found", ...; "Unknown" for a code without a standard reason.
 const char* ReasonPhrase(int status);
 
+// "HTTP 500: <start of body>" on one line, whatever the body holds ("..." when cut): an
+// answer as error messages and last_error show it.
+std::string DescribeAnswer(int status, std::string_view body);
+
 // {"message": text}: the body of every answer the network layer makes up itself.
 std::string MessageBody(std::string_view text);
 

@@ -22,12 +22,16 @@ struct RequestLimits {
 //   final one, any coding in HTTP/1.0), a repeated Content-Length (even with equal values);
 // - an HTTP/1.1 request without exactly one Host, an HTTP/1.0 one with several;
 // - obsolete line folding (a header line that starts with whitespace);
-// - an HTTP version other than 1.0 and 1.1 (505), more fields than allowed (431), an
+// - a target that is not a path ("*", an absolute URL);
+// - an HTTP version other than 1.0 and 1.1 (505), a head or trailer over the limits (431), an
 //   Expect other than 100-continue (417).
 // Beast itself refuses Content-Length with Transfer-Encoding, conflicting or malformed
 // Content-Length, bare LF line endings, malformed chunk lines and sizes, whitespace before a
-// colon and control characters in values. Once a request is refused the reader takes nothing
-// more: the connection must be answered and closed.
+// colon and control characters in values. The head is parsed once it is whole (within
+// max_head_bytes); trailers are read and dropped, never merged into the header fields.
+// Memory stays bounded: the head, each chunk line and the trailers by max_head_bytes, the
+// body by max_body_bytes. Once a request is refused the reader takes nothing more: the
+// connection must be answered and closed.
 //
 // Bytes are appended as they arrive, in any pieces: the result never depends on how the
 // stream was split. Pipelined requests come out one at a time, in order.
@@ -82,8 +86,7 @@ class RequestReader {
   std::string buffer_;
   std::size_t read_ = 0;       // bytes of buffer_ the parser has consumed
   std::size_t prepared_ = 0;   // buffer_'s size before the last Prepare
-  std::unique_ptr<Parser> parser_;  // the request being framed; null between requests
-  bool head_checked_ = false;
+  std::unique_ptr<Parser> parser_;  // the request being framed, its head parsed; else null
   bool keep_alive_ = false;
   unsigned version_ = 11;
   int refusal_status_ = 0;

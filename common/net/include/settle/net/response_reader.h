@@ -15,7 +15,8 @@ namespace settle::net {
 // Content-Length, chunked, or the end of the connection; interim 1xx answers ("100
 // Continue") are skipped. Only the first `keep_body_bytes` of the body are kept, the rest
 // is read and counted, so that a long answer neither grows memory nor spoils a keep-alive
-// connection.
+// connection. The head is parsed once it is whole (within max_head_bytes); trailers are read,
+// bounded and dropped.
 //
 // Bytes are appended as they arrive, in any pieces: the result never depends on how the
 // stream was split. Thread-safety: none.
@@ -51,8 +52,8 @@ class ResponseReader {
   // Whether the connection may carry another request: the answer allows it and nothing
   // followed it.
   bool reusable() const;
-  // Whether any byte of an answer arrived (a connection closed before one did may have been
-  // closed by the server while idle).
+  // Whether any byte arrived at all, interim answers included (a connection closed before
+  // one did may have been closed by the server while idle).
   bool got_some() const;
   const std::string& problem() const { return problem_; }
   // Bytes that came after the answer (a server answering pipelined requests).
@@ -61,14 +62,15 @@ class ResponseReader {
  private:
   struct Parser;
   Step Take();
-  void Restart();
+  Step Malformed(std::string problem);
 
   const std::size_t max_head_bytes_;
   const std::size_t keep_body_bytes_;
   std::string buffer_;
   std::size_t read_ = 0;
   std::size_t prepared_ = 0;
-  std::unique_ptr<Parser> parser_;
+  std::unique_ptr<Parser> parser_;  // the answer being framed, its head parsed; else null
+  bool received_ = false;
   bool done_ = false;
   bool keep_alive_ = false;
   int status_ = 0;
