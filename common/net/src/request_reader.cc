@@ -5,6 +5,7 @@
 
 #include "framing_errors.h"
 #include "message_parser.h"
+#include "read_buffer.h"
 
 namespace settle::net {
 
@@ -90,39 +91,17 @@ FramingError CheckRequestLine(std::string_view line) {
 
 }  // namespace
 
-RequestReader::RequestReader(RequestLimits limits) : limits_(limits) {}
+RequestReader::RequestReader(RequestLimits limits)
+    : limits_(limits), buffer_(std::make_unique<detail::ReadBuffer>()) {}
 
 RequestReader::~RequestReader() = default;
 
-std::span<char> RequestReader::Prepare(std::size_t n) {
-  // Consumed bytes are dropped once they are most of the buffer, so it does not grow with a
-  // long keep-alive connection's history.
-  if (read_ > 0 && read_ >= buffer_.size() / 2) {
-    buffer_.erase(0, read_);
-    read_ = 0;
-  }
-  prepared_ = buffer_.size();
-  buffer_.resize(prepared_ + n);
-  return {buffer_.data() + prepared_, n};
-}
-
-void RequestReader::Commit(std::size_t n) {
-  buffer_.resize(prepared_ + std::min(n, buffer_.size() - prepared_));
-  prepared_ = buffer_.size();
-}
-
-void RequestReader::Append(std::string_view bytes) {
-  std::span<char> room = Prepare(bytes.size());
-  std::copy(bytes.begin(), bytes.end(), room.begin());
-  Commit(bytes.size());
-}
-
-std::string_view RequestReader::Unread() const {
-  return std::string_view(buffer_).substr(read_);
-}
+std::span<char> RequestReader::Prepare(std::size_t n) { return buffer_->Prepare(n); }
+void RequestReader::Commit(std::size_t n) { buffer_->Commit(n); }
+void RequestReader::Append(std::string_view bytes) { buffer_->Append(bytes); }
 
 bool RequestReader::mid_request() const {
-  return parser_ != nullptr || read_ < buffer_.size();
+  return parser_ != nullptr || !buffer_->unread().empty();
 }
 
 RequestReader::Step RequestReader::Refuse(int status, std::string problem) {
@@ -134,8 +113,8 @@ RequestReader::Step RequestReader::Refuse(int status, std::string problem) {
 RequestReader::Step RequestReader::Parse() {
   if (refusal_status_ != 0) return Step::kRefused;
   if (parser_ == nullptr) {
-    read_ += LeadingEmptyLines(Unread());
-    const std::string_view data = Unread();
+    buffer_->Consume(LeadingEmptyLines(buffer_->unread()));
+    const std::string_view data = buffer_->unread();
     if (data.empty() || data == "\r") return Step::kNeedMore;
     const std::size_t line_end = data.find('\n');
     if (line_end != std::string_view::npos && line_end < limits_.max_head_bytes) {
@@ -166,18 +145,18 @@ RequestReader::Step RequestReader::Parse() {
       const FramingError error = DescribeRequestError(ec, limits_);
       return Refuse(error.status, error.problem);
     }
-    read_ += used;
+    buffer_->Consume(used);
     const Step checked = CheckHead();
     parser_->beast.eager(true);
     if (checked != Step::kNeedMore) return checked;
   }
   detail::MessageParser<true>& beast = parser_->beast;
   while (!beast.is_done()) {
-    const std::string_view data = Unread();
+    const std::string_view data = buffer_->unread();
     if (data.empty()) return Step::kNeedMore;
     boost::beast::error_code ec;
     const std::size_t used = detail::PutWindow(beast, data, limits_.max_head_bytes, ec);
-    read_ += used;
+    buffer_->Consume(used);
     if (ec == detail::kNeedsMore) return Step::kNeedMore;
     if (ec == detail::kLineTooLong) {
       return Refuse(400, "body: a chunk line or trailer longer than " +

@@ -7,6 +7,7 @@
 
 #include "framing_errors.h"
 #include "message_parser.h"
+#include "read_buffer.h"
 
 namespace settle::net {
 namespace http = boost::beast::http;
@@ -38,33 +39,29 @@ struct ResponseReader::Parser {
 };
 
 ResponseReader::ResponseReader(std::size_t max_head_bytes, std::size_t keep_body_bytes)
-    : max_head_bytes_(max_head_bytes), keep_body_bytes_(keep_body_bytes) {}
+    : max_head_bytes_(max_head_bytes),
+      keep_body_bytes_(keep_body_bytes),
+      buffer_(std::make_unique<detail::ReadBuffer>()) {}
 
 ResponseReader::~ResponseReader() = default;
 
-std::span<char> ResponseReader::Prepare(std::size_t n) {
-  if (read_ > 0 && read_ >= buffer_.size() / 2) {
-    buffer_.erase(0, read_);
-    read_ = 0;
-  }
-  prepared_ = buffer_.size();
-  buffer_.resize(prepared_ + n);
-  return {buffer_.data() + prepared_, n};
-}
+std::span<char> ResponseReader::Prepare(std::size_t n) { return buffer_->Prepare(n); }
 
 void ResponseReader::Commit(std::size_t n) {
-  buffer_.resize(prepared_ + std::min(n, buffer_.size() - prepared_));
-  prepared_ = buffer_.size();
+  buffer_->Commit(n);
   if (n > 0) received_ = true;
 }
 
 void ResponseReader::Append(std::string_view bytes) {
-  std::span<char> room = Prepare(bytes.size());
-  std::copy(bytes.begin(), bytes.end(), room.begin());
-  Commit(bytes.size());
+  buffer_->Append(bytes);
+  if (!bytes.empty()) received_ = true;
 }
 
-bool ResponseReader::reusable() const { return done_ && keep_alive_ && read_ == buffer_.size(); }
+std::string_view ResponseReader::leftover() const { return buffer_->unread(); }
+
+bool ResponseReader::reusable() const {
+  return done_ && keep_alive_ && buffer_->unread().empty();
+}
 
 bool ResponseReader::got_some() const { return received_; }
 
@@ -90,7 +87,7 @@ ResponseReader::Step ResponseReader::Parse() {
   for (;;) {
     if (parser_ == nullptr) {
       // The whole head, or nothing: how the bytes were cut never changes the outcome.
-      const std::string_view data = std::string_view(buffer_).substr(read_);
+      const std::string_view data = buffer_->unread();
       const std::size_t head_end = detail::EndOfHead(data);
       if ((head_end == std::string_view::npos ? data.size() : head_end) > max_head_bytes_) {
         return Malformed("its head is larger than " + std::to_string(max_head_bytes_) +
@@ -109,15 +106,15 @@ ResponseReader::Step ResponseReader::Parse() {
         if (parser_->beast.refusal_status != 0) return Malformed(parser_->beast.refusal);
         return Malformed(DescribeResponseError(ec) + " '" + FirstLine(head) + "'");
       }
-      read_ += used;
+      buffer_->Consume(used);
     }
     detail::MessageParser<false>& beast = parser_->beast;
     while (!beast.is_done()) {
-      const std::string_view data = std::string_view(buffer_).substr(read_);
+      const std::string_view data = buffer_->unread();
       if (data.empty()) return Step::kNeedMore;
       boost::beast::error_code ec;
       const std::size_t used = detail::PutWindow(beast, data, max_head_bytes_, ec);
-      read_ += used;
+      buffer_->Consume(used);
       if (ec == detail::kNeedsMore) return Step::kNeedMore;
       if (ec == detail::kLineTooLong) {
         return Malformed("a chunk line or trailer longer than " + std::to_string(max_head_bytes_) +
@@ -140,14 +137,14 @@ ResponseReader::Step ResponseReader::Parse() {
 ResponseReader::Step ResponseReader::Eof() {
   const Step step = Parse();
   if (step != Step::kNeedMore) return step;
-  if (parser_ == nullptr && read_ == buffer_.size()) {
+  if (parser_ == nullptr && buffer_->unread().empty()) {
     // Nothing at all: closed before an answer. After an interim answer: cut off.
     return received_ ? Malformed("cut off after an interim answer") : Step::kNeedMore;
   }
   if (parser_ == nullptr) return Malformed("cut off before its end");
   boost::beast::error_code ec;
   parser_->beast.put_eof(ec);
-  if (ec || !parser_->beast.is_done() || read_ < buffer_.size()) {
+  if (ec || !parser_->beast.is_done() || !buffer_->unread().empty()) {
     return Malformed(ec ? DescribeResponseError(ec) : "cut off before its end");
   }
   return Take();

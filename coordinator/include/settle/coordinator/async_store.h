@@ -5,6 +5,7 @@
 
 #include "settle/common/status.h"
 #include "settle/net/asio.h"
+#include "settle/net/async.h"
 #include "settle/storage/store.h"
 
 namespace settle::coordinator {
@@ -37,12 +38,6 @@ class AsyncStore {
   storage::Store& store_;
   asio::thread_pool* blocking_reads_;
 };
-
-}  // namespace settle::coordinator
-
-#include "settle/net/async.h"
-
-namespace settle::coordinator {
 
 template <typename Work>
 asio::awaitable<std::invoke_result_t<Work>> AsyncStore::Read(Work work) {

@@ -9,6 +9,9 @@
 #include "settle/net/message.h"
 
 namespace settle::net {
+namespace detail {
+class ReadBuffer;
+}  // namespace detail
 
 struct RequestLimits {
   std::size_t max_head_bytes = 16 * 1024;  // request line and header fields: 431 beyond
@@ -80,12 +83,9 @@ class RequestReader {
   Step Refuse(int status, std::string problem);
   // The checks Beast leaves to the server, once the head is parsed.
   Step CheckHead();
-  std::string_view Unread() const;
 
   const RequestLimits limits_;
-  std::string buffer_;
-  std::size_t read_ = 0;       // bytes of buffer_ the parser has consumed
-  std::size_t prepared_ = 0;   // buffer_'s size before the last Prepare
+  std::unique_ptr<detail::ReadBuffer> buffer_;
   std::unique_ptr<Parser> parser_;  // the request being framed, its head parsed; else null
   bool keep_alive_ = false;
   unsigned version_ = 11;

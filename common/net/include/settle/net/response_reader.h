@@ -10,6 +10,9 @@
 #include "settle/net/message.h"
 
 namespace settle::net {
+namespace detail {
+class ReadBuffer;
+}  // namespace detail
 
 // Frames one answer out of the bytes a server sends back, with Beast's parser: framed by
 // Content-Length, chunked, or the end of the connection; interim 1xx answers ("100
@@ -57,7 +60,7 @@ class ResponseReader {
   bool got_some() const;
   const std::string& problem() const { return problem_; }
   // Bytes that came after the answer (a server answering pipelined requests).
-  std::string_view leftover() const { return std::string_view(buffer_).substr(read_); }
+  std::string_view leftover() const;
 
  private:
   struct Parser;
@@ -66,9 +69,7 @@ class ResponseReader {
 
   const std::size_t max_head_bytes_;
   const std::size_t keep_body_bytes_;
-  std::string buffer_;
-  std::size_t read_ = 0;
-  std::size_t prepared_ = 0;
+  std::unique_ptr<detail::ReadBuffer> buffer_;
   std::unique_ptr<Parser> parser_;  // the answer being framed, its head parsed; else null
   bool received_ = false;
   bool done_ = false;
