@@ -4,8 +4,18 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 
 namespace settle::coordinator {
+namespace {
+
+// Once a line is pending, the writer waits this long for more before writing, so that a busy
+// coordinator's lines go out a few hundred per write(2) and its threads are not woken per line;
+// unless someone flushes or this much is pending already.
+constexpr std::chrono::milliseconds kLinger{10};
+constexpr std::size_t kLingerBytes = 64 * 1024;
+
+}  // namespace
 
 BackgroundLogSink::BackgroundLogSink(int fd)
     : fd_(fd), formatter_(std::make_unique<spdlog::pattern_formatter>()) {
@@ -27,9 +37,12 @@ void BackgroundLogSink::log(const spdlog::details::log_msg& msg) {
   formatter_->format(msg, line);
   pending_.append(line.data(), line.size());
   ++logged_;
-  // Only a waiting writer needs a wake-up; a busy one finds the line when its write is done.
+  // Only a waiting writer needs a wake-up; a busy one finds the line when its write is done,
+  // and a lingering one when its linger ends, unless enough is pending to write at once.
   if (writer_idle_) {
     writer_idle_ = false;
+    work_cv_.notify_one();
+  } else if (pending_.size() >= kLingerBytes) {
     work_cv_.notify_one();
   }
 }
@@ -37,7 +50,8 @@ void BackgroundLogSink::log(const spdlog::details::log_msg& msg) {
 void BackgroundLogSink::flush() {
   std::unique_lock lock(mu_);
   const std::uint64_t target = logged_;
-  if (writer_idle_ && written_ < target) {
+  if (written_ < target) {
+    flush_wanted_ = true;
     writer_idle_ = false;
     work_cv_.notify_one();
   }
@@ -64,6 +78,10 @@ void BackgroundLogSink::WriteLoop() {
       writer_idle_ = false;
       continue;
     }
+    work_cv_.wait_for(lock, kLinger, [&] {
+      return stopping_ || flush_wanted_ || pending_.size() >= kLingerBytes;
+    });
+    flush_wanted_ = false;
     batch.clear();
     batch.swap(pending_);
     const std::uint64_t lines = logged_;

@@ -166,7 +166,7 @@ asio::awaitable<Status> Coordinator::RegisterBranch(RegisterBranchRequest reques
                                 request.gid + " has them all");
   }
   if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(request.gid);
-  if (s.ok()) spdlog::info("gid={} branch={} registered", request.gid, request.branch_id);
+  if (s.ok()) spdlog::debug("gid={} branch={} registered", request.gid, request.branch_id);
   co_return s;
 }
 

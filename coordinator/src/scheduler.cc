@@ -82,7 +82,8 @@ std::size_t Scheduler::RunOnce() {
     }
   }
   for (std::string& gid : due) {
-    asio::co_spawn(executor_, RunPass(std::move(gid), std::nullopt, /*counted=*/true),
+    asio::co_spawn(asio::make_strand(executor_),
+                   RunPass(std::move(gid), std::nullopt, /*counted=*/true),
                    asio::detached);
   }
   return due.size();
@@ -167,7 +168,8 @@ asio::awaitable<PassResult> Scheduler::PassClaim::RunHere(
 
 void Scheduler::PassClaim::RunInBackground(std::optional<storage::Transaction> stored) {
   Scheduler& scheduler = *std::exchange(scheduler_, nullptr);
-  asio::co_spawn(scheduler.executor_, scheduler.RunPass(gid_, std::move(stored), false),
+  asio::co_spawn(asio::make_strand(scheduler.executor_),
+                 scheduler.RunPass(gid_, std::move(stored), false),
                  asio::detached);
 }
 

@@ -31,9 +31,12 @@ std::optional<TimePoint> NextCronTime(const storage::GlobalRecord& g, const Deci
   return now;
 }
 
+// A branch that answered is logged at debug: the transaction's own lines (submitted, its
+// status changes) tell its story at info, one or two lines a transaction rather than one a call.
+// A call that must be retried is a warning.
 void LogOutcome(const storage::BranchRecord& row, const BranchOutcome& outcome) {
   if (row.status != BranchStatus::kPrepared) {
-    spdlog::info("gid={} branch={} op={} outcome={} status={} attempts={}", row.gid, row.branch_id,
+    spdlog::debug("gid={} branch={} op={} outcome={} status={} attempts={}", row.gid, row.branch_id,
                  ToString(row.op), ToString(outcome.result), ToString(row.status), row.attempts);
   } else {
     spdlog::warn("gid={} branch={} op={} outcome={} attempts={} failures={} retry_at={} error={}",

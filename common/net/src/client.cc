@@ -19,16 +19,14 @@ namespace settle::net {
 namespace {
 
 using Steady = std::chrono::steady_clock;
-using Strand = asio::strand<asio::any_io_executor>;
 
 constexpr std::size_t kReadChunk = 16 * 1024;
 constexpr std::size_t kMaxAnswerHead = 64 * 1024;
 
-// One connection to an origin. All its I/O runs on its strand: the stream's timer and the
-// exchange that uses it never run at once on two threads.
+// One connection to an origin. It is used by one exchange at a time, on the strand of the
+// coroutine that took it from the pool (see Client::Send): its stream's timeout handler runs
+// there too, so the timer and the operation it guards never run at once on two threads.
 struct Connection {
-  explicit Connection(Strand s) : strand(std::move(s)) {}
-  Strand strand;
   std::unique_ptr<PlainStream> plain;  // one of the two
   std::unique_ptr<TlsStream> tls;
   Steady::time_point idle_since;
@@ -101,6 +99,13 @@ bool IsIpAddress(const std::string& host) {
 
 std::string Millis(Duration d) { return std::to_string(d.count()) + " ms"; }
 
+// Whether a coroutine on `executor` runs one step at a time: on a strand (a server's
+// connection, a scheduler's pass, a task of AwaitAll).
+bool OnStrand(const asio::any_io_executor& executor) {
+  return executor.target<asio::strand<asio::io_context::executor_type>>() != nullptr ||
+         executor.target<asio::strand<asio::any_io_executor>>() != nullptr;
+}
+
 }  // namespace
 
 struct Client::Impl {
@@ -114,6 +119,8 @@ struct Client::Impl {
   void Give(const std::string& origin, std::unique_ptr<Connection> connection);
   asio::awaitable<Result<std::unique_ptr<Connection>>> Connect(const Url& url, Duration timeout,
                                                                Steady::time_point deadline);
+  // Client::Send on a strand.
+  asio::awaitable<Result<ClientAnswer>> Send(ClientRequest request);
 };
 
 std::unique_ptr<Connection> Client::Impl::Take(const std::string& origin) {
@@ -126,7 +133,7 @@ std::unique_ptr<Connection> Client::Impl::Take(const std::string& origin) {
     std::unique_ptr<Connection> connection = std::move(list.back());
     list.pop_back();
     if (connection->idle_since >= fresh_after) return connection;
-    // Too old to trust: dropped (its strand closes it when the last reference goes).
+    // Too old to trust: closed as it is dropped.
   }
   return nullptr;
 }
@@ -142,7 +149,7 @@ void Client::Impl::Give(const std::string& origin, std::unique_ptr<Connection> c
 asio::awaitable<Result<std::unique_ptr<Connection>>> Client::Impl::Connect(
     const Url& url, Duration timeout, Steady::time_point deadline) {
   const asio::any_io_executor executor = co_await asio::this_coro::executor;
-  auto connection = std::make_unique<Connection>(asio::make_strand(executor));
+  auto connection = std::make_unique<Connection>();
   beast::error_code ec;
   tcp::resolver::results_type endpoints;
   if (IsIpAddress(url.host)) {
@@ -150,7 +157,7 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Client::Impl::Connect(
         tcp::endpoint(asio::ip::make_address(url.host), static_cast<unsigned short>(url.port)),
         url.host, std::to_string(url.port));
   } else {
-    tcp::resolver resolver(connection->strand);
+    tcp::resolver resolver(executor);
     endpoints = co_await resolver.async_resolve(url.host, std::to_string(url.port),
                                                 asio::redirect_error(asio::use_awaitable, ec));
     if (ec) co_return Status::Unavailable("cannot resolve host '" + url.host + "': " + ec.message());
@@ -159,19 +166,13 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Client::Impl::Connect(
     co_return Status::Unavailable("no TLS context for " + url.Origin());
   }
   if (url.tls) {
-    connection->tls = std::make_unique<TlsStream>(connection->strand, *tls);
+    connection->tls = std::make_unique<TlsStream>(executor, *tls);
   } else {
-    connection->plain = std::make_unique<PlainStream>(connection->strand);
+    connection->plain = std::make_unique<PlainStream>(executor);
   }
   PlainStream& lowest = connection->lowest();
   lowest.expires_at(deadline);
-  // On the connection's strand, like everything that touches the stream.
-  co_await asio::co_spawn(
-      connection->strand,
-      [&]() -> asio::awaitable<void> {
-        co_await lowest.async_connect(endpoints, asio::redirect_error(asio::use_awaitable, ec));
-      },
-      asio::use_awaitable);
+  co_await lowest.async_connect(endpoints, asio::redirect_error(asio::use_awaitable, ec));
   if (ec == beast::error::timeout) {
     co_return Status::Unavailable("timed out after " + Millis(timeout) + " connecting to " +
                                   url.HostPort());
@@ -185,13 +186,8 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Client::Impl::Connect(
     // SNI names the host (not an address); the certificate must name it, or the address.
     if (!IsIpAddress(url.host)) SSL_set_tlsext_host_name(stream.native_handle(), url.host.c_str());
     stream.set_verify_callback(asio::ssl::host_name_verification(url.host));
-    co_await asio::co_spawn(
-        connection->strand,
-        [&]() -> asio::awaitable<void> {
-          co_await stream.async_handshake(asio::ssl::stream_base::client,
-                                          asio::redirect_error(asio::use_awaitable, ec));
-        },
-        asio::use_awaitable);
+    co_await stream.async_handshake(asio::ssl::stream_base::client,
+                                    asio::redirect_error(asio::use_awaitable, ec));
     if (ec == beast::error::timeout) {
       co_return Status::Unavailable("timed out after " + Millis(timeout) +
                                     " in the TLS handshake with " + url.HostPort());
@@ -223,6 +219,13 @@ void Client::CloseIdle() {
 }
 
 asio::awaitable<Result<ClientAnswer>> Client::Send(ClientRequest request) {
+  const asio::any_io_executor executor = co_await asio::this_coro::executor;
+  if (OnStrand(executor)) co_return co_await impl_->Send(std::move(request));
+  co_return co_await asio::co_spawn(asio::make_strand(executor), impl_->Send(std::move(request)),
+                                    asio::use_awaitable);
+}
+
+asio::awaitable<Result<ClientAnswer>> Client::Impl::Send(ClientRequest request) {
   const Url& url = request.url;
   const std::string& target = request.target.empty() ? url.path_and_query : request.target;
   Result<std::string> head =
@@ -232,29 +235,28 @@ asio::awaitable<Result<ClientAnswer>> Client::Send(ClientRequest request) {
   const Steady::time_point deadline = Steady::now() + timeout;
   const std::string origin = url.Origin();
 
-  std::unique_ptr<Connection> connection = impl_->Take(origin);
+  std::unique_ptr<Connection> connection = Take(origin);
   for (int attempt = 0;; ++attempt) {
     const bool reused = connection != nullptr;
     if (!reused) {
-      auto connected = co_await impl_->Connect(url, timeout, deadline);
+      auto connected = co_await Connect(url, timeout, deadline);
       if (!connected) co_return connected.status();
       connection = std::move(*connected);
     }
-    Connection& c = *connection;
-    const Exchanged exchanged = co_await asio::co_spawn(
-        c.strand,
-        [&]() -> asio::awaitable<Exchanged> {
-          if (c.plain != nullptr) {
-            co_return co_await Exchange(*c.plain, *head, request.body, request.max_answer_bytes,
-                                        deadline);
-          }
-          co_return co_await Exchange(*c.tls, *head, request.body, request.max_answer_bytes,
-                                      deadline);
-        },
-        asio::use_awaitable);
+    Exchanged exchanged;
+    if (connection->plain != nullptr) {
+      exchanged = co_await Exchange(*connection->plain, *head, request.body,
+                                    request.max_answer_bytes, deadline);
+    } else {
+      exchanged = co_await Exchange(*connection->tls, *head, request.body,
+                                    request.max_answer_bytes, deadline);
+    }
     switch (exchanged.kind) {
       case Exchanged::kAnswer:
-        if (exchanged.reusable) impl_->Give(origin, std::move(connection));
+        // Pooled only if its deadline has not passed: then the stream's timer was cancelled
+        // before it fired, and nothing of this exchange can still run on this strand once
+        // another coroutine, on another strand, takes the connection.
+        if (exchanged.reusable && Steady::now() < deadline) Give(origin, std::move(connection));
         co_return exchanged.answer;
       case Exchanged::kWriteFailed:
       case Exchanged::kClosedEarly:

@@ -286,11 +286,11 @@ TEST_CASE("HTTPS: a client trusting the CA gets answers; one that does not, or t
 
   auto trusting = BlockingClient::Create({.ca_file = ca.ca_file()});
   REQUIRE(trusting);
-  for (const std::string url : {std::string("https://127.0.0.1:"), std::string("HTTPS://localhost:")}) {
+  for (const char* url : {"https://127.0.0.1:", "HTTPS://localhost:"}) {
     INFO(url);
     ClientRequest request;
     request.method = "POST";
-    request.url = *ParseUrl(url + std::to_string(s.port) + "/secure?x=1");
+    request.url = *ParseUrl(std::string(url) + std::to_string(s.port) + "/secure?x=1");
     request.body = "over tls";
     Result<ClientAnswer> answer = (*trusting)->Send(request);
     REQUIRE(answer);

@@ -14,9 +14,10 @@ namespace settle::coordinator {
 
 // A spdlog sink that formats each line on the logging thread and leaves the writing to one
 // background thread, which writes everything logged meanwhile with a single write(2): a busy
-// coordinator logs thousands of lines per second without a system call per line or request
-// threads queueing behind the file. flush() (spdlog calls it for warn and above) returns once
-// every earlier line is written; the destructor writes the rest. A kill -9 can lose the lines
+// coordinator logs thousands of lines per second without a system call or a thread wake-up per
+// line, or request threads queueing behind the file. A line is written within about 10 ms;
+// flush() (spdlog calls it for warn and above) returns once every earlier line is written;
+// the destructor writes the rest. A kill -9 can lose the lines
 // of the last moment, never the stored state they describe.
 class BackgroundLogSink final : public spdlog::sinks::sink {
  public:
@@ -41,6 +42,7 @@ class BackgroundLogSink final : public spdlog::sinks::sink {
   std::uint64_t logged_ = 0;   // lines appended to pending_ so far
   std::uint64_t written_ = 0;  // of them, lines written
   bool writer_idle_ = false;
+  bool flush_wanted_ = false;  // a flush() waits: write without lingering
   bool stopping_ = false;
   std::thread writer_;
 };

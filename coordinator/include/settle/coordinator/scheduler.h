@@ -19,7 +19,8 @@
 namespace settle::coordinator {
 
 // Knows when each unfinished transaction is next due and starts due ones as coroutines on
-// `executor`, one pass at a time per gid: a transaction that becomes due while its pass runs
+// `executor`, each on a strand of its own (so that its branch calls run in place, see
+// net::Client), one pass at a time per gid: a transaction that becomes due while its pass runs
 // is re-armed and runs again afterwards, never twice at once. At most `max_passes` passes it
 // starts itself run at once (each may hold connections to participants); the rest wait
 // their turn in due order. A pass a request runs itself (wait_result) is counted, not capped.

@@ -49,8 +49,9 @@ asio::awaitable<std::invoke_result_t<Work>> Offload(asio::thread_pool& pool, Wor
   });
 }
 
-// Runs every task concurrently on `executor` and resumes once all have finished, with their
-// results in the tasks' order. A task must not throw (its exception would end the process).
+// Runs every task concurrently, each on a strand of its own on `executor`, and resumes once
+// all have finished, with their results in the tasks' order. A task must not throw (its
+// exception would end the process).
 template <typename T>
 asio::awaitable<std::vector<T>> AwaitAll(asio::any_io_executor executor,
                                          std::vector<asio::awaitable<T>> tasks) {
@@ -65,7 +66,7 @@ asio::awaitable<std::vector<T>> AwaitAll(asio::any_io_executor executor,
     co_await AwaitCallback<bool>([&](auto done) {
       auto finish = std::make_shared<decltype(done)>(std::move(done));
       for (std::size_t i = 0; i < tasks.size(); ++i) {
-        asio::co_spawn(executor, std::move(tasks[i]),
+        asio::co_spawn(asio::make_strand(executor), std::move(tasks[i]),
                        [state, finish, i](std::exception_ptr error, T result) {
                          if (error) std::terminate();
                          state->results[i] = std::move(result);

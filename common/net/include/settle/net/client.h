@@ -61,7 +61,8 @@ struct ClientAnswer {
 // h:p", "connection closed by h:p before a complete answer", "malformed answer from h:p:
 // ..."). Any answer, whatever its status, is a value.
 //
-// Thread-safety: Send may be called from any coroutine, concurrently.
+// Thread-safety: Send may be called from any coroutine, concurrently. Called on a strand, it
+// runs there; elsewhere it runs on a strand of its own and resumes the caller when done.
 class Client {
  public:
   // InvalidArgument when the CA file cannot be used.
