@@ -8,6 +8,7 @@
 #include <chrono>
 #include <mutex>
 #include <optional>
+#include <typeinfo>
 #include <unordered_map>
 #include <vector>
 
@@ -23,9 +24,10 @@ using Steady = std::chrono::steady_clock;
 constexpr std::size_t kReadChunk = 16 * 1024;
 constexpr std::size_t kMaxAnswerHead = 64 * 1024;
 
-// One connection to an origin. It is used by one exchange at a time, on the strand of the
-// coroutine that took it from the pool (see Client::Send): its stream's timeout handler runs
-// there too, so the timer and the operation it guards never run at once on two threads.
+// One connection to an origin, its stream on the I/O threads' executor. It is used by one
+// exchange at a time, on the strand of the coroutine that took it from the pool (see
+// Client::Send): every completion of that exchange, the stream's timeout included, runs on
+// that strand, so the timer and the operation it guards never run at once on two threads.
 struct Connection {
   std::unique_ptr<PlainStream> plain;  // one of the two
   std::unique_ptr<TlsStream> tls;
@@ -99,11 +101,31 @@ bool IsIpAddress(const std::string& host) {
 
 std::string Millis(Duration d) { return std::to_string(d.count()) + " ms"; }
 
+// The strand `executor` is, or null. (Boost 1.74's any_executor::target casts without
+// checking the type: the type is compared here.)
+template <class Strand>
+const Strand* AsStrand(const asio::any_io_executor& executor) {
+  return executor.target_type() == typeid(Strand) ? executor.target<Strand>() : nullptr;
+}
+
 // Whether a coroutine on `executor` runs one step at a time: on a strand (a server's
 // connection, a scheduler's pass, a task of AwaitAll).
 bool OnStrand(const asio::any_io_executor& executor) {
-  return executor.target<asio::strand<asio::io_context::executor_type>>() != nullptr ||
-         executor.target<asio::strand<asio::any_io_executor>>() != nullptr;
+  return AsStrand<asio::strand<asio::io_context::executor_type>>(executor) != nullptr ||
+         AsStrand<asio::strand<asio::any_io_executor>>(executor) != nullptr;
+}
+
+// The executor under a strand. A connection's stream lives on it rather than on the strand of
+// its first user: pooled, it serves coroutines on other strands later, and its completions
+// (the timeout's included) go to the strand of whichever coroutine awaits them.
+asio::any_io_executor Unstranded(const asio::any_io_executor& executor) {
+  if (auto* s = AsStrand<asio::strand<asio::io_context::executor_type>>(executor)) {
+    return s->get_inner_executor();
+  }
+  if (auto* s = AsStrand<asio::strand<asio::any_io_executor>>(executor)) {
+    return s->get_inner_executor();
+  }
+  return executor;
 }
 
 }  // namespace
@@ -148,7 +170,8 @@ void Client::Impl::Give(const std::string& origin, std::unique_ptr<Connection> c
 
 asio::awaitable<Result<std::unique_ptr<Connection>>> Client::Impl::Connect(
     const Url& url, Duration timeout, Steady::time_point deadline) {
-  const asio::any_io_executor executor = co_await asio::this_coro::executor;
+  const asio::any_io_executor strand = co_await asio::this_coro::executor;
+  const asio::any_io_executor executor = Unstranded(strand);
   auto connection = std::make_unique<Connection>();
   beast::error_code ec;
   tcp::resolver::results_type endpoints;
