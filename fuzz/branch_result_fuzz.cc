@@ -1,4 +1,4 @@
-// ClassifyBranchResponse: how the coordinator reads a participant's answer (protocol.md §4).
+// ClassifyBranchResponse: how the coordinator reads a participant's answer (docs/protocol.md §4.2).
 // The classification is checked against the protocol's rules, written out independently, and
 // against what they imply: more body text can only make an answer more definite.
 //
@@ -20,7 +20,7 @@ bool Contains(std::string_view body, std::string_view word) {
   return body.find(word) != std::string_view::npos;
 }
 
-// protocol.md §4, in its order.
+// docs/protocol.md §4.2, in its order.
 BranchResult Expected(int status, std::string_view body) {
   if (status == 425 || Contains(body, "ONGOING")) return BranchResult::kOngoing;
   if (status == 409 || Contains(body, "FAILURE")) return BranchResult::kFailure;

@@ -105,7 +105,7 @@ ApiServer::Impl::Impl(Coordinator& c, asio::io_context& context, ApiServerOption
                  .refusal =
                      [this](int status, const std::string& problem) {
                        refused->Count(status, std::chrono::microseconds(0));
-                       // protocol.md: every refused request gets {"message"} naming what.
+                       // docs/protocol.md §7.1: every refused request gets {"message"} naming what.
                        return net::Response{status, kJson, MessageBody(problem)};
                      }},
              [this](net::Request& request) { return Serve(request); }) {

@@ -19,7 +19,7 @@ struct Answer {
   std::string error;  // why there is no answer, when delivery is not kAnswered
 
   bool answered() const { return delivery == Delivery::kAnswered; }
-  // As the coordinator classifies it (protocol.md §4); no answer is kUnknown.
+  // As the coordinator classifies it (docs/protocol.md §4.2); no answer is kUnknown.
   BranchResult result() const;
   // For the report, on one line: "SUCCESS", "FAILURE (HTTP 409: {...})", "HTTP 500: ...",
   // "no answer (timed out after 3000 ms waiting for 127.0.0.1:8081)".

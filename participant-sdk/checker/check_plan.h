@@ -9,7 +9,7 @@
 namespace settle::checker {
 
 // One call a check makes, and the answer a participant guarded by a correct barrier gives
-// (protocol.md §6).
+// (docs/protocol.md §6.3).
 struct PlannedCall {
   BranchOp op = BranchOp::kTry;
   BranchResult expected = BranchResult::kSuccess;

@@ -12,10 +12,10 @@
 
 namespace settle::checker {
 
-// ParticipantClient over HTTP(S), calling as protocol.md §4 says: POST with the body (GET when
-// it is empty), the URL plus gid, trans_type, branch_id and op, Content-Type: application/json
-// plus the extra headers (which may replace it). A new connection per request, so that one
-// answer cannot leak into the next. Not thread-safe.
+// ParticipantClient over HTTP(S), calling as docs/protocol.md §4.1 says: POST with the body
+// (GET when it is empty), the URL plus gid, trans_type, branch_id and op, Content-Type:
+// application/json plus the extra headers (which may replace it). A new connection per
+// request, so that one answer cannot leak into the next. Not thread-safe.
 class HttpParticipantClient final : public ParticipantClient {
  public:
   // `headers` go with every request, state reads included; `timeout` bounds each request

@@ -1,5 +1,5 @@
-// settle-check: runs the barrier checks of protocol.md §6 against a participant's branch URLs
-// and prints one line per check. Wiring only; see command_line.h and check_runner.h.
+// settle-check: runs the barrier checks of docs/protocol.md §6.3 against a participant's branch
+// URLs and prints one line per check. Wiring only; see command_line.h and check_runner.h.
 #include <cstdio>
 #include <vector>
 

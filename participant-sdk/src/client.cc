@@ -277,7 +277,7 @@ Result<Client::HttpAnswer> Client::CallUrl(const std::string& url, const std::st
   request.headers.assign(headers.begin(), headers.end());
   request.body = body;
   request.timeout = timeout;
-  // A participant's handlers are idempotent (protocol.md §5, the barrier of §6).
+  // A participant's handlers are idempotent (docs/protocol.md §5, the barrier of §6.3).
   request.idempotent = true;
   const std::string method = request.method;
   auto answer = transport_->http->Send(std::move(request));

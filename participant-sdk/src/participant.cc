@@ -22,7 +22,8 @@ std::string Json(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// The protocol's answer for a handler's reply (protocol.md §4 classification).
+// The protocol's answer for a handler's reply (docs/protocol.md §6.2; the coordinator reads it
+// as §4.2 says).
 void WriteReply(const BranchReply& reply, net::Response& res) {
   const Status& s = reply.status;
   res.content_type = kJson;
@@ -76,7 +77,7 @@ struct Participant::Impl {
                    .tls = {o.tls_cert_file, o.tls_key_file},
                    .refusal =
                        [](int status, const std::string& problem) {
-                         // protocol.md: a refused request gets {"message"} naming what.
+                         // docs/protocol.md §7.1: a refused request gets {"message"} naming what.
                          return net::Response{status, kJson, Json({{"message", problem}})};
                        }},
                [this](net::Request& req) { return Serve(req); }) {}

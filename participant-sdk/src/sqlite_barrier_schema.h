@@ -7,7 +7,7 @@
 
 namespace settle::sdk {
 
-// The `barrier` table of protocol.md §6 in the participant's SQLite file, and the statements
+// The `barrier` table of docs/protocol.md §6.3 in the participant's SQLite file, and the statements
 // on it. The table shares the file with the participant's own tables, which may version
 // themselves with PRAGMA user_version: the barrier leaves user_version alone and is created
 // with CREATE TABLE IF NOT EXISTS instead. create_time is in unix milliseconds.

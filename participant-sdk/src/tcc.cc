@@ -85,7 +85,8 @@ Result<Outcome> Abort(Client& client, const std::string& gid, const TransOptions
   return s;
 }
 
-// The Try URL with the query parameters of protocol.md §3, as an absolute URL again.
+// The Try URL with the query parameters of docs/protocol.md §3.4 and §6.1, as an absolute URL
+// again.
 std::string TryCallUrl(const net::Url& url, const std::string& gid, const std::string& branch_id) {
   return (url.tls ? "https://" : "http://") + url.HostPort() +
          url.TargetWith({{"gid", gid},

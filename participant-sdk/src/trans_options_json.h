@@ -7,7 +7,7 @@
 namespace settle::sdk {
 
 // Adds every option that is set to a prepare or submit body, as DTM's SDKs name them
-// (protocol.md §3): wait_result when true, durations in whole seconds, retry_limit when
+// (docs/protocol.md §3.7): wait_result when true, durations in whole seconds, retry_limit when
 // positive, branch_headers when there are any. Unset options are left out, so that the
 // coordinator's defaults apply.
 void AddTransOptions(const TransOptions& options, nlohmann::json& body);

@@ -1,4 +1,4 @@
-// The participant barrier of protocol.md §6, case by case, on a real SQLite file: a bank
+// The participant barrier of docs/protocol.md §6.3, case by case, on a real SQLite file: a bank
 // account whose Try reserves money (balance -> frozen), Confirm spends it and Cancel releases
 // it; a saga action debits and its compensation credits back.
 #include "settle/sdk/barrier.h"

@@ -1,6 +1,6 @@
-// The participant barrier of protocol.md §6 with the participant's data in PostgreSQL: a bank
-// account whose Try reserves money, Confirm spends it and Cancel releases it, its rows and the
-// barrier's in one local transaction. Each case runs in a schema of its own on the test
+// The participant barrier of docs/protocol.md §6.3 with the participant's data in PostgreSQL: a
+// bank account whose Try reserves money, Confirm spends it and Cancel releases it, its rows and
+// the barrier's in one local transaction. Each case runs in a schema of its own on the test
 // server; racing calls are real concurrent transactions on separate connections.
 #include "settle/sdk/postgres_barrier_store.h"
 

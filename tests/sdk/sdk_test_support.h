@@ -55,7 +55,7 @@ inline std::optional<TransactionInfo> WaitForStatus(Client& client, const std::s
   return last;
 }
 
-// Checks a branch call as protocol.md §4 says it is made.
+// Checks a branch call as docs/protocol.md §4.1 says it is made.
 inline void CheckBranchCall(const settle::testing::ReceivedCall& call, const std::string& gid,
                             TransType trans_type, const std::string& branch_id,
                             const std::string& op, const std::string& body) {

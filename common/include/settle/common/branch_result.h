@@ -4,7 +4,7 @@
 
 namespace settle {
 
-// What a participant's answer to a branch call means (protocol.md §4).
+// What a participant's answer to a branch call means (docs/protocol.md §4.2, §4.3).
 enum class BranchResult {
   kSuccess,  // HTTP 200
   kFailure,  // HTTP 409 or a body containing FAILURE: the business said no

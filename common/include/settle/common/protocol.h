@@ -4,7 +4,8 @@
 #include <string>
 #include <string_view>
 
-// The vocabulary of protocol.md, shared by the coordinator and the participant SDK.
+// The vocabulary of docs/protocol.md (§1.4 identifiers, §2 statuses and ops), shared by the
+// coordinator and the participant SDK.
 namespace settle {
 
 enum class TransType { kTcc, kSaga };

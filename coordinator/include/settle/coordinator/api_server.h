@@ -29,7 +29,7 @@ struct ApiServerOptions {
 // scheduler) for /api/metrics; the API adds its own HTTP request metrics.
 using MetricsWriter = std::function<void(PrometheusText&)>;
 
-// The HTTP face of the coordinator: every route of protocol.md §3 under /api/settle and
+// The HTTP face of the coordinator: every route of docs/protocol.md §3 under /api/settle and
 // /api/dtmsvr, /api/ping and /api/metrics (Prometheus). Parses (400 naming the field), calls
 // the Coordinator, maps its Status to HTTP in one place. Never lets an exception or a bad
 // request stop it serving.

@@ -12,7 +12,7 @@
 
 namespace settle::coordinator {
 
-// One call of a participant's confirm/cancel/action/compensate URL (protocol.md §4).
+// One call of a participant's confirm/cancel/action/compensate URL (docs/protocol.md §4.1).
 struct BranchCall {
   std::string gid;
   TransType trans_type = TransType::kTcc;

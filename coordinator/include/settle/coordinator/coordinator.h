@@ -26,7 +26,7 @@ struct CoordinatorSettings {
   std::size_t max_tcc_branches = kMaxTccBranches;
 };
 
-// The operations of protocol.md §3. Each builds its change as storage records, commits it
+// The operations of docs/protocol.md §3. Each builds its change as storage records, commits it
 // (durable before it returns OK), then hands the transaction to the scheduler. Each is a
 // coroutine on an I/O thread: it awaits the store's commit and, for wait_result, the pass,
 // without holding a thread.

@@ -13,7 +13,7 @@ struct HttpBranchCallerOptions {
   std::size_t max_response_bytes = 64 * 1024;
 };
 
-// Calls participants over HTTP(S) exactly as protocol.md §4 says: POST with the stored body
+// Calls participants over HTTP(S) exactly as docs/protocol.md §4.1 says: POST with the stored body
 // when it is non-empty, otherwise GET; the registered URL plus gid, trans_type, branch_id and
 // op; Content-Type: application/json plus the branch headers; the call's timeout for the
 // whole exchange. Calls go through `client` (net::Client: keep-alive pools per origin, TLS, a

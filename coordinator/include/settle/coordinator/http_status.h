@@ -11,7 +11,7 @@ struct HttpAnswer {
   std::string body;
 };
 
-// The one place where a Status becomes an HTTP answer (protocol.md §1):
+// The one place where a Status becomes an HTTP answer (docs/protocol.md §1.2):
 // OK 200 {"dtm_result":"SUCCESS"}; InvalidArgument 400; NotFound, AlreadyExists and Conflict
 // 409 FAILURE; Pending 425 ONGOING; Unavailable 503; Internal 500. Failures carry "message".
 HttpAnswer ToHttpAnswer(const Status& status);

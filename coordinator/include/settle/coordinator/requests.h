@@ -16,7 +16,7 @@ namespace settle::coordinator {
 inline constexpr std::size_t kMaxTccBranches = 1000;
 
 // Transaction options as the client sent them. Absent means "not sent", which includes null
-// and, for the durations, 0 (protocol.md: 0 means "use the default").
+// and, for the durations, 0 (docs/protocol.md §3.7: 0 means "use the default").
 struct RequestOptions {
   std::optional<Duration> timeout_to_fail;
   std::optional<Duration> request_timeout;

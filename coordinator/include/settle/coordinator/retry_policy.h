@@ -12,7 +12,7 @@ struct RetrySettings {
   int stuck_after = 10;           // consecutive failures of one branch that flag the transaction
 };
 
-// When a branch call that did not succeed is tried again (protocol.md §4 "Retries"):
+// When a branch call that did not succeed is tried again (docs/protocol.md §4.6):
 // after `retry_interval`, doubling per consecutive failure, with +-20% jitter, never above
 // the cap. ONGOING keeps the interval instead of doubling it. Retries never stop by
 // themselves; a branch that has failed `stuck_after` times in a row is stuck.

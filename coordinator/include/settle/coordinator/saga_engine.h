@@ -4,7 +4,7 @@
 
 namespace settle::coordinator {
 
-// Saga (protocol.md §3, §4). Step i's action and compensate rows have seq i.
+// Saga (docs/protocol.md §2.1, §4.5). Step i's action and compensate rows have seq i.
 // - submitted: calls each action once the steps it waits for have succeeded: the previous
 //   step, or with `concurrent` the steps named in `orders` (none: all at once). Succeed once
 //   every action has succeeded. Moves to aborting when an action answered FAILURE, when an

@@ -4,7 +4,7 @@
 
 namespace settle::coordinator {
 
-// TCC (protocol.md §3, §4):
+// TCC (docs/protocol.md §2.1, §4.4, §4.7):
 // - prepared: waits for the client's submit or abort; once timeout_to_fail has passed since
 //   creation, moves to aborting.
 // - submitted: calls every branch's confirm in parallel; succeed once all have succeeded.

@@ -7,9 +7,9 @@
 
 namespace settle::coordinator {
 
-// Response bodies of /query and /all (protocol.md §3). Times are RFC 3339 strings or null;
-// durations in options are seconds. Text that came from participants (last_error) is
-// emitted as valid UTF-8 whatever bytes it holds.
+// Response bodies of /query and /all (docs/protocol.md §3.9, §3.10). Times are RFC 3339
+// strings or null; durations in options are seconds. Text that came from participants
+// (last_error) is emitted as valid UTF-8 whatever bytes it holds.
 std::string QueryResponseBody(const std::optional<storage::Transaction>& tx);
 std::string ListResponseBody(const storage::ListPage& page);
 

@@ -26,7 +26,7 @@ struct BarrierResult {
 };
 
 // Makes a participant's handlers safe against duplicate deliveries, empty rollbacks and
-// hanging Try calls, exactly as protocol.md §6 says, inside the participant's own local
+// hanging Try calls, exactly as docs/protocol.md §6.3 says, inside the participant's own local
 // transaction:
 // - cancel (compensate): first insert-if-absent the try (action) row with reason = the
 //   current op; if that inserted, the Try never ran: empty rollback, commit, SUCCESS.

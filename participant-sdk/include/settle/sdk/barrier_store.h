@@ -10,7 +10,7 @@
 
 namespace settle::sdk {
 
-// A row of the barrier table (protocol.md §6), unique on (gid, branch_id, op, barrier_id).
+// A row of the barrier table (docs/protocol.md §6.3), unique on (gid, branch_id, op, barrier_id).
 struct BarrierRow {
   std::string trans_type;
   std::string gid;

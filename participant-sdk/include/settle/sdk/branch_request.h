@@ -9,7 +9,7 @@
 namespace settle::sdk {
 
 // One call of a participant's branch URL, as the coordinator (confirm, cancel, action,
-// compensate) or the initiating client (try) makes it: protocol.md §4 and §6.
+// compensate) or the initiating client (try) makes it: docs/protocol.md §4.1 and §6.1.
 struct BranchRequest {
   std::string path;  // the URL path the call arrived on
   std::string gid;

@@ -43,8 +43,9 @@ struct TransactionInfo {
   std::vector<BranchInfo> branches;
 };
 
-// Talks to any coordinator that speaks protocol.md (Settle or DTM) over HTTP or HTTPS, with
-// keep-alive connections and TCP_NODELAY (the net room's client, on an I/O thread of its own).
+// Talks to any coordinator that speaks the protocol of docs/protocol.md (Settle or DTM; how it
+// reads their answers: §6.4) over HTTP or HTTPS, with keep-alive connections and TCP_NODELAY
+// (the net room's client, on an I/O thread of its own).
 //
 // Errors from every call: InvalidArgument when the coordinator refused the request as
 // malformed (400), Conflict when the transaction's state forbids it (409 FAILURE), Pending

@@ -7,7 +7,7 @@
 
 namespace settle::sdk {
 
-// The options of protocol.md §3 that a client may set on a transaction. Unset values are
+// The options of docs/protocol.md §3.7 that a client may set on a transaction. Unset values are
 // left to the coordinator's defaults.
 struct TransOptions {
   // Submit and abort answer only after the coordinator's first pass over the transaction.
