@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -83,6 +84,17 @@ TEST_CASE("a warning is written before the call that logs it returns", "[logging
   log.logger().warn("something is wrong");
   const std::vector<std::string> lines = log.Lines();
   CHECK(lines == std::vector<std::string>{"info before", "warning something is wrong"});
+}
+
+TEST_CASE("a line at info is written soon without a flush, the sink still open", "[logging]") {
+  LogFile log;
+  log.logger().info("on its own");
+  // The writer lingers a few milliseconds for company; the deadline only bounds a failure.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (log.Lines().empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a poll, not a wait for time
+  }
+  CHECK(log.Lines() == std::vector<std::string>{"info on its own"});
 }
 
 TEST_CASE("closing the sink writes the lines still pending", "[logging]") {
