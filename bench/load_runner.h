@@ -6,7 +6,7 @@
 #include <string>
 
 #include "latency_recorder.h"
-#include "settle/common/status.h"
+#include "settle/core/status.h"
 #include "settle/net/asio.h"
 
 namespace settle::bench {

@@ -7,12 +7,15 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
+#include <vector>
 
 #include "bench_participants.h"
 #include "load_runner.h"
-#include "settle/common/duration_text.h"
+#include "settle/core/duration_text.h"
 #include "settle/net/blocking_client.h"
 #include "settle/net/client.h"
 #include "settle/net/io_threads.h"
@@ -148,10 +151,8 @@ int VerifyRun(settle::bench::BenchParticipants::Kind kind,
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Args a;
+// Reads the command line into `a`: nullopt to go on, otherwise the exit code (0 after --help).
+std::optional<int> ParseArgs(int argc, char** argv, Args& a) {
   CLI::App app{"settle-bench: throughput and latency of Settle, with a direct baseline"};
   app.add_option("--coordinator", a.coordinators,
                  "settled's API base on 127.0.0.1; repeat it for several instances sharing one "
@@ -191,21 +192,134 @@ int main(int argc, char** argv) {
   app.add_option("--participant-threads", a.participant_threads, "Threads of each participant")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return std::nullopt;
+}
 
+// The coordinators' URLs: plain http:// on loopback, all with the same API path; nullopt
+// otherwise.
+std::optional<std::vector<net::Url>> CoordinatorUrls(const Args& a) {
+  if (a.coordinators.empty()) return std::nullopt;
   std::vector<net::Url> urls;
-  bool urls_ok = !a.coordinators.empty();
   for (const std::string& coordinator : a.coordinators) {
     auto url = net::ParseUrl(coordinator);
-    urls_ok = urls_ok && url && !url->tls && (url->host == "127.0.0.1" || url->host == "localhost");
-    if (url) urls.push_back(*url);
+    if (!url || url->tls || (url->host != "127.0.0.1" && url->host != "localhost")) {
+      return std::nullopt;
+    }
+    if (!urls.empty() && url->path_and_query != urls[0].path_and_query) return std::nullopt;
+    urls.push_back(*url);
   }
-  for (const net::Url& url : urls) {
-    urls_ok = urls_ok && url.path_and_query == urls[0].path_and_query;
+  return urls;
+}
+
+void PrintHeader(const Args& a, std::size_t coordinators) {
+  std::printf(
+      "settle-bench: %s, 2 %s, %s participants, %d clients on %zu coordinator%s, %s%s\n",
+      a.mode.c_str(), a.mode == "saga" ? "steps" : "branches", a.participants.c_str(), a.clients,
+      coordinators, coordinators == 1 ? "" : "s",
+      a.count > 0 ? (std::to_string(a.count) + " transactions").c_str() : a.duration.c_str(),
+      a.rate > 0 ? (", " + std::to_string(static_cast<long>(a.rate)) + " tx/s offered").c_str()
+                 : "");
+  std::fflush(stdout);
+}
+
+// The clients' side of a run: a workload per client, all coroutines on one I/O thread, and
+// the phases they run. Each phase numbers its transactions from its own offset, so gids never
+// repeat.
+class Runner {
+ public:
+  Runner(const Args& a, net::IoThreads& io, net::Client& http,
+         const settle::bench::Endpoints& endpoints, const std::vector<net::Url>& urls)
+      : a_(a), io_(io) {
+    const auto mode = a.mode == "tcc" ? settle::bench::Mode::kTcc : settle::bench::Mode::kSaga;
+    for (int c = 0; c < a.clients; ++c) {
+      settle::bench::Endpoints mine = endpoints;
+      mine.coordinator_port = urls[static_cast<std::size_t>(c) % urls.size()].port;
+      workloads_.push_back(std::make_unique<settle::bench::Workload>(http, mine, mode, c));
+    }
   }
+
+  // Unmeasured load: direct (with --baseline) then through settled.
+  void Warmup(std::chrono::milliseconds d, Tally& tally) {
+    if (a_.baseline) tally.moved += Phase("warmup direct", false, d).summary.count;
+    const LoadResult w = Phase("warmup", true, d);
+    tally.sent += w.summary.count + w.summary.errors;
+    tally.failed += w.summary.errors;
+    tally.moved += w.summary.count;
+  }
+
+  // The measured phases: with a baseline, direct and through settled alternate in `rounds`
+  // slices; each keeps one recorder over its slices. Prints both results and the ratio.
+  void Measure(std::chrono::milliseconds duration, Tally& tally) {
+    const int rounds = a_.baseline && a_.count == 0 ? a_.rounds : 1;
+    const auto slice = std::chrono::milliseconds(duration.count() / rounds);
+    LatencyRecorder direct_latencies;
+    LatencyRecorder through_latencies;
+    double direct_seconds = 0;
+    double through_seconds = 0;
+    for (int round = 0; round < rounds; ++round) {
+      if (a_.baseline) direct_seconds += Slice("direct", false, slice, direct_latencies);
+      through_seconds += Slice("settled", true, slice, through_latencies);
+    }
+    const LoadResult direct{direct_latencies.Summarize(), direct_seconds};
+    const LoadResult through{through_latencies.Summarize(), through_seconds};
+    if (a_.baseline) {
+      tally.moved += direct.summary.count;
+      std::printf("%s\n", settle::bench::Describe("direct (no coordinator)", direct).c_str());
+      std::fflush(stdout);
+    }
+    tally.sent += through.summary.count + through.summary.errors;
+    tally.failed += through.summary.errors;
+    tally.moved += through.summary.count;
+    std::printf("%s\n", settle::bench::Describe(a_.mode + " through settled", through).c_str());
+    if (a_.baseline && direct.throughput() > 0) {
+      std::printf("ratio: %.1f%% of the direct baseline's throughput\n",
+                  100.0 * through.throughput() / direct.throughput());
+    }
+  }
+
+ private:
+  settle::bench::Operation OperationFrom(bool through_coordinator) {
+    const std::uint64_t base = offset_;
+    offset_ += 1'000'000'000;
+    return [this, through_coordinator, base](int client, std::uint64_t n) {
+      settle::bench::Workload& w = *workloads_[static_cast<std::size_t>(client)];
+      return through_coordinator ? w.ThroughCoordinator(base + n) : w.Direct(base + n);
+    };
+  }
+
+  LoadResult Phase(const std::string& label, bool through_coordinator,
+                   std::chrono::milliseconds d) {
+    LoadPlan plan{a_.clients, d, 0, false, a_.rate};
+    return settle::bench::RunLoad(io_.executor(), label, plan, OperationFrom(through_coordinator));
+  }
+
+  double Slice(const std::string& label, bool through_coordinator, std::chrono::milliseconds d,
+               LatencyRecorder& recorder) {
+    LoadPlan plan{a_.clients, d, a_.count, !a_.quiet, a_.rate};
+    return settle::bench::RunLoadInto(io_.executor(), label, plan,
+                                      OperationFrom(through_coordinator), recorder);
+  }
+
+  const Args& a_;
+  net::IoThreads& io_;
+  std::vector<std::unique_ptr<settle::bench::Workload>> workloads_;
+  std::uint64_t offset_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (std::optional<int> exit_code = ParseArgs(argc, argv, a)) return *exit_code;
+  const std::optional<std::vector<net::Url>> urls = CoordinatorUrls(a);
   auto duration = settle::ParseDuration(a.duration);
   auto warmup = settle::ParseDuration(a.warmup);
-  if (!urls_ok || !duration || !warmup) {
+  if (!urls || !duration || !warmup) {
     std::fprintf(stderr,
                  "settle-bench: --coordinator must be http://127.0.0.1:PORT/api/... (the same "
                  "path for every instance), "
@@ -235,98 +349,24 @@ int main(int argc, char** argv) {
     return 2;
   }
   settle::bench::Endpoints endpoints;
-  endpoints.coordinator_port = urls[0].port;
-  endpoints.api = urls[0].path_and_query == "/" ? "/api/settle" : urls[0].path_and_query;
+  endpoints.coordinator_port = (*urls)[0].port;
+  endpoints.api = (*urls)[0].path_and_query == "/" ? "/api/settle" : (*urls)[0].path_and_query;
   endpoints.participant_a_port = (*participants)->port_a();
   endpoints.participant_b_port = (*participants)->port_b();
   endpoints.accounts = a.accounts;
   endpoints.run_id = std::to_string(std::random_device{}());
-  const auto mode = a.mode == "tcc" ? settle::bench::Mode::kTcc : settle::bench::Mode::kSaga;
 
-  std::vector<std::unique_ptr<settle::bench::Workload>> workloads;
-  for (int c = 0; c < a.clients; ++c) {
-    settle::bench::Endpoints mine = endpoints;
-    mine.coordinator_port = urls[static_cast<std::size_t>(c) % urls.size()].port;
-    workloads.push_back(std::make_unique<settle::bench::Workload>(**http, mine, mode, c));
+  PrintHeader(a, urls->size());
+  Tally tally;  // every transaction sent through settled, warmup included, for --verify
+  {
+    Runner runner(a, io, **http, endpoints, *urls);
+    if (warmup->count() > 0) runner.Warmup(*warmup, tally);
+    runner.Measure(*duration, tally);
+    // The load is over: the clients' connections close before the participants stop.
+    io.Stop();
   }
-  // Each phase numbers its transactions from its own offset, so gids never repeat.
-  std::uint64_t offset = 0;
-  auto operation = [&workloads](bool through_coordinator,
-                                std::uint64_t base) -> settle::bench::Operation {
-    return [&workloads, through_coordinator, base](int client, std::uint64_t n) {
-      settle::bench::Workload& w = *workloads[static_cast<std::size_t>(client)];
-      return through_coordinator ? w.ThroughCoordinator(base + n) : w.Direct(base + n);
-    };
-  };
-  auto phase = [&](const std::string& label, bool through_coordinator, std::chrono::milliseconds d,
-                   std::uint64_t count, bool progress) {
-    const std::uint64_t base = offset;
-    offset += 1'000'000'000;
-    LoadPlan plan{a.clients, d, count, progress && !a.quiet, a.rate};
-    return settle::bench::RunLoad(io.executor(), label, plan, operation(through_coordinator, base));
-  };
-
-  std::printf(
-      "settle-bench: %s, 2 %s, %s participants, %d clients on %zu coordinator%s, %s%s\n",
-      a.mode.c_str(), a.mode == "saga" ? "steps" : "branches", a.participants.c_str(), a.clients,
-      urls.size(), urls.size() == 1 ? "" : "s",
-      a.count > 0 ? (std::to_string(a.count) + " transactions").c_str() : a.duration.c_str(),
-      a.rate > 0 ? (", " + std::to_string(static_cast<long>(a.rate)) + " tx/s offered").c_str()
-                 : "");
-  std::fflush(stdout);
-  // Every transaction sent through settled, warmup included, for --verify.
-  std::uint64_t sent = 0;
-  std::uint64_t failed = 0;
-  std::uint64_t moved = 0;  // transfers that ended succeed, with or without the coordinator
-  if (warmup->count() > 0) {
-    if (a.baseline) moved += phase("warmup direct", false, *warmup, 0, false).summary.count;
-    const LoadResult w = phase("warmup", true, *warmup, 0, false);
-    sent += w.summary.count + w.summary.errors;
-    failed += w.summary.errors;
-    moved += w.summary.count;
-  }
-  // The measured phases: with a baseline, direct and through settled alternate in `rounds`
-  // slices; each keeps one recorder over its slices.
-  const int rounds = a.baseline && a.count == 0 ? a.rounds : 1;
-  const auto slice = std::chrono::milliseconds(duration->count() / rounds);
-  LatencyRecorder direct_latencies;
-  LatencyRecorder through_latencies;
-  double direct_seconds = 0;
-  double through_seconds = 0;
-  auto measure = [&](const std::string& label, bool through_coordinator,
-                     LatencyRecorder& recorder) {
-    const std::uint64_t base = offset;
-    offset += 1'000'000'000;
-    LoadPlan plan{a.clients, slice, a.count, !a.quiet, a.rate};
-    return settle::bench::RunLoadInto(io.executor(), label, plan,
-                                      operation(through_coordinator, base), recorder);
-  };
-  for (int round = 0; round < rounds; ++round) {
-    if (a.baseline) direct_seconds += measure("direct", false, direct_latencies);
-    through_seconds += measure("settled", true, through_latencies);
-  }
-  const LoadResult direct{direct_latencies.Summarize(), direct_seconds};
-  const LoadResult through{through_latencies.Summarize(), through_seconds};
-  if (a.baseline) {
-    moved += direct.summary.count;
-    std::printf("%s\n", settle::bench::Describe("direct (no coordinator)", direct).c_str());
-    std::fflush(stdout);
-  }
-  sent += through.summary.count + through.summary.errors;
-  failed += through.summary.errors;
-  moved += through.summary.count;
-  std::printf("%s\n", settle::bench::Describe(a.mode + " through settled", through).c_str());
-  if (a.baseline && direct.throughput() > 0) {
-    std::printf("ratio: %.1f%% of the direct baseline's throughput\n",
-                100.0 * through.throughput() / direct.throughput());
-  }
-  // The load is over: the clients' connections close before the participants stop.
-  io.Stop();
-  workloads.clear();
   http->reset();
-  const int exit_code = a.verify ? VerifyRun(kind, endpoints, a.accounts,
-                                             {.sent = sent, .failed = failed, .moved = moved})
-                                 : 0;
+  const int exit_code = a.verify ? VerifyRun(kind, endpoints, a.accounts, tally) : 0;
   participants->reset();
   std::filesystem::remove_all(data_dir);
   return exit_code;

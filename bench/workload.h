@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "settle/common/status.h"
+#include "settle/core/status.h"
 #include "settle/net/asio.h"
 #include "settle/net/client.h"
 #include "settle/net/url.h"

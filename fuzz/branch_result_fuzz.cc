@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "fuzz_support.h"
-#include "settle/common/branch_result.h"
+#include "settle/core/branch_result.h"
 
 namespace settle::fuzz {
 namespace {

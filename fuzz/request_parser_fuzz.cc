@@ -14,8 +14,8 @@
 #include <string_view>
 
 #include "fuzz_support.h"
-#include "settle/common/protocol.h"
-#include "settle/coordinator/request_parser.h"
+#include "settle/core/protocol.h"
+#include "settle/api/request_parser.h"
 #include "settle/net/message.h"
 #include "settle/net/url.h"
 

@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "fuzz_support.h"
-#include "settle/common/duration_text.h"
+#include "settle/core/duration_text.h"
 #include "settle/net/message.h"
 #include "settle/net/request_reader.h"
 #include "settle/net/url.h"

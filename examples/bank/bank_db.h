@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "settle/common/status.h"
+#include "settle/core/status.h"
 
 namespace settle::bank {
 

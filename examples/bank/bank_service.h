@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
-#include "settle/common/clock.h"
-#include "settle/common/status.h"
+#include "settle/core/clock.h"
+#include "settle/core/status.h"
 #include "settle/sdk/barrier.h"
 #include "settle/sdk/barrier_cleaner.h"
 #include "settle/sdk/participant.h"

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "bank_service.h"
-#include "settle/common/duration_text.h"
-#include "settle/common/stop_signals.h"
+#include "settle/core/duration_text.h"
+#include "settle/core/stop_signals.h"
 #include "transfer_request.h"
 
 int main(int argc, char** argv) {

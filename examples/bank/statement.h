@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "settle/common/status.h"
+#include "settle/core/status.h"
 
 namespace settle::bank {
 

@@ -3,7 +3,7 @@
 #include <functional>
 
 #include "bank_db.h"
-#include "settle/common/status.h"
+#include "settle/core/status.h"
 #include "settle/sdk/barrier.h"
 #include "settle/sdk/branch_request.h"
 #include "settle/sdk/participant.h"

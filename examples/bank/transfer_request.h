@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "settle/common/status.h"
+#include "settle/core/status.h"
 
 namespace settle::bank {
 

@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "settle/common/stop_signals.h"
+#include "settle/core/stop_signals.h"
 #include "settle/sdk/participant.h"
 
 namespace {

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "settle/common/status.h"
+#include "settle/core/status.h"
 
 namespace settle::order_saga {
 

@@ -8,7 +8,7 @@
 
 #include "call_log.h"
 #include "order.h"
-#include "settle/common/clock.h"
+#include "settle/core/clock.h"
 #include "settle/sdk/barrier.h"
 #include "settle/sdk/participant.h"
 #include "settle/sdk/sqlite_barrier_store.h"

@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-#include "settle/common/status.h"
+#include "settle/core/status.h"
 
 namespace settle::order_saga {
 

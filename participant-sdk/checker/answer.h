@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "settle/common/branch_result.h"
+#include "settle/core/branch_result.h"
 
 namespace settle::checker {
 

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "settle/common/branch_result.h"
-#include "settle/common/protocol.h"
+#include "settle/core/branch_result.h"
+#include "settle/core/protocol.h"
 
 namespace settle::checker {
 

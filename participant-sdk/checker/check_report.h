@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "settle/common/protocol.h"
+#include "settle/core/protocol.h"
 
 namespace settle::checker {
 

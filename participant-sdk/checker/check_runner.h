@@ -8,7 +8,7 @@
 #include "check_plan.h"
 #include "check_report.h"
 #include "participant_client.h"
-#include "settle/common/status.h"
+#include "settle/core/status.h"
 
 namespace settle::checker {
 

@@ -7,7 +7,8 @@
 #include <sstream>
 
 #include "exit_codes.h"
-#include "settle/common/duration_text.h"
+#include "settle/core/duration_text.h"
+#include "settle/core/status.h"
 #include "settle/net/message.h"
 #include "settle/net/url.h"
 
@@ -67,11 +68,8 @@ struct OpFlag {
   std::string url;     // as given
 };
 
-}  // namespace
-
-CommandLine ParseCommandLine(int argc, const char* const* argv) {
-  CLI::App app{kDescription, "settle-check"};
-  app.footer(kFooter);
+// What the command line says, before it is checked.
+struct Flags {
   std::string participant;
   std::string tcc_name;
   std::string saga_name;
@@ -85,47 +83,140 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
                                  {BranchOp::kCancel, "--cancel", "Cancel", {}}};
   std::vector<OpFlag> saga_ops = {{BranchOp::kAction, "--action", "", {}},
                                   {BranchOp::kCompensate, "--compensate", "Compensate", {}}};
+};
 
-  app.add_option("--participant", participant,
+void AddOptions(CLI::App& app, Flags& f) {
+  app.add_option("--participant", f.participant,
                  "Base URL of the participant's branch handlers, e.g. http://127.0.0.1:8081/api")
       ->type_name("URL");
-  app.add_option("--tcc", tcc_name,
+  app.add_option("--tcc", f.tcc_name,
                  "Check a TCC branch: <participant>/<NAME>Try, <NAME>Confirm, <NAME>Cancel")
       ->type_name("NAME");
-  app.add_option("--saga", saga_name,
+  app.add_option("--saga", f.saga_name,
                  "Check a saga step: <participant>/<NAME> and <NAME>Compensate")
       ->type_name("NAME");
-  for (OpFlag& f : tcc_ops) {
-    app.add_option(f.flag, f.url,
-                   "URL of the " + std::string(ToString(f.op)) +
+  for (OpFlag& op : f.tcc_ops) {
+    app.add_option(op.flag, op.url,
+                   "URL of the " + std::string(ToString(op.op)) +
                        " handler (instead of the one --tcc names)")
         ->type_name("URL");
   }
-  for (OpFlag& f : saga_ops) {
-    app.add_option(f.flag, f.url,
-                   "URL of the " + std::string(ToString(f.op)) +
+  for (OpFlag& op : f.saga_ops) {
+    app.add_option(op.flag, op.url,
+                   "URL of the " + std::string(ToString(op.op)) +
                        " handler (instead of the one --saga names)")
         ->type_name("URL");
   }
-  app.add_option("--body", body, "JSON body of every branch call, e.g. '{\"amount\":1}'")
+  app.add_option("--body", f.body, "JSON body of every branch call, e.g. '{\"amount\":1}'")
       ->type_name("JSON");
-  app.add_option("--state", state_url,
+  app.add_option("--state", f.state_url,
                  "URL whose GET body shows the branch's effect, e.g. an account; compared "
                  "before and after the calls")
       ->type_name("URL");
-  app.add_option("--timeout", timeout_text, "Timeout of each request (e.g. 500ms, 3s)")
+  app.add_option("--timeout", f.timeout_text, "Timeout of each request (e.g. 500ms, 3s)")
       ->type_name("DURATION")
       ->capture_default_str();
-  app.add_option("--ca-file", ca_file,
+  app.add_option("--ca-file", f.ca_file,
                  "PEM CA certificates that https:// participants are verified against "
                  "(default: the system's CA store)")
       ->type_name("FILE")
       ->check(CLI::ExistingFile);
-  app.add_option("--header", header_lines,
+  app.add_option("--header", f.header_lines,
                  "Extra header 'Name: value' for every request (repeatable), e.g. "
                  "'Authorization: Bearer x'")
       ->type_name("'NAME: VALUE'");
+}
 
+bool AnyUrlGiven(const std::vector<OpFlag>& ops) {
+  for (const OpFlag& f : ops) {
+    if (!f.url.empty()) return true;
+  }
+  return false;
+}
+
+Status CheckUrl(const std::string& what, const std::string& url) {
+  if (Result<net::Url> parsed = net::ParseUrl(url); !parsed) {
+    return Status::InvalidArgument(what + " " + url + ": " + parsed.status().message());
+  }
+  return Status::Ok();
+}
+
+// What to check (one TCC branch or one saga step) and each handler's URL.
+Status ResolveTarget(Flags& f, CheckerOptions& o) {
+  const bool tcc = !f.tcc_name.empty() || AnyUrlGiven(f.tcc_ops);
+  const bool saga = !f.saga_name.empty() || AnyUrlGiven(f.saga_ops);
+  if (tcc == saga) {
+    return Status::InvalidArgument(
+        tcc ? "check one TCC branch (--tcc, --try, --confirm, --cancel) or one saga step "
+              "(--saga, --action, --compensate), not both"
+            : "name what to check: --tcc NAME or --saga NAME");
+  }
+  o.trans_type = tcc ? TransType::kTcc : TransType::kSaga;
+  const std::string& name = tcc ? f.tcc_name : f.saga_name;
+  while (!f.participant.empty() && f.participant.back() == '/') f.participant.pop_back();
+  for (const OpFlag& op : tcc ? f.tcc_ops : f.saga_ops) {
+    std::string url = op.url;
+    if (url.empty()) {
+      if (name.empty() || f.participant.empty()) {
+        return Status::InvalidArgument(std::string(op.flag) + ": needed, or --participant URL and " +
+                                       (tcc ? "--tcc" : "--saga") + " NAME");
+      }
+      url = f.participant + "/" + name + op.suffix;
+    }
+    if (Status s = CheckUrl(op.flag, url); !s.ok()) return s;
+    o.urls[op.op] = url;
+  }
+  if (!f.participant.empty()) return CheckUrl("--participant", f.participant);
+  return Status::Ok();
+}
+
+// --body, --state, --ca-file and --timeout.
+Status ResolveRequest(const Flags& f, CheckerOptions& o) {
+  if (!f.body.empty() && !nlohmann::json::accept(f.body)) {
+    return Status::InvalidArgument("--body: not valid JSON: " + f.body);
+  }
+  o.body = f.body;
+  o.ca_file = f.ca_file;
+  if (!f.state_url.empty()) {
+    if (Status s = CheckUrl("--state", f.state_url); !s.ok()) return s;
+    o.state_url = f.state_url;
+  }
+  Result<Duration> timeout = ParseDuration(f.timeout_text);
+  if (!timeout) {
+    return Status::InvalidArgument("--timeout " + f.timeout_text + ": " +
+                                   timeout.status().message());
+  }
+  if (timeout->count() <= 0) return Status::InvalidArgument("--timeout: must be positive");
+  o.timeout = *timeout;
+  return Status::Ok();
+}
+
+// Each --header as a (name, value) pair; framing headers are settle-check's own.
+Status ResolveHeaders(const std::vector<std::string>& lines, CheckerOptions& o) {
+  for (const std::string& line : lines) {
+    const auto colon = line.find(':');
+    const std::string header_name = Trim(line.substr(0, colon));
+    const std::string value = colon == std::string::npos ? "" : Trim(line.substr(colon + 1));
+    if (colon == std::string::npos || !net::IsValidHeaderName(header_name) ||
+        !net::IsValidHeaderValue(value)) {
+      return Status::InvalidArgument("--header '" + line + "': expected 'Name: value'");
+    }
+    if (IsFramingHeader(header_name)) {
+      return Status::InvalidArgument("--header '" + line + "': settle-check sets " + header_name +
+                                     " itself");
+    }
+    o.headers.emplace_back(header_name, value);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+CommandLine ParseCommandLine(int argc, const char* const* argv) {
+  CLI::App app{kDescription, "settle-check"};
+  app.footer(kFooter);
+  Flags flags;
+  AddOptions(app, flags);
   std::ostringstream out;
   std::ostringstream err;
   try {
@@ -137,76 +228,11 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
     result.output = out.str() + err.str();
     return result;
   }
-
-  auto given = [](const std::vector<OpFlag>& ops) {
-    for (const OpFlag& f : ops) {
-      if (!f.url.empty()) return true;
-    }
-    return false;
-  };
-  const bool tcc = !tcc_name.empty() || given(tcc_ops);
-  const bool saga = !saga_name.empty() || given(saga_ops);
-  if (tcc == saga) {
-    return Usage(tcc ? "check one TCC branch (--tcc, --try, --confirm, --cancel) or one saga step "
-                       "(--saga, --action, --compensate), not both"
-                     : "name what to check: --tcc NAME or --saga NAME");
-  }
-
   CommandLine result;
-  CheckerOptions& o = result.options;
-  o.trans_type = tcc ? TransType::kTcc : TransType::kSaga;
-  const std::string& name = tcc ? tcc_name : saga_name;
-  while (!participant.empty() && participant.back() == '/') participant.pop_back();
-  for (const OpFlag& f : tcc ? tcc_ops : saga_ops) {
-    std::string url = f.url;
-    if (url.empty()) {
-      if (name.empty() || participant.empty()) {
-        return Usage(std::string(f.flag) + ": needed, or --participant URL and " +
-                     (tcc ? "--tcc" : "--saga") + " NAME");
-      }
-      url = participant + "/" + name + f.suffix;
-    }
-    if (Result<net::Url> parsed = net::ParseUrl(url); !parsed) {
-      return Usage(std::string(f.flag) + " " + url + ": " + parsed.status().message());
-    }
-    o.urls[f.op] = url;
-  }
-  if (!participant.empty()) {
-    if (Result<net::Url> parsed = net::ParseUrl(participant); !parsed) {
-      return Usage("--participant " + participant + ": " + parsed.status().message());
-    }
-  }
-
-  if (!body.empty() && !nlohmann::json::accept(body)) {
-    return Usage("--body: not valid JSON: " + body);
-  }
-  o.body = body;
-  o.ca_file = ca_file;
-
-  if (!state_url.empty()) {
-    if (Result<net::Url> parsed = net::ParseUrl(state_url); !parsed) {
-      return Usage("--state " + state_url + ": " + parsed.status().message());
-    }
-    o.state_url = state_url;
-  }
-
-  Result<Duration> timeout = ParseDuration(timeout_text);
-  if (!timeout) return Usage("--timeout " + timeout_text + ": " + timeout.status().message());
-  if (timeout->count() <= 0) return Usage("--timeout: must be positive");
-  o.timeout = *timeout;
-
-  for (const std::string& line : header_lines) {
-    const auto colon = line.find(':');
-    const std::string header_name = Trim(line.substr(0, colon));
-    const std::string value = colon == std::string::npos ? "" : Trim(line.substr(colon + 1));
-    if (colon == std::string::npos || !net::IsValidHeaderName(header_name) ||
-        !net::IsValidHeaderValue(value)) {
-      return Usage("--header '" + line + "': expected 'Name: value'");
-    }
-    if (IsFramingHeader(header_name)) {
-      return Usage("--header '" + line + "': settle-check sets " + header_name + " itself");
-    }
-    o.headers.emplace_back(header_name, value);
+  if (Status s = ResolveTarget(flags, result.options); !s.ok()) return Usage(s.message());
+  if (Status s = ResolveRequest(flags, result.options); !s.ok()) return Usage(s.message());
+  if (Status s = ResolveHeaders(flags.header_lines, result.options); !s.ok()) {
+    return Usage(s.message());
   }
   return result;
 }

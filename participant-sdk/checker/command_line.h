@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "settle/common/clock.h"
-#include "settle/common/protocol.h"
+#include "settle/core/clock.h"
+#include "settle/core/protocol.h"
 
 namespace settle::checker {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "participant_client.h"
-#include "settle/common/clock.h"
+#include "settle/core/clock.h"
 #include "settle/net/blocking_client.h"
 #include "settle/net/url.h"
 

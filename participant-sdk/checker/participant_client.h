@@ -3,7 +3,7 @@
 #include <string>
 
 #include "answer.h"
-#include "settle/common/protocol.h"
+#include "settle/core/protocol.h"
 
 namespace settle::checker {
 

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-#include "settle/common/stop_signals.h"
+#include "settle/core/stop_signals.h"
 #include "settle/sdk/participant.h"
 #include "settle/sdk/sqlite_barrier_store.h"
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <utility>
 
-#include "settle/common/pg_pool.h"
+#include "settle/db/pg_pool.h"
 
 namespace settle::sdk {
 namespace {

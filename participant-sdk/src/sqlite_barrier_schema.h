@@ -2,8 +2,8 @@
 
 #include <string_view>
 
-#include "settle/common/sqlite_connection.h"
-#include "settle/common/status.h"
+#include "settle/db/sqlite_connection.h"
+#include "settle/core/status.h"
 
 namespace settle::sdk {
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "settle/common/sqlite_connection.h"
+#include "settle/db/sqlite_connection.h"
 #include "settle/sdk/barrier_store.h"
 #include "sqlite_connection_pool.h"
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "settle/common/sqlite_connection.h"
-#include "settle/common/status.h"
+#include "settle/db/sqlite_connection.h"
+#include "settle/core/status.h"
 #include "settle/sdk/sqlite_barrier_store.h"
 
 namespace settle::sdk {

@@ -7,8 +7,8 @@
 
 #include "settle/net/message.h"
 #include "settle/net/url.h"
-#include "settle/common/branch_result.h"
-#include "settle/common/protocol.h"
+#include "settle/core/branch_result.h"
+#include "settle/core/protocol.h"
 #include "trans_options_json.h"
 
 namespace settle::sdk {

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "group_committer.h"
-#include "settle/common/status.h"
+#include "settle/core/status.h"
 #include "settle/storage/write_batch.h"
 
 namespace settle::storage {

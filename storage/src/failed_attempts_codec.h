@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "settle/common/status.h"
+#include "settle/core/status.h"
 #include "settle/storage/records.h"
 
 namespace settle::storage {

@@ -3,7 +3,7 @@
 #include <memory>
 #include <string>
 
-#include "settle/common/status.h"
+#include "settle/core/status.h"
 
 namespace settle::storage {
 

@@ -4,13 +4,18 @@
 #include <exception>
 #include <utility>
 
+#include "settle/core/thread_name.h"
+
 namespace settle::storage {
 
 Result<std::unique_ptr<GroupCommitter>> GroupCommitter::Start(GroupApplier apply,
                                                               const GroupCommitOptions& options) {
   auto committer = std::unique_ptr<GroupCommitter>(new GroupCommitter(std::move(apply), options));
   try {
-    committer->thread_ = std::thread([c = committer.get()] { c->Loop(); });
+    committer->thread_ = std::thread([c = committer.get()] {
+      NameThisThread("settle-writer");
+      c->Loop();
+    });
   } catch (const std::exception& e) {
     return Status::Unavailable(std::string("starting the group-commit thread: ") + e.what());
   }

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "settle/common/completion.h"
-#include "settle/common/status.h"
+#include "settle/core/completion.h"
+#include "settle/core/status.h"
 #include "settle/storage/store_stats.h"
 #include "settle/storage/write_batch.h"
 

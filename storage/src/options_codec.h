@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-#include "settle/common/status.h"
+#include "settle/core/status.h"
 #include "settle/storage/records.h"
 
 namespace settle::storage {

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "settle/common/pg_pool.h"
+#include "settle/db/pg_pool.h"
 #include "settle/storage/instance_leases.h"
 
 namespace settle::storage {

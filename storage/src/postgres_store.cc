@@ -5,10 +5,10 @@
 #include "group_committer.h"
 #include "pg_group_applier.h"
 #include "pg_instance_leases.h"
-#include "settle/common/pg_pool.h"
+#include "settle/db/pg_pool.h"
 #include "pg_reader.h"
 #include "pg_schema.h"
-#include "settle/common/pg_connection.h"
+#include "settle/db/pg_connection.h"
 
 namespace settle::storage {
 

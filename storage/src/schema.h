@@ -1,7 +1,7 @@
 #pragma once
 
-#include "settle/common/sqlite_connection.h"
-#include "settle/common/status.h"
+#include "settle/db/sqlite_connection.h"
+#include "settle/core/status.h"
 
 namespace settle::storage {
 

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "batch_applier.h"
-#include "settle/common/sqlite_connection.h"
+#include "settle/db/sqlite_connection.h"
 #include "sqlite_write_ops.h"
 
 namespace settle::storage {

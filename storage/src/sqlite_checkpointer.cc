@@ -3,6 +3,8 @@
 #include <exception>
 #include <utility>
 
+#include "settle/core/thread_name.h"
+
 namespace settle::storage {
 
 Result<std::unique_ptr<SqliteCheckpointer>> SqliteCheckpointer::Start(const std::string& path,
@@ -14,7 +16,10 @@ Result<std::unique_ptr<SqliteCheckpointer>> SqliteCheckpointer::Start(const std:
   auto checkpointer =
       std::unique_ptr<SqliteCheckpointer>(new SqliteCheckpointer(std::move(connection).value()));
   try {
-    checkpointer->thread_ = std::thread([c = checkpointer.get()] { c->Loop(); });
+    checkpointer->thread_ = std::thread([c = checkpointer.get()] {
+      NameThisThread("settle-ckpt");
+      c->Loop();
+    });
   } catch (const std::exception& e) {
     return Status::Unavailable(std::string("starting the sqlite checkpoint thread: ") + e.what());
   }

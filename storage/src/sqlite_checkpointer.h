@@ -8,8 +8,8 @@
 #include <string>
 #include <thread>
 
-#include "settle/common/sqlite_connection.h"
-#include "settle/common/status.h"
+#include "settle/db/sqlite_connection.h"
+#include "settle/core/status.h"
 
 namespace settle::storage {
 

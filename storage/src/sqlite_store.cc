@@ -6,7 +6,7 @@
 
 #include "file_lock.h"
 #include "schema.h"
-#include "settle/common/sqlite_connection.h"
+#include "settle/db/sqlite_connection.h"
 #include "sqlite_checkpointer.h"
 #include "sqlite_reader.h"
 #include "sqlite_writer.h"

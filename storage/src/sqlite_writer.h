@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "settle/common/sqlite_connection.h"
-#include "settle/common/status.h"
+#include "settle/db/sqlite_connection.h"
+#include "settle/core/status.h"
 #include "settle/storage/sqlite_store.h"
 #include "settle/storage/write_batch.h"
 #include "group_committer.h"

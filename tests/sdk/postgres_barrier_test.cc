@@ -14,7 +14,7 @@
 
 #include "fake_clock.h"
 #include "postgres_test_database.h"
-#include "settle/common/pg_connection.h"
+#include "settle/db/pg_connection.h"
 #include "settle/sdk/barrier.h"
 
 namespace settle::sdk {

@@ -11,7 +11,7 @@
 
 #include "postgres_test_database.h"
 #include "record_builders.h"
-#include "settle/common/pg_connection.h"
+#include "settle/db/pg_connection.h"
 #include "store_test_util.h"
 
 namespace settle::storage::testing {

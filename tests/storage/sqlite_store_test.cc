@@ -16,7 +16,7 @@
 
 #include "record_builders.h"
 #include "schema.h"
-#include "settle/common/sqlite_connection.h"
+#include "settle/db/sqlite_connection.h"
 #include "store_test_util.h"
 #include "temp_dir.h"
 

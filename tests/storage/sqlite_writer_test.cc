@@ -10,7 +10,7 @@
 
 #include "record_builders.h"
 #include "schema.h"
-#include "settle/common/sqlite_connection.h"
+#include "settle/db/sqlite_connection.h"
 #include "temp_dir.h"
 
 namespace settle::storage::testing {

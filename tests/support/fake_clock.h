@@ -2,7 +2,7 @@
 
 #include <atomic>
 
-#include "settle/common/clock.h"
+#include "settle/core/clock.h"
 
 namespace settle::testing {
 

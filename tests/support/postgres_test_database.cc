@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "settle/common/pg_connection.h"
+#include "settle/db/pg_connection.h"
 
 namespace settle::testing {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "settle/coordinator/branch_caller.h"
+#include "settle/calls/branch_caller.h"
 
 namespace settle::testing {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "settle/common/protocol.h"
+#include "settle/core/protocol.h"
 #include "settle/storage/records.h"
 
 namespace settle::testing {

@@ -11,8 +11,8 @@
 #include <chrono>
 #include <memory>
 
-#include "settle/common/clock.h"
-#include "settle/common/status.h"
+#include "settle/core/clock.h"
+#include "settle/core/status.h"
 #include "settle/net/server.h"
 
 namespace settle::net {

@@ -4,7 +4,7 @@
 #include <functional>
 #include <string>
 
-#include "settle/common/clock.h"
+#include "settle/core/clock.h"
 #include "settle/sdk/barrier_store.h"
 #include "settle/sdk/branch_request.h"
 

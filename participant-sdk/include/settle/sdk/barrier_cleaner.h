@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "settle/common/clock.h"
-#include "settle/common/periodic_thread.h"
+#include "settle/core/clock.h"
+#include "settle/core/periodic_thread.h"
 #include "settle/sdk/barrier.h"
 
 namespace settle::sdk {

@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "settle/common/clock.h"
-#include "settle/common/status.h"
+#include "settle/core/clock.h"
+#include "settle/core/status.h"
 
 namespace settle::sdk {
 

@@ -3,8 +3,8 @@
 #include <map>
 #include <string>
 
-#include "settle/common/protocol.h"
-#include "settle/common/status.h"
+#include "settle/core/protocol.h"
+#include "settle/core/status.h"
 
 namespace settle::sdk {
 

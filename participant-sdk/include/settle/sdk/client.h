@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "settle/common/protocol.h"
-#include "settle/common/status.h"
+#include "settle/core/protocol.h"
+#include "settle/core/status.h"
 
 namespace settle::sdk {
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "settle/common/protocol.h"
+#include "settle/core/protocol.h"
 
 namespace settle::sdk {
 

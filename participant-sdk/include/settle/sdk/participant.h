@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "settle/common/status.h"
+#include "settle/core/status.h"
 #include "settle/sdk/barrier.h"
 #include "settle/sdk/branch_request.h"
 

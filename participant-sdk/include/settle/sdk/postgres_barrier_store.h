@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "settle/common/pg_connection.h"
+#include "settle/db/pg_connection.h"
 #include "settle/sdk/barrier_store.h"
 
 namespace settle::sdk {

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "settle/common/status.h"
+#include "settle/core/status.h"
 #include "settle/sdk/client.h"
 #include "settle/sdk/outcome.h"
 #include "settle/sdk/trans_options.h"

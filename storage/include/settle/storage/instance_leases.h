@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "settle/common/clock.h"
-#include "settle/common/status.h"
+#include "settle/core/clock.h"
+#include "settle/core/status.h"
 #include "settle/storage/store.h"
 
 namespace settle::storage {

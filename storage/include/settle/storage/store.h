@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "settle/common/status.h"
+#include "settle/core/status.h"
 #include "settle/storage/records.h"
 #include "settle/storage/store_stats.h"
 #include "settle/storage/write_batch.h"

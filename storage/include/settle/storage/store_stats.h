@@ -2,8 +2,8 @@
 
 #include <cstdint>
 
-#include "settle/common/histogram.h"
-#include "settle/common/latency_histogram.h"
+#include "settle/metrics/histogram.h"
+#include "settle/metrics/latency_histogram.h"
 
 namespace settle::storage {
 

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <vector>
 
-#include "settle/common/clock.h"
+#include "settle/core/clock.h"
 #include "settle/net/asio.h"
 
 namespace settle::net {

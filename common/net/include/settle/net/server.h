@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "settle/common/clock.h"
-#include "settle/common/status.h"
+#include "settle/core/clock.h"
+#include "settle/core/status.h"
 #include "settle/net/asio.h"
 #include "settle/net/message.h"
 #include "settle/net/request_reader.h"

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <utility>
 
-#include "settle/common/status.h"
+#include "settle/core/status.h"
 
 namespace settle::net {
 

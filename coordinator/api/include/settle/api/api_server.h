@@ -1,0 +1,59 @@
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "settle/core/clock.h"
+#include "settle/metrics/prometheus_text.h"
+#include "settle/core/status.h"
+#include "settle/api/access_tokens.h"
+#include "settle/drive/coordinator.h"
+#include "settle/net/server.h"
+
+namespace settle::coordinator {
+
+struct ApiServerOptions {
+  std::size_t max_body_bytes = 1 << 20;
+  Duration io_timeout{5000};  // a client that stalls mid-request (or mid-answer) is dropped
+  Duration keep_alive_timeout{5000};
+  std::size_t max_connections = 10000;
+  // With a certificate and key, the API is served over HTTPS only.
+  net::TlsFiles tls;
+  // Bearer tokens; none: every request has admin access.
+  AccessTokens tokens;
+};
+
+// Writes the metrics of everything behind the API (the coordinator, the store, the
+// scheduler) for /api/metrics; the API adds its own HTTP request metrics.
+using MetricsWriter = std::function<void(PrometheusText&)>;
+
+// The HTTP face of the coordinator: every route of docs/protocol.md §3 under /api/settle and
+// /api/dtmsvr, /api/ping and /api/metrics (Prometheus). Parses (400 naming the field), calls
+// the Coordinator, maps its Status to HTTP in one place. Never lets an exception or a bad
+// request stop it serving.
+//
+// With tokens configured, every route but /api/ping needs "Authorization: Bearer <token>"
+// granting its access level (see Access): 401 without a valid token, 403 with one that grants
+// too little.
+class ApiServer {
+ public:
+  // Serves on `context`'s threads (net::Server): a request holds a coroutine, not a thread,
+  // for as long as it takes, a wait_result submit included.
+  ApiServer(Coordinator& coordinator, asio::io_context& context, ApiServerOptions options,
+            MetricsWriter metrics = {});
+  ~ApiServer();  // Stop()
+
+  // Binds host:port (port 0: any free port) and starts serving. Returns the bound port.
+  Result<int> Start(const std::string& host, int port);
+
+  // Stops accepting connections and waits for requests in progress. Idempotent.
+  void Stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace settle::coordinator

@@ -1,0 +1,124 @@
+#include "settle/api/access_tokens.h"
+
+#include <cstddef>
+
+namespace settle::coordinator {
+namespace {
+
+constexpr std::size_t kMinTokenLength = 16;
+constexpr std::size_t kMaxTokenLength = 4096;
+
+// Visible ASCII only: what an Authorization header carries without quoting.
+bool IsTokenText(std::string_view token) {
+  for (unsigned char c : token) {
+    if (c <= 0x20 || c >= 0x7f) return false;
+  }
+  return true;
+}
+
+// Equal in time that depends only on the lengths, not on where the texts differ.
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  }
+  return diff == 0;
+}
+
+std::string_view Trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string_view ToString(Access access) {
+  switch (access) {
+    case Access::kNone:
+      return "none";
+    case Access::kRead:
+      return "read";
+    case Access::kClient:
+      return "client";
+    case Access::kAdmin:
+      return "admin";
+  }
+  return "none";
+}
+
+std::optional<Access> ParseAccess(std::string_view text) {
+  for (Access a : {Access::kRead, Access::kClient, Access::kAdmin}) {
+    if (text == ToString(a)) return a;
+  }
+  return std::nullopt;
+}
+
+Status AccessTokens::Add(Access level, std::string token) {
+  if (level == Access::kNone) return Status::InvalidArgument("token: a token must grant access");
+  if (token.size() < kMinTokenLength || token.size() > kMaxTokenLength) {
+    return Status::InvalidArgument("token: a " + std::string(ToString(level)) +
+                                   " token must have 16 to 4096 characters");
+  }
+  if (!IsTokenText(token)) {
+    return Status::InvalidArgument("token: a " + std::string(ToString(level)) +
+                                   " token may only hold visible ASCII characters");
+  }
+  tokens_.push_back(Token{level, std::move(token)});
+  return Status::Ok();
+}
+
+Status AccessTokens::AddFromText(std::string_view text) {
+  std::size_t line_number = 0;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    std::string_view line = Trim(text.substr(0, end));
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    ++line_number;
+    if (line.empty() || line.front() == '#') continue;
+    const std::size_t space = line.find_first_of(" \t");
+    const std::optional<Access> level =
+        space == std::string_view::npos ? std::nullopt : ParseAccess(line.substr(0, space));
+    const std::string where = "line " + std::to_string(line_number) + ": ";
+    if (!level) {
+      return Status::InvalidArgument(where + "expected \"<read|client|admin> <token>\"");
+    }
+    // The token runs to the next blank; after it only a "# comment" may follow.
+    std::string_view rest = Trim(line.substr(space + 1));
+    const std::size_t blank = rest.find_first_of(" \t");
+    const std::string_view token = rest.substr(0, blank);
+    const std::string_view after =
+        blank == std::string_view::npos ? std::string_view() : Trim(rest.substr(blank));
+    if (!after.empty() && after.front() != '#') {
+      return Status::InvalidArgument(where + "a token may not contain blanks");
+    }
+    Status added = Add(*level, std::string(token));
+    if (!added.ok()) return Status::InvalidArgument(where + added.message());
+  }
+  return Status::Ok();
+}
+
+Access AccessTokens::Grant(const std::string* authorization) const {
+  if (!enabled()) return Access::kAdmin;
+  if (authorization == nullptr) return Access::kNone;
+  std::string_view value = Trim(*authorization);
+  constexpr std::string_view kScheme = "bearer ";
+  if (value.size() <= kScheme.size()) return Access::kNone;
+  for (std::size_t i = 0; i < kScheme.size(); ++i) {
+    if ((value[i] | 0x20) != kScheme[i]) return Access::kNone;
+  }
+  const std::string_view presented = Trim(value.substr(kScheme.size()));
+  // Every token is compared, so the time taken does not tell which one matched.
+  Access granted = Access::kNone;
+  for (const Token& token : tokens_) {
+    if (ConstantTimeEquals(presented, token.value) && token.level > granted) {
+      granted = token.level;
+    }
+  }
+  return granted;
+}
+
+}  // namespace settle::coordinator

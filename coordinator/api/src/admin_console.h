@@ -1,0 +1,44 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "settle/net/message.h"
+#include "settle/api/access_tokens.h"
+
+namespace settle::coordinator {
+
+// The admin console's own routes. The console is a static page whose script calls the API
+// (/api/settle/all, /query, /resetNextCronTime, /forceStop) with the visitor's session.
+//
+// Sessions: with tokens configured, /admin without a session shows a sign-in form; posting a
+// token that grants read access or more sets an HttpOnly, SameSite=Strict cookie holding it,
+// which the API accepts like the Authorization header (see SessionToken). Without tokens the
+// console opens directly.
+//
+// Every page is sent with a Content-Security-Policy that allows only this origin's script and
+// style, and is never cached.
+class AdminConsole {
+ public:
+  explicit AdminConsole(const AccessTokens& tokens) : tokens_(tokens) {}
+
+  // GET /admin: the console, or (401) the sign-in form.
+  net::Response Page(Access granted) const;
+  // GET /admin/console.js and /admin/console.css (read access), /admin/login.css (open).
+  net::Response Asset(const std::string& path, Access granted) const;
+  // POST /admin/login, a form with `token`: 303 to /admin with the session cookie, or the
+  // form again (401) saying the token was refused.
+  net::Response SignIn(const net::Request& request) const;
+  // POST /admin/logout: clears the cookie, 303 to /admin.
+  net::Response SignOut() const;
+
+ private:
+  net::Response SignInForm(int status, const std::string& error) const;
+
+  const AccessTokens& tokens_;
+};
+
+// The token in the request's console session cookie, if it has one.
+std::optional<std::string> SessionToken(const net::Request& request);
+
+}  // namespace settle::coordinator

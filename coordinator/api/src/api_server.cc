@@ -1,0 +1,286 @@
+#include "settle/api/api_server.h"
+
+#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "admin_console.h"
+#include "http_route_metrics.h"
+#include "settle/api/http_status.h"
+#include "settle/api/request_parser.h"
+#include "settle/api/transaction_json.h"
+#include "settle/net/route_table.h"
+
+namespace settle::coordinator {
+namespace {
+
+constexpr const char* kPrefixes[] = {"/api/settle", "/api/dtmsvr"};
+constexpr const char* kJson = "application/json";
+
+// A JSON route: parses, awaits the coordinator, answers.
+using RouteHandler = std::function<asio::awaitable<HttpAnswer>(net::Request&)>;
+// A whole answer of its own (content type, headers), given what the request was granted.
+using PageHandler = std::function<net::Response(const net::Request&, Access)>;
+
+// Parses with `parse`, then answers what `act` says of the parsed request.
+template <typename Request, typename Act>
+asio::awaitable<HttpAnswer> ParseThen(Result<Request> parsed, Act act) {
+  if (!parsed) co_return ToHttpAnswer(parsed.status());
+  const Status status = co_await act(std::move(*parsed));
+  co_return ToHttpAnswer(status);
+}
+
+// {"message": text}, the body of every answer that is not from the protocol's vocabulary.
+std::string MessageBody(const std::string& text) {
+  return ToHttpAnswer(Status::InvalidArgument(text)).body;
+}
+
+}  // namespace
+
+struct ApiServer::Impl {
+  Impl(Coordinator& c, asio::io_context& context, ApiServerOptions o, MetricsWriter m);
+
+  // A route answers with `handler` (JSON) or, for pages and metrics, with `page`. Requests
+  // granted less than `access` are refused before either runs.
+  struct Route {
+    Access access = Access::kAdmin;
+    RouteHandler handler;
+    PageHandler page;
+    RouteMetrics* metrics = nullptr;
+  };
+
+  // Adds `path` under each API prefix.
+  void AddApiRoute(const char* method, const std::string& path, Access access,
+                   RouteHandler handler);
+  void AddRoute(const char* method, const std::string& full_path, Access access,
+                RouteHandler handler);
+  void AddPage(const char* method, const std::string& full_path, Access access,
+               PageHandler page);
+  // What the request's Authorization header, or else its console session, grants.
+  Access GrantOf(const net::Request& request) const;
+  void RegisterRoutes();
+  asio::awaitable<net::Response> Serve(net::Request& request);
+  // 401 or 403 when the request's token does not grant `needed`; nullopt when it does.
+  std::optional<HttpAnswer> Authorize(const net::Request& request, Access granted,
+                                      Access needed) const;
+  std::string MetricsText() const;
+  RouteMetrics* AddMetrics(const std::string& label) {
+    return route_metrics.emplace(label, std::make_unique<RouteMetrics>()).first->second.get();
+  }
+
+  Coordinator& coordinator;
+  ApiServerOptions options;
+  MetricsWriter write_metrics;
+  // Filled before the server starts, read-only afterwards.
+  net::RouteTable<Route> routes;
+  // Route label -> its request metrics; the labels are fixed before the server starts.
+  std::map<std::string, std::unique_ptr<RouteMetrics>> route_metrics;
+  RouteMetrics* unmatched = nullptr;
+  RouteMetrics* refused = nullptr;
+  AdminConsole console;
+  net::Server server;
+};
+
+ApiServer::Impl::Impl(Coordinator& c, asio::io_context& context, ApiServerOptions o,
+                      MetricsWriter m)
+    : coordinator(c),
+      options(std::move(o)),
+      write_metrics(std::move(m)),
+      console(options.tokens),
+      server(context,
+             net::ServerOptions{
+                 .limits = {.max_body_bytes = options.max_body_bytes},
+                 .keep_alive_timeout = options.keep_alive_timeout,
+                 .io_timeout = options.io_timeout,
+                 .max_connections = options.max_connections,
+                 .tls = options.tls,
+                 .refusal =
+                     [this](int status, const std::string& problem) {
+                       refused->Count(status, std::chrono::microseconds(0));
+                       // docs/protocol.md §7.1: every refused request gets {"message"} naming what.
+                       return net::Response{status, kJson, MessageBody(problem)};
+                     }},
+             [this](net::Request& request) { return Serve(request); }) {
+  unmatched = AddMetrics("unmatched");
+  refused = AddMetrics("refused");
+}
+
+void ApiServer::Impl::AddRoute(const char* method, const std::string& full_path, Access access,
+                               RouteHandler handler) {
+  RouteMetrics* metrics = AddMetrics(std::string(method) + " " + full_path);
+  routes.Add(method, full_path, Route{access, std::move(handler), {}, metrics});
+}
+
+void ApiServer::Impl::AddPage(const char* method, const std::string& full_path, Access access,
+                              PageHandler page) {
+  RouteMetrics* metrics = AddMetrics(std::string(method) + " " + full_path);
+  routes.Add(method, full_path, Route{access, {}, std::move(page), metrics});
+}
+
+Access ApiServer::Impl::GrantOf(const net::Request& request) const {
+  if (const std::string* authorization = request.Header("Authorization")) {
+    return options.tokens.Grant(authorization);
+  }
+  if (!options.tokens.enabled()) return Access::kAdmin;
+  const std::optional<std::string> session = SessionToken(request);
+  if (!session) return Access::kNone;
+  // A page on another site can make a browser send the cookie along, but cannot add this
+  // header: a change authenticated by the cookie must come from the console's own script.
+  if (request.method != "GET" && request.Header("X-Settle-Console") == nullptr) {
+    return Access::kNone;
+  }
+  const std::string bearer = "Bearer " + *session;
+  return options.tokens.Grant(&bearer);
+}
+
+void ApiServer::Impl::AddApiRoute(const char* method, const std::string& path, Access access,
+                                  RouteHandler handler) {
+  for (const char* prefix : kPrefixes) AddRoute(method, prefix + path, access, handler);
+}
+
+std::optional<HttpAnswer> ApiServer::Impl::Authorize(const net::Request& request,
+                                                     Access granted, Access needed) const {
+  if (granted >= needed) return std::nullopt;
+  if (granted == Access::kNone) {
+    return HttpAnswer{401, MessageBody("authorization: a bearer token is required "
+                                       "(Authorization: Bearer <token>); none or an unknown one "
+                                       "was sent")};
+  }
+  return HttpAnswer{403, MessageBody("authorization: this token grants " +
+                                     std::string(ToString(granted)) + " access; " +
+                                     request.method + " " + request.path + " needs " +
+                                     std::string(ToString(needed)))};
+}
+
+asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
+  const auto start = std::chrono::steady_clock::now();
+  net::Response response;
+  response.content_type = kJson;
+  const auto found = routes.Find(request.method, request.path);
+  RouteMetrics* metrics = found.route == nullptr ? unmatched : found.route->metrics;
+  if (found.route == nullptr) {
+    response = net::NoRoute(request, found.allow);
+  } else if (const Access granted = GrantOf(request);
+             std::optional<HttpAnswer> refusal = Authorize(request, granted, found.route->access)) {
+    response.status = refusal->status;
+    response.body = std::move(refusal->body);
+    if (response.status == 401) response.headers.emplace_back("WWW-Authenticate", "Bearer");
+  } else if (found.route->page) {
+    response = found.route->page(request, granted);
+  } else {
+    HttpAnswer answer;
+    try {
+      answer = co_await found.route->handler(request);
+    } catch (const std::exception& e) {
+      spdlog::critical("{} {} failed with an exception (a bug): {}", request.method, request.path,
+                       e.what());
+      answer = ToHttpAnswer(Status::Internal(std::string("internal error: ") + e.what()));
+    }
+    response.status = answer.status;
+    response.body = std::move(answer.body);
+  }
+  metrics->Count(response.status, std::chrono::duration_cast<std::chrono::microseconds>(
+                                      std::chrono::steady_clock::now() - start));
+  co_return response;
+}
+
+std::string ApiServer::Impl::MetricsText() const {
+  PrometheusText out;
+  if (write_metrics) write_metrics(out);
+  std::map<std::string, const RouteMetrics*> routes_by_label;
+  for (const auto& [label, metrics] : route_metrics) routes_by_label.emplace(label, metrics.get());
+  WriteRouteMetrics(out, routes_by_label);
+  return out.Take();
+}
+
+void ApiServer::Impl::RegisterRoutes() {
+  Coordinator& c = coordinator;
+  AddRoute("GET", "/api/ping", Access::kNone, [](net::Request&) -> asio::awaitable<HttpAnswer> {
+    co_return HttpAnswer{200, R"({"msg":"pong"})"};
+  });
+  AddPage("GET", "/api/metrics", Access::kRead, [this](const net::Request&, Access) {
+    return net::Response{200, PrometheusText::kContentType, MetricsText()};
+  });
+  // The console's pages check access themselves: without it they answer with the sign-in form.
+  AddPage("GET", "/admin", Access::kNone,
+          [this](const net::Request&, Access granted) { return console.Page(granted); });
+  for (const char* asset : {"/admin/console.js", "/admin/console.css", "/admin/login.css"}) {
+    AddPage("GET", asset, Access::kNone, [this](const net::Request& request, Access granted) {
+      return console.Asset(request.path, granted);
+    });
+  }
+  AddPage("POST", "/admin/login", Access::kNone,
+          [this](const net::Request& request, Access) { return console.SignIn(request); });
+  AddPage("POST", "/admin/logout", Access::kNone,
+          [this](const net::Request&, Access) { return console.SignOut(); });
+  AddApiRoute("GET", "/newGid", Access::kClient, [&c](net::Request&) -> asio::awaitable<HttpAnswer> {
+    const nlohmann::json body = {{"gid", c.NewGid()}, {"dtm_result", "SUCCESS"}};
+    co_return JsonAnswer(body.dump());
+  });
+  AddApiRoute("POST", "/prepare", Access::kClient, [&c](net::Request& req) {
+    return ParseThen(ParsePrepare(req.body), [&c](PrepareRequest r) { return c.Prepare(std::move(r)); });
+  });
+  auto register_branch = [&c](net::Request& req) {
+    return ParseThen(ParseRegisterBranch(req.body), [&c](RegisterBranchRequest r) {
+      return c.RegisterBranch(std::move(r));
+    });
+  };
+  AddApiRoute("POST", "/registerBranch", Access::kClient, register_branch);
+  AddApiRoute("POST", "/registerTccBranch", Access::kClient, register_branch);  // older Node and Ruby SDKs
+  AddApiRoute("POST", "/registerXaBranch", Access::kClient,
+              [](net::Request&) -> asio::awaitable<HttpAnswer> {
+                co_return ToHttpAnswer(
+                    Status::InvalidArgument("trans_type: unsupported trans_type \"xa\""));
+              });
+  AddApiRoute("POST", "/submit", Access::kClient, [&c](net::Request& req) {
+    return ParseThen(ParseSubmit(req.body), [&c](SubmitRequest r) { return c.Submit(std::move(r)); });
+  });
+  AddApiRoute("POST", "/abort", Access::kClient, [&c](net::Request& req) {
+    return ParseThen(ParseAbort(req.body), [&c](AbortRequest r) { return c.Abort(std::move(r)); });
+  });
+  AddApiRoute("POST", "/forceStop", Access::kAdmin, [&c](net::Request& req) {
+    return ParseThen(ParseGidBody(req.body), [&c](std::string gid) { return c.ForceStop(gid); });
+  });
+  AddApiRoute("POST", "/resetNextCronTime", Access::kAdmin, [&c](net::Request& req) {
+    return ParseThen(ParseGidBody(req.body),
+                     [&c](std::string gid) { return c.ResetNextCronTime(gid); });
+  });
+  AddApiRoute("GET", "/query", Access::kRead, [&c](net::Request& req) -> asio::awaitable<HttpAnswer> {
+    auto gid = ParseQueryGid(req.params);
+    if (!gid) co_return ToHttpAnswer(gid.status());
+    auto tx = co_await c.Query(*gid);
+    if (!tx) co_return ToHttpAnswer(tx.status());
+    co_return JsonAnswer(QueryResponseBody(*tx));
+  });
+  AddApiRoute("GET", "/all", Access::kRead, [&c](net::Request& req) -> asio::awaitable<HttpAnswer> {
+    auto query = ParseListQuery(req.params);
+    if (!query) co_return ToHttpAnswer(query.status());
+    auto page = co_await c.List(*query);
+    if (!page) co_return ToHttpAnswer(page.status());
+    co_return JsonAnswer(ListResponseBody(*page));
+  });
+}
+
+ApiServer::ApiServer(Coordinator& coordinator, asio::io_context& context, ApiServerOptions options,
+                     MetricsWriter metrics)
+    : impl_(std::make_unique<Impl>(coordinator, context, std::move(options), std::move(metrics))) {
+  impl_->RegisterRoutes();
+}
+
+ApiServer::~ApiServer() { Stop(); }
+
+Result<int> ApiServer::Start(const std::string& host, int port) {
+  return impl_->server.Start(host, port);
+}
+
+void ApiServer::Stop() { impl_->server.Stop(); }
+
+}  // namespace settle::coordinator

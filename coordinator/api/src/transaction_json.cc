@@ -1,0 +1,95 @@
+#include "settle/api/transaction_json.h"
+
+#include <nlohmann/json.hpp>
+
+namespace settle::coordinator {
+namespace {
+
+using nlohmann::json;
+
+json TimeOrNull(const std::optional<TimePoint>& t) {
+  return t ? json(FormatTime(*t)) : json(nullptr);
+}
+
+json Seconds(Duration d) {
+  if (d.count() % 1000 == 0) return d.count() / 1000;
+  return static_cast<double>(d.count()) / 1000.0;
+}
+
+json OptionsJson(const storage::TransOptions& o) {
+  json orders = json::object();
+  for (const auto& [step, waits] : o.orders) orders[std::to_string(step)] = waits;
+  return {
+      {"timeout_to_fail", Seconds(o.timeout_to_fail)},
+      {"request_timeout", Seconds(o.request_timeout)},
+      {"retry_interval", Seconds(o.retry_interval)},
+      {"retry_limit", o.retry_limit},
+      {"concurrent", o.concurrent},
+      {"orders", orders},
+      {"branch_headers", o.branch_headers},
+      {"custom_data", o.custom_data},
+  };
+}
+
+json GlobalJson(const storage::GlobalRecord& g) {
+  return {
+      {"id", g.id},
+      {"gid", g.gid},
+      {"trans_type", ToString(g.trans_type)},
+      {"status", ToString(g.status)},
+      {"create_time", FormatTime(g.create_time)},
+      {"update_time", FormatTime(g.update_time)},
+      {"finish_time", TimeOrNull(g.finish_time)},
+      {"rollback_time", TimeOrNull(g.rollback_time)},
+      {"rollback_reason", g.rollback_reason},
+      {"next_cron_time", TimeOrNull(g.next_cron_time)},
+      {"stuck", g.stuck},
+      {"options", OptionsJson(g.options)},
+  };
+}
+
+json FailedAttemptsJson(const std::vector<storage::FailedAttempt>& attempts) {
+  json array = json::array();
+  for (const auto& a : attempts) array.push_back({{"at", FormatTime(a.at)}, {"error", a.error}});
+  return array;
+}
+
+json BranchJson(const storage::BranchRecord& b) {
+  return {
+      {"gid", b.gid},
+      {"branch_id", b.branch_id},
+      {"op", ToString(b.op)},
+      {"url", b.url},
+      {"status", ToString(b.status)},
+      {"create_time", FormatTime(b.create_time)},
+      {"update_time", FormatTime(b.update_time)},
+      {"attempts", b.attempts},
+      {"failures", b.failures},
+      {"last_error", b.last_error},
+      {"failed_attempts", FailedAttemptsJson(b.failed_attempts)},
+      {"next_retry_at",
+       b.status == BranchStatus::kPrepared ? json(FormatTime(b.next_retry_at)) : json(nullptr)},
+  };
+}
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+}  // namespace
+
+std::string QueryResponseBody(const std::optional<storage::Transaction>& tx) {
+  json body = {{"transaction", nullptr}, {"branches", json::array()}};
+  if (tx) {
+    body["transaction"] = GlobalJson(tx->global);
+    for (const auto& b : tx->branches) body["branches"].push_back(BranchJson(b));
+  }
+  return Dump(body);
+}
+
+std::string ListResponseBody(const storage::ListPage& page) {
+  json body = {{"transactions", json::array()}};
+  for (const auto& g : page.transactions) body["transactions"].push_back(GlobalJson(g));
+  body["next_position"] = page.next_position ? std::to_string(*page.next_position) : "";
+  return Dump(body);
+}
+
+}  // namespace settle::coordinator

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "settle/api/api_server.h"
+#include "settle/drive/coordinator.h"
+#include "settle/drive/instance_lease.h"
+#include "settle/app/retention.h"
+#include "settle/engine/retry_policy.h"
+#include "settle/storage/sqlite_store.h"
+
+namespace settle::coordinator {
+
+// Everything settled is configured with; the command line fills it in.
+struct ServerConfig {
+  std::string host = "127.0.0.1";
+  int port = 36789;
+  std::string db_path = "./data/settle.db";
+  storage::SqliteStoreOptions store;
+  // With a shared (PostgreSQL) store: this instance's lease. An empty instance_id is replaced
+  // by "<hostname>-<pid>" at start.
+  InstanceLeaseSettings lease;
+  CoordinatorSettings coordinator;
+  RetrySettings retry;
+  // Threads that run every socket, timer and coroutine (the API, passes, branch calls).
+  // 0: one per core.
+  std::size_t io_threads = 0;
+  // Transaction passes the scheduler runs at once (each may hold connections to participants).
+  std::size_t max_passes = Scheduler::kDefaultMaxPasses;
+  // https:// participants and webhooks are verified against this CA file (PEM); empty: the
+  // system's CA store.
+  std::string ca_file;
+  ApiServerOptions api;
+  RetentionSettings retention;
+  std::string alert_webhook;  // empty: no alerts
+  Duration shutdown_grace{10000};  // how long in-flight branch calls may finish on shutdown
+  std::string log_level = "info";
+};
+
+}  // namespace settle::coordinator

@@ -1,0 +1,82 @@
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "settle/core/clock.h"
+#include "settle/net/client.h"
+#include "settle/net/url.h"
+#include "settle/core/status.h"
+#include "settle/drive/stuck_alerts.h"
+#include "settle/storage/records.h"
+
+namespace settle::coordinator {
+
+struct WebhookSettings {
+  Duration timeout{5000};         // per attempt
+  int attempts = 3;               // per alert
+  Duration retry_delay{1000};     // before the second attempt, doubling after
+  std::size_t max_queued = 1000;  // alerts waiting beyond this are dropped (and counted)
+};
+
+// The JSON an alert POSTs: {"event":"transaction_stuck","gid","trans_type","status",
+// "branch_id","op","url","failures","last_error","stuck_at"} naming the failing branch.
+std::string StuckAlertBody(const storage::Transaction& tx, TimePoint now);
+
+// Sends each alert to a webhook (HTTP or HTTPS POST, application/json) from a coroutine of its
+// own, so that a slow or failing webhook never holds up a transaction: alerts queue (bounded)
+// and are sent one at a time in order, each attempted a few times with backoff; what cannot be
+// sent is logged and counted.
+class WebhookAlerts final : public StuckAlerts {
+ public:
+  // InvalidArgument naming the URL when it is not an http(s):// URL. Sends through `client`
+  // on `executor`; both must outlive the alerts.
+  static Result<std::unique_ptr<WebhookAlerts>> Create(const std::string& url, const Clock& clock,
+                                                       asio::any_io_executor executor,
+                                                       net::Client& client,
+                                                       WebhookSettings settings = {});
+  // Stop().
+  ~WebhookAlerts() override;
+
+  void TransactionStuck(const storage::Transaction& tx) override;
+
+  // Gives what is queued one attempt each within `grace`, then returns once nothing is being
+  // sent. Not from an I/O thread. Idempotent.
+  void Stop(Duration grace = Duration(2000));
+
+  std::uint64_t sent() const { return sent_.load(std::memory_order_relaxed); }
+  std::uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
+  std::uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+
+ private:
+  WebhookAlerts(net::Url url, const Clock& clock, asio::any_io_executor executor,
+                net::Client& client, WebhookSettings settings);
+  // Sends queued alerts until the queue is empty.
+  asio::awaitable<void> Drain();
+  // One attempt; empty on success, otherwise why it failed.
+  asio::awaitable<std::string> Post(std::string body, Duration timeout);
+
+  const net::Url url_;
+  const Clock& clock_;
+  const WebhookSettings settings_;
+  net::Client& client_;
+  asio::strand<asio::any_io_executor> strand_;
+  asio::steady_timer backoff_;  // on strand_
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  std::deque<std::string> queue_;  // bodies; guarded by mutex_
+  bool sending_ = false;           // a Drain runs; guarded by mutex_
+  bool stopping_ = false;          // guarded by mutex_
+  std::chrono::steady_clock::time_point give_up_at_;  // once stopping; guarded by mutex_
+  std::atomic<std::uint64_t> sent_{0};
+  std::atomic<std::uint64_t> failed_{0};
+  std::atomic<std::uint64_t> dropped_{0};
+};
+
+}  // namespace settle::coordinator

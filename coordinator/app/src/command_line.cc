@@ -1,0 +1,272 @@
+#include "settle/app/command_line.h"
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "settle/core/duration_text.h"
+
+namespace settle::coordinator {
+namespace {
+
+struct DurationFlag {
+  const char* name;
+  const char* help;
+  Duration* target;
+  std::string text;
+};
+
+Status AddAll(AccessTokens& tokens, Access level, const std::vector<std::string>& values,
+              const char* flag) {
+  for (const std::string& token : values) {
+    if (Status s = tokens.Add(level, token); !s.ok()) {
+      return Status::InvalidArgument(std::string(flag) + ": " + s.message());
+    }
+  }
+  return Status::Ok();
+}
+
+Status CollectTokens(AccessTokens& tokens, const std::vector<std::string>& read,
+                     const std::vector<std::string>& client, const std::vector<std::string>& admin,
+                     const std::string& file) {
+  if (Status s = AddAll(tokens, Access::kRead, read, "--read-token"); !s.ok()) return s;
+  if (Status s = AddAll(tokens, Access::kClient, client, "--client-token"); !s.ok()) return s;
+  if (Status s = AddAll(tokens, Access::kAdmin, admin, "--admin-token"); !s.ok()) return s;
+  if (file.empty()) return Status::Ok();
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) return Status::InvalidArgument("--token-file: cannot read " + file);
+  if (Status s = tokens.AddFromText(text.str()); !s.ok()) {
+    return Status::InvalidArgument("--token-file " + file + ": " + s.message());
+  }
+  return Status::Ok();
+}
+
+// The flags whose values are read as text and checked after parsing.
+struct ParsedText {
+  std::vector<DurationFlag> durations;
+  std::vector<std::string> read_tokens;
+  std::vector<std::string> client_tokens;
+  std::vector<std::string> admin_tokens;
+  std::string token_file;
+};
+
+void AddListenAndStoreOptions(CLI::App& app, ServerConfig& c) {
+  app.add_option("--host", c.host, "Address to listen on")->capture_default_str();
+  app.add_option("--port", c.port, "Port to listen on (0: any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  app.add_option("--store,--db", c.db_path,
+                 "Where transactions are stored: an SQLite file, created on first start, or a "
+                 "postgresql://user:password@host:port/database URL, which several settled "
+                 "instances may share")
+      ->capture_default_str();
+}
+
+std::vector<DurationFlag> DurationFlags(ServerConfig& c) {
+  return {
+      {"--retry-interval",
+       "Default wait before the first retry of a failed branch call, when a transaction does "
+       "not set retry_interval; doubles per consecutive failure",
+       &c.coordinator.retry_interval,
+       {}},
+      {"--retry-max", "Cap of the doubling retry interval", &c.retry.max_interval, {}},
+      {"--branch-timeout",
+       "Default timeout of each branch call, when a transaction does not set request_timeout",
+       &c.coordinator.request_timeout,
+       {}},
+      {"--tcc-timeout",
+       "Default timeout_to_fail of a TCC: a transaction still prepared this long after "
+       "prepare is aborted",
+       &c.coordinator.tcc_timeout_to_fail,
+       {}},
+      {"--retention",
+       "Delete finished transactions this long after they finished, in the background in "
+       "small batches (0: keep them forever)",
+       &c.retention.keep,
+       {}},
+      {"--io-timeout",
+       "A client that stalls this long in the middle of a request (or of reading its answer) "
+       "is disconnected",
+       &c.api.io_timeout,
+       {}},
+      {"--keep-alive-timeout",
+       "An idle client connection is closed after this long",
+       &c.api.keep_alive_timeout,
+       {}},
+      {"--lease",
+       "With a postgresql:// store shared by several settled: how long this instance's lease "
+       "lasts after each renewal; if it dies, others take its transactions over after this. "
+       "Branch calls are cut to fit in it",
+       &c.lease.lease,
+       {}},
+      {"--lease-poll",
+       "With a postgresql:// store: how often the lease is renewed and the database is "
+       "searched for transactions to drive",
+       &c.lease.poll,
+       {}},
+      {"--shutdown-grace",
+       "On SIGTERM/SIGINT, how long in-flight branch calls may take to finish; the rest are "
+       "resent after the next start",
+       &c.shutdown_grace,
+       {}},
+  };
+}
+
+void AddDurationOptions(CLI::App& app, std::vector<DurationFlag>& durations) {
+  for (DurationFlag& flag : durations) {
+    flag.text = flag.target->count() == 0 ? "0" : FormatDuration(*flag.target);
+    app.add_option(flag.name, flag.text, std::string(flag.help) + " (e.g. 500ms, 3s, 1m)")
+        ->capture_default_str();
+  }
+}
+
+void AddCapacityOptions(CLI::App& app, ServerConfig& c) {
+  app.add_option("--stuck-after", c.retry.stuck_after,
+                 "Consecutive failures of one branch after which its transaction is flagged "
+                 "stuck (retries go on)")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
+  app.add_option_function<std::int64_t>(
+         "--commit-delay-us",
+         [&c](std::int64_t us) { c.store.commit_delay = std::chrono::microseconds(us); },
+         "Under steady load, how long the database writer waits for more transactions to share "
+         "the next fsync: fewer fsyncs for more latency, for a disk shared with other syncing "
+         "processes (0: never wait)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{100'000}))
+      ->default_str(std::to_string(c.store.commit_delay.count()));
+  app.add_option("--io-threads", c.io_threads,
+                 "Threads that serve the API, run transaction passes and make branch calls, "
+                 "all asynchronously (0: one per core)")
+      ->check(CLI::Range(0, 256))
+      ->capture_default_str();
+  app.add_option("--max-passes", c.max_passes,
+                 "Transaction passes run at once (each may hold connections to participants); "
+                 "more due transactions wait their turn")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--max-body-bytes", c.api.max_body_bytes,
+                 "Largest request body accepted; a larger one is refused with 413")
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{64} << 20))
+      ->capture_default_str();
+  app.add_option("--max-connections", c.api.max_connections,
+                 "Open client connections beyond which new ones are refused")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}))
+      ->capture_default_str();
+}
+
+void AddTokenOptions(CLI::App& app, ParsedText& text) {
+  app.add_option("--read-token", text.read_tokens,
+                 "Bearer token that may read transactions and metrics (repeatable); once any "
+                 "token is set, every route but /api/ping needs one")
+      ->envname("SETTLE_READ_TOKEN");
+  app.add_option("--client-token", text.client_tokens,
+                 "Bearer token that may also run transactions: what services' SDKs send "
+                 "(repeatable)")
+      ->envname("SETTLE_CLIENT_TOKEN");
+  app.add_option("--admin-token", text.admin_tokens,
+                 "Bearer token that may also force-stop and retry any transaction (repeatable)")
+      ->envname("SETTLE_ADMIN_TOKEN");
+  app.add_option("--token-file", text.token_file,
+                 "File of \"<read|client|admin> <token>\" lines, one per token; safer than "
+                 "flags, which other users can see in the process list")
+      ->envname("SETTLE_TOKEN_FILE")
+      ->check(CLI::ExistingFile);
+}
+
+void AddOperatorOptions(CLI::App& app, ServerConfig& c) {
+  app.add_option("--instance-id", c.lease.instance_id,
+                 "With a postgresql:// store: this instance's name among those sharing it "
+                 "(default: <hostname>-<pid>); a restart under the same name takes its "
+                 "transactions back at once");
+  app.add_option("--alert-webhook", c.alert_webhook,
+                 "http:// or https:// URL to POST a JSON alert to when a transaction becomes "
+                 "stuck");
+  app.add_option("--tls-cert", c.api.tls.cert_file,
+                 "PEM certificate chain: with --tls-key, the API is served over HTTPS only")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-key", c.api.tls.key_file, "PEM private key of --tls-cert")
+      ->check(CLI::ExistingFile);
+  app.add_option("--ca-file", c.ca_file,
+                 "PEM CA certificates that https:// participants and webhooks are verified "
+                 "against (default: the system's CA store)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--log-level", c.log_level, "trace, debug, info, warn, error, critical or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+}
+
+// What the parser cannot check by itself: durations, tokens, and flags that go together.
+Status ApplyParsedText(const ParsedText& text, ServerConfig& c) {
+  for (const DurationFlag& flag : text.durations) {
+    auto parsed = ParseDuration(flag.text);
+    if (!parsed)
+      return Status::InvalidArgument(std::string(flag.name) + ": " + parsed.status().message());
+    *flag.target = *parsed;
+  }
+  if (Status s = CollectTokens(c.api.tokens, text.read_tokens, text.client_tokens,
+                               text.admin_tokens, text.token_file);
+      !s.ok()) {
+    return s;
+  }
+  if (c.lease.poll.count() <= 0 || c.lease.lease < 4 * c.lease.poll) {
+    return Status::InvalidArgument(
+        "--lease must be at least 4 times --lease-poll, which must be positive");
+  }
+  if (c.api.tls.cert_file.empty() != c.api.tls.key_file.empty()) {
+    return Status::InvalidArgument("--tls-cert and --tls-key go together");
+  }
+  if (c.coordinator.retry_interval.count() <= 0 || c.retry.max_interval.count() <= 0 ||
+      c.coordinator.request_timeout.count() <= 0 || c.api.io_timeout.count() <= 0 ||
+      c.api.keep_alive_timeout.count() <= 0) {
+    return Status::InvalidArgument(
+        "--retry-interval, --retry-max, --branch-timeout, --io-timeout and "
+        "--keep-alive-timeout must be positive");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+CommandLine ParseCommandLine(int argc, const char* const* argv) {
+  CommandLine result;
+  ServerConfig& c = result.config;
+  CLI::App app{
+      "settled: the Settle transaction coordinator (TCC and saga over HTTP, durable on SQLite "
+      "or PostgreSQL).\n"
+      "Speaks DTM's HTTP protocol under /api/settle and /api/dtmsvr.",
+      "settled"};
+  ParsedText text;
+  text.durations = DurationFlags(c);
+  // In the order --help lists them.
+  AddListenAndStoreOptions(app, c);
+  AddDurationOptions(app, text.durations);
+  AddCapacityOptions(app, c);
+  AddTokenOptions(app, text);
+  AddOperatorOptions(app, c);
+
+  std::ostringstream out;
+  std::ostringstream err;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    result.exit_now = true;
+    result.exit_code = app.exit(e, out, err);
+    result.output = out.str() + err.str();
+    return result;
+  }
+  if (Status s = ApplyParsedText(text, c); !s.ok()) {
+    result.exit_now = true;
+    result.exit_code = 2;
+    result.output = s.message() + "\n";
+  }
+  return result;
+}
+
+}  // namespace settle::coordinator

@@ -1,0 +1,43 @@
+// settled: wiring only. Everything it runs lives in SettledServer.
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "settle/core/stop_signals.h"
+#include "settle/app/command_line.h"
+#include "settle/app/logging.h"
+#include "settle/app/settled_server.h"
+#include "settle/storage/open_store.h"
+
+int main(int argc, char** argv) {
+  using namespace settle::coordinator;
+  const CommandLine command_line = ParseCommandLine(argc, argv);
+  if (command_line.exit_now) {
+    std::fputs(command_line.output.c_str(), command_line.exit_code == 0 ? stdout : stderr);
+    return command_line.exit_code;
+  }
+  settle::BlockStopSignals();  // before any thread starts; awaited below
+
+  const ServerConfig& config = command_line.config;
+  ConfigureLogging(config.log_level);
+  settle::SystemClock clock;
+  auto server = SettledServer::Start(config, clock);
+  if (!server) {
+    spdlog::critical("cannot start: {}", server.status().message());
+    StopLogging();
+    return 1;
+  }
+  const char* scheme = config.api.tls.enabled() ? "https" : "http";
+  spdlog::info("settled listening on {}://{}:{} (store {})", scheme, config.host,
+               (*server)->port(), settle::storage::RedactStoreLocation(config.db_path));
+  std::printf("settled listening on %s://%s:%d\n", scheme, config.host.c_str(), (*server)->port());
+  std::fflush(stdout);
+
+  const int signal_number = settle::WaitForStopSignal();
+  spdlog::info("received {}; shutting down", strsignal(signal_number));
+  (*server)->Shutdown();
+  server->reset();
+  StopLogging();
+  return 0;
+}

@@ -1,0 +1,26 @@
+#pragma once
+
+#include "settle/metrics/prometheus_text.h"
+#include "settle/drive/coordinator_metrics.h"
+#include "settle/app/retention.h"
+#include "settle/drive/scheduler.h"
+#include "settle/app/webhook_alerts.h"
+#include "settle/storage/store.h"
+
+namespace settle::coordinator {
+
+// Everything settled exports at /api/metrics except the HTTP metrics: the coordinator's
+// counters, the unfinished and stuck transactions as stored, the scheduler's load, and the
+// store's commits. A store that cannot be read is reported by settle_store_up 0, not by
+// failing the scrape.
+struct SettledMetricsSources {
+  const CoordinatorMetrics& coordinator;
+  storage::Store& store;
+  const Scheduler& scheduler;
+  const Retention& retention;
+  const WebhookAlerts* alerts;  // null without a webhook
+};
+
+void WriteSettledMetrics(PrometheusText& out, const SettledMetricsSources& sources);
+
+}  // namespace settle::coordinator

@@ -1,0 +1,197 @@
+#include "settle/app/settled_server.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "settle/api/api_server.h"
+#include "settled_metrics.h"
+#include "settle/drive/coordinator.h"
+#include "settle/drive/gid_generator.h"
+#include "settle/calls/http_branch_caller.h"
+#include "settle/drive/instance_lease.h"
+#include "settle/drive/leased_pass_runner.h"
+#include "settle/drive/scheduler.h"
+#include "settle/drive/transaction_driver.h"
+#include "settle/net/client.h"
+#include "settle/net/io_threads.h"
+#include "settle/storage/open_store.h"
+
+namespace settle::coordinator {
+namespace {
+
+std::string DefaultInstanceId() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+  return std::string(host[0] != '\0' ? host : "settled") + "-" + std::to_string(getpid());
+}
+
+}  // namespace
+
+// Declared in dependency order: each part only refers to parts above it, and members are
+// destroyed bottom-up. The I/O threads come first: they are stopped explicitly once nothing
+// runs on them, and their context outlives every socket and timer of the parts below.
+struct SettledServer::Parts {
+  Parts(const ServerConfig& c, const Clock& clk, storage::OpenedStore s,
+        std::unique_ptr<net::Client> http_client)
+      : config(c),
+        clock(clk),
+        io(c.io_threads, "settled-io"),
+        // PostgreSQL's reads and claims cross the network: they run here, not on I/O threads.
+        blocking(s.leases == nullptr ? nullptr
+                                     : std::make_unique<asio::thread_pool>(kBlockingThreads)),
+        client(std::move(http_client)),
+        store(std::move(s.store)),
+        async_store(*store, blocking.get()),
+        lease(s.leases == nullptr ? nullptr
+                                  : std::make_unique<InstanceLease>(*s.leases, clock, c.lease)),
+        retention(*store, clock, c.retention),
+        http_caller(*client),
+        fenced_caller(lease == nullptr ? nullptr
+                                       : std::make_unique<FencedBranchCaller>(http_caller, *lease)),
+        driver(async_store, caller(), clock, RetryPolicy(c.retry), metrics, nullptr),
+        leased_driver(lease == nullptr ? nullptr
+                                       : std::make_unique<LeasedPassRunner>(driver, *lease, clock,
+                                                                            blocking.get())),
+        scheduler(clock, io.executor(), runner(), c.max_passes),
+        gids(clock),
+        coordinator(async_store, scheduler, clock, gids, c.coordinator, metrics),
+        api(coordinator, io.context(), c.api, [this](PrometheusText& out) {
+          WriteSettledMetrics(out, {metrics, *store, scheduler, retention, alerts.get()});
+        }) {}
+
+  static constexpr std::size_t kBlockingThreads = 4;
+
+  ServerConfig config;
+  const Clock& clock;
+  // The lease's poll schedules into the scheduler, which goes first.
+  ~Parts() {
+    if (lease != nullptr) lease->Stop(/*release=*/false);
+  }
+
+  // With leases (a shared store), calls are fenced by the lease and passes run only for
+  // transactions this instance owns.
+  BranchCaller& caller() {
+    return fenced_caller != nullptr ? static_cast<BranchCaller&>(*fenced_caller) : http_caller;
+  }
+  PassRunner& runner() {
+    return leased_driver != nullptr ? static_cast<PassRunner&>(*leased_driver) : driver;
+  }
+  // See SettledServer::Shutdown; also undoes a start that failed half-way.
+  void Shutdown();
+
+  net::IoThreads io;
+  std::unique_ptr<asio::thread_pool> blocking;  // null unless the store is shared
+  std::unique_ptr<net::Client> client;          // branch calls and the webhook
+  std::unique_ptr<storage::Store> store;
+  AsyncStore async_store;
+  std::unique_ptr<InstanceLease> lease;   // null unless the store is shared
+  std::unique_ptr<WebhookAlerts> alerts;  // null without a webhook; set before any pass
+  Retention retention;
+  CoordinatorMetrics metrics;
+  HttpBranchCaller http_caller;
+  std::unique_ptr<FencedBranchCaller> fenced_caller;  // null without leases
+  TransactionDriver driver;
+  std::unique_ptr<LeasedPassRunner> leased_driver;  // null without leases
+  Scheduler scheduler;
+  GidGenerator gids;
+  Coordinator coordinator;
+  ApiServer api;
+  int port = 0;
+  bool stopped = false;
+};
+
+Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& config,
+                                                            const Clock& clock) {
+  auto client = net::Client::Create({.ca_file = config.ca_file});
+  if (!client) return client.status();
+  if (!config.alert_webhook.empty()) {
+    if (auto url = net::ParseUrl(config.alert_webhook); !url) {
+      return Status::InvalidArgument("alert webhook '" + config.alert_webhook +
+                                     "': " + url.status().message());
+    }
+  }
+  auto store = storage::OpenStore(config.db_path, config.store);
+  if (!store) return store.status();
+  ServerConfig effective = config;
+  if (effective.lease.instance_id.empty()) effective.lease.instance_id = DefaultInstanceId();
+  auto parts = std::make_unique<Parts>(effective, clock, std::move(*store), std::move(*client));
+  if (!config.alert_webhook.empty()) {
+    auto alerts = WebhookAlerts::Create(config.alert_webhook, clock, parts->io.executor(),
+                                        *parts->client);
+    if (!alerts) return alerts.status();
+    parts->alerts = std::move(*alerts);
+    parts->driver.SetAlerts(parts->alerts.get());
+  }
+  parts->io.Start();
+  if (parts->lease != nullptr) {
+    // Shared store: this instance drives what it owns or may claim, found by the lease's poll.
+    Scheduler& scheduler = parts->scheduler;
+    if (Status s = parts->lease->Start([&scheduler](const std::string& gid, TimePoint due) {
+          scheduler.Schedule(gid, due);
+        });
+        !s.ok()) {
+      parts->Shutdown();
+      return s;
+    }
+    spdlog::info("instance {} holds its lease ({} ms, renewed every {} ms)",
+                 effective.lease.instance_id, effective.lease.lease.count(),
+                 effective.lease.poll.count());
+  } else {
+    auto resumed = parts->coordinator.Resume();
+    if (!resumed) {
+      parts->Shutdown();
+      return resumed.status();
+    }
+    if (*resumed > 0) spdlog::info("resuming {} unfinished transactions", *resumed);
+  }
+  parts->scheduler.Start();
+  parts->retention.Start();
+  auto port = parts->api.Start(config.host, config.port);
+  if (!port) {
+    parts->Shutdown();
+    return port.status();
+  }
+  parts->port = *port;
+  spdlog::info("serving on {} I/O threads; the API over {}", parts->io.size(),
+               config.api.tls.enabled() ? "HTTPS" : "HTTP");
+  return std::unique_ptr<SettledServer>(new SettledServer(std::move(parts)));
+}
+
+SettledServer::SettledServer(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
+
+SettledServer::~SettledServer() { Shutdown(); }
+
+int SettledServer::port() const { return parts_->port; }
+Coordinator& SettledServer::coordinator() { return parts_->coordinator; }
+storage::Store& SettledServer::store() { return *parts_->store; }
+
+void SettledServer::Shutdown() { parts_->Shutdown(); }
+
+void SettledServer::Parts::Shutdown() {
+  if (stopped) return;
+  stopped = true;
+  coordinator.BeginShutdown();
+  // Passes stop starting calls; the ones in flight get the grace period to finish.
+  scheduler.Stop(config.shutdown_grace);
+  api.Stop();
+  retention.Stop();
+  scheduler.WaitForPasses();
+  // After the last pass: the other instances may take this one's transactions over at once.
+  if (lease != nullptr) lease->Stop(/*release=*/true);
+  if (alerts != nullptr) alerts->Stop();
+  io.Stop();
+  if (blocking != nullptr) blocking->join();
+  const storage::StoreStats stats = store->Stats();
+  const double commits = stats.commits == 0 ? 1.0 : static_cast<double>(stats.commits);
+  spdlog::info(
+      "stopped; closing the database ({} commits, {:.1f} batches, {:.0f} us and {:.1f} WAL pages "
+      "per commit; {} over 10 ms, the longest {:.1f} ms; {} background and {} writer "
+      "checkpoints)",
+      stats.commits, static_cast<double>(stats.batches) / commits,
+      static_cast<double>(stats.commit_micros_total) / commits,
+      static_cast<double>(stats.wal_pages_written) / commits,
+      stats.commit_time.CountAbove(10'000), static_cast<double>(stats.commit_time.max) / 1000,
+      stats.background_checkpoints, stats.writer_checkpoints);
+}
+
+}  // namespace settle::coordinator

@@ -1,0 +1,164 @@
+#include "settle/app/webhook_alerts.h"
+
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <utility>
+
+
+namespace settle::coordinator {
+namespace {
+
+constexpr std::size_t kMaxAnswerBytes = 4096;
+
+// The unfinished branch that has failed the most times in a row: the one that made the
+// transaction stuck.
+const storage::BranchRecord* FailingBranch(const storage::Transaction& tx) {
+  const storage::BranchRecord* worst = nullptr;
+  for (const storage::BranchRecord& b : tx.branches) {
+    if (b.status != BranchStatus::kPrepared) continue;
+    if (worst == nullptr || b.failures > worst->failures) worst = &b;
+  }
+  return worst;
+}
+
+}  // namespace
+
+std::string StuckAlertBody(const storage::Transaction& tx, TimePoint now) {
+  nlohmann::json body = {{"event", "transaction_stuck"},
+                         {"gid", tx.global.gid},
+                         {"trans_type", ToString(tx.global.trans_type)},
+                         {"status", ToString(tx.global.status)},
+                         {"stuck_at", FormatTime(now)}};
+  if (const storage::BranchRecord* b = FailingBranch(tx)) {
+    body["branch_id"] = b->branch_id;
+    body["op"] = ToString(b->op);
+    body["url"] = b->url;
+    body["failures"] = b->failures;
+    body["last_error"] = b->last_error;
+  }
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Result<std::unique_ptr<WebhookAlerts>> WebhookAlerts::Create(const std::string& url,
+                                                             const Clock& clock,
+                                                             asio::any_io_executor executor,
+                                                             net::Client& client,
+                                                             WebhookSettings settings) {
+  Result<net::Url> parsed = net::ParseUrl(url);
+  if (!parsed) {
+    return Status::InvalidArgument("alert webhook '" + url + "': " + parsed.status().message());
+  }
+  return std::unique_ptr<WebhookAlerts>(
+      new WebhookAlerts(std::move(*parsed), clock, std::move(executor), client, settings));
+}
+
+WebhookAlerts::WebhookAlerts(net::Url url, const Clock& clock, asio::any_io_executor executor,
+                             net::Client& client, WebhookSettings settings)
+    : url_(std::move(url)),
+      clock_(clock),
+      settings_(settings),
+      client_(client),
+      strand_(asio::make_strand(executor)),
+      backoff_(strand_) {}
+
+WebhookAlerts::~WebhookAlerts() { Stop(); }
+
+void WebhookAlerts::TransactionStuck(const storage::Transaction& tx) {
+  std::string body = StuckAlertBody(tx, clock_.Now());
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ || queue_.size() >= settings_.max_queued) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      spdlog::error("alert webhook: queue full, dropped the alert for gid={}", tx.global.gid);
+      return;
+    }
+    queue_.push_back(std::move(body));
+    if (sending_) return;
+    sending_ = true;
+  }
+  asio::co_spawn(strand_, Drain(), asio::detached);
+}
+
+void WebhookAlerts::Stop(Duration grace) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!stopping_) give_up_at_ = std::chrono::steady_clock::now() + grace;
+    stopping_ = true;
+  }
+  // Ends a backoff wait at once.
+  asio::post(strand_, [this] { backoff_.cancel(); });
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [this] { return !sending_; });
+}
+
+asio::awaitable<std::string> WebhookAlerts::Post(std::string body, Duration timeout) {
+  net::ClientRequest request;
+  request.method = "POST";
+  request.url = url_;
+  request.body = std::move(body);
+  request.timeout = timeout;
+  request.idempotent = false;
+  request.max_answer_bytes = kMaxAnswerBytes;
+  Result<net::ClientAnswer> answer = co_await client_.Send(std::move(request));
+  if (!answer) co_return answer.status().message();
+  if (answer->status < 200 || answer->status > 299) {
+    co_return "HTTP " + std::to_string(answer->status);
+  }
+  co_return std::string();
+}
+
+asio::awaitable<void> WebhookAlerts::Drain() {
+  for (;;) {
+    std::string body;
+    bool stopping = false;
+    std::chrono::steady_clock::time_point give_up_at;
+    {
+      std::lock_guard lock(mutex_);
+      if (queue_.empty()) {
+        // Under the lock that TransactionStuck takes: an alert queued from now on starts a
+        // new Drain. After this, nothing of `this` is touched (Stop may return and free it).
+        sending_ = false;
+        idle_.notify_all();
+        co_return;
+      }
+      body = std::move(queue_.front());
+      queue_.pop_front();
+      stopping = stopping_;
+      give_up_at = give_up_at_;
+    }
+    // Once stopping, each alert gets one attempt, and only while the grace lasts.
+    const int attempts = stopping ? 1 : std::max(1, settings_.attempts);
+    std::string error = "not attempted: shutting down";
+    Duration delay = settings_.retry_delay;
+    for (int attempt = 1; attempt <= attempts; ++attempt) {
+      Duration timeout = settings_.timeout;
+      if (stopping) {
+        const auto left = std::chrono::duration_cast<Duration>(give_up_at -
+                                                               std::chrono::steady_clock::now());
+        if (left <= Duration(0)) break;
+        timeout = std::min(timeout, left);
+      }
+      error = co_await Post(body, timeout);
+      if (error.empty() || attempt == attempts) break;
+      backoff_.expires_after(delay);
+      boost::system::error_code ec;
+      co_await backoff_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      {
+        std::lock_guard lock(mutex_);
+        if (stopping_) break;
+      }
+      delay *= 2;
+    }
+    if (error.empty()) {
+      sent_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      failed_.fetch_add(1, std::memory_order_relaxed);
+      spdlog::error("alert webhook: could not deliver {}: {}", body, error);
+    }
+  }
+}
+
+}  // namespace settle::coordinator

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <vector>
+
+#include "settle/engine/branch_call.h"
+#include "settle/net/asio.h"
+
+namespace settle::coordinator {
+
+// Makes branch calls. The seam where tests script participants' answers.
+//
+// Thread-safety: CallAll may be called from many coroutines at once.
+class BranchCaller {
+ public:
+  virtual ~BranchCaller() = default;
+
+  // Makes every call, concurrently, and returns their outcomes in the same order once every
+  // call has one. Never throws; every failure is an outcome.
+  virtual asio::awaitable<std::vector<BranchOutcome>> CallAll(std::vector<BranchCall> calls) = 0;
+};
+
+}  // namespace settle::coordinator

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstddef>
+
+#include "settle/calls/branch_caller.h"
+#include "settle/net/client.h"
+
+namespace settle::coordinator {
+
+struct HttpBranchCallerOptions {
+  // A participant's answer beyond this many bytes is read and discarded: only the start of a
+  // body matters for classification and last_error.
+  std::size_t max_response_bytes = 64 * 1024;
+};
+
+// Calls participants over HTTP(S) exactly as docs/protocol.md §4.1 says: POST with the stored body
+// when it is non-empty, otherwise GET; the registered URL plus gid, trans_type, branch_id and
+// op; Content-Type: application/json plus the branch headers; the call's timeout for the
+// whole exchange. Calls go through `client` (net::Client: keep-alive pools per origin, TLS, a
+// stale kept-alive connection replaced once: branch handlers are idempotent). The calls of
+// one CallAll run concurrently as coroutines, without a thread each.
+class HttpBranchCaller final : public BranchCaller {
+ public:
+  explicit HttpBranchCaller(net::Client& client, HttpBranchCallerOptions options = {});
+
+  asio::awaitable<std::vector<BranchOutcome>> CallAll(std::vector<BranchCall> calls) override;
+
+  // One call.
+  asio::awaitable<BranchOutcome> Call(BranchCall call);
+
+ private:
+  net::Client& client_;
+  HttpBranchCallerOptions options_;
+};
+
+}  // namespace settle::coordinator

@@ -1,0 +1,79 @@
+#include "settle/calls/http_branch_caller.h"
+
+#include <chrono>
+#include <exception>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "settle/net/async.h"
+#include "settle/net/message.h"
+#include "settle/net/url.h"
+
+namespace settle::coordinator {
+namespace {
+
+BranchOutcome Unknown(std::string detail) {
+  return BranchOutcome{BranchResult::kUnknown, 0, std::move(detail)};
+}
+
+}  // namespace
+
+HttpBranchCaller::HttpBranchCaller(net::Client& client, HttpBranchCallerOptions options)
+    : client_(client), options_(options) {}
+
+asio::awaitable<std::vector<BranchOutcome>> HttpBranchCaller::CallAll(
+    std::vector<BranchCall> calls) {
+  if (calls.size() == 1) {
+    std::vector<BranchOutcome> one;
+    BranchOutcome outcome = co_await Call(std::move(calls[0]));
+    one.push_back(std::move(outcome));
+    co_return one;
+  }
+  std::vector<asio::awaitable<BranchOutcome>> tasks;
+  tasks.reserve(calls.size());
+  for (BranchCall& call : calls) tasks.push_back(Call(std::move(call)));
+  const asio::any_io_executor executor = co_await asio::this_coro::executor;
+  co_return co_await net::AwaitAll(executor, std::move(tasks));
+}
+
+asio::awaitable<BranchOutcome> HttpBranchCaller::Call(BranchCall call) {
+  const auto start = std::chrono::steady_clock::now();
+  BranchOutcome outcome;
+  try {
+    Result<net::Url> url = net::ParseUrl(call.url);
+    if (!url) {
+      co_return Unknown("invalid branch URL '" + call.url + "': " + url.status().message());
+    }
+    net::ClientRequest request;
+    request.method = call.data.empty() ? "GET" : "POST";
+    request.target = url->TargetWith({{"gid", call.gid},
+                                      {"trans_type", ToString(call.trans_type)},
+                                      {"branch_id", call.branch_id},
+                                      {"op", ToString(call.op)}});
+    request.url = std::move(*url);
+    request.headers.assign(call.headers.begin(), call.headers.end());
+    request.body = std::move(call.data);
+    request.timeout = call.timeout;
+    request.max_answer_bytes = options_.max_response_bytes;
+    Result<net::ClientAnswer> answer = co_await client_.Send(std::move(request));
+    if (!answer) {
+      outcome = Unknown(answer.status().code() == StatusCode::kInvalidArgument
+                            ? "invalid branch " + answer.status().message()
+                            : answer.status().message());
+    } else {
+      outcome.http_status = answer->status;
+      outcome.result = ClassifyBranchResponse(answer->status, answer->body);
+      if (outcome.result != BranchResult::kSuccess) {
+        outcome.detail = net::DescribeAnswer(answer->status, answer->body);
+      }
+    }
+  } catch (const std::exception& e) {
+    outcome = Unknown(std::string("internal error calling the branch: ") + e.what());
+  }
+  outcome.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - start);
+  co_return outcome;
+}
+
+}  // namespace settle::coordinator

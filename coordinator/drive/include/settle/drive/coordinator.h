@@ -1,0 +1,97 @@
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "settle/core/clock.h"
+#include "settle/drive/async_store.h"
+#include "settle/drive/coordinator_metrics.h"
+#include "settle/drive/gid_generator.h"
+#include "settle/drive/requests.h"
+#include "settle/drive/scheduler.h"
+#include "settle/storage/store.h"
+
+namespace settle::coordinator {
+
+// Server-wide defaults, applied when a transaction is created and stored with it.
+struct CoordinatorSettings {
+  Duration request_timeout{3000};
+  Duration retry_interval{1000};
+  Duration tcc_timeout_to_fail{35000};
+  // How long a wait_result request waits for a pass already running for its gid.
+  Duration wait_result_max_wait{30000};
+  // Branches one TCC may register; registering more is refused (400).
+  std::size_t max_tcc_branches = kMaxTccBranches;
+};
+
+// The operations of docs/protocol.md §3. Each builds its change as storage records, commits it
+// (durable before it returns OK), then hands the transaction to the scheduler. Each is a
+// coroutine on an I/O thread: it awaits the store's commit and, for wait_result, the pass,
+// without holding a thread.
+//
+// Errors: InvalidArgument for requests that contradict themselves; NotFound for an unknown
+// gid; Conflict when the transaction's state does not allow the operation; Pending when
+// wait_result found the transaction unfinished; Unavailable when storage failed or the
+// coordinator is shutting down. Thread-safe.
+class Coordinator {
+ public:
+  Coordinator(AsyncStore& store, Scheduler& scheduler, const Clock& clock, GidGenerator& gids,
+              CoordinatorSettings settings, CoordinatorMetrics& metrics);
+
+  // Hands every unfinished transaction in storage to the scheduler (resume after a restart).
+  // Returns how many. Blocks on the store: for start-up.
+  Result<std::size_t> Resume();
+
+  std::string NewGid();
+  asio::awaitable<Status> Prepare(PrepareRequest request);
+  asio::awaitable<Status> RegisterBranch(RegisterBranchRequest request);
+  asio::awaitable<Status> Submit(SubmitRequest request);
+  asio::awaitable<Status> Abort(AbortRequest request);
+  asio::awaitable<Result<std::optional<storage::Transaction>>> Query(std::string gid);
+  asio::awaitable<Result<storage::ListPage>> List(storage::ListQuery query);
+  asio::awaitable<Status> ForceStop(std::string gid);
+  asio::awaitable<Status> ResetNextCronTime(std::string gid);
+
+  // From now on every operation that changes state answers Unavailable.
+  void BeginShutdown() { shutting_down_ = true; }
+
+ private:
+  storage::TransOptions ResolveOptions(const RequestOptions& requested, TransType type) const;
+  // A new global record with resolved options, created and due now.
+  storage::GlobalRecord NewGlobal(const std::string& gid, TransType type, GlobalStatus status,
+                                  const RequestOptions& options, TimePoint now) const;
+  asio::awaitable<Status> SubmitSaga(SubmitRequest request);
+  // Moves gid from one of the `from` statuses to `to`, retrying when a concurrent change wins
+  // the compare-and-set or a branch is registered meanwhile. Answers the transaction as stored
+  // by the change; nullopt for one already in `already_done`, left unchanged. One of another
+  // type than `type` (when given) is a Conflict.
+  asio::awaitable<Result<std::optional<storage::Transaction>>> ChangeStatus(
+      std::string gid, std::optional<TransType> type, std::vector<GlobalStatus> from,
+      GlobalStatus to, std::optional<GlobalStatus> already_done, std::string reason);
+  // A TCC's phase two: ChangeStatus from prepared to `to`, then DriveClaimed from the rows it
+  // stored, under a claim taken before the load so that nothing else drives it in between.
+  asio::awaitable<Status> ChangeTccAndDrive(std::string gid, GlobalStatus to, std::string reason,
+                                            bool wait_result);
+  // Drives the transaction now: a pass in this coroutine for wait_result, which then maps the
+  // status it reached; otherwise the scheduler starts one.
+  asio::awaitable<Status> DriveAfterChange(std::string gid, bool wait_result);
+  // The same for a transaction this request stored while holding `claim`: its pass starts
+  // from `stored` instead of reading it back.
+  asio::awaitable<Status> DriveClaimed(Scheduler::PassClaim claim, storage::Transaction stored,
+                                       bool wait_result);
+  // What a wait_result request answers after its pass.
+  asio::awaitable<Status> AnswerAfterPass(std::string gid, PassResult pass);
+  Status CheckServing() const;
+
+  AsyncStore& store_;
+  Scheduler& scheduler_;
+  const Clock& clock_;
+  GidGenerator& gids_;
+  CoordinatorSettings settings_;
+  CoordinatorMetrics& metrics_;
+  std::atomic<bool> shutting_down_{false};
+};
+
+}  // namespace settle::coordinator

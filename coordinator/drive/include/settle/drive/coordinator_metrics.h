@@ -1,0 +1,50 @@
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+#include "settle/metrics/latency_histogram.h"
+#include "settle/metrics/prometheus_text.h"
+#include "settle/core/protocol.h"
+#include "settle/engine/branch_call.h"
+
+namespace settle::coordinator {
+
+// What the coordinator counts as it works: transactions started, finished and flagged stuck,
+// and every branch call with its outcome and duration. Counters start at zero with the
+// process, as Prometheus expects of counters (rate() handles the restart).
+//
+// Thread-safety: everything from any thread; each count is one relaxed atomic add.
+class CoordinatorMetrics {
+ public:
+  void TransactionStarted(TransType type);
+  // The transaction reached succeed or failed.
+  void TransactionFinished(TransType type, GlobalStatus status);
+  void TransactionStuck(TransType type);
+  // `retry`: the branch had been called before.
+  void BranchCalled(BranchOp op, const BranchOutcome& outcome, bool retry);
+
+  // settle_transactions_started_total, settle_transactions_finished_total,
+  // settle_transactions_stuck_total, settle_branch_calls_total, settle_branch_retries_total
+  // and settle_branch_call_duration_seconds.
+  void WriteTo(PrometheusText& out) const;
+
+  std::uint64_t Finished(TransType type, GlobalStatus status) const;
+  std::uint64_t BranchCalls(BranchOp op, BranchResult result) const;
+
+ private:
+  static constexpr std::size_t kTypes = 2;
+  static constexpr std::size_t kOps = 5;
+  static constexpr std::size_t kResults = 4;
+  using Counter = std::atomic<std::uint64_t>;
+
+  std::array<Counter, kTypes> started_{};
+  std::array<std::array<Counter, 2>, kTypes> finished_{};  // [type][failed?]
+  std::array<Counter, kTypes> stuck_{};
+  std::array<std::array<Counter, kResults>, kOps> calls_{};
+  std::array<Counter, kOps> retries_{};
+  std::array<LatencyHistogram, kOps> call_time_;
+};
+
+}  // namespace settle::coordinator

@@ -1,0 +1,83 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+
+#include "settle/core/clock.h"
+#include "settle/core/periodic_thread.h"
+#include "settle/core/status.h"
+#include "settle/storage/instance_leases.h"
+
+namespace settle::coordinator {
+
+struct InstanceLeaseSettings {
+  std::string instance_id;     // unique among the instances sharing the database
+  Duration lease{10000};       // how long the instance's lease lasts after each renewal
+  Duration poll{500};          // how often it renews and looks for transactions to drive
+};
+
+// This coordinator instance's side of storage::InstanceLeases, for several instances on one
+// database:
+// - renews the instance lease every `poll`, and counts it held until `lease` after the moment
+//   the last successful renewal was sent (a steady clock: the database's expiry is later);
+// - every `poll`, schedules the unfinished transactions due soon that this instance may drive
+//   (its own, unowned ones, and those of instances whose lease ran out), through `schedule`;
+// - claims a transaction before a pass drives it, remembering what it owns while the lease
+//   stays held, so that a pass normally costs no extra write.
+// Branch calls are fenced by Remaining(): a call must end before the lease could run out, so
+// an instance cut off from the database stops calling before another may take over.
+//
+// Thread-safety: every method from any thread; Start and Stop from one.
+class InstanceLease {
+ public:
+  using ScheduleFn = std::function<void(const std::string& gid, TimePoint due)>;
+
+  InstanceLease(storage::InstanceLeases& leases, const Clock& clock,
+                InstanceLeaseSettings settings);
+  ~InstanceLease();  // Stop(false)
+  InstanceLease(const InstanceLease&) = delete;
+  InstanceLease& operator=(const InstanceLease&) = delete;
+
+  // Takes the lease (Unavailable if the database refuses), schedules every transaction this
+  // instance may drive, and starts renewing and polling.
+  Status Start(ScheduleFn schedule);
+
+  // Stops renewing; with `release`, ends the lease now so that other instances take this
+  // one's transactions over at once (after its last pass has ended).
+  void Stop(bool release);
+
+  // true: this instance owns `gid` now (claimed it, or already did while the lease held);
+  // false: another live instance does. NotFound for an unknown gid; Unavailable when the lease
+  // is not held or the database cannot be reached.
+  Result<bool> Claim(const std::string& gid);
+
+  // Drops `gid` from what this instance remembers owning (its pass found it finished).
+  void Forget(const std::string& gid);
+
+  // How long the lease is sure to stay held, counting a safety margin; zero or less: not held.
+  Duration Remaining() const;
+
+  const InstanceLeaseSettings& settings() const { return settings_; }
+
+ private:
+  using Steady = std::chrono::steady_clock;
+  Status Renew();
+  void Poll(TimePoint due_by, TimePoint unowned_due_by);
+
+  storage::InstanceLeases& leases_;
+  const Clock& clock_;
+  const InstanceLeaseSettings settings_;
+  ScheduleFn schedule_;
+  std::atomic<Steady::rep> held_until_{0};  // Steady ticks
+  std::atomic<bool> lapsed_{false};         // logged as lapsed, not renewed since
+  std::mutex mutex_;
+  std::unordered_set<std::string> owned_;  // guarded by mutex_; cleared when the lease lapses
+  std::unique_ptr<PeriodicThread> thread_;
+};
+
+}  // namespace settle::coordinator

@@ -1,0 +1,16 @@
+#pragma once
+
+#include "settle/storage/records.h"
+
+namespace settle::coordinator {
+
+// Where the driver reports a transaction it has just flagged stuck (stored as stuck).
+// Thread-safety: from many threads at once.
+class StuckAlerts {
+ public:
+  virtual ~StuckAlerts() = default;
+  // Must not block on I/O: the driver calls it in the middle of a pass.
+  virtual void TransactionStuck(const storage::Transaction& tx) = 0;
+};
+
+}  // namespace settle::coordinator

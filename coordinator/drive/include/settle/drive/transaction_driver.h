@@ -1,0 +1,72 @@
+#pragma once
+
+#include "settle/core/clock.h"
+#include "settle/drive/async_store.h"
+#include "settle/calls/branch_caller.h"
+#include "settle/drive/coordinator_metrics.h"
+#include "settle/drive/pass_runner.h"
+#include "settle/engine/retry_policy.h"
+#include "settle/drive/stuck_alerts.h"
+#include "settle/engine/decision.h"
+#include "settle/storage/store.h"
+
+namespace settle::coordinator {
+
+// Drives one transaction from its stored rows, in rounds:
+//   decide (engine) -> store the status change and schedule fields, together with the
+//   outcomes of earlier rounds -> call the due branches in parallel -> record outcomes.
+// A status change is durable before any call it permits (no cancel goes out for an abort
+// that a crash could undo). Outcomes are stored with the next status change, or when no call
+// follows at once, or after kMaxUnstoredRounds rounds: a saga's steps go out back to back and
+// its outcomes share one commit with its end. A call whose outcome a crash lost is simply
+// made again (branch handlers are idempotent).
+// Every write is conditioned on the status the pass read, so an operator's forceStop, or a
+// client's submit or abort, is never overwritten: the pass stops and the next pass reloads.
+//
+// Thread-safe: passes for different gids may run at once, on any I/O threads.
+class TransactionDriver final : public PassRunner {
+ public:
+  TransactionDriver(AsyncStore& store, BranchCaller& caller, const Clock& clock,
+                    RetryPolicy policy, CoordinatorMetrics& metrics,
+                    StuckAlerts* alerts = nullptr);
+
+  asio::awaitable<PassResult> RunPass(std::string gid, std::optional<storage::Transaction> stored,
+                                      std::stop_token stop) override;
+
+  // Where stuck transactions are reported from now on (null: nowhere). Before any pass.
+  void SetAlerts(StuckAlerts* alerts) { alerts_ = alerts; }
+
+  // Upper bound of rounds with calls in one pass, so a long saga yields to other transactions.
+  static constexpr int kMaxRoundsPerPass = 64;
+  // Rounds whose outcomes may wait for one commit: bounds the calls a crash makes again.
+  static constexpr int kMaxUnstoredRounds = 8;
+  // How long to wait before retrying a pass that storage refused.
+  static constexpr Duration kStorageRetryDelay{1000};
+
+ private:
+  // Applies the engine's status changes for this round to `tx` (logging each), then its
+  // next_cron_time and stuck flag; returns the decision whose calls are due now.
+  Decision AdvanceStatus(storage::Transaction& tx, TimePoint now);
+  // The one commit of a pass: `batch` (outcomes not yet stored) with the global's change from
+  // `before`, or with a check that its status is still `before`'s. Nullopt once stored;
+  // otherwise what the pass returns (storage unavailable: retry later; a concurrent change:
+  // start over from storage).
+  asio::awaitable<std::optional<PassResult>> StoreRound(storage::Transaction& tx,
+                                                        const storage::GlobalRecord& before,
+                                                        storage::WriteBatch& batch, TimePoint now);
+  // Makes the calls of `rows` and records their outcomes in `tx` and, to be stored, `batch`.
+  asio::awaitable<void> CallAndRecord(storage::Transaction& tx, const std::vector<std::size_t>& rows,
+                                      storage::WriteBatch& batch);
+  // Counts what a committed change did (a transaction finished, or became stuck) and raises
+  // the stuck alert.
+  void AfterStored(const storage::GlobalRecord& before, const storage::Transaction& tx);
+
+  AsyncStore& store_;
+  BranchCaller& caller_;
+  const Clock& clock_;
+  RetryPolicy policy_;
+  CoordinatorMetrics& metrics_;
+  StuckAlerts* alerts_;  // null: no alerts
+};
+
+}  // namespace settle::coordinator

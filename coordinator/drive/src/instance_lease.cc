@@ -1,0 +1,120 @@
+#include "settle/drive/instance_lease.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace settle::coordinator {
+namespace {
+
+// Transactions scheduled per poll; the rest come with the next polls.
+constexpr std::size_t kPollLimit = 10000;
+
+}  // namespace
+
+InstanceLease::InstanceLease(storage::InstanceLeases& leases, const Clock& clock,
+                             InstanceLeaseSettings settings)
+    : leases_(leases), clock_(clock), settings_(std::move(settings)) {}
+
+InstanceLease::~InstanceLease() { Stop(false); }
+
+Status InstanceLease::Start(ScheduleFn schedule) {
+  schedule_ = std::move(schedule);
+  if (Status s = Renew(); !s.ok()) return s;
+  // Everything this instance may drive, whenever due: what a single instance's start does
+  // with ListUnfinished.
+  Poll(TimePoint::max(), TimePoint::max());
+  thread_ = std::make_unique<PeriodicThread>(settings_.poll, [this] {
+    Renew().IgnoreError();  // logged there; the fence stops calls if it keeps failing
+    // An unowned transaction is left to the instance that created it (it claims it in its
+    // first pass, within milliseconds) unless it has been due for a while.
+    const TimePoint now = clock_.Now();
+    Poll(now + 2 * settings_.poll, now - 2 * settings_.poll);
+  });
+  thread_->Start();
+  return Status::Ok();
+}
+
+void InstanceLease::Stop(bool release) {
+  if (thread_ == nullptr) return;
+  thread_->Stop();
+  thread_.reset();
+  held_until_.store(0);
+  if (release) {
+    if (Status s = leases_.Release(settings_.instance_id); !s.ok()) {
+      spdlog::warn("instance {}: releasing the lease: {} (others take over when it runs out)",
+                   settings_.instance_id, s.ToString());
+    }
+  }
+}
+
+Status InstanceLease::Renew() {
+  const Steady::time_point sent = Steady::now();
+  Status s = leases_.Renew(settings_.instance_id, settings_.lease);
+  if (!s.ok()) {
+    spdlog::error("instance {}: renewing the lease: {}", settings_.instance_id, s.ToString());
+    if (Remaining() <= Duration(0)) {
+      if (!lapsed_.exchange(true)) {
+        spdlog::error("instance {}: lease lapsed: no branch calls until it is renewed",
+                      settings_.instance_id);
+      }
+      std::lock_guard lock(mutex_);
+      owned_.clear();  // another instance may claim them now
+    }
+    return s;
+  }
+  if (Remaining() <= Duration(0)) {
+    // Lapsed before this renewal: whatever was owned may have been taken over meanwhile.
+    std::lock_guard lock(mutex_);
+    owned_.clear();
+  }
+  if (lapsed_.exchange(false)) {
+    spdlog::warn("instance {}: lease renewed after lapsing", settings_.instance_id);
+  }
+  held_until_.store((sent + settings_.lease).time_since_epoch().count());
+  return Status::Ok();
+}
+
+void InstanceLease::Poll(TimePoint due_by, TimePoint unowned_due_by) {
+  Result<std::vector<storage::DueEntry>> due =
+      leases_.ListClaimable(settings_.instance_id, due_by, unowned_due_by, kPollLimit);
+  if (!due) {
+    spdlog::error("instance {}: listing transactions to drive: {}", settings_.instance_id,
+                  due.status().ToString());
+    return;
+  }
+  for (const storage::DueEntry& entry : *due) {
+    schedule_(entry.gid, entry.next_cron_time.value_or(clock_.Now()));
+  }
+}
+
+Result<bool> InstanceLease::Claim(const std::string& gid) {
+  if (Remaining() <= Duration(0)) {
+    return Status::Unavailable("instance " + settings_.instance_id + " does not hold its lease");
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (owned_.count(gid) > 0) return true;
+  }
+  Result<bool> claimed = leases_.Claim(gid, settings_.instance_id);
+  if (claimed && *claimed) {
+    std::lock_guard lock(mutex_);
+    owned_.insert(gid);
+  }
+  return claimed;
+}
+
+void InstanceLease::Forget(const std::string& gid) {
+  std::lock_guard lock(mutex_);
+  owned_.erase(gid);
+}
+
+Duration InstanceLease::Remaining() const {
+  // A tenth of the lease is kept back: the database's clock and this one may tick at slightly
+  // different rates, and a call's end is only known to within scheduling delays.
+  const Steady::time_point until{Steady::duration(held_until_.load())};
+  const auto remaining = until - settings_.lease / 10 - Steady::now();
+  return std::chrono::duration_cast<Duration>(remaining);
+}
+
+}  // namespace settle::coordinator

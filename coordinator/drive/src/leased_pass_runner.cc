@@ -1,0 +1,50 @@
+#include "settle/drive/leased_pass_runner.h"
+
+#include <spdlog/spdlog.h>
+
+#include "settle/net/async.h"
+
+#include <algorithm>
+
+#include "settle/drive/transaction_driver.h"
+
+namespace settle::coordinator {
+
+asio::awaitable<PassResult> LeasedPassRunner::RunPass(std::string gid,
+                                                     std::optional<storage::Transaction> stored,
+                                                     std::stop_token stop) {
+  // Plain statements around the co_await: GCC 12 destroys the result of a conditional
+  // expression that holds a co_await twice.
+  Result<bool> owned;
+  if (blocking_ == nullptr) {
+    owned = lease_.Claim(gid);
+  } else {
+    owned = co_await net::Offload(*blocking_, [this, &gid] { return lease_.Claim(gid); });
+  }
+  if (!owned) {
+    if (owned.status().code() == StatusCode::kNotFound) co_return PassResult{};
+    spdlog::warn("gid={} not claimed, retrying later: {}", gid, owned.status().ToString());
+    co_return PassResult{clock_.Now() + TransactionDriver::kStorageRetryDelay, std::nullopt};
+  }
+  if (!*owned) {
+    spdlog::debug("gid={} is driven by another instance", gid);
+    co_return PassResult{};
+  }
+  PassResult result = co_await inner_.RunPass(gid, std::move(stored), stop);
+  if (!result.next_due) lease_.Forget(gid);
+  co_return result;
+}
+
+asio::awaitable<std::vector<BranchOutcome>> FencedBranchCaller::CallAll(
+    std::vector<BranchCall> calls) {
+  const Duration remaining = lease_.Remaining();
+  if (remaining <= Duration(0)) {
+    BranchOutcome lost;
+    lost.detail = "not called: this coordinator's instance lease is not held";
+    co_return std::vector<BranchOutcome>(calls.size(), lost);
+  }
+  for (BranchCall& call : calls) call.timeout = std::min(call.timeout, remaining);
+  co_return co_await inner_.CallAll(std::move(calls));
+}
+
+}  // namespace settle::coordinator

@@ -1,0 +1,179 @@
+#include "settle/drive/transaction_driver.h"
+
+#include <spdlog/spdlog.h>
+
+#include "settle/engine/decision.h"
+#include "settle/engine/outcome_recorder.h"
+
+namespace settle::coordinator {
+namespace {
+
+BranchCall CallFor(const storage::Transaction& tx, const storage::BranchRecord& row) {
+  BranchCall call;
+  call.gid = row.gid;
+  call.trans_type = tx.global.trans_type;
+  call.branch_id = row.branch_id;
+  call.op = row.op;
+  call.url = row.url;
+  call.data = row.data;
+  call.headers = tx.global.options.branch_headers;
+  call.timeout = tx.global.options.request_timeout;
+  return call;
+}
+
+// When the transaction must next be looked at, as stored for a restart: with calls about to
+// go out it is due now (a crash must not delay them), otherwise at the engine's wake time.
+std::optional<TimePoint> NextCronTime(const storage::GlobalRecord& g, const Decision& d,
+                                      TimePoint now) {
+  if (IsTerminal(g.status)) return std::nullopt;
+  if (d.calls.empty()) return d.wake_at;
+  if (g.next_cron_time && *g.next_cron_time <= now) return g.next_cron_time;
+  return now;
+}
+
+// A branch that answered is logged at debug: the transaction's own lines (submitted, its
+// status changes) tell its story at info, one or two lines a transaction rather than one a call.
+// A call that must be retried is a warning.
+void LogOutcome(const storage::BranchRecord& row, const BranchOutcome& outcome) {
+  if (row.status != BranchStatus::kPrepared) {
+    spdlog::debug("gid={} branch={} op={} outcome={} status={} attempts={}", row.gid, row.branch_id,
+                 ToString(row.op), ToString(outcome.result), ToString(row.status), row.attempts);
+  } else {
+    spdlog::warn("gid={} branch={} op={} outcome={} attempts={} failures={} retry_at={} error={}",
+                 row.gid, row.branch_id, ToString(row.op), ToString(outcome.result), row.attempts,
+                 row.failures, FormatTime(row.next_retry_at), row.last_error);
+  }
+}
+
+}  // namespace
+
+TransactionDriver::TransactionDriver(AsyncStore& store, BranchCaller& caller,
+                                     const Clock& clock, RetryPolicy policy,
+                                     CoordinatorMetrics& metrics, StuckAlerts* alerts)
+    : store_(store),
+      caller_(caller),
+      clock_(clock),
+      policy_(std::move(policy)),
+      metrics_(metrics),
+      alerts_(alerts) {}
+
+void TransactionDriver::AfterStored(const storage::GlobalRecord& before,
+                                    const storage::Transaction& tx) {
+  const storage::GlobalRecord& after = tx.global;
+  if (IsTerminal(after.status) && !IsTerminal(before.status)) {
+    metrics_.TransactionFinished(after.trans_type, after.status);
+  }
+  if (after.stuck && !before.stuck) {
+    metrics_.TransactionStuck(after.trans_type);
+    if (alerts_ != nullptr) alerts_->TransactionStuck(tx);
+  }
+}
+
+Decision TransactionDriver::AdvanceStatus(storage::Transaction& tx, TimePoint now) {
+  const bool was_stuck = tx.global.stuck;
+  Decision d = Decide(tx, now);
+  while (d.next_status) {
+    spdlog::info("gid={} {} -> {}{}{}", tx.global.gid, ToString(tx.global.status),
+                 ToString(*d.next_status), d.reason.empty() ? "" : " reason=", d.reason);
+    ApplyStatusChange(tx.global, *d.next_status, d.reason, now);
+    d = Decide(tx, now);
+  }
+  tx.global.next_cron_time = NextCronTime(tx.global, d, now);
+  if (!IsTerminal(tx.global.status)) {
+    tx.global.stuck = HasStuckBranch(tx, policy_);
+    if (tx.global.stuck && !was_stuck) {
+      spdlog::error("gid={} is stuck: a branch failed {} times in a row", tx.global.gid,
+                    policy_.settings().stuck_after);
+    }
+  }
+  return d;
+}
+
+asio::awaitable<std::optional<PassResult>> TransactionDriver::StoreRound(
+    storage::Transaction& tx, const storage::GlobalRecord& before, storage::WriteBatch& batch,
+    TimePoint now) {
+  const std::string& gid = tx.global.gid;
+  if (!(tx.global == before)) {
+    tx.global.update_time = now;
+    batch.Add(storage::UpdateGlobal{tx.global, before.status});
+  } else {
+    batch.Add(storage::ExpectGlobalStatus{gid, {before.status}});
+  }
+  const Status committed = co_await store_.Commit(std::move(batch));
+  batch.Clear();
+  if (committed.ok()) {
+    AfterStored(before, tx);
+    co_return std::nullopt;
+  }
+  if (committed.code() == StatusCode::kUnavailable) {
+    spdlog::error("gid={} outcome not stored, retrying later: {}", gid, committed.ToString());
+    co_return PassResult{now + kStorageRetryDelay, std::nullopt};
+  }
+  // Someone else changed the transaction (forceStop, abort): start over from storage.
+  spdlog::info("gid={} changed during the pass: {}", gid, committed.ToString());
+  co_return PassResult{now, std::nullopt};
+}
+
+asio::awaitable<void> TransactionDriver::CallAndRecord(storage::Transaction& tx,
+                                                       const std::vector<std::size_t>& rows,
+                                                       storage::WriteBatch& batch) {
+  std::vector<BranchCall> calls;
+  calls.reserve(rows.size());
+  for (std::size_t row : rows) calls.push_back(CallFor(tx, tx.branches[row]));
+  const std::vector<BranchOutcome> outcomes = co_await caller_.CallAll(std::move(calls));
+  const TimePoint now = clock_.Now();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    storage::BranchRecord& row = tx.branches[rows[i]];
+    metrics_.BranchCalled(row.op, outcomes[i], row.attempts > 0);
+    RecordOutcome(row, outcomes[i], tx.global.options.retry_interval, policy_, now);
+    LogOutcome(row, outcomes[i]);
+    batch.Add(storage::UpdateBranch{row, BranchStatus::kPrepared});
+  }
+}
+
+asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
+                                                      std::optional<storage::Transaction> stored,
+                                                      std::stop_token stop) {
+  if (!stored) {
+    auto loaded = co_await store_.Load(gid);
+    if (!loaded) {
+      spdlog::error("gid={} cannot be loaded, retrying later: {}", gid,
+                    loaded.status().ToString());
+      co_return PassResult{clock_.Now() + kStorageRetryDelay, std::nullopt};
+    }
+    if (!loaded->has_value()) co_return PassResult{};
+    stored = std::move(**loaded);
+  }
+  storage::Transaction tx = std::move(*stored);
+  storage::WriteBatch batch;  // outcomes learnt and not yet stored
+  int unstored_rounds = 0;    // rounds whose outcomes are in `batch`
+
+  for (int round = 0;; ++round) {
+    const TimePoint now = clock_.Now();
+    const storage::GlobalRecord before = tx.global;
+    const Decision d = AdvanceStatus(tx, now);
+    // No calls once a stop is requested or the pass has had its rounds: what was learnt is
+    // stored and the transaction is due again at once.
+    const bool last_round = stop.stop_requested() || round == kMaxRoundsPerPass;
+    // Outcomes may wait for a later commit while the next calls go out at once and nothing
+    // else changes (a crash only makes those calls again); a status change is stored before
+    // any call it permits.
+    const bool calls_follow = !d.calls.empty() && !last_round;
+    if (!(tx.global == before) ||
+        (!batch.empty() && (!calls_follow || unstored_rounds >= kMaxUnstoredRounds))) {
+      if (std::optional<PassResult> refused = co_await StoreRound(tx, before, batch, now)) {
+        co_return std::move(*refused);
+      }
+      unstored_rounds = 0;
+    } else if (!batch.empty()) {
+      ++unstored_rounds;
+    }
+    // Here `tx` is exactly what is stored, unless calls follow.
+    if (IsTerminal(tx.global.status)) co_return PassResult{std::nullopt, std::move(tx)};
+    if (d.calls.empty()) co_return PassResult{d.wake_at, std::move(tx)};
+    if (last_round) co_return PassResult{now, std::move(tx)};
+    co_await CallAndRecord(tx, d.calls, batch);
+  }
+}
+
+}  // namespace settle::coordinator

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+
+#include "settle/core/branch_result.h"
+#include "settle/core/clock.h"
+#include "settle/core/protocol.h"
+
+namespace settle::coordinator {
+
+// One call of a participant's confirm/cancel/action/compensate URL (docs/protocol.md §4.1).
+struct BranchCall {
+  std::string gid;
+  TransType trans_type = TransType::kTcc;
+  std::string branch_id;
+  BranchOp op = BranchOp::kConfirm;
+  std::string url;   // as registered; the caller appends gid, trans_type, branch_id, op
+  std::string data;  // POSTed byte for byte when non-empty; otherwise the call is a GET
+  std::map<std::string, std::string> headers;  // branch_headers
+  Duration timeout{3000};                      // request_timeout
+};
+
+struct BranchOutcome {
+  BranchResult result = BranchResult::kUnknown;
+  int http_status = 0;  // 0 when no HTTP answer arrived
+  // Why, for the branch row's last_error and the log: "HTTP 500: <start of body>",
+  // "connection refused", "timed out after 3000 ms". Empty on SUCCESS.
+  std::string detail;
+  // How long the call took, for metrics; 0 when the caller does not measure.
+  std::chrono::microseconds elapsed{0};
+};
+
+}  // namespace settle::coordinator

@@ -1,0 +1,19 @@
+#pragma once
+
+#include "settle/engine/decision.h"
+
+namespace settle::coordinator {
+
+// Saga (docs/protocol.md §2.1, §4.5). Step i's action and compensate rows have seq i.
+// - submitted: calls each action once the steps it waits for have succeeded: the previous
+//   step, or with `concurrent` the steps named in `orders` (none: all at once). Succeed once
+//   every action has succeeded. Moves to aborting when an action answered FAILURE, when an
+//   action has failed retry_limit times in a row, or when timeout_to_fail has passed.
+// - aborting: compensates every step whose action may have started (every step whose
+//   prerequisites had all succeeded, the failed one included; a compensation of an action
+//   that never ran is a no-op for the participant's barrier), in reverse order: a step is
+//   compensated only after every started step that waited for it. Failed once all of those
+//   compensations have succeeded.
+Decision DecideSaga(const storage::Transaction& tx, TimePoint now);
+
+}  // namespace settle::coordinator

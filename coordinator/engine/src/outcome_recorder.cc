@@ -1,0 +1,74 @@
+#include "settle/engine/outcome_recorder.h"
+
+namespace settle::coordinator {
+namespace {
+
+std::string Describe(const BranchOutcome& outcome) {
+  std::string text(ToString(outcome.result));
+  if (!outcome.detail.empty()) {
+    text += ": ";
+    text += outcome.detail;
+  }
+  return text;
+}
+
+// Keeps the call in the branch's bounded history of calls that did not succeed.
+void RememberFailedAttempt(storage::BranchRecord& row, TimePoint now) {
+  auto& history = row.failed_attempts;
+  if (history.size() >= storage::BranchRecord::kMaxFailedAttempts) {
+    history.erase(history.begin(),
+                  history.begin() + static_cast<std::ptrdiff_t>(
+                                        history.size() - storage::BranchRecord::kMaxFailedAttempts + 1));
+  }
+  history.push_back(storage::FailedAttempt{now, row.last_error});
+}
+
+}  // namespace
+
+// The row's status, failure streak, last error and next retry after the call.
+static void RecordResult(storage::BranchRecord& row, const BranchOutcome& outcome,
+                  Duration retry_interval, const RetryPolicy& policy, TimePoint now) {
+  row.attempts += 1;
+  row.update_time = now;
+  switch (outcome.result) {
+    case BranchResult::kSuccess:
+      row.status = BranchStatus::kSucceed;
+      row.failures = 0;
+      return;
+    case BranchResult::kFailure:
+      if (row.op == BranchOp::kAction) {
+        row.status = BranchStatus::kFailed;
+        row.last_error = Describe(outcome);
+        return;
+      }
+      row.failures += 1;
+      row.last_error = "participant bug: " + std::string(ToString(row.op)) + " must not answer " +
+                       Describe(outcome);
+      row.next_retry_at = now + policy.Delay(retry_interval, row.failures);
+      return;
+    case BranchResult::kOngoing:
+      row.last_error = Describe(outcome);
+      row.next_retry_at = now + policy.Delay(retry_interval, row.failures);
+      return;
+    case BranchResult::kUnknown:
+      row.failures += 1;
+      row.last_error = Describe(outcome);
+      row.next_retry_at = now + policy.Delay(retry_interval, row.failures);
+      return;
+  }
+}
+
+void RecordOutcome(storage::BranchRecord& row, const BranchOutcome& outcome,
+                   Duration retry_interval, const RetryPolicy& policy, TimePoint now) {
+  RecordResult(row, outcome, retry_interval, policy, now);
+  if (outcome.result != BranchResult::kSuccess) RememberFailedAttempt(row, now);
+}
+
+bool HasStuckBranch(const storage::Transaction& tx, const RetryPolicy& policy) {
+  for (const auto& b : tx.branches) {
+    if (b.status == BranchStatus::kPrepared && policy.IsStuck(b.failures)) return true;
+  }
+  return false;
+}
+
+}  // namespace settle::coordinator

@@ -1,0 +1,149 @@
+#include "settle/engine/saga_engine.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace settle::coordinator {
+namespace {
+
+constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+
+struct Step {
+  std::size_t action = kNone;      // index into tx.branches
+  std::size_t compensate = kNone;  // index into tx.branches
+  std::vector<int> waits_for;      // indexes of prerequisite steps
+};
+
+std::vector<Step> StepsOf(const storage::Transaction& tx) {
+  int count = 0;
+  for (const auto& b : tx.branches) count = std::max(count, b.seq + 1);
+  std::vector<Step> steps(static_cast<std::size_t>(count));
+  for (std::size_t i = 0; i < tx.branches.size(); ++i) {
+    const storage::BranchRecord& b = tx.branches[i];
+    if (b.seq < 0) continue;
+    Step& step = steps[static_cast<std::size_t>(b.seq)];
+    if (b.op == BranchOp::kAction) step.action = i;
+    if (b.op == BranchOp::kCompensate) step.compensate = i;
+  }
+  const storage::TransOptions& options = tx.global.options;
+  for (int i = 0; i < count; ++i) {
+    Step& step = steps[static_cast<std::size_t>(i)];
+    if (!options.concurrent) {
+      if (i > 0) step.waits_for = {i - 1};
+    } else if (auto it = options.orders.find(i); it != options.orders.end()) {
+      step.waits_for = it->second;
+    }
+  }
+  return steps;
+}
+
+bool Succeeded(const storage::Transaction& tx, std::size_t row) {
+  return row == kNone || tx.branches[row].status == BranchStatus::kSucceed;
+}
+
+bool PrerequisitesSucceeded(const storage::Transaction& tx, const std::vector<Step>& steps,
+                            const Step& step) {
+  for (int p : step.waits_for) {
+    if (p < 0 || static_cast<std::size_t>(p) >= steps.size()) continue;
+    if (!Succeeded(tx, steps[static_cast<std::size_t>(p)].action)) return false;
+  }
+  return true;
+}
+
+void CallOrWait(const storage::Transaction& tx, std::size_t row, TimePoint now, Decision& d) {
+  const TimePoint due = tx.branches[row].next_retry_at;
+  if (due <= now) {
+    d.calls.push_back(row);
+  } else {
+    d.wake_at = d.wake_at ? std::min(*d.wake_at, due) : due;
+  }
+}
+
+std::string StepName(std::size_t index) { return "step " + std::to_string(index); }
+
+Decision RunActions(const storage::Transaction& tx, const std::vector<Step>& steps, TimePoint now) {
+  const storage::GlobalRecord& g = tx.global;
+  Decision d;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].action == kNone) continue;
+    const storage::BranchRecord& action = tx.branches[steps[i].action];
+    if (action.status == BranchStatus::kFailed) {
+      d.next_status = GlobalStatus::kAborting;
+      d.reason = StepName(i) + " action failed: " + action.last_error;
+      return d;
+    }
+    if (g.options.retry_limit > 0 && action.status == BranchStatus::kPrepared &&
+        action.failures >= g.options.retry_limit) {
+      d.next_status = GlobalStatus::kAborting;
+      d.reason = StepName(i) + " action failed " + std::to_string(action.failures) +
+                 " times (retry_limit): " + action.last_error;
+      return d;
+    }
+  }
+  const bool has_deadline = g.options.timeout_to_fail.count() > 0;
+  const TimePoint deadline = g.create_time + g.options.timeout_to_fail;
+  if (has_deadline && now >= deadline) {
+    d.next_status = GlobalStatus::kAborting;
+    d.reason = "timeout_to_fail: actions not finished within " +
+               std::to_string(g.options.timeout_to_fail.count()) + " ms";
+    return d;
+  }
+  bool all_succeeded = true;
+  for (const Step& step : steps) {
+    if (Succeeded(tx, step.action)) continue;
+    all_succeeded = false;
+    if (PrerequisitesSucceeded(tx, steps, step)) CallOrWait(tx, step.action, now, d);
+  }
+  if (all_succeeded) {
+    d.next_status = GlobalStatus::kSucceed;
+    return d;
+  }
+  if (has_deadline && d.calls.empty()) {
+    d.wake_at = d.wake_at ? std::min(*d.wake_at, deadline) : deadline;
+  }
+  return d;
+}
+
+Decision RunCompensations(const storage::Transaction& tx, const std::vector<Step>& steps,
+                          TimePoint now) {
+  // A step whose prerequisites all succeeded may have had its action delivered, even if no
+  // outcome was recorded before a crash: it is compensated.
+  std::vector<bool> started(steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    started[i] = steps[i].action != kNone && PrerequisitesSucceeded(tx, steps, steps[i]);
+  }
+  Decision d;
+  bool all_compensated = true;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (!started[i] || Succeeded(tx, steps[i].compensate)) continue;
+    all_compensated = false;
+    bool dependents_compensated = true;
+    for (std::size_t j = 0; j < steps.size(); ++j) {
+      if (j == i || !started[j]) continue;
+      const auto& waits = steps[j].waits_for;
+      if (std::find(waits.begin(), waits.end(), static_cast<int>(i)) == waits.end()) continue;
+      if (!Succeeded(tx, steps[j].compensate)) dependents_compensated = false;
+    }
+    if (dependents_compensated) CallOrWait(tx, steps[i].compensate, now, d);
+  }
+  if (all_compensated) d.next_status = GlobalStatus::kFailed;
+  return d;
+}
+
+}  // namespace
+
+Decision DecideSaga(const storage::Transaction& tx, TimePoint now) {
+  switch (tx.global.status) {
+    case GlobalStatus::kSubmitted:
+      return RunActions(tx, StepsOf(tx), now);
+    case GlobalStatus::kAborting:
+      return RunCompensations(tx, StepsOf(tx), now);
+    case GlobalStatus::kPrepared:
+    case GlobalStatus::kSucceed:
+    case GlobalStatus::kFailed:
+      return {};
+  }
+  return {};
+}
+
+}  // namespace settle::coordinator

@@ -1,0 +1,59 @@
+#include "settle/engine/tcc_engine.h"
+
+#include <algorithm>
+
+namespace settle::coordinator {
+namespace {
+
+// Phase 2: every row of `op` is called in parallel until all have succeeded.
+Decision DrivePhaseTwo(const storage::Transaction& tx, BranchOp op, GlobalStatus done,
+                       TimePoint now) {
+  Decision d;
+  bool all_succeeded = true;
+  for (std::size_t i = 0; i < tx.branches.size(); ++i) {
+    const storage::BranchRecord& b = tx.branches[i];
+    if (b.op != op || b.status == BranchStatus::kSucceed) continue;
+    all_succeeded = false;
+    if (b.next_retry_at <= now) {
+      d.calls.push_back(i);
+    } else {
+      d.wake_at = d.wake_at ? std::min(*d.wake_at, b.next_retry_at) : b.next_retry_at;
+    }
+  }
+  if (all_succeeded) {
+    d.next_status = done;
+    d.wake_at.reset();
+  }
+  return d;
+}
+
+}  // namespace
+
+Decision DecideTcc(const storage::Transaction& tx, TimePoint now) {
+  const storage::GlobalRecord& g = tx.global;
+  switch (g.status) {
+    case GlobalStatus::kPrepared: {
+      Decision d;
+      if (g.options.timeout_to_fail.count() <= 0) return d;
+      const TimePoint deadline = g.create_time + g.options.timeout_to_fail;
+      if (now >= deadline) {
+        d.next_status = GlobalStatus::kAborting;
+        d.reason = "timeout_to_fail: not submitted within " +
+                   std::to_string(g.options.timeout_to_fail.count()) + " ms";
+      } else {
+        d.wake_at = deadline;
+      }
+      return d;
+    }
+    case GlobalStatus::kSubmitted:
+      return DrivePhaseTwo(tx, BranchOp::kConfirm, GlobalStatus::kSucceed, now);
+    case GlobalStatus::kAborting:
+      return DrivePhaseTwo(tx, BranchOp::kCancel, GlobalStatus::kFailed, now);
+    case GlobalStatus::kSucceed:
+    case GlobalStatus::kFailed:
+      return {};
+  }
+  return {};
+}
+
+}  // namespace settle::coordinator

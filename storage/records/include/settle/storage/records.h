@@ -1,0 +1,87 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "settle/core/clock.h"
+#include "settle/core/protocol.h"
+
+namespace settle::storage {
+
+// The options a transaction runs with, stored with it. The coordinator resolves defaults
+// when it creates the transaction, so a stored transaction never depends on server flags
+// that may change across restarts.
+struct TransOptions {
+  Duration timeout_to_fail{0};  // 0: never (saga); TCC always has one once resolved
+  Duration request_timeout{0};
+  Duration retry_interval{0};
+  int retry_limit = 0;  // saga actions: attempts before the saga aborts; 0 = unlimited
+  bool concurrent = false;
+  // Saga with concurrent: step index -> indexes of the steps it waits for.
+  std::map<int, std::vector<int>> orders;
+  std::map<std::string, std::string> branch_headers;
+  std::string custom_data;  // as the client sent it
+
+  bool operator==(const TransOptions&) const = default;
+};
+
+struct GlobalRecord {
+  std::int64_t id = 0;  // assigned by the store on insert; newer transactions have larger ids
+  std::string gid;
+  TransType trans_type = TransType::kTcc;
+  GlobalStatus status = GlobalStatus::kPrepared;
+  TransOptions options;
+  TimePoint create_time;
+  TimePoint update_time;
+  std::optional<TimePoint> finish_time;
+  std::optional<TimePoint> rollback_time;
+  std::string rollback_reason;
+  // When the coordinator must next look at this transaction; none once it is finished.
+  std::optional<TimePoint> next_cron_time;
+  bool stuck = false;  // a branch has failed the server's stuck threshold times in a row
+
+  bool operator==(const GlobalRecord&) const = default;
+};
+
+// A branch call that did not succeed, kept for operators (the admin console's attempt
+// history).
+struct FailedAttempt {
+  TimePoint at;
+  std::string error;  // as last_error says it
+
+  bool operator==(const FailedAttempt&) const = default;
+};
+
+// One row per (gid, branch_id, op).
+struct BranchRecord {
+  std::string gid;
+  std::string branch_id;
+  BranchOp op = BranchOp::kConfirm;
+  int seq = 0;  // saga: step index; TCC: 0 (its branches are ordered by branch_id)
+  std::string url;
+  std::string data;  // the body forwarded to the participant, byte for byte
+  BranchStatus status = BranchStatus::kPrepared;
+  TimePoint create_time;
+  TimePoint update_time;
+  int attempts = 0;  // calls whose outcome was recorded
+  int failures = 0;  // consecutive failed calls; drives backoff and the stuck flag
+  std::string last_error;
+  TimePoint next_retry_at;  // not before this time
+  // The latest failed calls, oldest first, at most kMaxFailedAttempts: a call that succeeds
+  // at once adds nothing.
+  std::vector<FailedAttempt> failed_attempts;
+  static constexpr std::size_t kMaxFailedAttempts = 10;
+
+  bool operator==(const BranchRecord&) const = default;
+};
+
+// A global transaction with every branch row, ordered by (seq, branch_id, op).
+struct Transaction {
+  GlobalRecord global;
+  std::vector<BranchRecord> branches;
+};
+
+}  // namespace settle::storage

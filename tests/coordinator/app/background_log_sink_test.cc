@@ -1,0 +1,110 @@
+#include "settle/app/background_log_sink.h"
+
+#include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "temp_dir.h"
+
+namespace settle::coordinator {
+namespace {
+
+// A logger writing through a BackgroundLogSink into a file of the test's own.
+class LogFile {
+ public:
+  LogFile() : path_(dir_.File("settled.log")) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+    REQUIRE(fd_ >= 0);
+    sink_ = std::make_shared<BackgroundLogSink>(fd_);
+    logger_ = std::make_shared<spdlog::logger>("test", sink_);
+    logger_->set_pattern("%l %v");
+    logger_->flush_on(spdlog::level::warn);
+  }
+  ~LogFile() { ::close(fd_); }
+
+  spdlog::logger& logger() { return *logger_; }
+  // Destroys the logger and its sink, as settled does before it exits.
+  void Close() {
+    logger_.reset();
+    sink_.reset();
+  }
+  std::vector<std::string> Lines() const {
+    std::ifstream in(path_);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  }
+
+ private:
+  testing::TempDir dir_;
+  std::string path_;
+  int fd_ = -1;
+  std::shared_ptr<BackgroundLogSink> sink_;
+  std::shared_ptr<spdlog::logger> logger_;
+};
+
+TEST_CASE("every line logged from many threads is written whole and in each thread's order",
+          "[logging]") {
+  LogFile log;
+  constexpr int kThreads = 4;
+  constexpr int kLines = 2000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kLines; ++i) log.logger().info("thread={} line={}", t, i);
+    });
+  }
+  for (auto& th : threads) th.join();
+  log.Close();
+
+  const std::vector<std::string> lines = log.Lines();
+  REQUIRE(lines.size() == kThreads * kLines);
+  std::map<int, int> next;  // thread -> the line number expected next
+  for (const std::string& line : lines) {
+    int t = -1;
+    int i = -1;
+    REQUIRE(std::sscanf(line.c_str(), "info thread=%d line=%d", &t, &i) == 2);
+    CHECK(i == next[t]++);
+  }
+}
+
+TEST_CASE("a warning is written before the call that logs it returns", "[logging]") {
+  LogFile log;
+  log.logger().info("before");
+  log.logger().warn("something is wrong");
+  const std::vector<std::string> lines = log.Lines();
+  CHECK(lines == std::vector<std::string>{"info before", "warning something is wrong"});
+}
+
+TEST_CASE("a line at info is written soon without a flush, the sink still open", "[logging]") {
+  LogFile log;
+  log.logger().info("on its own");
+  // The writer lingers a few milliseconds for company; the deadline only bounds a failure.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (log.Lines().empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a poll, not a wait for time
+  }
+  CHECK(log.Lines() == std::vector<std::string>{"info on its own"});
+}
+
+TEST_CASE("closing the sink writes the lines still pending", "[logging]") {
+  LogFile log;
+  for (int i = 0; i < 100; ++i) log.logger().info("line {}", i);
+  log.Close();
+  const std::vector<std::string> lines = log.Lines();
+  REQUIRE(lines.size() == 100);
+  CHECK(lines.back() == "info line 99");
+}
+
+}  // namespace
+}  // namespace settle::coordinator

@@ -1,0 +1,179 @@
+#include "settle/app/command_line.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "temp_dir.h"
+
+namespace settle::coordinator {
+namespace {
+
+CommandLine Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "settled");
+  return ParseCommandLine(static_cast<int>(args.size()), args.data());
+}
+
+TEST_CASE("settled's defaults match the protocol", "[cli]") {
+  const CommandLine cl = Parse({});
+  REQUIRE_FALSE(cl.exit_now);
+  CHECK(cl.config.host == "127.0.0.1");
+  CHECK(cl.config.port == 36789);
+  CHECK(cl.config.db_path == "./data/settle.db");
+  CHECK(cl.config.coordinator.retry_interval == std::chrono::seconds(1));
+  CHECK(cl.config.retry.max_interval == std::chrono::seconds(60));
+  CHECK(cl.config.retry.stuck_after == 10);
+  CHECK(cl.config.coordinator.request_timeout == std::chrono::seconds(3));
+  CHECK(cl.config.coordinator.tcc_timeout_to_fail == std::chrono::seconds(35));
+  CHECK(cl.config.log_level == "info");
+}
+
+TEST_CASE("every setting can be given on the command line", "[cli]") {
+  const CommandLine cl = Parse({"--host",
+                                "0.0.0.0",
+                                "--port",
+                                "0",
+                                "--db",
+                                "/tmp/x.db",
+                                "--retry-interval",
+                                "250ms",
+                                "--retry-max",
+                                "2m",
+                                "--stuck-after",
+                                "4",
+                                "--branch-timeout",
+                                "5s",
+                                "--tcc-timeout",
+                                "1m",
+                                "--io-threads",
+                                "3",
+                                "--max-passes",
+                                "16",
+                                "--log-level",
+                                "debug",
+                                "--shutdown-grace",
+                                "3s"});
+  REQUIRE_FALSE(cl.exit_now);
+  CHECK(cl.config.host == "0.0.0.0");
+  CHECK(cl.config.port == 0);
+  CHECK(cl.config.db_path == "/tmp/x.db");
+  CHECK(cl.config.coordinator.retry_interval == std::chrono::milliseconds(250));
+  CHECK(cl.config.retry.max_interval == std::chrono::minutes(2));
+  CHECK(cl.config.retry.stuck_after == 4);
+  CHECK(cl.config.coordinator.request_timeout == std::chrono::seconds(5));
+  CHECK(cl.config.coordinator.tcc_timeout_to_fail == std::chrono::minutes(1));
+  CHECK(cl.config.io_threads == 3);
+  CHECK(cl.config.max_passes == 16);
+  CHECK(cl.config.log_level == "debug");
+  CHECK(cl.config.shutdown_grace == std::chrono::seconds(3));
+}
+
+TEST_CASE("--help explains every option and exits 0", "[cli]") {
+  const CommandLine cl = Parse({"--help"});
+  CHECK(cl.exit_now);
+  CHECK(cl.exit_code == 0);
+  for (const char* option : {"--host", "--port", "--db", "--retry-interval", "--retry-max",
+                             "--stuck-after", "--branch-timeout", "--tcc-timeout", "--log-level"}) {
+    CHECK_THAT(cl.output, Catch::Contains(option));
+  }
+}
+
+TEST_CASE("bad arguments are refused with a message and exit code 2", "[cli]") {
+  for (auto args : std::vector<std::vector<const char*>>{{"--port", "70000"},
+                                                         {"--retry-interval", "soon"},
+                                                         {"--retry-interval", "0s"},
+                                                         {"--log-level", "loud"},
+                                                         {"--stuck-after", "0"},
+                                                         {"--tls-cert", "/no/such/cert.pem"},
+                                                         {"--max-passes", "0"},
+                                                         {"--bogus"}}) {
+    const CommandLine cl = Parse(args);
+    INFO(args[0]);
+    CHECK(cl.exit_now);
+    CHECK(cl.exit_code != 0);
+    CHECK_FALSE(cl.output.empty());
+  }
+}
+
+TEST_CASE("operability settings: retention, webhook, limits; all off or generous by default",
+          "[cli]") {
+  const CommandLine defaults = Parse({});
+  CHECK(defaults.config.retention.keep == Duration(0));
+  CHECK(defaults.config.alert_webhook.empty());
+  CHECK_FALSE(defaults.config.api.tokens.enabled());
+
+  const CommandLine cl =
+      Parse({"--retention", "7d", "--alert-webhook", "http://127.0.0.1:9000/alert",
+             "--max-body-bytes", "65536", "--max-connections", "500", "--io-timeout", "2s",
+             "--keep-alive-timeout", "30s"});
+  REQUIRE_FALSE(cl.exit_now);
+  CHECK(cl.config.retention.keep == std::chrono::hours(24 * 7));
+  CHECK(cl.config.alert_webhook == "http://127.0.0.1:9000/alert");
+  CHECK(cl.config.api.max_body_bytes == 65536);
+  CHECK(cl.config.api.max_connections == 500);
+  CHECK(cl.config.api.io_timeout == std::chrono::seconds(2));
+  CHECK(cl.config.api.keep_alive_timeout == std::chrono::seconds(30));
+  CHECK(Parse({"--io-timeout", "0"}).exit_code == 2);
+}
+
+TEST_CASE("TLS: a certificate and its key serve the API over HTTPS; a CA file verifies peers",
+          "[cli][tls]") {
+  testing::TempDir dir;
+  for (const char* name : {"cert.pem", "key.pem", "ca.pem"}) std::ofstream(dir.File(name)) << "x";
+  const CommandLine cl = Parse({"--tls-cert", dir.File("cert.pem").c_str(), "--tls-key",
+                                dir.File("key.pem").c_str(), "--ca-file",
+                                dir.File("ca.pem").c_str(), "--alert-webhook",
+                                "https://hooks.example/settle"});
+  REQUIRE_FALSE(cl.exit_now);
+  CHECK(cl.config.api.tls.cert_file == dir.File("cert.pem"));
+  CHECK(cl.config.api.tls.key_file == dir.File("key.pem"));
+  CHECK(cl.config.ca_file == dir.File("ca.pem"));
+  CHECK(cl.config.alert_webhook == "https://hooks.example/settle");
+
+  const CommandLine half = Parse({"--tls-cert", dir.File("cert.pem").c_str()});
+  CHECK(half.exit_code == 2);
+  CHECK_THAT(half.output, Catch::Contains("--tls-cert and --tls-key"));
+}
+
+TEST_CASE("tokens come from flags, the environment or a token file", "[cli][auth]") {
+  testing::TempDir dir;
+  const std::string file = dir.File("tokens");
+  std::ofstream(file) << "# rotated monthly\nclient client-from-file-0123456789\n";
+  ::setenv("SETTLE_READ_TOKEN", "read-from-env-0123456789", 1);
+  const CommandLine cl = Parse({"--admin-token", "admin-from-flag-0123456789", "--token-file",
+                                file.c_str()});
+  ::unsetenv("SETTLE_READ_TOKEN");
+  REQUIRE_FALSE(cl.exit_now);
+
+  const coordinator::AccessTokens& tokens = cl.config.api.tokens;
+  const std::string admin = "Bearer admin-from-flag-0123456789";
+  const std::string client = "Bearer client-from-file-0123456789";
+  const std::string read = "Bearer read-from-env-0123456789";
+  CHECK(tokens.Grant(&admin) == Access::kAdmin);
+  CHECK(tokens.Grant(&client) == Access::kClient);
+  CHECK(tokens.Grant(&read) == Access::kRead);
+}
+
+TEST_CASE("a bad token or token file stops settled with exit code 2, naming the flag",
+          "[cli][auth]") {
+  const CommandLine short_token = Parse({"--client-token", "short"});
+  CHECK(short_token.exit_now);
+  CHECK(short_token.exit_code == 2);
+  CHECK_THAT(short_token.output, Catch::Contains("--client-token") && Catch::Contains("16"));
+
+  testing::TempDir dir;
+  const std::string file = dir.File("tokens");
+  std::ofstream(file) << "superuser 0123456789abcdef0123\n";
+  const CommandLine bad_file = Parse({"--token-file", file.c_str()});
+  CHECK(bad_file.exit_code == 2);
+  CHECK_THAT(bad_file.output, Catch::Contains("--token-file") && Catch::Contains("line 1"));
+
+  CHECK(Parse({"--token-file", "/nonexistent/tokens"}).exit_code != 0);
+  CHECK(Parse({"--retention", "a week"}).exit_code == 2);
+}
+
+}  // namespace
+}  // namespace settle::coordinator

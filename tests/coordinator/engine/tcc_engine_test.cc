@@ -1,0 +1,101 @@
+#include "settle/engine/tcc_engine.h"
+
+#include <catch2/catch.hpp>
+
+#include "transaction_builder.h"
+
+namespace settle::coordinator {
+namespace {
+
+using testing::RowOf;
+using testing::TransactionBuilder;
+
+using testing::kSecond;
+using testing::kT0;
+
+TEST_CASE("a prepared TCC waits for its client until timeout_to_fail", "[engine][tcc]") {
+  auto tx = TransactionBuilder::Tcc(GlobalStatus::kPrepared, kT0)
+                .TimeoutToFail(35 * kSecond)
+                .TccBranch("01")
+                .Build();
+  const Decision waiting = DecideTcc(tx, kT0 + 10 * kSecond);
+  CHECK_FALSE(waiting.next_status);
+  CHECK(waiting.calls.empty());
+  CHECK(waiting.wake_at == kT0 + 35 * kSecond);
+
+  const Decision expired = DecideTcc(tx, kT0 + 35 * kSecond);
+  CHECK(expired.next_status == GlobalStatus::kAborting);
+  CHECK_THAT(expired.reason, Catch::Contains("timeout_to_fail"));
+}
+
+TEST_CASE("a submitted TCC confirms every branch at once", "[engine][tcc]") {
+  auto tx = TransactionBuilder::Tcc(GlobalStatus::kSubmitted, kT0)
+                .TccBranch("01")
+                .TccBranch("02")
+                .Build();
+  const Decision d = DecideTcc(tx, kT0);
+  REQUIRE(d.calls.size() == 2);
+  for (std::size_t row : d.calls) CHECK(tx.branches[row].op == BranchOp::kConfirm);
+  CHECK_FALSE(d.next_status);
+}
+
+TEST_CASE("a submitted TCC succeeds once every confirm has succeeded", "[engine][tcc]") {
+  auto tx = TransactionBuilder::Tcc(GlobalStatus::kSubmitted, kT0)
+                .TccBranch("01")
+                .TccBranch("02")
+                .Build();
+  RowOf(tx, "01", BranchOp::kConfirm).status = BranchStatus::kSucceed;
+  const Decision half = DecideTcc(tx, kT0);
+  REQUIRE(half.calls.size() == 1);
+  CHECK(tx.branches[half.calls[0]].branch_id == "02");
+
+  RowOf(tx, "02", BranchOp::kConfirm).status = BranchStatus::kSucceed;
+  CHECK(DecideTcc(tx, kT0).next_status == GlobalStatus::kSucceed);
+}
+
+TEST_CASE("an aborting TCC cancels every registered branch and then fails", "[engine][tcc]") {
+  auto tx =
+      TransactionBuilder::Tcc(GlobalStatus::kAborting, kT0).TccBranch("01").TccBranch("02").Build();
+  const Decision d = DecideTcc(tx, kT0);
+  REQUIRE(d.calls.size() == 2);
+  for (std::size_t row : d.calls) CHECK(tx.branches[row].op == BranchOp::kCancel);
+
+  RowOf(tx, "01", BranchOp::kCancel).status = BranchStatus::kSucceed;
+  RowOf(tx, "02", BranchOp::kCancel).status = BranchStatus::kSucceed;
+  CHECK(DecideTcc(tx, kT0).next_status == GlobalStatus::kFailed);
+}
+
+TEST_CASE("a TCC without branches finishes at once", "[engine][tcc]") {
+  CHECK(
+      DecideTcc(TransactionBuilder::Tcc(GlobalStatus::kSubmitted, kT0).Build(), kT0).next_status ==
+      GlobalStatus::kSucceed);
+  CHECK(DecideTcc(TransactionBuilder::Tcc(GlobalStatus::kAborting, kT0).Build(), kT0).next_status ==
+        GlobalStatus::kFailed);
+}
+
+TEST_CASE("a confirm waiting for its retry is not called early; the engine says when",
+          "[engine][tcc]") {
+  auto tx = TransactionBuilder::Tcc(GlobalStatus::kSubmitted, kT0)
+                .TccBranch("01")
+                .TccBranch("02")
+                .Build();
+  RowOf(tx, "01", BranchOp::kConfirm).next_retry_at = kT0 + 4 * kSecond;
+  RowOf(tx, "02", BranchOp::kConfirm).next_retry_at = kT0 + 2 * kSecond;
+  const Decision d = DecideTcc(tx, kT0 + kSecond);
+  CHECK(d.calls.empty());
+  CHECK(d.wake_at == kT0 + 2 * kSecond);
+  CHECK(DecideTcc(tx, kT0 + 2 * kSecond).calls.size() == 1);
+}
+
+TEST_CASE("a finished TCC needs nothing", "[engine][tcc]") {
+  for (auto status : {GlobalStatus::kSucceed, GlobalStatus::kFailed}) {
+    auto tx = TransactionBuilder::Tcc(status, kT0).TccBranch("01").Build();
+    const Decision d = DecideTcc(tx, kT0 + 100 * kSecond);
+    CHECK_FALSE(d.next_status);
+    CHECK(d.calls.empty());
+    CHECK_FALSE(d.wake_at);
+  }
+}
+
+}  // namespace
+}  // namespace settle::coordinator

@@ -1,0 +1,137 @@
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+#include <string>
+
+#include "failing_store.h"
+#include "fake_clock.h"
+#include "scripted_branch_caller.h"
+#include "settle/drive/coordinator.h"
+#include "settle/drive/gid_generator.h"
+#include "settle/drive/scheduler.h"
+#include "settle/drive/transaction_driver.h"
+#include "settle/storage/sqlite_store.h"
+#include "sync_coordinator.h"
+#include "temp_dir.h"
+
+namespace settle::testing {
+
+// Keeps every stuck alert the driver raises.
+class RecordingAlerts final : public coordinator::StuckAlerts {
+ public:
+  void TransactionStuck(const storage::Transaction& tx) override {
+    std::lock_guard lock(mutex_);
+    raised_.push_back(tx);
+  }
+  std::vector<storage::Transaction> raised() const {
+    std::lock_guard lock(mutex_);
+    return raised_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<storage::Transaction> raised_;
+};
+
+// The coordinator as settled assembles it (real SQLite store, driver, scheduler), with a fake
+// clock, scripted participants and an io_context the test thread runs: every call runs until
+// nothing is left to do, passes it started included, so tests see results at once and move
+// time by hand.
+class CoordinatorHarness {
+ public:
+  explicit CoordinatorHarness(coordinator::RetrySettings retry = {Duration(60'000), 10},
+                              coordinator::CoordinatorSettings settings = {})
+      : retry_(retry), settings_(settings) {
+    Open();
+  }
+  ~CoordinatorHarness() { Close(); }
+
+  // Drops every in-memory part and opens the same database again, as after kill -9 and a
+  // restart, then resumes unfinished transactions.
+  void Restart() {
+    Close();
+    Open();
+    REQUIRE(sync_->Resume());
+  }
+
+  SyncCoordinator& coordinator() { return *sync_; }
+  const coordinator::CoordinatorMetrics& metrics() const { return metrics_; }
+  // The stuck alerts the driver raised.
+  std::vector<storage::Transaction> alerts() const { return alerts_.raised(); }
+  coordinator::Scheduler& scheduler() { return *scheduler_; }
+  storage::SqliteStore& store() { return *store_; }
+  // The store the coordinator and driver write through; it can be told to fail.
+  FailingStore& faulty_store() { return *faulty_; }
+  FakeClock& clock() { return clock_; }
+  ScriptedBranchCaller& caller() { return caller_; }
+
+  storage::Transaction Load(const std::string& gid) {
+    auto tx = store_->Load(gid);
+    REQUIRE(tx);
+    REQUIRE(tx->has_value());
+    return **tx;
+  }
+  GlobalStatus StatusOf(const std::string& gid) { return Load(gid).global.status; }
+
+  // Moves the clock and runs whatever became due.
+  void Advance(Duration d) {
+    clock_.Advance(d);
+    scheduler_->RunOnce();
+    sync_->Drain();
+  }
+  // Runs what the scheduler started (RunOnce outside Advance).
+  void Drain() { sync_->Drain(); }
+  asio::io_context& context() { return context_; }
+
+ private:
+  void Open() {
+    auto store = storage::SqliteStore::Open(dir_.File("settle.db"));
+    REQUIRE(store);
+    store_ = std::move(*store);
+    faulty_ = std::make_unique<FailingStore>(*store_);
+    async_store_ = std::make_unique<coordinator::AsyncStore>(*faulty_);
+    driver_ = std::make_unique<coordinator::TransactionDriver>(
+        *async_store_, caller_, clock_,
+        coordinator::RetryPolicy(retry_, coordinator::RetryPolicy::NoJitter()), metrics_,
+        &alerts_);
+    scheduler_ = std::make_unique<coordinator::Scheduler>(clock_, context_.get_executor(), *driver_);
+    gids_ = std::make_unique<coordinator::GidGenerator>(clock_);
+    coordinator_ = std::make_unique<coordinator::Coordinator>(*async_store_, *scheduler_, clock_,
+                                                              *gids_, settings_, metrics_);
+    sync_ = std::make_unique<SyncCoordinator>(context_, *coordinator_);
+  }
+  void Close() {
+    sync_->Drain();
+    sync_.reset();
+    coordinator_.reset();
+    gids_.reset();
+    scheduler_.reset();
+    driver_.reset();
+    async_store_.reset();
+    faulty_.reset();
+    store_.reset();
+  }
+
+  TempDir dir_;
+  FakeClock clock_;
+  ScriptedBranchCaller caller_;
+  asio::io_context context_;
+  coordinator::RetrySettings retry_;
+  coordinator::CoordinatorSettings settings_;
+  coordinator::CoordinatorMetrics metrics_;  // counts survive a Restart(), as in one process
+  RecordingAlerts alerts_;
+  std::unique_ptr<storage::SqliteStore> store_;
+  std::unique_ptr<FailingStore> faulty_;
+  std::unique_ptr<coordinator::AsyncStore> async_store_;
+  std::unique_ptr<coordinator::TransactionDriver> driver_;
+  std::unique_ptr<coordinator::Scheduler> scheduler_;
+  std::unique_ptr<coordinator::GidGenerator> gids_;
+  std::unique_ptr<coordinator::Coordinator> coordinator_;
+  std::unique_ptr<SyncCoordinator> sync_;
+};
+
+}  // namespace settle::testing

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "settle/calls/http_branch_caller.h"
+#include "settle/net/client.h"
+#include "settle/net/io_threads.h"
+
+namespace settle::testing {
+
+// An HttpBranchCaller on I/O threads of its own, called from plain test code: each call
+// blocks until the coroutine's outcome is in.
+class SyncBranchCaller {
+ public:
+  explicit SyncBranchCaller(std::size_t io_threads = 2, net::ClientOptions options = {},
+                            coordinator::HttpBranchCallerOptions caller_options = {})
+      : io_(io_threads) {
+    auto client = net::Client::Create(std::move(options));
+    if (!client) throw std::runtime_error(client.status().ToString());
+    client_ = std::move(*client);
+    caller_ = std::make_unique<coordinator::HttpBranchCaller>(*client_, caller_options);
+    io_.Start();
+  }
+  ~SyncBranchCaller() {
+    io_.Stop();
+    caller_.reset();
+    client_.reset();
+  }
+
+  coordinator::BranchOutcome Call(coordinator::BranchCall call) {
+    return asio::co_spawn(io_.context(), caller_->Call(std::move(call)), asio::use_future).get();
+  }
+  std::vector<coordinator::BranchOutcome> CallAll(std::vector<coordinator::BranchCall> calls) {
+    return asio::co_spawn(io_.context(), caller_->CallAll(std::move(calls)), asio::use_future)
+        .get();
+  }
+  coordinator::HttpBranchCaller& caller() { return *caller_; }
+  net::IoThreads& io() { return io_; }
+
+ private:
+  net::IoThreads io_;
+  std::unique_ptr<net::Client> client_;
+  std::unique_ptr<coordinator::HttpBranchCaller> caller_;
+};
+
+}  // namespace settle::testing

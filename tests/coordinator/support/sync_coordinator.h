@@ -1,0 +1,86 @@
+#pragma once
+
+#include <exception>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "settle/drive/coordinator.h"
+#include "settle/net/asio.h"
+
+namespace settle::testing {
+
+// Runs a coroutine on `context` from plain test code and returns its result. Called from the
+// test's own thread, it runs the context until it has no work left: every pass the call
+// started has ended too, as if all ran inline. Called from inside one of the context's
+// handlers (a test hook that runs in the middle of a pass), it runs the context only until
+// this coroutine has finished.
+template <typename T>
+T RunCoroutine(asio::io_context& context, asio::awaitable<T> task) {
+  std::optional<T> result;
+  std::exception_ptr error;
+  bool done = false;
+  asio::co_spawn(context, std::move(task), [&](std::exception_ptr e, T value) {
+    error = e;
+    if (!e) result = std::move(value);
+    done = true;
+  });
+  if (context.get_executor().running_in_this_thread()) {
+    while (!done) context.run_one();
+  } else {
+    context.restart();
+    context.run();
+  }
+  if (error) std::rethrow_exception(error);
+  return std::move(*result);
+}
+
+// The Coordinator's operations as plain calls, for tests: each runs as RunCoroutine does.
+class SyncCoordinator {
+ public:
+  SyncCoordinator(asio::io_context& context, coordinator::Coordinator& coordinator)
+      : context_(context), coordinator_(coordinator) {}
+
+  Result<std::size_t> Resume() {
+    Result<std::size_t> resumed = coordinator_.Resume();
+    Drain();
+    return resumed;
+  }
+  std::string NewGid() { return coordinator_.NewGid(); }
+  Status Prepare(coordinator::PrepareRequest r) { return Run(coordinator_.Prepare(std::move(r))); }
+  Status RegisterBranch(coordinator::RegisterBranchRequest r) {
+    return Run(coordinator_.RegisterBranch(std::move(r)));
+  }
+  Status Submit(coordinator::SubmitRequest r) { return Run(coordinator_.Submit(std::move(r))); }
+  Status Abort(coordinator::AbortRequest r) { return Run(coordinator_.Abort(std::move(r))); }
+  Result<std::optional<storage::Transaction>> Query(const std::string& gid) {
+    return Run(coordinator_.Query(gid));
+  }
+  Result<storage::ListPage> List(const storage::ListQuery& query) {
+    return Run(coordinator_.List(query));
+  }
+  Status ForceStop(const std::string& gid) { return Run(coordinator_.ForceStop(gid)); }
+  Status ResetNextCronTime(const std::string& gid) {
+    return Run(coordinator_.ResetNextCronTime(gid));
+  }
+  void BeginShutdown() { coordinator_.BeginShutdown(); }
+
+  // Runs whatever the context has to do until it has nothing left (passes started by the
+  // scheduler, say).
+  void Drain() {
+    if (context_.get_executor().running_in_this_thread()) return;
+    context_.restart();
+    context_.run();
+  }
+
+ private:
+  template <typename T>
+  T Run(asio::awaitable<T> task) {
+    return RunCoroutine(context_, std::move(task));
+  }
+
+  asio::io_context& context_;
+  coordinator::Coordinator& coordinator_;
+};
+
+}  // namespace settle::testing
