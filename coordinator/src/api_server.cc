@@ -14,7 +14,7 @@
 
 #include "admin_console.h"
 #include "http_route_metrics.h"
-#include "settle/coordinator/http_status.h"
+#include "settle/common/http_status.h"
 #include "settle/coordinator/request_parser.h"
 #include "settle/coordinator/transaction_json.h"
 #include "settle/net/route_table.h"
