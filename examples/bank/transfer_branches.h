@@ -13,8 +13,8 @@ namespace settle::bank {
 
 // The business code of one branch URL: runs once per branch and op, in the barrier's local
 // transaction, on the call's validated body. OK commits; Conflict answers 409 FAILURE; any
-// other error rolls back (barrier rows included) and answers 500, which the coordinator
-// retries.
+// other error rolls back (barrier rows included) and answers 500 or 503, which the
+// coordinator retries.
 using TransferBusiness =
     std::function<Status(const sdk::BranchRequest&, const TransferRequest&, BankDb&)>;
 

@@ -26,7 +26,7 @@ GuardedBusiness Run(const char* sql) {
     sqlite3_bind_int64(stmt, 1, body["amount"].get<std::int64_t>());
     const int rc = sqlite3_step(stmt);
     sqlite3_finalize(stmt);
-    if (rc != SQLITE_DONE) return Status::Unavailable(sqlite3_errmsg(db));        // 500: retried
+    if (rc != SQLITE_DONE) return Status::Unavailable(sqlite3_errmsg(db));        // 503: retried
     if (sqlite3_changes(db) == 0) return Status::Conflict("insufficient funds");  // 409
     return Status::Ok();
   };

@@ -21,7 +21,7 @@ std::optional<BranchOp> OriginOf(BranchOp op) {
 }
 
 // Trouble with the participant's database is never the business's answer: whatever code
-// the store used, it must become a 500 that the coordinator retries, never a 409 or a 425.
+// the store used, it must become a 500 or 503 that the coordinator retries, never a 409 or 425.
 BranchReply StoreFailure(const Status& status, std::string_view doing) {
   const StatusCode code =
       status.code() == StatusCode::kInternal ? StatusCode::kInternal : StatusCode::kUnavailable;

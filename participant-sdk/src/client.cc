@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "settle/core/branch_result.h"
 #include "settle/net/blocking_client.h"
 #include "settle/net/message.h"
 #include "settle/net/url.h"
@@ -54,20 +55,27 @@ std::string MessageOf(int status, const std::string& body) {
 // The route without its query string, for messages.
 std::string_view RouteName(std::string_view route) { return route.substr(0, route.find('?')); }
 
+// What the body of a coordinator's answer is: a verdict (the routes that change a
+// transaction), or data (newGid, query), which may well contain the words FAILURE and ONGOING
+// (a branch's last_error) without being a verdict.
+enum class AnswerBody { kVerdict, kData };
+
+// docs/protocol.md §6.4: the one classification of §4.2 (ClassifyBranchResponse), given the
+// body only when it is a verdict; what it leaves UNKNOWN is read by its status code.
 Status StatusOfAnswer(std::string_view method, std::string_view route, int status,
-                      const std::string& body) {
-  switch (status) {
-    case 200: {
-      // Older DTM servers answer 200 with the result in the body; only the top-level field
-      // counts, since a query's data may well contain the word FAILURE.
-      auto parsed = ParseJson(body);
-      if (parsed && parsed->is_object()) {
-        auto it = parsed->find("dtm_result");
-        if (it != parsed->end() && *it == "FAILURE") return Status::Conflict(MessageOf(409, body));
-        if (it != parsed->end() && *it == "ONGOING") return Status::Pending(MessageOf(425, body));
-      }
+                      const std::string& body, AnswerBody kind) {
+  const std::string_view verdict = kind == AnswerBody::kVerdict ? body : std::string_view();
+  switch (ClassifyBranchResponse(status, verdict)) {
+    case BranchResult::kSuccess:
       return Status::Ok();
-    }
+    case BranchResult::kFailure:
+      return Status::Conflict(MessageOf(status, body));
+    case BranchResult::kOngoing:
+      return Status::Pending(MessageOf(status, body));
+    case BranchResult::kUnknown:
+      break;
+  }
+  switch (status) {
     case 400:
       return Status::InvalidArgument(MessageOf(status, body));
     case 401:
@@ -75,10 +83,6 @@ Status StatusOfAnswer(std::string_view method, std::string_view route, int statu
       // Not retryable, and the caller's to fix: an argument (the token), not an outage.
       return Status::InvalidArgument("coordinator refused credentials (HTTP " +
                                      std::to_string(status) + "): " + MessageOf(status, body));
-    case 409:
-      return Status::Conflict(MessageOf(status, body));
-    case 425:
-      return Status::Pending(MessageOf(status, body));
     default:
       return Status::Unavailable(std::string(method) + " " + std::string(RouteName(route)) + ": " +
                                  DescribeAnswer(status, body));
@@ -175,12 +179,15 @@ class Client::Transport {
     return HttpAnswer{answer->status, std::move(answer->body)};
   }
 
-  // Call, then the protocol's status mapping: the body on 200, a Status otherwise.
+  // Call, then the protocol's status mapping: the body on SUCCESS, a Status otherwise.
   Result<std::string> CallForBody(const ClientOptions& options, const char* method,
-                                  std::string_view route, const std::string& body) {
+                                  std::string_view route, const std::string& body,
+                                  AnswerBody kind = AnswerBody::kVerdict) {
     auto answer = Call(options, method, route, body);
     if (!answer) return answer.status();
-    if (Status s = StatusOfAnswer(method, route, answer->status, answer->body); !s.ok()) return s;
+    if (Status s = StatusOfAnswer(method, route, answer->status, answer->body, kind); !s.ok()) {
+      return s;
+    }
     return std::move(answer->body);
   }
 };
@@ -235,7 +242,7 @@ Client::~Client() = default;
 
 Result<std::string> Client::NewGid() {
   constexpr std::string_view kRoute = "newGid";
-  auto body = transport_->CallForBody(options_, "GET", kRoute, "");
+  auto body = transport_->CallForBody(options_, "GET", kRoute, "", AnswerBody::kData);
   if (!body) return body.status();
   auto parsed = ParseJson(*body);
   if (!parsed || !parsed->is_object()) return NotUnderstood(kRoute, DescribeAnswer(200, *body));
@@ -246,7 +253,7 @@ Result<std::string> Client::NewGid() {
 
 Result<std::optional<TransactionInfo>> Client::Query(const std::string& gid) {
   const std::string route = "query?gid=" + net::PercentEncode(gid);
-  auto body = transport_->CallForBody(options_, "GET", route, "");
+  auto body = transport_->CallForBody(options_, "GET", route, "", AnswerBody::kData);
   if (!body) return body.status();
   auto parsed = ParseJson(*body);
   if (!parsed || !parsed->is_object() || !parsed->contains("transaction")) {

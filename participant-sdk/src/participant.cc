@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "settle/core/http_status.h"
 #include "settle/net/async.h"
 #include "settle/net/io_threads.h"
 #include "settle/net/route_table.h"
@@ -22,32 +23,13 @@ std::string Json(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// The protocol's answer for a handler's reply (docs/protocol.md §6.2; the coordinator reads it
-// as §4.2 says).
+// The protocol's answer for a handler's reply (docs/protocol.md §6.2): the one Status mapping
+// of §1.2, with the handler's own body for a success. The coordinator reads it as §4.2 says.
 void WriteReply(const BranchReply& reply, net::Response& res) {
-  const Status& s = reply.status;
+  HttpAnswer answer = ToHttpAnswer(reply.status);
+  res.status = answer.status;
   res.content_type = kJson;
-  switch (s.code()) {
-    case StatusCode::kOk:
-      res.status = 200;
-      res.body = reply.body.empty() ? R"({"dtm_result":"SUCCESS"})" : reply.body;
-      return;
-    case StatusCode::kConflict:
-      res.status = 409;
-      res.body = Json({{"dtm_result", "FAILURE"}, {"message", s.message()}});
-      return;
-    case StatusCode::kPending:
-      res.status = 425;
-      res.body = Json({{"dtm_result", "ONGOING"}, {"message", s.message()}});
-      return;
-    case StatusCode::kInvalidArgument:
-      res.status = 400;
-      break;
-    default:
-      res.status = 500;
-      break;
-  }
-  res.body = Json({{"message", s.message()}});
+  res.body = reply.status.ok() && !reply.body.empty() ? reply.body : std::move(answer.body);
 }
 
 BranchReply RunHandler(const BranchHandler& handler, const BranchRequest& request) {
@@ -118,7 +100,9 @@ struct Participant::Impl {
       parsed = Status::InvalidArgument("op: this URL takes op=" + std::string(ToString(*only_op)));
     }
     if (!parsed.ok()) {
-      WriteReply(BranchReply::Error(parsed), res);
+      // Refused as FAILURE, not 400: a request that cannot be read will not become readable,
+      // and the coordinator retries a 400 forever (docs/protocol.md §4.2, §6.2).
+      WriteReply(BranchReply::Failure(parsed.message()), res);
       return;
     }
     WriteReply(RunHandler(handler, request), res);

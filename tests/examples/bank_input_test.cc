@@ -1,5 +1,6 @@
-// Bad calls of the bank's branch URLs: each is a 400 naming what is wrong, and changes nothing,
-// not even the barrier (so a later good call for the same branch still runs).
+// Bad calls of the bank's branch URLs: each is refused naming what is wrong (a bad body 400, a
+// bad query 409 FAILURE, docs/protocol.md §6.2), and changes nothing, not even the barrier (so
+// a later good call for the same branch still runs).
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -97,7 +98,7 @@ TEST_CASE("a body over 1 MiB is refused with 413", "[bank][input]") {
   CHECK(bank.Rows("barrier") == 0);
 }
 
-TEST_CASE("a branch call without the protocol's query parameters is refused with 400",
+TEST_CASE("a branch call without the protocol's query parameters is refused with 409 FAILURE",
           "[bank][input]") {
   settle::testing::TempDir dir;
   RunningBank bank(dir.File("bank.db"));
@@ -118,7 +119,8 @@ TEST_CASE("a branch call without the protocol's query parameters is refused with
   for (const Case& c : cases) {
     const auto r = bank.Post("/api/TransOutTry" + c.query, body);
     INFO(c.query << " -> " << r.body);
-    CHECK(r.status == 400);
+    CHECK(r.status == 409);
+    CHECK(r.json["dtm_result"] == "FAILURE");
     CHECK(r.json["message"].get<std::string>().find(c.missing) != std::string::npos);
   }
   CHECK(bank.Account("1") == AccountState{10000, 0});

@@ -211,9 +211,10 @@ TEST_CASE("a credit that would take an account above 10^18 is refused", "[bank][
 
 TEST_CASE("a branch URL refuses a call for another op", "[bank]") {
   Fixture f;
+  // 409 FAILURE, as any branch request the SDK cannot accept (docs/protocol.md §6.2).
   const auto r = f.bank.Tcc("/api/TransOutTry", "cancel", "1", 30);
-  CHECK(r.status == 400);
-  CHECK(f.bank.Saga("/api/TransOut", "compensate", "1", 30).status == 400);
+  CHECK(r.status == 409);
+  CHECK(f.bank.Saga("/api/TransOut", "compensate", "1", 30).status == 409);
   CHECK(f.bank.Rows("barrier") == 0);
   CHECK(f.bank.Account("1") == kUntouched);
 }

@@ -202,6 +202,60 @@ TEST_CASE("Post maps the coordinator's answers to statuses carrying its message"
   CHECK_THAT(teapot.status().message(), Catch::Contains("418") && Catch::Contains("not json"));
 }
 
+// docs/protocol.md §6.4: a verdict is read by §4.2's rule, the one the coordinator applies to
+// participants, so FAILURE or ONGOING anywhere in a verdict's body counts, whatever the status.
+TEST_CASE("Post reads the coordinator's verdicts by the protocol's one classification",
+          "[sdk][client]") {
+  ParticipantServer fake;
+  auto client = MakeClient(fake.Url("/api/settle"));
+  auto post = [&](ScriptedAnswer answer) {
+    fake.Script("/api/settle/submit", {std::move(answer)});
+    return client->Post("submit", R"({"gid":"g1","trans_type":"tcc"})");
+  };
+  const struct {
+    ScriptedAnswer answer;
+    StatusCode expected;
+  } rows[] = {
+      {{200, R"({"result":{"dtm_result":"FAILURE"}})"}, StatusCode::kConflict},
+      {{200, R"({"note":"ONGOING"})"}, StatusCode::kPending},
+      {{503, R"({"dtm_result":"FAILURE","message":"no"})"}, StatusCode::kConflict},
+      {{500, R"({"message":"ONGOING"})"}, StatusCode::kPending},
+      {{409, R"({"dtm_result":"FAILURE","message":"reason: ONGOING"})"}, StatusCode::kPending},
+      {{201, R"({"dtm_result":"SUCCESS"})"}, StatusCode::kUnavailable},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.answer.status, row.answer.body);
+    auto result = post(row.answer);
+    REQUIRE_FALSE(result.ok());
+    CHECK(result.status().code() == row.expected);
+  }
+}
+
+TEST_CASE("the bodies of newGid and query are data, not verdicts", "[sdk][client]") {
+  ParticipantServer fake;
+  const json query = {
+      {"transaction",
+       {{"gid", "g1"},
+        {"trans_type", "saga"},
+        {"status", "aborting"},
+        {"rollback_reason", "step 0 action failed: FAILURE: HTTP 409"}}},
+      {"branches", json::array({json{{"branch_id", "01"},
+                                     {"op", "action"},
+                                     {"status", "failed"},
+                                     {"url", "http://p/a"},
+                                     {"last_error", "FAILURE: HTTP 409: ONGOING"}}})}};
+  fake.Script("/api/settle/query", {{200, query.dump()}});
+  fake.Script("/api/settle/newGid", {{200, R"({"gid":"ONGOINGFAILURE","dtm_result":"SUCCESS"})"}});
+  auto client = MakeClient(fake.Url("/api/settle"));
+  auto info = client->Query("g1");
+  REQUIRE(info.ok());
+  REQUIRE(info->has_value());
+  CHECK((*info)->branches.at(0).last_error == "FAILURE: HTTP 409: ONGOING");
+  auto gid = client->NewGid();
+  REQUIRE(gid.ok());
+  CHECK(*gid == "ONGOINGFAILURE");
+}
+
 TEST_CASE("a coordinator that cannot be reached is Unavailable", "[sdk][client]") {
   int port = 0;
   {

@@ -54,7 +54,8 @@ TEST_CASE("a branch handler gets the protocol's parameters, the body and the hea
   CHECK(f.last.headers.count("Content-Type") == 1);
 }
 
-TEST_CASE("a call without the protocol's parameters is refused with 400 naming the parameter",
+// docs/protocol.md §6.2: 409 FAILURE, not 400, which the coordinator would retry forever (§4.2).
+TEST_CASE("a call without the protocol's parameters is a 409 FAILURE naming the parameter",
           "[sdk][participant]") {
   Fixture f;
   f.participant.OnBranch("/b", f.Recording(BranchReply::Success()));
@@ -70,7 +71,8 @@ TEST_CASE("a call without the protocol's parameters is refused with 400 naming t
            {"?gid=g&trans_type=tcc&branch_id=01&op=launch", "op"}}) {
     INFO(query);
     const auto r = client.Post("/b" + query, "{}");
-    CHECK(r.status == 400);
+    CHECK(r.status == 409);
+    CHECK(r.json["dtm_result"] == "FAILURE");
     CHECK(r.json["message"].get<std::string>().substr(0, field.size()) == field);
   }
   CHECK(f.calls == 0);
@@ -91,7 +93,8 @@ TEST_CASE("a URL registered for one op refuses the others", "[sdk][participant]"
   f.Start();
   JsonClient client(f.port);
   const auto r = client.Post("/try" + kQuery + "cancel", "{}");
-  CHECK(r.status == 400);
+  CHECK(r.status == 409);
+  CHECK(r.json["dtm_result"] == "FAILURE");
   CHECK_THAT(r.json["message"].get<std::string>(), Catch::StartsWith("op"));
   CHECK(f.calls == 0);
 }
@@ -103,6 +106,8 @@ TEST_CASE("handler replies become the protocol's answers", "[sdk][participant]")
       .OnBranch("/no", f.Recording(BranchReply::Failure("insufficient funds")))
       .OnBranch("/later", f.Recording(BranchReply::Ongoing("still checking")))
       .OnBranch("/broken", f.Recording(BranchReply::Error(Status::Unavailable("db down"))))
+      .OnBranch("/missing", f.Recording(BranchReply::Error(Status::NotFound("no account 7"))))
+      .OnBranch("/bug", f.Recording(BranchReply::Error(Status::Internal("bug"))))
       .OnBranch("/bad", f.Recording(BranchReply::Error(Status::InvalidArgument("amount: bad"))))
       .OnBranch("/throws",
                 [](const BranchRequest&) -> BranchReply { throw std::runtime_error("boom"); });
@@ -118,7 +123,12 @@ TEST_CASE("handler replies become the protocol's answers", "[sdk][participant]")
   const auto later = client.Post("/later" + q, "{}");
   CHECK(later.status == 425);
   CHECK(later.json["dtm_result"] == "ONGOING");
-  CHECK(client.Post("/broken" + q, "{}").status == 500);
+  // The one mapping of settle/core/http_status.h, as settled's (docs/protocol.md §6.2).
+  CHECK(client.Post("/broken" + q, "{}").status == 503);
+  const auto missing = client.Post("/missing" + q, "{}");
+  CHECK(missing.status == 409);
+  CHECK(missing.json["dtm_result"] == "FAILURE");
+  CHECK(client.Post("/bug" + q, "{}").status == 500);
   CHECK(client.Post("/bad" + q, "{}").status == 400);
   const auto threw = client.Post("/throws" + q, "{}");
   CHECK(threw.status == 500);

@@ -14,9 +14,9 @@
 
 #include "admin_console.h"
 #include "http_route_metrics.h"
-#include "settle/api/http_status.h"
 #include "settle/api/request_parser.h"
 #include "settle/api/transaction_json.h"
+#include "settle/core/http_status.h"
 #include "settle/net/route_table.h"
 
 namespace settle::coordinator {

@@ -35,8 +35,9 @@ struct BarrierResult {
 //   hanging Try/action (stored reason is cancel/compensate).
 // - otherwise run the business code in the same transaction: commit on OK, roll everything
 //   back (barrier rows included, so that a retry runs it again) on an error.
-// The business code's Status becomes the reply: OK -> SUCCESS, Conflict -> FAILURE (409),
-// Pending -> ONGOING (425), anything else -> 500. Thread-safe.
+// The business code's Status becomes the reply as BranchReply says: OK -> SUCCESS, Conflict
+// (NotFound, AlreadyExists) -> FAILURE (409), Pending -> ONGOING (425), anything else an error
+// the coordinator retries. Thread-safe.
 class Barrier {
  public:
   Barrier(BarrierStore& store, const Clock& clock);

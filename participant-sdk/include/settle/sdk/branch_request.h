@@ -20,10 +20,11 @@ struct BranchRequest {
   std::multimap<std::string, std::string> headers;
 };
 
-// What a branch handler answers. The SDK turns it into the protocol's answer:
-// OK -> 200 SUCCESS (with `body` if set); Conflict -> 409 FAILURE (the business said no: the
-// transaction rolls back); Pending -> 425 ONGOING (ask again later); anything else -> 500,
-// which the coordinator retries.
+// What a branch handler answers. The SDK turns it into the protocol's answer with
+// ToHttpAnswer (settle/core/http_status.h, docs/protocol.md §6.2): OK -> 200 SUCCESS (with
+// `body` if set); Conflict, NotFound, AlreadyExists -> 409 FAILURE (the business said no: the
+// transaction rolls back); Pending -> 425 ONGOING (ask again later); InvalidArgument -> 400,
+// Unavailable -> 503, Internal -> 500, all three retried by the coordinator.
 struct BranchReply {
   Status status;
   std::string body;  // optional JSON answer for OK; default {"dtm_result":"SUCCESS"}

@@ -47,10 +47,13 @@ struct TransactionInfo {
 // reads their answers: §6.4) over HTTP or HTTPS, with keep-alive connections and TCP_NODELAY
 // (the net room's client, on an I/O thread of its own).
 //
-// Errors from every call: InvalidArgument when the coordinator refused the request as
-// malformed (400), Conflict when the transaction's state forbids it (409 FAILURE), Pending
-// when wait_result found it unfinished (425 ONGOING), Unavailable when the coordinator could
-// not be reached, timed out or answered 5xx. Messages carry the coordinator's own.
+// Answers are classified by ClassifyBranchResponse (settle/core/branch_result.h), the rule
+// the coordinator applies to participants (§4.2); the bodies of newGid and query are data, so
+// only their status code is classified. Errors from every call: Conflict for FAILURE (409, or
+// a body containing FAILURE), Pending for ONGOING (425, or a body containing ONGOING);
+// otherwise InvalidArgument when the coordinator refused the request as malformed (400) or
+// its credentials (401, 403), Unavailable when the coordinator could not be reached, timed
+// out or answered anything else. Messages carry the coordinator's own.
 //
 // Thread-safe: calls from several threads share a small pool of connections.
 class Client {
@@ -65,7 +68,7 @@ class Client {
   // nullopt for an unknown gid.
   Result<std::optional<TransactionInfo>> Query(const std::string& gid);
 
-  // One protocol call: POST <server>/<route> with a JSON body; the answer's body on 200.
+  // One protocol call: POST <server>/<route> with a JSON body; the answer's body on SUCCESS.
   Result<std::string> Post(const std::string& route, const std::string& json_body);
   // GET <url> or POST it with `body` and `headers`, for Try calls: the answer's status and
   // body, or Unavailable if no answer came within `timeout`.

@@ -48,9 +48,10 @@ using RouteHandler = std::function<HttpReply(const HttpRequest&)>;
 // A participant's HTTP(S) server, on the net room's server: strict framing (an ambiguous or
 // malformed request gets one 4xx and the connection is closed), keep-alive, pipelining. Branch
 // routes answer GET and POST; the SDK reads gid, trans_type, branch_id and op from the query
-// (400 naming the parameter when one is missing or invalid) and turns the handler's
-// BranchReply into the protocol's answer. A handler that throws answers 500, which the
-// coordinator retries. A known path asked with another method answers 405 with Allow.
+// (409 FAILURE naming the parameter when one is missing or invalid) and turns the handler's
+// BranchReply into the protocol's answer with ToHttpAnswer (settle/core/http_status.h). A
+// handler that throws answers 500, which the coordinator retries. A known path asked with
+// another method answers 405 with Allow.
 class Participant {
  public:
   explicit Participant(ParticipantOptions options = {});
@@ -58,7 +59,7 @@ class Participant {
 
   // A branch URL for any op.
   Participant& OnBranch(const std::string& path, BranchHandler handler);
-  // A branch URL for one op: a call with another op is refused with 400.
+  // A branch URL for one op: a call with another op is refused with 409 FAILURE.
   Participant& OnTry(const std::string& path, BranchHandler handler);
   Participant& OnConfirm(const std::string& path, BranchHandler handler);
   Participant& OnCancel(const std::string& path, BranchHandler handler);

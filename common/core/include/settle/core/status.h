@@ -9,7 +9,7 @@
 namespace settle {
 
 // What went wrong, in the coordinator's vocabulary. Each code has exactly one HTTP mapping
-// (coordinator/http_status.h); library code never speaks HTTP.
+// (common/http_status.h); library code never speaks HTTP.
 enum class StatusCode {
   kOk,
   kInvalidArgument,  // the request is malformed; the message names the field

@@ -1,8 +1,8 @@
-#include "settle/api/http_status.h"
+#include "settle/core/http_status.h"
 
 #include <nlohmann/json.hpp>
 
-namespace settle::coordinator {
+namespace settle {
 
 HttpAnswer ToHttpAnswer(const Status& status) {
   using nlohmann::json;
@@ -38,4 +38,4 @@ HttpAnswer ToHttpAnswer(const Status& status) {
 
 HttpAnswer JsonAnswer(std::string json_body) { return {200, std::move(json_body)}; }
 
-}  // namespace settle::coordinator
+}  // namespace settle
