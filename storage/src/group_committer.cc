@@ -24,6 +24,7 @@ Result<std::unique_ptr<GroupCommitter>> GroupCommitter::Start(GroupApplier apply
 
 GroupCommitter::GroupCommitter(GroupApplier apply, const GroupCommitOptions& options)
     : apply_(std::move(apply)),
+      clock_(options.clock != nullptr ? *options.clock : system_clock_),
       max_batches_per_commit_(std::max<std::size_t>(1, options.max_batches_per_commit)),
       commit_delay_(std::max(std::chrono::microseconds(0), options.commit_delay)) {}
 
@@ -115,11 +116,11 @@ void GroupCommitter::ApplyGroup(std::vector<Pending*>& group) {
   std::vector<const WriteBatch*> batches;
   batches.reserve(group.size());
   for (const Pending* p : group) batches.push_back(p->batch);
-  // steady_clock, not the injected Clock: this measures work, it is not a time of record.
-  const auto start = std::chrono::steady_clock::now();
+  // The monotonic reading: this measures work, it is not a time of record.
+  const MonoTime start = clock_.Monotonic();
   GroupResult result = apply_(batches);
-  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::steady_clock::now() - start);
+  const auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(clock_.Monotonic() - start);
   commit_micros_total_.fetch_add(static_cast<std::uint64_t>(micros.count()),
                                  std::memory_order_relaxed);
   commit_time_.Record(micros);

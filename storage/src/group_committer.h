@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "settle/core/clock.h"
 #include "settle/core/completion.h"
 #include "settle/core/status.h"
 #include "settle/storage/store_stats.h"
@@ -34,6 +35,9 @@ struct GroupCommitOptions {
   // How long the writer waits for more callers before a commit when callers were already
   // queued at the end of the previous one (steady load); never when the store is idle.
   std::chrono::microseconds commit_delay{0};
+  // Measures each commit (Stats().commit_time) with its monotonic reading; null: a
+  // SystemClock. Must outlive the committer.
+  const Clock* clock = nullptr;
 };
 
 // Group commit, whatever the database: one thread applies queued batches, as many as are
@@ -89,6 +93,8 @@ class GroupCommitter {
   void ApplyGroup(std::vector<Pending*>& group);
 
   GroupApplier apply_;
+  SystemClock system_clock_;  // when the options name no clock
+  const Clock& clock_;
   const std::size_t max_batches_per_commit_;
   const std::chrono::microseconds commit_delay_;
   bool queued_behind_last_commit_ = false;  // the thread only

@@ -9,6 +9,7 @@ Result<OpenedStore> OpenStore(const std::string& location, const SqliteStoreOpti
     PostgresStoreOptions postgres;
     postgres.max_batches_per_commit = options.max_batches_per_commit;
     postgres.commit_delay = options.commit_delay;
+    postgres.clock = options.clock;
     postgres.exclusive = false;  // the leases keep instances apart
     Result<std::unique_ptr<PostgresStore>> store = PostgresStore::Open(location, postgres);
     if (!store) return store.status();

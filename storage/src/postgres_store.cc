@@ -49,7 +49,7 @@ class PostgresStore::Impl {
   Status StartWriter(const PostgresStoreOptions& options) {
     Result<std::unique_ptr<GroupCommitter>> committer = GroupCommitter::Start(
         [this](std::span<const WriteBatch* const> group) { return applier_.ApplyGroup(group); },
-        GroupCommitOptions{options.max_batches_per_commit, options.commit_delay});
+        GroupCommitOptions{options.max_batches_per_commit, options.commit_delay, options.clock});
     if (!committer) return committer.status();
     committer_ = std::move(committer).value();
     return Status::Ok();

@@ -19,7 +19,7 @@ Result<std::unique_ptr<SqliteWriter>> SqliteWriter::Start(
       [w = writer.get()](std::span<const WriteBatch* const> group) {
         return w->applier_.ApplyGroup(group);
       },
-      GroupCommitOptions{options.max_batches_per_commit, options.commit_delay});
+      GroupCommitOptions{options.max_batches_per_commit, options.commit_delay, options.clock});
   if (!committer) return committer.status();
   writer->committer_ = std::move(committer).value();
   return writer;

@@ -19,6 +19,8 @@
 namespace settle::net {
 namespace {
 
+// Deadlines of exchanges are time points of the real steady clock, not of the injected Clock:
+// the streams' timers (Beast's expires_at) are OS timers on it.
 using Steady = std::chrono::steady_clock;
 
 constexpr std::size_t kReadChunk = 16 * 1024;
@@ -31,7 +33,7 @@ constexpr std::size_t kMaxAnswerHead = 64 * 1024;
 struct Connection {
   std::unique_ptr<PlainStream> plain;  // one of the two
   std::unique_ptr<TlsStream> tls;
-  Steady::time_point idle_since;
+  MonoTime idle_since{0};  // on Client::Impl::clock
 
   PlainStream& lowest() { return plain != nullptr ? *plain : beast::get_lowest_layer(*tls); }
 };
@@ -132,6 +134,8 @@ asio::any_io_executor Unstranded(const asio::any_io_executor& executor) {
 
 struct Client::Impl {
   ClientOptions options;
+  SystemClock system_clock;  // when the options name no clock
+  const Clock* clock = &system_clock;
   std::unique_ptr<asio::ssl::context> tls;
 
   std::mutex mu;
@@ -150,7 +154,7 @@ std::unique_ptr<Connection> Client::Impl::Take(const std::string& origin) {
   auto found = idle.find(origin);
   if (found == idle.end()) return nullptr;
   std::vector<std::unique_ptr<Connection>>& list = found->second;
-  const Steady::time_point fresh_after = Steady::now() - options.max_idle_time;
+  const MonoTime fresh_after = clock->Monotonic() - options.max_idle_time;
   while (!list.empty()) {
     std::unique_ptr<Connection> connection = std::move(list.back());
     list.pop_back();
@@ -161,7 +165,7 @@ std::unique_ptr<Connection> Client::Impl::Take(const std::string& origin) {
 }
 
 void Client::Impl::Give(const std::string& origin, std::unique_ptr<Connection> connection) {
-  connection->idle_since = Steady::now();
+  connection->idle_since = clock->Monotonic();
   std::lock_guard lock(mu);
   std::vector<std::unique_ptr<Connection>>& list = idle[origin];
   if (list.size() >= options.max_idle_per_host) return;
@@ -229,6 +233,7 @@ Result<std::unique_ptr<Client>> Client::Create(ClientOptions options) {
   if (!tls) return tls.status();
   impl->tls = std::move(*tls);
   impl->options = std::move(options);
+  if (impl->options.clock != nullptr) impl->clock = impl->options.clock;
   return std::unique_ptr<Client>(new Client(std::move(impl)));
 }
 
@@ -255,6 +260,7 @@ asio::awaitable<Result<ClientAnswer>> Client::Impl::Send(ClientRequest request) 
       RequestHead(request.method, target, url, request.headers, request.body.size());
   if (!head) co_return head.status();
   const Duration timeout = std::max(request.timeout, Duration(1));
+  // The real steady clock, not `clock`: the streams' OS timers expire at this deadline.
   const Steady::time_point deadline = Steady::now() + timeout;
   const std::string origin = url.Origin();
 
@@ -278,12 +284,14 @@ asio::awaitable<Result<ClientAnswer>> Client::Impl::Send(ClientRequest request) 
       case Exchanged::kAnswer:
         // Pooled only if its deadline has not passed: then the stream's timer was cancelled
         // before it fired, and nothing of this exchange can still run on this strand once
-        // another coroutine, on another strand, takes the connection.
+        // another coroutine, on another strand, takes the connection. (Read on the timer's own
+        // clock, the real steady clock, for that reason.)
         if (exchanged.reusable && Steady::now() < deadline) Give(origin, std::move(connection));
         co_return exchanged.answer;
       case Exchanged::kWriteFailed:
       case Exchanged::kClosedEarly:
-        // The server may have closed a kept-alive connection just as it was reused.
+        // The server may have closed a kept-alive connection just as it was reused. (The
+        // deadline is the stream timer's, on the real steady clock.)
         if (reused && request.idempotent && attempt == 0 && Steady::now() < deadline) {
           connection.reset();
           continue;

@@ -46,7 +46,8 @@ std::string MessageBody(const std::string& text) {
 }  // namespace
 
 struct ApiServer::Impl {
-  Impl(Coordinator& c, asio::io_context& context, ApiServerOptions o, MetricsWriter m);
+  Impl(Coordinator& c, const Clock& clk, asio::io_context& context, ApiServerOptions o,
+       MetricsWriter m);
 
   // A route answers with `handler` (JSON) or, for pages and metrics, with `page`. Requests
   // granted less than `access` are refused before either runs.
@@ -77,6 +78,7 @@ struct ApiServer::Impl {
   }
 
   Coordinator& coordinator;
+  const Clock& clock;
   ApiServerOptions options;
   MetricsWriter write_metrics;
   // Filled before the server starts, read-only afterwards.
@@ -89,9 +91,10 @@ struct ApiServer::Impl {
   net::Server server;
 };
 
-ApiServer::Impl::Impl(Coordinator& c, asio::io_context& context, ApiServerOptions o,
-                      MetricsWriter m)
+ApiServer::Impl::Impl(Coordinator& c, const Clock& clk, asio::io_context& context,
+                      ApiServerOptions o, MetricsWriter m)
     : coordinator(c),
+      clock(clk),
       options(std::move(o)),
       write_metrics(std::move(m)),
       console(options.tokens),
@@ -161,7 +164,7 @@ std::optional<HttpAnswer> ApiServer::Impl::Authorize(const net::Request& request
 }
 
 asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
-  const auto start = std::chrono::steady_clock::now();
+  const MonoTime start = clock.Monotonic();
   net::Response response;
   response.content_type = kJson;
   const auto found = routes.Find(request.method, request.path);
@@ -187,8 +190,8 @@ asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
     response.status = answer.status;
     response.body = std::move(answer.body);
   }
-  metrics->Count(response.status, std::chrono::duration_cast<std::chrono::microseconds>(
-                                      std::chrono::steady_clock::now() - start));
+  metrics->Count(response.status,
+                 std::chrono::duration_cast<std::chrono::microseconds>(clock.Monotonic() - start));
   co_return response;
 }
 
@@ -269,9 +272,10 @@ void ApiServer::Impl::RegisterRoutes() {
   });
 }
 
-ApiServer::ApiServer(Coordinator& coordinator, asio::io_context& context, ApiServerOptions options,
-                     MetricsWriter metrics)
-    : impl_(std::make_unique<Impl>(coordinator, context, std::move(options), std::move(metrics))) {
+ApiServer::ApiServer(Coordinator& coordinator, const Clock& clock, asio::io_context& context,
+                     ApiServerOptions options, MetricsWriter metrics)
+    : impl_(std::make_unique<Impl>(coordinator, clock, context, std::move(options),
+                                   std::move(metrics))) {
   impl_->RegisterRoutes();
 }
 

@@ -45,7 +45,7 @@ struct SettledServer::Parts {
         lease(s.leases == nullptr ? nullptr
                                   : std::make_unique<InstanceLease>(*s.leases, clock, c.lease)),
         retention(*store, clock, c.retention),
-        http_caller(*client),
+        http_caller(*client, clock),
         fenced_caller(lease == nullptr ? nullptr
                                        : std::make_unique<FencedBranchCaller>(http_caller, *lease)),
         driver(async_store, caller(), clock, RetryPolicy(c.retry), metrics, nullptr),
@@ -55,7 +55,7 @@ struct SettledServer::Parts {
         scheduler(clock, io.executor(), runner(), c.max_passes),
         gids(clock),
         coordinator(async_store, scheduler, clock, gids, c.coordinator, metrics),
-        api(coordinator, io.context(), c.api, [this](PrometheusText& out) {
+        api(coordinator, clock, io.context(), c.api, [this](PrometheusText& out) {
           WriteSettledMetrics(out, {metrics, *store, scheduler, retention, alerts.get()});
         }) {}
 
@@ -102,7 +102,7 @@ struct SettledServer::Parts {
 
 Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& config,
                                                             const Clock& clock) {
-  auto client = net::Client::Create({.ca_file = config.ca_file});
+  auto client = net::Client::Create({.ca_file = config.ca_file, .clock = &clock});
   if (!client) return client.status();
   if (!config.alert_webhook.empty()) {
     if (auto url = net::ParseUrl(config.alert_webhook); !url) {
@@ -110,7 +110,9 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
                                      "': " + url.status().message());
     }
   }
-  auto store = storage::OpenStore(config.db_path, config.store);
+  storage::SqliteStoreOptions store_options = config.store;
+  store_options.clock = &clock;
+  auto store = storage::OpenStore(config.db_path, store_options);
   if (!store) return store.status();
   ServerConfig effective = config;
   if (effective.lease.instance_id.empty()) effective.lease.instance_id = DefaultInstanceId();

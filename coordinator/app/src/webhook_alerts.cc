@@ -85,7 +85,7 @@ void WebhookAlerts::TransactionStuck(const storage::Transaction& tx) {
 void WebhookAlerts::Stop(Duration grace) {
   {
     std::lock_guard lock(mutex_);
-    if (!stopping_) give_up_at_ = std::chrono::steady_clock::now() + grace;
+    if (!stopping_) give_up_at_ = clock_.Monotonic() + grace;
     stopping_ = true;
   }
   // Ends a backoff wait at once.
@@ -114,7 +114,7 @@ asio::awaitable<void> WebhookAlerts::Drain() {
   for (;;) {
     std::string body;
     bool stopping = false;
-    std::chrono::steady_clock::time_point give_up_at;
+    MonoTime give_up_at{0};
     {
       std::lock_guard lock(mutex_);
       if (queue_.empty()) {
@@ -136,8 +136,7 @@ asio::awaitable<void> WebhookAlerts::Drain() {
     for (int attempt = 1; attempt <= attempts; ++attempt) {
       Duration timeout = settings_.timeout;
       if (stopping) {
-        const auto left = std::chrono::duration_cast<Duration>(give_up_at -
-                                                               std::chrono::steady_clock::now());
+        const auto left = std::chrono::duration_cast<Duration>(give_up_at - clock_.Monotonic());
         if (left <= Duration(0)) break;
         timeout = std::min(timeout, left);
       }

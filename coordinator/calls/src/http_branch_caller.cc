@@ -19,8 +19,9 @@ BranchOutcome Unknown(std::string detail) {
 
 }  // namespace
 
-HttpBranchCaller::HttpBranchCaller(net::Client& client, HttpBranchCallerOptions options)
-    : client_(client), options_(options) {}
+HttpBranchCaller::HttpBranchCaller(net::Client& client, const Clock& clock,
+                                   HttpBranchCallerOptions options)
+    : client_(client), clock_(clock), options_(options) {}
 
 asio::awaitable<std::vector<BranchOutcome>> HttpBranchCaller::CallAll(
     std::vector<BranchCall> calls) {
@@ -38,7 +39,7 @@ asio::awaitable<std::vector<BranchOutcome>> HttpBranchCaller::CallAll(
 }
 
 asio::awaitable<BranchOutcome> HttpBranchCaller::Call(BranchCall call) {
-  const auto start = std::chrono::steady_clock::now();
+  const MonoTime start = clock_.Monotonic();
   BranchOutcome outcome;
   try {
     Result<net::Url> url = net::ParseUrl(call.url);
@@ -71,8 +72,8 @@ asio::awaitable<BranchOutcome> HttpBranchCaller::Call(BranchCall call) {
   } catch (const std::exception& e) {
     outcome = Unknown(std::string("internal error calling the branch: ") + e.what());
   }
-  outcome.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::steady_clock::now() - start);
+  outcome.elapsed =
+      std::chrono::duration_cast<std::chrono::microseconds>(clock_.Monotonic() - start);
   co_return outcome;
 }
 

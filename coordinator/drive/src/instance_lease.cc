@@ -24,15 +24,17 @@ Status InstanceLease::Start(ScheduleFn schedule) {
   // Everything this instance may drive, whenever due: what a single instance's start does
   // with ListUnfinished.
   Poll(TimePoint::max(), TimePoint::max());
-  thread_ = std::make_unique<PeriodicThread>(settings_.poll, [this] {
-    Renew().IgnoreError();  // logged there; the fence stops calls if it keeps failing
-    // An unowned transaction is left to the instance that created it (it claims it in its
-    // first pass, within milliseconds) unless it has been due for a while.
-    const TimePoint now = clock_.Now();
-    Poll(now + 2 * settings_.poll, now - 2 * settings_.poll);
-  });
+  thread_ = std::make_unique<PeriodicThread>(settings_.poll, [this] { RunOnce(); });
   thread_->Start();
   return Status::Ok();
+}
+
+void InstanceLease::RunOnce() {
+  Renew().IgnoreError();  // logged there; the fence stops calls if it keeps failing
+  // An unowned transaction is left to the instance that created it (it claims it in its
+  // first pass, within milliseconds) unless it has been due for a while.
+  const TimePoint now = clock_.Now();
+  Poll(now + 2 * settings_.poll, now - 2 * settings_.poll);
 }
 
 void InstanceLease::Stop(bool release) {
@@ -49,7 +51,7 @@ void InstanceLease::Stop(bool release) {
 }
 
 Status InstanceLease::Renew() {
-  const Steady::time_point sent = Steady::now();
+  const MonoTime sent = clock_.Monotonic();
   Status s = leases_.Renew(settings_.instance_id, settings_.lease);
   if (!s.ok()) {
     spdlog::error("instance {}: renewing the lease: {}", settings_.instance_id, s.ToString());
@@ -71,7 +73,7 @@ Status InstanceLease::Renew() {
   if (lapsed_.exchange(false)) {
     spdlog::warn("instance {}: lease renewed after lapsing", settings_.instance_id);
   }
-  held_until_.store((sent + settings_.lease).time_since_epoch().count());
+  held_until_.store((sent + MonoTime(settings_.lease)).count());
   return Status::Ok();
 }
 
@@ -112,8 +114,8 @@ void InstanceLease::Forget(const std::string& gid) {
 Duration InstanceLease::Remaining() const {
   // A tenth of the lease is kept back: the database's clock and this one may tick at slightly
   // different rates, and a call's end is only known to within scheduling delays.
-  const Steady::time_point until{Steady::duration(held_until_.load())};
-  const auto remaining = until - settings_.lease / 10 - Steady::now();
+  const MonoTime until{held_until_.load()};
+  const MonoTime remaining = until - MonoTime(settings_.lease / 10) - clock_.Monotonic();
   return std::chrono::duration_cast<Duration>(remaining);
 }
 

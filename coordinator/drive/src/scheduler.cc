@@ -108,7 +108,7 @@ std::optional<Scheduler::PassClaim> Scheduler::TryClaim(const std::string& gid) 
 
 asio::awaitable<std::optional<Scheduler::PassClaim>> Scheduler::Claim(std::string gid,
                                                                        Duration max_wait) {
-  const auto deadline = std::chrono::steady_clock::now() + max_wait;
+  const MonoTime deadline = clock_.Monotonic() + max_wait;
   for (;;) {
     auto ended = std::make_shared<net::AsyncEvent>();
     {
@@ -118,8 +118,7 @@ asio::awaitable<std::optional<Scheduler::PassClaim>> Scheduler::Claim(std::strin
       if (!entry.running) co_return PassClaim(*this, gid, ClaimLocked(gid, entry));
       entry.on_end.push_back([ended] { ended->Set(); });
     }
-    const auto left = std::chrono::duration_cast<Duration>(deadline -
-                                                           std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<Duration>(deadline - clock_.Monotonic());
     if (left <= Duration(0)) co_return std::nullopt;
     const bool ended_in_time = co_await ended->WaitFor(left);
     if (!ended_in_time) co_return std::nullopt;

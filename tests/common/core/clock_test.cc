@@ -19,5 +19,22 @@ TEST_CASE("a fake clock moves only when told", "[common]") {
   CHECK(ToUnixMillis(clock.Now()) == 1250);
 }
 
+TEST_CASE("a fake clock's monotonic reading moves with Advance, not when the wall clock is set",
+          "[common]") {
+  testing::FakeClock clock(FromUnixMillis(1000));
+  const MonoTime start = clock.Monotonic();
+  clock.Advance(Duration(250));
+  CHECK(clock.Monotonic() - start == Duration(250));
+  clock.Set(FromUnixMillis(0));  // the wall clock set back
+  CHECK(ToUnixMillis(clock.Now()) == 0);
+  CHECK(clock.Monotonic() - start == Duration(250));
+}
+
+TEST_CASE("the system clock's monotonic reading never goes back", "[common]") {
+  SystemClock clock;
+  const MonoTime first = clock.Monotonic();
+  CHECK(clock.Monotonic() >= first);
+}
+
 }  // namespace
 }  // namespace settle

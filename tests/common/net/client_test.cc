@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "fake_clock.h"
 #include "settle/net/async.h"
 #include "settle/net/async_event.h"
 #include "settle/net/blocking_client.h"
@@ -40,6 +41,7 @@ struct TestServer {
   }
   asio::awaitable<Response> Handle(Request& request) {
     ++requests;
+    last_port = request.remote_port;
     if (request.path == "/hold") co_await release.Wait();
     if (request.path == "/big") co_return Response{200, "text/plain", std::string(100'000, 'x')};
     const std::string* extra = request.Header("X-Extra");
@@ -55,6 +57,7 @@ struct TestServer {
   Server server;
   AsyncEvent release;
   std::atomic<int> requests{0};
+  std::atomic<int> last_port{0};  // the client's end of the last request's connection
   int port = 0;
 };
 
@@ -138,6 +141,27 @@ TEST_CASE("requests to one host share a keep-alive connection", "[net][client]")
     CHECK(answer->body == "POST /a?i=" + std::to_string(i) + " {} extra=yes");
   }
   CHECK(s.server.connections() == 1);
+}
+
+TEST_CASE("a connection idle for longer than max_idle_time by the client's clock is not reused",
+          "[net][client]") {
+  TestServer s;
+  testing::FakeClock clock;
+  auto client = MakeClient({.max_idle_time = Duration(4000), .clock = &clock});
+  REQUIRE(client->Send(Get(s.Url("/a"))));
+  const int first = s.last_port;
+
+  clock.Advance(Duration(4000));
+  REQUIRE(client->Send(Get(s.Url("/b"))));
+  CHECK(s.last_port == first);  // idle for max_idle_time exactly: reused
+
+  clock.Set(clock.Now() + Duration(60'000));  // the wall clock does not age it
+  REQUIRE(client->Send(Get(s.Url("/c"))));
+  CHECK(s.last_port == first);
+
+  clock.Advance(Duration(4001));
+  REQUIRE(client->Send(Get(s.Url("/d"))));
+  CHECK(s.last_port != first);  // a new connection
 }
 
 TEST_CASE("any status is an answer; a 409 is not an error", "[net][client]") {

@@ -3,12 +3,17 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
 
+#include "fake_clock.h"
 #include "in_process_settled.h"
 #include "participant_server.h"
+#include "settle/core/completion.h"
+#include "settle/app/webhook_alerts.h"
+#include "settle/net/client.h"
 
 namespace settle {
 namespace {
@@ -210,6 +215,53 @@ TEST_CASE("a webhook that is down does not hold up transactions; the failed aler
     if (!counted) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   CHECK(counted);
+}
+
+// A fake clock that signals its first monotonic reading, once taken: the first a WebhookAlerts
+// takes is Stop's, which sets when the grace ends.
+class FirstMonotonicReading final : public Clock {
+ public:
+  explicit FirstMonotonicReading(const testing::FakeClock& clock) : clock_(clock) {}
+  TimePoint Now() const override { return clock_.Now(); }
+  MonoTime Monotonic() const override {
+    const MonoTime now = clock_.Monotonic();
+    if (!read_.exchange(true)) taken_.Signal();
+    return now;
+  }
+  void Wait() { taken_.Wait(); }
+
+ private:
+  const testing::FakeClock& clock_;
+  mutable std::atomic<bool> read_{false};
+  mutable Completion taken_;
+};
+
+TEST_CASE("once the alerts stop, what is still queued when the grace has run out by the clock "
+          "is given up unsent",
+          "[http][alerts]") {
+  ParticipantServer webhook;
+  testing::FakeClock fake;
+  FirstMonotonicReading clock(fake);
+  asio::io_context io;  // run below, once Stop has set the end of the grace
+  auto client = net::Client::Create();
+  REQUIRE(client);
+  auto alerts =
+      coordinator::WebhookAlerts::Create(webhook.Url("/alert"), clock, io.get_executor(), **client);
+  REQUIRE(alerts);
+  storage::Transaction tx;
+  for (const char* gid : {"s1", "s2"}) {
+    tx.global.gid = gid;
+    (*alerts)->TransactionStuck(tx);
+  }
+
+  std::thread stopper([&] { (*alerts)->Stop(Duration(2000)); });
+  clock.Wait();
+  fake.Advance(Duration(2001));
+  io.run();  // until both alerts are dealt with
+  stopper.join();
+  CHECK((*alerts)->sent() == 0);
+  CHECK((*alerts)->failed() == 2);
+  CHECK(webhook.Calls().empty());
 }
 
 TEST_CASE("with retention, finished transactions disappear and unfinished ones stay",

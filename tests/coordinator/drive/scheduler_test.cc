@@ -247,6 +247,33 @@ TEST_CASE("RunNow gives up when the running pass does not end in time", "[schedu
   CHECK(f.runner.runs().size() == 1);
 }
 
+TEST_CASE("RunNow's max wait is measured on the clock: once it has passed, a pass found "
+          "running again is not waited for",
+          "[scheduler]") {
+  Fixture f;
+  f.runner.hold = "g1";
+  f.scheduler.Schedule("g1", f.clock.Now());
+  std::optional<std::optional<PassResult>> ran;
+  asio::co_spawn(f.io, f.scheduler.RunNow("g1", std::chrono::minutes(1)),
+                 [&](std::exception_ptr, std::optional<PassResult> r) { ran = std::move(r); });
+  f.io.poll();  // the pass waits for its release, RunNow for the pass
+  REQUIRE_FALSE(ran);
+
+  // The pass ends; before RunNow resumes, a request claims the gid and a minute goes by.
+  f.runner.release.Set();
+  f.io.restart();
+  while (f.scheduler.Running() > 0 && f.io.run_one() > 0) {
+  }
+  REQUIRE(f.scheduler.Running() == 0);
+  std::optional<Scheduler::PassClaim> claim = f.scheduler.TryClaim("g1");
+  REQUIRE(claim);
+  f.clock.Advance(std::chrono::minutes(1));
+  f.Run();
+  REQUIRE(ran);  // at once, not after another minute's timer
+  CHECK_FALSE(ran->has_value());
+  CHECK(f.runner.runs().size() == 1);
+}
+
 TEST_CASE("a pass that throws is retried later instead of being lost", "[scheduler]") {
   Fixture f;
   f.runner.answer = [](const std::string&, std::stop_token) -> PassResult {

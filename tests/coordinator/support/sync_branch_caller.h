@@ -19,7 +19,7 @@ class SyncBranchCaller {
     auto client = net::Client::Create(std::move(options));
     if (!client) throw std::runtime_error(client.status().ToString());
     client_ = std::move(*client);
-    caller_ = std::make_unique<coordinator::HttpBranchCaller>(*client_, caller_options);
+    caller_ = std::make_unique<coordinator::HttpBranchCaller>(*client_, clock_, caller_options);
     io_.Start();
   }
   ~SyncBranchCaller() {
@@ -39,6 +39,7 @@ class SyncBranchCaller {
   net::IoThreads& io() { return io_; }
 
  private:
+  SystemClock clock_;
   net::IoThreads io_;
   std::unique_ptr<net::Client> client_;
   std::unique_ptr<coordinator::HttpBranchCaller> caller_;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "settle/core/clock.h"
 #include "settle/storage/instance_leases.h"
 #include "settle/storage/store.h"
 
@@ -24,6 +25,8 @@ struct PostgresStoreOptions {
   // session advisory lock on a connection of its own, released when the store closes or its
   // process dies.
   bool exclusive = true;
+  // See SqliteStoreOptions::clock.
+  const Clock* clock = nullptr;
 };
 
 // Store on a PostgreSQL database, which may be shared by several coordinators.

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "settle/core/clock.h"
 #include "settle/storage/store.h"
 
 namespace settle::storage {
@@ -26,6 +27,9 @@ struct SqliteStoreOptions {
   // keep arriving), and the WAL may only start over once every frame is copied: this bounds
   // its size, and the writer then only copies what the background left.
   int writer_checkpoint_pages = 16000;
+  // Measures how long commits take (StoreStats::commit_time), with its monotonic reading; the
+  // store never reads the time otherwise. Null: a SystemClock. Must outlive the store.
+  const Clock* clock = nullptr;
 };
 
 // The counters of a SqliteStore: StoreStats with its WAL fields filled in.

@@ -22,6 +22,10 @@ struct ClientOptions {
   // Peers of https:// URLs are verified against this CA file (PEM); empty: the system's CA
   // store. Verification covers the chain and the URL's host name (or IP address).
   std::string ca_file;
+  // Judges idle connections' age (max_idle_time) by its monotonic reading; null: a
+  // SystemClock. Must outlive the client. Requests' timeouts are OS timers on the real steady
+  // clock whatever this is.
+  const Clock* clock = nullptr;
 };
 
 struct ClientRequest {

@@ -40,9 +40,10 @@ using MetricsWriter = std::function<void(PrometheusText&)>;
 class ApiServer {
  public:
   // Serves on `context`'s threads (net::Server): a request holds a coroutine, not a thread,
-  // for as long as it takes, a wait_result submit included.
-  ApiServer(Coordinator& coordinator, asio::io_context& context, ApiServerOptions options,
-            MetricsWriter metrics = {});
+  // for as long as it takes, a wait_result submit included. Request durations (the metrics)
+  // are measured on `clock`'s monotonic reading.
+  ApiServer(Coordinator& coordinator, const Clock& clock, asio::io_context& context,
+            ApiServerOptions options, MetricsWriter metrics = {});
   ~ApiServer();  // Stop()
 
   // Binds host:port (port 0: any free port) and starts serving. Returns the bound port.

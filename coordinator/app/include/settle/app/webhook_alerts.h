@@ -73,7 +73,7 @@ class WebhookAlerts final : public StuckAlerts {
   std::deque<std::string> queue_;  // bodies; guarded by mutex_
   bool sending_ = false;           // a Drain runs; guarded by mutex_
   bool stopping_ = false;          // guarded by mutex_
-  std::chrono::steady_clock::time_point give_up_at_;  // once stopping; guarded by mutex_
+  MonoTime give_up_at_{0};         // clock_.Monotonic(), once stopping; guarded by mutex_
   std::atomic<std::uint64_t> sent_{0};
   std::atomic<std::uint64_t> failed_{0};
   std::atomic<std::uint64_t> dropped_{0};

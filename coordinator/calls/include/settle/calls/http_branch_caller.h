@@ -3,6 +3,7 @@
 #include <cstddef>
 
 #include "settle/calls/branch_caller.h"
+#include "settle/core/clock.h"
 #include "settle/net/client.h"
 
 namespace settle::coordinator {
@@ -18,10 +19,11 @@ struct HttpBranchCallerOptions {
 // op; Content-Type: application/json plus the branch headers; the call's timeout for the
 // whole exchange. Calls go through `client` (net::Client: keep-alive pools per origin, TLS, a
 // stale kept-alive connection replaced once: branch handlers are idempotent). The calls of
-// one CallAll run concurrently as coroutines, without a thread each.
+// one CallAll run concurrently as coroutines, without a thread each. Each outcome's elapsed
+// time is measured on `clock`'s monotonic reading.
 class HttpBranchCaller final : public BranchCaller {
  public:
-  explicit HttpBranchCaller(net::Client& client, HttpBranchCallerOptions options = {});
+  HttpBranchCaller(net::Client& client, const Clock& clock, HttpBranchCallerOptions options = {});
 
   asio::awaitable<std::vector<BranchOutcome>> CallAll(std::vector<BranchCall> calls) override;
 
@@ -30,6 +32,7 @@ class HttpBranchCaller final : public BranchCaller {
 
  private:
   net::Client& client_;
+  const Clock& clock_;
   HttpBranchCallerOptions options_;
 };
 

@@ -24,7 +24,8 @@ struct InstanceLeaseSettings {
 // This coordinator instance's side of storage::InstanceLeases, for several instances on one
 // database:
 // - renews the instance lease every `poll`, and counts it held until `lease` after the moment
-//   the last successful renewal was sent (a steady clock: the database's expiry is later);
+//   the last successful renewal was sent, on the clock's monotonic reading (the database's
+//   expiry is later; setting the wall clock moves neither);
 // - every `poll`, schedules the unfinished transactions due soon that this instance may drive
 //   (its own, unowned ones, and those of instances whose lease ran out), through `schedule`;
 // - claims a transaction before a pass drives it, remembering what it owns while the lease
@@ -47,6 +48,10 @@ class InstanceLease {
   // instance may drive, and starts renewing and polling.
   Status Start(ScheduleFn schedule);
 
+  // Renews and polls once, after Start: what the background thread does every `poll`. For
+  // tests, which start the lease with a poll too long to come round and step it themselves.
+  void RunOnce();
+
   // Stops renewing; with `release`, ends the lease now so that other instances take this
   // one's transactions over at once (after its last pass has ended).
   void Stop(bool release);
@@ -65,7 +70,6 @@ class InstanceLease {
   const InstanceLeaseSettings& settings() const { return settings_; }
 
  private:
-  using Steady = std::chrono::steady_clock;
   Status Renew();
   void Poll(TimePoint due_by, TimePoint unowned_due_by);
 
@@ -73,7 +77,7 @@ class InstanceLease {
   const Clock& clock_;
   const InstanceLeaseSettings settings_;
   ScheduleFn schedule_;
-  std::atomic<Steady::rep> held_until_{0};  // Steady ticks
+  std::atomic<MonoTime::rep> held_until_{0};  // a clock_.Monotonic() reading; 0: not held
   std::atomic<bool> lapsed_{false};         // logged as lapsed, not renewed since
   std::mutex mutex_;
   std::unordered_set<std::string> owned_;  // guarded by mutex_; cleared when the lease lapses

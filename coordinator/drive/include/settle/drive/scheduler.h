@@ -72,7 +72,8 @@ class Scheduler {
   };
 
   // Claims `gid` once its running pass (if any) ends, waiting for it without holding a
-  // thread. Nothing if that pass did not end within `max_wait`, or the scheduler is stopping.
+  // thread. Nothing if that pass did not end within `max_wait` (by the clock's monotonic
+  // reading, and an Asio timer while it waits), or the scheduler is stopping.
   // Claiming a gid that is not running never suspends.
   std::optional<PassClaim> TryClaim(const std::string& gid);
   asio::awaitable<std::optional<PassClaim>> Claim(std::string gid, Duration max_wait);

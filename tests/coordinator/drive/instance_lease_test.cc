@@ -1,0 +1,193 @@
+// InstanceLease's fence on a fake clock: the lease counts as held for nine tenths of its length
+// after the last renewal was sent, measured on the clock's monotonic reading, and branch calls
+// are cut to fit in what is left of it. No test sleeps: the background renewal is set an hour
+// apart and the tests renew with RunOnce().
+#include "settle/drive/instance_lease.h"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "fake_clock.h"
+#include "scripted_branch_caller.h"
+#include "settle/drive/leased_pass_runner.h"
+
+namespace settle::coordinator {
+namespace {
+
+using Catch::Matchers::Contains;
+
+constexpr Duration kLease{10'000};
+constexpr Duration kHeldFor{9'000};  // the lease less the tenth kept back
+
+// The database's side of the leases, in memory: it renews and grants every claim unless the
+// test has cut it off. Counts what reached it.
+class FakeLeases final : public storage::InstanceLeases {
+ public:
+  std::atomic<bool> reachable{true};
+  std::atomic<int> claims{0};
+
+  Status Renew(const std::string&, Duration) override {
+    if (!reachable) return Status::Unavailable("database unreachable");
+    std::lock_guard lock(mu_);
+    ++renewals_;
+    renewed_.notify_all();
+    return Status::Ok();
+  }
+  Status Release(const std::string&) override { return Status::Ok(); }
+  Result<bool> Claim(const std::string&, const std::string&) override {
+    if (!reachable) return Status::Unavailable("database unreachable");
+    ++claims;
+    return true;
+  }
+  Result<std::vector<storage::DueEntry>> ListClaimable(const std::string&, TimePoint, TimePoint,
+                                                       std::size_t) override {
+    return std::vector<storage::DueEntry>{};
+  }
+
+  bool WaitForRenewals(int n) {
+    std::unique_lock lock(mu_);
+    return renewed_.wait_for(lock, std::chrono::seconds(10), [&] { return renewals_ >= n; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable renewed_;
+  int renewals_ = 0;
+};
+
+// A started lease whose background thread has made its first renewal (at once, at the same
+// monotonic reading as Start's) and then waits an hour: the test moves the clock and renews.
+struct Fixture {
+  Fixture() : lease(leases, clock, {.instance_id = "i1", .lease = kLease, .poll = kHour}) {
+    REQUIRE(lease.Start([](const std::string&, TimePoint) {}).ok());
+    REQUIRE(leases.WaitForRenewals(2));  // Start's own, then the thread's first
+  }
+
+  static constexpr Duration kHour{3'600'000};
+  testing::FakeClock clock;
+  FakeLeases leases;
+  InstanceLease lease;
+};
+
+// Whether the lease lets this instance drive `gid` now.
+bool Owns(InstanceLease& lease, const std::string& gid) {
+  Result<bool> owned = lease.Claim(gid);
+  return owned.ok() && *owned;
+}
+
+std::vector<BranchOutcome> CallAll(BranchCaller& caller, std::vector<BranchCall> calls) {
+  asio::io_context io;
+  auto outcomes = asio::co_spawn(io, caller.CallAll(std::move(calls)), asio::use_future);
+  io.run();
+  return outcomes.get();
+}
+
+BranchCall CallWithTimeout(const std::string& branch_id, Duration timeout) {
+  BranchCall call;
+  call.gid = "g1";
+  call.branch_id = branch_id;
+  call.url = "http://participant.invalid/confirm";
+  call.timeout = timeout;
+  return call;
+}
+
+TEST_CASE("the lease is held for nine tenths of its length after a renewal, by the monotonic "
+          "clock",
+          "[lease]") {
+  Fixture f;
+  CHECK(f.lease.Remaining() == kHeldFor);
+  f.clock.Advance(Duration(5'000));
+  CHECK(f.lease.Remaining() == Duration(4'000));
+  CHECK(Owns(f.lease, "g1"));
+
+  f.clock.Advance(Duration(4'000));
+  CHECK(f.lease.Remaining() <= Duration(0));
+  Result<bool> lapsed = f.lease.Claim("g1");
+  REQUIRE_FALSE(lapsed);
+  CHECK(lapsed.status().code() == StatusCode::kUnavailable);
+  CHECK_THAT(lapsed.status().message(), Contains("does not hold its lease"));
+}
+
+TEST_CASE("a renewal counts from when it was sent; a failed one extends nothing", "[lease]") {
+  Fixture f;
+  f.clock.Advance(Duration(3'000));
+  f.lease.RunOnce();
+  CHECK(f.lease.Remaining() == kHeldFor);
+
+  f.leases.reachable = false;
+  f.clock.Advance(Duration(6'000));
+  f.lease.RunOnce();
+  CHECK(f.lease.Remaining() == Duration(3'000));
+  f.clock.Advance(Duration(3'000));
+  f.lease.RunOnce();
+  CHECK(f.lease.Remaining() <= Duration(0));
+
+  f.leases.reachable = true;
+  f.lease.RunOnce();
+  CHECK(f.lease.Remaining() == kHeldFor);
+}
+
+TEST_CASE("what was owned is claimed again after the lease lapsed: another instance may have "
+          "taken it",
+          "[lease]") {
+  Fixture f;
+  REQUIRE(Owns(f.lease, "g1"));
+  REQUIRE(Owns(f.lease, "g1"));
+  CHECK(f.leases.claims == 1);  // remembered while the lease holds
+
+  f.leases.reachable = false;
+  f.clock.Advance(kLease);
+  f.lease.RunOnce();  // fails, and finds the lease lapsed
+  f.leases.reachable = true;
+  f.lease.RunOnce();
+  REQUIRE(Owns(f.lease, "g1"));
+  CHECK(f.leases.claims == 2);
+}
+
+TEST_CASE("setting the wall clock, forwards or back, neither extends nor ends the lease",
+          "[lease]") {
+  Fixture f;
+  f.clock.Set(f.clock.Now() + Fixture::kHour);
+  CHECK(f.lease.Remaining() == kHeldFor);
+  f.clock.Set(f.clock.Now() - 2 * Fixture::kHour);
+  CHECK(f.lease.Remaining() == kHeldFor);
+  CHECK(Owns(f.lease, "g1"));
+
+  f.clock.Advance(kHeldFor);
+  CHECK(f.lease.Remaining() <= Duration(0));
+  CHECK_FALSE(Owns(f.lease, "g1"));
+}
+
+TEST_CASE("branch calls are cut to fit in what is left of the lease, and none start once it "
+          "has lapsed",
+          "[lease]") {
+  Fixture f;
+  testing::ScriptedBranchCaller participants;
+  FencedBranchCaller fenced(participants, f.lease);
+
+  f.clock.Advance(Duration(6'000));  // 3 s left
+  std::vector<BranchOutcome> outcomes = CallAll(
+      fenced, {CallWithTimeout("01", Duration(10'000)), CallWithTimeout("02", Duration(1'000))});
+  REQUIRE(outcomes.size() == 2);
+  CHECK(outcomes[0].result == BranchResult::kSuccess);
+  REQUIRE(participants.calls().size() == 2);
+  CHECK(participants.calls()[0].timeout == Duration(3'000));
+  CHECK(participants.calls()[1].timeout == Duration(1'000));
+
+  f.clock.Set(f.clock.Now() - Fixture::kHour);  // the wall clock changes nothing
+  f.clock.Advance(Duration(3'000));
+  outcomes = CallAll(fenced, {CallWithTimeout("01", Duration(10'000))});
+  REQUIRE(outcomes.size() == 1);
+  CHECK(outcomes[0].result == BranchResult::kUnknown);
+  CHECK_THAT(outcomes[0].detail, Contains("instance lease is not held"));
+  CHECK(participants.calls().size() == 2);  // no new call went out
+}
+
+}  // namespace
+}  // namespace settle::coordinator
