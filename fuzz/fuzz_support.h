@@ -11,13 +11,12 @@
 
 // An invariant of the code under test. A violation is a logic bug: libFuzzer reports it as a
 // crash ("deadly signal") with the input that caused it.
-#define FUZZ_CHECK(condition)                                                               \
-  do {                                                                                      \
-    if (!(condition)) {                                                                     \
-      std::fprintf(stderr, "FUZZ_CHECK failed at %s:%d: %s\n", __FILE__, __LINE__,         \
-                   #condition);                                                             \
-      __builtin_trap();                                                                     \
-    }                                                                                       \
+#define FUZZ_CHECK(condition)                                                                   \
+  do {                                                                                          \
+    if (!(condition)) {                                                                         \
+      std::fprintf(stderr, "FUZZ_CHECK failed at %s:%d: %s\n", __FILE__, __LINE__, #condition); \
+      __builtin_trap();                                                                         \
+    }                                                                                           \
   } while (false)
 
 namespace settle::fuzz {
@@ -63,7 +62,7 @@ class Splitter {
 // The piece sizes a selector byte picks from: 1 byte at a time up to one large read, each
 // multiplied by `scale` (streams of 64 KiB are not worth feeding byte by byte).
 inline Splitter SplitterFor(std::uint8_t selector, std::size_t scale = 1) {
-  static constexpr std::size_t kPieces[16] = {1,  2,  3,   4,   5,   7,    8,    13,
+  static constexpr std::size_t kPieces[16] = {1,  2,  3,  4,   5,   7,    8,    13,
                                               16, 31, 64, 100, 511, 1024, 4096, 1 << 20};
   return Splitter(kPieces[selector & 15] * scale, (selector & 0x10) != 0);
 }

@@ -14,8 +14,8 @@
 #include <string_view>
 
 #include "fuzz_support.h"
-#include "settle/core/protocol.h"
 #include "settle/api/request_parser.h"
+#include "settle/core/protocol.h"
 #include "settle/net/message.h"
 #include "settle/net/url.h"
 
@@ -30,12 +30,28 @@ constexpr std::int64_t kTenYearsMillis = 10LL * 365 * 24 * 3600 * 1000;
 
 // Every field a message may start with, followed by ':', '.' or '['.
 bool NamesAField(const std::string& message) {
-  static constexpr std::string_view kFields[] = {
-      "body",          "gid",           "trans_type",      "branch_id",       "data",
-      "confirm",       "cancel",        "steps",           "payloads",        "custom_data",
-      "wait_result",   "concurrent",    "timeout_to_fail", "request_timeout", "retry_interval",
-      "retry_limit",   "branch_headers", "rollback_reason", "status",          "stuck",
-      "limit",         "position"};
+  static constexpr std::string_view kFields[] = {"body",
+                                                 "gid",
+                                                 "trans_type",
+                                                 "branch_id",
+                                                 "data",
+                                                 "confirm",
+                                                 "cancel",
+                                                 "steps",
+                                                 "payloads",
+                                                 "custom_data",
+                                                 "wait_result",
+                                                 "concurrent",
+                                                 "timeout_to_fail",
+                                                 "request_timeout",
+                                                 "retry_interval",
+                                                 "retry_limit",
+                                                 "branch_headers",
+                                                 "rollback_reason",
+                                                 "status",
+                                                 "stuck",
+                                                 "limit",
+                                                 "position"};
   for (std::string_view field : kFields) {
     if (message.size() > field.size() && message.compare(0, field.size(), field) == 0) {
       const char next = message[field.size()];
@@ -149,13 +165,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::uint8_t selector = input.Byte();
   const std::string_view text = input.rest();
   switch (selector % 7) {
-    case 0: FuzzSubmit(text); break;
-    case 1: FuzzPrepare(text); break;
-    case 2: FuzzRegisterBranch(text); break;
-    case 3: FuzzAbort(text); break;
-    case 4: FuzzGidBody(text); break;
-    case 5: FuzzListQuery(text); break;
-    case 6: FuzzQueryGid(text); break;
+    case 0:
+      FuzzSubmit(text);
+      break;
+    case 1:
+      FuzzPrepare(text);
+      break;
+    case 2:
+      FuzzRegisterBranch(text);
+      break;
+    case 3:
+      FuzzAbort(text);
+      break;
+    case 4:
+      FuzzGidBody(text);
+      break;
+    case 5:
+      FuzzListQuery(text);
+      break;
+    case 6:
+      FuzzQueryGid(text);
+      break;
   }
   return 0;
 }

@@ -43,8 +43,7 @@ Result<std::unique_ptr<BankService>> BankService::Open(const BankOptions& option
   return std::unique_ptr<BankService>(new BankService(std::move(*store), options));
 }
 
-BankService::BankService(std::unique_ptr<sdk::SqliteBarrierStore> store,
-                         const BankOptions& options)
+BankService::BankService(std::unique_ptr<sdk::SqliteBarrierStore> store, const BankOptions& options)
     : store_(std::move(store)),
       barrier_(*store_, clock_),
       participant_(sdk::ParticipantOptions{.threads = options.threads}) {

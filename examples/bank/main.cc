@@ -41,8 +41,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   auto retention = settle::ParseDuration(barrier_retention);
   if (!retention) {
-    return std::fprintf(stderr, "--barrier-retention: %s\n",
-                        retention.status().message().c_str()),
+    return std::fprintf(stderr, "--barrier-retention: %s\n", retention.status().message().c_str()),
            2;
   }
   options.barrier_retention = *retention;

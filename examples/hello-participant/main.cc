@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
                   Param(req, "op").c_str(), req.body.c_str(), fail ? "FAILURE" : "SUCCESS");
       std::fflush(stdout);
     }
-    return settle::sdk::HttpReply{fail ? 409 : 200, fail ? R"({"dtm_result":"FAILURE"})"
-                                                         : R"({"dtm_result":"SUCCESS"})"};
+    return settle::sdk::HttpReply{
+        fail ? 409 : 200, fail ? R"({"dtm_result":"FAILURE"})" : R"({"dtm_result":"SUCCESS"})"};
   };
   settle::sdk::Participant participant({.threads = 4, .io_threads = 1});
   participant.OnGet(".*", answer).OnPost(".*", answer);

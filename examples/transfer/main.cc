@@ -25,8 +25,8 @@ struct Args {
 // "http://host:port" alone (no path, or just "/") means the coordinator's canonical API prefix.
 std::string ApiBase(const std::string& coordinator) {
   const std::size_t scheme = coordinator.find("://");
-  const std::size_t path = scheme == std::string::npos ? std::string::npos
-                                                       : coordinator.find('/', scheme + 3);
+  const std::size_t path =
+      scheme == std::string::npos ? std::string::npos : coordinator.find('/', scheme + 3);
   if (scheme != std::string::npos &&
       (path == std::string::npos || path + 1 == coordinator.size())) {
     return coordinator + (coordinator.back() == '/' ? "" : "/") + "api/settle";
@@ -43,9 +43,9 @@ settle::Result<settle::sdk::Outcome> RunTcc(settle::sdk::Client& client, const s
   settle::sdk::TransOptions options;
   options.wait_result = true;
   return settle::sdk::RunTcc(client, gid, options, [&](settle::sdk::Tcc& tcc) {
-    auto out = tcc.CallBranch(Body(a.from, a.amount), a.from_bank + "/api/TransOutTry",
-                              a.from_bank + "/api/TransOutConfirm",
-                              a.from_bank + "/api/TransOutCancel");
+    auto out =
+        tcc.CallBranch(Body(a.from, a.amount), a.from_bank + "/api/TransOutTry",
+                       a.from_bank + "/api/TransOutConfirm", a.from_bank + "/api/TransOutCancel");
     if (!out) return out.status();
     auto in = tcc.CallBranch(Body(a.to, a.amount), a.to_bank + "/api/TransInTry",
                              a.to_bank + "/api/TransInConfirm", a.to_bank + "/api/TransInCancel");

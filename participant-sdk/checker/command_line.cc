@@ -158,7 +158,8 @@ Status ResolveTarget(Flags& f, CheckerOptions& o) {
     std::string url = op.url;
     if (url.empty()) {
       if (name.empty() || f.participant.empty()) {
-        return Status::InvalidArgument(std::string(op.flag) + ": needed, or --participant URL and " +
+        return Status::InvalidArgument(std::string(op.flag) +
+                                       ": needed, or --participant URL and " +
                                        (tcc ? "--tcc" : "--saga") + " NAME");
       }
       url = f.participant + "/" + name + op.suffix;

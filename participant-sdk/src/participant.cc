@@ -77,7 +77,8 @@ struct Participant::Impl {
           route = &candidate;
           break;
         }
-        if (allow.find(method) == std::string::npos) allow += allow.empty() ? method : ", " + method;
+        if (allow.find(method) == std::string::npos)
+          allow += allow.empty() ? method : ", " + method;
       }
     }
     if (route == nullptr) co_return net::NoRoute(req, allow);
@@ -126,7 +127,7 @@ Participant::~Participant() { Stop(); }
 Participant& Participant::OnOp(const std::string& path, std::optional<BranchOp> op,
                                BranchHandler handler) {
   auto serve = [impl = impl_.get(), op, handler = std::move(handler)](const net::Request& req,
-                                                                       net::Response& res) {
+                                                                      net::Response& res) {
     impl->ServeBranch(req, res, op, handler);
   };
   impl_->routes.Add("GET", path, serve);

@@ -49,15 +49,15 @@ class PostgresBarrierTransaction final : public BarrierTransaction {
 
   Result<bool> InsertIfAbsent(const BarrierRow& row) override {
     if (Status s = CheckOpen("inserting a barrier row"); !s.ok()) return s;
-    Result<PgResult> inserted = connection().Query(kInsertRowSql, PgParams()
-                                                                      .Text(row.trans_type)
-                                                                      .Text(row.gid)
-                                                                      .Text(row.branch_id)
-                                                                      .Text(row.op)
-                                                                      .Text(row.barrier_id)
-                                                                      .Text(row.reason)
-                                                                      .Int(ToUnixMillis(
-                                                                          row.create_time)));
+    Result<PgResult> inserted =
+        connection().Query(kInsertRowSql, PgParams()
+                                              .Text(row.trans_type)
+                                              .Text(row.gid)
+                                              .Text(row.branch_id)
+                                              .Text(row.op)
+                                              .Text(row.barrier_id)
+                                              .Text(row.reason)
+                                              .Int(ToUnixMillis(row.create_time)));
     if (!inserted) return inserted.status();
     return inserted->affected() > 0;
   }
@@ -77,8 +77,8 @@ class PostgresBarrierTransaction final : public BarrierTransaction {
     if (Status s = CheckOpen("deleting barrier rows"); !s.ok()) return s;
     const auto max = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
     Result<PgResult> deleted = connection().Query(
-        kDeleteCreatedBeforeSql, PgParams().Int(ToUnixMillis(cutoff)).Int(
-                                     static_cast<std::int64_t>(std::min(limit, max))));
+        kDeleteCreatedBeforeSql,
+        PgParams().Int(ToUnixMillis(cutoff)).Int(static_cast<std::int64_t>(std::min(limit, max))));
     if (!deleted) return deleted.status();
     return static_cast<std::size_t>(deleted->affected());
   }
@@ -164,8 +164,7 @@ Result<std::unique_ptr<BarrierTransaction>> PostgresBarrierStore::Begin() {
       new PostgresBarrierTransaction(std::move(lease).value()));
 }
 
-Result<std::size_t> PostgresBarrierStore::DeleteCreatedBefore(TimePoint cutoff,
-                                                              std::size_t limit) {
+Result<std::size_t> PostgresBarrierStore::DeleteCreatedBefore(TimePoint cutoff, std::size_t limit) {
   Result<std::unique_ptr<BarrierTransaction>> tx = Begin();
   if (!tx) return tx.status();
   auto& pg = static_cast<PostgresBarrierTransaction&>(**tx);

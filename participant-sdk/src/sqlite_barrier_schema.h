@@ -2,8 +2,8 @@
 
 #include <string_view>
 
-#include "settle/db/sqlite_connection.h"
 #include "settle/core/status.h"
+#include "settle/db/sqlite_connection.h"
 
 namespace settle::sdk {
 

@@ -1,16 +1,16 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
-#include <condition_variable>
-#include <cstdint>
 #include <string>
 #include <vector>
 
-#include "settle/db/sqlite_connection.h"
 #include "settle/core/status.h"
+#include "settle/db/sqlite_connection.h"
 #include "settle/sdk/sqlite_barrier_store.h"
 
 namespace settle::sdk {
@@ -48,8 +48,8 @@ class SqliteConnectionPool {
   // Turns are served in arrival order (a ticket each), so none waits behind later arrivals.
   std::mutex turn_mutex_;
   std::condition_variable turn_cv_;
-  std::uint64_t next_ticket_ = 0;     // guarded by turn_mutex_
-  std::uint64_t serving_ = 0;         // guarded by turn_mutex_
+  std::uint64_t next_ticket_ = 0;        // guarded by turn_mutex_
+  std::uint64_t serving_ = 0;            // guarded by turn_mutex_
   std::vector<std::uint64_t> given_up_;  // tickets whose holders timed out; guarded by turn_mutex_
 };
 

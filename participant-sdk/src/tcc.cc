@@ -5,10 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "settle/net/message.h"
-#include "settle/net/url.h"
 #include "settle/core/branch_result.h"
 #include "settle/core/protocol.h"
+#include "settle/net/message.h"
+#include "settle/net/url.h"
 #include "trans_options_json.h"
 
 namespace settle::sdk {
@@ -132,7 +132,8 @@ Result<std::string> Tcc::CallBranch(const std::string& body, const std::string& 
     case BranchResult::kSuccess:
       return std::move(answer->body);
     case BranchResult::kFailure:
-      return Status::Conflict(detail + "FAILURE: " + net::DescribeAnswer(answer->status, answer->body));
+      return Status::Conflict(detail +
+                              "FAILURE: " + net::DescribeAnswer(answer->status, answer->body));
     case BranchResult::kOngoing:
       // The client does not wait for a Try: the transaction cannot go on without its result.
       return Status::Unavailable(detail +

@@ -205,10 +205,10 @@ GroupResult PgGroupApplier::ApplyGroup(std::span<const WriteBatch* const> batche
   try {
     const json outcomes = json::parse(applied->Text(0, 0));
     if (!outcomes.is_array() || outcomes.size() != batches.size()) {
-      return FailGroup(batches.size(),
-                       Status::Internal("settle_apply_group answered " +
-                                        std::to_string(outcomes.size()) + " results for " +
-                                        std::to_string(batches.size()) + " batches"));
+      return FailGroup(
+          batches.size(),
+          Status::Internal("settle_apply_group answered " + std::to_string(outcomes.size()) +
+                           " results for " + std::to_string(batches.size()) + " batches"));
     }
     result.statuses.reserve(batches.size());
     for (std::size_t i = 0; i < batches.size(); ++i) {
@@ -222,9 +222,9 @@ GroupResult PgGroupApplier::ApplyGroup(std::span<const WriteBatch* const> batche
     }
   } catch (const std::exception& e) {
     // Committed, but the answer is unreadable: a bug, not a storage failure.
-    return FailGroup(batches.size(),
-                     Status::Internal(std::string("reading settle_apply_group's answer: ") +
-                                      e.what()));
+    return FailGroup(
+        batches.size(),
+        Status::Internal(std::string("reading settle_apply_group's answer: ") + e.what()));
   }
   result.committed = true;
   return result;

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "group_committer.h"
-#include "settle/db/pg_connection.h"
 #include "settle/core/status.h"
+#include "settle/db/pg_connection.h"
 #include "settle/storage/write_batch.h"
 
 namespace settle::storage {

@@ -4,7 +4,7 @@ namespace settle::storage {
 namespace {
 
 // Whether the owner of g is free to be replaced by $1.
-#define SETTLE_CLAIMABLE_BY_1                                                          \
+#define SETTLE_CLAIMABLE_BY_1                                                            \
   "(g.owner = $1::text OR g.owner = '' OR NOT EXISTS (SELECT 1 FROM settle_instances i " \
   "WHERE i.id = g.owner AND i.lease_until > settle_now()))"
 
@@ -15,8 +15,8 @@ constexpr std::string_view kRenew =
 constexpr std::string_view kRelease = "DELETE FROM settle_instances WHERE id = $1::text";
 
 constexpr std::string_view kClaim =
-    "UPDATE trans_global AS g SET owner = $1::text WHERE g.gid = $2::text AND "
-    SETTLE_CLAIMABLE_BY_1 " RETURNING 1";
+    "UPDATE trans_global AS g SET owner = $1::text WHERE g.gid = $2::text "
+    "AND " SETTLE_CLAIMABLE_BY_1 " RETURNING 1";
 
 constexpr std::string_view kExists = "SELECT 1 FROM trans_global WHERE gid = $1::text";
 
@@ -35,8 +35,7 @@ constexpr std::string_view kListClaimable =
 Status PgInstanceLeases::Renew(const std::string& instance, Duration lease) {
   Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
-  Result<PgResult> renewed =
-      (**c)->Query(kRenew, PgParams().Text(instance).Int(lease.count()));
+  Result<PgResult> renewed = (**c)->Query(kRenew, PgParams().Text(instance).Int(lease.count()));
   if (!renewed) return renewed.status();
   return Status::Ok();
 }
@@ -67,12 +66,11 @@ Result<std::vector<DueEntry>> PgInstanceLeases::ListClaimable(const std::string&
                                                               std::size_t limit) {
   Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
-  Result<PgResult> rows = (**c)->Query(kListClaimable,
-                                       PgParams()
-                                           .Text(instance)
-                                           .Int(ToUnixMillis(due_by))
-                                           .Int(ToUnixMillis(unowned_due_by))
-                                           .Int(static_cast<std::int64_t>(limit)));
+  Result<PgResult> rows = (**c)->Query(kListClaimable, PgParams()
+                                                           .Text(instance)
+                                                           .Int(ToUnixMillis(due_by))
+                                                           .Int(ToUnixMillis(unowned_due_by))
+                                                           .Int(static_cast<std::int64_t>(limit)));
   if (!rows) return rows.status();
   std::vector<DueEntry> entries;
   entries.reserve(static_cast<std::size_t>(rows->rows()));

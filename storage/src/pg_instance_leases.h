@@ -15,8 +15,7 @@ class PgInstanceLeases final : public InstanceLeases {
   Status Release(const std::string& instance) override;
   Result<bool> Claim(const std::string& gid, const std::string& instance) override;
   Result<std::vector<DueEntry>> ListClaimable(const std::string& instance, TimePoint due_by,
-                                              TimePoint unowned_due_by,
-                                              std::size_t limit) override;
+                                              TimePoint unowned_due_by, std::size_t limit) override;
 
  private:
   PgPool& pool_;

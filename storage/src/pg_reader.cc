@@ -10,15 +10,16 @@ namespace {
 
 constexpr std::size_t kMaxListLimit = 1000;
 
-#define SETTLE_GLOBAL_COLUMNS                                                                \
-  "g.id, g.gid, g.trans_type, g.status, g.options, g.create_time, g.update_time, "           \
+#define SETTLE_GLOBAL_COLUMNS                                                      \
+  "g.id, g.gid, g.trans_type, g.status, g.options, g.create_time, g.update_time, " \
   "g.finish_time, g.rollback_time, g.rollback_reason, g.next_cron_time, g.stuck"
 constexpr int kGlobalColumns = 12;
 
 // The global and its branch rows in one statement (one snapshot, one round trip): a global
 // without branches comes back as one row whose branch columns are NULL.
 constexpr std::string_view kSelectTransaction =
-    "SELECT " SETTLE_GLOBAL_COLUMNS ", b.branch_id, b.op, b.seq, b.url, b.data, b.status, "
+    "SELECT " SETTLE_GLOBAL_COLUMNS
+    ", b.branch_id, b.op, b.seq, b.url, b.data, b.status, "
     "b.create_time, b.update_time, b.attempts, b.failures, b.last_error, b.next_retry_at, "
     "b.failed_attempts "
     "FROM trans_global AS g LEFT JOIN trans_branch_op AS b ON b.global_id = g.id "
@@ -203,13 +204,12 @@ Result<std::vector<UnfinishedCount>> PgReader::CountUnfinished() {
   return counts;
 }
 
-Result<std::vector<std::string>> PgReader::ListFinishedBefore(TimePoint cutoff,
-                                                              std::size_t limit) {
+Result<std::vector<std::string>> PgReader::ListFinishedBefore(TimePoint cutoff, std::size_t limit) {
   Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
-  Result<PgResult> rows = (**c)->Query(
-      kSelectFinishedBefore,
-      PgParams().Int(ToUnixMillis(cutoff)).Int(static_cast<std::int64_t>(limit)));
+  Result<PgResult> rows =
+      (**c)->Query(kSelectFinishedBefore,
+                   PgParams().Int(ToUnixMillis(cutoff)).Int(static_cast<std::int64_t>(limit)));
   if (!rows) return rows.status();
   std::vector<std::string> gids;
   for (int row = 0; row < rows->rows(); ++row) gids.push_back(rows->Text(row, 0));

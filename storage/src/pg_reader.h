@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "settle/db/pg_pool.h"
 #include "settle/core/status.h"
+#include "settle/db/pg_pool.h"
 #include "settle/storage/store.h"
 
 namespace settle::storage {

@@ -256,16 +256,15 @@ Status Failed(PgConnection& connection, int version, const Status& cause) {
 int LatestPgSchemaVersion() { return static_cast<int>(kMigrations.size()); }
 
 Result<int> ReadPgSchemaVersion(PgConnection& connection) {
-  Result<PgResult> exists =
-      connection.Query("SELECT to_regclass('settle_schema') IS NOT NULL");
+  Result<PgResult> exists = connection.Query("SELECT to_regclass('settle_schema') IS NOT NULL");
   if (!exists) return exists.status();
   if (exists->Text(0, 0) != "t") return 0;
   Result<PgResult> version = connection.Query("SELECT version FROM settle_schema");
   if (!version) return version.status();
   if (version->rows() == 0) return 0;  // created, and nothing migrated yet
   if (version->rows() != 1) {
-    return Status::Unavailable("postgresql: settle_schema has " +
-                               std::to_string(version->rows()) + " rows, expected 1");
+    return Status::Unavailable("postgresql: settle_schema has " + std::to_string(version->rows()) +
+                               " rows, expected 1");
   }
   return static_cast<int>(version->Int(0, 0));
 }
@@ -276,14 +275,15 @@ Status MigratePgSchema(PgConnection& connection) {
     if (Status s = connection.Run("BEGIN"); !s.ok()) return s;
     if (Status s = connection.Run(kMigrationLock); !s.ok()) return Failed(connection, 0, s);
     // Under the lock: another coordinator may have migrated while this one waited.
-    Status s = connection.Run("CREATE TABLE IF NOT EXISTS settle_schema (version INTEGER NOT NULL)");
+    Status s =
+        connection.Run("CREATE TABLE IF NOT EXISTS settle_schema (version INTEGER NOT NULL)");
     Result<int> version = s.ok() ? ReadPgSchemaVersion(connection) : Result<int>(s);
     if (!version) return Failed(connection, 0, version.status());
     if (*version > latest) {
       connection.Run("ROLLBACK").IgnoreError();
       return Status::Unavailable("database schema version " + std::to_string(*version) +
-                                 " is newer than this binary's version " +
-                                 std::to_string(latest) + "; upgrade Settle to use it");
+                                 " is newer than this binary's version " + std::to_string(latest) +
+                                 "; upgrade Settle to use it");
     }
     if (*version == latest) return connection.Run("COMMIT");
     const int next = *version + 1;

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "settle/db/pg_connection.h"
 #include "settle/core/status.h"
+#include "settle/db/pg_connection.h"
 
 namespace settle::storage {
 

@@ -5,10 +5,10 @@
 #include "group_committer.h"
 #include "pg_group_applier.h"
 #include "pg_instance_leases.h"
-#include "settle/db/pg_pool.h"
 #include "pg_reader.h"
 #include "pg_schema.h"
 #include "settle/db/pg_connection.h"
+#include "settle/db/pg_pool.h"
 
 namespace settle::storage {
 
@@ -85,7 +85,8 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& co
   Result<std::unique_ptr<PgConnection>> writer = PgConnection::Open(conninfo);
   if (!writer) return writer.status();
   if (Status s = MigratePgSchema(**writer); !s.ok()) return s;
-  auto impl = std::make_unique<Impl>(std::move(holder), std::move(writer).value(), conninfo, options);
+  auto impl =
+      std::make_unique<Impl>(std::move(holder), std::move(writer).value(), conninfo, options);
   if (Status s = impl->StartWriter(options); !s.ok()) return s;
   return std::unique_ptr<PostgresStore>(new PostgresStore(std::move(impl)));
 }
@@ -103,9 +104,7 @@ Result<std::optional<Transaction>> PostgresStore::Load(const std::string& gid) {
   return impl_->reader().Load(gid);
 }
 
-Result<ListPage> PostgresStore::List(const ListQuery& query) {
-  return impl_->reader().List(query);
-}
+Result<ListPage> PostgresStore::List(const ListQuery& query) { return impl_->reader().List(query); }
 
 Result<std::vector<DueEntry>> PostgresStore::ListUnfinished() {
   return impl_->reader().ListUnfinished();

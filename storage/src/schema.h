@@ -1,7 +1,7 @@
 #pragma once
 
-#include "settle/db/sqlite_connection.h"
 #include "settle/core/status.h"
+#include "settle/db/sqlite_connection.h"
 
 namespace settle::storage {
 

@@ -50,9 +50,7 @@ void SqliteCheckpointer::Loop() {
   for (;;) {
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] {
-        return stopping_ || requested_.load(std::memory_order_acquire);
-      });
+      wake_.wait(lock, [this] { return stopping_ || requested_.load(std::memory_order_acquire); });
       if (stopping_) return;
     }
     requested_.store(false, std::memory_order_release);

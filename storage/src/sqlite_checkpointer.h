@@ -8,8 +8,8 @@
 #include <string>
 #include <thread>
 
-#include "settle/db/sqlite_connection.h"
 #include "settle/core/status.h"
+#include "settle/db/sqlite_connection.h"
 
 namespace settle::storage {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "settle/db/sqlite_connection.h"
 #include "settle/core/status.h"
+#include "settle/db/sqlite_connection.h"
 #include "settle/storage/store.h"
 
 namespace settle::storage {

@@ -75,8 +75,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
   Result<std::unique_ptr<SqliteCheckpointer>> checkpointer =
       SqliteCheckpointer::Start(path, options.busy_timeout_ms);
   if (!checkpointer) return checkpointer.status();
-  Result<std::unique_ptr<SqliteWriter>> writer = SqliteWriter::Start(
-      std::move(connection).value(), std::move(checkpointer).value(), options);
+  Result<std::unique_ptr<SqliteWriter>> writer =
+      SqliteWriter::Start(std::move(connection).value(), std::move(checkpointer).value(), options);
   if (!writer) return writer.status();
   auto reader = std::make_unique<SqliteReader>(path, options.busy_timeout_ms);
   auto impl =

@@ -48,7 +48,8 @@ constexpr std::string_view kUpdateGlobal =
 constexpr std::string_view kUpdateBranch =
     "UPDATE trans_branch_op SET status = ?2, update_time = ?3, attempts = ?4, failures = ?5, "
     "last_error = ?6, next_retry_at = ?7, failed_attempts = ?11 "
-    "WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID " AND branch_id = ?8 AND op = ?9 "
+    "WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID
+    " AND branch_id = ?8 AND op = ?9 "
     "AND status = ?10";
 
 constexpr std::string_view kRetryGlobal =

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "settle/db/sqlite_connection.h"
 #include "settle/core/status.h"
+#include "settle/db/sqlite_connection.h"
 #include "settle/storage/write_batch.h"
 
 namespace settle::storage {

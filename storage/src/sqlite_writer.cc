@@ -32,7 +32,8 @@ SqliteWriter::SqliteWriter(std::unique_ptr<SqliteConnection> connection,
       checkpointer_(std::move(checkpointer)),
       applier_(*connection_),
       checkpoint_pages_(std::max(1, options.checkpoint_pages)),
-      writer_checkpoint_pages_(std::max(options.checkpoint_pages, options.writer_checkpoint_pages)) {}
+      writer_checkpoint_pages_(
+          std::max(options.checkpoint_pages, options.writer_checkpoint_pages)) {}
 
 SqliteWriter::~SqliteWriter() { Shutdown(); }
 

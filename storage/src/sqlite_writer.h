@@ -10,11 +10,11 @@
 #include <thread>
 #include <vector>
 
-#include "settle/db/sqlite_connection.h"
+#include "group_committer.h"
 #include "settle/core/status.h"
+#include "settle/db/sqlite_connection.h"
 #include "settle/storage/sqlite_store.h"
 #include "settle/storage/write_batch.h"
-#include "group_committer.h"
 #include "sqlite_batch_applier.h"
 #include "sqlite_checkpointer.h"
 

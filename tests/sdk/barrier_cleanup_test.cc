@@ -5,8 +5,8 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fake_clock.h"
@@ -152,8 +152,8 @@ TEST_CASE("the background cleaner cleans at start and every interval, until stop
   Fixture f;
   f.AddRows("old", 30);
   f.clock.Advance(kRetention + Duration(1));
-  BarrierCleaner cleaner(f.barrier, {.retention = kRetention, .batch_size = 20,
-                                     .interval = Duration(20)});
+  BarrierCleaner cleaner(f.barrier,
+                         {.retention = kRetention, .batch_size = 20, .interval = Duration(20)});
 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   auto wait_for = [&deadline](auto done) {

@@ -27,8 +27,8 @@ using namespace settle::sdk::test;
 
 TEST_CASE("Create refuses a server that is not an http(s):// URL", "[sdk][client]") {
   for (const std::string server :
-       {"ftp://127.0.0.1/api/settle", "127.0.0.1:36789", "",
-        "http://", "http://127.0.0.1:99999/api/settle", "http://127.0.0.1/api settle",
+       {"ftp://127.0.0.1/api/settle", "127.0.0.1:36789", "", "http://",
+        "http://127.0.0.1:99999/api/settle", "http://127.0.0.1/api settle",
         "http://127.0.0.1:36789/api/settle?x=1"}) {
     CAPTURE(server);
     auto client = Client::Create(server);

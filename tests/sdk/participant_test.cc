@@ -151,8 +151,9 @@ TEST_CASE("a known path asked with another method gets 405 and the methods it ta
           "[sdk][participant]") {
   Fixture f;
   f.participant.OnConfirm("/api/TransOutConfirm", f.Recording(BranchReply::Success()));
-  f.participant.OnGet(R"(/api/accounts/(\w+))",
-                      [](const HttpRequest&) { return HttpReply{200, "{}"}; });
+  f.participant.OnGet(R"(/api/accounts/(\w+))", [](const HttpRequest&) {
+    return HttpReply{200, "{}"};
+  });
   f.Start();
   JsonClient client(f.port);
   testing::RawConnection raw(f.port);
@@ -166,20 +167,24 @@ TEST_CASE("a known path asked with another method gets 405 and the methods it ta
   CHECK(f.calls == 0);
 }
 
-TEST_CASE("the participant's server frames requests strictly: an ambiguous one gets one 4xx, "
-          "the connection closes, and the request smuggled behind it never runs",
-          "[sdk][participant][framing]") {
+TEST_CASE(
+    "the participant's server frames requests strictly: an ambiguous one gets one 4xx, "
+    "the connection closes, and the request smuggled behind it never runs",
+    "[sdk][participant][framing]") {
   Fixture f;
   f.participant.OnBranch("/api/TransOut", f.Recording(BranchReply::Success()));
   f.Start();
   const std::string smuggled =
       "POST /api/TransOut" + kQuery + "try HTTP/1.1\r\nHost: p\r\nContent-Length: 2\r\n\r\n{}";
   for (const std::string& head :
-       {std::string("POST /api/TransOut" + kQuery + "try HTTP/1.1\r\nHost: p\r\n"
+       {std::string("POST /api/TransOut" + kQuery +
+                    "try HTTP/1.1\r\nHost: p\r\n"
                     "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
-        std::string("POST /api/TransOut" + kQuery + "try HTTP/1.1\r\nHost: p\r\n"
+        std::string("POST /api/TransOut" + kQuery +
+                    "try HTTP/1.1\r\nHost: p\r\n"
                     "Transfer-Encoding: chunked\r\n\r\n2\n{}\r\n0\r\n\r\n"),
-        std::string("POST /api/TransOut" + kQuery + "try HTTP/1.1\r\nHost: p\r\n"
+        std::string("POST /api/TransOut" + kQuery +
+                    "try HTTP/1.1\r\nHost: p\r\n"
                     "Transfer-Encoding: identity\r\n\r\n"),
         std::string("GET /api/TransOut" + kQuery + "try HTTP/1.1\r\n\r\n"),
         std::string("GET /api/TransOut" + kQuery + "try HTTP/1.1\r\nHost: p\r\nHost: q\r\n\r\n")}) {

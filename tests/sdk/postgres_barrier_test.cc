@@ -174,8 +174,10 @@ TEST_CASE("postgres barrier: a business error rolls back its change and the barr
   CHECK(bank.account() == kReserved);
 }
 
-TEST_CASE("postgres barrier: a try and its cancel racing on two connections never leave money "
-          "frozen", "[barrier][postgres]") {
+TEST_CASE(
+    "postgres barrier: a try and its cancel racing on two connections never leave money "
+    "frozen",
+    "[barrier][postgres]") {
   Bank bank;
   constexpr int kRounds = 40;
   std::vector<std::string> failures;
@@ -235,7 +237,8 @@ TEST_CASE("postgres barrier: cleanup deletes rows older than the retention in ba
                 .reply.status.ok());
   }
   bank.clock().Advance(std::chrono::hours(48));
-  REQUIRE(bank.barrier().Call(Request(BranchOp::kConfirm, "new"), bank.Confirm()).reply.status.ok());
+  REQUIRE(
+      bank.barrier().Call(Request(BranchOp::kConfirm, "new"), bank.Confirm()).reply.status.ok());
 
   Result<std::size_t> deleted = bank.barrier().Cleanup(std::chrono::hours(24), 2);
 

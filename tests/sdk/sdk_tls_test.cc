@@ -26,8 +26,10 @@ struct Counting {
   std::atomic<int> tries{0}, confirms{0}, cancels{0}, actions{0};
 };
 
-TEST_CASE("a TCC and a saga run over HTTPS: client to settled, client to Try, settled to the "
-          "participant", "[sdk][tls][process]") {
+TEST_CASE(
+    "a TCC and a saga run over HTTPS: client to settled, client to Try, settled to the "
+    "participant",
+    "[sdk][tls][process]") {
   TempDir dir;
   TestCa ca(dir.path());
   const TestCa::Issued cert = ca.IssueForLocalhost();
@@ -57,9 +59,8 @@ TEST_CASE("a TCC and a saga run over HTTPS: client to settled, client to Try, se
   REQUIRE(port);
   const std::string base = "https://localhost:" + std::to_string(*port);
 
-  SettledProcess settled(dir.File("settle.db"),
-                         {"--tls-cert", cert.cert_file, "--tls-key", cert.key_file, "--ca-file",
-                          ca.ca_file()});
+  SettledProcess settled(dir.File("settle.db"), {"--tls-cert", cert.cert_file, "--tls-key",
+                                                 cert.key_file, "--ca-file", ca.ca_file()});
   ClientOptions client_options;
   client_options.ca_file = ca.ca_file();
   auto client = MakeClient("https://127.0.0.1:" + std::to_string(settled.port()) + "/api/settle",

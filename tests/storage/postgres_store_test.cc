@@ -80,8 +80,9 @@ TEST_CASE("after the server ends every connection, the store connects again",
   MustLoad(*store, "before");
 
   // What a server restart or failover does to the coordinator's connections.
-  database.Admin("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '" +
-                 database.schema() + "'");
+  database.Admin(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '" +
+      database.schema() + "'");
 
   // The first use of a dead connection fails (Unavailable: the caller retries), and the next
   // connects again. Nothing is lost and nothing is half-written.
@@ -136,8 +137,10 @@ TEST_CASE("an exclusive store refuses a second one on its database until it clos
   MustOpen(database.conninfo());
 }
 
-TEST_CASE("a transaction is driven by the instance that claimed it until that instance's lease "
-          "runs out", "[storage][postgres][leases]") {
+TEST_CASE(
+    "a transaction is driven by the instance that claimed it until that instance's lease "
+    "runs out",
+    "[storage][postgres][leases]") {
   PostgresTestDatabase database;
   auto a = MustOpen(database.conninfo(), {.exclusive = false});
   auto b = MustOpen(database.conninfo(), {.exclusive = false});
@@ -202,9 +205,9 @@ TEST_CASE("a database migrated by a newer Settle is refused, naming both version
 
   REQUIRE_FALSE(opened);
   CHECK(opened.status().code() == StatusCode::kUnavailable);
-  CHECK_THAT(opened.status().message(),
-             Catch::Contains("99") &&
-                 Catch::Contains(std::to_string(PostgresStore::SchemaVersion())));
+  CHECK_THAT(
+      opened.status().message(),
+      Catch::Contains("99") && Catch::Contains(std::to_string(PostgresStore::SchemaVersion())));
 }
 
 TEST_CASE("an unreachable server is Unavailable at open, with libpq's reason",

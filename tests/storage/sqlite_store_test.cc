@@ -122,18 +122,20 @@ TEST_CASE("a version 1 database is migrated with every transaction and branch ke
         SqliteConnection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 5000);
     REQUIRE(raw);
     REQUIRE(MigrateSchema(**raw, 1).ok());
-    REQUIRE((*raw)->Exec(
-                   "INSERT INTO trans_global (gid, trans_type, status, options, create_time, "
-                   "update_time, next_cron_time) VALUES "
-                   "('old-1', 'saga', 'submitted', '{}', 1000, 2000, 3000), "
-                   "('old-2', 'tcc', 'succeed', '{}', 1100, 2100, NULL);"
-                   "INSERT INTO trans_branch_op (gid, branch_id, op, seq, url, data, status, "
-                   "create_time, update_time, attempts, failures, last_error, next_retry_at) "
-                   "VALUES "
-                   "('old-1', '01', 'action', 1, 'http://a/x', X'00ff', 'succeed', 1, 2, 1, 0, '', 5),"
-                   "('old-1', '02', 'action', 2, 'http://a/y', 'y', 'prepared', 1, 2, 3, 2, 'e', 9),"
-                   "('old-2', '01', 'confirm', 0, 'http://b/c', '', 'succeed', 1, 2, 1, 0, '', 5);")
-                .ok());
+    REQUIRE(
+        (*raw)
+            ->Exec(
+                "INSERT INTO trans_global (gid, trans_type, status, options, create_time, "
+                "update_time, next_cron_time) VALUES "
+                "('old-1', 'saga', 'submitted', '{}', 1000, 2000, 3000), "
+                "('old-2', 'tcc', 'succeed', '{}', 1100, 2100, NULL);"
+                "INSERT INTO trans_branch_op (gid, branch_id, op, seq, url, data, status, "
+                "create_time, update_time, attempts, failures, last_error, next_retry_at) "
+                "VALUES "
+                "('old-1', '01', 'action', 1, 'http://a/x', X'00ff', 'succeed', 1, 2, 1, 0, '', 5),"
+                "('old-1', '02', 'action', 2, 'http://a/y', 'y', 'prepared', 1, 2, 3, 2, 'e', 9),"
+                "('old-2', '01', 'confirm', 0, 'http://b/c', '', 'succeed', 1, 2, 1, 0, '', 5);")
+            .ok());
     REQUIRE(QueryInt(**raw, "PRAGMA user_version") == 1);
   }
 

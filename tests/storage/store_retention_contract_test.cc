@@ -33,11 +33,11 @@ TEST_CASE("unfinished transactions are counted by type and status, with the stuc
   TestStore store;
   GlobalRecord stuck = MakeGlobal("tcc-stuck", TransType::kTcc, GlobalStatus::kSubmitted);
   stuck.stuck = true;
-  MustCommit(*store, Batch(InsertGlobal{MakeGlobal("tcc-1")}, InsertGlobal{MakeGlobal("tcc-2")},
-                           InsertGlobal{stuck},
-                           InsertGlobal{MakeGlobal("saga-1", TransType::kSaga,
-                                                   GlobalStatus::kAborting)},
-                           InsertGlobal{Finished("saga-done", GlobalStatus::kSucceed, T0())}));
+  MustCommit(*store,
+             Batch(InsertGlobal{MakeGlobal("tcc-1")}, InsertGlobal{MakeGlobal("tcc-2")},
+                   InsertGlobal{stuck},
+                   InsertGlobal{MakeGlobal("saga-1", TransType::kSaga, GlobalStatus::kAborting)},
+                   InsertGlobal{Finished("saga-done", GlobalStatus::kSucceed, T0())}));
 
   const std::vector<UnfinishedCount> counts = store->CountUnfinished().value();
 
@@ -50,16 +50,17 @@ TEST_CASE("unfinished transactions are counted by type and status, with the stuc
   CHECK(stuck_total == 1);
 }
 
-TEST_CASE("the transactions finished before a cutoff are listed longest finished first, up to "
-          "a limit",
-          "[storage]") {
+TEST_CASE(
+    "the transactions finished before a cutoff are listed longest finished first, up to "
+    "a limit",
+    "[storage]") {
   TestStore store;
-  MustCommit(*store,
-             Batch(InsertGlobal{Finished("late", GlobalStatus::kSucceed, T0() + 30s)},
-                   InsertGlobal{Finished("oldest", GlobalStatus::kFailed, T0())},
-                   InsertGlobal{Finished("middle", GlobalStatus::kSucceed, T0() + 10s)},
-                   InsertGlobal{MakeGlobal("unfinished", TransType::kTcc,
-                                           GlobalStatus::kSubmitted)}));
+  MustCommit(
+      *store,
+      Batch(InsertGlobal{Finished("late", GlobalStatus::kSucceed, T0() + 30s)},
+            InsertGlobal{Finished("oldest", GlobalStatus::kFailed, T0())},
+            InsertGlobal{Finished("middle", GlobalStatus::kSucceed, T0() + 10s)},
+            InsertGlobal{MakeGlobal("unfinished", TransType::kTcc, GlobalStatus::kSubmitted)}));
 
   CHECK(store->ListFinishedBefore(T0() + 20s, 10).value() ==
         std::vector<std::string>{"oldest", "middle"});
@@ -86,9 +87,9 @@ TEST_CASE("deleting a finished transaction removes it with its branch rows", "[s
 
 TEST_CASE("deleting an unknown gid is a no-op, and an unfinished one is refused", "[storage]") {
   TestStore store;
-  MustCommit(*store, Batch(InsertGlobal{MakeGlobal("running", TransType::kTcc,
-                                                   GlobalStatus::kSubmitted)},
-                           InsertBranch{MakeBranch("running", "01")}));
+  MustCommit(*store,
+             Batch(InsertGlobal{MakeGlobal("running", TransType::kTcc, GlobalStatus::kSubmitted)},
+                   InsertBranch{MakeBranch("running", "01")}));
 
   CHECK(store->Commit(Batch(DeleteFinished{"never-stored"})).ok());
   const Status refused = store->Commit(Batch(DeleteFinished{"running"}));

@@ -54,7 +54,8 @@ JsonClient::~JsonClient() = default;
 JsonClient::JsonClient(JsonClient&&) noexcept = default;
 
 void JsonClient::SetHeader(const std::string& name, const std::string& value) {
-  std::erase_if(impl_->headers, [&](const auto& h) { return net::EqualsIgnoreCase(h.first, name); });
+  std::erase_if(impl_->headers,
+                [&](const auto& h) { return net::EqualsIgnoreCase(h.first, name); });
   impl_->headers.emplace_back(name, value);
 }
 

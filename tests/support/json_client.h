@@ -14,7 +14,7 @@ struct JsonResponse {
   std::string content_type;
   std::string www_authenticate;
   std::multimap<std::string, std::string> headers;  // every header of the answer
-  nlohmann::json json;  // parsed body; null when it is not JSON
+  nlohmann::json json;                              // parsed body; null when it is not JSON
 };
 
 // A keep-alive HTTP client for talking to settled or a participant on 127.0.0.1 (on the net

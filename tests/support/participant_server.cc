@@ -76,7 +76,8 @@ asio::awaitable<net::Response> ParticipantServer::Impl::Serve(net::Request& req)
       answer = ScriptedAnswer{};
     }
   }
-  if (!answer) answer = co_await net::Offload(handlers, [&handler, &call] { return handler(call); });
+  if (!answer)
+    answer = co_await net::Offload(handlers, [&handler, &call] { return handler(call); });
   if (answer->delay > std::chrono::milliseconds::zero()) {
     co_await stopping.WaitFor(Duration(answer->delay.count()));
   }

@@ -11,8 +11,8 @@ namespace settle::testing {
 
 // One request a ParticipantServer received.
 struct ReceivedCall {
-  std::string method;  // "GET" or "POST"
-  std::string path;    // without the query string
+  std::string method;                        // "GET" or "POST"
+  std::string path;                          // without the query string
   std::map<std::string, std::string> query;  // gid, trans_type, branch_id, op, ...
   std::map<std::string, std::string> headers;
   std::string body;

@@ -29,8 +29,8 @@ PostgresTestDatabase::PostgresTestDatabase() : server_conninfo_(PostgresTestServ
   schema_ = "t" + std::to_string(getpid()) + "_" + std::to_string(++counter);
   Admin("DROP SCHEMA IF EXISTS " + schema_ + " CASCADE; CREATE SCHEMA " + schema_);
   // The application name lets a test find (and end) this database's connections only.
-  conninfo_ = server_conninfo_ + "?application_name=" + schema_ +
-              "&options=-c%20search_path%3D" + schema_;
+  conninfo_ =
+      server_conninfo_ + "?application_name=" + schema_ + "&options=-c%20search_path%3D" + schema_;
 }
 
 PostgresTestDatabase::~PostgresTestDatabase() {

@@ -16,8 +16,8 @@ class SettledProcess {
  public:
   // Starts and waits until it listens; the test fails (throws) if it does not. Port 0 lets
   // the kernel choose; a restart can then pass the port it got, as an operator would.
-  SettledProcess(const std::string& store, std::vector<std::string> extra_args = {},
-                 int port = 0, std::string log_path = "");
+  SettledProcess(const std::string& store, std::vector<std::string> extra_args = {}, int port = 0,
+                 std::string log_path = "");
 
   int port() const { return port_; }
   ChildProcess& process() { return *process_; }

@@ -20,7 +20,8 @@ TestCa::TestCa(std::string dir, const std::string& name)
       ca_file_(dir_ + "/" + name + ".pem"),
       ca_key_(dir_ + "/" + name + ".key") {
   Run("openssl req -x509 -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:P-256 -days 2"
-      " -subj '/CN=Settle test CA " + name + "' -keyout '" + ca_key_ + "' -out '" + ca_file_ +
+      " -subj '/CN=Settle test CA " +
+      name + "' -keyout '" + ca_key_ + "' -out '" + ca_file_ +
       "' -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign");
 }
 

@@ -22,7 +22,9 @@ class TestCa {
   // two days from now.
   Issued Issue(const std::string& name, const std::string& subject_alt_names) const;
   // The usual one: localhost, 127.0.0.1 and ::1.
-  Issued IssueForLocalhost() const { return Issue("localhost", "DNS:localhost,IP:127.0.0.1,IP:::1"); }
+  Issued IssueForLocalhost() const {
+    return Issue("localhost", "DNS:localhost,IP:127.0.0.1,IP:::1");
+  }
 
  private:
   std::string dir_;

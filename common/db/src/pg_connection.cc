@@ -63,7 +63,8 @@ int PgResult::rows() const { return PQntuples(result_); }
 std::int64_t PgResult::affected() const {
   const char* tuples = PQcmdTuples(result_);
   std::int64_t n = 0;
-  if (tuples != nullptr) std::from_chars(tuples, tuples + std::char_traits<char>::length(tuples), n);
+  if (tuples != nullptr)
+    std::from_chars(tuples, tuples + std::char_traits<char>::length(tuples), n);
   return n;
 }
 
@@ -153,9 +154,8 @@ Status PgConnection::Run(std::string_view sql) {
   const std::string text(sql);
   pg_result* result = PQexec(connection_, text.c_str());
   const ExecStatusType status = result != nullptr ? PQresultStatus(result) : PGRES_FATAL_ERROR;
-  Status outcome = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK
-                       ? Status::Ok()
-                       : ErrorOf(result, sql);
+  Status outcome =
+      status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK ? Status::Ok() : ErrorOf(result, sql);
   if (result != nullptr) PQclear(result);
   return outcome;
 }
@@ -187,9 +187,8 @@ Result<PgResult> PgConnection::Query(std::string_view sql, const PgParams& param
     if (!ok) return error;
     found = prepared_.emplace(text, name).first;
   }
-  pg_result* result =
-      PQexecPrepared(connection_, found->second.c_str(), n, values.data(), lengths.data(),
-                     params.formats_.data(), /*resultFormat=*/0);
+  pg_result* result = PQexecPrepared(connection_, found->second.c_str(), n, values.data(),
+                                     lengths.data(), params.formats_.data(), /*resultFormat=*/0);
   const ExecStatusType status = result != nullptr ? PQresultStatus(result) : PGRES_FATAL_ERROR;
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
     Status error = ErrorOf(result, sql);

@@ -1,7 +1,7 @@
 #include "settle/metrics/prometheus_text.h"
 
-#include <cmath>
 #include <charconv>
+#include <cmath>
 
 namespace settle {
 namespace {
@@ -40,8 +40,7 @@ std::string FormatDouble(double value) {
 
 }  // namespace
 
-void PrometheusText::Family(std::string_view name, std::string_view type,
-                            std::string_view help) {
+void PrometheusText::Family(std::string_view name, std::string_view type, std::string_view help) {
   text_ += "# HELP ";
   text_ += name;
   text_ += ' ';

@@ -187,7 +187,8 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Client::Impl::Connect(
     tcp::resolver resolver(executor);
     endpoints = co_await resolver.async_resolve(url.host, std::to_string(url.port),
                                                 asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) co_return Status::Unavailable("cannot resolve host '" + url.host + "': " + ec.message());
+    if (ec)
+      co_return Status::Unavailable("cannot resolve host '" + url.host + "': " + ec.message());
   }
   if (url.tls && tls == nullptr) {
     co_return Status::Unavailable("no TLS context for " + url.Origin());
@@ -277,8 +278,8 @@ asio::awaitable<Result<ClientAnswer>> Client::Impl::Send(ClientRequest request) 
       exchanged = co_await Exchange(*connection->plain, *head, request.body,
                                     request.max_answer_bytes, deadline);
     } else {
-      exchanged = co_await Exchange(*connection->tls, *head, request.body,
-                                    request.max_answer_bytes, deadline);
+      exchanged = co_await Exchange(*connection->tls, *head, request.body, request.max_answer_bytes,
+                                    deadline);
     }
     switch (exchanged.kind) {
       case Exchanged::kAnswer:

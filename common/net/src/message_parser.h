@@ -23,9 +23,9 @@ namespace settle::net::detail {
 namespace http = boost::beast::http;
 
 struct ParserLimits {
-  std::size_t max_fields = 100;         // header fields, and trailer fields
+  std::size_t max_fields = 100;  // header fields, and trailer fields
   std::size_t max_trailer_bytes = 16 * 1024;
-  std::size_t keep_body = 1 << 20;      // body bytes kept; the rest is counted
+  std::size_t keep_body = 1 << 20;  // body bytes kept; the rest is counted
 };
 
 template <bool isRequest>
@@ -46,7 +46,7 @@ class MessageParser final : public http::basic_parser<isRequest> {
   Headers headers;  // the header section's fields, in order
   std::size_t hosts = 0;
   std::size_t content_lengths = 0;
-  std::size_t transfer_encodings = 0;        // Transfer-Encoding fields
+  std::size_t transfer_encodings = 0;         // Transfer-Encoding fields
   std::vector<std::string> transfer_codings;  // every Transfer-Encoding element, in order
   std::vector<std::string> expectations;      // every Expect value
   bool connection_close = false;
@@ -104,15 +104,15 @@ class MessageParser final : public http::basic_parser<isRequest> {
       ++trailer_fields_;
       trailer_bytes_ += name_string.size() + value.size() + 4;
       if (trailer_fields_ > limits_.max_fields || trailer_bytes_ > limits_.max_trailer_bytes) {
-        Refuse(431, "trailer: more than " + std::to_string(limits_.max_fields) + " fields or " +
-                        std::to_string(limits_.max_trailer_bytes) + " bytes",
+        Refuse(431,
+               "trailer: more than " + std::to_string(limits_.max_fields) + " fields or " +
+                   std::to_string(limits_.max_trailer_bytes) + " bytes",
                ec);
       }
       return;
     }
     if (headers.size() >= limits_.max_fields) {
-      return Refuse(431, "header: more than " + std::to_string(limits_.max_fields) + " fields",
-                    ec);
+      return Refuse(431, "header: more than " + std::to_string(limits_.max_fields) + " fields", ec);
     }
     const std::string_view text(value.data(), value.size());
     switch (name) {
@@ -149,7 +149,8 @@ class MessageParser final : public http::basic_parser<isRequest> {
 
   void on_body_init_impl(const boost::optional<std::uint64_t>& length,
                          boost::beast::error_code& ec) override {
-    if (length) body.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(*length, limits_.keep_body)));
+    if (length)
+      body.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(*length, limits_.keep_body)));
     ec = {};
   }
 

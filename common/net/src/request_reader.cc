@@ -100,9 +100,7 @@ std::span<char> RequestReader::Prepare(std::size_t n) { return buffer_->Prepare(
 void RequestReader::Commit(std::size_t n) { buffer_->Commit(n); }
 void RequestReader::Append(std::string_view bytes) { buffer_->Append(bytes); }
 
-bool RequestReader::mid_request() const {
-  return parser_ != nullptr || !buffer_->unread().empty();
-}
+bool RequestReader::mid_request() const { return parser_ != nullptr || !buffer_->unread().empty(); }
 
 RequestReader::Step RequestReader::Refuse(int status, std::string problem) {
   refusal_status_ = status;
@@ -124,8 +122,7 @@ RequestReader::Step RequestReader::Parse() {
     // The whole head, or nothing: how the bytes were cut never changes what is accepted.
     const std::size_t head_end = detail::EndOfHead(data);
     if ((head_end == std::string_view::npos ? data.size() : head_end) > limits_.max_head_bytes) {
-      return Refuse(431, "head: larger than " + std::to_string(limits_.max_head_bytes) +
-                             " bytes");
+      return Refuse(431, "head: larger than " + std::to_string(limits_.max_head_bytes) + " bytes");
     }
     if (head_end == std::string_view::npos) return Step::kNeedMore;
     const std::string_view head = data.substr(0, head_end);

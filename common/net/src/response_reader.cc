@@ -59,9 +59,7 @@ void ResponseReader::Append(std::string_view bytes) {
 
 std::string_view ResponseReader::leftover() const { return buffer_->unread(); }
 
-bool ResponseReader::reusable() const {
-  return done_ && keep_alive_ && buffer_->unread().empty();
-}
+bool ResponseReader::reusable() const { return done_ && keep_alive_ && buffer_->unread().empty(); }
 
 bool ResponseReader::got_some() const { return received_; }
 
@@ -90,8 +88,7 @@ ResponseReader::Step ResponseReader::Parse() {
       const std::string_view data = buffer_->unread();
       const std::size_t head_end = detail::EndOfHead(data);
       if ((head_end == std::string_view::npos ? data.size() : head_end) > max_head_bytes_) {
-        return Malformed("its head is larger than " + std::to_string(max_head_bytes_) +
-                         " bytes");
+        return Malformed("its head is larger than " + std::to_string(max_head_bytes_) + " bytes");
       }
       if (head_end == std::string_view::npos) return Step::kNeedMore;
       const std::string_view head = data.substr(0, head_end);

@@ -116,26 +116,26 @@ asio::awaitable<void> Server::Impl::Accept() {
     }
     auto connection = std::make_shared<Connection>(strand);
     if (!Enter(connection)) break;
-    asio::co_spawn(strand, Run(std::move(socket), connection),
-                   [self = shared_from_this(), connection](std::exception_ptr) {
-                     self->Leave(connection);
-                   });
+    asio::co_spawn(
+        strand, Run(std::move(socket), connection),
+        [self = shared_from_this(), connection](std::exception_ptr) { self->Leave(connection); });
   }
   Leave(nullptr);
 }
 
 asio::awaitable<void> Server::Impl::RefuseOverLimit(tcp::socket socket) {
   PlainStream stream(std::move(socket));
-  const Response refusal{503, "application/json",
-                         MessageBody("too many connections (" +
-                                     std::to_string(options.max_connections) +
-                                     " open); try again later")};
+  const Response refusal{
+      503, "application/json",
+      MessageBody("too many connections (" + std::to_string(options.max_connections) +
+                  " open); try again later")};
   if (co_await Write(stream, refusal, /*close=*/true, false, false)) {
     co_await CloseGracefully(stream, kCloseGrace);
   }
 }
 
-asio::awaitable<void> Server::Impl::Run(tcp::socket socket, std::shared_ptr<Connection> connection) {
+asio::awaitable<void> Server::Impl::Run(tcp::socket socket,
+                                        std::shared_ptr<Connection> connection) {
   beast::error_code ec;
   const tcp::endpoint peer = socket.remote_endpoint(ec);
   const std::string address = ec ? std::string() : peer.address().to_string();
@@ -176,8 +176,7 @@ asio::awaitable<void> Server::Impl::Serve(Stream& stream, Connection& connection
   beast::error_code ec;
   for (;;) {
     RequestReader::Step step = reader.Parse();
-    while (step == RequestReader::Step::kNeedMore ||
-           step == RequestReader::Step::kExpectContinue) {
+    while (step == RequestReader::Step::kNeedMore || step == RequestReader::Step::kExpectContinue) {
       if (step == RequestReader::Step::kExpectContinue) {
         tcp_stream.expires_after(options.io_timeout);
         co_await asio::async_write(stream, asio::buffer(kContinue),
@@ -210,8 +209,8 @@ asio::awaitable<void> Server::Impl::Serve(Stream& stream, Connection& connection
     try {
       response = co_await handler(request);
     } catch (const std::exception& e) {
-      response = Response{500, "application/json", MessageBody(std::string("internal error: ") +
-                                                               e.what())};
+      response = Response{500, "application/json",
+                          MessageBody(std::string("internal error: ") + e.what())};
     } catch (...) {
       response = Response{500, "application/json", MessageBody("internal error")};
     }
@@ -241,9 +240,8 @@ Result<int> Server::Start(const std::string& host, int port) {
   }
   beast::error_code ec;
   tcp::resolver resolver(impl.context);
-  const auto endpoints = resolver.resolve(host, std::to_string(port),
-                                          tcp::resolver::passive | tcp::resolver::numeric_service,
-                                          ec);
+  const auto endpoints = resolver.resolve(
+      host, std::to_string(port), tcp::resolver::passive | tcp::resolver::numeric_service, ec);
   if (ec || endpoints.empty()) {
     return Status::InvalidArgument("cannot resolve '" + host + "': " + ec.message());
   }

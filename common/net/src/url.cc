@@ -151,8 +151,9 @@ Result<Url> ParseUrl(std::string_view url) {
       if (port.empty()) return Status::InvalidArgument("has an empty port");
     }
     if (!IsRegName(host)) {
-      return Status::InvalidArgument("has a host with characters other than letters, digits, "
-                                     "'-', '.', '_' and '~'");
+      return Status::InvalidArgument(
+          "has a host with characters other than letters, digits, "
+          "'-', '.', '_' and '~'");
     }
   }
   if (host.empty()) return Status::InvalidArgument("has no host");

@@ -33,8 +33,7 @@ net::Response RedirectToConsole(std::string cookie) {
   return response;
 }
 
-std::string Replace(std::string_view text, std::string_view placeholder,
-                    const std::string& value) {
+std::string Replace(std::string_view text, std::string_view placeholder, const std::string& value) {
   std::string out(text);
   const std::size_t at = out.find(placeholder);
   if (at != std::string::npos) out.replace(at, placeholder.size(), value);

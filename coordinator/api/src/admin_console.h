@@ -3,8 +3,8 @@
 #include <optional>
 #include <string>
 
-#include "settle/net/message.h"
 #include "settle/api/access_tokens.h"
+#include "settle/net/message.h"
 
 namespace settle::coordinator {
 

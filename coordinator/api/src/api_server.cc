@@ -63,8 +63,7 @@ struct ApiServer::Impl {
                    RouteHandler handler);
   void AddRoute(const char* method, const std::string& full_path, Access access,
                 RouteHandler handler);
-  void AddPage(const char* method, const std::string& full_path, Access access,
-               PageHandler page);
+  void AddPage(const char* method, const std::string& full_path, Access access, PageHandler page);
   // What the request's Authorization header, or else its console session, grants.
   Access GrantOf(const net::Request& request) const;
   void RegisterRoutes();
@@ -99,18 +98,18 @@ ApiServer::Impl::Impl(Coordinator& c, const Clock& clk, asio::io_context& contex
       write_metrics(std::move(m)),
       console(options.tokens),
       server(context,
-             net::ServerOptions{
-                 .limits = {.max_body_bytes = options.max_body_bytes},
-                 .keep_alive_timeout = options.keep_alive_timeout,
-                 .io_timeout = options.io_timeout,
-                 .max_connections = options.max_connections,
-                 .tls = options.tls,
-                 .refusal =
-                     [this](int status, const std::string& problem) {
-                       refused->Count(status, std::chrono::microseconds(0));
-                       // docs/protocol.md §7.1: every refused request gets {"message"} naming what.
-                       return net::Response{status, kJson, MessageBody(problem)};
-                     }},
+             net::ServerOptions{.limits = {.max_body_bytes = options.max_body_bytes},
+                                .keep_alive_timeout = options.keep_alive_timeout,
+                                .io_timeout = options.io_timeout,
+                                .max_connections = options.max_connections,
+                                .tls = options.tls,
+                                .refusal =
+                                    [this](int status, const std::string& problem) {
+                                      refused->Count(status, std::chrono::microseconds(0));
+                                      // docs/protocol.md §7.1: every refused request gets
+                                      // {"message"} naming what.
+                                      return net::Response{status, kJson, MessageBody(problem)};
+                                    }},
              [this](net::Request& request) { return Serve(request); }) {
   unmatched = AddMetrics("unmatched");
   refused = AddMetrics("refused");
@@ -149,18 +148,18 @@ void ApiServer::Impl::AddApiRoute(const char* method, const std::string& path, A
   for (const char* prefix : kPrefixes) AddRoute(method, prefix + path, access, handler);
 }
 
-std::optional<HttpAnswer> ApiServer::Impl::Authorize(const net::Request& request,
-                                                     Access granted, Access needed) const {
+std::optional<HttpAnswer> ApiServer::Impl::Authorize(const net::Request& request, Access granted,
+                                                     Access needed) const {
   if (granted >= needed) return std::nullopt;
   if (granted == Access::kNone) {
     return HttpAnswer{401, MessageBody("authorization: a bearer token is required "
                                        "(Authorization: Bearer <token>); none or an unknown one "
                                        "was sent")};
   }
-  return HttpAnswer{403, MessageBody("authorization: this token grants " +
-                                     std::string(ToString(granted)) + " access; " +
-                                     request.method + " " + request.path + " needs " +
-                                     std::string(ToString(needed)))};
+  return HttpAnswer{
+      403, MessageBody("authorization: this token grants " + std::string(ToString(granted)) +
+                       " access; " + request.method + " " + request.path + " needs " +
+                       std::string(ToString(needed)))};
 }
 
 asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
@@ -224,27 +223,30 @@ void ApiServer::Impl::RegisterRoutes() {
           [this](const net::Request& request, Access) { return console.SignIn(request); });
   AddPage("POST", "/admin/logout", Access::kNone,
           [this](const net::Request&, Access) { return console.SignOut(); });
-  AddApiRoute("GET", "/newGid", Access::kClient, [&c](net::Request&) -> asio::awaitable<HttpAnswer> {
-    const nlohmann::json body = {{"gid", c.NewGid()}, {"dtm_result", "SUCCESS"}};
-    co_return JsonAnswer(body.dump());
-  });
+  AddApiRoute("GET", "/newGid", Access::kClient,
+              [&c](net::Request&) -> asio::awaitable<HttpAnswer> {
+                const nlohmann::json body = {{"gid", c.NewGid()}, {"dtm_result", "SUCCESS"}};
+                co_return JsonAnswer(body.dump());
+              });
   AddApiRoute("POST", "/prepare", Access::kClient, [&c](net::Request& req) {
-    return ParseThen(ParsePrepare(req.body), [&c](PrepareRequest r) { return c.Prepare(std::move(r)); });
+    return ParseThen(ParsePrepare(req.body),
+                     [&c](PrepareRequest r) { return c.Prepare(std::move(r)); });
   });
   auto register_branch = [&c](net::Request& req) {
-    return ParseThen(ParseRegisterBranch(req.body), [&c](RegisterBranchRequest r) {
-      return c.RegisterBranch(std::move(r));
-    });
+    return ParseThen(ParseRegisterBranch(req.body),
+                     [&c](RegisterBranchRequest r) { return c.RegisterBranch(std::move(r)); });
   };
   AddApiRoute("POST", "/registerBranch", Access::kClient, register_branch);
-  AddApiRoute("POST", "/registerTccBranch", Access::kClient, register_branch);  // older Node and Ruby SDKs
+  AddApiRoute("POST", "/registerTccBranch", Access::kClient,
+              register_branch);  // older Node and Ruby SDKs
   AddApiRoute("POST", "/registerXaBranch", Access::kClient,
               [](net::Request&) -> asio::awaitable<HttpAnswer> {
                 co_return ToHttpAnswer(
                     Status::InvalidArgument("trans_type: unsupported trans_type \"xa\""));
               });
   AddApiRoute("POST", "/submit", Access::kClient, [&c](net::Request& req) {
-    return ParseThen(ParseSubmit(req.body), [&c](SubmitRequest r) { return c.Submit(std::move(r)); });
+    return ParseThen(ParseSubmit(req.body),
+                     [&c](SubmitRequest r) { return c.Submit(std::move(r)); });
   });
   AddApiRoute("POST", "/abort", Access::kClient, [&c](net::Request& req) {
     return ParseThen(ParseAbort(req.body), [&c](AbortRequest r) { return c.Abort(std::move(r)); });
@@ -256,13 +258,14 @@ void ApiServer::Impl::RegisterRoutes() {
     return ParseThen(ParseGidBody(req.body),
                      [&c](std::string gid) { return c.ResetNextCronTime(gid); });
   });
-  AddApiRoute("GET", "/query", Access::kRead, [&c](net::Request& req) -> asio::awaitable<HttpAnswer> {
-    auto gid = ParseQueryGid(req.params);
-    if (!gid) co_return ToHttpAnswer(gid.status());
-    auto tx = co_await c.Query(*gid);
-    if (!tx) co_return ToHttpAnswer(tx.status());
-    co_return JsonAnswer(QueryResponseBody(*tx));
-  });
+  AddApiRoute("GET", "/query", Access::kRead,
+              [&c](net::Request& req) -> asio::awaitable<HttpAnswer> {
+                auto gid = ParseQueryGid(req.params);
+                if (!gid) co_return ToHttpAnswer(gid.status());
+                auto tx = co_await c.Query(*gid);
+                if (!tx) co_return ToHttpAnswer(tx.status());
+                co_return JsonAnswer(QueryResponseBody(*tx));
+              });
   AddApiRoute("GET", "/all", Access::kRead, [&c](net::Request& req) -> asio::awaitable<HttpAnswer> {
     auto query = ParseListQuery(req.params);
     if (!query) co_return ToHttpAnswer(query.status());

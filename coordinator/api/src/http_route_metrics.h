@@ -1,10 +1,10 @@
 #pragma once
 
-#include <cstdint>
-#include <map>
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +32,7 @@ class RouteMetrics {
 
 // settle_http_requests_total{route,code} and settle_http_request_duration_seconds{route}
 // for `routes` (route label -> its metrics).
-void WriteRouteMetrics(PrometheusText& out, const std::map<std::string, const RouteMetrics*>& routes);
+void WriteRouteMetrics(PrometheusText& out,
+                       const std::map<std::string, const RouteMetrics*>& routes);
 
 }  // namespace settle::coordinator

@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <cstring>
 
-#include "settle/core/stop_signals.h"
 #include "settle/app/command_line.h"
 #include "settle/app/logging.h"
 #include "settle/app/settled_server.h"
+#include "settle/core/stop_signals.h"
 #include "settle/storage/open_store.h"
 
 int main(int argc, char** argv) {
@@ -29,8 +29,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   const char* scheme = config.api.tls.enabled() ? "https" : "http";
-  spdlog::info("settled listening on {}://{}:{} (store {})", scheme, config.host,
-               (*server)->port(), settle::storage::RedactStoreLocation(config.db_path));
+  spdlog::info("settled listening on {}://{}:{} (store {})", scheme, config.host, (*server)->port(),
+               settle::storage::RedactStoreLocation(config.db_path));
   std::printf("settled listening on %s://%s:%d\n", scheme, config.host.c_str(), (*server)->port());
   std::fflush(stdout);
 

@@ -69,7 +69,8 @@ void WriteStore(PrometheusText& out, const storage::StoreStats& stats) {
              "SQLite WAL pages appended by commits (0 on PostgreSQL).");
   out.Sample("settle_store_wal_pages_written_total", {}, stats.wal_pages_written);
   out.Family("settle_store_checkpoints_total", "counter",
-             "SQLite WAL checkpoints (none on PostgreSQL), by who ran them: the background checkpointer or the writer "
+             "SQLite WAL checkpoints (none on PostgreSQL), by who ran them: the background "
+             "checkpointer or the writer "
              "(when the WAL outgrew its bound).");
   out.Sample("settle_store_checkpoints_total", {{"by", "background"}},
              stats.background_checkpoints);
@@ -91,8 +92,7 @@ void WriteSettledMetrics(PrometheusText& out, const SettledMetricsSources& sourc
   const Scheduler& scheduler = sources.scheduler;
   sources.coordinator.WriteTo(out);
   WriteUnfinished(out, sources.store);
-  out.Family("settle_scheduler_running_passes", "gauge",
-             "Transactions being driven right now.");
+  out.Family("settle_scheduler_running_passes", "gauge", "Transactions being driven right now.");
   out.Sample("settle_scheduler_running_passes", {}, std::uint64_t{scheduler.Running()});
   out.Family("settle_scheduler_waiting", "gauge",
              "Unfinished transactions waiting for their next due time (a retry, a timeout).");

@@ -1,10 +1,10 @@
 #pragma once
 
-#include "settle/metrics/prometheus_text.h"
-#include "settle/drive/coordinator_metrics.h"
 #include "settle/app/retention.h"
-#include "settle/drive/scheduler.h"
 #include "settle/app/webhook_alerts.h"
+#include "settle/drive/coordinator_metrics.h"
+#include "settle/drive/scheduler.h"
+#include "settle/metrics/prometheus_text.h"
 #include "settle/storage/store.h"
 
 namespace settle::coordinator {

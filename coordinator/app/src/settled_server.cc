@@ -4,10 +4,9 @@
 #include <unistd.h>
 
 #include "settle/api/api_server.h"
-#include "settled_metrics.h"
+#include "settle/calls/http_branch_caller.h"
 #include "settle/drive/coordinator.h"
 #include "settle/drive/gid_generator.h"
-#include "settle/calls/http_branch_caller.h"
 #include "settle/drive/instance_lease.h"
 #include "settle/drive/leased_pass_runner.h"
 #include "settle/drive/scheduler.h"
@@ -15,6 +14,7 @@
 #include "settle/net/client.h"
 #include "settle/net/io_threads.h"
 #include "settle/storage/open_store.h"
+#include "settled_metrics.h"
 
 namespace settle::coordinator {
 namespace {
@@ -118,8 +118,8 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
   if (effective.lease.instance_id.empty()) effective.lease.instance_id = DefaultInstanceId();
   auto parts = std::make_unique<Parts>(effective, clock, std::move(*store), std::move(*client));
   if (!config.alert_webhook.empty()) {
-    auto alerts = WebhookAlerts::Create(config.alert_webhook, clock, parts->io.executor(),
-                                        *parts->client);
+    auto alerts =
+        WebhookAlerts::Create(config.alert_webhook, clock, parts->io.executor(), *parts->client);
     if (!alerts) return alerts.status();
     parts->alerts = std::move(*alerts);
     parts->driver.SetAlerts(parts->alerts.get());
@@ -128,9 +128,8 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
   if (parts->lease != nullptr) {
     // Shared store: this instance drives what it owns or may claim, found by the lease's poll.
     Scheduler& scheduler = parts->scheduler;
-    if (Status s = parts->lease->Start([&scheduler](const std::string& gid, TimePoint due) {
-          scheduler.Schedule(gid, due);
-        });
+    if (Status s = parts->lease->Start(
+            [&scheduler](const std::string& gid, TimePoint due) { scheduler.Schedule(gid, due); });
         !s.ok()) {
       parts->Shutdown();
       return s;
@@ -191,9 +190,9 @@ void SettledServer::Parts::Shutdown() {
       "checkpoints)",
       stats.commits, static_cast<double>(stats.batches) / commits,
       static_cast<double>(stats.commit_micros_total) / commits,
-      static_cast<double>(stats.wal_pages_written) / commits,
-      stats.commit_time.CountAbove(10'000), static_cast<double>(stats.commit_time.max) / 1000,
-      stats.background_checkpoints, stats.writer_checkpoints);
+      static_cast<double>(stats.wal_pages_written) / commits, stats.commit_time.CountAbove(10'000),
+      static_cast<double>(stats.commit_time.max) / 1000, stats.background_checkpoints,
+      stats.writer_checkpoints);
 }
 
 }  // namespace settle::coordinator

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <utility>
 
-
 namespace settle::coordinator {
 namespace {
 

@@ -5,9 +5,8 @@
 namespace settle::coordinator {
 
 asio::awaitable<Status> AsyncStore::Commit(storage::WriteBatch batch) {
-  co_return co_await net::AwaitCallback<Status>([this, &batch](auto done) {
-    store_.CommitAsync(std::move(batch), std::move(done));
-  });
+  co_return co_await net::AwaitCallback<Status>(
+      [this, &batch](auto done) { store_.CommitAsync(std::move(batch), std::move(done)); });
 }
 
 asio::awaitable<Result<std::optional<storage::Transaction>>> AsyncStore::Load(std::string gid) {

@@ -142,7 +142,8 @@ asio::awaitable<Status> Coordinator::Prepare(PrepareRequest request) {
   if (inserted.code() != StatusCode::kAlreadyExists) co_return inserted;
   auto existing = co_await store_.Load(g.gid);
   if (!existing) co_return existing.status();
-  if (!existing->has_value()) co_return Status::Unavailable("gid " + g.gid + " vanished; try again");
+  if (!existing->has_value())
+    co_return Status::Unavailable("gid " + g.gid + " vanished; try again");
   const storage::GlobalRecord& stored = (**existing).global;
   if (stored.trans_type != TransType::kTcc) co_return WrongType(stored, TransType::kTcc);
   if (stored.status != GlobalStatus::kPrepared) co_return StatusForbids(stored);
@@ -203,8 +204,8 @@ asio::awaitable<Status> Coordinator::SubmitSaga(SubmitRequest request) {
     const SagaStep& step = request.steps[i];
     const int seq = static_cast<int>(i);
     const std::string branch_id = BranchIdForIndex(i);
-    tx.branches.push_back(NewBranchRow(g.gid, branch_id, BranchOp::kAction, seq, step.action_url,
-                                       step.payload, now));
+    tx.branches.push_back(
+        NewBranchRow(g.gid, branch_id, BranchOp::kAction, seq, step.action_url, step.payload, now));
     storage::BranchRecord compensate = NewBranchRow(g.gid, branch_id, BranchOp::kCompensate, seq,
                                                     step.compensate_url, step.payload, now);
     // A step without a compensate URL has nothing to undo.
@@ -230,7 +231,8 @@ asio::awaitable<Status> Coordinator::SubmitSaga(SubmitRequest request) {
   // A duplicate submit re-drives the saga from its stored rows, whatever this request says.
   auto existing = co_await store_.Load(g.gid);
   if (!existing) co_return existing.status();
-  if (!existing->has_value()) co_return Status::Unavailable("gid " + g.gid + " vanished; try again");
+  if (!existing->has_value())
+    co_return Status::Unavailable("gid " + g.gid + " vanished; try again");
   const storage::GlobalRecord& stored = (**existing).global;
   if (stored.trans_type != TransType::kSaga) co_return WrongType(stored, TransType::kSaga);
   if (stored.status != GlobalStatus::kSubmitted) co_return StatusForbids(stored);
@@ -280,8 +282,8 @@ asio::awaitable<Result<storage::ListPage>> Coordinator::List(storage::ListQuery 
 }
 
 asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::ChangeStatus(
-    std::string gid, std::optional<TransType> type, std::vector<GlobalStatus> from,
-    GlobalStatus to, std::optional<GlobalStatus> already_done, std::string reason) {
+    std::string gid, std::optional<TransType> type, std::vector<GlobalStatus> from, GlobalStatus to,
+    std::optional<GlobalStatus> already_done, std::string reason) {
   for (int attempt = 0; attempt < kStatusChangeAttempts; ++attempt) {
     auto loaded = co_await store_.Load(gid);
     if (!loaded) co_return loaded.status();

@@ -10,8 +10,8 @@ constexpr std::array<TransType, 2> kAllTypes = {TransType::kTcc, TransType::kSag
 // The ops the coordinator itself calls.
 constexpr std::array<BranchOp, 4> kCalledOps = {BranchOp::kConfirm, BranchOp::kCancel,
                                                 BranchOp::kAction, BranchOp::kCompensate};
-constexpr std::array<BranchResult, 4> kAllResults = {BranchResult::kSuccess, BranchResult::kFailure,
-                                                  BranchResult::kOngoing, BranchResult::kUnknown};
+constexpr std::array<BranchResult, 4> kAllResults = {
+    BranchResult::kSuccess, BranchResult::kFailure, BranchResult::kOngoing, BranchResult::kUnknown};
 
 std::size_t Index(TransType type) { return static_cast<std::size_t>(type); }
 std::size_t Index(BranchOp op) { return static_cast<std::size_t>(op); }

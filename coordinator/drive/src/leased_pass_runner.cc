@@ -11,8 +11,8 @@
 namespace settle::coordinator {
 
 asio::awaitable<PassResult> LeasedPassRunner::RunPass(std::string gid,
-                                                     std::optional<storage::Transaction> stored,
-                                                     std::stop_token stop) {
+                                                      std::optional<storage::Transaction> stored,
+                                                      std::stop_token stop) {
   // Plain statements around the co_await: GCC 12 destroys the result of a conditional
   // expression that holds a co_await twice.
   Result<bool> owned;

@@ -83,8 +83,7 @@ std::size_t Scheduler::RunOnce() {
   }
   for (std::string& gid : due) {
     asio::co_spawn(asio::make_strand(executor_),
-                   RunPass(std::move(gid), std::nullopt, /*counted=*/true),
-                   asio::detached);
+                   RunPass(std::move(gid), std::nullopt, /*counted=*/true), asio::detached);
   }
   return due.size();
 }
@@ -107,7 +106,7 @@ std::optional<Scheduler::PassClaim> Scheduler::TryClaim(const std::string& gid) 
 }
 
 asio::awaitable<std::optional<Scheduler::PassClaim>> Scheduler::Claim(std::string gid,
-                                                                       Duration max_wait) {
+                                                                      Duration max_wait) {
   const MonoTime deadline = clock_.Monotonic() + max_wait;
   for (;;) {
     auto ended = std::make_shared<net::AsyncEvent>();
@@ -168,8 +167,7 @@ asio::awaitable<PassResult> Scheduler::PassClaim::RunHere(
 void Scheduler::PassClaim::RunInBackground(std::optional<storage::Transaction> stored) {
   Scheduler& scheduler = *std::exchange(scheduler_, nullptr);
   asio::co_spawn(asio::make_strand(scheduler.executor_),
-                 scheduler.RunPass(gid_, std::move(stored), false),
-                 asio::detached);
+                 scheduler.RunPass(gid_, std::move(stored), false), asio::detached);
 }
 
 void Scheduler::Finish(const std::string& gid, std::optional<TimePoint> next_due, bool counted) {

@@ -37,7 +37,7 @@ std::optional<TimePoint> NextCronTime(const storage::GlobalRecord& g, const Deci
 void LogOutcome(const storage::BranchRecord& row, const BranchOutcome& outcome) {
   if (row.status != BranchStatus::kPrepared) {
     spdlog::debug("gid={} branch={} op={} outcome={} status={} attempts={}", row.gid, row.branch_id,
-                 ToString(row.op), ToString(outcome.result), ToString(row.status), row.attempts);
+                  ToString(row.op), ToString(outcome.result), ToString(row.status), row.attempts);
   } else {
     spdlog::warn("gid={} branch={} op={} outcome={} attempts={} failures={} retry_at={} error={}",
                  row.gid, row.branch_id, ToString(row.op), ToString(outcome.result), row.attempts,
@@ -47,9 +47,9 @@ void LogOutcome(const storage::BranchRecord& row, const BranchOutcome& outcome) 
 
 }  // namespace
 
-TransactionDriver::TransactionDriver(AsyncStore& store, BranchCaller& caller,
-                                     const Clock& clock, RetryPolicy policy,
-                                     CoordinatorMetrics& metrics, StuckAlerts* alerts)
+TransactionDriver::TransactionDriver(AsyncStore& store, BranchCaller& caller, const Clock& clock,
+                                     RetryPolicy policy, CoordinatorMetrics& metrics,
+                                     StuckAlerts* alerts)
     : store_(store),
       caller_(caller),
       clock_(clock),
@@ -132,13 +132,12 @@ asio::awaitable<void> TransactionDriver::CallAndRecord(storage::Transaction& tx,
 }
 
 asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
-                                                      std::optional<storage::Transaction> stored,
-                                                      std::stop_token stop) {
+                                                       std::optional<storage::Transaction> stored,
+                                                       std::stop_token stop) {
   if (!stored) {
     auto loaded = co_await store_.Load(gid);
     if (!loaded) {
-      spdlog::error("gid={} cannot be loaded, retrying later: {}", gid,
-                    loaded.status().ToString());
+      spdlog::error("gid={} cannot be loaded, retrying later: {}", gid, loaded.status().ToString());
       co_return PassResult{clock_.Now() + kStorageRetryDelay, std::nullopt};
     }
     if (!loaded->has_value()) co_return PassResult{};

@@ -16,9 +16,10 @@ std::string Describe(const BranchOutcome& outcome) {
 void RememberFailedAttempt(storage::BranchRecord& row, TimePoint now) {
   auto& history = row.failed_attempts;
   if (history.size() >= storage::BranchRecord::kMaxFailedAttempts) {
-    history.erase(history.begin(),
-                  history.begin() + static_cast<std::ptrdiff_t>(
-                                        history.size() - storage::BranchRecord::kMaxFailedAttempts + 1));
+    history.erase(
+        history.begin(),
+        history.begin() + static_cast<std::ptrdiff_t>(
+                              history.size() - storage::BranchRecord::kMaxFailedAttempts + 1));
   }
   history.push_back(storage::FailedAttempt{now, row.last_error});
 }
@@ -27,7 +28,7 @@ void RememberFailedAttempt(storage::BranchRecord& row, TimePoint now) {
 
 // The row's status, failure streak, last error and next retry after the call.
 static void RecordResult(storage::BranchRecord& row, const BranchOutcome& outcome,
-                  Duration retry_interval, const RetryPolicy& policy, TimePoint now) {
+                         Duration retry_interval, const RetryPolicy& policy, TimePoint now) {
   row.attempts += 1;
   row.update_time = now;
   switch (outcome.result) {

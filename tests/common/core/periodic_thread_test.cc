@@ -20,8 +20,7 @@ TEST_CASE("the work runs at start and then every interval until stopped", "[comm
   CHECK(runs >= 3);
 }
 
-TEST_CASE("stop wakes the thread from a long interval and from the work's own sleep",
-          "[common]") {
+TEST_CASE("stop wakes the thread from a long interval and from the work's own sleep", "[common]") {
   std::atomic<int> runs{0};
   std::atomic<bool> slept_through{false};
   PeriodicThread* self = nullptr;

@@ -28,9 +28,10 @@ TEST_CASE("label values are escaped: backslash, double quote and newline", "[com
   CHECK(out.text() == "m{route=\"a\\\\b\\\"c\\nd\"} 1\n");
 }
 
-TEST_CASE("a histogram has cumulative buckets ending at +Inf, a sum and a count, in the unit "
-          "given",
-          "[common]") {
+TEST_CASE(
+    "a histogram has cumulative buckets ending at +Inf, a sum and a count, in the unit "
+    "given",
+    "[common]") {
   static constexpr std::array<std::uint64_t, 2> kBounds = {1'000, 250'000};
   Histogram h(kBounds);
   h.Record(500);      // <= 1 ms

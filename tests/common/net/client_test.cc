@@ -171,8 +171,10 @@ TEST_CASE("any status is an answer; a 409 is not an error", "[net][client]") {
   CHECK(answer->status == 409);
 }
 
-TEST_CASE("a kept-alive connection the server closed while idle is replaced, once, for an "
-          "idempotent request", "[net][client]") {
+TEST_CASE(
+    "a kept-alive connection the server closed while idle is replaced, once, for an "
+    "idempotent request",
+    "[net][client]") {
   ServerOptions options;
   options.keep_alive_timeout = Duration(50);
   TestServer s(options);

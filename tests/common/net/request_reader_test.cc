@@ -92,8 +92,9 @@ TEST_CASE("an ambiguous, malformed or oversized request is refused and nothing a
       {"repeated equal Content-Length",
        "POST /a HTTP/1.1\r\nHost: p\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello", 400,
        "Content-Length: repeated"},
-      {"Content-Length as a list", "POST /a HTTP/1.1\r\nHost: p\r\nContent-Length: 5, 5\r\n\r\nhello",
-       400, "Content-Length: repeated"},
+      {"Content-Length as a list",
+       "POST /a HTTP/1.1\r\nHost: p\r\nContent-Length: 5, 5\r\n\r\nhello", 400,
+       "Content-Length: repeated"},
       {"malformed Content-Length", "POST /a HTTP/1.1\r\nHost: p\r\nContent-Length: 5x\r\n\r\nhello",
        400, "Content-Length"},
       {"negative Content-Length", "POST /a HTTP/1.1\r\nHost: p\r\nContent-Length: -1\r\n\r\n", 400,
@@ -109,7 +110,8 @@ TEST_CASE("an ambiguous, malformed or oversized request is refused and nothing a
        "POST /a HTTP/1.1\r\nHost: p\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 400,
        "only chunked is supported"},
       {"Transfer-Encoding split over two fields",
-       "POST /a HTTP/1.1\r\nHost: p\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n"
+       "POST /a HTTP/1.1\r\nHost: p\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: "
+       "chunked\r\n\r\n"
        "0\r\n\r\n",
        400, "only chunked is supported"},
       {"chunked twice",
@@ -119,8 +121,8 @@ TEST_CASE("an ambiguous, malformed or oversized request is refused and nothing a
       {"Transfer-Encoding in HTTP/1.0",
        "POST /a HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "HTTP/1.0"},
       {"a bare LF ending a chunk-size line",
-       "POST /a HTTP/1.1\r\nHost: p\r\nTransfer-Encoding: chunked\r\n\r\n5\nhello\r\n0\r\n\r\n", 400,
-       "body: malformed chunk"},
+       "POST /a HTTP/1.1\r\nHost: p\r\nTransfer-Encoding: chunked\r\n\r\n5\nhello\r\n0\r\n\r\n",
+       400, "body: malformed chunk"},
       {"a chunk size that is not hex",
        "POST /a HTTP/1.1\r\nHost: p\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n",
        400, "body: malformed chunk"},
@@ -141,20 +143,20 @@ TEST_CASE("an ambiguous, malformed or oversized request is refused and nothing a
        "obsolete line folding"},
       {"whitespace before the first field", "GET /a HTTP/1.1\r\n Host: p\r\n\r\n", 400,
        "obsolete line folding"},
-      {"whitespace before the colon", "POST /a HTTP/1.1\r\nHost: p\r\nContent-Length : " + len +
-                                          "\r\n\r\n" + kSmuggled,
-       400, "header: malformed field name"},
-      {"a tab before the colon", "POST /a HTTP/1.1\r\nHost: p\r\nContent-Length\t: " + len +
-                                     "\r\n\r\n" + kSmuggled,
-       400, "header: malformed field name"},
-      {"a name that is not a token", "POST /a HTTP/1.1\r\nHost: p\r\nConten;t-Length: " + len +
-                                         "\r\n\r\n" + kSmuggled,
-       400, "header: malformed field name"},
-      {"a bare LF in a value", "POST /a HTTP/1.1\r\nHost: p\r\nX-Note: a\nContent-Length: " + len +
-                                   "\r\n\r\n" + kSmuggled,
+      {"whitespace before the colon",
+       "POST /a HTTP/1.1\r\nHost: p\r\nContent-Length : " + len + "\r\n\r\n" + kSmuggled, 400,
+       "header: malformed field name"},
+      {"a tab before the colon",
+       "POST /a HTTP/1.1\r\nHost: p\r\nContent-Length\t: " + len + "\r\n\r\n" + kSmuggled, 400,
+       "header: malformed field name"},
+      {"a name that is not a token",
+       "POST /a HTTP/1.1\r\nHost: p\r\nConten;t-Length: " + len + "\r\n\r\n" + kSmuggled, 400,
+       "header: malformed field name"},
+      {"a bare LF in a value",
+       "POST /a HTTP/1.1\r\nHost: p\r\nX-Note: a\nContent-Length: " + len + "\r\n\r\n" + kSmuggled,
        400, "header"},
-      {"a bare CR in a value", "POST /a HTTP/1.1\r\nHost: p\r\nX-Note: a\rContent-Length: " + len +
-                                   "\r\n\r\n" + kSmuggled,
+      {"a bare CR in a value",
+       "POST /a HTTP/1.1\r\nHost: p\r\nX-Note: a\rContent-Length: " + len + "\r\n\r\n" + kSmuggled,
        400, ""},
       {"a NUL in a value",
        std::string("GET /a HTTP/1.1\r\nHost: p\r\nX-Note: a") + '\0' + "b\r\n\r\n" + kSmuggled, 400,
@@ -169,8 +171,7 @@ TEST_CASE("an ambiguous, malformed or oversized request is refused and nothing a
       {"a version Settle does not serve", "GET /a HTTP/2.0\r\nHost: p\r\n\r\n", 505, "HTTP/1.0"},
       {"not HTTP at all", "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 400, ""},
       {"an Expect other than 100-continue",
-       "POST /a HTTP/1.1\r\nHost: p\r\nExpect: magic\r\nContent-Length: 1\r\n\r\nx", 417,
-       "Expect"},
+       "POST /a HTTP/1.1\r\nHost: p\r\nExpect: magic\r\nContent-Length: 1\r\n\r\nx", 417, "Expect"},
   };
   for (const Refusal& c : cases) {
     INFO(c.why);
@@ -188,11 +189,12 @@ TEST_CASE("limits on the head, the number of fields and the body are 431 and 413
   limits.max_fields = 4;
   limits.max_body_bytes = 10;
 
-  const Framed long_head =
-      FrameEveryWay("GET /a HTTP/1.1\r\nHost: p\r\nX: " + std::string(300, 'a') + "\r\n\r\n", limits);
+  const Framed long_head = FrameEveryWay(
+      "GET /a HTTP/1.1\r\nHost: p\r\nX: " + std::string(300, 'a') + "\r\n\r\n", limits);
   CHECK_THAT(long_head.end, Contains("refused 431: head: larger than 256 bytes"));
 
-  const Framed endless_head = FrameEveryWay("GET /a HTTP/1.1\r\nX: " + std::string(400, 'a'), limits);
+  const Framed endless_head =
+      FrameEveryWay("GET /a HTTP/1.1\r\nX: " + std::string(400, 'a'), limits);
   CHECK_THAT(endless_head.end, Contains("refused 431"));
 
   std::string fields = "GET /a HTTP/1.1\r\nHost: p\r\n";
@@ -210,8 +212,8 @@ TEST_CASE("limits on the head, the number of fields and the body are 431 and 413
       limits);
   CHECK(big_chunks.end == "refused 413: body: larger than 10 bytes");
 
-  const Framed at_limit = FrameEveryWay(
-      "POST /a HTTP/1.1\r\nHost: p\r\nContent-Length: 10\r\n\r\n0123456789", limits);
+  const Framed at_limit =
+      FrameEveryWay("POST /a HTTP/1.1\r\nHost: p\r\nContent-Length: 10\r\n\r\n0123456789", limits);
   CHECK(at_limit.requests == std::vector<std::string>{"POST /a {0123456789}"});
 }
 
@@ -224,7 +226,7 @@ TEST_CASE("pipelined requests come out one at a time, in order, whatever the fra
       "2\r\nde\r\n1\r\nf\r\n0\r\n\r\n"
       "GET /four HTTP/1.1\r\nHost: p\r\nConnection: close\r\n\r\n");
   CHECK(framed.requests == std::vector<std::string>{"POST /one {abc}", "GET /two?x=1 {}",
-                                                     "POST /three {def}", "GET /four {} close"});
+                                                    "POST /three {def}", "GET /four {} close"});
   CHECK(framed.end == "need more");
 }
 
@@ -250,8 +252,10 @@ TEST_CASE("memory stays bounded: trailers, chunk lines and heads fed a line at a
   for (int i = 0; i < 20; ++i) trailers += "X-" + std::to_string(i) + ": v\r\n";
   CHECK_THAT(FrameEveryWay(trailers + "\r\n", limits).end, Contains("refused 431: trailer"));
 
-  const std::string long_extension = "POST /a HTTP/1.1\r\nHost: p\r\nTransfer-Encoding: chunked\r\n\r\n"
-                                     "1;x=" + std::string(5000, 'e');
+  const std::string long_extension =
+      "POST /a HTTP/1.1\r\nHost: p\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "1;x=" +
+      std::string(5000, 'e');
   CHECK_THAT(FrameEveryWay(long_extension, limits).end,
              Contains("refused 400: body: a chunk line or trailer longer than 1024 bytes"));
 
@@ -310,8 +314,8 @@ TEST_CASE("a request's fields, query and body are as sent; values are trimmed",
   const Request& r = framed.taken[0];
   CHECK(r.method == "POST");
   CHECK(r.path == "/api/settle/submit");
-  CHECK(r.params == std::multimap<std::string, std::string>{{"gid", "a b"}, {"op", "A"},
-                                                             {"flag", ""}});
+  CHECK(r.params ==
+        std::multimap<std::string, std::string>{{"gid", "a b"}, {"op", "A"}, {"flag", ""}});
   CHECK(*r.Header("x-note") == "a\tb c");
   CHECK(*r.Header("X-NAME") == "caf\xc3\xa9");
   CHECK(*r.Header("x-empty") == "");

@@ -95,8 +95,10 @@ TEST_CASE("requests on a keep-alive connection reach the handler whole and get i
   CHECK(second.status == 404);
 }
 
-TEST_CASE("an ambiguous or malformed request gets one 4xx, and the bytes after it are never "
-          "served", "[net][server]") {
+TEST_CASE(
+    "an ambiguous or malformed request gets one 4xx, and the bytes after it are never "
+    "served",
+    "[net][server]") {
   const std::string smuggled = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n";
   for (const std::string& request : {
            std::string("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
@@ -180,11 +182,11 @@ TEST_CASE("an HTTP/1.0 request is answered and closed unless it asks for keep-al
   CHECK(kept.Read().body == "GET /b body=");
 }
 
-TEST_CASE("Expect: 100-continue gets the interim answer before the body is sent",
-          "[net][server]") {
+TEST_CASE("Expect: 100-continue gets the interim answer before the body is sent", "[net][server]") {
   EchoServer s;
   RawConnection c(s.port);
-  REQUIRE(c.Send("POST /a HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"));
+  REQUIRE(
+      c.Send("POST /a HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"));
   const std::string interim = "HTTP/1.1 100 Continue\r\n\r\n";
   CHECK(c.ReadBytes(interim.size()) == interim);
   REQUIRE(c.Send("hello"));
@@ -238,8 +240,10 @@ TEST_CASE("a connection beyond max_connections gets a 503 and is closed", "[net]
   CHECK(second.Read().status == 200);
 }
 
-TEST_CASE("an idle keep-alive connection is closed after its timeout; a stalled request after "
-          "the I/O timeout", "[net][server]") {
+TEST_CASE(
+    "an idle keep-alive connection is closed after its timeout; a stalled request after "
+    "the I/O timeout",
+    "[net][server]") {
   ServerOptions options;
   options.keep_alive_timeout = Duration(100);
   options.io_timeout = Duration(200);
@@ -275,8 +279,10 @@ TEST_CASE("stopping lets a running handler answer, closes idle connections, and 
   stopper.join();
 }
 
-TEST_CASE("HTTPS: a client trusting the CA gets answers; one that does not, or that reached "
-          "another name, is refused in the handshake", "[net][server][tls]") {
+TEST_CASE(
+    "HTTPS: a client trusting the CA gets answers; one that does not, or that reached "
+    "another name, is refused in the handshake",
+    "[net][server][tls]") {
   testing::TempDir dir;
   testing::TestCa ca(dir.path());
   const testing::TestCa::Issued cert = ca.IssueForLocalhost();

@@ -42,9 +42,9 @@ TEST_CASE("https URLs default to port 443; the scheme is read in any case", "[ne
 }
 
 TEST_CASE("only well-formed http and https URLs are accepted", "[common][url]") {
-  for (const char* bad : {"", "ftp://p", "http://", "http:///x", "http://p:0/",
-                          "http://p:65536/", "http://p:x/", "http://p:/", "http://u@p/",
-                          "http://p/a b", "http://p/#frag", "//p/x", "p/x", "http://[::1/"}) {
+  for (const char* bad : {"", "ftp://p", "http://", "http:///x", "http://p:0/", "http://p:65536/",
+                          "http://p:x/", "http://p:/", "http://u@p/", "http://p/a b",
+                          "http://p/#frag", "//p/x", "p/x", "http://[::1/"}) {
     INFO(bad);
     CHECK_FALSE(ParseUrl(bad));
   }

@@ -51,8 +51,7 @@ TEST_CASE("a missing, unknown or malformed authorization grants nothing", "[auth
   CHECK(GrantOf(tokens, kAdmin) == Access::kNone);
 }
 
-TEST_CASE("the scheme is matched without case and spaces around the token are ignored",
-          "[auth]") {
+TEST_CASE("the scheme is matched without case and spaces around the token are ignored", "[auth]") {
   const AccessTokens tokens = ThreeTokens();
   CHECK(GrantOf(tokens, "bearer " + kClient) == Access::kClient);
   CHECK(GrantOf(tokens, "BEARER   " + kClient + "  ") == Access::kClient);
@@ -66,8 +65,7 @@ TEST_CASE("several tokens may share a level, so that one can be rotated", "[auth
   CHECK(GrantOf(tokens, "Bearer new-admin-token-111111") == Access::kAdmin);
 }
 
-TEST_CASE("short tokens and tokens a header cannot carry are refused, naming the level",
-          "[auth]") {
+TEST_CASE("short tokens and tokens a header cannot carry are refused, naming the level", "[auth]") {
   AccessTokens tokens;
   const Status short_one = tokens.Add(Access::kRead, "short");
   CHECK(short_one.code() == StatusCode::kInvalidArgument);
@@ -76,8 +74,7 @@ TEST_CASE("short tokens and tokens a header cannot carry are refused, naming the
         StatusCode::kInvalidArgument);
   CHECK(tokens.Add(Access::kAdmin, std::string("line\nbreak-0123456789")).code() ==
         StatusCode::kInvalidArgument);
-  CHECK(tokens.Add(Access::kAdmin, std::string(5000, 'a')).code() ==
-        StatusCode::kInvalidArgument);
+  CHECK(tokens.Add(Access::kAdmin, std::string(5000, 'a')).code() == StatusCode::kInvalidArgument);
   CHECK_FALSE(tokens.enabled());
 }
 

@@ -130,8 +130,10 @@ TEST_CASE("a body over 1 MiB is refused with a 413 and the server keeps serving"
   CHECK(fresh.Get("/api/ping").status == 200);
 }
 
-TEST_CASE("an unknown route gets a JSON 404; a known one asked with another method a 405 with "
-          "Allow", "[http][bad-input]") {
+TEST_CASE(
+    "an unknown route gets a JSON 404; a known one asked with another method a 405 with "
+    "Allow",
+    "[http][bad-input]") {
   InProcessSettled s;
   const auto unknown = s.client().Post("/api/settle/launchMissiles", "{}");
   CHECK(unknown.status == 404);
@@ -143,8 +145,10 @@ TEST_CASE("an unknown route gets a JSON 404; a known one asked with another meth
   CHECK(s.client().Post("/api/settle/query?gid=g", "{}").headers.find("Allow")->second == "GET");
 }
 
-TEST_CASE("an ambiguous or malformed request gets one 4xx and the connection closes; what was "
-          "smuggled behind it is never served", "[http][bad-input][framing]") {
+TEST_CASE(
+    "an ambiguous or malformed request gets one 4xx and the connection closes; what was "
+    "smuggled behind it is never served",
+    "[http][bad-input][framing]") {
   InProcessSettled s;
   const std::string smuggled_body = R"({"gid":"smuggled","trans_type":"tcc"})";
   const std::string smuggled = "POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nContent-Length: " +
@@ -162,21 +166,22 @@ TEST_CASE("an ambiguous or malformed request gets one 4xx and the connection clo
       {"chunked not the final coding",
        "POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
        400},
-      {"an unknown coding", "POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n",
-       400},
+      {"an unknown coding",
+       "POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 400},
       {"a bare LF in a chunk line",
-       "POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\n{}\r\n0\r\n\r\n",
+       "POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: "
+       "chunked\r\n\r\n2\n{}\r\n0\r\n\r\n",
        400},
       {"conflicting Content-Length",
-       "POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
+       "POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: "
+       "3\r\n\r\n{}",
        400},
       {"no Host", "GET /api/ping HTTP/1.1\r\n\r\n", 400},
       {"two Hosts", "GET /api/ping HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", 400},
       {"obsolete line folding", "GET /api/ping HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n 2\r\n\r\n", 400},
       {"whitespace before a colon", "GET /api/ping HTTP/1.1\r\nHost : x\r\n\r\n", 400},
-      {"a head over the limit", "GET /api/ping HTTP/1.1\r\nHost: x\r\nX-Big: " +
-                                    std::string(20000, 'a') + "\r\n\r\n",
-       431},
+      {"a head over the limit",
+       "GET /api/ping HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n", 431},
       {"HTTP/2.0", "GET /api/ping HTTP/2.0\r\nHost: x\r\n\r\n", 505},
   };
   for (const Case& c : cases) {
@@ -198,14 +203,16 @@ TEST_CASE("pipelined requests are answered in order; an HTTP/1.0 client is answe
   InProcessSettled s;
   testing::RawConnection raw(s.port());
   const std::string prepare = R"({"gid":"piped","trans_type":"tcc"})";
-  REQUIRE(raw.Send("GET /api/ping HTTP/1.1\r\nHost: x\r\n\r\n"
-                   "POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
-                   [&] {
-                     std::ostringstream hex;
-                     hex << std::hex << prepare.size();
-                     return hex.str();
-                   }() + ";ext=1\r\n" + prepare + "\r\n0\r\nX-Trailer: t\r\n\r\n" +
-                   "GET /api/settle/query?gid=piped HTTP/1.1\r\nHost: x\r\n\r\n"));
+  REQUIRE(raw.Send(
+      "GET /api/ping HTTP/1.1\r\nHost: x\r\n\r\n"
+      "POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+      [&] {
+        std::ostringstream hex;
+        hex << std::hex << prepare.size();
+        return hex.str();
+      }() +
+      ";ext=1\r\n" + prepare + "\r\n0\r\nX-Trailer: t\r\n\r\n" +
+      "GET /api/settle/query?gid=piped HTTP/1.1\r\nHost: x\r\n\r\n"));
   CHECK(raw.Read().body == R"({"msg":"pong"})");
   CHECK(raw.Read().status == 200);
   const testing::RawConnection::Answer query = raw.Read();

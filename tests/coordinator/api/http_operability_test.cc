@@ -11,8 +11,8 @@
 #include "fake_clock.h"
 #include "in_process_settled.h"
 #include "participant_server.h"
-#include "settle/core/completion.h"
 #include "settle/app/webhook_alerts.h"
+#include "settle/core/completion.h"
 #include "settle/net/client.h"
 
 namespace settle {
@@ -72,8 +72,7 @@ TEST_CASE("with tokens, a request without one gets 401 naming the header; ping s
         nullptr);
 }
 
-TEST_CASE("each token level reaches its routes and gets 403 on the ones above it",
-          "[http][auth]") {
+TEST_CASE("each token level reaches its routes and gets 403 on the ones above it", "[http][auth]") {
   InProcessSettled s(WithTokens);
   ParticipantServer p;
   JsonClient reader = ClientWith(s.port(), kReadToken);
@@ -103,9 +102,10 @@ TEST_CASE("each token level reaches its routes and gets 403 on the ones above it
   CHECK(reader.Get("/api/settle/query?gid=t1").json["transaction"]["status"] == "failed");
 }
 
-TEST_CASE("/api/metrics reports transactions, branch calls, the store and the HTTP routes in "
-          "Prometheus's text format",
-          "[http][metrics]") {
+TEST_CASE(
+    "/api/metrics reports transactions, branch calls, the store and the HTTP routes in "
+    "Prometheus's text format",
+    "[http][metrics]") {
   InProcessSettled s;
   ParticipantServer p;
   p.Script("/action", {{500, "boom"}});  // one retry before success
@@ -135,12 +135,14 @@ TEST_CASE("/api/metrics reports transactions, branch calls, the store and the HT
   CHECK(SampleValue(m, "settle_store_commit_batches_count") >= 2);
   CHECK(SampleValue(m, "settle_store_up") == 1);
   // The wait_result submit answered once: 200, or 425 if its pass ended before the retry.
-  const auto count = [&m](const std::string& series) { return std::max(0.0, SampleValue(m, series)); };
+  const auto count = [&m](const std::string& series) {
+    return std::max(0.0, SampleValue(m, series));
+  };
   CHECK(count("settle_http_requests_total{route=\"POST /api/settle/submit\",code=\"200\"}") +
             count("settle_http_requests_total{route=\"POST /api/settle/submit\",code=\"425\"}") ==
         1);
-  CHECK(SampleValue(m, "settle_http_requests_total{route=\"POST /api/settle/prepare\",code=\"200\"}") ==
-        1);
+  CHECK(SampleValue(
+            m, "settle_http_requests_total{route=\"POST /api/settle/prepare\",code=\"200\"}") == 1);
   CHECK(SampleValue(m, "settle_http_requests_total{route=\"unmatched\",code=\"404\"}") == 1);
   CHECK_THAT(m, Catch::Contains("# TYPE settle_branch_call_duration_seconds histogram\n"));
   CHECK_THAT(m, Catch::Contains("settle_store_commit_duration_seconds_bucket{le=\"+Inf\"}"));
@@ -236,9 +238,10 @@ class FirstMonotonicReading final : public Clock {
   mutable Completion taken_;
 };
 
-TEST_CASE("once the alerts stop, what is still queued when the grace has run out by the clock "
-          "is given up unsent",
-          "[http][alerts]") {
+TEST_CASE(
+    "once the alerts stop, what is still queued when the grace has run out by the clock "
+    "is given up unsent",
+    "[http][alerts]") {
   ParticipantServer webhook;
   testing::FakeClock fake;
   FirstMonotonicReading clock(fake);
@@ -267,8 +270,8 @@ TEST_CASE("once the alerts stop, what is still queued when the grace has run out
 TEST_CASE("with retention, finished transactions disappear and unfinished ones stay",
           "[http][retention]") {
   InProcessSettled s([](coordinator::ServerConfig& config) {
-    config.retention = {.keep = Duration(200), .batch_size = 2, .interval = Duration(50),
-                        .pause = Duration(1)};
+    config.retention = {
+        .keep = Duration(200), .batch_size = 2, .interval = Duration(50), .pause = Duration(1)};
   });
   ParticipantServer p;
   for (const char* gid : {"s1", "s2", "s3"}) {
@@ -322,8 +325,8 @@ TEST_CASE("with tokens the console asks to sign in and keeps the session in a st
   CHECK_THAT(refused.body, Catch::Contains("not accepted"));
   CHECK(HeaderOf(refused, "Set-Cookie").empty());
 
-  const JsonResponse signed_in = anonymous.Post("/admin/login", "token=" + kReadToken,
-                                                "application/x-www-form-urlencoded");
+  const JsonResponse signed_in =
+      anonymous.Post("/admin/login", "token=" + kReadToken, "application/x-www-form-urlencoded");
   CHECK(signed_in.status == 303);
   CHECK(HeaderOf(signed_in, "Location") == "/admin");
   const std::string cookie = HeaderOf(signed_in, "Set-Cookie");
@@ -337,7 +340,8 @@ TEST_CASE("with tokens the console asks to sign in and keeps the session in a st
   CHECK(session.Get("/api/settle/all").status == 200);
   CHECK(session.Get("/api/metrics").status == 200);
 
-  const JsonResponse signed_out = session.Post("/admin/logout", "", "application/x-www-form-urlencoded");
+  const JsonResponse signed_out =
+      session.Post("/admin/logout", "", "application/x-www-form-urlencoded");
   CHECK(signed_out.status == 303);
   CHECK_THAT(HeaderOf(signed_out, "Set-Cookie"), Catch::Contains("Max-Age=0"));
 }
@@ -346,8 +350,8 @@ TEST_CASE("a change made with the session cookie needs the console's own header"
           "[http][console][auth]") {
   InProcessSettled s(WithTokens);
   JsonClient anonymous(s.port());
-  const JsonResponse signed_in = anonymous.Post("/admin/login", "token=" + kAdminToken,
-                                                "application/x-www-form-urlencoded");
+  const JsonResponse signed_in =
+      anonymous.Post("/admin/login", "token=" + kAdminToken, "application/x-www-form-urlencoded");
   const std::string cookie = HeaderOf(signed_in, "Set-Cookie");
   REQUIRE(s.Call("prepare", {{"gid", "t1"}, {"trans_type", "tcc"}}).status == 401);
   JsonClient admin = ClientWith(s.port(), kAdminToken);

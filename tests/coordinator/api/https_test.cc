@@ -62,8 +62,10 @@ TEST_CASE("settled serves HTTPS and calls https:// participants and webhooks it 
   CHECK(plain.Read().status == 0);
 }
 
-TEST_CASE("a participant whose certificate settled cannot verify is never sent the call; the "
-          "branch says why", "[http][tls]") {
+TEST_CASE(
+    "a participant whose certificate settled cannot verify is never sent the call; the "
+    "branch says why",
+    "[http][tls]") {
   testing::TempDir dir;
   testing::TestCa trusted(dir.path(), "trusted");
   testing::TestCa stranger(dir.path(), "stranger");

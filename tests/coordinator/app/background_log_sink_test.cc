@@ -1,9 +1,9 @@
 #include "settle/app/background_log_sink.h"
 
-#include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <chrono>
 #include <fstream>

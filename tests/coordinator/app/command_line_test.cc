@@ -105,10 +105,9 @@ TEST_CASE("operability settings: retention, webhook, limits; all off or generous
   CHECK(defaults.config.alert_webhook.empty());
   CHECK_FALSE(defaults.config.api.tokens.enabled());
 
-  const CommandLine cl =
-      Parse({"--retention", "7d", "--alert-webhook", "http://127.0.0.1:9000/alert",
-             "--max-body-bytes", "65536", "--max-connections", "500", "--io-timeout", "2s",
-             "--keep-alive-timeout", "30s"});
+  const CommandLine cl = Parse(
+      {"--retention", "7d", "--alert-webhook", "http://127.0.0.1:9000/alert", "--max-body-bytes",
+       "65536", "--max-connections", "500", "--io-timeout", "2s", "--keep-alive-timeout", "30s"});
   REQUIRE_FALSE(cl.exit_now);
   CHECK(cl.config.retention.keep == std::chrono::hours(24 * 7));
   CHECK(cl.config.alert_webhook == "http://127.0.0.1:9000/alert");
@@ -123,10 +122,9 @@ TEST_CASE("TLS: a certificate and its key serve the API over HTTPS; a CA file ve
           "[cli][tls]") {
   testing::TempDir dir;
   for (const char* name : {"cert.pem", "key.pem", "ca.pem"}) std::ofstream(dir.File(name)) << "x";
-  const CommandLine cl = Parse({"--tls-cert", dir.File("cert.pem").c_str(), "--tls-key",
-                                dir.File("key.pem").c_str(), "--ca-file",
-                                dir.File("ca.pem").c_str(), "--alert-webhook",
-                                "https://hooks.example/settle"});
+  const CommandLine cl = Parse(
+      {"--tls-cert", dir.File("cert.pem").c_str(), "--tls-key", dir.File("key.pem").c_str(),
+       "--ca-file", dir.File("ca.pem").c_str(), "--alert-webhook", "https://hooks.example/settle"});
   REQUIRE_FALSE(cl.exit_now);
   CHECK(cl.config.api.tls.cert_file == dir.File("cert.pem"));
   CHECK(cl.config.api.tls.key_file == dir.File("key.pem"));
@@ -143,8 +141,8 @@ TEST_CASE("tokens come from flags, the environment or a token file", "[cli][auth
   const std::string file = dir.File("tokens");
   std::ofstream(file) << "# rotated monthly\nclient client-from-file-0123456789\n";
   ::setenv("SETTLE_READ_TOKEN", "read-from-env-0123456789", 1);
-  const CommandLine cl = Parse({"--admin-token", "admin-from-flag-0123456789", "--token-file",
-                                file.c_str()});
+  const CommandLine cl =
+      Parse({"--admin-token", "admin-from-flag-0123456789", "--token-file", file.c_str()});
   ::unsetenv("SETTLE_READ_TOKEN");
   REQUIRE_FALSE(cl.exit_now);
 

@@ -33,9 +33,12 @@ using Steady = std::chrono::steady_clock;
 constexpr int kInstances = 3;
 
 std::vector<std::string> InstanceArgs(int i) {
-  return {"--instance-id", "i" + std::to_string(i), "--lease",     "2s",
-          "--lease-poll",  "200ms",                  "--retry-interval", "100ms",
-          "--retry-max",   "500ms",                  "--log-level", "warn"};
+  return {"--instance-id",    "i" + std::to_string(i),
+          "--lease",          "2s",
+          "--lease-poll",     "200ms",
+          "--retry-interval", "100ms",
+          "--retry-max",      "500ms",
+          "--log-level",      "warn"};
 }
 
 // Starts transactions, request by request over the live instances in turn: a TCC's prepare,
@@ -50,10 +53,9 @@ class SpreadingClient {
     for (int i = 0; i < 2; ++i) {
       steps.push_back({{"action", p_.Url("/action")}, {"compensate", p_.Url("/compensate")}});
     }
-    Require(Next().PostJson("/api/settle/submit", json{{"gid", gid},
-                                                        {"trans_type", "saga"},
-                                                        {"steps", steps},
-                                                        {"payloads", {"{}", "{}"}}}));
+    Require(Next().PostJson(
+        "/api/settle/submit",
+        json{{"gid", gid}, {"trans_type", "saga"}, {"steps", steps}, {"payloads", {"{}", "{}"}}}));
     expected_[gid] = {"01:action", "02:action"};
   }
 
@@ -61,11 +63,11 @@ class SpreadingClient {
     Require(Next().PostJson("/api/settle/prepare", json{{"gid", gid}, {"trans_type", "tcc"}}));
     for (const char* id : {"01", "02"}) {
       Require(Next().PostJson("/api/settle/registerBranch", json{{"gid", gid},
-                                                                  {"trans_type", "tcc"},
-                                                                  {"branch_id", id},
-                                                                  {"data", "{}"},
-                                                                  {"confirm", p_.Url("/confirm")},
-                                                                  {"cancel", p_.Url("/cancel")}}));
+                                                                 {"trans_type", "tcc"},
+                                                                 {"branch_id", id},
+                                                                 {"data", "{}"},
+                                                                 {"confirm", p_.Url("/confirm")},
+                                                                 {"cancel", p_.Url("/cancel")}}));
     }
     Require(Next().PostJson("/api/settle/submit", json{{"gid", gid}, {"trans_type", "tcc"}}));
     expected_[gid] = {"01:confirm", "02:confirm"};
@@ -98,8 +100,10 @@ class SpreadingClient {
   std::map<std::string, std::set<std::string>> expected_;
 };
 
-TEST_CASE("three instances on one database: one is killed mid-load, every transaction "
-          "completes and no branch's calls overlap", "[postgres][instances]") {
+TEST_CASE(
+    "three instances on one database: one is killed mid-load, every transaction "
+    "completes and no branch's calls overlap",
+    "[postgres][instances]") {
   testing::PostgresTestDatabase database;
   testing::TempDir dir;
   ParticipantServer p;
@@ -107,8 +111,9 @@ TEST_CASE("three instances on one database: one is killed mid-load, every transa
   p.HoldAfter(20);
   std::vector<std::unique_ptr<SettledProcess>> instances;
   for (int i = 0; i < kInstances; ++i) {
-    instances.push_back(std::make_unique<SettledProcess>(
-        database.conninfo(), InstanceArgs(i), 0, dir.File("settled-" + std::to_string(i) + ".log")));
+    instances.push_back(
+        std::make_unique<SettledProcess>(database.conninfo(), InstanceArgs(i), 0,
+                                         dir.File("settled-" + std::to_string(i) + ".log")));
   }
   SpreadingClient client(p, instances);
 

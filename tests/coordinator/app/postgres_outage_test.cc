@@ -52,8 +52,10 @@ int SubmitUntilStored(JsonClient& c, const json& body, Steady::time_point deadli
   return status;
 }
 
-TEST_CASE("PostgreSQL crashes under a running settled and comes back: settled keeps serving "
-          "and finishes every transaction it acknowledged", "[postgres][outage]") {
+TEST_CASE(
+    "PostgreSQL crashes under a running settled and comes back: settled keeps serving "
+    "and finishes every transaction it acknowledged",
+    "[postgres][outage]") {
   testing::PrivatePostgresServer server;
   testing::TempDir dir;
   ParticipantServer p;

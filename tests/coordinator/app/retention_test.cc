@@ -32,7 +32,8 @@ bool Stored(CoordinatorHarness& h, const std::string& gid) {
 TEST_CASE("transactions finished longer ago than the retention are deleted, in batches",
           "[coordinator][retention]") {
   CoordinatorHarness h;
-  for (int i = 0; i < 5; ++i) REQUIRE(h.coordinator().Submit(Saga("old-" + std::to_string(i))).ok());
+  for (int i = 0; i < 5; ++i)
+    REQUIRE(h.coordinator().Submit(Saga("old-" + std::to_string(i))).ok());
   h.clock().Advance(2 * kHour);
   REQUIRE(h.coordinator().Submit(Saga("recent")).ok());
   REQUIRE(h.coordinator().Prepare({"unfinished", {}}).ok());
@@ -79,11 +80,12 @@ TEST_CASE("a storage failure leaves everything in place and is reported",
 TEST_CASE("the background thread deletes the backlog and stops promptly",
           "[coordinator][retention]") {
   CoordinatorHarness h;
-  for (int i = 0; i < 7; ++i) REQUIRE(h.coordinator().Submit(Saga("old-" + std::to_string(i))).ok());
+  for (int i = 0; i < 7; ++i)
+    REQUIRE(h.coordinator().Submit(Saga("old-" + std::to_string(i))).ok());
   h.clock().Advance(3 * kHour);
-  Retention retention(h.store(), h.clock(),
-                      {.keep = kHour, .batch_size = 3, .interval = Duration(60'000),
-                       .pause = Duration(1)});
+  Retention retention(
+      h.store(), h.clock(),
+      {.keep = kHour, .batch_size = 3, .interval = Duration(60'000), .pause = Duration(1)});
 
   retention.Start();
   for (int i = 0; i < 500 && retention.deleted() < 7; ++i) {

@@ -4,7 +4,6 @@
 
 #include <catch2/catch.hpp>
 
-
 #include "file_text.h"
 #include "json_client.h"
 #include "participant_server.h"

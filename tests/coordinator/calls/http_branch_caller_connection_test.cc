@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "participant_server.h"
-#include "sync_branch_caller.h"
 #include "settle/calls/http_branch_caller.h"
+#include "sync_branch_caller.h"
 
 namespace settle::coordinator {
 namespace {
@@ -94,11 +94,11 @@ class ClosingParticipant {
 
   void Serve() {
     const std::string body = R"({"dtm_result":"SUCCESS"})";
-    const std::string answer = !answer_.empty() ? answer_
-                                                : "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                                                  "Content-Length: " +
-                                                      std::to_string(body.size()) +
-                                                      "\r\n\r\n" + body;
+    const std::string answer = !answer_.empty()
+                                   ? answer_
+                                   : "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                     "Content-Length: " +
+                                         std::to_string(body.size()) + "\r\n\r\n" + body;
     while (WaitReadable(listen_fd_)) {
       const int fd = accept(listen_fd_, nullptr, nullptr);
       if (fd < 0) continue;
@@ -192,10 +192,9 @@ TEST_CASE("a reused connection the participant closed is retried once on a new c
 
 TEST_CASE("a chunked answer is read whole and classified by its body",
           "[coordinator][http_branch_caller]") {
-  ClosingParticipant participant(
-      ClosingParticipant::Mode::kCloseAfterAnswer,
-      "HTTP/1.1 409 Conflict\r\nTransfer-Encoding: chunked\r\n\r\n"
-      "5\r\n{\"dtm\r\n13\r\n_result\":\"FAILURE\"}\r\n0\r\n\r\n");
+  ClosingParticipant participant(ClosingParticipant::Mode::kCloseAfterAnswer,
+                                 "HTTP/1.1 409 Conflict\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                 "5\r\n{\"dtm\r\n13\r\n_result\":\"FAILURE\"}\r\n0\r\n\r\n");
   testing::SyncBranchCaller caller;
 
   const BranchOutcome outcome = caller.Call(GetCall(participant.Url("/confirm")));

@@ -45,8 +45,8 @@ TEST_CASE("a saga that succeeds is counted as started and finished, with each ac
   CHECK_THAT(text, Catch::Contains("settle_transactions_started_total{type=\"saga\"} 1\n"));
   CHECK_THAT(text, Catch::Contains(
                        "settle_transactions_finished_total{type=\"saga\",status=\"succeed\"} 1\n"));
-  CHECK_THAT(text, Catch::Contains(
-                       "settle_branch_calls_total{op=\"action\",outcome=\"success\"} 2\n"));
+  CHECK_THAT(text,
+             Catch::Contains("settle_branch_calls_total{op=\"action\",outcome=\"success\"} 2\n"));
   CHECK_THAT(text, Catch::Contains("settle_branch_call_duration_seconds_count{op=\"action\"} 2\n"));
   CHECK_THAT(text, Catch::Contains("settle_branch_retries_total{op=\"action\"} 0\n"));
 }
@@ -88,9 +88,10 @@ TEST_CASE("a force-stopped transaction is counted as failed", "[coordinator][met
              Catch::Contains("settle_transactions_started_total{type=\"tcc\"} 1\n"));
 }
 
-TEST_CASE("a transaction flagged stuck raises one alert naming the failing branch, and is "
-          "counted",
-          "[coordinator][metrics][alerts]") {
+TEST_CASE(
+    "a transaction flagged stuck raises one alert naming the failing branch, and is "
+    "counted",
+    "[coordinator][metrics][alerts]") {
   CoordinatorHarness h({Duration(60'000), 2});
   h.caller().Script("01", BranchOp::kAction, {Unknown(), Unknown(), Unknown(), Unknown()});
   REQUIRE(h.coordinator().Submit(Saga("s1", 1)).ok());

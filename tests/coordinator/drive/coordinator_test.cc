@@ -82,9 +82,8 @@ TEST_CASE("a branch registered while the submit is being stored is confirmed too
   StartTcc(h, "g1", 2);
   // Lands after the submit has read the transaction and before its status change commits, as
   // a late registerBranch on another connection would.
-  h.faulty_store().BeforeNextCommit([&h] {
-    REQUIRE(h.coordinator().RegisterBranch(Branch("g1", "03")).ok());
-  });
+  h.faulty_store().BeforeNextCommit(
+      [&h] { REQUIRE(h.coordinator().RegisterBranch(Branch("g1", "03")).ok()); });
 
   REQUIRE(h.coordinator().Submit(TccSubmit("g1", /*wait_result=*/true)).ok());
 

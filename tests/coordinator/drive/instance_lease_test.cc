@@ -97,9 +97,10 @@ BranchCall CallWithTimeout(const std::string& branch_id, Duration timeout) {
   return call;
 }
 
-TEST_CASE("the lease is held for nine tenths of its length after a renewal, by the monotonic "
-          "clock",
-          "[lease]") {
+TEST_CASE(
+    "the lease is held for nine tenths of its length after a renewal, by the monotonic "
+    "clock",
+    "[lease]") {
   Fixture f;
   CHECK(f.lease.Remaining() == kHeldFor);
   f.clock.Advance(Duration(5'000));
@@ -133,9 +134,10 @@ TEST_CASE("a renewal counts from when it was sent; a failed one extends nothing"
   CHECK(f.lease.Remaining() == kHeldFor);
 }
 
-TEST_CASE("what was owned is claimed again after the lease lapsed: another instance may have "
-          "taken it",
-          "[lease]") {
+TEST_CASE(
+    "what was owned is claimed again after the lease lapsed: another instance may have "
+    "taken it",
+    "[lease]") {
   Fixture f;
   REQUIRE(Owns(f.lease, "g1"));
   REQUIRE(Owns(f.lease, "g1"));
@@ -164,9 +166,10 @@ TEST_CASE("setting the wall clock, forwards or back, neither extends nor ends th
   CHECK_FALSE(Owns(f.lease, "g1"));
 }
 
-TEST_CASE("branch calls are cut to fit in what is left of the lease, and none start once it "
-          "has lapsed",
-          "[lease]") {
+TEST_CASE(
+    "branch calls are cut to fit in what is left of the lease, and none start once it "
+    "has lapsed",
+    "[lease]") {
   Fixture f;
   testing::ScriptedBranchCaller participants;
   FencedBranchCaller fenced(participants, f.lease);

@@ -163,15 +163,14 @@ TEST_CASE("at most max_passes passes run at once; the others start as slots free
   for (const char* gid : {"g1", "g2", "g3"}) f.scheduler.Schedule(gid, f.clock.Now());
   CHECK(f.scheduler.Running() == 2);
   CHECK(f.scheduler.Scheduled() == 1);
-  f.Run();  // g2 ends; g1 holds
+  f.Run();                            // g2 ends; g1 holds
   CHECK(f.scheduler.RunOnce() == 1);  // g3 takes the free slot
   f.runner.release.Set();
   f.Run();
   CHECK(f.runner.runs() == std::vector<std::string>{"g1", "g2", "g3"});
 }
 
-TEST_CASE("RunNow waits for the running pass without a thread, then runs its own",
-          "[scheduler]") {
+TEST_CASE("RunNow waits for the running pass without a thread, then runs its own", "[scheduler]") {
   Fixture f;
   f.runner.hold = "g1";
   f.scheduler.Schedule("g1", f.clock.Now());
@@ -247,9 +246,10 @@ TEST_CASE("RunNow gives up when the running pass does not end in time", "[schedu
   CHECK(f.runner.runs().size() == 1);
 }
 
-TEST_CASE("RunNow's max wait is measured on the clock: once it has passed, a pass found "
-          "running again is not waited for",
-          "[scheduler]") {
+TEST_CASE(
+    "RunNow's max wait is measured on the clock: once it has passed, a pass found "
+    "running again is not waited for",
+    "[scheduler]") {
   Fixture f;
   f.runner.hold = "g1";
   f.scheduler.Schedule("g1", f.clock.Now());

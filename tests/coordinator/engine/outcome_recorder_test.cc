@@ -88,8 +88,7 @@ TEST_CASE("a transaction is stuck while a pending branch has failed too often in
   CHECK_FALSE(HasStuckBranch(tx, kPolicy));
 }
 
-TEST_CASE("calls that do not succeed are kept in a bounded history, oldest first",
-          "[outcome]") {
+TEST_CASE("calls that do not succeed are kept in a bounded history, oldest first", "[outcome]") {
   auto row = Row(BranchOp::kConfirm);
   RecordOutcome(row, {BranchResult::kSuccess, 200, ""}, kSecond, kPolicy, kT0);
   CHECK(row.failed_attempts.empty());  // success at once: nothing to keep

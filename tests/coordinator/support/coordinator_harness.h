@@ -4,8 +4,8 @@
 
 #include <memory>
 #include <mutex>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "failing_store.h"
 #include "fake_clock.h"
@@ -96,9 +96,9 @@ class CoordinatorHarness {
     async_store_ = std::make_unique<coordinator::AsyncStore>(*faulty_);
     driver_ = std::make_unique<coordinator::TransactionDriver>(
         *async_store_, caller_, clock_,
-        coordinator::RetryPolicy(retry_, coordinator::RetryPolicy::NoJitter()), metrics_,
-        &alerts_);
-    scheduler_ = std::make_unique<coordinator::Scheduler>(clock_, context_.get_executor(), *driver_);
+        coordinator::RetryPolicy(retry_, coordinator::RetryPolicy::NoJitter()), metrics_, &alerts_);
+    scheduler_ =
+        std::make_unique<coordinator::Scheduler>(clock_, context_.get_executor(), *driver_);
     gids_ = std::make_unique<coordinator::GidGenerator>(clock_);
     coordinator_ = std::make_unique<coordinator::Coordinator>(*async_store_, *scheduler_, clock_,
                                                               *gids_, settings_, metrics_);

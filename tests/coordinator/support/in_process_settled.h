@@ -20,9 +20,9 @@ namespace settle::testing {
 // `client_ca_file`.
 class InProcessSettled {
  public:
-  explicit InProcessSettled(std::function<void(coordinator::ServerConfig&)> adjust =
-                                [](coordinator::ServerConfig&) {},
-                            std::string client_ca_file = "") {
+  explicit InProcessSettled(
+      std::function<void(coordinator::ServerConfig&)> adjust = [](coordinator::ServerConfig&) {},
+      std::string client_ca_file = "") {
     coordinator::ServerConfig config;
     config.port = 0;
     config.db_path = dir_.File("settle.db");

@@ -14,7 +14,7 @@ struct BarrierCleanerOptions {
   // Barrier rows are deleted once they are this old: well beyond the coordinator's
   // timeout_to_fail and its longest retry, so that no call of their branch can still arrive.
   Duration retention{7LL * 24 * 3600 * 1000};
-  std::size_t batch_size = 1000;  // rows per delete transaction
+  std::size_t batch_size = 1000;   // rows per delete transaction
   Duration interval{3600 * 1000};  // how often to look
 };
 

@@ -40,8 +40,8 @@ class InstanceLeases {
   // own and those of instances whose lease ran out, due by `due_by`, and unowned ones due by
   // `unowned_due_by` (earlier: the instance that just created one claims it itself, unless it
   // died first).
-  virtual Result<std::vector<DueEntry>> ListClaimable(const std::string& instance,
-                                                      TimePoint due_by, TimePoint unowned_due_by,
+  virtual Result<std::vector<DueEntry>> ListClaimable(const std::string& instance, TimePoint due_by,
+                                                      TimePoint unowned_due_by,
                                                       std::size_t limit) = 0;
 };
 

@@ -20,8 +20,7 @@ struct OpenedStore {
 // PostgresStore shared through its leases, anything else is the path of an SQLite file,
 // which one coordinator holds alone. The group-commit settings of `options`
 // (max_batches_per_commit, commit_delay) apply to either; the rest to SQLite only.
-Result<OpenedStore> OpenStore(const std::string& location,
-                              const SqliteStoreOptions& options = {});
+Result<OpenedStore> OpenStore(const std::string& location, const SqliteStoreOptions& options = {});
 
 // `location` fit for a log line: a URL's password is replaced by "***".
 std::string RedactStoreLocation(const std::string& location);

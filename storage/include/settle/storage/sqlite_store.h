@@ -66,8 +66,7 @@ class SqliteStore final : public Store {
   Result<ListPage> List(const ListQuery& query) override;
   Result<std::vector<DueEntry>> ListUnfinished() override;
   Result<std::vector<UnfinishedCount>> CountUnfinished() override;
-  Result<std::vector<std::string>> ListFinishedBefore(TimePoint cutoff,
-                                                      std::size_t limit) override;
+  Result<std::vector<std::string>> ListFinishedBefore(TimePoint cutoff, std::size_t limit) override;
 
   StoreStats Stats() const override;
 

@@ -10,10 +10,10 @@ namespace settle::storage {
 // A store's counters for metrics and the benchmark; monotonically increasing.
 struct StoreStats {
   // Group commit (every store).
-  std::uint64_t commits = 0;   // database transactions committed (one sync each)
-  std::uint64_t batches = 0;   // caller batches applied (committed or refused)
+  std::uint64_t commits = 0;  // database transactions committed (one sync each)
+  std::uint64_t batches = 0;  // caller batches applied (committed or refused)
   std::uint64_t failed_commits = 0;
-  std::uint64_t commit_micros_total = 0;  // time spent from BEGIN to COMMIT
+  std::uint64_t commit_micros_total = 0;   // time spent from BEGIN to COMMIT
   LatencyHistogram::Snapshot commit_time;  // of every commit, committed or failed
   Histogram::Snapshot batches_per_commit;  // callers' batches in each committed group
   std::uint64_t delayed_commits = 0;       // commits that waited commit_delay for company

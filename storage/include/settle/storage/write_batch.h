@@ -57,8 +57,8 @@ struct UpdateGlobal {
 };
 
 // Compare-and-set of a branch row's mutable fields: status, update_time, attempts, failures,
-// last_error, next_retry_at and failed_attempts are written from `record` if the stored status equals
-// `expected` (Conflict otherwise; NotFound if the row is unknown).
+// last_error, next_retry_at and failed_attempts are written from `record` if the stored status
+// equals `expected` (Conflict otherwise; NotFound if the row is unknown).
 struct UpdateBranch {
   BranchRecord record;
   BranchStatus expected;
@@ -77,9 +77,8 @@ struct DeleteFinished {
   std::string gid;
 };
 
-using WriteOp =
-    std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, ExpectBranchCount,
-                 LimitBranchRows, UpdateGlobal, UpdateBranch, RetryNow, DeleteFinished>;
+using WriteOp = std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, ExpectBranchCount,
+                             LimitBranchRows, UpdateGlobal, UpdateBranch, RetryNow, DeleteFinished>;
 
 // An ordered list of operations that the store applies atomically: all of them, or, if any
 // precondition fails or storage fails, none. Later operations see the effects of earlier ones.

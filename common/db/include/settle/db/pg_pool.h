@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "settle/db/pg_connection.h"
 #include "settle/core/status.h"
+#include "settle/db/pg_connection.h"
 
 namespace settle {
 

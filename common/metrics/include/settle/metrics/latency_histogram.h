@@ -13,7 +13,7 @@ namespace settle {
 class LatencyHistogram {
  public:
   static constexpr std::array<std::uint64_t, 14> kBoundsMicros = {
-      100,   250,    500,    1'000,   2'500,   5'000,     10'000,
+      100,    250,    500,     1'000,   2'500,   5'000,     10'000,
       25'000, 50'000, 100'000, 250'000, 500'000, 1'000'000, 5'000'000};
   static constexpr std::size_t kBuckets = kBoundsMicros.size() + 1;
 

@@ -32,9 +32,8 @@ asio::awaitable<T> AwaitCallback(Start start) {
         auto shared = std::make_shared<Handler>(std::move(handler));
         const asio::any_io_executor executor = asio::get_associated_executor(*shared);
         start([shared, executor](T value) {
-          asio::post(executor, [shared, value = std::move(value)]() mutable {
-            (*shared)(std::move(value));
-          });
+          asio::post(executor,
+                     [shared, value = std::move(value)]() mutable { (*shared)(std::move(value)); });
         });
       },
       asio::use_awaitable);

@@ -33,8 +33,8 @@ class AsyncEvent {
   void OnSet(std::function<void(bool)> callback);
 
   mutable std::mutex mu_;
-  bool set_ = false;                                   // guarded by mu_
-  std::vector<std::function<void(bool)>> waiters_;     // guarded by mu_
+  bool set_ = false;                                // guarded by mu_
+  std::vector<std::function<void(bool)>> waiters_;  // guarded by mu_
 };
 
 }  // namespace settle::net

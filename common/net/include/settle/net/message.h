@@ -26,11 +26,11 @@ bool IsValidHeaderValue(std::string_view value);
 // One HTTP request as a server's handler sees it: framed, checked and complete.
 struct Request {
   std::string method;
-  std::string target;  // as sent: path and query
-  std::string path;    // the target up to '?', as sent
+  std::string target;                              // as sent: path and query
+  std::string path;                                // the target up to '?', as sent
   std::multimap<std::string, std::string> params;  // the query, percent- and '+'-decoded
-  Headers headers;                                  // in order, as sent (trailers after them)
-  std::string body;                                 // de-chunked
+  Headers headers;                                 // in order, as sent (trailers after them)
+  std::string body;                                // de-chunked
   std::string remote_address;
   int remote_port = 0;
 

@@ -43,11 +43,11 @@ struct RequestLimits {
 class RequestReader {
  public:
   enum class Step {
-    kNeedMore,         // append more bytes, then Parse again
-    kExpectContinue,   // the head is in and asks for "100 Continue" before its body: send it,
-                       // then Parse again (returned once per request)
-    kRequest,          // a whole request: TakeRequest()
-    kRefused,          // answer refusal_status() with refusal(), then close the connection
+    kNeedMore,        // append more bytes, then Parse again
+    kExpectContinue,  // the head is in and asks for "100 Continue" before its body: send it,
+                      // then Parse again (returned once per request)
+    kRequest,         // a whole request: TakeRequest()
+    kRefused,         // answer refusal_status() with refusal(), then close the connection
   };
 
   explicit RequestReader(RequestLimits limits = {});

@@ -26,9 +26,9 @@ class ReadBuffer;
 class ResponseReader {
  public:
   enum class Step {
-    kNeedMore,    // append more bytes (or call Eof when the connection ended)
-    kResponse,    // a whole answer: status(), body(), ...
-    kMalformed,   // not an HTTP/1.x answer: problem() says why
+    kNeedMore,   // append more bytes (or call Eof when the connection ended)
+    kResponse,   // a whole answer: status(), body(), ...
+    kMalformed,  // not an HTTP/1.x answer: problem() says why
   };
 
   ResponseReader(std::size_t max_head_bytes, std::size_t keep_body_bytes);
@@ -49,7 +49,7 @@ class ResponseReader {
 
   // Of the answer, once Parse returned kResponse.
   int status() const { return status_; }
-  const std::string& body() const { return body_; }        // its first keep_body_bytes
+  const std::string& body() const { return body_; }         // its first keep_body_bytes
   std::uint64_t body_bytes() const { return body_bytes_; }  // the whole body's length
   const Headers& headers() const { return headers_; }
   // Whether the connection may carry another request: the answer allows it and nothing

@@ -46,10 +46,11 @@ inline Response NoRoute(const Request& request, const std::string& allow) {
     return Response{404, "application/json",
                     MessageBody("no route for " + request.method + " " + request.path)};
   }
-  return Response{405, "application/json",
-                  MessageBody(request.method + " " + request.path + ": method not allowed (" +
-                              allow + ")"),
-                  {{"Allow", allow}}};
+  return Response{
+      405,
+      "application/json",
+      MessageBody(request.method + " " + request.path + ": method not allowed (" + allow + ")"),
+      {{"Allow", allow}}};
 }
 
 }  // namespace settle::net

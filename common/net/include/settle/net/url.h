@@ -14,9 +14,9 @@ inline constexpr std::size_t kMaxUrlLength = 2048;
 // A parsed absolute http:// or https:// URL: a participant's branch URL, the coordinator's
 // API base, a webhook.
 struct Url {
-  bool tls = false;  // https
-  std::string host;  // "127.0.0.1", "localhost"; "[::1]" is stored as "::1"
-  int port = 80;     // 443 by default for https
+  bool tls = false;            // https
+  std::string host;            // "127.0.0.1", "localhost"; "[::1]" is stored as "::1"
+  int port = 80;               // 443 by default for https
   std::string path_and_query;  // always starts with '/'
 
   // path_and_query with `key=value` parameters appended after '?' or '&'. Values are

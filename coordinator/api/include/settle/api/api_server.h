@@ -5,11 +5,11 @@
 #include <memory>
 #include <string>
 
-#include "settle/core/clock.h"
-#include "settle/metrics/prometheus_text.h"
-#include "settle/core/status.h"
 #include "settle/api/access_tokens.h"
+#include "settle/core/clock.h"
+#include "settle/core/status.h"
 #include "settle/drive/coordinator.h"
+#include "settle/metrics/prometheus_text.h"
 #include "settle/net/server.h"
 
 namespace settle::coordinator {

@@ -4,9 +4,9 @@
 #include <string>
 
 #include "settle/api/api_server.h"
+#include "settle/app/retention.h"
 #include "settle/drive/coordinator.h"
 #include "settle/drive/instance_lease.h"
-#include "settle/app/retention.h"
 #include "settle/engine/retry_policy.h"
 #include "settle/storage/sqlite_store.h"
 
@@ -33,7 +33,7 @@ struct ServerConfig {
   std::string ca_file;
   ApiServerOptions api;
   RetentionSettings retention;
-  std::string alert_webhook;  // empty: no alerts
+  std::string alert_webhook;       // empty: no alerts
   Duration shutdown_grace{10000};  // how long in-flight branch calls may finish on shutdown
   std::string log_level = "info";
 };

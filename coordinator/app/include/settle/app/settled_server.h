@@ -2,9 +2,9 @@
 
 #include <memory>
 
+#include "settle/app/server_config.h"
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
-#include "settle/app/server_config.h"
 
 namespace settle::storage {
 class Store;

@@ -10,10 +10,10 @@
 #include <string>
 
 #include "settle/core/clock.h"
-#include "settle/net/client.h"
-#include "settle/net/url.h"
 #include "settle/core/status.h"
 #include "settle/drive/stuck_alerts.h"
+#include "settle/net/client.h"
+#include "settle/net/url.h"
 #include "settle/storage/records.h"
 
 namespace settle::coordinator {

@@ -4,10 +4,10 @@
 #include <atomic>
 #include <cstdint>
 
-#include "settle/metrics/latency_histogram.h"
-#include "settle/metrics/prometheus_text.h"
 #include "settle/core/protocol.h"
 #include "settle/engine/branch_call.h"
+#include "settle/metrics/latency_histogram.h"
+#include "settle/metrics/prometheus_text.h"
 
 namespace settle::coordinator {
 

@@ -16,9 +16,9 @@
 namespace settle::coordinator {
 
 struct InstanceLeaseSettings {
-  std::string instance_id;     // unique among the instances sharing the database
-  Duration lease{10000};       // how long the instance's lease lasts after each renewal
-  Duration poll{500};          // how often it renews and looks for transactions to drive
+  std::string instance_id;  // unique among the instances sharing the database
+  Duration lease{10000};    // how long the instance's lease lasts after each renewal
+  Duration poll{500};       // how often it renews and looks for transactions to drive
 };
 
 // This coordinator instance's side of storage::InstanceLeases, for several instances on one
@@ -78,7 +78,7 @@ class InstanceLease {
   const InstanceLeaseSettings settings_;
   ScheduleFn schedule_;
   std::atomic<MonoTime::rep> held_until_{0};  // a clock_.Monotonic() reading; 0: not held
-  std::atomic<bool> lapsed_{false};         // logged as lapsed, not renewed since
+  std::atomic<bool> lapsed_{false};           // logged as lapsed, not renewed since
   std::mutex mutex_;
   std::unordered_set<std::string> owned_;  // guarded by mutex_; cleared when the lease lapses
   std::unique_ptr<PeriodicThread> thread_;

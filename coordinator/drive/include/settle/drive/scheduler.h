@@ -121,8 +121,8 @@ class Scheduler {
   std::condition_variable pass_done_cv_;
   std::unordered_map<std::string, Entry> entries_;
   std::set<std::pair<TimePoint, std::string>> queue_;  // (due, gid) of waiting entries
-  std::size_t running_ = 0;       // every pass
-  std::size_t background_ = 0;    // the passes RunOnce started: what max_passes bounds
+  std::size_t running_ = 0;                            // every pass
+  std::size_t background_ = 0;  // the passes RunOnce started: what max_passes bounds
   bool stopping_ = false;
   bool started_ = false;
   bool timer_done_ = true;  // the timer loop is not running

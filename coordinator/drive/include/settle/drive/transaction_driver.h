@@ -1,13 +1,13 @@
 #pragma once
 
+#include "settle/calls/branch_caller.h"
 #include "settle/core/clock.h"
 #include "settle/drive/async_store.h"
-#include "settle/calls/branch_caller.h"
 #include "settle/drive/coordinator_metrics.h"
 #include "settle/drive/pass_runner.h"
-#include "settle/engine/retry_policy.h"
 #include "settle/drive/stuck_alerts.h"
 #include "settle/engine/decision.h"
+#include "settle/engine/retry_policy.h"
 #include "settle/storage/store.h"
 
 namespace settle::coordinator {
@@ -26,9 +26,8 @@ namespace settle::coordinator {
 // Thread-safe: passes for different gids may run at once, on any I/O threads.
 class TransactionDriver final : public PassRunner {
  public:
-  TransactionDriver(AsyncStore& store, BranchCaller& caller, const Clock& clock,
-                    RetryPolicy policy, CoordinatorMetrics& metrics,
-                    StuckAlerts* alerts = nullptr);
+  TransactionDriver(AsyncStore& store, BranchCaller& caller, const Clock& clock, RetryPolicy policy,
+                    CoordinatorMetrics& metrics, StuckAlerts* alerts = nullptr);
 
   asio::awaitable<PassResult> RunPass(std::string gid, std::optional<storage::Transaction> stored,
                                       std::stop_token stop) override;
@@ -55,7 +54,8 @@ class TransactionDriver final : public PassRunner {
                                                         const storage::GlobalRecord& before,
                                                         storage::WriteBatch& batch, TimePoint now);
   // Makes the calls of `rows` and records their outcomes in `tx` and, to be stored, `batch`.
-  asio::awaitable<void> CallAndRecord(storage::Transaction& tx, const std::vector<std::size_t>& rows,
+  asio::awaitable<void> CallAndRecord(storage::Transaction& tx,
+                                      const std::vector<std::size_t>& rows,
                                       storage::WriteBatch& batch);
   // Counts what a committed change did (a transaction finished, or became stuck) and raises
   // the stuck alert.
