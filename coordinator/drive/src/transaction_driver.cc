@@ -160,9 +160,8 @@ asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
     const bool calls_follow = !d.calls.empty() && !last_round;
     if (!(tx.global == before) ||
         (!batch.empty() && (!calls_follow || unstored_rounds >= kMaxUnstoredRounds))) {
-      if (std::optional<PassResult> refused = co_await StoreRound(tx, before, batch, now)) {
-        co_return std::move(*refused);
-      }
+      std::optional<PassResult> refused = co_await StoreRound(tx, before, batch, now);
+      if (refused) co_return std::move(*refused);
       unstored_rounds = 0;
     } else if (!batch.empty()) {
       ++unstored_rounds;
