@@ -32,13 +32,19 @@ void WriteReply(const BranchReply& reply, net::Response& res) {
   res.body = reply.status.ok() && !reply.body.empty() ? reply.body : std::move(answer.body);
 }
 
+// What a handler that threw answers, whatever kind of route it serves: Internal, 500.
+Status HandlerThrew(const char* what) {
+  return Status::Internal(what != nullptr ? std::string("handler threw: ") + what
+                                          : std::string("handler threw"));
+}
+
 BranchReply RunHandler(const BranchHandler& handler, const BranchRequest& request) {
   try {
     return handler(request);
   } catch (const std::exception& e) {
-    return BranchReply::Error(Status::Internal(std::string("handler threw: ") + e.what()));
+    return BranchReply::Error(HandlerThrew(e.what()));
   } catch (...) {
-    return BranchReply::Error(Status::Internal("handler threw"));
+    return BranchReply::Error(HandlerThrew(nullptr));
   }
 }
 
@@ -163,9 +169,11 @@ Route ToRoute(RouteHandler handler) {
     try {
       reply = handler(request);
     } catch (const std::exception& e) {
-      reply = {500, Json({{"message", std::string("handler threw: ") + e.what()}})};
+      HttpAnswer answer = ToHttpAnswer(HandlerThrew(e.what()));
+      reply = {answer.status, std::move(answer.body)};
     } catch (...) {
-      reply = {500, Json({{"message", "handler threw"}})};
+      HttpAnswer answer = ToHttpAnswer(HandlerThrew(nullptr));
+      reply = {answer.status, std::move(answer.body)};
     }
     res.status = reply.status;
     res.body = std::move(reply.body);

@@ -147,6 +147,21 @@ TEST_CASE("a participant serves its own plain routes too", "[sdk][participant]")
   CHECK(client.Get("/nowhere").status == 404);
 }
 
+TEST_CASE("a plain route whose handler throws answers 500 naming why, and serving goes on",
+          "[sdk][participant]") {
+  Fixture f;
+  f.participant.OnGet("/api/boom", [](const HttpRequest&) -> HttpReply {
+    throw std::runtime_error("ledger exploded");
+  });
+  f.participant.OnGet("/api/fine", [](const HttpRequest&) { return HttpReply{200, "{}"}; });
+  f.Start();
+  JsonClient client(f.port);
+  const auto threw = client.Get("/api/boom");
+  CHECK(threw.status == 500);
+  CHECK(threw.json["message"] == "handler threw: ledger exploded");
+  CHECK(client.Get("/api/fine").status == 200);
+}
+
 TEST_CASE("a known path asked with another method gets 405 and the methods it takes",
           "[sdk][participant]") {
   Fixture f;

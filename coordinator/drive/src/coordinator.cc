@@ -140,13 +140,17 @@ asio::awaitable<Status> Coordinator::Prepare(PrepareRequest request) {
     co_return Status::Ok();
   }
   if (inserted.code() != StatusCode::kAlreadyExists) co_return inserted;
-  auto existing = co_await store_.Load(g.gid);
+  co_return co_await ExpectStored(g.gid, TransType::kTcc, GlobalStatus::kPrepared);
+}
+
+asio::awaitable<Status> Coordinator::ExpectStored(std::string gid, TransType type,
+                                                  GlobalStatus status) {
+  auto existing = co_await store_.Load(gid);
   if (!existing) co_return existing.status();
-  if (!existing->has_value())
-    co_return Status::Unavailable("gid " + g.gid + " vanished; try again");
+  if (!existing->has_value()) co_return Status::Unavailable("gid " + gid + " vanished; try again");
   const storage::GlobalRecord& stored = (**existing).global;
-  if (stored.trans_type != TransType::kTcc) co_return WrongType(stored, TransType::kTcc);
-  if (stored.status != GlobalStatus::kPrepared) co_return StatusForbids(stored);
+  if (stored.trans_type != type) co_return WrongType(stored, type);
+  if (stored.status != status) co_return StatusForbids(stored);
   co_return Status::Ok();
 }
 
@@ -229,13 +233,8 @@ asio::awaitable<Status> Coordinator::SubmitSaga(SubmitRequest request) {
   claim.reset();
   if (inserted.code() != StatusCode::kAlreadyExists) co_return inserted;
   // A duplicate submit re-drives the saga from its stored rows, whatever this request says.
-  auto existing = co_await store_.Load(g.gid);
-  if (!existing) co_return existing.status();
-  if (!existing->has_value())
-    co_return Status::Unavailable("gid " + g.gid + " vanished; try again");
-  const storage::GlobalRecord& stored = (**existing).global;
-  if (stored.trans_type != TransType::kSaga) co_return WrongType(stored, TransType::kSaga);
-  if (stored.status != GlobalStatus::kSubmitted) co_return StatusForbids(stored);
+  const Status same = co_await ExpectStored(g.gid, TransType::kSaga, GlobalStatus::kSubmitted);
+  if (!same.ok()) co_return same;
   co_return co_await DriveAfterChange(g.gid, wait_result);
 }
 

@@ -63,6 +63,10 @@ class Coordinator {
   storage::GlobalRecord NewGlobal(const std::string& gid, TransType type, GlobalStatus status,
                                   const RequestOptions& options, TimePoint now) const;
   asio::awaitable<Status> SubmitSaga(SubmitRequest request);
+  // For a repeated prepare or submit whose insert found the gid taken: OK if the stored
+  // transaction is of `type` and in `status` (the repeat is then harmless), otherwise the
+  // Conflict that says why (Unavailable if it vanished meanwhile).
+  asio::awaitable<Status> ExpectStored(std::string gid, TransType type, GlobalStatus status);
   // Moves gid from one of the `from` statuses to `to`, retrying when a concurrent change wins
   // the compare-and-set or a branch is registered meanwhile. Answers the transaction as stored
   // by the change; nullopt for one already in `already_done`, left unchanged. One of another
