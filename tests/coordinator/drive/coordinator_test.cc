@@ -146,6 +146,23 @@ TEST_CASE("a saga is written twice: at submit, and at its end with every step's 
   }
 }
 
+TEST_CASE("a saga longer than one pass's rounds stores what it learnt and goes on in the next pass",
+          "[coordinator][saga]") {
+  CoordinatorHarness h;
+  const int steps = TransactionDriver::kMaxRoundsPerPass + 6;
+  REQUIRE(h.coordinator().Submit(Saga("s1", steps)).ok());
+  // The first pass called its rounds' worth of steps and stored their outcomes.
+  auto tx = h.Load("s1");
+  CHECK(testing::RowOf(tx, "64", BranchOp::kAction).status == BranchStatus::kSucceed);
+  h.Advance(Duration(0));
+  CHECK(h.StatusOf("s1") == GlobalStatus::kSucceed);
+  Names expected;
+  for (int i = 1; i <= steps; ++i) {
+    expected.push_back((i < 10 ? "0" : "") + std::to_string(i) + ":action");
+  }
+  CHECK(h.caller().CallNames() == expected);  // every step once, in order
+}
+
 TEST_CASE("steps whose outcomes a crash lost are called again after the restart",
           "[coordinator][saga][crash]") {
   CoordinatorHarness h;
