@@ -151,6 +151,31 @@ Result<json> Encode(const DeleteFinished& op) {
   return json{{"t", "df"}, {"gid", op.gid}};
 }
 
+// Topic operations go to settle_apply_topic_op (schema version 4).
+Result<json> Encode(const Subscribe& op) {
+  const Subscriber& sub = op.subscriber;
+  for (const auto& [field, value] : {std::pair{"topic", &op.topic}, {"url", &sub.url}}) {
+    if (Status s = CheckText(field, *value); !s.ok()) return s;
+  }
+  return json{{"t", "su"},
+              {"topic", op.topic},
+              {"url", sub.url},
+              {"rm", Hex(sub.remark)},
+              {"ct", ToUnixMillis(sub.create_time)}};
+}
+
+Result<json> Encode(const Unsubscribe& op) {
+  for (const auto& [field, value] : {std::pair{"topic", &op.topic}, {"url", &op.url}}) {
+    if (Status s = CheckText(field, *value); !s.ok()) return s;
+  }
+  return json{{"t", "us"}, {"topic", op.topic}, {"url", op.url}};
+}
+
+Result<json> Encode(const DeleteTopic& op) {
+  if (Status s = CheckText("topic", op.topic); !s.ok()) return s;
+  return json{{"t", "dt"}, {"topic", op.topic}};
+}
+
 // A refusal as settle_apply_group reports it: [sqlstate, message].
 Status Refusal(const json& refusal) {
   const std::string sqlstate = refusal.at(0).get<std::string>();
@@ -181,8 +206,8 @@ Result<std::string> PgGroupApplier::EncodeBatch(const WriteBatch& batch) {
     return ops.dump();
   } catch (const json::type_error& e) {
     // dump() refuses strings that are not valid UTF-8, which PostgreSQL text cannot hold.
-    return Status::InvalidArgument(std::string("a gid, branch id or url is not valid UTF-8 (") +
-                                   e.what() + ")");
+    return Status::InvalidArgument(
+        std::string("a gid, branch id, topic or url is not valid UTF-8 (") + e.what() + ")");
   }
 }
 

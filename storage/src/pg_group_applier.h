@@ -16,7 +16,7 @@ namespace settle::storage {
 // statement, one round trip, one WAL flush per group, however many batches and operations it
 // holds.
 //
-// A batch that cannot be sent (a gid, branch id or url with a NUL byte or invalid UTF-8,
+// A batch that cannot be sent (a gid, branch id, topic or url with a NUL byte or invalid UTF-8,
 // options JSON cannot carry) is refused with InvalidArgument here and the rest of the group
 // goes on. If the statement fails, every batch gets Unavailable and nothing is stored.
 //

@@ -37,6 +37,14 @@ constexpr std::string_view kSelectFinishedBefore =
     "SELECT gid FROM trans_global WHERE finish_time IS NOT NULL AND finish_time < $1::bigint "
     "ORDER BY finish_time LIMIT $2::bigint";
 
+// Topics (schema version 4): the unique (topic, url) index finds a topic's rows; seq orders
+// them by subscription, and topic's "C" collation orders names byte for byte.
+constexpr std::string_view kSelectSubscribers =
+    "SELECT url, remark, create_time FROM topic_subscriber WHERE topic = $1::text ORDER BY seq";
+
+constexpr std::string_view kSelectTopics =
+    "SELECT topic, url, remark, create_time FROM topic_subscriber ORDER BY topic, seq";
+
 std::optional<TimePoint> OptionalTime(const PgResult& rows, int row, int column) {
   std::optional<std::int64_t> ms = rows.OptionalInt(row, column);
   if (!ms) return std::nullopt;
@@ -100,6 +108,13 @@ Result<BranchRecord> ReadBranch(const std::string& gid, const PgResult& rows, in
   if (!attempts) return Corrupt(gid, "branch " + b.branch_id + ": " + attempts.status().message());
   b.failed_attempts = std::move(attempts).value();
   return b;
+}
+
+// A subscriber from the row's columns `first`, `first` + 1 and `first` + 2: url, remark,
+// create_time.
+Subscriber ReadSubscriber(const PgResult& rows, int row, int first) {
+  return Subscriber{rows.Text(row, first), rows.Bytes(row, first + 1),
+                    FromUnixMillis(rows.Int(row, first + 2))};
 }
 
 // The List statement for the filters present; each shape is its own prepared statement.
@@ -214,6 +229,33 @@ Result<std::vector<std::string>> PgReader::ListFinishedBefore(TimePoint cutoff, 
   std::vector<std::string> gids;
   for (int row = 0; row < rows->rows(); ++row) gids.push_back(rows->Text(row, 0));
   return gids;
+}
+
+Result<std::vector<Subscriber>> PgReader::Subscribers(const std::string& topic) {
+  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  if (!c) return c.status();
+  Result<PgResult> rows = (**c)->Query(kSelectSubscribers, PgParams().Text(topic));
+  if (!rows) return rows.status();
+  std::vector<Subscriber> subscribers;
+  subscribers.reserve(static_cast<std::size_t>(rows->rows()));
+  for (int row = 0; row < rows->rows(); ++row) {
+    subscribers.push_back(ReadSubscriber(*rows, row, 0));
+  }
+  return subscribers;
+}
+
+Result<std::vector<Topic>> PgReader::ListTopics() {
+  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  if (!c) return c.status();
+  Result<PgResult> rows = (**c)->Query(kSelectTopics);
+  if (!rows) return rows.status();
+  std::vector<Topic> topics;
+  for (int row = 0; row < rows->rows(); ++row) {
+    std::string name = rows->Text(row, 0);
+    if (topics.empty() || topics.back().name != name) topics.push_back(Topic{std::move(name), {}});
+    topics.back().subscribers.push_back(ReadSubscriber(*rows, row, 1));
+  }
+  return topics;
 }
 
 }  // namespace settle::storage

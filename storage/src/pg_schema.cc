@@ -29,7 +29,15 @@ namespace {
 // settle_now()), trans_global.owner the instance driving each transaction ('' for none). A
 // partial index on next_cron_time serves ListClaimable's scan of unfinished transactions by
 // due time.
-constexpr std::array<const char*, 3> kMigrations = {
+//
+// Version 4 adds topic subscriptions, as SQLite's version 5 does: topic_subscriber holds one
+// row per (topic, url), and its identity `seq` is the subscription order. Topic names use the
+// "C" collation, so that they compare and sort byte for byte as in SQLite, whatever the
+// database's locale. settle_apply_topic_op applies the topic operations with the checks and
+// messages of write_batch.h, and settle_apply_group is replaced by one that hands them to it
+// and every other operation to settle_apply_op, unchanged: a coordinator of the previous
+// version still running on the database goes on working.
+constexpr std::array<const char*, 4> kMigrations = {
     R"sql(
 CREATE TABLE trans_global (
   id              BIGINT  GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -238,6 +246,73 @@ ALTER TABLE trans_global ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 CREATE INDEX trans_global_due ON trans_global (next_cron_time)
   WHERE status IN ('prepared', 'submitted', 'aborting');
 )sql",
+    R"sql(
+CREATE TABLE topic_subscriber (
+  seq         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  topic       TEXT   COLLATE "C" NOT NULL,
+  url         TEXT   NOT NULL,
+  remark      BYTEA  NOT NULL,
+  create_time BIGINT NOT NULL,
+  UNIQUE (topic, url)
+);
+
+CREATE FUNCTION settle_apply_topic_op(o JSONB) RETURNS VOID
+LANGUAGE plpgsql AS $$
+DECLARE
+  t TEXT := o->>'t';
+  p_topic TEXT := o->>'topic';
+  p_url TEXT := o->>'url';
+BEGIN
+  IF t = 'su' THEN
+    INSERT INTO topic_subscriber (topic, url, remark, create_time)
+    VALUES (p_topic, p_url, decode(o->>'rm', 'hex'), (o->>'ct')::BIGINT)
+    ON CONFLICT (topic, url) DO NOTHING;
+    IF NOT FOUND THEN
+      PERFORM settle_refuse('SE410', 'url ' || p_url || ' already subscribes to topic ' ||
+                                     p_topic);
+    END IF;
+
+  ELSIF t = 'us' THEN
+    DELETE FROM topic_subscriber WHERE topic = p_topic AND url = p_url;
+    IF NOT FOUND THEN
+      PERFORM settle_refuse('SE404', 'url ' || p_url || ' does not subscribe to topic ' ||
+                                     p_topic);
+    END IF;
+
+  ELSIF t = 'dt' THEN
+    DELETE FROM topic_subscriber WHERE topic = p_topic;
+    IF NOT FOUND THEN PERFORM settle_refuse('SE404', 'topic ' || p_topic || ' not found'); END IF;
+
+  ELSE
+    RAISE EXCEPTION 'settle_apply_topic_op: unknown operation %', t;
+  END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION settle_apply_group(batches JSONB) RETURNS JSONB
+LANGUAGE plpgsql AS $$
+DECLARE
+  batch JSONB;
+  op JSONB;
+  results JSONB := '[]';
+BEGIN
+  FOR batch IN SELECT value FROM jsonb_array_elements(batches) LOOP
+    BEGIN
+      FOR op IN SELECT value FROM jsonb_array_elements(batch) LOOP
+        IF op->>'t' IN ('su', 'us', 'dt') THEN
+          PERFORM settle_apply_topic_op(op);
+        ELSE
+          PERFORM settle_apply_op(op);
+        END IF;
+      END LOOP;
+      results := results || 'null'::JSONB;
+    EXCEPTION WHEN OTHERS THEN
+      IF SQLSTATE NOT LIKE 'SE%' AND SQLSTATE NOT LIKE '22%' THEN RAISE; END IF;
+      results := results || jsonb_build_array(jsonb_build_array(SQLSTATE, SQLERRM));
+    END;
+  END LOOP;
+  RETURN results;
+END $$;
+)sql",
 };
 
 // The advisory lock that serializes migrations: any constant, and the schema the tables are
@@ -270,7 +345,15 @@ Result<int> ReadPgSchemaVersion(PgConnection& connection) {
 }
 
 Status MigratePgSchema(PgConnection& connection) {
+  return MigratePgSchema(connection, LatestPgSchemaVersion());
+}
+
+Status MigratePgSchema(PgConnection& connection, int target_version) {
   const int latest = LatestPgSchemaVersion();
+  if (target_version < 1 || target_version > latest) {
+    return Status::InvalidArgument("no postgresql schema version " +
+                                   std::to_string(target_version));
+  }
   for (;;) {
     if (Status s = connection.Run("BEGIN"); !s.ok()) return s;
     if (Status s = connection.Run(kMigrationLock); !s.ok()) return Failed(connection, 0, s);
@@ -285,7 +368,7 @@ Status MigratePgSchema(PgConnection& connection) {
                                  " is newer than this binary's version " + std::to_string(latest) +
                                  "; upgrade Settle to use it");
     }
-    if (*version == latest) return connection.Run("COMMIT");
+    if (*version >= target_version) return connection.Run("COMMIT");
     const int next = *version + 1;
     s = connection.Run(kMigrations[next - 1]);
     if (s.ok() && *version == 0) s = connection.Run("INSERT INTO settle_schema VALUES (0)");

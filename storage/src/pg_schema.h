@@ -17,4 +17,8 @@ Result<int> ReadPgSchemaVersion(PgConnection& connection);
 // database is newer than this binary; Unavailable if a migration fails.
 Status MigratePgSchema(PgConnection& connection);
 
+// The same, stopping at `target_version` (1..LatestPgSchemaVersion()): tests build databases
+// as older binaries left them. InvalidArgument for a version this binary does not know.
+Status MigratePgSchema(PgConnection& connection, int target_version);
+
 }  // namespace settle::storage

@@ -119,6 +119,12 @@ Result<std::vector<std::string>> PostgresStore::ListFinishedBefore(TimePoint cut
   return impl_->reader().ListFinishedBefore(cutoff, limit);
 }
 
+Result<std::vector<Subscriber>> PostgresStore::Subscribers(const std::string& topic) {
+  return impl_->reader().Subscribers(topic);
+}
+
+Result<std::vector<Topic>> PostgresStore::ListTopics() { return impl_->reader().ListTopics(); }
+
 StoreStats PostgresStore::Stats() const { return impl_->committer().Stats(); }
 
 InstanceLeases& PostgresStore::leases() { return impl_->leases(); }

@@ -32,7 +32,12 @@ namespace {
 // without scanning the table.
 //
 // Version 4 keeps each branch's latest failed calls (failed_attempts, JSON; '' for none).
-constexpr std::array<const char*, 4> kMigrations = {
+//
+// Version 5 adds topic subscriptions: one row per (topic, url), kept so by a unique index that
+// also finds a topic's rows. `seq` is the subscription order: AUTOINCREMENT never hands out a
+// number again, so a url that subscribes anew comes after every subscriber already there,
+// whatever their create_time says. A topic is its rows; it has no row of its own.
+constexpr std::array<const char*, 5> kMigrations = {
     R"sql(
 CREATE TABLE trans_global (
   id              INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -99,6 +104,16 @@ CREATE INDEX trans_global_finish_time ON trans_global (finish_time)
 )sql",
     R"sql(
 ALTER TABLE trans_branch_op ADD COLUMN failed_attempts TEXT NOT NULL DEFAULT '';
+)sql",
+    R"sql(
+CREATE TABLE topic_subscriber (
+  seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+  topic       TEXT    NOT NULL,
+  url         TEXT    NOT NULL,
+  remark      TEXT    NOT NULL DEFAULT '',
+  create_time INTEGER NOT NULL,
+  UNIQUE (topic, url)
+);
 )sql",
 };
 

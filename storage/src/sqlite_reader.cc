@@ -38,6 +38,14 @@ constexpr std::string_view kSelectFinishedBefore =
     "SELECT gid FROM trans_global WHERE finish_time IS NOT NULL AND finish_time < ?1 "
     "ORDER BY finish_time LIMIT ?2";
 
+// Topics (schema version 5): the unique (topic, url) index finds a topic's rows; seq orders
+// them by subscription.
+constexpr std::string_view kSelectSubscribers =
+    "SELECT url, remark, create_time FROM topic_subscriber WHERE topic = ?1 ORDER BY seq";
+
+constexpr std::string_view kSelectTopics =
+    "SELECT topic, url, remark, create_time FROM topic_subscriber ORDER BY topic, seq";
+
 std::optional<TimePoint> OptionalTime(const SqliteStatement& row, int column) {
   std::optional<std::int64_t> ms = row.ColumnOptionalInt64(column);
   if (!ms) return std::nullopt;
@@ -103,6 +111,13 @@ Result<BranchRecord> ReadBranch(const std::string& gid, const SqliteStatement& r
   }
   b.failed_attempts = std::move(attempts).value();
   return b;
+}
+
+// A subscriber from the row's columns `first`, `first` + 1 and `first` + 2: url, remark,
+// create_time.
+Subscriber ReadSubscriber(const SqliteStatement& row, int first) {
+  return Subscriber{row.ColumnBytes(first), row.ColumnBytes(first + 1),
+                    FromUnixMillis(row.ColumnInt64(first + 2))};
 }
 
 // The List statement for the filters present; each shape is its own cached statement.
@@ -304,6 +319,41 @@ Result<std::vector<std::string>> SqliteReader::ListFinishedBefore(TimePoint cuto
   });
   if (!s.ok()) return s;
   return gids;
+}
+
+Result<std::vector<Subscriber>> SqliteReader::Subscribers(const std::string& topic) {
+  Result<std::unique_ptr<SqliteConnection>> acquired = Acquire();
+  if (!acquired) return acquired.status();
+  Lease c(*this, std::move(acquired).value());
+
+  Result<SqliteStatement> stmt = c->Prepare(kSelectSubscribers);
+  if (!stmt) return stmt.status();
+  stmt->BindText(1, topic);
+  std::vector<Subscriber> subscribers;
+  Status s = ReadAll(*stmt, [&subscribers](const SqliteStatement& row) {
+    subscribers.push_back(ReadSubscriber(row, 0));
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return subscribers;
+}
+
+Result<std::vector<Topic>> SqliteReader::ListTopics() {
+  Result<std::unique_ptr<SqliteConnection>> acquired = Acquire();
+  if (!acquired) return acquired.status();
+  Lease c(*this, std::move(acquired).value());
+
+  Result<SqliteStatement> stmt = c->Prepare(kSelectTopics);
+  if (!stmt) return stmt.status();
+  std::vector<Topic> topics;
+  Status s = ReadAll(*stmt, [&topics](const SqliteStatement& row) {
+    std::string name = row.ColumnBytes(0);
+    if (topics.empty() || topics.back().name != name) topics.push_back(Topic{std::move(name), {}});
+    topics.back().subscribers.push_back(ReadSubscriber(row, 1));
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return topics;
 }
 
 }  // namespace settle::storage

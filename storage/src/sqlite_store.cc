@@ -113,6 +113,12 @@ Result<std::vector<std::string>> SqliteStore::ListFinishedBefore(TimePoint cutof
   return impl_->reader().ListFinishedBefore(cutoff, limit);
 }
 
+Result<std::vector<Subscriber>> SqliteStore::Subscribers(const std::string& topic) {
+  return impl_->reader().Subscribers(topic);
+}
+
+Result<std::vector<Topic>> SqliteStore::ListTopics() { return impl_->reader().ListTopics(); }
+
 StoreStats SqliteStore::Stats() const { return impl_->writer().Stats(); }
 
 int SqliteStore::SchemaVersion() { return LatestSchemaVersion(); }

@@ -5,6 +5,7 @@
 
 #include "failed_attempts_codec.h"
 #include "options_codec.h"
+#include "sqlite_topic_ops.h"
 
 namespace settle::storage {
 namespace {
@@ -290,6 +291,11 @@ Status Apply(SqliteConnection& c, const DeleteFinished& op) {
   if (!*status) return Status::Ok();
   return Status::Conflict("gid " + op.gid + " is " + **status + ", not finished");
 }
+
+// Topics: sqlite_topic_ops.h.
+Status Apply(SqliteConnection& c, const Subscribe& op) { return ApplyTopicOp(c, op); }
+Status Apply(SqliteConnection& c, const Unsubscribe& op) { return ApplyTopicOp(c, op); }
+Status Apply(SqliteConnection& c, const DeleteTopic& op) { return ApplyTopicOp(c, op); }
 
 }  // namespace
 

@@ -10,10 +10,10 @@ namespace settle::storage {
 // transaction the caller has open on `connection` (the writer's connection).
 //
 // Returns OK; a refusal that concerns only this operation's batch (AlreadyExists, NotFound,
-// Conflict, with a message naming the gid, or InvalidArgument for a record that cannot be
-// stored); or a storage failure (Unavailable, Internal) that concerns the whole transaction.
-// A refused operation has changed nothing; earlier operations of its batch are the caller's to
-// roll back.
+// Conflict, with a message naming the gid or the topic, or InvalidArgument for a record that
+// cannot be stored); or a storage failure (Unavailable, Internal) that concerns the whole
+// transaction. A refused operation has changed nothing; earlier operations of its batch are the
+// caller's to roll back.
 Status ApplyWriteOp(SqliteConnection& connection, const WriteOp& op);
 
 }  // namespace settle::storage

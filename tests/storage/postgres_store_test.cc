@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "pg_schema.h"
 #include "postgres_test_database.h"
 #include "record_builders.h"
 #include "settle/db/pg_connection.h"
@@ -208,6 +209,84 @@ TEST_CASE("a database migrated by a newer Settle is refused, naming both version
   CHECK_THAT(
       opened.status().message(),
       Catch::Contains("99") && Catch::Contains(std::to_string(PostgresStore::SchemaVersion())));
+}
+
+TEST_CASE("topics outlive the store that wrote them, in the same order", "[storage][postgres]") {
+  PostgresTestDatabase database;
+  std::vector<Topic> before;
+  {
+    auto store = MustOpen(database.conninfo());
+    MustCommit(*store, Batch(Subscribe{"orders", MakeSubscriber("http://b/1", "b", T0() + 1s)},
+                             Subscribe{"orders", MakeSubscriber("http://a/2", "a", T0())},
+                             Subscribe{"billing", MakeSubscriber("http://a/2")}));
+    MustCommit(*store, Batch(Unsubscribe{"orders", "http://b/1"}));
+    MustCommit(*store, Batch(Subscribe{"orders", MakeSubscriber("http://b/1", "b again")}));
+    before = MustListTopics(*store);
+  }
+
+  auto reopened = MustOpen(database.conninfo());
+
+  CHECK(MustListTopics(*reopened) == before);
+  CHECK(Urls(MustSubscribers(*reopened, "orders")) ==
+        std::vector<std::string>{"http://a/2", "http://b/1"});
+}
+
+TEST_CASE("a topic or url that PostgreSQL text cannot hold is refused for its batch alone",
+          "[storage][postgres]") {
+  PostgresTestDatabase database;
+  auto store = MustOpen(database.conninfo());
+
+  const Status nul =
+      store->Commit(Batch(Subscribe{std::string("or\0ders", 7), MakeSubscriber("http://a/1")}));
+  const Status utf8 = store->Commit(Batch(Subscribe{"orders", MakeSubscriber("http://a/\xff")}));
+
+  CHECK(nul.code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(nul.message(), Catch::Contains("topic"));
+  CHECK(utf8.code() == StatusCode::kInvalidArgument);
+  CHECK(MustListTopics(*store).empty());
+}
+
+TEST_CASE("a version 3 database gains topics with every transaction kept", "[storage][postgres]") {
+  PostgresTestDatabase database;
+  {
+    // The database as the release before topics left it: version 3, a saga with a branch row.
+    Result<std::unique_ptr<PgConnection>> raw = PgConnection::Open(database.conninfo());
+    INFO(raw.status().ToString());
+    REQUIRE(raw);
+    REQUIRE(MigratePgSchema(**raw, 3).ok());
+    const Status inserted = (*raw)->Run(
+        "INSERT INTO trans_global (gid, trans_type, status, options, create_time, update_time, "
+        "rollback_reason, next_cron_time) "
+        "VALUES ('old-1', 'saga', 'submitted', '{}'::bytea, 1000, 2000, ''::bytea, 3000);"
+        "INSERT INTO trans_branch_op (global_id, branch_id, op, seq, url, data, status, "
+        "create_time, update_time, attempts, failures, last_error, next_retry_at, "
+        "failed_attempts) "
+        "SELECT id, '01', 'action', 1, 'http://a/x', '\\x00ff'::bytea, 'prepared', 1, 2, 3, 2, "
+        "'e'::bytea, 9, ''::bytea FROM trans_global WHERE gid = 'old-1'");
+    INFO(inserted.ToString());
+    REQUIRE(inserted.ok());
+    Result<int> version = ReadPgSchemaVersion(**raw);
+    REQUIRE(version);
+    REQUIRE(*version == 3);
+  }
+
+  auto store = MustOpen(database.conninfo());
+
+  const Transaction old = MustLoad(*store, "old-1");
+  CHECK(old.global.status == GlobalStatus::kSubmitted);
+  REQUIRE(old.branches.size() == 1);
+  CHECK(old.branches[0].data == std::string("\0\xff", 2));
+  CHECK(old.branches[0].attempts == 3);
+  CHECK(MustListTopics(*store).empty());
+  // Topic and transaction operations share a batch, and the old ones work as before.
+  BranchRecord done = old.branches[0];
+  done.status = BranchStatus::kSucceed;
+  MustCommit(*store, Batch(Subscribe{"orders", MakeSubscriber("http://a/notify")},
+                           UpdateBranch{done, BranchStatus::kPrepared}));
+  CHECK(Urls(MustSubscribers(*store, "orders")) == std::vector<std::string>{"http://a/notify"});
+  CHECK(MustLoad(*store, "old-1").branches[0].status == BranchStatus::kSucceed);
+  CHECK(store->Commit(Batch(InsertGlobal{MakeGlobal("old-1")})).code() ==
+        StatusCode::kAlreadyExists);
 }
 
 TEST_CASE("an unreachable server is Unavailable at open, with libpq's reason",

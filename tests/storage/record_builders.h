@@ -45,6 +45,11 @@ inline BranchRecord MakeBranch(std::string gid, std::string branch_id,
   return b;
 }
 
+inline Subscriber MakeSubscriber(std::string url, std::string remark = "",
+                                 TimePoint create_time = T0()) {
+  return Subscriber{std::move(url), std::move(remark), create_time};
+}
+
 // A batch of the given operations, in order.
 template <typename... Ops>
 WriteBatch Batch(Ops... ops) {

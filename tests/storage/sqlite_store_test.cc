@@ -79,6 +79,33 @@ TEST_CASE("closing and reopening the store keeps every transaction", "[storage][
   }
 }
 
+TEST_CASE("closing and reopening the store keeps every topic and its order", "[storage][sqlite]") {
+  TempDir dir;
+  const std::string path = dir.File("settle.db");
+  std::vector<Topic> before;
+  {
+    auto store = MustOpen(path);
+    MustCommit(*store, Batch(Subscribe{"orders", MakeSubscriber("http://b/1", "b", T0() + 1s)},
+                             Subscribe{"orders", MakeSubscriber("http://a/2", "a", T0())},
+                             Subscribe{"billing", MakeSubscriber("http://a/2")}));
+    MustCommit(*store, Batch(Unsubscribe{"orders", "http://b/1"}));
+    MustCommit(*store, Batch(Subscribe{"orders", MakeSubscriber("http://b/1", "b again")}));
+    before = MustListTopics(*store);
+  }
+
+  auto reopened = MustOpen(path);
+
+  CHECK(MustListTopics(*reopened) == before);
+  REQUIRE(before.size() == 2);
+  CHECK(Urls(MustSubscribers(*reopened, "orders")) ==
+        std::vector<std::string>{"http://a/2", "http://b/1"});
+  SECTION("and a new subscriber comes after the old ones") {
+    MustCommit(*reopened, Batch(Subscribe{"orders", MakeSubscriber("http://0/first-by-name")}));
+    CHECK(Urls(MustSubscribers(*reopened, "orders")) ==
+          std::vector<std::string>{"http://a/2", "http://b/1", "http://0/first-by-name"});
+  }
+}
+
 TEST_CASE("closing the store folds the WAL into the database file", "[storage][sqlite]") {
   TempDir dir;
   const std::string path = dir.File("settle.db");
@@ -163,6 +190,53 @@ TEST_CASE("a version 1 database is migrated with every transaction and branch ke
   CHECK((*store->Load("old-1"))->branches[1].status == BranchStatus::kSucceed);
   CHECK(store->Commit(Batch(InsertBranch{MakeBranch("old-2", "02", BranchOp::kConfirm)})).ok());
   CHECK((*store->Load("old-2"))->branches.size() == 2);
+}
+
+TEST_CASE("a version 4 database gains topics with every transaction kept", "[storage][sqlite]") {
+  TempDir dir;
+  const std::string path = dir.File("settle.db");
+  {
+    // The file as the release before topics left it: version 4, a saga with two branch rows.
+    Result<std::unique_ptr<SqliteConnection>> raw =
+        SqliteConnection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 5000);
+    REQUIRE(raw);
+    REQUIRE(MigrateSchema(**raw, 4).ok());
+    REQUIRE(
+        (*raw)
+            ->Exec("INSERT INTO trans_global (gid, trans_type, status, options, create_time, "
+                   "update_time, next_cron_time) VALUES "
+                   "('old-1', 'saga', 'submitted', '{}', 1000, 2000, 3000);"
+                   "INSERT INTO trans_branch_op (global_id, branch_id, op, seq, url, data, "
+                   "status, create_time, update_time, attempts, failures, last_error, "
+                   "next_retry_at, failed_attempts) VALUES "
+                   "(1, '01', 'action', 1, 'http://a/x', X'00ff', 'succeed', 1, 2, 1, 0, '', 5, "
+                   "''),"
+                   "(1, '02', 'action', 2, 'http://a/y', 'y', 'prepared', 1, 2, 3, 2, 'e', 9, "
+                   "'');")
+            .ok());
+    REQUIRE(QueryInt(**raw, "PRAGMA user_version") == 4);
+    REQUIRE(QueryInt(**raw,
+                     "SELECT count(*) FROM sqlite_master WHERE name = "
+                     "'topic_subscriber'") == 0);
+  }
+
+  auto store = MustOpen(path);
+
+  CHECK(QueryInt(*RawConnection(path), "PRAGMA user_version") == SqliteStore::SchemaVersion());
+  const Transaction old = MustLoad(*store, "old-1");
+  CHECK(old.global.status == GlobalStatus::kSubmitted);
+  REQUIRE(old.branches.size() == 2);
+  CHECK(old.branches[0].data == std::string("\0\xff", 2));
+  CHECK(old.branches[1].attempts == 3);
+  CHECK(old.branches[1].last_error == "e");
+  CHECK(MustListTopics(*store).empty());
+  MustCommit(*store, Batch(Subscribe{"orders", MakeSubscriber("http://a/notify")}));
+  CHECK(Urls(MustSubscribers(*store, "orders")) == std::vector<std::string>{"http://a/notify"});
+  // The migrated transaction takes part in writes as before.
+  BranchRecord retried = old.branches[1];
+  retried.status = BranchStatus::kSucceed;
+  MustCommit(*store, Batch(UpdateBranch{retried, BranchStatus::kPrepared}));
+  CHECK(MustLoad(*store, "old-1").branches[1].status == BranchStatus::kSucceed);
 }
 
 TEST_CASE("a database written by a newer schema version is refused, naming both versions",

@@ -34,6 +34,27 @@ inline ListPage MustList(Store& store, const ListQuery& query) {
   return *page;
 }
 
+inline std::vector<Subscriber> MustSubscribers(Store& store, const std::string& topic) {
+  Result<std::vector<Subscriber>> subscribers = store.Subscribers(topic);
+  INFO(subscribers.status().ToString());
+  REQUIRE(subscribers);
+  return *subscribers;
+}
+
+inline std::vector<Topic> MustListTopics(Store& store) {
+  Result<std::vector<Topic>> topics = store.ListTopics();
+  INFO(topics.status().ToString());
+  REQUIRE(topics);
+  return *topics;
+}
+
+// The urls of `subscribers`, in their order.
+inline std::vector<std::string> Urls(const std::vector<Subscriber>& subscribers) {
+  std::vector<std::string> urls;
+  for (const Subscriber& s : subscribers) urls.push_back(s.url);
+  return urls;
+}
+
 inline std::vector<std::string> Gids(const ListPage& page) {
   std::vector<std::string> gids;
   for (const GlobalRecord& g : page.transactions) gids.push_back(g.gid);

@@ -50,6 +50,10 @@ class FailingStore final : public storage::Store {
                                                       std::size_t limit) override {
     return inner_.ListFinishedBefore(cutoff, limit);
   }
+  Result<std::vector<storage::Subscriber>> Subscribers(const std::string& topic) override {
+    return inner_.Subscribers(topic);
+  }
+  Result<std::vector<storage::Topic>> ListTopics() override { return inner_.ListTopics(); }
   storage::StoreStats Stats() const override { return inner_.Stats(); }
 
  private:

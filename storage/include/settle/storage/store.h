@@ -44,7 +44,7 @@ struct UnfinishedCount {
   std::size_t stuck = 0;
 };
 
-// Durable storage of global transactions and their branch rows.
+// Durable storage of global transactions and their branch rows, and of topic subscriptions.
 //
 // Thread-safety: every method may be called from any thread at any time.
 // Errors: Unavailable when the storage cannot be read or written (the caller answers 503 and
@@ -55,8 +55,9 @@ class Store {
 
   // Applies every operation of `batch` atomically and durably: OK means the whole batch is
   // committed and synced. If a precondition fails, returns that operation's status
-  // (AlreadyExists, NotFound or Conflict, with a message naming the gid) and nothing of the
-  // batch is stored. Batches committed concurrently are serialized in some order.
+  // (AlreadyExists, NotFound or Conflict, with a message naming the gid, or the topic and url)
+  // and nothing of the batch is stored. Batches committed concurrently are serialized in some
+  // order.
   virtual Status Commit(const WriteBatch& batch) = 0;
 
   // Commit without blocking the caller: `done` gets the same status once the batch is durable
@@ -85,6 +86,14 @@ class Store {
   // `cutoff`, the longest finished first: what retention deletes next.
   virtual Result<std::vector<std::string>> ListFinishedBefore(TimePoint cutoff,
                                                               std::size_t limit) = 0;
+
+  // The topic's subscribers in the order they subscribed (the first first); empty for a topic
+  // that does not exist. Reflects every Commit that returned before this call started.
+  virtual Result<std::vector<Subscriber>> Subscribers(const std::string& topic) = 0;
+
+  // Every topic, ordered by name (byte order), each with its subscribers in the order they
+  // subscribed; from one snapshot.
+  virtual Result<std::vector<Topic>> ListTopics() = 0;
 
   // Counters for metrics: never fails, never blocks on storage.
   virtual StoreStats Stats() const = 0;

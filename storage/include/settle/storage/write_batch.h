@@ -77,8 +77,32 @@ struct DeleteFinished {
   std::string gid;
 };
 
+// Topics: the subscribers a message's `topic://NAME` step goes to. They are kept apart from
+// transactions: retention never touches them. Topic names and urls are compared byte for byte.
+
+// Adds `subscriber` to the topic's subscribers, after those already there; a topic that did
+// not exist is created. AlreadyExists, naming the topic and the url, if that url already
+// subscribes to it (whatever its remark).
+struct Subscribe {
+  std::string topic;
+  Subscriber subscriber;
+};
+
+// Removes the url from the topic's subscribers; a topic left without any no longer exists.
+// NotFound, naming the topic and the url, if that url does not subscribe to it.
+struct Unsubscribe {
+  std::string topic;
+  std::string url;
+};
+
+// Removes the topic with every subscriber. NotFound, naming it, if there is no such topic.
+struct DeleteTopic {
+  std::string topic;
+};
+
 using WriteOp = std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, ExpectBranchCount,
-                             LimitBranchRows, UpdateGlobal, UpdateBranch, RetryNow, DeleteFinished>;
+                             LimitBranchRows, UpdateGlobal, UpdateBranch, RetryNow, DeleteFinished,
+                             Subscribe, Unsubscribe, DeleteTopic>;
 
 // An ordered list of operations that the store applies atomically: all of them, or, if any
 // precondition fails or storage fails, none. Later operations see the effects of earlier ones.

@@ -84,4 +84,22 @@ struct Transaction {
   std::vector<BranchRecord> branches;
 };
 
+// One url subscribed to a topic (a message's `topic://NAME` step goes to each).
+struct Subscriber {
+  std::string url;
+  std::string remark;  // as the client sent it
+  TimePoint create_time;
+
+  bool operator==(const Subscriber&) const = default;
+};
+
+// A topic with its subscribers, in the order they subscribed. A topic exists while it has at
+// least one subscriber.
+struct Topic {
+  std::string name;
+  std::vector<Subscriber> subscribers;
+
+  bool operator==(const Topic&) const = default;
+};
+
 }  // namespace settle::storage

@@ -1,0 +1,51 @@
+#include "sqlite_topic_ops.h"
+
+#include <string>
+
+namespace settle::storage {
+namespace {
+
+// seq is left to AUTOINCREMENT: the new row comes after every row there is or was.
+constexpr std::string_view kInsertSubscriber =
+    "INSERT INTO topic_subscriber (topic, url, remark, create_time) VALUES (?1, ?2, ?3, ?4) "
+    "ON CONFLICT (topic, url) DO NOTHING";
+
+constexpr std::string_view kDeleteSubscriber =
+    "DELETE FROM topic_subscriber WHERE topic = ?1 AND url = ?2";
+
+constexpr std::string_view kDeleteTopic = "DELETE FROM topic_subscriber WHERE topic = ?1";
+
+}  // namespace
+
+Status ApplyTopicOp(SqliteConnection& c, const Subscribe& op) {
+  Result<SqliteStatement> stmt = c.Prepare(kInsertSubscriber);
+  if (!stmt) return stmt.status();
+  stmt->BindText(1, op.topic)
+      .BindText(2, op.subscriber.url)
+      .BindText(3, op.subscriber.remark)
+      .BindInt64(4, ToUnixMillis(op.subscriber.create_time));
+  if (Status s = stmt->Run(); !s.ok()) return s;
+  if (c.Changes() == 1) return Status::Ok();
+  return Status::AlreadyExists("url " + op.subscriber.url + " already subscribes to topic " +
+                               op.topic);
+}
+
+Status ApplyTopicOp(SqliteConnection& c, const Unsubscribe& op) {
+  Result<SqliteStatement> stmt = c.Prepare(kDeleteSubscriber);
+  if (!stmt) return stmt.status();
+  stmt->BindText(1, op.topic).BindText(2, op.url);
+  if (Status s = stmt->Run(); !s.ok()) return s;
+  if (c.Changes() == 1) return Status::Ok();
+  return Status::NotFound("url " + op.url + " does not subscribe to topic " + op.topic);
+}
+
+Status ApplyTopicOp(SqliteConnection& c, const DeleteTopic& op) {
+  Result<SqliteStatement> stmt = c.Prepare(kDeleteTopic);
+  if (!stmt) return stmt.status();
+  stmt->BindText(1, op.topic);
+  if (Status s = stmt->Run(); !s.ok()) return s;
+  if (c.Changes() > 0) return Status::Ok();
+  return Status::NotFound("topic " + op.topic + " not found");
+}
+
+}  // namespace settle::storage
