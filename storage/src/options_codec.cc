@@ -81,6 +81,7 @@ Result<TransOptions> Decode(std::string_view text) {
   if (Status s = ReadMillis(j, "timeout_to_fail", &o.timeout_to_fail); !s.ok()) return s;
   if (Status s = ReadMillis(j, "request_timeout", &o.request_timeout); !s.ok()) return s;
   if (Status s = ReadMillis(j, "retry_interval", &o.retry_interval); !s.ok()) return s;
+  if (Status s = ReadMillis(j, "delay", &o.delay); !s.ok()) return s;
   if (const json& v = Field(j, "retry_limit"); !v.is_null() && !ToInt(v, &o.retry_limit)) {
     return Corrupt("retry_limit is not an int");
   }
@@ -108,6 +109,7 @@ Result<std::string> EncodeOptions(const TransOptions& options) {
         {"request_timeout", options.request_timeout.count()},
         {"retry_interval", options.retry_interval.count()},
         {"retry_limit", options.retry_limit},
+        {"delay", options.delay.count()},
         {"concurrent", options.concurrent},
         {"orders", std::move(orders)},
         {"branch_headers", options.branch_headers},

@@ -37,6 +37,13 @@ class TransactionBuilder {
     return TransactionBuilder(TransType::kSaga, status, created);
   }
 
+  static TransactionBuilder Msg(GlobalStatus status, TimePoint created) {
+    return TransactionBuilder(TransType::kMsg, status, created);
+  }
+  static TransactionBuilder Xa(GlobalStatus status, TimePoint created) {
+    return TransactionBuilder(TransType::kXa, status, created);
+  }
+
   TransactionBuilder& Gid(std::string gid) {
     tx_.global.gid = gid;
     for (auto& b : tx_.branches) b.gid = gid;
@@ -67,6 +74,35 @@ class TransactionBuilder {
       Row(BranchIdForIndex(static_cast<std::size_t>(i)), BranchOp::kAction, i);
       Row(BranchIdForIndex(static_cast<std::size_t>(i)), BranchOp::kCompensate, i);
     }
+    return *this;
+  }
+
+  // An XA branch: a rollback row and a commit row, at one URL.
+  TransactionBuilder& XaBranch(const std::string& branch_id) {
+    Row(branch_id, BranchOp::kRollback, 0);
+    Row(branch_id, BranchOp::kCommit, 0);
+    return *this;
+  }
+  // A message's back-check row (branch 00, op msg), as a prepare stores it.
+  TransactionBuilder& BackCheck() {
+    Row("00", BranchOp::kMsg, -1);
+    return *this;
+  }
+  // Message step `index` delivered to `receivers` rows: branch "01" for one, "01-01",
+  // "01-02", ... for a topic's subscribers.
+  TransactionBuilder& MsgStep(int index, int receivers = 1) {
+    const std::string id = BranchIdForIndex(static_cast<std::size_t>(index));
+    if (receivers == 1) {
+      Row(id, BranchOp::kAction, index);
+      return *this;
+    }
+    for (int r = 0; r < receivers; ++r) {
+      Row(id + "-" + BranchIdForIndex(static_cast<std::size_t>(r)), BranchOp::kAction, index);
+    }
+    return *this;
+  }
+  TransactionBuilder& Delay(Duration d) {
+    tx_.global.options.delay = d;
     return *this;
   }
 

@@ -24,9 +24,11 @@ std::string_view NameOf(const std::array<std::pair<E, std::string_view>, N>& tab
   return "?";
 }
 
-constexpr std::array<std::pair<TransType, std::string_view>, 2> kTransTypes{{
+constexpr std::array<std::pair<TransType, std::string_view>, 4> kTransTypes{{
     {TransType::kTcc, "tcc"},
     {TransType::kSaga, "saga"},
+    {TransType::kMsg, "msg"},
+    {TransType::kXa, "xa"},
 }};
 constexpr std::array<std::pair<GlobalStatus, std::string_view>, 5> kGlobalStatuses{{
     {GlobalStatus::kPrepared, "prepared"},
@@ -40,12 +42,15 @@ constexpr std::array<std::pair<BranchStatus, std::string_view>, 3> kBranchStatus
     {BranchStatus::kSucceed, "succeed"},
     {BranchStatus::kFailed, "failed"},
 }};
-constexpr std::array<std::pair<BranchOp, std::string_view>, 5> kBranchOps{{
+constexpr std::array<std::pair<BranchOp, std::string_view>, 8> kBranchOps{{
     {BranchOp::kTry, "try"},
     {BranchOp::kConfirm, "confirm"},
     {BranchOp::kCancel, "cancel"},
     {BranchOp::kAction, "action"},
     {BranchOp::kCompensate, "compensate"},
+    {BranchOp::kMsg, "msg"},
+    {BranchOp::kCommit, "commit"},
+    {BranchOp::kRollback, "rollback"},
 }};
 
 bool IsIdentifier(std::string_view s, std::size_t max_length) {
@@ -74,14 +79,14 @@ std::optional<BranchStatus> ParseBranchStatus(std::string_view s) {
 }
 std::optional<BranchOp> ParseBranchOp(std::string_view s) { return Lookup(kBranchOps, s); }
 
-bool IsKnownUnsupportedTransType(std::string_view s) {
-  return s == "msg" || s == "xa" || s == "workflow";
-}
+bool IsKnownUnsupportedTransType(std::string_view s) { return s == "workflow"; }
 
 bool IsValidGid(std::string_view gid) { return IsIdentifier(gid, kMaxGidLength); }
 bool IsValidBranchId(std::string_view branch_id) {
   return IsIdentifier(branch_id, kMaxBranchIdLength);
 }
+
+bool IsValidTopic(std::string_view topic) { return IsIdentifier(topic, kMaxGidLength); }
 
 std::string BranchIdForIndex(std::size_t index) {
   char buf[24];

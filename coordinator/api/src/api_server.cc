@@ -240,10 +240,7 @@ void ApiServer::Impl::RegisterRoutes() {
   AddApiRoute("POST", "/registerTccBranch", Access::kClient,
               register_branch);  // older Node and Ruby SDKs
   AddApiRoute("POST", "/registerXaBranch", Access::kClient,
-              [](net::Request&) -> asio::awaitable<HttpAnswer> {
-                co_return ToHttpAnswer(
-                    Status::InvalidArgument("trans_type: unsupported trans_type \"xa\""));
-              });
+              register_branch);  // older SDKs
   AddApiRoute("POST", "/submit", Access::kClient, [&c](net::Request& req) {
     return ParseThen(ParseSubmit(req.body),
                      [&c](SubmitRequest r) { return c.Submit(std::move(r)); });
@@ -257,6 +254,35 @@ void ApiServer::Impl::RegisterRoutes() {
   AddApiRoute("POST", "/resetNextCronTime", Access::kAdmin, [&c](net::Request& req) {
     return ParseThen(ParseGidBody(req.body),
                      [&c](std::string gid) { return c.ResetNextCronTime(gid); });
+  });
+  // Topics: GET with a query string as DTM's SDKs call them, or POST with a JSON body.
+  auto subscribe = [&c](Result<SubscribeRequest> parsed) {
+    return ParseThen(std::move(parsed),
+                     [&c](SubscribeRequest r) { return c.Subscribe(std::move(r)); });
+  };
+  auto unsubscribe = [&c](Result<SubscribeRequest> parsed) {
+    return ParseThen(std::move(parsed),
+                     [&c](SubscribeRequest r) { return c.Unsubscribe(std::move(r)); });
+  };
+  AddApiRoute("GET", "/subscribe", Access::kClient, [subscribe](net::Request& req) {
+    return subscribe(ParseSubscribeQuery(req.params));
+  });
+  AddApiRoute("POST", "/subscribe", Access::kClient,
+              [subscribe](net::Request& req) { return subscribe(ParseSubscribeBody(req.body)); });
+  AddApiRoute("GET", "/unsubscribe", Access::kClient, [unsubscribe](net::Request& req) {
+    return unsubscribe(ParseSubscribeQuery(req.params));
+  });
+  AddApiRoute("POST", "/unsubscribe", Access::kClient, [unsubscribe](net::Request& req) {
+    return unsubscribe(ParseSubscribeBody(req.body));
+  });
+  AddApiRoute("POST", "/deleteTopic", Access::kAdmin, [&c](net::Request& req) {
+    return ParseThen(ParseTopicBody(req.body),
+                     [&c](std::string topic) { return c.DeleteTopic(std::move(topic)); });
+  });
+  AddApiRoute("GET", "/topics", Access::kRead, [&c](net::Request&) -> asio::awaitable<HttpAnswer> {
+    auto topics = co_await c.Topics();
+    if (!topics) co_return ToHttpAnswer(topics.status());
+    co_return JsonAnswer(TopicsResponseBody(*topics));
   });
   AddApiRoute("GET", "/query", Access::kRead,
               [&c](net::Request& req) -> asio::awaitable<HttpAnswer> {

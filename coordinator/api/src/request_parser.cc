@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <functional>
+#include <initializer_list>
 
 #include "json_fields.h"
 #include "settle/net/message.h"
@@ -39,19 +40,23 @@ Status ReadTransType(const JsonFields& fields, TransType& out) {
   if (IsKnownUnsupportedTransType(name)) {
     return Status::InvalidArgument("trans_type: unsupported trans_type \"" + name + "\"");
   }
-  return Status::InvalidArgument("trans_type: unknown trans_type; expected tcc or saga");
+  return Status::InvalidArgument("trans_type: unknown trans_type; expected tcc, saga, msg or xa");
 }
 
-// Routes that exist only for TCC still check trans_type, so that a saga or msg client that
-// calls them by mistake learns why.
-Status RequireTcc(const JsonFields& fields, const char* route) {
-  TransType type = TransType::kTcc;
-  if (Status s = ReadTransType(fields, type); !s.ok()) return s;
-  if (type != TransType::kTcc) {
-    return Status::InvalidArgument(std::string("trans_type: ") + route +
-                                   " applies to tcc transactions only");
+// Routes that exist only for some types check trans_type, so that a client that calls one by
+// mistake learns why ("registerBranch applies to tcc and xa transactions only").
+Status ReadTransTypeOf(const JsonFields& fields, const char* route,
+                       std::initializer_list<TransType> allowed, TransType& out) {
+  if (Status s = ReadTransType(fields, out); !s.ok()) return s;
+  std::string names;
+  std::size_t i = 0;
+  for (TransType t : allowed) {
+    if (t == out) return Status::Ok();
+    names += (i == 0 ? "" : i + 1 == allowed.size() ? " and " : ", ") + std::string(ToString(t));
+    ++i;
   }
-  return Status::Ok();
+  return Status::InvalidArgument(std::string("trans_type: ") + route + " applies to " + names +
+                                 " transactions only");
 }
 
 Status ReadUrl(const JsonFields& fields, const char* name, bool required, std::string& out) {
@@ -190,11 +195,32 @@ Status CheckOrders(const RequestOptions& options, std::size_t steps) {
   return Status::Ok();
 }
 
-Status ReadSagaSteps(const JsonFields& fields, std::vector<SagaStep>& steps) {
+// A message step's action: an http(s) URL, or topic://NAME.
+Status ReadMsgAction(const JsonFields& fields, std::string& out) {
+  std::optional<std::string> action;
+  if (Status s = fields.ReadString("action", action); !s.ok()) return s;
+  if (action && action->starts_with(kTopicPrefix)) {
+    const std::string topic = action->substr(kTopicPrefix.size());
+    if (!IsValidTopic(topic)) {
+      return Status::InvalidArgument(fields.PathOf("action") +
+                                     ": a topic must be 1 to 128 characters of [A-Za-z0-9_.:-]");
+    }
+    out = std::move(*action);
+    return Status::Ok();
+  }
+  return ReadUrl(fields, "action", true, out);
+}
+
+// A saga's steps (action and compensate), or with `msg` a message's (action only) with their
+// payloads.
+Status ReadSteps(const JsonFields& fields, bool msg, std::vector<SagaStep>& steps) {
+  const char* kind = msg ? "a message" : "a saga";
   const json* list = fields.Member("steps");
-  if (list == nullptr) return Status::InvalidArgument("steps: required for a saga");
+  if (list == nullptr) return Status::InvalidArgument(std::string("steps: required for ") + kind);
   if (!list->is_array()) return Status::InvalidArgument("steps: must be an array");
-  if (list->empty()) return Status::InvalidArgument("steps: a saga needs at least one step");
+  if (list->empty()) {
+    return Status::InvalidArgument(std::string("steps: ") + kind + " needs at least one step");
+  }
   if (list->size() > kMaxSagaSteps) {
     return Status::InvalidArgument("steps: at most " + std::to_string(kMaxSagaSteps) + " steps");
   }
@@ -212,9 +238,19 @@ Status ReadSagaSteps(const JsonFields& fields, std::vector<SagaStep>& steps) {
     if (!item.is_object()) return Status::InvalidArgument(prefix + ": must be an object");
     JsonFields step_fields(item, prefix + ".");
     SagaStep step;
-    if (Status s = ReadUrl(step_fields, "action", true, step.action_url); !s.ok()) return s;
-    if (Status s = ReadUrl(step_fields, "compensate", false, step.compensate_url); !s.ok()) {
-      return s;
+    if (msg) {
+      if (Status s = ReadMsgAction(step_fields, step.action_url); !s.ok()) return s;
+      std::string compensate;
+      if (Status s = ReadUrl(step_fields, "compensate", false, compensate); !s.ok()) return s;
+      if (!compensate.empty()) {
+        return Status::InvalidArgument(prefix +
+                                       ".compensate: a message step has nothing to compensate");
+      }
+    } else {
+      if (Status s = ReadUrl(step_fields, "action", true, step.action_url); !s.ok()) return s;
+      if (Status s = ReadUrl(step_fields, "compensate", false, step.compensate_url); !s.ok()) {
+        return s;
+      }
     }
     const json& payload = (*payloads)[i];
     if (!payload.is_string()) {
@@ -225,6 +261,26 @@ Status ReadSagaSteps(const JsonFields& fields, std::vector<SagaStep>& steps) {
     steps.push_back(std::move(step));
   }
   return Status::Ok();
+}
+
+// custom_data for a message: {"delay": seconds}, how long after its creation the first
+// delivery may go out.
+Status ReadMsgCustomData(const std::string& custom_data, RequestOptions& options) {
+  if (custom_data.empty()) return Status::Ok();
+  auto parsed = ParseJsonObject(custom_data, kMaxJsonDepth);
+  if (!parsed) {
+    return Status::InvalidArgument("custom_data: must be a JSON object encoded as a string");
+  }
+  JsonFields fields(*parsed, "custom_data.");
+  return ReadDuration(fields, "delay", options.delay);
+}
+
+// A message's steps, custom_data and query_prepared (required when preparing).
+Status ReadMsg(const JsonFields& fields, bool preparing, RequestOptions& options,
+               std::vector<SagaStep>& steps, std::string& query_prepared) {
+  if (Status s = ReadMsgCustomData(options.custom_data, options); !s.ok()) return s;
+  if (Status s = ReadSteps(fields, true, steps); !s.ok()) return s;
+  return ReadUrl(fields, "query_prepared", preparing, query_prepared);
 }
 
 template <typename T>
@@ -250,15 +306,19 @@ std::optional<std::string> Param(const QueryParams& params, const std::string& n
 Result<PrepareRequest> ParsePrepare(std::string_view body) {
   return ParseBody<PrepareRequest>(body, [](const JsonFields& f, PrepareRequest& r) {
     if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
-    if (Status s = RequireTcc(f, "prepare"); !s.ok()) return s;
-    return ReadOptions(f, r.options);
+    const auto types = {TransType::kTcc, TransType::kXa, TransType::kMsg};
+    if (Status s = ReadTransTypeOf(f, "prepare", types, r.trans_type); !s.ok()) return s;
+    if (Status s = ReadOptions(f, r.options); !s.ok()) return s;
+    if (r.trans_type != TransType::kMsg) return Status::Ok();
+    return ReadMsg(f, true, r.options, r.steps, r.query_prepared);
   });
 }
 
 Result<RegisterBranchRequest> ParseRegisterBranch(std::string_view body) {
   return ParseBody<RegisterBranchRequest>(body, [](const JsonFields& f, RegisterBranchRequest& r) {
     if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
-    if (Status s = RequireTcc(f, "registerBranch"); !s.ok()) return s;
+    const auto types = {TransType::kTcc, TransType::kXa};
+    if (Status s = ReadTransTypeOf(f, "registerBranch", types, r.trans_type); !s.ok()) return s;
     if (Status s = f.RequireString("branch_id", r.branch_id); !s.ok()) return s;
     if (!IsValidBranchId(r.branch_id)) {
       return Status::InvalidArgument("branch_id: must be 1 to " +
@@ -268,6 +328,7 @@ Result<RegisterBranchRequest> ParseRegisterBranch(std::string_view body) {
     std::optional<std::string> data;
     if (Status s = f.ReadString("data", data); !s.ok()) return s;
     r.data = data.value_or("");
+    if (r.trans_type == TransType::kXa) return ReadUrl(f, "url", true, r.url);
     if (Status s = ReadUrl(f, "confirm", true, r.confirm_url); !s.ok()) return s;
     return ReadUrl(f, "cancel", true, r.cancel_url);
   });
@@ -278,9 +339,12 @@ Result<SubmitRequest> ParseSubmit(std::string_view body) {
     if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
     if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
     if (Status s = ReadOptions(f, r.options); !s.ok()) return s;
+    if (r.trans_type == TransType::kMsg) {
+      return ReadMsg(f, false, r.options, r.steps, r.query_prepared);
+    }
     if (r.trans_type != TransType::kSaga) return Status::Ok();
     if (Status s = ReadSagaCustomData(r.options.custom_data, r.options); !s.ok()) return s;
-    if (Status s = ReadSagaSteps(f, r.steps); !s.ok()) return s;
+    if (Status s = ReadSteps(f, false, r.steps); !s.ok()) return s;
     return CheckOrders(r.options, r.steps.size());
   });
 }
@@ -288,7 +352,8 @@ Result<SubmitRequest> ParseSubmit(std::string_view body) {
 Result<AbortRequest> ParseAbort(std::string_view body) {
   return ParseBody<AbortRequest>(body, [](const JsonFields& f, AbortRequest& r) {
     if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
-    if (Status s = RequireTcc(f, "abort"); !s.ok()) return s;
+    const auto types = {TransType::kTcc, TransType::kXa, TransType::kMsg};
+    if (Status s = ReadTransTypeOf(f, "abort", types, r.trans_type); !s.ok()) return s;
     std::optional<std::string> reason;
     if (Status s = f.ReadString("rollback_reason", reason); !s.ok()) return s;
     r.rollback_reason = reason.value_or("");
@@ -308,6 +373,58 @@ Result<std::string> ParseGidBody(std::string_view body) {
       body, [](const JsonFields& f, std::string& gid) { return ReadGid(f, gid); });
 }
 
+namespace {
+
+Status CheckTopic(const std::string& topic) {
+  if (topic.empty()) return Status::InvalidArgument("topic: required");
+  if (!IsValidTopic(topic)) {
+    return Status::InvalidArgument("topic: must be 1 to 128 characters of [A-Za-z0-9_.:-]");
+  }
+  return Status::Ok();
+}
+
+Status CheckSubscription(const SubscribeRequest& r) {
+  if (Status s = CheckTopic(r.topic); !s.ok()) return s;
+  if (r.url.empty()) return Status::InvalidArgument("url: required");
+  if (auto parsed = net::ParseUrl(r.url); !parsed) {
+    return Status::InvalidArgument("url: " + parsed.status().message());
+  }
+  if (r.remark.size() > kMaxReasonLength) {
+    return Status::InvalidArgument("remark: longer than " + std::to_string(kMaxReasonLength) +
+                                   " bytes");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<SubscribeRequest> ParseSubscribeQuery(const QueryParams& params) {
+  SubscribeRequest r;
+  r.topic = Param(params, "topic").value_or("");
+  r.url = Param(params, "url").value_or("");
+  r.remark = Param(params, "remark").value_or("");
+  if (Status s = CheckSubscription(r); !s.ok()) return s;
+  return r;
+}
+
+Result<SubscribeRequest> ParseSubscribeBody(std::string_view body) {
+  return ParseBody<SubscribeRequest>(body, [](const JsonFields& f, SubscribeRequest& r) {
+    if (Status s = f.RequireString("topic", r.topic); !s.ok()) return s;
+    if (Status s = f.RequireString("url", r.url); !s.ok()) return s;
+    std::optional<std::string> remark;
+    if (Status s = f.ReadString("remark", remark); !s.ok()) return s;
+    r.remark = remark.value_or("");
+    return CheckSubscription(r);
+  });
+}
+
+Result<std::string> ParseTopicBody(std::string_view body) {
+  return ParseBody<std::string>(body, [](const JsonFields& f, std::string& topic) {
+    if (Status s = f.RequireString("topic", topic); !s.ok()) return s;
+    return CheckTopic(topic);
+  });
+}
+
 Result<std::string> ParseQueryGid(const QueryParams& params) {
   std::string gid = Param(params, "gid").value_or("");
   if (Status s = CheckGidValue(gid); !s.ok()) return s;
@@ -325,7 +442,9 @@ Result<storage::ListQuery> ParseListQuery(const QueryParams& params) {
   }
   if (auto type = Param(params, "trans_type")) {
     query.trans_type = ParseTransType(*type);
-    if (!query.trans_type) return Status::InvalidArgument("trans_type: expected tcc or saga");
+    if (!query.trans_type) {
+      return Status::InvalidArgument("trans_type: expected tcc, saga, msg or xa");
+    }
   }
   if (auto stuck = Param(params, "stuck")) {
     if (*stuck != "true" && *stuck != "false") {

@@ -24,6 +24,7 @@ json OptionsJson(const storage::TransOptions& o) {
       {"request_timeout", Seconds(o.request_timeout)},
       {"retry_interval", Seconds(o.retry_interval)},
       {"retry_limit", o.retry_limit},
+      {"delay", Seconds(o.delay)},
       {"concurrent", o.concurrent},
       {"orders", orders},
       {"branch_headers", o.branch_headers},
@@ -90,6 +91,19 @@ std::string ListResponseBody(const storage::ListPage& page) {
   for (const auto& g : page.transactions) body["transactions"].push_back(GlobalJson(g));
   body["next_position"] = page.next_position ? std::to_string(*page.next_position) : "";
   return Dump(body);
+}
+
+std::string TopicsResponseBody(const std::vector<storage::Topic>& topics) {
+  json list = json::array();
+  for (const storage::Topic& topic : topics) {
+    json subscribers = json::array();
+    for (const storage::Subscriber& s : topic.subscribers) {
+      subscribers.push_back(
+          {{"url", s.url}, {"remark", s.remark}, {"create_time", FormatTime(s.create_time)}});
+    }
+    list.push_back({{"name", topic.name}, {"subscribers", std::move(subscribers)}});
+  }
+  return Dump(json{{"topics", std::move(list)}});
 }
 
 }  // namespace settle::coordinator

@@ -82,9 +82,9 @@ std::vector<DurationFlag> DurationFlags(ServerConfig& c) {
        &c.coordinator.request_timeout,
        {}},
       {"--tcc-timeout",
-       "Default timeout_to_fail of a TCC: a transaction still prepared this long after "
-       "prepare is aborted",
-       &c.coordinator.tcc_timeout_to_fail,
+       "Default timeout_to_fail of a TCC, XA or message: a TCC or XA still prepared this long "
+       "after prepare is aborted; a message still prepared is checked with its query_prepared",
+       &c.coordinator.prepared_timeout_to_fail,
        {}},
       {"--retention",
        "Delete finished transactions this long after they finished, in the background in "

@@ -10,7 +10,8 @@
 namespace settle::coordinator {
 namespace {
 
-constexpr std::array<TransType, 2> kTypes = {TransType::kTcc, TransType::kSaga};
+constexpr std::array<TransType, 4> kTypes = {TransType::kTcc, TransType::kSaga, TransType::kMsg,
+                                             TransType::kXa};
 constexpr std::array<GlobalStatus, 3> kUnfinished = {
     GlobalStatus::kPrepared, GlobalStatus::kSubmitted, GlobalStatus::kAborting};
 

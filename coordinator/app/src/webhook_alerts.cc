@@ -26,11 +26,14 @@ const storage::BranchRecord* FailingBranch(const storage::Transaction& tx) {
 }  // namespace
 
 std::string StuckAlertBody(const storage::Transaction& tx, TimePoint now) {
-  nlohmann::json body = {{"event", "transaction_stuck"},
+  // A finished transaction here is a message that gave up delivering (retry_limit).
+  const bool gave_up = IsTerminal(tx.global.status);
+  nlohmann::json body = {{"event", gave_up ? "transaction_gave_up" : "transaction_stuck"},
                          {"gid", tx.global.gid},
                          {"trans_type", ToString(tx.global.trans_type)},
                          {"status", ToString(tx.global.status)},
                          {"stuck_at", FormatTime(now)}};
+  if (gave_up) body["reason"] = tx.global.rollback_reason;
   if (const storage::BranchRecord* b = FailingBranch(tx)) {
     body["branch_id"] = b->branch_id;
     body["op"] = ToString(b->op);

@@ -6,10 +6,12 @@
 namespace settle::coordinator {
 namespace {
 
-constexpr std::array<TransType, 2> kAllTypes = {TransType::kTcc, TransType::kSaga};
+constexpr std::array<TransType, 4> kAllTypes = {TransType::kTcc, TransType::kSaga, TransType::kMsg,
+                                                TransType::kXa};
 // The ops the coordinator itself calls.
-constexpr std::array<BranchOp, 4> kCalledOps = {BranchOp::kConfirm, BranchOp::kCancel,
-                                                BranchOp::kAction, BranchOp::kCompensate};
+constexpr std::array<BranchOp, 7> kCalledOps = {
+    BranchOp::kConfirm, BranchOp::kCancel, BranchOp::kAction,  BranchOp::kCompensate,
+    BranchOp::kMsg,     BranchOp::kCommit, BranchOp::kRollback};
 constexpr std::array<BranchResult, 4> kAllResults = {
     BranchResult::kSuccess, BranchResult::kFailure, BranchResult::kOngoing, BranchResult::kUnknown};
 

@@ -63,7 +63,12 @@ void TransactionDriver::AfterStored(const storage::GlobalRecord& before,
   if (IsTerminal(after.status) && !IsTerminal(before.status)) {
     metrics_.TransactionFinished(after.trans_type, after.status);
   }
-  if (after.stuck && !before.stuck) {
+  // A message that gave up delivering (retry_limit) needs an operator as much as a stuck one:
+  // a submitted message fails for no other reason (an operator's forceStop does not pass here).
+  const bool gave_up = after.trans_type == TransType::kMsg &&
+                       before.status == GlobalStatus::kSubmitted &&
+                       after.status == GlobalStatus::kFailed;
+  if ((after.stuck && !before.stuck) || gave_up) {
     metrics_.TransactionStuck(after.trans_type);
     if (alerts_ != nullptr) alerts_->TransactionStuck(tx);
   }
@@ -125,7 +130,8 @@ asio::awaitable<void> TransactionDriver::CallAndRecord(storage::Transaction& tx,
   for (std::size_t i = 0; i < rows.size(); ++i) {
     storage::BranchRecord& row = tx.branches[rows[i]];
     metrics_.BranchCalled(row.op, outcomes[i], row.attempts > 0);
-    RecordOutcome(row, outcomes[i], tx.global.options.retry_interval, policy_, now);
+    RecordOutcome(row, tx.global.trans_type, outcomes[i], tx.global.options.retry_interval, policy_,
+                  now);
     LogOutcome(row, outcomes[i]);
     batch.Add(storage::UpdateBranch{row, BranchStatus::kPrepared});
   }

@@ -1,7 +1,8 @@
 #include "settle/engine/decision.h"
 
+#include "settle/engine/msg_engine.h"
 #include "settle/engine/saga_engine.h"
-#include "settle/engine/tcc_engine.h"
+#include "settle/engine/two_phase_engine.h"
 
 namespace settle::coordinator {
 
@@ -11,6 +12,10 @@ Decision Decide(const storage::Transaction& tx, TimePoint now) {
       return DecideTcc(tx, now);
     case TransType::kSaga:
       return DecideSaga(tx, now);
+    case TransType::kMsg:
+      return DecideMsg(tx, now);
+    case TransType::kXa:
+      return DecideXa(tx, now);
   }
   return {};
 }

@@ -24,10 +24,18 @@ void RememberFailedAttempt(storage::BranchRecord& row, TimePoint now) {
   history.push_back(storage::FailedAttempt{now, row.last_error});
 }
 
+// Whether FAILURE settles the row as failed: a saga action's (the saga rolls back) and a
+// message's back-check (its local transaction did not commit). Everything else must succeed in
+// the end: confirm, cancel, compensate, commit and rollback answering FAILURE are participant
+// bugs, and a message's receiver that refuses is asked again (there is nothing to roll back).
+bool FailureIsFinal(TransType type, BranchOp op) {
+  return (type == TransType::kSaga && op == BranchOp::kAction) || op == BranchOp::kMsg;
+}
+
 }  // namespace
 
 // The row's status, failure streak, last error and next retry after the call.
-static void RecordResult(storage::BranchRecord& row, const BranchOutcome& outcome,
+static void RecordResult(storage::BranchRecord& row, TransType type, const BranchOutcome& outcome,
                          Duration retry_interval, const RetryPolicy& policy, TimePoint now) {
   row.attempts += 1;
   row.update_time = now;
@@ -37,14 +45,16 @@ static void RecordResult(storage::BranchRecord& row, const BranchOutcome& outcom
       row.failures = 0;
       return;
     case BranchResult::kFailure:
-      if (row.op == BranchOp::kAction) {
+      if (FailureIsFinal(type, row.op)) {
         row.status = BranchStatus::kFailed;
         row.last_error = Describe(outcome);
         return;
       }
       row.failures += 1;
-      row.last_error = "participant bug: " + std::string(ToString(row.op)) + " must not answer " +
-                       Describe(outcome);
+      row.last_error = type == TransType::kMsg
+                           ? Describe(outcome)
+                           : "participant bug: " + std::string(ToString(row.op)) +
+                                 " must not answer " + Describe(outcome);
       row.next_retry_at = now + policy.Delay(retry_interval, row.failures);
       return;
     case BranchResult::kOngoing:
@@ -59,9 +69,9 @@ static void RecordResult(storage::BranchRecord& row, const BranchOutcome& outcom
   }
 }
 
-void RecordOutcome(storage::BranchRecord& row, const BranchOutcome& outcome,
+void RecordOutcome(storage::BranchRecord& row, TransType type, const BranchOutcome& outcome,
                    Duration retry_interval, const RetryPolicy& policy, TimePoint now) {
-  RecordResult(row, outcome, retry_interval, policy, now);
+  RecordResult(row, type, outcome, retry_interval, policy, now);
   if (outcome.result != BranchResult::kSuccess) RememberFailedAttempt(row, now);
 }
 

@@ -12,14 +12,15 @@ TEST_CASE("protocol names round-trip", "[common][protocol]") {
     CHECK(ParseGlobalStatus(ToString(s)) == s);
   }
   for (auto op : {BranchOp::kTry, BranchOp::kConfirm, BranchOp::kCancel, BranchOp::kAction,
-                  BranchOp::kCompensate}) {
+                  BranchOp::kCompensate, BranchOp::kMsg, BranchOp::kCommit, BranchOp::kRollback}) {
     CHECK(ParseBranchOp(ToString(op)) == op);
   }
   CHECK(ParseTransType("tcc") == TransType::kTcc);
   CHECK(ParseTransType("saga") == TransType::kSaga);
-  CHECK_FALSE(ParseTransType("msg"));
-  CHECK(IsKnownUnsupportedTransType("msg"));
-  CHECK(IsKnownUnsupportedTransType("xa"));
+  CHECK(ParseTransType("msg") == TransType::kMsg);
+  CHECK(ParseTransType("xa") == TransType::kXa);
+  CHECK_FALSE(ParseTransType("workflow"));
+  CHECK_FALSE(IsKnownUnsupportedTransType("msg"));
   CHECK(IsKnownUnsupportedTransType("workflow"));
   CHECK_FALSE(IsKnownUnsupportedTransType("banana"));
 }

@@ -99,16 +99,118 @@ TEST_CASE("a missing or invalid gid is refused naming gid", "[parser][bad-input]
 
 TEST_CASE("unknown and unsupported trans_types are refused naming trans_type",
           "[parser][bad-input]") {
-  auto msg = ParseSubmit(R"({"gid":"g","trans_type":"msg"})");
-  CHECK(FieldOf(msg) == "trans_type");
-  CHECK_THAT(msg.status().message(), Catch::Contains("unsupported trans_type"));
-  CHECK(FieldOf(ParseSubmit(R"({"gid":"g","trans_type":"xa"})")) == "trans_type");
-  CHECK(FieldOf(ParseSubmit(R"({"gid":"g","trans_type":"workflow"})")) == "trans_type");
+  auto workflow = ParseSubmit(R"({"gid":"g","trans_type":"workflow"})");
+  CHECK(FieldOf(workflow) == "trans_type");
+  CHECK_THAT(workflow.status().message(), Catch::Contains("unsupported trans_type"));
   CHECK(FieldOf(ParseSubmit(R"({"gid":"g","trans_type":"banana"})")) == "trans_type");
   CHECK(FieldOf(ParseSubmit(R"({"gid":"g"})")) == "trans_type");
   CHECK(FieldOf(ParseSubmit(R"({"gid":"g","trans_type":7})")) == "trans_type");
-  CHECK(FieldOf(ParsePrepare(R"({"gid":"g","trans_type":"saga"})")) == "trans_type");
+  auto saga_prepare = ParsePrepare(R"({"gid":"g","trans_type":"saga"})");
+  CHECK(FieldOf(saga_prepare) == "trans_type");
+  CHECK_THAT(saga_prepare.status().message(),
+             Catch::Contains("prepare applies to tcc, xa and msg transactions only"));
   CHECK(FieldOf(ParseAbort(R"({"gid":"g","trans_type":"saga"})")) == "trans_type");
+  auto msg_branch = ParseRegisterBranch(R"({"gid":"g","trans_type":"msg","branch_id":"01"})");
+  CHECK_THAT(msg_branch.status().message(),
+             Catch::Contains("registerBranch applies to tcc and xa transactions only"));
+}
+
+const char* kMsg = R"({"gid":"m1","trans_type":"msg",
+  "steps":[{"action":"http://loyalty/points"},{"action":"topic://orders"}],
+  "payloads":["{\"points\":10}","{}"],
+  "query_prepared":"http://shop/query_prepared","custom_data":"{\"delay\":30}"})";
+
+TEST_CASE("a message's prepare and submit carry steps, payloads, query_prepared and delay",
+          "[parser][msg]") {
+  auto prepare = ParsePrepare(kMsg);
+  REQUIRE(prepare);
+  CHECK(prepare->trans_type == TransType::kMsg);
+  REQUIRE(prepare->steps.size() == 2);
+  CHECK(prepare->steps[0].action_url == "http://loyalty/points");
+  CHECK(prepare->steps[0].payload == R"({"points":10})");
+  CHECK(prepare->steps[1].action_url == "topic://orders");
+  CHECK(prepare->query_prepared == "http://shop/query_prepared");
+  CHECK(prepare->options.delay == std::chrono::seconds(30));
+
+  auto submit = ParseSubmit(kMsg);
+  REQUIRE(submit);
+  CHECK(submit->trans_type == TransType::kMsg);
+  CHECK(submit->steps.size() == 2);
+  // A message submitted without a prepare needs no query_prepared.
+  auto direct = ParseSubmit(R"({"gid":"m","trans_type":"msg","steps":[{"action":"http://p/a"}],
+    "payloads":[""]})");
+  REQUIRE(direct);
+  CHECK(direct->query_prepared.empty());
+}
+
+TEST_CASE("a message's bad fields are refused naming them", "[parser][msg][bad-input]") {
+  const std::string head = R"({"gid":"m","trans_type":"msg",)";
+  const std::string qp = R"("query_prepared":"http://shop/qp",)";
+  const std::string one = R"("steps":[{"action":"http://p/a"}],"payloads":[""])";
+  CHECK(FieldOf(ParsePrepare(head + one + "}")) == "query_prepared");
+  CHECK(FieldOf(ParsePrepare(head + R"("query_prepared":"ftp://x",)" + one + "}")) ==
+        "query_prepared");
+  CHECK(FieldOf(ParsePrepare(head + R"("query_prepared":7,)" + one + "}")) == "query_prepared");
+  CHECK(FieldOf(ParsePrepare(head + qp + R"("payloads":[]})")) == "steps");
+  CHECK(FieldOf(ParsePrepare(head + qp + R"("steps":[],"payloads":[]})")) == "steps");
+  CHECK(FieldOf(ParsePrepare(head + qp + R"("steps":[{}],"payloads":[""]})")) == "steps[0].action");
+  CHECK(FieldOf(ParsePrepare(head + qp + R"("steps":[{"action":"topic://"}],"payloads":[""]})")) ==
+        "steps[0].action");
+  CHECK(
+      FieldOf(ParsePrepare(head + qp + R"("steps":[{"action":"topic://a b"}],"payloads":[""]})")) ==
+      "steps[0].action");
+  CHECK(FieldOf(ParsePrepare(
+            head + qp +
+            R"("steps":[{"action":"http://p/a","compensate":"http://p/c"}],"payloads":[""]})")) ==
+        "steps[0].compensate");
+  CHECK(FieldOf(ParsePrepare(head + qp + R"("steps":[{"action":"http://p/a"}]})")) == "payloads");
+  CHECK(FieldOf(ParsePrepare(head + qp + R"("steps":[{"action":"http://p/a"}],"payloads":[1]})")) ==
+        "payloads[0]");
+  CHECK(FieldOf(ParsePrepare(head + qp + R"("custom_data":"{\"delay\":-1}",)" + one + "}")) ==
+        "custom_data.delay");
+  CHECK(FieldOf(ParsePrepare(head + qp + R"("custom_data":"{\"delay\":\"soon\"}",)" + one + "}")) ==
+        "custom_data.delay");
+  CHECK(FieldOf(ParsePrepare(head + qp + R"("custom_data":"later",)" + one + "}")) ==
+        "custom_data");
+  CHECK(FieldOf(ParseSubmit(head + R"("retry_limit":-1,)" + one + "}")) == "retry_limit");
+}
+
+TEST_CASE("an XA branch registers its one phase-2 url", "[parser][xa]") {
+  auto r =
+      ParseRegisterBranch(R"({"gid":"x","trans_type":"xa","branch_id":"01","url":"http://db/xa"})");
+  REQUIRE(r);
+  CHECK(r->trans_type == TransType::kXa);
+  CHECK(r->url == "http://db/xa");
+  CHECK(FieldOf(ParseRegisterBranch(R"({"gid":"x","trans_type":"xa","branch_id":"01"})")) == "url");
+  CHECK(FieldOf(ParseRegisterBranch(
+            R"({"gid":"x","trans_type":"xa","branch_id":"01","url":"db/xa"})")) == "url");
+  auto prepare = ParsePrepare(R"({"gid":"x","trans_type":"xa","timeout_to_fail":5})");
+  REQUIRE(prepare);
+  CHECK(prepare->trans_type == TransType::kXa);
+  auto abort = ParseAbort(R"({"gid":"x","trans_type":"xa"})");
+  REQUIRE(abort);
+  CHECK(abort->trans_type == TransType::kXa);
+}
+
+TEST_CASE("subscriptions name a topic and an http(s) url", "[parser][topics]") {
+  QueryParams params{{"topic", "orders"}, {"url", "http://loyalty/points"}, {"remark", "x"}};
+  auto r = ParseSubscribeQuery(params);
+  REQUIRE(r);
+  CHECK(r->topic == "orders");
+  CHECK(r->url == "http://loyalty/points");
+  CHECK(r->remark == "x");
+  CHECK(FieldOf(ParseSubscribeQuery({{"url", "http://a/b"}})) == "topic");
+  CHECK(FieldOf(ParseSubscribeQuery({{"topic", "a/b"}, {"url", "http://a/b"}})) == "topic");
+  CHECK(FieldOf(ParseSubscribeQuery({{"topic", "t"}})) == "url");
+  CHECK(FieldOf(ParseSubscribeQuery({{"topic", "t"}, {"url", "mailto:x"}})) == "url");
+  CHECK(FieldOf(ParseSubscribeQuery(
+            {{"topic", "t"}, {"url", "http://a/b"}, {"remark", std::string(2000, 'r')}})) ==
+        "remark");
+  auto body = ParseSubscribeBody(R"({"topic":"t","url":"https://a/b"})");
+  REQUIRE(body);
+  CHECK(body->url == "https://a/b");
+  CHECK(FieldOf(ParseSubscribeBody(R"({"topic":"t","url":5})")) == "url");
+  CHECK(FieldOf(ParseTopicBody(R"({"topic":""})")) == "topic");
 }
 
 TEST_CASE("options of the wrong type are refused naming the option", "[parser][bad-input]") {
@@ -200,7 +302,8 @@ TEST_CASE("query strings are checked like bodies", "[parser][bad-input]") {
   CHECK(all->before_id == 42);
   CHECK(ParseListQuery({})->limit == 100);
   CHECK(FieldOf(ParseListQuery({{"status", "done"}})) == "status");
-  CHECK(FieldOf(ParseListQuery({{"trans_type", "msg"}})) == "trans_type");
+  CHECK(FieldOf(ParseListQuery({{"trans_type", "workflow"}})) == "trans_type");
+  CHECK(ParseListQuery({{"trans_type", "msg"}})->trans_type == TransType::kMsg);
   CHECK(FieldOf(ParseListQuery({{"limit", "0"}})) == "limit");
   CHECK(FieldOf(ParseListQuery({{"limit", "1001"}})) == "limit");
   CHECK(FieldOf(ParseListQuery({{"limit", "ten"}})) == "limit");

@@ -27,7 +27,7 @@ TEST_CASE("settled's defaults match the protocol", "[cli]") {
   CHECK(cl.config.retry.max_interval == std::chrono::seconds(60));
   CHECK(cl.config.retry.stuck_after == 10);
   CHECK(cl.config.coordinator.request_timeout == std::chrono::seconds(3));
-  CHECK(cl.config.coordinator.tcc_timeout_to_fail == std::chrono::seconds(35));
+  CHECK(cl.config.coordinator.prepared_timeout_to_fail == std::chrono::seconds(35));
   CHECK(cl.config.log_level == "info");
 }
 
@@ -64,7 +64,7 @@ TEST_CASE("every setting can be given on the command line", "[cli]") {
   CHECK(cl.config.retry.max_interval == std::chrono::minutes(2));
   CHECK(cl.config.retry.stuck_after == 4);
   CHECK(cl.config.coordinator.request_timeout == std::chrono::seconds(5));
-  CHECK(cl.config.coordinator.tcc_timeout_to_fail == std::chrono::minutes(1));
+  CHECK(cl.config.coordinator.prepared_timeout_to_fail == std::chrono::minutes(1));
   CHECK(cl.config.io_threads == 3);
   CHECK(cl.config.max_passes == 16);
   CHECK(cl.config.log_level == "debug");

@@ -20,14 +20,18 @@ const RetryPolicy kPolicy(RetrySettings{60 * kSecond, 3}, RetryPolicy::NoJitter(
 storage::BranchRecord Row(BranchOp op) {
   auto tx = TransactionBuilder::Saga(GlobalStatus::kSubmitted, kT0).SagaSteps(1).Build();
   auto tcc = TransactionBuilder::Tcc(GlobalStatus::kSubmitted, kT0).TccBranch("01").Build();
+  auto xa = TransactionBuilder::Xa(GlobalStatus::kSubmitted, kT0).XaBranch("01").Build();
+  auto msg = TransactionBuilder::Msg(GlobalStatus::kPrepared, kT0).BackCheck().Build();
   if (op == BranchOp::kAction || op == BranchOp::kCompensate) return RowOf(tx, "01", op);
+  if (op == BranchOp::kCommit || op == BranchOp::kRollback) return RowOf(xa, "01", op);
+  if (op == BranchOp::kMsg) return RowOf(msg, "00", op);
   return RowOf(tcc, "01", op);
 }
 
 TEST_CASE("a successful call completes the branch and ends its failure streak", "[outcome]") {
   auto row = Row(BranchOp::kConfirm);
   row.failures = 2;
-  RecordOutcome(row, {BranchResult::kSuccess, 200, ""}, kSecond, kPolicy, kT0);
+  RecordOutcome(row, TransType::kSaga, {BranchResult::kSuccess, 200, ""}, kSecond, kPolicy, kT0);
   CHECK(row.status == BranchStatus::kSucceed);
   CHECK(row.attempts == 1);
   CHECK(row.failures == 0);
@@ -35,12 +39,14 @@ TEST_CASE("a successful call completes the branch and ends its failure streak", 
 
 TEST_CASE("an unknown result is retried with a doubling backoff", "[outcome]") {
   auto row = Row(BranchOp::kConfirm);
-  RecordOutcome(row, {BranchResult::kUnknown, 500, "HTTP 500: boom"}, kSecond, kPolicy, kT0);
+  RecordOutcome(row, TransType::kSaga, {BranchResult::kUnknown, 500, "HTTP 500: boom"}, kSecond,
+                kPolicy, kT0);
   CHECK(row.status == BranchStatus::kPrepared);
   CHECK(row.failures == 1);
   CHECK(row.next_retry_at == kT0 + kSecond);
   CHECK_THAT(row.last_error, Catch::Contains("HTTP 500: boom"));
-  RecordOutcome(row, {BranchResult::kUnknown, 0, "connection refused"}, kSecond, kPolicy, kT0);
+  RecordOutcome(row, TransType::kSaga, {BranchResult::kUnknown, 0, "connection refused"}, kSecond,
+                kPolicy, kT0);
   CHECK(row.failures == 2);
   CHECK(row.next_retry_at == kT0 + 2 * kSecond);
   CHECK(row.attempts == 2);
@@ -48,10 +54,10 @@ TEST_CASE("an unknown result is retried with a doubling backoff", "[outcome]") {
 
 TEST_CASE("ONGOING keeps the interval and does not count as a failure", "[outcome]") {
   auto row = Row(BranchOp::kAction);
-  RecordOutcome(row, {BranchResult::kUnknown, 503, ""}, kSecond, kPolicy, kT0);
-  RecordOutcome(row, {BranchResult::kUnknown, 503, ""}, kSecond, kPolicy, kT0);
+  RecordOutcome(row, TransType::kSaga, {BranchResult::kUnknown, 503, ""}, kSecond, kPolicy, kT0);
+  RecordOutcome(row, TransType::kSaga, {BranchResult::kUnknown, 503, ""}, kSecond, kPolicy, kT0);
   REQUIRE(row.failures == 2);
-  RecordOutcome(row, {BranchResult::kOngoing, 425, ""}, kSecond, kPolicy, kT0);
+  RecordOutcome(row, TransType::kSaga, {BranchResult::kOngoing, 425, ""}, kSecond, kPolicy, kT0);
   CHECK(row.status == BranchStatus::kPrepared);
   CHECK(row.failures == 2);
   CHECK(row.next_retry_at == kT0 + 2 * kSecond);
@@ -59,7 +65,8 @@ TEST_CASE("ONGOING keeps the interval and does not count as a failure", "[outcom
 
 TEST_CASE("FAILURE fails a saga action for good", "[outcome]") {
   auto row = Row(BranchOp::kAction);
-  RecordOutcome(row, {BranchResult::kFailure, 409, "HTTP 409: no funds"}, kSecond, kPolicy, kT0);
+  RecordOutcome(row, TransType::kSaga, {BranchResult::kFailure, 409, "HTTP 409: no funds"}, kSecond,
+                kPolicy, kT0);
   CHECK(row.status == BranchStatus::kFailed);
   CHECK_THAT(row.last_error, Catch::Contains("no funds"));
 }
@@ -68,12 +75,44 @@ TEST_CASE("FAILURE from confirm, cancel or compensate is a participant bug and i
           "[outcome]") {
   for (auto op : {BranchOp::kConfirm, BranchOp::kCancel, BranchOp::kCompensate}) {
     auto row = Row(op);
-    RecordOutcome(row, {BranchResult::kFailure, 409, ""}, kSecond, kPolicy, kT0);
+    RecordOutcome(row, TransType::kSaga, {BranchResult::kFailure, 409, ""}, kSecond, kPolicy, kT0);
     CHECK(row.status == BranchStatus::kPrepared);
     CHECK(row.failures == 1);
     CHECK(row.next_retry_at == kT0 + kSecond);
     CHECK_THAT(row.last_error, Catch::Contains("participant bug"));
   }
+}
+
+TEST_CASE("FAILURE from XA's commit or rollback is a participant bug and is retried",
+          "[outcome][xa]") {
+  for (auto op : {BranchOp::kCommit, BranchOp::kRollback}) {
+    auto row = Row(op);
+    RecordOutcome(row, TransType::kXa, {BranchResult::kFailure, 409, ""}, kSecond, kPolicy, kT0);
+    CHECK(row.status == BranchStatus::kPrepared);
+    CHECK(row.failures == 1);
+    CHECK_THAT(row.last_error, Catch::Contains("participant bug"));
+  }
+}
+
+TEST_CASE("a message's back-check answering FAILURE fails it for good", "[outcome][msg]") {
+  auto row = Row(BranchOp::kMsg);
+  RecordOutcome(row, TransType::kMsg, {BranchResult::kFailure, 409, "HTTP 409: rolled back"},
+                kSecond, kPolicy, kT0);
+  CHECK(row.status == BranchStatus::kFailed);
+  CHECK_THAT(row.last_error, Catch::Contains("rolled back"));
+}
+
+TEST_CASE("a message's receiver answering FAILURE is asked again, counted as a failure",
+          "[outcome][msg]") {
+  auto row = Row(BranchOp::kAction);
+  RecordOutcome(row, TransType::kMsg, {BranchResult::kFailure, 409, "HTTP 409: not now"}, kSecond,
+                kPolicy, kT0);
+  CHECK(row.status == BranchStatus::kPrepared);
+  CHECK(row.failures == 1);
+  CHECK(row.next_retry_at == kT0 + kSecond);
+  CHECK_THAT(row.last_error, Catch::Contains("not now"));
+  CHECK_THAT(row.last_error, !Catch::Contains("participant bug"));
+  CHECK(row.failed_attempts.size() == 1);
 }
 
 TEST_CASE("a transaction is stuck while a pending branch has failed too often in a row",
@@ -90,17 +129,18 @@ TEST_CASE("a transaction is stuck while a pending branch has failed too often in
 
 TEST_CASE("calls that do not succeed are kept in a bounded history, oldest first", "[outcome]") {
   auto row = Row(BranchOp::kConfirm);
-  RecordOutcome(row, {BranchResult::kSuccess, 200, ""}, kSecond, kPolicy, kT0);
+  RecordOutcome(row, TransType::kSaga, {BranchResult::kSuccess, 200, ""}, kSecond, kPolicy, kT0);
   CHECK(row.failed_attempts.empty());  // success at once: nothing to keep
 
   auto failing = Row(BranchOp::kCancel);
   const std::size_t calls = storage::BranchRecord::kMaxFailedAttempts + 3;
   for (std::size_t i = 0; i < calls; ++i) {
-    RecordOutcome(failing, {BranchResult::kUnknown, 500, "HTTP 500: try " + std::to_string(i)},
-                  kSecond, kPolicy, kT0 + kSecond * static_cast<int>(i));
+    RecordOutcome(failing, TransType::kSaga,
+                  {BranchResult::kUnknown, 500, "HTTP 500: try " + std::to_string(i)}, kSecond,
+                  kPolicy, kT0 + kSecond * static_cast<int>(i));
   }
-  RecordOutcome(failing, {BranchResult::kOngoing, 425, "HTTP 425"}, kSecond, kPolicy,
-                kT0 + kSecond * static_cast<int>(calls));
+  RecordOutcome(failing, TransType::kSaga, {BranchResult::kOngoing, 425, "HTTP 425"}, kSecond,
+                kPolicy, kT0 + kSecond * static_cast<int>(calls));
 
   const auto& history = failing.failed_attempts;
   REQUIRE(history.size() == storage::BranchRecord::kMaxFailedAttempts);

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "settle/drive/coordinator.h"
 #include "settle/net/asio.h"
@@ -63,6 +64,13 @@ class SyncCoordinator {
   Status ResetNextCronTime(const std::string& gid) {
     return Run(coordinator_.ResetNextCronTime(gid));
   }
+  Status Subscribe(coordinator::SubscribeRequest r) {
+    return Run(coordinator_.Subscribe(std::move(r)));
+  }
+  Status Unsubscribe(coordinator::SubscribeRequest r) {
+    return Run(coordinator_.Unsubscribe(std::move(r)));
+  }
+  Result<std::vector<storage::Topic>> Topics() { return Run(coordinator_.Topics()); }
   void BeginShutdown() { coordinator_.BeginShutdown(); }
 
   // Runs whatever the context has to do until it has nothing left (passes started by the

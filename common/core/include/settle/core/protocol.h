@@ -8,12 +8,13 @@
 // coordinator and the participant SDK.
 namespace settle {
 
-enum class TransType { kTcc, kSaga };
+enum class TransType { kTcc, kSaga, kMsg, kXa };
 enum class GlobalStatus { kPrepared, kSubmitted, kAborting, kSucceed, kFailed };
 enum class BranchStatus { kPrepared, kSucceed, kFailed };
-// kTry and kAction are the calls made before phase 2; the coordinator itself only calls
-// confirm/cancel (TCC) and action/compensate (saga).
-enum class BranchOp { kTry, kConfirm, kCancel, kAction, kCompensate };
+// kTry is the call made before phase 2; the coordinator itself calls confirm/cancel (TCC),
+// action/compensate (saga), action (a message's delivery), msg (a prepared message's
+// query_prepared back-check, branch "00") and commit/rollback (XA's phase 2).
+enum class BranchOp { kTry, kConfirm, kCancel, kAction, kCompensate, kMsg, kCommit, kRollback };
 
 std::string_view ToString(TransType t);
 std::string_view ToString(GlobalStatus s);
@@ -40,6 +41,9 @@ inline constexpr std::size_t kMaxBranchIdLength = 128;
 bool IsValidGid(std::string_view gid);
 // Branch ids follow the same rule as gids: they travel in query strings and logs.
 bool IsValidBranchId(std::string_view branch_id);
+
+// Topics (a message step's topic://NAME) follow the same rule.
+bool IsValidTopic(std::string_view topic);
 
 // "01", "02", ...: the branch id of saga step `index` (0-based) and of the n-th TCC branch an
 // SDK registers.

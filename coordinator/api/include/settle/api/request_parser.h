@@ -29,6 +29,11 @@ Result<std::string> ParseGidBody(std::string_view body);
 // Query strings (already split into parameters).
 using QueryParams = std::multimap<std::string, std::string>;
 Result<std::string> ParseQueryGid(const QueryParams& params);
+// subscribe and unsubscribe as DTM's SDKs call them: topic, url, remark (unsubscribe ignores
+// it) in the query string; the same as a JSON body; deleteTopic's {"topic": "..."}.
+Result<SubscribeRequest> ParseSubscribeQuery(const QueryParams& params);
+Result<SubscribeRequest> ParseSubscribeBody(std::string_view body);
+Result<std::string> ParseTopicBody(std::string_view body);
 // status, trans_type, stuck, limit (1..1000, default 100), position (from next_position).
 Result<storage::ListQuery> ParseListQuery(const QueryParams& params);
 

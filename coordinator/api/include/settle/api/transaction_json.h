@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "settle/storage/store.h"
 
@@ -12,5 +13,7 @@ namespace settle::coordinator {
 // (last_error) is emitted as valid UTF-8 whatever bytes it holds.
 std::string QueryResponseBody(const std::optional<storage::Transaction>& tx);
 std::string ListResponseBody(const storage::ListPage& page);
+// {"topics":[{"name","subscribers":[{"url","remark","create_time"}]}]}, by name.
+std::string TopicsResponseBody(const std::vector<storage::Topic>& topics);
 
 }  // namespace settle::coordinator

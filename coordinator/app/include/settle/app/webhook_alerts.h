@@ -26,7 +26,9 @@ struct WebhookSettings {
 };
 
 // The JSON an alert POSTs: {"event":"transaction_stuck","gid","trans_type","status",
-// "branch_id","op","url","failures","last_error","stuck_at"} naming the failing branch.
+// "branch_id","op","url","failures","last_error","stuck_at"} naming the failing branch. For a
+// message that gave up delivering, "event" is "transaction_gave_up", "status" failed, and
+// "reason" says why.
 std::string StuckAlertBody(const storage::Transaction& tx, TimePoint now);
 
 // Sends each alert to a webhook (HTTP or HTTPS POST, application/json) from a coroutine of its

@@ -19,7 +19,8 @@ namespace settle::coordinator {
 struct CoordinatorSettings {
   Duration request_timeout{3000};
   Duration retry_interval{1000};
-  Duration tcc_timeout_to_fail{35000};
+  // TCC, XA and message: how long one may stay prepared (saga: no default deadline).
+  Duration prepared_timeout_to_fail{35000};
   // How long a wait_result request waits for a pass already running for its gid.
   Duration wait_result_max_wait{30000};
   // Branches one TCC may register; registering more is refused (400).
@@ -54,6 +55,14 @@ class Coordinator {
   asio::awaitable<Status> ForceStop(std::string gid);
   asio::awaitable<Status> ResetNextCronTime(std::string gid);
 
+  // Topics (docs/protocol.md §3.12): a message step topic://NAME goes to every subscriber the
+  // topic has when the message is created. AlreadyExists for a url subscribed already;
+  // NotFound for an unknown subscription or topic.
+  asio::awaitable<Status> Subscribe(SubscribeRequest request);
+  asio::awaitable<Status> Unsubscribe(SubscribeRequest request);
+  asio::awaitable<Status> DeleteTopic(std::string topic);
+  asio::awaitable<Result<std::vector<storage::Topic>>> Topics();
+
   // From now on every operation that changes state answers Unavailable.
   void BeginShutdown() { shutting_down_ = true; }
 
@@ -63,6 +72,18 @@ class Coordinator {
   storage::GlobalRecord NewGlobal(const std::string& gid, TransType type, GlobalStatus status,
                                   const RequestOptions& options, TimePoint now) const;
   asio::awaitable<Status> SubmitSaga(SubmitRequest request);
+  // The submit of a prepared message, or of a new one.
+  asio::awaitable<Status> SubmitMsg(SubmitRequest request);
+  // Stores a new submitted transaction with its rows and drives it. AlreadyExists, unchanged,
+  // when the gid is taken.
+  asio::awaitable<Status> InsertAndDrive(storage::Transaction tx, bool wait_result);
+  // A message's delivery rows: one per step, one per subscriber for a topic://NAME step.
+  // InvalidArgument naming the step for a topic without subscribers or too many deliveries.
+  asio::awaitable<Result<std::vector<storage::BranchRecord>>> MsgRows(std::string gid,
+                                                                      std::vector<SagaStep> steps,
+                                                                      TimePoint now);
+  // OK if gid is stored as a transaction of `type`; NotFound or Conflict saying why not.
+  asio::awaitable<Status> ExpectType(std::string gid, TransType type);
   // For a repeated prepare or submit whose insert found the gid taken: OK if the stored
   // transaction is of `type` and in `status` (the repeat is then harmless), otherwise the
   // Conflict that says why (Unavailable if it vanished meanwhile).
@@ -74,10 +95,11 @@ class Coordinator {
   asio::awaitable<Result<std::optional<storage::Transaction>>> ChangeStatus(
       std::string gid, std::optional<TransType> type, std::vector<GlobalStatus> from,
       GlobalStatus to, std::optional<GlobalStatus> already_done, std::string reason);
-  // A TCC's phase two: ChangeStatus from prepared to `to`, then DriveClaimed from the rows it
-  // stored, under a claim taken before the load so that nothing else drives it in between.
-  asio::awaitable<Status> ChangeTccAndDrive(std::string gid, GlobalStatus to, std::string reason,
-                                            bool wait_result);
+  // Phase two of a TCC or XA, or the submit of a prepared message: ChangeStatus of the gid,
+  // which must be of `type`, from prepared to `to`, then DriveClaimed from the rows it stored,
+  // under a claim taken before the load so that nothing else drives it in between.
+  asio::awaitable<Status> ChangeTwoPhaseAndDrive(std::string gid, TransType type, GlobalStatus to,
+                                                 std::string reason, bool wait_result);
   // Drives the transaction now: a pass in this coroutine for wait_result, which then maps the
   // status it reached; otherwise the scheduler starts one.
   asio::awaitable<Status> DriveAfterChange(std::string gid, bool wait_result);

@@ -34,8 +34,8 @@ class CoordinatorMetrics {
   std::uint64_t BranchCalls(BranchOp op, BranchResult result) const;
 
  private:
-  static constexpr std::size_t kTypes = 2;
-  static constexpr std::size_t kOps = 5;
+  static constexpr std::size_t kTypes = 4;  // every TransType, indexed by its value
+  static constexpr std::size_t kOps = 8;    // every BranchOp, indexed by its value
   static constexpr std::size_t kResults = 4;
   using Counter = std::atomic<std::uint64_t>;
 

@@ -4,7 +4,9 @@
 
 namespace settle::coordinator {
 
-// Where the driver reports a transaction it has just flagged stuck (stored as stuck).
+// Where the driver reports a transaction that needs an operator: one it has just flagged stuck
+// (stored as stuck), or a message that has just given up delivering (stored as failed, with
+// rollback_reason saying which receiver did not answer, after retry_limit failures).
 // Thread-safety: from many threads at once.
 class StuckAlerts {
  public:

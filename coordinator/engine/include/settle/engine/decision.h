@@ -27,7 +27,7 @@ struct Decision {
   std::optional<TimePoint> wake_at;
 };
 
-// The TCC or saga engine, chosen by the transaction's type. A branch row that has never been
+// The engine of the transaction's type (TCC, saga, message, XA). A branch row that has never been
 // called is due at once; one that failed is due at its next_retry_at.
 Decision Decide(const storage::Transaction& tx, TimePoint now);
 

@@ -18,8 +18,12 @@ struct TransOptions {
   Duration timeout_to_fail{0};  // 0: never (saga); TCC always has one once resolved
   Duration request_timeout{0};
   Duration retry_interval{0};
-  int retry_limit = 0;  // saga actions: attempts before the saga aborts; 0 = unlimited
+  // Consecutive failed calls of one saga action before the saga aborts, or of one message
+  // delivery before the message gives up (failed); 0 = unlimited.
+  int retry_limit = 0;
   bool concurrent = false;
+  // Message: no delivery before create_time + delay (custom_data's "delay", in seconds).
+  Duration delay{0};
   // Saga with concurrent: step index -> indexes of the steps it waits for.
   std::map<int, std::vector<int>> orders;
   std::map<std::string, std::string> branch_headers;

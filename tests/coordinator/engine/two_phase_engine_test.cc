@@ -1,6 +1,9 @@
-#include "settle/engine/tcc_engine.h"
+#include "settle/engine/two_phase_engine.h"
 
 #include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
 
 #include "transaction_builder.h"
 
@@ -95,6 +98,43 @@ TEST_CASE("a finished TCC needs nothing", "[engine][tcc]") {
     CHECK(d.calls.empty());
     CHECK_FALSE(d.wake_at);
   }
+}
+
+// The ops of a decision's calls, as "01:commit" strings.
+std::vector<std::string> CallNames(const storage::Transaction& tx, const Decision& d) {
+  std::vector<std::string> names;
+  for (std::size_t row : d.calls) {
+    names.push_back(tx.branches[row].branch_id + ":" + std::string(ToString(tx.branches[row].op)));
+  }
+  return names;
+}
+
+TEST_CASE("a submitted XA commits every registered branch at once, then succeeds", "[engine][xa]") {
+  auto tx =
+      TransactionBuilder::Xa(GlobalStatus::kSubmitted, kT0).XaBranch("01").XaBranch("02").Build();
+  CHECK(CallNames(tx, DecideXa(tx, kT0)) == std::vector<std::string>{"01:commit", "02:commit"});
+  RowOf(tx, "01", BranchOp::kCommit).status = BranchStatus::kSucceed;
+  CHECK(CallNames(tx, DecideXa(tx, kT0)) == std::vector<std::string>{"02:commit"});
+  RowOf(tx, "02", BranchOp::kCommit).status = BranchStatus::kSucceed;
+  CHECK(DecideXa(tx, kT0).next_status == GlobalStatus::kSucceed);
+}
+
+TEST_CASE("an aborting XA rolls back every registered branch, then fails", "[engine][xa]") {
+  auto tx =
+      TransactionBuilder::Xa(GlobalStatus::kAborting, kT0).XaBranch("01").XaBranch("02").Build();
+  CHECK(CallNames(tx, DecideXa(tx, kT0)) == std::vector<std::string>{"01:rollback", "02:rollback"});
+  RowOf(tx, "01", BranchOp::kRollback).status = BranchStatus::kSucceed;
+  RowOf(tx, "02", BranchOp::kRollback).status = BranchStatus::kSucceed;
+  CHECK(DecideXa(tx, kT0).next_status == GlobalStatus::kFailed);
+}
+
+TEST_CASE("a prepared XA rolls back once timeout_to_fail has passed", "[engine][xa]") {
+  auto tx = TransactionBuilder::Xa(GlobalStatus::kPrepared, kT0)
+                .TimeoutToFail(10 * kSecond)
+                .XaBranch("01")
+                .Build();
+  CHECK(DecideXa(tx, kT0 + 5 * kSecond).wake_at == kT0 + 10 * kSecond);
+  CHECK(DecideXa(tx, kT0 + 10 * kSecond).next_status == GlobalStatus::kAborting);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "settle/engine/tcc_engine.h"
+#include "settle/engine/two_phase_engine.h"
 
 #include <algorithm>
 
@@ -27,9 +27,8 @@ Decision DrivePhaseTwo(const storage::Transaction& tx, BranchOp op, GlobalStatus
   return d;
 }
 
-}  // namespace
-
-Decision DecideTcc(const storage::Transaction& tx, TimePoint now) {
+Decision DecideTwoPhase(const storage::Transaction& tx, TimePoint now, BranchOp commit,
+                        BranchOp rollback) {
   const storage::GlobalRecord& g = tx.global;
   switch (g.status) {
     case GlobalStatus::kPrepared: {
@@ -46,14 +45,24 @@ Decision DecideTcc(const storage::Transaction& tx, TimePoint now) {
       return d;
     }
     case GlobalStatus::kSubmitted:
-      return DrivePhaseTwo(tx, BranchOp::kConfirm, GlobalStatus::kSucceed, now);
+      return DrivePhaseTwo(tx, commit, GlobalStatus::kSucceed, now);
     case GlobalStatus::kAborting:
-      return DrivePhaseTwo(tx, BranchOp::kCancel, GlobalStatus::kFailed, now);
+      return DrivePhaseTwo(tx, rollback, GlobalStatus::kFailed, now);
     case GlobalStatus::kSucceed:
     case GlobalStatus::kFailed:
       return {};
   }
   return {};
+}
+
+}  // namespace
+
+Decision DecideTcc(const storage::Transaction& tx, TimePoint now) {
+  return DecideTwoPhase(tx, now, BranchOp::kConfirm, BranchOp::kCancel);
+}
+
+Decision DecideXa(const storage::Transaction& tx, TimePoint now) {
+  return DecideTwoPhase(tx, now, BranchOp::kCommit, BranchOp::kRollback);
 }
 
 }  // namespace settle::coordinator

@@ -1,0 +1,20 @@
+#pragma once
+
+#include "settle/engine/decision.h"
+
+namespace settle::coordinator {
+
+// The two-phase transactions: the client prepares, registers branches, then submits or aborts,
+// and the coordinator finishes every registered branch (docs/protocol.md §2.1, §4.4, §4.7):
+// - prepared: waits for the client's submit or abort; once timeout_to_fail has passed since
+//   creation, moves to aborting.
+// - submitted: calls every branch's commit op in parallel; succeed once all have succeeded.
+// - aborting: calls every registered branch's rollback op in parallel; failed once all have
+//   succeeded.
+// TCC's ops are confirm and cancel (the participant's barrier turns a cancel without Try into
+// a no-op); XA's are commit and rollback of the branch's prepared local transaction, both at
+// the branch's one phase-2 URL.
+Decision DecideTcc(const storage::Transaction& tx, TimePoint now);
+Decision DecideXa(const storage::Transaction& tx, TimePoint now);
+
+}  // namespace settle::coordinator
