@@ -1,8 +1,9 @@
 #include "settle/sdk/barrier.h"
 
-#include <exception>
 #include <optional>
 #include <utility>
+
+#include "local_transaction_call.h"
 
 namespace settle::sdk {
 namespace {
@@ -20,23 +21,8 @@ std::optional<BranchOp> OriginOf(BranchOp op) {
   }
 }
 
-// Trouble with the participant's database is never the business's answer: whatever code
-// the store used, it must become a 500 or 503 that the coordinator retries, never a 409 or 425.
-BranchReply StoreFailure(const Status& status, std::string_view doing) {
-  const StatusCode code =
-      status.code() == StatusCode::kInternal ? StatusCode::kInternal : StatusCode::kUnavailable;
-  return BranchReply::Error(
-      Status(code, "barrier: " + std::string(doing) + ": " + status.message()));
-}
-
-Status RunBusiness(const Barrier::Business& business, BarrierTransaction& tx) {
-  try {
-    return business(tx);
-  } catch (const std::exception& e) {
-    return Status::Internal(std::string("branch business code threw: ") + e.what());
-  } catch (...) {
-    return Status::Internal("branch business code threw a non-standard exception");
-  }
+BranchReply StoreFailureReply(const Status& status, std::string_view doing) {
+  return BranchReply::Error(StoreFailure(status, doing));
 }
 
 }  // namespace
@@ -62,7 +48,7 @@ BarrierResult Barrier::Call(const BranchRequest& request, const Business& busine
   // `seen` stays kFirstCall until the barrier rows say otherwise: when the store fails before
   // that, nothing is known and the reply is a 500.
   Result<std::unique_ptr<BarrierTransaction>> begun = store_.Begin();
-  if (!begun) return {BarrierCase::kFirstCall, StoreFailure(begun.status(), "begin")};
+  if (!begun) return {BarrierCase::kFirstCall, StoreFailureReply(begun.status(), "begin")};
   BarrierTransaction& tx = **begun;  // rolls back on every return that does not commit
 
   const std::string op(ToString(request.op));
@@ -80,18 +66,20 @@ BarrierResult Barrier::Call(const BranchRequest& request, const Business& busine
   bool empty_rollback = false;
   if (std::optional<BranchOp> origin = OriginOf(request.op)) {
     Result<bool> inserted = tx.InsertIfAbsent(row_of(*origin));
-    if (!inserted) return {BarrierCase::kFirstCall, StoreFailure(inserted.status(), "insert")};
+    if (!inserted) return {BarrierCase::kFirstCall, StoreFailureReply(inserted.status(), "insert")};
     empty_rollback = *inserted;
   }
   // An empty rollback records its own row too, in the same commit: a second delivery of the
   // same cancel then finds it and is a duplicate, instead of running the cancel business
   // for a Try that never reserved anything.
   Result<bool> inserted = tx.InsertIfAbsent(row_of(request.op));
-  if (!inserted) return {BarrierCase::kFirstCall, StoreFailure(inserted.status(), "insert")};
+  if (!inserted) return {BarrierCase::kFirstCall, StoreFailureReply(inserted.status(), "insert")};
 
   if (empty_rollback) {
     Status committed = tx.Commit();
-    if (!committed.ok()) return {BarrierCase::kEmptyRollback, StoreFailure(committed, "commit")};
+    if (!committed.ok()) {
+      return {BarrierCase::kEmptyRollback, StoreFailureReply(committed, "commit")};
+    }
     return {BarrierCase::kEmptyRollback, BranchReply::Success()};
   }
 
@@ -100,10 +88,10 @@ BarrierResult Barrier::Call(const BranchRequest& request, const Business& busine
     Result<std::optional<std::string>> reason =
         tx.ReasonOf(request.gid, request.branch_id, op, barrier_id);
     tx.Rollback();
-    if (!reason) return {BarrierCase::kFirstCall, StoreFailure(reason.status(), "read")};
+    if (!reason) return {BarrierCase::kFirstCall, StoreFailureReply(reason.status(), "read")};
     if (!reason->has_value()) {
       return {BarrierCase::kFirstCall,
-              StoreFailure(Status::Internal("the barrier row just found is gone"), "read")};
+              StoreFailureReply(Status::Internal("the barrier row just found is gone"), "read")};
     }
     if (**reason == op) return {BarrierCase::kDuplicate, BranchReply::Success()};
     return {BarrierCase::kHanging,
@@ -111,14 +99,14 @@ BarrierResult Barrier::Call(const BranchRequest& request, const Business& busine
                                  " arrived after its " + **reason)};
   }
 
-  Status outcome = RunBusiness(business, tx);
+  Status outcome = RunCaught(business, tx, "branch business code");
   if (!outcome.ok()) {
     // The barrier rows go with the business change, so that a retry runs the business again.
     tx.Rollback();
     return {BarrierCase::kFirstCall, BranchReply::Error(std::move(outcome))};
   }
   Status committed = tx.Commit();
-  if (!committed.ok()) return {BarrierCase::kFirstCall, StoreFailure(committed, "commit")};
+  if (!committed.ok()) return {BarrierCase::kFirstCall, StoreFailureReply(committed, "commit")};
   return {BarrierCase::kFirstCall, BranchReply::Success()};
 }
 

@@ -13,6 +13,7 @@
 #include "settle/net/io_threads.h"
 #include "settle/net/route_table.h"
 #include "settle/net/server.h"
+#include "settle/sdk/msg_barrier.h"
 
 namespace settle::sdk {
 namespace {
@@ -158,6 +159,27 @@ Participant& Participant::OnAction(const std::string& path, BranchHandler handle
 }
 Participant& Participant::OnCompensate(const std::string& path, BranchHandler handler) {
   return OnOp(path, BranchOp::kCompensate, std::move(handler));
+}
+
+Participant& Participant::OnQueryPrepared(const std::string& path, Barrier& barrier) {
+  BranchHandler answer = [&barrier](const BranchRequest& request) {
+    return QueryPrepared(barrier, request.gid);
+  };
+  auto serve = [answer = std::move(answer)](const net::Request& req, net::Response& res) {
+    // The coordinator also sends trans_type=msg, branch_id=00 and op=msg, fixed values: the
+    // gid alone says which message is meant.
+    BranchRequest request;
+    request.path = req.path;
+    if (auto gid = req.params.find("gid"); gid != req.params.end()) request.gid = gid->second;
+    if (request.gid.empty()) {
+      WriteReply(BranchReply::Failure("gid: required in the query string"), res);
+      return;
+    }
+    WriteReply(RunHandler(answer, request), res);
+  };
+  impl_->routes.Add("GET", path, serve);
+  impl_->routes.Add("POST", path, serve);
+  return *this;
 }
 
 namespace {

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "submit_outcome.h"
 #include "trans_options_json.h"
 
 namespace settle::sdk {
@@ -52,20 +53,7 @@ std::string Saga::ToJson() const {
 
 Result<Outcome> Saga::Submit() {
   if (steps_.empty()) return Status::InvalidArgument("steps: a saga needs at least one step");
-  auto answer = client_.Post("submit", ToJson());
-  if (answer) {
-    return Outcome{gid_, options_.wait_result ? GlobalStatus::kSucceed : GlobalStatus::kSubmitted,
-                   ""};
-  }
-  const Status& s = answer.status();
-  // With wait_result a 409 is the verdict of the coordinator's pass: an action failed and the
-  // saga was compensated. Without it, a 409 refuses the submit itself (the gid is taken by a
-  // finished transaction), which the caller learns as the error it is.
-  if (s.code() == StatusCode::kConflict && options_.wait_result) {
-    return Outcome{gid_, GlobalStatus::kFailed, s.message()};
-  }
-  if (s.code() == StatusCode::kPending) return Outcome{gid_, GlobalStatus::kSubmitted, s.message()};
-  return s;
+  return SubmitOutcome(gid_, options_.wait_result, client_.Post("submit", ToJson()));
 }
 
 }  // namespace settle::sdk

@@ -9,6 +9,7 @@
 #include "settle/core/protocol.h"
 #include "settle/net/message.h"
 #include "settle/net/url.h"
+#include "submit_outcome.h"
 #include "trans_options_json.h"
 
 namespace settle::sdk {
@@ -46,21 +47,7 @@ Status RunClosure(const std::function<Status(Tcc&)>& body, Tcc& tcc) {
 Result<Outcome> Submit(Client& client, const std::string& gid, const TransOptions& options) {
   json request = TccBody(gid);
   if (options.wait_result) request["wait_result"] = true;
-  auto answer = client.Post("submit", Dump(request));
-  if (answer) {
-    return Outcome{gid, options.wait_result ? GlobalStatus::kSucceed : GlobalStatus::kSubmitted,
-                   ""};
-  }
-  const Status& s = answer.status();
-  // With wait_result a 409 is read as the coordinator's verdict, as DTM's SDKs do: the
-  // transaction ended failed, and the message is why (typically it was aborted by
-  // timeout_to_fail before the submit arrived). Without wait_result a 409 refuses the submit
-  // itself, and the caller gets it as the error it is.
-  if (s.code() == StatusCode::kConflict && options.wait_result) {
-    return Outcome{gid, GlobalStatus::kFailed, s.message()};
-  }
-  if (s.code() == StatusCode::kPending) return Outcome{gid, GlobalStatus::kSubmitted, s.message()};
-  return s;
+  return SubmitOutcome(gid, options.wait_result, client.Post("submit", Dump(request)));
 }
 
 Result<Outcome> Abort(Client& client, const std::string& gid, const TransOptions& options,

@@ -55,6 +55,11 @@ class Barrier {
   // the longest retry).
   Result<std::size_t> Cleanup(Duration retention, std::size_t batch_size = 1000);
 
+  // The database and the clock it was made with; a transactional message's barrier row lives
+  // there too (settle/sdk/msg_barrier.h).
+  BarrierStore& store() const { return store_; }
+  const Clock& clock() const { return clock_; }
+
  private:
   BarrierStore& store_;
   const Clock& clock_;

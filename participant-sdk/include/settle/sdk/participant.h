@@ -66,6 +66,13 @@ class Participant {
   Participant& OnAction(const std::string& path, BranchHandler handler);
   Participant& OnCompensate(const std::string& path, BranchHandler handler);
 
+  // A transactional message's back-check URL (Msg::Prepare's query_prepared_url), answered by
+  // QueryPrepared on `barrier` (settle/sdk/msg_barrier.h) for the query's gid: 200 SUCCESS
+  // when the message's local transaction committed, 409 FAILURE when it did not (and now never
+  // will), 500 or 503 when the database failed. GET and POST; a missing or invalid gid is a
+  // 409 naming it. `barrier` must outlive the participant.
+  Participant& OnQueryPrepared(const std::string& path, Barrier& barrier);
+
   Participant& OnGet(const std::string& pattern, RouteHandler handler);
   Participant& OnPost(const std::string& pattern, RouteHandler handler);
 

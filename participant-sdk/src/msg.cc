@@ -1,0 +1,141 @@
+#include "settle/sdk/msg.h"
+
+#include <algorithm>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "check_gid.h"
+#include "settle/core/protocol.h"
+#include "settle/net/url.h"
+#include "submit_outcome.h"
+#include "trans_options_json.h"
+
+namespace settle::sdk {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kTopicScheme = "topic://";
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+Status CheckUrl(const std::string& field, const std::string& url) {
+  if (url.empty()) return Status::InvalidArgument(field + ": required");
+  Result<net::Url> parsed = net::ParseUrl(url);
+  if (!parsed) return Status::InvalidArgument(field + ": " + parsed.status().message());
+  return Status::Ok();
+}
+
+// A step's action: an http(s) URL, or topic://NAME with a name that can travel in a URL.
+Status CheckAction(const std::string& field, const std::string& action) {
+  if (!action.starts_with(kTopicScheme)) return CheckUrl(field, action);
+  const std::string_view topic = std::string_view(action).substr(kTopicScheme.size());
+  const bool printable = std::all_of(topic.begin(), topic.end(), [](char c) {
+    return static_cast<unsigned char>(c) > 0x20 && c != 0x7f;
+  });
+  if (topic.empty() || !printable) {
+    return Status::InvalidArgument(field +
+                                   ": a topic name must be non-empty, without whitespace or "
+                                   "control characters");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Msg& Msg::Add(std::string action_url, std::string payload) {
+  steps_.push_back(Step{std::move(action_url), std::move(payload)});
+  return *this;
+}
+
+Msg& Msg::AddTopic(const std::string& topic, std::string payload) {
+  return Add(std::string(kTopicScheme) + topic, std::move(payload));
+}
+
+Msg& Msg::EnableConcurrent() {
+  concurrent_ = true;
+  return *this;
+}
+
+Msg& Msg::SetDelay(std::chrono::seconds delay) {
+  delay_ = delay;
+  return *this;
+}
+
+Msg& Msg::SetOptions(TransOptions options) {
+  options_ = std::move(options);
+  return *this;
+}
+
+std::string Msg::ToJson() const {
+  json steps = json::array();
+  json payloads = json::array();
+  for (const Step& step : steps_) {
+    steps.push_back(json{{"action", step.action}});
+    payloads.push_back(step.payload);
+  }
+  json body = {{"gid", gid_}, {"trans_type", "msg"}, {"steps", steps}, {"payloads", payloads}};
+  if (!query_prepared_.empty()) body["query_prepared"] = query_prepared_;
+  AddTransOptions(options_, body);
+  if (concurrent_) body["concurrent"] = true;
+  // As DTM's Go SDK sends it: a JSON string.
+  if (delay_) body["custom_data"] = Dump(json{{"delay", delay_->count()}});
+  return Dump(body);
+}
+
+Status Msg::CheckMessage() const {
+  if (Status s = CheckGid(gid_); !s.ok()) return s;
+  if (steps_.empty()) return Status::InvalidArgument("steps: a message needs at least one step");
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    Status s = CheckAction("steps[" + std::to_string(i) + "].action", steps_[i].action);
+    if (!s.ok()) return s;
+  }
+  if (delay_ && delay_->count() < 0) return Status::InvalidArgument("delay: must not be negative");
+  return Status::Ok();
+}
+
+Status Msg::Prepare(const std::string& query_prepared_url) {
+  if (Status s = CheckMessage(); !s.ok()) return s;
+  if (Status s = CheckUrl("query_prepared", query_prepared_url); !s.ok()) return s;
+  query_prepared_ = query_prepared_url;
+  Result<std::string> answer = client_.Post("prepare", ToJson());
+  return answer ? Status::Ok() : answer.status();
+}
+
+Result<Outcome> Msg::Submit() {
+  if (Status s = CheckMessage(); !s.ok()) return s;
+  return SubmitOutcome(gid_, options_.wait_result, client_.Post("submit", ToJson()));
+}
+
+Result<Outcome> Msg::Abort() {
+  if (Status s = CheckGid(gid_); !s.ok()) return s;
+  Result<std::string> answer = client_.Post("abort", Dump({{"gid", gid_}, {"trans_type", "msg"}}));
+  if (!answer) return answer.status();
+  return Outcome{gid_, GlobalStatus::kFailed, ""};
+}
+
+Result<Outcome> Msg::DoAndSubmit(const std::string& query_prepared_url, Barrier& barrier,
+                                 const MsgLocalTransaction& local_tx) {
+  if (Status s = Prepare(query_prepared_url); !s.ok()) return s;
+  const Status local = RunMsgLocalTransaction(barrier, gid_, local_tx);
+  if (local.ok()) return Submit();
+
+  // A Submit or Abort that does not reach the coordinator is not retried here: the message
+  // stays prepared, and the coordinator's back-check finds the same verdict.
+  bool committed = false;
+  if (local.code() != StatusCode::kConflict) {
+    const BranchReply verdict = QueryPrepared(barrier, gid_);
+    // The database cannot say now: the coordinator's back-check asks again later.
+    if (!verdict.status.ok() && verdict.status.code() != StatusCode::kConflict) return local;
+    committed = verdict.status.ok();
+  }
+  if (committed) {
+    Submit().status().IgnoreError();
+  } else {
+    Abort().status().IgnoreError();
+  }
+  return local;
+}
+
+}  // namespace settle::sdk
