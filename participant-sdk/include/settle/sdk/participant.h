@@ -11,6 +11,7 @@
 #include "settle/core/status.h"
 #include "settle/sdk/barrier.h"
 #include "settle/sdk/branch_request.h"
+#include "settle/sdk/xa_request.h"
 
 namespace settle::sdk {
 
@@ -30,6 +31,7 @@ struct ParticipantOptions {
 };
 
 using BranchHandler = std::function<BranchReply(const BranchRequest&)>;
+using XaHandler = std::function<BranchReply(const XaRequest&)>;
 
 // A plain HTTP route of the participant's own (balances, health), outside the protocol.
 struct HttpRequest {
@@ -65,6 +67,10 @@ class Participant {
   Participant& OnCancel(const std::string& path, BranchHandler handler);
   Participant& OnAction(const std::string& path, BranchHandler handler);
   Participant& OnCompensate(const std::string& path, BranchHandler handler);
+  // An XA branch URL, serving its action and its phase 2 (op=commit, op=rollback; see
+  // xa_request.h): the query is read with ParseXaQuery and refused like a branch URL's (409
+  // FAILURE naming the parameter). PostgresXa::Handler makes the handler.
+  Participant& OnXa(const std::string& path, XaHandler handler);
 
   Participant& OnGet(const std::string& pattern, RouteHandler handler);
   Participant& OnPost(const std::string& pattern, RouteHandler handler);
