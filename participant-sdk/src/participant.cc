@@ -39,9 +39,11 @@ Status HandlerThrew(const char* what) {
                                           : std::string("handler threw"));
 }
 
-BranchReply RunHandler(const BranchHandler& handler, const BranchRequest& request) {
+// The handler's reply; one that throws answers Internal.
+template <typename Call>
+BranchReply RunGuarded(const Call& call) {
   try {
-    return handler(request);
+    return call();
   } catch (const std::exception& e) {
     return BranchReply::Error(HandlerThrew(e.what()));
   } catch (...) {
@@ -113,7 +115,20 @@ struct Participant::Impl {
       WriteReply(BranchReply::Failure(parsed.message()), res);
       return;
     }
-    WriteReply(RunHandler(handler, request), res);
+    WriteReply(RunGuarded([&] { return handler(request); }), res);
+  }
+
+  void ServeXa(const net::Request& req, net::Response& res, const XaHandler& handler) const {
+    XaRequest request;
+    request.path = req.path;
+    request.body = req.body;
+    for (const auto& [name, value] : req.headers) request.headers.emplace(name, value);
+    if (Status parsed = ParseXaQuery(req.params, request); !parsed.ok()) {
+      // FAILURE, as for a branch URL: an action that cannot be read aborts its transaction.
+      WriteReply(BranchReply::Failure(parsed.message()), res);
+      return;
+    }
+    WriteReply(RunGuarded([&] { return handler(request); }), res);
   }
 
   ParticipantOptions options;
@@ -136,6 +151,16 @@ Participant& Participant::OnOp(const std::string& path, std::optional<BranchOp> 
   auto serve = [impl = impl_.get(), op, handler = std::move(handler)](const net::Request& req,
                                                                       net::Response& res) {
     impl->ServeBranch(req, res, op, handler);
+  };
+  impl_->routes.Add("GET", path, serve);
+  impl_->routes.Add("POST", path, serve);
+  return *this;
+}
+
+Participant& Participant::OnXa(const std::string& path, XaHandler handler) {
+  auto serve = [impl = impl_.get(), handler = std::move(handler)](const net::Request& req,
+                                                                  net::Response& res) {
+    impl->ServeXa(req, res, handler);
   };
   impl_->routes.Add("GET", path, serve);
   impl_->routes.Add("POST", path, serve);

@@ -5,36 +5,11 @@
 #include <limits>
 #include <utility>
 
+#include "postgres_barrier_schema.h"
 #include "settle/db/pg_pool.h"
 
 namespace settle::sdk {
 namespace {
-
-constexpr const char* kCreateSchemaSql = R"sql(
-BEGIN;
-SELECT pg_advisory_xact_lock(74372855, hashtext(current_schema()));
-CREATE TABLE IF NOT EXISTS barrier (
-  trans_type  TEXT   NOT NULL,
-  gid         TEXT   NOT NULL,
-  branch_id   TEXT   NOT NULL,
-  op          TEXT   NOT NULL,
-  barrier_id  TEXT   NOT NULL,
-  reason      TEXT   NOT NULL,
-  create_time BIGINT NOT NULL,
-  PRIMARY KEY (gid, branch_id, op, barrier_id)
-);
-CREATE INDEX IF NOT EXISTS barrier_create_time ON barrier (create_time);
-COMMIT;
-)sql";
-
-constexpr std::string_view kInsertRowSql =
-    "INSERT INTO barrier (trans_type, gid, branch_id, op, barrier_id, reason, create_time) "
-    "VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint) "
-    "ON CONFLICT (gid, branch_id, op, barrier_id) DO NOTHING";
-
-constexpr std::string_view kSelectReasonSql =
-    "SELECT reason FROM barrier WHERE gid = $1::text AND branch_id = $2::text "
-    "AND op = $3::text AND barrier_id = $4::text";
 
 constexpr std::string_view kDeleteCreatedBeforeSql =
     "DELETE FROM barrier WHERE ctid IN "
@@ -50,14 +25,14 @@ class PostgresBarrierTransaction final : public BarrierTransaction {
   Result<bool> InsertIfAbsent(const BarrierRow& row) override {
     if (Status s = CheckOpen("inserting a barrier row"); !s.ok()) return s;
     Result<PgResult> inserted =
-        connection().Query(kInsertRowSql, PgParams()
-                                              .Text(row.trans_type)
-                                              .Text(row.gid)
-                                              .Text(row.branch_id)
-                                              .Text(row.op)
-                                              .Text(row.barrier_id)
-                                              .Text(row.reason)
-                                              .Int(ToUnixMillis(row.create_time)));
+        connection().Query(kInsertPostgresBarrierRowSql, PgParams()
+                                                             .Text(row.trans_type)
+                                                             .Text(row.gid)
+                                                             .Text(row.branch_id)
+                                                             .Text(row.op)
+                                                             .Text(row.barrier_id)
+                                                             .Text(row.reason)
+                                                             .Int(ToUnixMillis(row.create_time)));
     if (!inserted) return inserted.status();
     return inserted->affected() > 0;
   }
@@ -66,8 +41,9 @@ class PostgresBarrierTransaction final : public BarrierTransaction {
                                               const std::string& op,
                                               const std::string& barrier_id) override {
     if (Status s = CheckOpen("reading a barrier row"); !s.ok()) return s;
-    Result<PgResult> rows = connection().Query(
-        kSelectReasonSql, PgParams().Text(gid).Text(branch_id).Text(op).Text(barrier_id));
+    Result<PgResult> rows =
+        connection().Query(kSelectPostgresBarrierReasonSql,
+                           PgParams().Text(gid).Text(branch_id).Text(op).Text(barrier_id));
     if (!rows) return rows.status();
     if (rows->rows() == 0) return std::optional<std::string>();
     return std::optional<std::string>(rows->Text(0, 0));
@@ -143,7 +119,7 @@ Result<std::unique_ptr<PostgresBarrierStore>> PostgresBarrierStore::Open(
   auto impl = std::make_unique<Impl>(conninfo, options);
   Result<std::unique_ptr<PgPool::Lease>> lease = impl->pool().Acquire();
   if (!lease) return lease.status();
-  if (Status s = (**lease)->Run(kCreateSchemaSql); !s.ok()) {
+  if (Status s = (**lease)->Run(kCreatePostgresBarrierSchemaSql); !s.ok()) {
     return Status(s.code(), "creating the barrier table: " + s.message());
   }
   lease->reset();

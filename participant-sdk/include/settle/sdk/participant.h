@@ -11,6 +11,7 @@
 #include "settle/core/status.h"
 #include "settle/sdk/barrier.h"
 #include "settle/sdk/branch_request.h"
+#include "settle/sdk/xa_request.h"
 
 namespace settle::sdk {
 
@@ -30,6 +31,7 @@ struct ParticipantOptions {
 };
 
 using BranchHandler = std::function<BranchReply(const BranchRequest&)>;
+using XaHandler = std::function<BranchReply(const XaRequest&)>;
 
 // A plain HTTP route of the participant's own (balances, health), outside the protocol.
 struct HttpRequest {
@@ -65,6 +67,10 @@ class Participant {
   Participant& OnCancel(const std::string& path, BranchHandler handler);
   Participant& OnAction(const std::string& path, BranchHandler handler);
   Participant& OnCompensate(const std::string& path, BranchHandler handler);
+  // An XA branch URL, serving its action and its phase 2 (op=commit, op=rollback; see
+  // xa_request.h): the query is read with ParseXaQuery and refused like a branch URL's (409
+  // FAILURE naming the parameter). PostgresXa::Handler makes the handler.
+  Participant& OnXa(const std::string& path, XaHandler handler);
 
   // A transactional message's back-check URL (Msg::Prepare's query_prepared_url), answered by
   // QueryPrepared on `barrier` (settle/sdk/msg_barrier.h) for the query's gid: 200 SUCCESS
