@@ -31,17 +31,6 @@ Result<Outcome> Submit(Client& client, std::string_view trans_type, const std::s
   if (options.wait_result) request["wait_result"] = true;
   return SubmitOutcome(gid, options.wait_result, client.Post("submit", DumpJson(request)));
 }
-  const Status& s = answer.status();
-  // With wait_result a 409 is read as the coordinator's verdict, as DTM's SDKs do: the
-  // transaction ended failed, and the message is why (typically it was aborted by
-  // timeout_to_fail before the submit arrived). Without wait_result a 409 refuses the submit
-  // itself, and the caller gets it as the error it is.
-  if (s.code() == StatusCode::kConflict && options.wait_result) {
-    return Outcome{gid, GlobalStatus::kFailed, s.message()};
-  }
-  if (s.code() == StatusCode::kPending) return Outcome{gid, GlobalStatus::kSubmitted, s.message()};
-  return s;
-}
 
 Result<Outcome> Abort(Client& client, std::string_view trans_type, const std::string& gid,
                       const TransOptions& options, const std::string& reason) {

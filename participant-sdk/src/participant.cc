@@ -200,7 +200,7 @@ Participant& Participant::OnQueryPrepared(const std::string& path, Barrier& barr
       WriteReply(BranchReply::Failure("gid: required in the query string"), res);
       return;
     }
-    WriteReply(RunHandler(answer, request), res);
+    WriteReply(RunGuarded([&] { return answer(request); }), res);
   };
   impl_->routes.Add("GET", path, serve);
   impl_->routes.Add("POST", path, serve);

@@ -45,8 +45,8 @@ Decision BackCheck(const storage::Transaction& tx, TimePoint now) {
 
 std::string GaveUpReason(const storage::BranchRecord& row, int retry_limit) {
   return "step " + std::to_string(row.seq) + " (branch " + row.branch_id + ", " + row.url +
-         ") not delivered after " + std::to_string(row.failures) + " failed attempts (retry_limit " +
-         std::to_string(retry_limit) + "): " + row.last_error;
+         ") not delivered after " + std::to_string(row.failures) +
+         " failed attempts (retry_limit " + std::to_string(retry_limit) + "): " + row.last_error;
 }
 
 Decision Deliver(const storage::Transaction& tx, TimePoint now) {

@@ -24,7 +24,7 @@ using testing::ScriptedAnswer;
 using testing::SettledProcess;
 
 const std::vector<std::string> kArgs = {"--retry-interval", "100ms", "--retry-max", "400ms",
-                                        "--log-level", "warn"};
+                                        "--log-level",      "warn"};
 const ScriptedAnswer kFailure{409, R"({"dtm_result":"FAILURE"})"};
 const ScriptedAnswer kOngoing{425, R"({"dtm_result":"ONGOING"})"};
 const ScriptedAnswer kError{500, "database down"};
@@ -52,8 +52,8 @@ struct Coordinator {
 
   Coordinator() { Start(); }
   void Start() {
-    settled = std::make_unique<SettledProcess>(dir.File("settle.db"), args, 0,
-                                               dir.File("settled.log"));
+    settled =
+        std::make_unique<SettledProcess>(dir.File("settle.db"), args, 0, dir.File("settled.log"));
     client = std::make_unique<JsonClient>(settled->port());
   }
   void KillAndRestart() {
@@ -201,11 +201,11 @@ TEST_CASE("topics: DTM's subscribe calls, then a topic step reaches every subscr
   CHECK(p.CountCalls("/mail") == 1);
   CHECK(p.CallsTo("/mail")[0].query.at("branch_id") == "01-02");
 
-  const auto nobody = c.client->PostJson("/api/settle/submit",
-                                         json{{"gid", "m2"},
-                                              {"trans_type", "msg"},
-                                              {"steps", {{{"action", "topic://nobody"}}}},
-                                              {"payloads", {"{}"}}});
+  const auto nobody =
+      c.client->PostJson("/api/settle/submit", json{{"gid", "m2"},
+                                                    {"trans_type", "msg"},
+                                                    {"steps", {{{"action", "topic://nobody"}}}},
+                                                    {"payloads", {"{}"}}});
   CHECK(nobody.status == 400);
   CHECK_THAT(nobody.json["message"].get<std::string>(),
              Catch::StartsWith("steps[0].action: topic nobody"));

@@ -136,9 +136,10 @@ TEST_CASE("a prepared message nobody submits is checked back at timeout_to_fail"
   }
 }
 
-TEST_CASE("an aborted prepared message fails and delivers nothing; a submitted one cannot be "
-          "aborted",
-          "[coordinator][msg]") {
+TEST_CASE(
+    "an aborted prepared message fails and delivers nothing; a submitted one cannot be "
+    "aborted",
+    "[coordinator][msg]") {
   CoordinatorHarness h;
   REQUIRE(h.coordinator().Prepare(PrepareMsg("m1", {"http://p/a"})).ok());
   REQUIRE(h.coordinator().Abort(AbortMsg("m1")).ok());
@@ -181,9 +182,9 @@ TEST_CASE("best-effort notification: with retry_limit the message gives up, fail
   h.Advance(2 * kSecond);
   auto tx = h.Load("m1");
   CHECK(tx.global.status == GlobalStatus::kFailed);
-  CHECK_THAT(tx.global.rollback_reason,
-             Catch::Contains("branch 02") && Catch::Contains("retry_limit 3") &&
-                 Catch::Contains("connection refused"));
+  CHECK_THAT(tx.global.rollback_reason, Catch::Contains("branch 02") &&
+                                            Catch::Contains("retry_limit 3") &&
+                                            Catch::Contains("connection refused"));
   CHECK(RowOf(tx, "01", BranchOp::kAction).status == BranchStatus::kSucceed);
   REQUIRE(h.alerts().size() == 1);
   CHECK(h.alerts()[0].global.status == GlobalStatus::kFailed);
@@ -260,13 +261,13 @@ TEST_CASE("repeated prepares and submits of a message are harmless; other types 
   REQUIRE(h.coordinator().Submit(SubmitMsg("m1")).ok());
   CHECK(h.coordinator().Submit(SubmitMsg("m1")).ok());
   CHECK(h.caller().CallNames() == Names{"01:action"});
-  CHECK(h.coordinator().Prepare(PrepareMsg("m1", {"http://p/a"})).code() ==
-        StatusCode::kConflict);
+  CHECK(h.coordinator().Prepare(PrepareMsg("m1", {"http://p/a"})).code() == StatusCode::kConflict);
 
   // A TCC's branch cannot join a message, nor a message's submit a saga.
   RegisterBranchRequest branch{"m1", "01", "", "http://p/c", "http://p/x"};
   CHECK(h.coordinator().RegisterBranch(branch).code() == StatusCode::kConflict);
-  REQUIRE(h.coordinator().Submit(SubmitRequest{"s1", TransType::kSaga, {}, Steps({"http://p/a"})})
+  REQUIRE(h.coordinator()
+              .Submit(SubmitRequest{"s1", TransType::kSaga, {}, Steps({"http://p/a"})})
               .ok());
   CHECK(h.coordinator().Submit(SubmitMsg("s1")).code() == StatusCode::kConflict);
 }

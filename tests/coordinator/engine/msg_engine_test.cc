@@ -86,8 +86,7 @@ TEST_CASE("a submitted message delivers its steps one after another", "[engine][
   CHECK(DecideMsg(tx, kT0).next_status == GlobalStatus::kSucceed);
 }
 
-TEST_CASE("a topic step goes to every subscriber at once, before the next step",
-          "[engine][msg]") {
+TEST_CASE("a topic step goes to every subscriber at once, before the next step", "[engine][msg]") {
   auto tx = TransactionBuilder::Msg(GlobalStatus::kSubmitted, kT0).MsgStep(0, 2).MsgStep(1).Build();
   CHECK(Calls(tx, DecideMsg(tx, kT0)) == std::vector<std::string>{"01-01:action", "01-02:action"});
   Deliver(tx, "01-01");
@@ -97,8 +96,11 @@ TEST_CASE("a topic step goes to every subscriber at once, before the next step",
 }
 
 TEST_CASE("a concurrent message delivers every step at once", "[engine][msg]") {
-  auto tx =
-      TransactionBuilder::Msg(GlobalStatus::kSubmitted, kT0).Concurrent().MsgStep(0).MsgStep(1).Build();
+  auto tx = TransactionBuilder::Msg(GlobalStatus::kSubmitted, kT0)
+                .Concurrent()
+                .MsgStep(0)
+                .MsgStep(1)
+                .Build();
   CHECK(Calls(tx, DecideMsg(tx, kT0)) == std::vector<std::string>{"01:action", "02:action"});
 }
 
@@ -124,8 +126,11 @@ TEST_CASE("without retry_limit a message is never dropped, however often a recei
 
 TEST_CASE("with retry_limit a message gives up on a receiver that failed that often",
           "[engine][msg]") {
-  auto tx =
-      TransactionBuilder::Msg(GlobalStatus::kSubmitted, kT0).RetryLimit(3).MsgStep(0).MsgStep(1).Build();
+  auto tx = TransactionBuilder::Msg(GlobalStatus::kSubmitted, kT0)
+                .RetryLimit(3)
+                .MsgStep(0)
+                .MsgStep(1)
+                .Build();
   Deliver(tx, "01");
   auto& row = RowOf(tx, "02", BranchOp::kAction);
   row.failures = 2;
