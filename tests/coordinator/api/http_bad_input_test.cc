@@ -45,8 +45,14 @@ std::vector<BadCase> BadCases() {
       {"prepare", R"({"gid":")" + std::string(200, 'g') + R"(","trans_type":"tcc"})", "gid"},
       {"prepare", R"({"gid":12,"trans_type":"tcc"})", "gid"},
       {"prepare", R"({"gid":"bad-2"})", "trans_type"},
-      {"prepare", R"({"gid":"bad-3","trans_type":"msg"})", "trans_type"},
-      {"submit", R"({"gid":"bad-4","trans_type":"xa"})", "trans_type"},
+      {"prepare", R"({"gid":"bad-3","trans_type":"workflow"})", "trans_type"},
+      {"prepare", R"({"gid":"bad-3","trans_type":"msg"})", "steps"},
+      {"prepare", R"({"gid":"bad-3","trans_type":"msg","steps":[{"action":"http://p/a"}],
+        "payloads":["{}"]})",
+       "query_prepared"},
+      {"submit", R"({"gid":"bad-4","trans_type":"msg","steps":[{"action":"topic://a b"}],
+        "payloads":["{}"]})",
+       "steps[0].action"},
       {"submit", R"({"gid":"bad-5","trans_type":"workflow"})", "trans_type"},
       {"submit", R"({"gid":"bad-6","trans_type":"banana"})", "trans_type"},
       {"prepare", R"({"gid":"bad-7","trans_type":"tcc","timeout_to_fail":"35"})",
@@ -78,7 +84,9 @@ std::vector<BadCase> BadCases() {
       {"abort", R"({"gid":"bad-18","trans_type":"saga"})", "trans_type"},
       {"forceStop", R"({"gid":""})", "gid"},
       {"resetNextCronTime", R"({})", "gid"},
-      {"registerXaBranch", R"({"gid":"bad-19","trans_type":"xa"})", "trans_type"},
+      {"registerXaBranch", R"({"gid":"bad-19","trans_type":"xa","branch_id":"01"})", "url"},
+      {"subscribe", R"({"topic":"orders","url":"ftp://x"})", "url"},
+      {"unsubscribe", R"({"url":"http://p/x"})", "topic"},
   };
 }
 

@@ -113,6 +113,62 @@ TEST_CASE("an aborted TCC sends cancel to every registered branch, even one whos
   CHECK(late.json["dtm_result"] == "FAILURE");
 }
 
+// The body DTM's Python SDK (dtmcli-py's Msg) posts to prepare, submit and abort alike: its
+// whole TransBase, nulls, zeros and empty lists included. The SDK itself cannot run in CI
+// without downloads, so this replays its calls in its order.
+json PythonSdkMsg(const std::string& gid, const std::vector<std::string>& actions,
+                  const std::string& query_prepared) {
+  json body = {{"gid", gid},
+               {"trans_type", "msg"},
+               {"custom_data", nullptr},
+               {"steps", json::array()},
+               {"payloads", json::array()},
+               {"query_prepared", query_prepared.empty() ? json(nullptr) : json(query_prepared)},
+               {"protocol", nullptr},
+               {"wait_result", false},
+               {"timeout_to_fail", 0},
+               {"request_timeout", 8},
+               {"retry_interval", 0},
+               {"passthrough_headers", json::array()},
+               {"branch_headers", json::object()},
+               {"concurrent", false}};
+  for (const std::string& action : actions) {
+    body["steps"].push_back({{"action", action}});
+    body["payloads"].push_back(json{{"amount", 30}}.dump());
+  }
+  return body;
+}
+
+TEST_CASE("DTM's Python SDK Msg: prepare, submit, and abort, as it sends them",
+          "[http][msg][compat]") {
+  ParticipantServer p;
+  InProcessSettled s;
+  SECTION("do_and_submit with a committed local transaction: prepare then submit") {
+    const json body =
+        PythonSdkMsg("py-msg", {p.Url("/TransOut"), p.Url("/TransIn")}, p.Url("/QueryPrepared"));
+    REQUIRE(s.client().PostJson("/api/dtmsvr/prepare", body).status == 200);
+    CHECK(s.StatusOf("py-msg") == "prepared");
+    REQUIRE(s.client().PostJson("/api/dtmsvr/submit", body).status == 200);
+    REQUIRE(p.WaitForCalls("/TransIn", 1));
+    CHECK(p.CallsTo("/TransOut").at(0).body == R"({"amount":30})");
+    CHECK(p.CallsTo("/TransOut").at(0).query.at("trans_type") == "msg");
+    CHECK(p.CallsTo("/TransIn").at(0).query.at("branch_id") == "02");
+    CHECK(p.CountCalls("/QueryPrepared") == 0);
+  }
+  SECTION("do_and_submit whose local transaction failed: prepare then abort") {
+    const json body = PythonSdkMsg("py-abort", {p.Url("/TransOut")}, p.Url("/QueryPrepared"));
+    REQUIRE(s.client().PostJson("/api/dtmsvr/prepare", body).status == 200);
+    REQUIRE(s.client().PostJson("/api/dtmsvr/abort", body).status == 200);
+    CHECK(s.StatusOf("py-abort") == "failed");
+    CHECK(p.Calls().empty());
+  }
+  SECTION("a plain submit without a prepare") {
+    const json body = PythonSdkMsg("py-direct", {p.Url("/TransOut")}, "");
+    REQUIRE(s.client().PostJson("/api/dtmsvr/submit", body).status == 200);
+    REQUIRE(p.WaitForCalls("/TransOut", 1));
+  }
+}
+
 TEST_CASE("a saga submitted through the DTM alias succeeds with bodies forwarded byte for byte",
           "[http][saga]") {
   ParticipantServer p;
