@@ -35,7 +35,8 @@ Status ParseBranchQuery(const std::multimap<std::string, std::string>& params,
   if (op_name == nullptr) return Status::InvalidArgument("op: required in the query string");
   const auto op = ParseBranchOp(*op_name);
   if (!op) {
-    return Status::InvalidArgument("op: expected try, confirm, cancel, action or compensate");
+    return Status::InvalidArgument(
+        "op: expected try, confirm, cancel, action, compensate, msg, commit or rollback");
   }
   request.gid = *gid;
   request.trans_type = *trans_type;

@@ -138,7 +138,7 @@ class XaBank {
 };
 
 TEST_CASE(
-    "an XA action prepares its local transaction, then registers the branch; its row "
+    "an XA action prepares its local transaction, then registers the branch, its row "
     "appears only at COMMIT PREPARED",
     "[sdk][xa][postgres]") {
   XaBank bank;
@@ -187,7 +187,7 @@ TEST_CASE("phase 2 is idempotent: a repeated commit or rollback answers SUCCESS"
 }
 
 TEST_CASE(
-    "a rollback of a branch never prepared is SUCCESS; a commit of one is an error "
+    "a rollback of a branch never prepared is SUCCESS, a commit of one is an error "
     "retried, never SUCCESS",
     "[sdk][xa][postgres]") {
   XaBank bank;
@@ -277,7 +277,7 @@ TEST_CASE("a duplicate action of a committed branch changes nothing and answers 
 }
 
 TEST_CASE(
-    "a second call of a prepared branch waits for its phase 2; after the commit it runs "
+    "a second call of a prepared branch waits for its phase 2, after the commit it runs "
     "nothing",
     "[sdk][xa][postgres]") {
   XaBank bank;

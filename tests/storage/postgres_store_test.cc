@@ -178,7 +178,7 @@ TEST_CASE(
   CHECK_FALSE(*a->leases().Claim("leased", "a"));
 }
 
-TEST_CASE("a released instance's transactions are claimable at once; unknown gids are NotFound",
+TEST_CASE("a released instance's transactions are claimable at once, unknown gids are NotFound",
           "[storage][postgres][leases]") {
   PostgresTestDatabase database;
   auto a = MustOpen(database.conninfo(), {.exclusive = false});

@@ -368,7 +368,7 @@ TEST_CASE("concurrent commits share SQLite commits (group commit)", "[storage][s
   }
 }
 
-TEST_CASE("under steady load the writer waits for company; an idle store never waits",
+TEST_CASE("under steady load the writer waits for company, an idle store never waits",
           "[storage][sqlite]") {
   TempDir dir;
   SqliteStoreOptions options;

@@ -47,7 +47,8 @@ asio::awaitable<BranchOutcome> HttpBranchCaller::Call(BranchCall call) {
       co_return Unknown("invalid branch URL '" + call.url + "': " + url.status().message());
     }
     net::ClientRequest request;
-    request.method = call.data.empty() ? "GET" : "POST";
+    // XA's phase 2 is always a POST, as DTM calls it (its participants serve POST only).
+    request.method = call.data.empty() && call.trans_type != TransType::kXa ? "GET" : "POST";
     request.target = url->TargetWith({{"gid", call.gid},
                                       {"trans_type", ToString(call.trans_type)},
                                       {"branch_id", call.branch_id},

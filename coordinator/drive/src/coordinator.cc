@@ -225,7 +225,7 @@ asio::awaitable<Status> Coordinator::RegisterBranch(RegisterBranchRequest reques
   batch.Add(storage::LimitBranchRows{request.gid, 2 * settings_.max_tcc_branches});
   Status s = co_await store_.Commit(std::move(batch));
   if (s.code() == StatusCode::kInvalidArgument) {
-    s = Status::InvalidArgument("branch_id: a " + std::string(ToString(request.trans_type)) +
+    s = Status::InvalidArgument(std::string("branch_id: ") + (xa ? "an XA" : "a TCC") +
                                 " transaction may have at most " +
                                 std::to_string(settings_.max_tcc_branches) + " branches; gid " +
                                 request.gid + " has them all");

@@ -53,18 +53,17 @@ Decision Deliver(const storage::Transaction& tx, TimePoint now) {
   const storage::GlobalRecord& g = tx.global;
   Decision d;
   const int limit = g.options.retry_limit;
-  // The first step not yet fully delivered; without `concurrent` only its rows are due.
-  int current_step = -1;
+  bool all_delivered = true;
   for (const storage::BranchRecord& b : tx.branches) {
     if (b.op != BranchOp::kAction || b.status == BranchStatus::kSucceed) continue;
+    all_delivered = false;
     if (limit > 0 && b.failures >= limit) {
       d.next_status = GlobalStatus::kFailed;
       d.reason = GaveUpReason(b, limit);
       return d;
     }
-    if (current_step < 0 || b.seq < current_step) current_step = b.seq;
   }
-  if (current_step < 0) {
+  if (all_delivered) {
     d.next_status = GlobalStatus::kSucceed;
     return d;
   }
@@ -73,10 +72,12 @@ Decision Deliver(const storage::Transaction& tx, TimePoint now) {
     d.wake_at = start;
     return d;
   }
+  // Rows are in (seq, branch_id) order: step by step, a topic's subscribers one after another.
   for (std::size_t i = 0; i < tx.branches.size(); ++i) {
     const storage::BranchRecord& b = tx.branches[i];
     if (b.op != BranchOp::kAction || b.status == BranchStatus::kSucceed) continue;
-    if (g.options.concurrent || b.seq == current_step) CallOrWait(tx, i, now, d);
+    CallOrWait(tx, i, now, d);
+    if (!g.options.concurrent) break;
   }
   return d;
 }

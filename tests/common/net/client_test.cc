@@ -164,7 +164,7 @@ TEST_CASE("a connection idle for longer than max_idle_time by the client's clock
   CHECK(s.last_port != first);  // a new connection
 }
 
-TEST_CASE("any status is an answer; a 409 is not an error", "[net][client]") {
+TEST_CASE("any status is an answer, a 409 is not an error", "[net][client]") {
   TestServer s;
   Result<ClientAnswer> answer = MakeClient()->Send(Get(s.Url("/conflict")));
   REQUIRE(answer);

@@ -230,7 +230,7 @@ TEST_CASE("pipelined requests come out one at a time, in order, whatever the fra
   CHECK(framed.end == "need more");
 }
 
-TEST_CASE("chunked bodies may carry extensions and trailers; trailers are read and dropped",
+TEST_CASE("chunked bodies may carry extensions and trailers, trailers are read and dropped",
           "[net][request_reader]") {
   const Framed framed = FrameEveryWay(
       "POST /a HTTP/1.1\r\nHost: p\r\nTransfer-Encoding: Chunked\r\n\r\n"
@@ -282,7 +282,7 @@ TEST_CASE("every Expect is checked, and Connection: close wins over keep-alive i
         std::vector<std::string>{"GET /a {} close"});
 }
 
-TEST_CASE("HTTP/1.0 closes unless it asks to be kept alive; a Host is optional there",
+TEST_CASE("HTTP/1.0 closes unless it asks to be kept alive, a Host is optional there",
           "[net][request_reader]") {
   CHECK(FrameEveryWay("GET /a HTTP/1.0\r\n\r\n").requests ==
         std::vector<std::string>{"GET /a {} close"});
@@ -304,7 +304,7 @@ TEST_CASE("empty lines before a request line are skipped", "[net][request_reader
         std::vector<std::string>{"GET /a {}"});
 }
 
-TEST_CASE("a request's fields, query and body are as sent; values are trimmed",
+TEST_CASE("a request's fields, query and body are as sent, values are trimmed",
           "[net][request_reader]") {
   const Framed framed = FrameEveryWay(
       "POST /api/settle/submit?gid=a+b&op=%41&flag HTTP/1.1\r\nHost: p:1\r\n"

@@ -82,7 +82,7 @@ TEST_CASE("interim answers are skipped", "[net][response_reader]") {
   CHECK(r.outcome == "200 {ok}");
 }
 
-TEST_CASE("only the first bytes of a long body are kept; all are counted",
+TEST_CASE("only the first bytes of a long body are kept, all are counted",
           "[net][response_reader]") {
   const Read r = ReadEveryWay("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789", false, 4);
   CHECK(r.outcome == "200 {0123}");

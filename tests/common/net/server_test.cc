@@ -241,7 +241,7 @@ TEST_CASE("a connection beyond max_connections gets a 503 and is closed", "[net]
 }
 
 TEST_CASE(
-    "an idle keep-alive connection is closed after its timeout; a stalled request after "
+    "an idle keep-alive connection is closed after its timeout, a stalled request after "
     "the I/O timeout",
     "[net][server]") {
   ServerOptions options;
@@ -280,7 +280,7 @@ TEST_CASE("stopping lets a running handler answer, closes idle connections, and 
 }
 
 TEST_CASE(
-    "HTTPS: a client trusting the CA gets answers; one that does not, or that reached "
+    "HTTPS: a client trusting the CA gets answers, one that does not, or that reached "
     "another name, is refused in the handshake",
     "[net][server][tls]") {
   testing::TempDir dir;

@@ -24,7 +24,7 @@ TEST_CASE("an http URL is split into host, port and target", "[common][url]") {
   CHECK(v6->port == 9000);
 }
 
-TEST_CASE("https URLs default to port 443; the scheme is read in any case", "[net][url]") {
+TEST_CASE("https URLs default to port 443, the scheme is read in any case", "[net][url]") {
   auto secure = ParseUrl("https://bank.example/api/TransIn");
   REQUIRE(secure);
   CHECK(secure->tls);

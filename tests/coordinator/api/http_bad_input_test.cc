@@ -139,7 +139,7 @@ TEST_CASE("a body over 1 MiB is refused with a 413 and the server keeps serving"
 }
 
 TEST_CASE(
-    "an unknown route gets a JSON 404; a known one asked with another method a 405 with "
+    "an unknown route gets a JSON 404, a known one asked with another method a 405 with "
     "Allow",
     "[http][bad-input]") {
   InProcessSettled s;
@@ -154,7 +154,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "an ambiguous or malformed request gets one 4xx and the connection closes; what was "
+    "an ambiguous or malformed request gets one 4xx and the connection closes, what was "
     "smuggled behind it is never served",
     "[http][bad-input][framing]") {
   InProcessSettled s;
@@ -206,7 +206,7 @@ TEST_CASE(
   CHECK(s.client().Get("/api/ping").status == 200);
 }
 
-TEST_CASE("pipelined requests are answered in order; an HTTP/1.0 client is answered and closed",
+TEST_CASE("pipelined requests are answered in order, an HTTP/1.0 client is answered and closed",
           "[http][framing]") {
   InProcessSettled s;
   testing::RawConnection raw(s.port());

@@ -54,7 +54,7 @@ double SampleValue(const std::string& metrics, const std::string& series) {
   return std::stod(metrics.substr(at + series.size() + 2));
 }
 
-TEST_CASE("with tokens, a request without one gets 401 naming the header; ping stays open",
+TEST_CASE("with tokens, a request without one gets 401 naming the header, ping stays open",
           "[http][auth]") {
   InProcessSettled s(WithTokens);
   JsonClient anonymous(s.port());
@@ -195,7 +195,7 @@ TEST_CASE("a transaction that becomes stuck is POSTed to the alert webhook once"
   CHECK(SampleValue(m, "settle_transactions_stuck{type=\"saga\"}") == 2);
 }
 
-TEST_CASE("a webhook that is down does not hold up transactions; the failed alert is counted",
+TEST_CASE("a webhook that is down does not hold up transactions, the failed alert is counted",
           "[http][alerts]") {
   int closed_port = 0;
   {

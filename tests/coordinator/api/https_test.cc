@@ -63,7 +63,7 @@ TEST_CASE("settled serves HTTPS and calls https:// participants and webhooks it 
 }
 
 TEST_CASE(
-    "a participant whose certificate settled cannot verify is never sent the call; the "
+    "a participant whose certificate settled cannot verify is never sent the call, the "
     "branch says why",
     "[http][tls]") {
   testing::TempDir dir;

@@ -98,7 +98,7 @@ TEST_CASE("bad arguments are refused with a message and exit code 2", "[cli]") {
   }
 }
 
-TEST_CASE("operability settings: retention, webhook, limits; all off or generous by default",
+TEST_CASE("operability settings: retention, webhook, limits, all off or generous by default",
           "[cli]") {
   const CommandLine defaults = Parse({});
   CHECK(defaults.config.retention.keep == Duration(0));
@@ -118,7 +118,7 @@ TEST_CASE("operability settings: retention, webhook, limits; all off or generous
   CHECK(Parse({"--io-timeout", "0"}).exit_code == 2);
 }
 
-TEST_CASE("TLS: a certificate and its key serve the API over HTTPS; a CA file verifies peers",
+TEST_CASE("TLS: a certificate and its key serve the API over HTTPS, a CA file verifies peers",
           "[cli][tls]") {
   testing::TempDir dir;
   for (const char* name : {"cert.pem", "key.pem", "ca.pem"}) std::ofstream(dir.File(name)) << "x";

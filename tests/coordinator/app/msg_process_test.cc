@@ -10,6 +10,9 @@
 
 #include "final_status.h"
 #include "json_client.h"
+#ifdef SETTLE_TEST_STORE_POSTGRES
+#include "postgres_test_database.h"
+#endif
 #include "participant_server.h"
 #include "settled_process.h"
 #include "temp_dir.h"
@@ -43,9 +46,16 @@ json Message(const ParticipantServer& p, const std::string& gid, int timeout_to_
           {"timeout_to_fail", timeout_to_fail}};
 }
 
-// A settled on a database file of its own, restartable as after kill -9.
+// A settled on a database of its own, restartable as after kill -9: a SQLite file, or in
+// settle_postgres_process_tests a PostgreSQL schema.
 struct Coordinator {
   testing::TempDir dir;
+#ifdef SETTLE_TEST_STORE_POSTGRES
+  testing::PostgresTestDatabase database;
+  std::string store = database.conninfo();
+#else
+  std::string store = dir.File("settle.db");
+#endif
   std::vector<std::string> args = kArgs;
   std::unique_ptr<SettledProcess> settled;
   std::unique_ptr<JsonClient> client;
@@ -138,7 +148,7 @@ TEST_CASE("kill -9 while a delivery is in flight: the restarted coordinator deli
   CHECK(p.CountCalls("/ship") == 1);
 }
 
-TEST_CASE("abort of a prepared message fails it at once; nothing is ever delivered",
+TEST_CASE("abort of a prepared message fails it at once, nothing is ever delivered",
           "[process][msg]") {
   ParticipantServer p;
   Coordinator c;
@@ -214,7 +224,7 @@ TEST_CASE("topics: DTM's subscribe calls, then a topic step reaches every subscr
   CHECK(c.client->Get("/api/dtmsvr/subscribe?topic=orders").status == 400);
 }
 
-TEST_CASE("a message's bad fields get a 400 naming them; the coordinator keeps serving",
+TEST_CASE("a message's bad fields get a 400 naming them, the coordinator keeps serving",
           "[process][msg][bad-input]") {
   ParticipantServer p;
   Coordinator c;
@@ -258,6 +268,7 @@ TEST_CASE("XA over HTTP: submit commits and abort rolls back each branch at its 
   CHECK(c.WaitForEnd("x-abort") == "failed");
   std::multiset<std::string> seen;
   for (const auto& call : p.Calls()) {
+    CHECK(call.method == "POST");  // as DTM calls XA's phase 2
     seen.insert(call.path + " " + call.query.at("gid") + " " + call.query.at("op"));
   }
   CHECK(seen == std::multiset<std::string>{"/xa01 x-commit commit", "/xa02 x-commit commit",

@@ -137,14 +137,15 @@ TEST_CASE("a prepared message nobody submits is checked back at timeout_to_fail"
 }
 
 TEST_CASE(
-    "an aborted prepared message fails and delivers nothing; a submitted one cannot be "
+    "an aborted prepared message fails and delivers nothing, a submitted one cannot be "
     "aborted",
     "[coordinator][msg]") {
   CoordinatorHarness h;
   REQUIRE(h.coordinator().Prepare(PrepareMsg("m1", {"http://p/a"})).ok());
   REQUIRE(h.coordinator().Abort(AbortMsg("m1")).ok());
   CHECK(h.StatusOf("m1") == GlobalStatus::kFailed);
-  CHECK(h.coordinator().Abort(AbortMsg("m1")).ok());  // a repeated abort
+  // Only a prepared message can be aborted, as in DTM.
+  CHECK(h.coordinator().Abort(AbortMsg("m1")).code() == StatusCode::kConflict);
   CHECK(h.coordinator().Submit(SubmitMsg("m1")).code() == StatusCode::kConflict);
   h.Advance(100 * kSecond);
   CHECK(h.caller().calls().empty());
@@ -217,6 +218,7 @@ TEST_CASE("a topic step goes to every subscriber the topic has when the message 
   // Later subscriptions do not change a message already created.
   REQUIRE(h.coordinator().Unsubscribe({"orders", "http://mail/confirm", ""}).ok());
   REQUIRE(h.coordinator().Submit(SubmitMsg("m1")).ok());
+  // One after another, in subscription order, as DTM delivers a topic.
   CHECK(h.caller().CallNames() == Names{"01-01:action", "01-02:action", "02:action"});
   CHECK(h.caller().calls()[1].url == "http://mail/confirm");
   CHECK(h.caller().calls()[2].url == "http://audit/log");
@@ -253,7 +255,7 @@ TEST_CASE("a message carries on after a crash: prepared, submitted, half deliver
   CHECK(h.StatusOf("half") == GlobalStatus::kSucceed);
 }
 
-TEST_CASE("repeated prepares and submits of a message are harmless; other types are refused",
+TEST_CASE("repeated prepares and submits of a message are harmless, other types are refused",
           "[coordinator][msg]") {
   CoordinatorHarness h;
   REQUIRE(h.coordinator().Prepare(PrepareMsg("m1", {"http://p/a"})).ok());

@@ -304,7 +304,7 @@ TEST_CASE("wait_result answers with the outcome of one pass", "[coordinator][wai
   CHECK_THAT(pending.message(), Catch::Contains("submitted") && Catch::Contains("busy"));
 }
 
-TEST_CASE("duplicate prepare, submit and abort are idempotent; late ones are refused",
+TEST_CASE("duplicate prepare, submit and abort are idempotent, late ones are refused",
           "[coordinator][idempotency]") {
   CoordinatorHarness h;
   h.caller().Script("01", BranchOp::kConfirm, {Unknown()});
@@ -467,7 +467,7 @@ TEST_CASE("new gids are unique and valid", "[coordinator]") {
   CHECK(gids.size() == 10000);
 }
 
-TEST_CASE("a TCC registers at most max_tcc_branches branches; a repeated one still counts once",
+TEST_CASE("a TCC registers at most max_tcc_branches branches, a repeated one still counts once",
           "[coordinator][tcc][limits]") {
   CoordinatorSettings settings;
   settings.max_tcc_branches = 3;

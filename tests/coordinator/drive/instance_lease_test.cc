@@ -115,7 +115,7 @@ TEST_CASE(
   CHECK_THAT(lapsed.status().message(), Contains("does not hold its lease"));
 }
 
-TEST_CASE("a renewal counts from when it was sent; a failed one extends nothing", "[lease]") {
+TEST_CASE("a renewal counts from when it was sent, a failed one extends nothing", "[lease]") {
   Fixture f;
   f.clock.Advance(Duration(3'000));
   f.lease.RunOnce();

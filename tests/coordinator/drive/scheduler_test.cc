@@ -138,7 +138,7 @@ TEST_CASE("a pass that leaves work behind is due again when it says", "[schedule
   CHECK_FALSE(f.scheduler.DueTime("g1"));
 }
 
-TEST_CASE("a transaction never has two passes at once; asking during a pass re-arms it",
+TEST_CASE("a transaction never has two passes at once, asking during a pass re-arms it",
           "[scheduler]") {
   Fixture f;
   f.scheduler.Schedule("g1", f.clock.Now());
@@ -156,7 +156,7 @@ TEST_CASE("a transaction never has two passes at once; asking during a pass re-a
   CHECK_FALSE(f.runner.overlapped());
 }
 
-TEST_CASE("at most max_passes passes run at once; the others start as slots free up",
+TEST_CASE("at most max_passes passes run at once, the others start as slots free up",
           "[scheduler]") {
   Fixture f(/*max_passes=*/2);
   f.runner.hold = "g1";

@@ -104,7 +104,7 @@ TEST_CASE("a concurrent message delivers every step at once", "[engine][msg]") {
   CHECK(Calls(tx, DecideMsg(tx, kT0)) == std::vector<std::string>{"01:action", "02:action"});
 }
 
-TEST_CASE("a delivery that failed waits for its retry; the engine says when", "[engine][msg]") {
+TEST_CASE("a delivery that failed waits for its retry, the engine says when", "[engine][msg]") {
   auto tx = TransactionBuilder::Msg(GlobalStatus::kSubmitted, kT0).MsgStep(0).Build();
   auto& row = RowOf(tx, "01", BranchOp::kAction);
   row.failures = 3;

@@ -76,7 +76,7 @@ TEST_CASE("a TCC without branches finishes at once", "[engine][tcc]") {
         GlobalStatus::kFailed);
 }
 
-TEST_CASE("a confirm waiting for its retry is not called early; the engine says when",
+TEST_CASE("a confirm waiting for its retry is not called early, the engine says when",
           "[engine][tcc]") {
   auto tx = TransactionBuilder::Tcc(GlobalStatus::kSubmitted, kT0)
                 .TccBranch("01")

@@ -37,7 +37,8 @@ class Msg {
   Msg& AddTopic(const std::string& topic, std::string payload);
   // Delivers the steps in parallel rather than one after the other.
   Msg& EnableConcurrent();
-  // Delivery starts `delay` after submit (custom_data {"delay":seconds}, as DTM sends it).
+  // Delivery starts `delay` after the message was created (its prepare, or a submit without
+  // one), as the coordinator counts it (custom_data {"delay":seconds}, as DTM sends it).
   Msg& SetDelay(std::chrono::seconds delay);
   Msg& SetOptions(TransOptions options);
   TransOptions& options() { return options_; }
