@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the README's curl examples (a saga, a TCC) against a real settled and hello-participant,
-# both on free loopback ports, and checks that they succeed.
+# Runs the README's curl examples (a saga, a TCC, a transactional message, a topic) against a
+# real settled and hello-participant, both on free loopback ports, and checks that they
+# succeed.
 # Usage: readme_example_test.sh SETTLED HELLO_PARTICIPANT README
 set -euo pipefail
 settled=$1 participant=$2 readme=$3
@@ -39,4 +40,14 @@ output=$(bash -c "$(example tcc)")
 echo "$output"
 [ "$(grep -o '"dtm_result":"SUCCESS"' <<<"$output" | wc -l)" -eq 4 ]  # prepare, register, try, submit
 grep -q 'POST /api/TransOutConfirm gid=demo-tcc-1 branch_id=01 op=confirm' "$work/participant.log"
-echo "README examples: the saga and the TCC succeed"
+output=$(bash -c "$(example msg)")
+echo "$output"
+[ "$(grep -o '"dtm_result":"SUCCESS"' <<<"$output" | wc -l)" -eq 2 ]  # prepare, submit
+grep -q 'POST /api/TransIn gid=demo-msg-1 branch_id=01 op=action' "$work/participant.log"
+
+output=$(bash -c "$(example topic)")
+echo "$output"
+[ "$(grep -o '"dtm_result":"SUCCESS"' <<<"$output" | wc -l)" -eq 2 ]  # subscribe, submit
+grep -q '"name":"transfers"' <<<"$output"
+grep -q 'POST /api/Notify gid=demo-msg-2 branch_id=01 op=action' "$work/participant.log"
+echo "README examples: the saga, the TCC, the message and the topic succeed"
