@@ -342,11 +342,12 @@ asio::awaitable<Status> Coordinator::Abort(AbortRequest request) {
   std::string reason =
       request.rollback_reason.empty() ? "aborted by the client" : request.rollback_reason;
   if (request.trans_type == TransType::kMsg) {
-    // A prepared message has delivered nothing: it simply fails.
+    // A prepared message has delivered nothing: it simply fails. As in DTM, only a prepared
+    // one: a failed message may have delivered steps before it gave up, which an abort's 200
+    // must not suggest otherwise.
     std::vector<GlobalStatus> from = {GlobalStatus::kPrepared};
-    const auto changed =
-        co_await ChangeStatus(request.gid, TransType::kMsg, std::move(from), GlobalStatus::kFailed,
-                              GlobalStatus::kFailed, reason);
+    const auto changed = co_await ChangeStatus(request.gid, TransType::kMsg, std::move(from),
+                                               GlobalStatus::kFailed, std::nullopt, reason);
     if (!changed) co_return changed.status();
     scheduler_.Schedule(request.gid, clock_.Now());  // lets the scheduler forget it
     co_return Status::Ok();

@@ -258,11 +258,17 @@ TEST_CASE("a message carries on after a crash: prepared, submitted, half deliver
 TEST_CASE("repeated prepares and submits of a message are harmless, other types are refused",
           "[coordinator][msg]") {
   CoordinatorHarness h;
+  h.caller().Script("01", BranchOp::kAction, {Unknown()});
   REQUIRE(h.coordinator().Prepare(PrepareMsg("m1", {"http://p/a"})).ok());
   CHECK(h.coordinator().Prepare(PrepareMsg("m1", {"http://p/a"})).ok());
   REQUIRE(h.coordinator().Submit(SubmitMsg("m1")).ok());
-  CHECK(h.coordinator().Submit(SubmitMsg("m1")).ok());
-  CHECK(h.caller().CallNames() == Names{"01:action"});
+  REQUIRE(h.StatusOf("m1") == GlobalStatus::kSubmitted);  // its delivery failed once
+  CHECK(h.coordinator().Submit(SubmitMsg("m1")).ok());    // a duplicate is accepted
+  h.Advance(kSecond);                                     // the retry, when it is due
+  CHECK(h.StatusOf("m1") == GlobalStatus::kSucceed);
+  CHECK(h.caller().CallNames() == Names{"01:action", "01:action"});
+  // Once finished, as for TCC and in DTM: refused.
+  CHECK(h.coordinator().Submit(SubmitMsg("m1")).code() == StatusCode::kConflict);
   CHECK(h.coordinator().Prepare(PrepareMsg("m1", {"http://p/a"})).code() == StatusCode::kConflict);
 
   // A TCC's branch cannot join a message, nor a message's submit a saga.
