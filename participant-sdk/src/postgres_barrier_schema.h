@@ -9,7 +9,10 @@ namespace settle::sdk {
 // mark in it). create_time is in unix milliseconds.
 
 // Creates the table and its create_time index if they are missing, under an advisory lock so
-// that several participant processes may start together. Run with PgConnection::Run.
+// that several participant processes may start together. Run with PgConnection::Run. The index
+// is looked up first: CREATE INDEX IF NOT EXISTS takes its lock on the table before it checks,
+// and would wait for every prepared XA branch (each holds a row of the table) to end, which
+// for a participant restarted after a crash means forever: phase 2 needs it running.
 inline constexpr const char* kCreatePostgresBarrierSchemaSql = R"sql(
 BEGIN;
 SELECT pg_advisory_xact_lock(74372855, hashtext(current_schema()));
@@ -23,7 +26,13 @@ CREATE TABLE IF NOT EXISTS barrier (
   create_time BIGINT NOT NULL,
   PRIMARY KEY (gid, branch_id, op, barrier_id)
 );
-CREATE INDEX IF NOT EXISTS barrier_create_time ON barrier (create_time);
+DO $$
+BEGIN
+  IF to_regclass(quote_ident(current_schema()) || '.barrier_create_time') IS NULL THEN
+    CREATE INDEX barrier_create_time ON barrier (create_time);
+  END IF;
+END
+$$;
 COMMIT;
 )sql";
 

@@ -72,6 +72,7 @@ class XaBank {
   ParticipantServer& coordinator() { return coordinator_; }
   Client& client() { return *client_; }
   const std::string& gid() const { return gid_; }
+  const std::string& conninfo() const { return database_.conninfo(); }
 
   XaRequest Request(XaOp op, const std::string& branch_id = "01") const {
     XaRequest request;
@@ -298,6 +299,23 @@ TEST_CASE(
   CHECK(runs == 0);
   CHECK(bank.Rows() == 1);
   CHECK_FALSE(bank.Prepared());
+}
+
+TEST_CASE("a participant restarted while a branch is prepared opens at once and can commit it",
+          "[sdk][xa][postgres]") {
+  XaBank bank;
+  REQUIRE(bank.Action().status.ok());
+  REQUIRE(bank.Prepared());
+  // What a participant restarted after a crash does: the prepared branch holds a row of the
+  // barrier table, which opening must not wait for (phase 2 needs the participant running).
+  FakeClock clock;
+  auto reopened = PostgresXa::Open(bank.conninfo(), bank.client(), clock);
+  INFO(reopened.status().ToString());
+  REQUIRE(reopened);
+  XaRequest commit = bank.Request(XaOp::kCommit);
+  CHECK((*reopened)->Phase2(commit).status.ok());
+  CHECK_FALSE(bank.Prepared());
+  CHECK(bank.Rows() == 1);
 }
 
 TEST_CASE("a gid and branch_id too long for a prepared transaction's name are refused by name",
