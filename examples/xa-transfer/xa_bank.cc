@@ -57,7 +57,8 @@ Result<Transfer> ParseTransfer(const std::string& body) {
 Status Add(const sdk::XaRequest& request, PgConnection& db, int sign) {
   Result<Transfer> t = ParseTransfer(request.body);
   if (!t) return t.status();
-  Result<PgResult> updated = db.Query(kAddSql, PgParams().Text(t->account_id).Int(sign * t->amount));
+  Result<PgResult> updated =
+      db.Query(kAddSql, PgParams().Text(t->account_id).Int(sign * t->amount));
   if (!updated) {
     if (updated.status().code() == StatusCode::kConflict) {
       return Status::Conflict("insufficient funds in account " + t->account_id);
@@ -100,17 +101,14 @@ Result<std::unique_ptr<XaBank>> XaBank::Open(const XaBankOptions& options) {
   if (!xa) return xa.status();
   bank->xa_ = std::move(*xa);
   bank->participant_
-      .OnXa("/api/TransOutXa",
-            bank->xa_->Handler([](const sdk::XaRequest& r, PgConnection& db) {
-              return Add(r, db, -1);
-            }))
-      .OnXa("/api/TransInXa",
-            bank->xa_->Handler([](const sdk::XaRequest& r, PgConnection& db) {
-              return Add(r, db, +1);
-            }))
-      .OnGet("/api/accounts", [bank = bank.get()](const sdk::HttpRequest&) {
-        return bank->Accounts();
-      });
+      .OnXa("/api/TransOutXa", bank->xa_->Handler([](const sdk::XaRequest& r, PgConnection& db) {
+        return Add(r, db, -1);
+      }))
+      .OnXa("/api/TransInXa", bank->xa_->Handler([](const sdk::XaRequest& r, PgConnection& db) {
+        return Add(r, db, +1);
+      }))
+      .OnGet("/api/accounts",
+             [bank = bank.get()](const sdk::HttpRequest&) { return bank->Accounts(); });
   return bank;
 }
 

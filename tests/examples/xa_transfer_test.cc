@@ -34,7 +34,9 @@ using testing::SettledProcess;
 
 constexpr auto kWait = std::chrono::seconds(30);
 
-std::chrono::steady_clock::time_point Deadline() { return std::chrono::steady_clock::now() + kWait; }
+std::chrono::steady_clock::time_point Deadline() {
+  return std::chrono::steady_clock::now() + kWait;
+}
 
 // One xa-bank process on its own schema; restartable on the port it got first, since the
 // coordinator calls phase 2 at the URL the branch registered.
@@ -56,14 +58,14 @@ class Bank {
   }
 
   void Start(int settled_port) {
-    std::vector<std::string> argv = {XA_BANK_BINARY,
-                                     "--port",
-                                     std::to_string(port_),
-                                     "--db",
-                                     database_.conninfo(),
-                                     "--coordinator",
-                                     "http://127.0.0.1:" + std::to_string(settled_port) +
-                                         "/api/settle"};
+    std::vector<std::string> argv = {
+        XA_BANK_BINARY,
+        "--port",
+        std::to_string(port_),
+        "--db",
+        database_.conninfo(),
+        "--coordinator",
+        "http://127.0.0.1:" + std::to_string(settled_port) + "/api/settle"};
     for (const std::string& account : accounts_) {
       argv.push_back("--account");
       argv.push_back(account);
@@ -135,8 +137,8 @@ struct World {
   void StartSettled() {
     settled = std::make_unique<SettledProcess>(
         dir.File("settle.db"),
-        std::vector<std::string>{"--retry-interval", "100ms", "--retry-max", "400ms",
-                                 "--log-level", "warn"},
+        std::vector<std::string>{"--retry-interval", "100ms", "--retry-max", "400ms", "--log-level",
+                                 "warn"},
         0, dir.File("settled.log"));
   }
   std::string Api() const {
@@ -146,9 +148,18 @@ struct World {
   // Starts xa-transfer from A to `to` (an account at bank B).
   std::unique_ptr<ChildProcess> Transfer(std::int64_t amount, const std::string& to = "B",
                                          bool pause = false) {
-    std::vector<std::string> argv = {XA_TRANSFER_BINARY, "--coordinator", Api(),   "--from-bank",
-                                     a.Url(),            "--to-bank",     b.Url(), "--from",
-                                     "A",                "--to",          to,      "--amount",
+    std::vector<std::string> argv = {XA_TRANSFER_BINARY,
+                                     "--coordinator",
+                                     Api(),
+                                     "--from-bank",
+                                     a.Url(),
+                                     "--to-bank",
+                                     b.Url(),
+                                     "--from",
+                                     "A",
+                                     "--to",
+                                     to,
+                                     "--amount",
                                      std::to_string(amount)};
     if (pause) argv.push_back("--pause");
     return std::make_unique<ChildProcess>(argv, dir.File("xa-transfer.log"));
@@ -171,9 +182,8 @@ int ExitCode(ChildProcess& process) {
   return WEXITSTATUS(status);
 }
 
-TEST_CASE(
-    "an XA transfer prepares both branches, invisible and locked, and submit commits both",
-    "[examples][xa][postgres]") {
+TEST_CASE("an XA transfer prepares both branches, invisible and locked, and submit commits both",
+          "[examples][xa][postgres]") {
   World w;
   auto transfer = w.Transfer(30, "B", /*pause=*/true);
   const std::string gid = GidOf(*transfer);
@@ -205,9 +215,9 @@ TEST_CASE("an XA transfer that a bank refuses changes nothing in either bank",
     auto transfer = w.Transfer(130);
     const std::string gid = GidOf(*transfer);
     CHECK(transfer->WaitForLine("refused", kWait) == "branch 01 (debit A) refused");
-    CHECK_THAT(transfer->WaitForLine("status ", kWait),
-               Catch::StartsWith("status failed") &&
-                   Catch::Contains("insufficient funds in account A"));
+    CHECK_THAT(
+        transfer->WaitForLine("status ", kWait),
+        Catch::StartsWith("status failed") && Catch::Contains("insufficient funds in account A"));
     CHECK(ExitCode(*transfer) == 1);
     CHECK(w.FinalStatus(gid) == "failed");
   }
