@@ -97,6 +97,11 @@ Result<json> Encode(const ExpectGlobalStatus& op) {
               {"expected", expected.empty() ? "no status" : expected}};
 }
 
+Result<json> Encode(const ExpectGlobalType& op) {
+  if (Status s = CheckText("gid", op.gid); !s.ok()) return s;
+  return json{{"t", "et"}, {"gid", op.gid}, {"tt", ToString(op.trans_type)}};
+}
+
 Result<json> Encode(const ExpectBranchCount& op) {
   if (Status s = CheckText("gid", op.gid); !s.ok()) return s;
   return json{{"t", "ec"}, {"gid", op.gid}, {"n", op.count}};

@@ -288,6 +288,20 @@ BEGIN
   END IF;
 END $$;
 
+CREATE FUNCTION settle_expect_type(o JSONB) RETURNS VOID
+LANGUAGE plpgsql AS $$
+DECLARE
+  g TEXT := o->>'gid';
+  cur TEXT;
+BEGIN
+  SELECT trans_type INTO cur FROM trans_global WHERE gid = g;
+  IF NOT FOUND THEN PERFORM settle_refuse('SE404', 'gid ' || g || ' not found'); END IF;
+  IF cur <> o->>'tt' THEN
+    PERFORM settle_refuse('SE409', 'gid ' || g || ' is a ' || cur || ' transaction, not ' ||
+                                   (o->>'tt'));
+  END IF;
+END $$;
+
 CREATE OR REPLACE FUNCTION settle_apply_group(batches JSONB) RETURNS JSONB
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -300,6 +314,8 @@ BEGIN
       FOR op IN SELECT value FROM jsonb_array_elements(batch) LOOP
         IF op->>'t' IN ('su', 'us', 'dt') THEN
           PERFORM settle_apply_topic_op(op);
+        ELSIF op->>'t' = 'et' THEN
+          PERFORM settle_expect_type(op);
         ELSE
           PERFORM settle_apply_op(op);
         END IF;

@@ -40,6 +40,7 @@ constexpr std::string_view kSelectBranchStatus =
     "WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID " AND branch_id = ?2 AND op = ?3";
 
 constexpr std::string_view kSelectGlobalStatus = "SELECT status FROM trans_global WHERE gid = ?1";
+constexpr std::string_view kSelectGlobalType = "SELECT trans_type FROM trans_global WHERE gid = ?1";
 
 constexpr std::string_view kUpdateGlobal =
     "UPDATE trans_global SET status = ?1, update_time = ?2, finish_time = ?3, "
@@ -184,6 +185,19 @@ Result<std::size_t> BranchRowCount(SqliteConnection& c, const std::string& gid) 
   Result<bool> row = stmt->Step();
   if (!row) return row.status();
   return static_cast<std::size_t>(*row ? stmt->ColumnInt64(0) : 0);
+}
+
+Status Apply(SqliteConnection& c, const ExpectGlobalType& op) {
+  Result<SqliteStatement> stmt = c.Prepare(kSelectGlobalType);
+  if (!stmt) return stmt.status();
+  stmt->BindText(1, op.gid);
+  Result<bool> row = stmt->Step();
+  if (!row) return row.status();
+  if (!*row) return Status::NotFound("gid " + op.gid + " not found");
+  const std::string stored = stmt->ColumnBytes(0);
+  if (stored == ToString(op.trans_type)) return Status::Ok();
+  return Status::Conflict("gid " + op.gid + " is a " + stored + " transaction, not " +
+                          std::string(ToString(op.trans_type)));
 }
 
 Status Apply(SqliteConnection& c, const LimitBranchRows& op) {

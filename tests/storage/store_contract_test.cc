@@ -212,6 +212,22 @@ TEST_CASE("ExpectGlobalStatus passes for an allowed status and refuses the other
   CHECK_THAT(missing.message(), Catch::Contains("g2"));
 }
 
+TEST_CASE("ExpectGlobalType passes for the stored type only", "[storage]") {
+  TestStore store;
+  MustCommit(*store,
+             Batch(InsertGlobal{MakeGlobal("g1", TransType::kXa, GlobalStatus::kPrepared)}));
+
+  CHECK(store->Commit(Batch(ExpectGlobalType{"g1", TransType::kXa})).ok());
+
+  Status conflict = store->Commit(Batch(ExpectGlobalType{"g1", TransType::kTcc}));
+  CHECK(conflict.code() == StatusCode::kConflict);
+  CHECK(conflict.message() == "gid g1 is a xa transaction, not tcc");
+
+  Status missing = store->Commit(Batch(ExpectGlobalType{"g2", TransType::kTcc}));
+  CHECK(missing.code() == StatusCode::kNotFound);
+  CHECK_THAT(missing.message(), Catch::Contains("g2"));
+}
+
 TEST_CASE("ExpectBranchCount passes for the stored number of branch rows only", "[storage]") {
   TestStore store;
   MustCommit(*store, Batch(InsertGlobal{MakeGlobal("g1")}, InsertBranch{MakeBranch("g1", "01")},

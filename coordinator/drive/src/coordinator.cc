@@ -208,13 +208,12 @@ asio::awaitable<Status> Coordinator::ExpectStored(std::string gid, TransType typ
 
 asio::awaitable<Status> Coordinator::RegisterBranch(RegisterBranchRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
-  // Rows of another type's ops would be ignored by the transaction's engine: the branch would
-  // never be finished. A gid's type never changes, so checking it before the write is enough.
-  const Status same_type = co_await ExpectType(request.gid, request.trans_type);
-  if (!same_type.ok()) co_return same_type;
   const TimePoint now = clock_.Now();
   const bool xa = request.trans_type == TransType::kXa;
   storage::WriteBatch batch;
+  // Rows of another type's ops would be ignored by the transaction's engine: the branch would
+  // never be finished.
+  batch.Add(storage::ExpectGlobalType{request.gid, request.trans_type});
   batch.Add(storage::ExpectGlobalStatus{request.gid, {GlobalStatus::kPrepared}});
   batch.Add(storage::InsertBranch{
       NewBranchRow(request.gid, request.branch_id, xa ? BranchOp::kRollback : BranchOp::kCancel, 0,
@@ -233,14 +232,6 @@ asio::awaitable<Status> Coordinator::RegisterBranch(RegisterBranchRequest reques
   if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(request.gid);
   if (s.ok()) spdlog::debug("gid={} branch={} registered", request.gid, request.branch_id);
   co_return s;
-}
-
-asio::awaitable<Status> Coordinator::ExpectType(std::string gid, TransType type) {
-  auto existing = co_await store_.Load(gid);
-  if (!existing) co_return existing.status();
-  if (!existing->has_value()) co_return NoSuchGid(gid);
-  if ((**existing).global.trans_type != type) co_return WrongType((**existing).global, type);
-  co_return Status::Ok();
 }
 
 asio::awaitable<Status> Coordinator::Submit(SubmitRequest request) {

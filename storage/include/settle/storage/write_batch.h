@@ -32,6 +32,14 @@ struct ExpectGlobalStatus {
   std::vector<GlobalStatus> allowed;
 };
 
+// Precondition only: the global exists (NotFound) and is a transaction of `trans_type`
+// (Conflict "gid g1 is a tcc transaction, not xa" otherwise). A writer adding rows of one
+// type's ops adds this: another type's engine would never call them.
+struct ExpectGlobalType {
+  std::string gid;
+  TransType trans_type = TransType::kTcc;
+};
+
 // Precondition only: the global exists (NotFound) and has exactly `count` branch rows
 // (Conflict otherwise). A writer that acts on a transaction it loaded adds this to be sure that
 // no branch was registered since.
@@ -100,9 +108,9 @@ struct DeleteTopic {
   std::string topic;
 };
 
-using WriteOp = std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, ExpectBranchCount,
-                             LimitBranchRows, UpdateGlobal, UpdateBranch, RetryNow, DeleteFinished,
-                             Subscribe, Unsubscribe, DeleteTopic>;
+using WriteOp = std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, ExpectGlobalType,
+                             ExpectBranchCount, LimitBranchRows, UpdateGlobal, UpdateBranch,
+                             RetryNow, DeleteFinished, Subscribe, Unsubscribe, DeleteTopic>;
 
 // An ordered list of operations that the store applies atomically: all of them, or, if any
 // precondition fails or storage fails, none. Later operations see the effects of earlier ones.

@@ -82,8 +82,6 @@ class Coordinator {
   asio::awaitable<Result<std::vector<storage::BranchRecord>>> MsgRows(std::string gid,
                                                                       std::vector<SagaStep> steps,
                                                                       TimePoint now);
-  // OK if gid is stored as a transaction of `type`; NotFound or Conflict saying why not.
-  asio::awaitable<Status> ExpectType(std::string gid, TransType type);
   // For a repeated prepare or submit whose insert found the gid taken: OK if the stored
   // transaction is of `type` and in `status` (the repeat is then harmless), otherwise the
   // Conflict that says why (Unavailable if it vanished meanwhile).
