@@ -211,7 +211,7 @@ namespace {
 
 Route ToRoute(RouteHandler handler) {
   return [handler = std::move(handler)](const net::Request& req, net::Response& res) {
-    HttpRequest request{req.method, req.path, req.params, req.body};
+    HttpRequest request{req.method, req.path, req.params, req.body, req.headers};
     HttpReply reply;
     try {
       reply = handler(request);
@@ -225,10 +225,15 @@ Route ToRoute(RouteHandler handler) {
     res.status = reply.status;
     res.body = std::move(reply.body);
     res.content_type = std::move(reply.content_type);
+    res.headers = std::move(reply.headers);
   };
 }
 
 }  // namespace
+
+const std::string* HttpRequest::Header(std::string_view name) const {
+  return net::FindHeader(headers, name);
+}
 
 Participant& Participant::OnGet(const std::string& pattern, RouteHandler handler) {
   impl_->pattern_routes.emplace_back("GET", std::regex(pattern), ToRoute(std::move(handler)));

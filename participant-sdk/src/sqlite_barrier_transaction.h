@@ -37,6 +37,9 @@ class SqliteBarrierTransaction final : public BarrierTransaction {
 
   // The connection, for the business code's own statements; valid while this object lives.
   sqlite3* handle() const { return connection_->handle(); }
+  // The same connection with its statement cache, for the SDK's other tables (the
+  // idempotency keys) in this transaction.
+  SqliteConnection& connection() const { return *connection_; }
 
  private:
   SqliteBarrierTransaction(std::shared_ptr<SqliteConnectionPool> pool,

@@ -7,6 +7,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "settle/core/status.h"
 #include "settle/sdk/barrier.h"
@@ -33,17 +36,26 @@ struct ParticipantOptions {
 using BranchHandler = std::function<BranchReply(const BranchRequest&)>;
 using XaHandler = std::function<BranchReply(const XaRequest&)>;
 
+// A header field: name and value, in the order sent or to be written.
+using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
+
 // A plain HTTP route of the participant's own (balances, health), outside the protocol.
 struct HttpRequest {
   std::string method;
   std::string path;
   std::multimap<std::string, std::string> params;
   std::string body;
+  HttpHeaders headers = {};  // as sent
+
+  // The first field named `name` (compared case-insensitively), or nullptr.
+  const std::string* Header(std::string_view name) const;
 };
 struct HttpReply {
   int status = 200;
   std::string body;
   std::string content_type = "application/json";
+  // More header fields (Retry-After, say), written as given: no CR or LF in names or values.
+  HttpHeaders headers = {};
 };
 using RouteHandler = std::function<HttpReply(const HttpRequest&)>;
 

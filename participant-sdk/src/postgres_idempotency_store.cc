@@ -1,0 +1,163 @@
+#include "settle/sdk/postgres_idempotency_store.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string_view>
+#include <utility>
+
+#include "settle/db/pg_connection.h"
+
+namespace settle::sdk {
+namespace {
+
+// Times are unix milliseconds; state is 'in_progress' or 'done'.
+constexpr const char* kCreateSchemaSql = R"sql(
+SELECT pg_advisory_xact_lock(hashtext('settle idempotency_key schema'));
+CREATE TABLE IF NOT EXISTS idempotency_key (
+  key          TEXT    NOT NULL PRIMARY KEY,
+  fingerprint  TEXT    NOT NULL,
+  state        TEXT    NOT NULL,
+  owner        TEXT    NOT NULL,
+  lease_until  BIGINT  NOT NULL,
+  status       INTEGER NOT NULL,
+  content_type TEXT    NOT NULL,
+  body         BYTEA   NOT NULL,
+  create_time  BIGINT  NOT NULL,
+  expires      BIGINT  NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idempotency_key_expires ON idempotency_key(expires);
+)sql";
+
+constexpr std::string_view kLockKeySql =
+    "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || ' idempotency_key ' || $1, "
+    "0))";
+
+constexpr std::string_view kSelectSql =
+    "SELECT key, fingerprint, state, owner, lease_until, status, content_type, body, "
+    "create_time, expires FROM idempotency_key WHERE key = $1";
+
+constexpr std::string_view kPutSql =
+    "INSERT INTO idempotency_key(key, fingerprint, state, owner, lease_until, status, "
+    "content_type, body, create_time, expires) "
+    "VALUES ($1, $2, $3, $4, $5::bigint, $6::integer, $7, $8::bytea, $9::bigint, $10::bigint) "
+    "ON CONFLICT (key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, "
+    "state = EXCLUDED.state, owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, "
+    "status = EXCLUDED.status, content_type = EXCLUDED.content_type, body = EXCLUDED.body, "
+    "create_time = EXCLUDED.create_time, expires = EXCLUDED.expires";
+
+constexpr std::string_view kDeleteClaimSql =
+    "DELETE FROM idempotency_key WHERE key = $1 AND owner = $2 AND state = 'in_progress'";
+
+constexpr std::string_view kDeleteExpiredSql =
+    "DELETE FROM idempotency_key WHERE ctid IN "
+    "(SELECT ctid FROM idempotency_key WHERE expires < $1::bigint LIMIT $2::bigint)";
+
+Result<PgConnection*> Own(BarrierTransaction& tx) {
+  PgConnection* connection = PostgresBarrierStore::Connection(tx);
+  if (connection == nullptr) {
+    return Status::InvalidArgument("idempotency store: a transaction of another store");
+  }
+  return connection;
+}
+
+Result<std::optional<IdempotencyRecord>> Select(PgConnection& connection, const std::string& key) {
+  Result<PgResult> rows = connection.Query(kSelectSql, PgParams().Text(key));
+  if (!rows) return rows.status();
+  if (rows->rows() == 0) return std::optional<IdempotencyRecord>();
+  IdempotencyRecord record;
+  record.key = rows->Text(0, 0);
+  record.fingerprint = rows->Text(0, 1);
+  record.state = rows->Text(0, 2) == "done" ? IdempotencyRecord::State::kDone
+                                            : IdempotencyRecord::State::kInProgress;
+  record.owner = rows->Text(0, 3);
+  record.lease_until = FromUnixMillis(rows->Int(0, 4));
+  record.status = static_cast<int>(rows->Int(0, 5));
+  record.content_type = rows->Text(0, 6);
+  record.body = rows->Bytes(0, 7);
+  record.create_time = FromUnixMillis(rows->Int(0, 8));
+  record.expires = FromUnixMillis(rows->Int(0, 9));
+  return std::optional<IdempotencyRecord>(std::move(record));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PostgresIdempotencyStore>> PostgresIdempotencyStore::Open(
+    PostgresBarrierStore& barrier) {
+  Result<std::unique_ptr<BarrierTransaction>> tx = barrier.Begin();
+  if (!tx) return tx.status();
+  Result<PgConnection*> connection = Own(**tx);
+  if (!connection) return connection.status();
+  Status s = (*connection)->Run(kCreateSchemaSql);
+  if (s.ok()) s = (*tx)->Commit();
+  if (!s.ok()) return Status(s.code(), "idempotency store: creating the table: " + s.message());
+  return std::unique_ptr<PostgresIdempotencyStore>(new PostgresIdempotencyStore(barrier));
+}
+
+Result<std::unique_ptr<BarrierTransaction>> PostgresIdempotencyStore::Begin() {
+  return barrier_.Begin();
+}
+
+Result<std::optional<IdempotencyRecord>> PostgresIdempotencyStore::Peek(const std::string& key) {
+  Result<std::unique_ptr<BarrierTransaction>> tx = barrier_.Begin();
+  if (!tx) return tx.status();
+  Result<PgConnection*> connection = Own(**tx);
+  if (!connection) return connection.status();
+  return Select(**connection, key);  // the transaction rolls back as it goes
+}
+
+Result<std::optional<IdempotencyRecord>> PostgresIdempotencyStore::Find(BarrierTransaction& tx,
+                                                                        const std::string& key) {
+  Result<PgConnection*> connection = Own(tx);
+  if (!connection) return connection.status();
+  Result<PgResult> locked = (*connection)->Query(kLockKeySql, PgParams().Text(key));
+  if (!locked) return locked.status();
+  return Select(**connection, key);
+}
+
+Status PostgresIdempotencyStore::Put(BarrierTransaction& tx, const IdempotencyRecord& record) {
+  Result<PgConnection*> connection = Own(tx);
+  if (!connection) return connection.status();
+  const bool done = record.state == IdempotencyRecord::State::kDone;
+  Result<PgResult> put = (*connection)
+                             ->Query(kPutSql, PgParams()
+                                                  .Text(record.key)
+                                                  .Text(record.fingerprint)
+                                                  .Text(done ? "done" : "in_progress")
+                                                  .Text(record.owner)
+                                                  .Int(ToUnixMillis(record.lease_until))
+                                                  .Int(record.status)
+                                                  .Text(record.content_type)
+                                                  .Bytes(record.body)
+                                                  .Int(ToUnixMillis(record.create_time))
+                                                  .Int(ToUnixMillis(record.expires)));
+  return put ? Status::Ok() : put.status();
+}
+
+Result<bool> PostgresIdempotencyStore::DeleteClaim(BarrierTransaction& tx, const std::string& key,
+                                                   const std::string& owner) {
+  Result<PgConnection*> connection = Own(tx);
+  if (!connection) return connection.status();
+  Result<PgResult> deleted =
+      (*connection)->Query(kDeleteClaimSql, PgParams().Text(key).Text(owner));
+  if (!deleted) return deleted.status();
+  return deleted->affected() > 0;
+}
+
+Result<std::size_t> PostgresIdempotencyStore::DeleteExpired(TimePoint now, std::size_t limit) {
+  Result<std::unique_ptr<BarrierTransaction>> tx = barrier_.Begin();
+  if (!tx) return tx.status();
+  Result<PgConnection*> connection = Own(**tx);
+  if (!connection) return connection.status();
+  const auto max = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
+  Result<PgResult> deleted =
+      (*connection)
+          ->Query(kDeleteExpiredSql, PgParams()
+                                         .Int(ToUnixMillis(now))
+                                         .Int(static_cast<std::int64_t>(std::min(limit, max))));
+  if (!deleted) return deleted.status();
+  if (Status s = (*tx)->Commit(); !s.ok()) return s;
+  return static_cast<std::size_t>(deleted->affected());
+}
+
+}  // namespace settle::sdk
