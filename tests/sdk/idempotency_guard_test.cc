@@ -11,18 +11,11 @@
 #include "settle/sdk/participant.h"
 #include "settle/sdk/sqlite_barrier_store.h"
 #include "settle/sdk/sqlite_idempotency_store.h"
+#include "sqlite_exec.h"
 #include "temp_dir.h"
 
 namespace settle::sdk::test {
 namespace {
-
-Status Exec(sqlite3* db, const std::string& sql) {
-  char* error = nullptr;
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) == SQLITE_OK) return Status::Ok();
-  Status s = Status::Internal(error != nullptr ? error : "sqlite3_exec failed");
-  sqlite3_free(error);
-  return s;
-}
 
 // The IdempotencyDb of idempotency_cases.h in a fresh SQLite file.
 class SqliteIdempotencyDb final : public IdempotencyDb {
@@ -40,15 +33,17 @@ class SqliteIdempotencyDb final : public IdempotencyDb {
     store_ = std::move(store).value();
     Result<std::unique_ptr<BarrierTransaction>> tx = barrier_->Begin();
     REQUIRE(tx);
-    REQUIRE(Exec(SqliteBarrierStore::Connection(**tx), "CREATE TABLE orders (name TEXT NOT NULL)")
-                .ok());
+    REQUIRE(
+        ExecSql(SqliteBarrierStore::Connection(**tx), "CREATE TABLE orders (name TEXT NOT NULL)")
+            .ok());
     REQUIRE((*tx)->Commit().ok());
   }
 
   IdempotencyStore& store() override { return *store_; }
 
   Status Write(BarrierTransaction& tx, const std::string& name) override {
-    return Exec(SqliteBarrierStore::Connection(tx), "INSERT INTO orders VALUES ('" + name + "')");
+    return ExecSql(SqliteBarrierStore::Connection(tx),
+                   "INSERT INTO orders VALUES ('" + name + "')");
   }
 
   int Orders(const std::string& name) override {

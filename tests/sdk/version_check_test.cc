@@ -8,19 +8,12 @@
 
 #include "settle/sdk/cas_outcome.h"
 #include "settle/sdk/sqlite_barrier_store.h"
+#include "sqlite_exec.h"
 #include "temp_dir.h"
 #include "version_check_cases.h"
 
 namespace settle::sdk::test {
 namespace {
-
-Status Exec(sqlite3* db, const std::string& sql) {
-  char* error = nullptr;
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) == SQLITE_OK) return Status::Ok();
-  Status s = Status::Internal(error != nullptr ? error : "sqlite3_exec failed");
-  sqlite3_free(error);
-  return s;
-}
 
 // The VersionDb of version_check_cases.h in a fresh SQLite file.
 class SqliteVersionDb final : public VersionDb {
@@ -33,8 +26,8 @@ class SqliteVersionDb final : public VersionDb {
     store_ = std::move(store).value();
     Result<std::unique_ptr<BarrierTransaction>> tx = store_->Begin();
     REQUIRE(tx);
-    REQUIRE(Exec(SqliteBarrierStore::Connection(**tx), kAccountsSql).ok());
-    REQUIRE(Exec(SqliteBarrierStore::Connection(**tx), kAnnSql).ok());
+    REQUIRE(ExecSql(SqliteBarrierStore::Connection(**tx), kAccountsSql).ok());
+    REQUIRE(ExecSql(SqliteBarrierStore::Connection(**tx), kAnnSql).ok());
     REQUIRE((*tx)->Commit().ok());
   }
 
