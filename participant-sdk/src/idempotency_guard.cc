@@ -1,15 +1,12 @@
 #include "settle/sdk/idempotency_guard.h"
 
+#include <chrono>
 #include <exception>
 #include <memory>
 #include <optional>
 #include <utility>
 
-#include <openssl/rand.h>
-
-#include <array>
-#include <random>
-
+#include "random_hex.h"
 #include "settle/net/message.h"
 #include "settle/sdk/request_fingerprint.h"
 
@@ -38,14 +35,11 @@ std::optional<std::string> ParseKey(std::string value, std::size_t max_length) {
   return value;
 }
 
-// A fresh random token (32 hex digits) naming the one call that holds a claim.
-std::string NewClaimOwner() {
-  std::array<unsigned char, 16> bytes{};
-  if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
-    thread_local std::mt19937_64 fallback{std::random_device{}()};
-    for (auto& b : bytes) b = static_cast<unsigned char>(fallback());
-  }
-  return HexDigits(bytes.data(), bytes.size());
+// Random names: a claim's owner, an issued token (16 bytes, 32 hex digits).
+constexpr std::size_t kRandomBytes = 16;
+
+std::chrono::seconds::rep Seconds(Duration d) {
+  return std::chrono::duration_cast<std::chrono::seconds>(d).count();
 }
 
 // Runs the handler; an exception is a 500, like a route handler that throws.
@@ -90,9 +84,57 @@ HttpReply IdempotencyGuard::Seen(const IdempotencyRecord& record,
   return busy;
 }
 
+std::string IdempotencyGuard::CallerScope(const HttpRequest& request) const {
+  if (options_.caller_of) return Sha256Hex(options_.caller_of(request));
+  if (options_.mode != IdempotencyMode::kIssuedToken) return "";
+  const std::string* authorization = request.Header("Authorization");
+  return Sha256Hex(authorization == nullptr ? std::string_view() : *authorization);
+}
+
+Result<IssuedToken> IdempotencyGuard::IssueToken(const HttpRequest& request) {
+  Result<std::string> token = RandomHex(kRandomBytes);
+  if (!token) return token.status();
+  IssuedToken issued{*token, CallerScope(request), clock_.Now() + options_.token_expiry};
+  Result<std::unique_ptr<BarrierTransaction>> tx = store_.Begin();
+  if (!tx) return tx.status();
+  Status s = store_.PutToken(**tx, issued);
+  if (s.ok()) s = (*tx)->Commit();
+  if (!s.ok()) return s;
+  return issued;
+}
+
+RouteHandler IdempotencyGuard::TokenRoute() {
+  return [this](const HttpRequest& request) {
+    Result<IssuedToken> issued = IssueToken(request);
+    if (!issued) return StoreTrouble(issued.status());
+    HttpReply reply{201, R"({"token":")" + issued->token + R"(","expires_in":)" +
+                             std::to_string(Seconds(options_.token_expiry)) + "}"};
+    reply.headers.emplace_back("Cache-Control", "no-store");
+    return reply;
+  };
+}
+
+std::optional<HttpReply> IdempotencyGuard::RefuseToken(BarrierTransaction& tx,
+                                                       const std::string& token,
+                                                       const std::string& scope, TimePoint now) {
+  Result<std::optional<IssuedToken>> issued = store_.FindToken(tx, token);
+  if (!issued) return StoreTrouble(issued.status());
+  if (!*issued || (*issued)->expires <= now) {
+    return Answer(400, std::string(kHeader) +
+                           " is not a token this service issued, or it expired or was used: "
+                           "ask for a new one");
+  }
+  if ((*issued)->caller != scope) {
+    return Answer(403, std::string(kHeader) + " is a token issued to another caller");
+  }
+  return std::nullopt;
+}
+
 HttpReply IdempotencyGuard::Handle(const HttpRequest& request, const IdempotentHandler& handler) {
+  const bool tokens = options_.mode == IdempotencyMode::kIssuedToken;
   const std::string* sent = request.Header(kHeader);
   if (sent == nullptr) {
+    if (tokens) return Answer(400, std::string(kHeader) + " is required: ask for a token first");
     if (!options_.key_required) return RunUnguarded(request, handler);
     return Answer(400, std::string(kHeader) + " is required");
   }
@@ -102,38 +144,45 @@ HttpReply IdempotencyGuard::Handle(const HttpRequest& request, const IdempotentH
                            std::to_string(options_.max_key_length) + " visible ASCII characters");
   }
   const std::string fingerprint = RequestFingerprint(request.method, request.path, request.body);
+  const std::string scope = CallerScope(request);
+  const std::string stored_key = scope.empty() ? *key : scope + "/" + *key;
 
   // A duplicate of a request that is running or done answers here, without the write lock.
   const TimePoint now = clock_.Now();
-  Result<std::optional<IdempotencyRecord>> peeked = store_.Peek(*key);
+  Result<std::optional<IdempotencyRecord>> peeked = store_.Peek(stored_key);
   if (!peeked) return StoreTrouble(peeked.status());
   if (*peeked && Live(**peeked, now)) return Seen(**peeked, fingerprint);
 
   // The claim: committed on its own, so that duplicates see it while the handler runs.
+  Result<std::string> owner = RandomHex(kRandomBytes);
+  if (!owner) return StoreTrouble(owner.status());
   IdempotencyRecord claim;
-  claim.key = *key;
+  claim.key = stored_key;
   claim.fingerprint = fingerprint;
   claim.state = IdempotencyRecord::State::kInProgress;
-  claim.owner = NewClaimOwner();
+  claim.owner = *owner;
   claim.lease_until = now + options_.lease;
   claim.create_time = now;
   claim.expires = now + options_.expiry;
   {
     Result<std::unique_ptr<BarrierTransaction>> tx = store_.Begin();
     if (!tx) return StoreTrouble(tx.status());
-    Result<std::optional<IdempotencyRecord>> found = store_.Find(**tx, *key);
+    Result<std::optional<IdempotencyRecord>> found = store_.Find(**tx, stored_key);
     if (!found) return StoreTrouble(found.status());
     // Another request claimed the key between the peek and here.
     if (*found && Live(**found, now)) return Seen(**found, fingerprint);
+    if (tokens) {
+      if (std::optional<HttpReply> refused = RefuseToken(**tx, *key, scope, now)) return *refused;
+    }
     Status s = store_.Put(**tx, claim);
     if (s.ok()) s = (*tx)->Commit();
     if (!s.ok()) return StoreTrouble(s);
   }
-  return RunClaimed(request, handler, claim);
+  return RunClaimed(request, handler, claim, tokens ? *key : std::string());
 }
 
 HttpReply IdempotencyGuard::RunClaimed(const HttpRequest& request, const IdempotentHandler& handler,
-                                       const IdempotencyRecord& claim) {
+                                       const IdempotencyRecord& claim, const std::string& token) {
   Result<std::unique_ptr<BarrierTransaction>> tx = store_.Begin();
   if (!tx) {
     ReleaseClaim(claim.key, claim.owner);
@@ -166,6 +215,12 @@ HttpReply IdempotencyGuard::RunClaimed(const HttpRequest& request, const Idempot
   done.content_type = reply.content_type;
   done.body = reply.body;
   Status s = store_.Put(**tx, done);
+  if (s.ok() && !token.empty()) {
+    // Used up with the handler's writes. (Gone already only if it expired while the handler
+    // ran and the cleaner deleted it: the claim made it this request's all the same.)
+    Result<bool> consumed = store_.DeleteToken(**tx, token);
+    if (!consumed) s = consumed.status();
+  }
   if (s.ok()) s = (*tx)->Commit();
   if (!s.ok()) {
     (*tx)->Rollback();

@@ -27,6 +27,12 @@ CREATE TABLE IF NOT EXISTS idempotency_key (
   expires      BIGINT  NOT NULL
 );
 CREATE INDEX IF NOT EXISTS idempotency_key_expires ON idempotency_key(expires);
+CREATE TABLE IF NOT EXISTS idempotency_token (
+  token   TEXT   NOT NULL PRIMARY KEY,
+  caller  TEXT   NOT NULL,
+  expires BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idempotency_token_expires ON idempotency_token(expires);
 )sql";
 
 constexpr std::string_view kLockKeySql =
@@ -52,6 +58,18 @@ constexpr std::string_view kDeleteClaimSql =
 constexpr std::string_view kDeleteExpiredSql =
     "DELETE FROM idempotency_key WHERE ctid IN "
     "(SELECT ctid FROM idempotency_key WHERE expires < $1::bigint LIMIT $2::bigint)";
+
+constexpr std::string_view kPutTokenSql =
+    "INSERT INTO idempotency_token(token, caller, expires) VALUES ($1, $2, $3::bigint)";
+
+constexpr std::string_view kSelectTokenSql =
+    "SELECT token, caller, expires FROM idempotency_token WHERE token = $1";
+
+constexpr std::string_view kDeleteTokenSql = "DELETE FROM idempotency_token WHERE token = $1";
+
+constexpr std::string_view kDeleteExpiredTokensSql =
+    "DELETE FROM idempotency_token WHERE ctid IN "
+    "(SELECT ctid FROM idempotency_token WHERE expires < $1::bigint LIMIT $2::bigint)";
 
 Result<PgConnection*> Own(BarrierTransaction& tx) {
   PgConnection* connection = PostgresBarrierStore::Connection(tx);
@@ -144,20 +162,56 @@ Result<bool> PostgresIdempotencyStore::DeleteClaim(BarrierTransaction& tx, const
   return deleted->affected() > 0;
 }
 
+Status PostgresIdempotencyStore::PutToken(BarrierTransaction& tx, const IssuedToken& token) {
+  Result<PgConnection*> connection = Own(tx);
+  if (!connection) return connection.status();
+  Result<PgResult> put =
+      (*connection)
+          ->Query(kPutTokenSql,
+                  PgParams().Text(token.token).Text(token.caller).Int(ToUnixMillis(token.expires)));
+  return put ? Status::Ok() : put.status();
+}
+
+Result<std::optional<IssuedToken>> PostgresIdempotencyStore::FindToken(BarrierTransaction& tx,
+                                                                       const std::string& token) {
+  Result<PgConnection*> connection = Own(tx);
+  if (!connection) return connection.status();
+  Result<PgResult> rows = (*connection)->Query(kSelectTokenSql, PgParams().Text(token));
+  if (!rows) return rows.status();
+  if (rows->rows() == 0) return std::optional<IssuedToken>();
+  return std::optional<IssuedToken>(
+      IssuedToken{rows->Text(0, 0), rows->Text(0, 1), FromUnixMillis(rows->Int(0, 2))});
+}
+
+Result<bool> PostgresIdempotencyStore::DeleteToken(BarrierTransaction& tx,
+                                                   const std::string& token) {
+  Result<PgConnection*> connection = Own(tx);
+  if (!connection) return connection.status();
+  Result<PgResult> deleted = (*connection)->Query(kDeleteTokenSql, PgParams().Text(token));
+  if (!deleted) return deleted.status();
+  return deleted->affected() > 0;
+}
+
 Result<std::size_t> PostgresIdempotencyStore::DeleteExpired(TimePoint now, std::size_t limit) {
   Result<std::unique_ptr<BarrierTransaction>> tx = barrier_.Begin();
   if (!tx) return tx.status();
   Result<PgConnection*> connection = Own(**tx);
   if (!connection) return connection.status();
   const auto max = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
-  Result<PgResult> deleted =
-      (*connection)
-          ->Query(kDeleteExpiredSql, PgParams()
-                                         .Int(ToUnixMillis(now))
-                                         .Int(static_cast<std::int64_t>(std::min(limit, max))));
-  if (!deleted) return deleted.status();
+  std::size_t deleted = 0;
+  // Keys first, then tokens, at most `limit` rows in all.
+  for (std::string_view sql : {kDeleteExpiredSql, kDeleteExpiredTokensSql}) {
+    if (deleted == limit) break;
+    Result<PgResult> done =
+        (*connection)
+            ->Query(sql, PgParams()
+                             .Int(ToUnixMillis(now))
+                             .Int(static_cast<std::int64_t>(std::min(limit - deleted, max))));
+    if (!done) return done.status();
+    deleted += static_cast<std::size_t>(done->affected());
+  }
   if (Status s = (*tx)->Commit(); !s.ok()) return s;
-  return static_cast<std::size_t>(deleted->affected());
+  return deleted;
 }
 
 }  // namespace settle::sdk

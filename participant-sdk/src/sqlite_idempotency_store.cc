@@ -28,6 +28,12 @@ CREATE TABLE IF NOT EXISTS idempotency_key (
   expires      INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS idempotency_key_expires ON idempotency_key(expires);
+CREATE TABLE IF NOT EXISTS idempotency_token (
+  token   TEXT    NOT NULL PRIMARY KEY,
+  caller  TEXT    NOT NULL,
+  expires INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idempotency_token_expires ON idempotency_token(expires);
 )sql";
 
 constexpr std::string_view kSelectSql =
@@ -45,6 +51,18 @@ constexpr std::string_view kDeleteClaimSql =
 constexpr std::string_view kDeleteExpiredSql =
     "DELETE FROM idempotency_key WHERE rowid IN "
     "(SELECT rowid FROM idempotency_key WHERE expires < ?1 LIMIT ?2)";
+
+constexpr std::string_view kPutTokenSql =
+    "INSERT INTO idempotency_token(token, caller, expires) VALUES (?1, ?2, ?3)";
+
+constexpr std::string_view kSelectTokenSql =
+    "SELECT token, caller, expires FROM idempotency_token WHERE token = ?1";
+
+constexpr std::string_view kDeleteTokenSql = "DELETE FROM idempotency_token WHERE token = ?1";
+
+constexpr std::string_view kDeleteExpiredTokensSql =
+    "DELETE FROM idempotency_token WHERE rowid IN "
+    "(SELECT rowid FROM idempotency_token WHERE expires < ?1 LIMIT ?2)";
 
 constexpr std::string_view kInProgress = "in_progress";
 constexpr std::string_view kDone = "done";
@@ -162,19 +180,57 @@ Result<bool> SqliteIdempotencyStore::DeleteClaim(BarrierTransaction& tx, const s
   return (*connection)->Changes() > 0;
 }
 
+Status SqliteIdempotencyStore::PutToken(BarrierTransaction& tx, const IssuedToken& token) {
+  Result<SqliteConnection*> connection = Own(tx);
+  if (!connection) return connection.status();
+  Result<SqliteStatement> put = (*connection)->Prepare(kPutTokenSql);
+  if (!put) return put.status();
+  return put->BindText(1, token.token)
+      .BindText(2, token.caller)
+      .BindInt64(3, ToUnixMillis(token.expires))
+      .Run();
+}
+
+Result<std::optional<IssuedToken>> SqliteIdempotencyStore::FindToken(BarrierTransaction& tx,
+                                                                     const std::string& token) {
+  Result<SqliteConnection*> connection = Own(tx);
+  if (!connection) return connection.status();
+  Result<SqliteStatement> select = (*connection)->Prepare(kSelectTokenSql);
+  if (!select) return select.status();
+  Result<bool> row = select->BindText(1, token).Step();
+  if (!row) return row.status();
+  if (!*row) return std::optional<IssuedToken>();
+  return std::optional<IssuedToken>(IssuedToken{select->ColumnBytes(0), select->ColumnBytes(1),
+                                                FromUnixMillis(select->ColumnInt64(2))});
+}
+
+Result<bool> SqliteIdempotencyStore::DeleteToken(BarrierTransaction& tx, const std::string& token) {
+  Result<SqliteConnection*> connection = Own(tx);
+  if (!connection) return connection.status();
+  Result<SqliteStatement> del = (*connection)->Prepare(kDeleteTokenSql);
+  if (!del) return del.status();
+  if (Status s = del->BindText(1, token).Run(); !s.ok()) return s;
+  return (*connection)->Changes() > 0;
+}
+
 Result<std::size_t> SqliteIdempotencyStore::DeleteExpired(TimePoint now, std::size_t limit) {
   Result<std::unique_ptr<BarrierTransaction>> tx = Begin();
   if (!tx) return tx.status();
   Result<SqliteConnection*> connection = Own(**tx);
   if (!connection) return connection.status();
-  Result<SqliteStatement> del = (*connection)->Prepare(kDeleteExpiredSql);
-  if (!del) return del.status();
-  Status s =
-      del->BindInt64(1, ToUnixMillis(now)).BindInt64(2, static_cast<std::int64_t>(limit)).Run();
-  if (!s.ok()) return s;
-  const auto deleted = static_cast<std::size_t>((*connection)->Changes());
-  s = (*tx)->Commit();
-  if (!s.ok()) return s;
+  std::size_t deleted = 0;
+  // Keys first, then tokens, at most `limit` rows in all.
+  for (std::string_view sql : {kDeleteExpiredSql, kDeleteExpiredTokensSql}) {
+    if (deleted == limit) break;
+    Result<SqliteStatement> del = (*connection)->Prepare(sql);
+    if (!del) return del.status();
+    Status s = del->BindInt64(1, ToUnixMillis(now))
+                   .BindInt64(2, static_cast<std::int64_t>(limit - deleted))
+                   .Run();
+    if (!s.ok()) return s;
+    deleted += static_cast<std::size_t>((*connection)->Changes());
+  }
+  if (Status s = (*tx)->Commit(); !s.ok()) return s;
   return deleted;
 }
 

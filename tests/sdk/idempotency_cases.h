@@ -249,4 +249,162 @@ inline void KeysExpireAndAreCleanedUp(IdempotencyDb& db) {
   CHECK(renewed->has_value());
 }
 
+// --- Issued tokens (IdempotencyMode::kIssuedToken) and callers ---
+
+// `request` as sent with `Authorization: <authorization>`.
+inline HttpRequest From(const std::string& authorization, HttpRequest request) {
+  request.headers.emplace_back("Authorization", authorization);
+  return request;
+}
+
+inline IdempotencyOptions TokenOptions() {
+  IdempotencyOptions options;
+  options.mode = IdempotencyMode::kIssuedToken;
+  options.token_expiry = Duration(600'000);
+  return options;
+}
+
+inline std::string IssueTokenTo(GuardFixture& f, const std::string& authorization) {
+  Result<IssuedToken> token = f.guard.IssueToken(From(authorization, HttpRequest{"POST", "/t"}));
+  INFO(token.status().ToString());
+  REQUIRE(token);
+  CHECK(token->token.size() == 32);
+  return token->token;
+}
+
+inline bool TokenIsUnused(IdempotencyDb& db, const std::string& token) {
+  Result<std::unique_ptr<BarrierTransaction>> tx = db.store().Begin();
+  REQUIRE(tx);
+  Result<std::optional<IssuedToken>> found = db.store().FindToken(**tx, token);
+  REQUIRE(found);
+  return found->has_value();
+}
+
+inline void AnIssuedTokenRunsItsRequestOnceAndIsUsedUp(IdempotencyDb& db) {
+  GuardFixture f(db, TokenOptions());
+  const std::string token = IssueTokenTo(f, "Bearer alice");
+  CHECK(TokenIsUnused(db, token));
+
+  const HttpReply first = f.Call(From("Bearer alice", Post(token, "book")));
+  CHECK(first.status == 201);
+  CHECK_FALSE(TokenIsUnused(db, token));  // consumed in the handler's transaction
+  // The form submitted twice: the second gets the first's answer, and nothing runs.
+  const HttpReply again = f.Call(From("Bearer alice", Post(token, "book")));
+  CHECK(again.status == 201);
+  CHECK(again.body == first.body);
+  CHECK(f.runs == 1);
+  CHECK(db.Orders("book") == 1);
+  // Another request under the used token is the same key with another request.
+  CHECK(f.Call(From("Bearer alice", Post(token, "lamp"))).status == 422);
+}
+
+inline void ATokenMustBeIssuedToThisCallerAndLive(IdempotencyDb& db) {
+  GuardFixture f(db, TokenOptions());
+  const HttpReply missing = f.Call(From("Bearer alice", Post("", "book")));
+  CHECK(missing.status == 400);
+  CHECK(missing.body.find("Idempotency-Key") != std::string::npos);
+  const HttpReply unknown = f.Call(From("Bearer alice", Post("0123456789abcdef", "book")));
+  CHECK(unknown.status == 400);
+  CHECK(unknown.body.find("Idempotency-Key") != std::string::npos);
+
+  const std::string token = IssueTokenTo(f, "Bearer alice");
+  const HttpReply foreign = f.Call(From("Bearer bob", Post(token, "book")));
+  CHECK(foreign.status == 403);
+  CHECK(f.Call(Post(token, "book")).status == 403);  // nor an anonymous caller
+  CHECK(f.runs == 0);
+  CHECK(TokenIsUnused(db, token));  // refusing bob did not spend alice's token
+
+  const std::string stale = IssueTokenTo(f, "Bearer alice");
+  f.clock.Advance(Duration(600'000));
+  CHECK(f.Call(From("Bearer alice", Post(stale, "book"))).status == 400);
+  CHECK(f.runs == 0);
+  // A used token replays to its own caller only: bob sees no answer of alice's.
+  const std::string fresh = IssueTokenTo(f, "Bearer alice");
+  REQUIRE(f.Call(From("Bearer alice", Post(fresh, "book"))).status == 201);
+  CHECK(f.Call(From("Bearer bob", Post(fresh, "book"))).status == 400);
+  CHECK(f.runs == 1);
+}
+
+inline void AFailedRequestLeavesItsTokenForTheRetry(IdempotencyDb& db) {
+  GuardFixture f(db, TokenOptions());
+  const std::string token = IssueTokenTo(f, "Bearer alice");
+  f.answer = 503;
+  CHECK(f.Call(From("Bearer alice", Post(token, "book"))).status == 503);
+  f.throw_now = true;
+  f.answer = 201;
+  CHECK(f.Call(From("Bearer alice", Post(token, "book"))).status == 500);
+  CHECK(TokenIsUnused(db, token));
+  CHECK(db.Orders("book") == 0);
+  f.throw_now = false;
+  CHECK(f.Call(From("Bearer alice", Post(token, "book"))).status == 201);
+  CHECK(f.runs == 3);
+  CHECK(db.Orders("book") == 1);
+}
+
+inline void ConcurrentSubmissionsOfOneTokenRunOnce(IdempotencyDb& db) {
+  GuardFixture f(db, TokenOptions());
+  const std::string token = IssueTokenTo(f, "Bearer alice");
+  f.hold = true;
+  std::thread first(
+      [&] { CHECK(f.Call(From("Bearer alice", Post(token, "book"))).status == 201); });
+  REQUIRE(f.held.Wait());
+  constexpr int kDuplicates = 6;
+  std::vector<HttpReply> replies(kDuplicates);
+  std::vector<std::thread> duplicates;
+  for (int i = 0; i < kDuplicates; ++i) {
+    duplicates.emplace_back(
+        [&, i] { replies[i] = f.Call(From("Bearer alice", Post(token, "book"))); });
+  }
+  for (std::thread& t : duplicates) t.join();
+  for (const HttpReply& reply : replies) CHECK(reply.status == 409);
+  f.release.Notify();
+  first.join();
+  CHECK(f.runs == 1);
+  CHECK(db.Orders("book") == 1);
+  CHECK_FALSE(TokenIsUnused(db, token));
+}
+
+inline void UnusedTokensExpireAndAreCleanedUp(IdempotencyDb& db) {
+  GuardFixture f(db, TokenOptions());
+  IdempotencyCleanerOptions cleaner_options;
+  cleaner_options.batch_size = 2;
+  IdempotencyCleaner cleaner(db.store(), f.clock, cleaner_options);
+  const std::string used = IssueTokenTo(f, "Bearer alice");
+  REQUIRE(f.Call(From("Bearer alice", Post(used, "book"))).status == 201);
+  std::vector<std::string> unused;
+  for (int i = 0; i < 3; ++i) unused.push_back(IssueTokenTo(f, "Bearer alice"));
+
+  Result<std::size_t> early = cleaner.CleanOnce();
+  REQUIRE(early);
+  CHECK(*early == 0);
+  f.clock.Advance(Duration(600'001));
+  Result<std::size_t> deleted = cleaner.CleanOnce();
+  REQUIRE(deleted);
+  CHECK(*deleted == 3);  // the unused tokens; the used one's answer lives for options.expiry
+  for (const std::string& token : unused) CHECK_FALSE(TokenIsUnused(db, token));
+  CHECK(f.Call(From("Bearer alice", Post(used, "book"))).status == 201);
+  CHECK(f.runs == 1);
+}
+
+inline void KeysAreScopedByTheCallerWhenTheServiceNamesIt(IdempotencyDb& db) {
+  IdempotencyOptions options;
+  options.caller_of = [](const HttpRequest& r) {
+    const std::string* user = r.Header("X-User");
+    return user == nullptr ? std::string() : *user;
+  };
+  GuardFixture f(db, options);
+  auto as = [](const std::string& user, HttpRequest request) {
+    request.headers.emplace_back("X-User", user);
+    return request;
+  };
+  CHECK(f.Call(as("alice", Post("k-1", "book"))).status == 201);
+  // Bob's k-1 is another key: it runs, and he never sees alice's answer.
+  CHECK(f.Call(as("bob", Post("k-1", "lamp"))).status == 201);
+  CHECK(f.Call(as("alice", Post("k-1", "book"))).status == 201);
+  CHECK(f.Call(as("bob", Post("k-1", "book"))).status == 422);
+  CHECK(f.runs == 2);
+  CHECK(db.Orders("book") == 1);
+  CHECK(db.Orders("lamp") == 1);
+}
+
 }  // namespace settle::sdk::test

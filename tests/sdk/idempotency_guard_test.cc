@@ -125,6 +125,43 @@ TEST_CASE("idempotency (sqlite): keys expire and the cleaner deletes them in bat
   KeysExpireAndAreCleanedUp(db);
 }
 
+TEST_CASE("idempotency (sqlite): an issued token runs its request once and is used up",
+          "[idempotency][token]") {
+  SqliteIdempotencyDb db;
+  AnIssuedTokenRunsItsRequestOnceAndIsUsedUp(db);
+}
+
+TEST_CASE(
+    "idempotency (sqlite): a token must be live and issued to this caller, 400 or 403 otherwise",
+    "[idempotency][token]") {
+  SqliteIdempotencyDb db;
+  ATokenMustBeIssuedToThisCallerAndLive(db);
+}
+
+TEST_CASE("idempotency (sqlite): a failed request leaves its token for the retry",
+          "[idempotency][token]") {
+  SqliteIdempotencyDb db;
+  AFailedRequestLeavesItsTokenForTheRetry(db);
+}
+
+TEST_CASE("idempotency (sqlite): concurrent submissions of one token run once",
+          "[idempotency][token]") {
+  SqliteIdempotencyDb db;
+  ConcurrentSubmissionsOfOneTokenRunOnce(db);
+}
+
+TEST_CASE("idempotency (sqlite): unused tokens expire and the cleaner deletes them",
+          "[idempotency][token]") {
+  SqliteIdempotencyDb db;
+  UnusedTokensExpireAndAreCleanedUp(db);
+}
+
+TEST_CASE("idempotency (sqlite): keys are scoped by the caller when the service names it",
+          "[idempotency][token]") {
+  SqliteIdempotencyDb db;
+  KeysAreScopedByTheCallerWhenTheServiceNamesIt(db);
+}
+
 TEST_CASE("idempotency (sqlite): a guarded route over HTTP replays and refuses by status",
           "[idempotency][http]") {
   SqliteIdempotencyDb db;
@@ -148,6 +185,46 @@ TEST_CASE("idempotency (sqlite): a guarded route over HTTP replays and refuses b
   CHECK(again.status == 201);
   CHECK(again.body == first.body);
   CHECK(client.Post("/orders", "lamp").status == 422);
+  CHECK(f.runs == 1);
+  CHECK(db.Orders("book") == 1);
+  participant.Stop();
+}
+
+TEST_CASE("idempotency (sqlite): a form asks the token route for a token and submits it twice",
+          "[idempotency][token][http]") {
+  SqliteIdempotencyDb db;
+  GuardFixture f(db, TokenOptions());
+  Participant participant;
+  participant.OnPost("/orders/token", f.guard.TokenRoute());
+  participant.OnPost("/orders", f.guard.Wrap([&](const HttpRequest& r, BarrierTransaction& tx) {
+    ++f.runs;
+    REQUIRE(db.Write(tx, r.body).ok());
+    return HttpReply{201, R"({"order": ")" + r.body + R"("})"};
+  }));
+  Result<int> port = participant.Start("127.0.0.1", 0);
+  REQUIRE(port);
+
+  settle::testing::JsonClient alice(*port);
+  alice.SetHeader("Authorization", "Bearer alice");
+  const auto issued = alice.Post("/orders/token", "");
+  REQUIRE(issued.status == 201);
+  REQUIRE(issued.json["token"].is_string());
+  CHECK(issued.json["expires_in"] == 600);
+  CHECK(issued.headers.count("Cache-Control") == 1);
+  CHECK(issued.headers.find("Cache-Control")->second == "no-store");
+  const std::string token = issued.json["token"];
+
+  settle::testing::JsonClient mallory(*port);
+  mallory.SetHeader("Authorization", "Bearer mallory");
+  mallory.SetHeader("Idempotency-Key", token);
+  CHECK(mallory.Post("/orders", "book").status == 403);
+
+  alice.SetHeader("Idempotency-Key", token);
+  const auto first = alice.Post("/orders", "book");
+  CHECK(first.status == 201);
+  const auto again = alice.Post("/orders", "book");
+  CHECK(again.status == 201);
+  CHECK(again.body == first.body);
   CHECK(f.runs == 1);
   CHECK(db.Orders("book") == 1);
   participant.Stop();

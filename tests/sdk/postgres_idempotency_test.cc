@@ -117,5 +117,42 @@ TEST_CASE("idempotency (postgres): keys expire and the cleaner deletes them in b
   KeysExpireAndAreCleanedUp(db);
 }
 
+TEST_CASE("idempotency (postgres): an issued token runs its request once and is used up",
+          "[idempotency][token]") {
+  PostgresIdempotencyDb db;
+  AnIssuedTokenRunsItsRequestOnceAndIsUsedUp(db);
+}
+
+TEST_CASE(
+    "idempotency (postgres): a token must be live and issued to this caller, 400 or 403 otherwise",
+    "[idempotency][token]") {
+  PostgresIdempotencyDb db;
+  ATokenMustBeIssuedToThisCallerAndLive(db);
+}
+
+TEST_CASE("idempotency (postgres): a failed request leaves its token for the retry",
+          "[idempotency][token]") {
+  PostgresIdempotencyDb db;
+  AFailedRequestLeavesItsTokenForTheRetry(db);
+}
+
+TEST_CASE("idempotency (postgres): concurrent submissions of one token run once",
+          "[idempotency][token]") {
+  PostgresIdempotencyDb db;
+  ConcurrentSubmissionsOfOneTokenRunOnce(db);
+}
+
+TEST_CASE("idempotency (postgres): unused tokens expire and the cleaner deletes them",
+          "[idempotency][token]") {
+  PostgresIdempotencyDb db;
+  UnusedTokensExpireAndAreCleanedUp(db);
+}
+
+TEST_CASE("idempotency (postgres): keys are scoped by the caller when the service names it",
+          "[idempotency][token]") {
+  PostgresIdempotencyDb db;
+  KeysAreScopedByTheCallerWhenTheServiceNamesIt(db);
+}
+
 }  // namespace
 }  // namespace settle::sdk::test

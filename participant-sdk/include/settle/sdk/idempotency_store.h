@@ -16,7 +16,9 @@ namespace settle::sdk {
 struct IdempotencyRecord {
   enum class State { kInProgress, kDone };
 
-  std::string key;          // the Idempotency-Key, as sent
+  // The Idempotency-Key as sent; when keys are scoped by caller (IdempotencyOptions::
+  // caller_of, and always for issued tokens), the caller's scope, '/', and the key.
+  std::string key;
   std::string fingerprint;  // hex SHA-256 of "method\npath\nbody" (see RequestFingerprint)
   State state = State::kInProgress;
   // kInProgress: who claimed the key and until when the claim holds. A claim whose owner died
@@ -29,6 +31,15 @@ struct IdempotencyRecord {
   std::string body;
   TimePoint create_time;
   TimePoint expires;  // after this the key is forgotten: a new request with it runs again
+};
+
+// A token an IdempotencyGuard issued (IdempotencyMode::kIssuedToken) that no request has used
+// yet: a row of the `idempotency_token` table. The request that uses it deletes it in its own
+// transaction, and its answer is kept as an IdempotencyRecord from then on.
+struct IssuedToken {
+  std::string token;   // 32 random hex digits
+  std::string caller;  // the scope of the caller it was issued to (see IdempotencyOptions)
+  TimePoint expires;   // unused after this, it is refused, and the cleaner deletes it
 };
 
 // Where an IdempotencyGuard keeps its keys: the participant's own database, beside its
@@ -54,8 +65,16 @@ class IdempotencyStore {
   virtual Result<bool> DeleteClaim(BarrierTransaction& tx, const std::string& key,
                                    const std::string& owner) = 0;
 
-  // Deletes at most `limit` records that expired before `now`, in one short transaction;
-  // returns how many it deleted.
+  // Inserts an issued token.
+  virtual Status PutToken(BarrierTransaction& tx, const IssuedToken& token) = 0;
+  // The unused token `token` as `tx` sees it.
+  virtual Result<std::optional<IssuedToken>> FindToken(BarrierTransaction& tx,
+                                                       const std::string& token) = 0;
+  // Deletes the token (it has been used); true if it was there.
+  virtual Result<bool> DeleteToken(BarrierTransaction& tx, const std::string& token) = 0;
+
+  // Deletes at most `limit` records and unused tokens that expired before `now`, in one short
+  // transaction; returns how many it deleted.
   virtual Result<std::size_t> DeleteExpired(TimePoint now, std::size_t limit) = 0;
 };
 

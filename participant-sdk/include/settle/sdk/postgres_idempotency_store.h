@@ -7,13 +7,12 @@
 
 namespace settle::sdk {
 
-// The `idempotency_key` table in the participant's PostgreSQL database, in the transactions
-// of the PostgresBarrierStore that the business code uses: a handler's statements (on
-// PostgresBarrierStore::Connection(tx)) and its stored answer commit together. Open creates
-// the table if needed, under an advisory lock. Find takes a transaction-scoped advisory lock
-// on the key first, so that of two transactions that both find no row the later waits and
-// then sees the earlier's; Peek is a plain READ COMMITTED read, which no open transaction
-// blocks. Thread-safe.
+// The `idempotency_key` and `idempotency_token` tables in the participant's PostgreSQL database, in
+// the transactions of the PostgresBarrierStore that the business code uses: a handler's statements
+// (on PostgresBarrierStore::Connection(tx)) and its stored answer commit together. Open creates the
+// tables if needed, under an advisory lock. Find takes a transaction-scoped advisory lock on the
+// key first, so that of two transactions that both find no row the later waits and then sees the
+// earlier's; Peek is a plain READ COMMITTED read, which no open transaction blocks. Thread-safe.
 class PostgresIdempotencyStore final : public IdempotencyStore {
  public:
   // `barrier` must outlive the store.
@@ -26,6 +25,10 @@ class PostgresIdempotencyStore final : public IdempotencyStore {
   Status Put(BarrierTransaction& tx, const IdempotencyRecord& record) override;
   Result<bool> DeleteClaim(BarrierTransaction& tx, const std::string& key,
                            const std::string& owner) override;
+  Status PutToken(BarrierTransaction& tx, const IssuedToken& token) override;
+  Result<std::optional<IssuedToken>> FindToken(BarrierTransaction& tx,
+                                               const std::string& token) override;
+  Result<bool> DeleteToken(BarrierTransaction& tx, const std::string& token) override;
   Result<std::size_t> DeleteExpired(TimePoint now, std::size_t limit) override;
 
  private:

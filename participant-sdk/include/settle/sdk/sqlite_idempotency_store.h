@@ -8,10 +8,10 @@
 
 namespace settle::sdk {
 
-// The `idempotency_key` table in the participant's SQLite file, in the transactions of the
-// SqliteBarrierStore that the business code uses: a handler's statements (on
+// The `idempotency_key` and `idempotency_token` tables in the participant's SQLite file, in the
+// transactions of the SqliteBarrierStore that the business code uses: a handler's statements (on
 // SqliteBarrierStore::Connection(tx)) and its stored answer commit together. Open creates the
-// table if needed. Peek reads through a connection of its own, which WAL lets read the last
+// tables if needed. Peek reads through a connection of its own, which WAL lets read the last
 // commit while another connection holds the write lock. Thread-safe.
 class SqliteIdempotencyStore final : public IdempotencyStore {
  public:
@@ -27,6 +27,10 @@ class SqliteIdempotencyStore final : public IdempotencyStore {
   Status Put(BarrierTransaction& tx, const IdempotencyRecord& record) override;
   Result<bool> DeleteClaim(BarrierTransaction& tx, const std::string& key,
                            const std::string& owner) override;
+  Status PutToken(BarrierTransaction& tx, const IssuedToken& token) override;
+  Result<std::optional<IssuedToken>> FindToken(BarrierTransaction& tx,
+                                               const std::string& token) override;
+  Result<bool> DeleteToken(BarrierTransaction& tx, const std::string& token) override;
   Result<std::size_t> DeleteExpired(TimePoint now, std::size_t limit) override;
 
   class Impl;
