@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "settle/core/duration_text.h"
@@ -232,11 +233,38 @@ Status ApplyParsedText(const ParsedText& text, ServerConfig& c) {
   return Status::Ok();
 }
 
+// The options as a --config file: every option with its value and its help as a comment.
+// Options without a value (an empty string) are written commented out, since an empty value
+// would not load back (an empty token, a file named ""); --config, --version and
+// --dump-config themselves are left out.
+std::string DumpConfig(const CLI::App& app) {
+  std::istringstream lines(app.config_to_str(/*default_also=*/true, /*write_description=*/true));
+  std::string out = "# settled --config file, written by settled --dump-config\n";
+  std::string comments;  // the help of the next option
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line.front() == '#') {
+      comments += line + "\n";
+      continue;
+    }
+    const std::string name = line.substr(0, line.find('='));
+    if (name == "config" || name == "version" || name == "dump-config") {
+      comments.clear();
+      continue;
+    }
+    const bool unset = line.size() > name.size() + 1 && line.substr(name.size() + 1) == "\"\"";
+    out += comments + (unset ? "# " : "") + line + "\n";
+    comments.clear();
+  }
+  return out;
+}
+
 }  // namespace
 
-CommandLine ParseCommandLine(int argc, const char* const* argv) {
+CommandLine ParseCommandLine(int argc, const char* const* argv, const BuildInfo& build) {
   CommandLine result;
   ServerConfig& c = result.config;
+  c.build = build;
   CLI::App app{
       "settled: the Settle transaction coordinator (TCC and saga over HTTP, durable on SQLite "
       "or PostgreSQL).\n"
@@ -250,14 +278,38 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
   AddCapacityOptions(app, c);
   AddTokenOptions(app, text);
   AddOperatorOptions(app, c);
+  app.set_version_flag("--version", VersionLine("settled", build),
+                       "Print the version, the commit and the build, and exit");
+  app.set_config("--config", "",
+                 "TOML file of options, keyed by their long names without the dashes "
+                 "(port = 8080, retry-interval = \"2s\"); the command line overrides it")
+      ->check(CLI::ExistingFile);
+  app.allow_config_extras(CLI::config_extras_mode::error);
+  bool dump_config = false;
+  app.add_flag("--dump-config", dump_config,
+               "Print the configuration these options give, as a commented TOML file for "
+               "--config, and exit");
 
   std::ostringstream out;
   std::ostringstream err;
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {
+    // CLI11 says "INI was not able to parse <key>" for a key that names no option.
+    constexpr std::string_view kUnknown = "INI was not able to parse ";
+    const std::string what = e.what();
+    result.exit_now = true;
+    result.exit_code = 2;
+    result.output = what.rfind(kUnknown, 0) == 0
+                        ? "--config: " + what.substr(kUnknown.size()) +
+                              " is not an option of settled (keys are the long option names "
+                              "without their dashes, as settled --dump-config writes them)\n"
+                        : "--config: " + what + "\n";
+    return result;
   } catch (const CLI::ParseError& e) {
     result.exit_now = true;
-    result.exit_code = app.exit(e, out, err);
+    // --help and --version exit 0; every refused argument exits 2.
+    result.exit_code = app.exit(e, out, err) == 0 ? 0 : 2;
     result.output = out.str() + err.str();
     return result;
   }
@@ -265,6 +317,12 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
     result.exit_now = true;
     result.exit_code = 2;
     result.output = s.message() + "\n";
+    return result;
+  }
+  if (dump_config) {
+    result.exit_now = true;
+    result.exit_code = 0;
+    result.output = DumpConfig(app);
   }
   return result;
 }

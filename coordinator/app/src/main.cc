@@ -7,12 +7,13 @@
 #include "settle/app/command_line.h"
 #include "settle/app/logging.h"
 #include "settle/app/settled_server.h"
+#include "settle/core/build_info.h"
 #include "settle/core/stop_signals.h"
 #include "settle/storage/open_store.h"
 
 int main(int argc, char** argv) {
   using namespace settle::coordinator;
-  const CommandLine command_line = ParseCommandLine(argc, argv);
+  const CommandLine command_line = ParseCommandLine(argc, argv, settle::ThisBuild());
   if (command_line.exit_now) {
     std::fputs(command_line.output.c_str(), command_line.exit_code == 0 ? stdout : stderr);
     return command_line.exit_code;

@@ -78,13 +78,28 @@ void WriteStore(PrometheusText& out, const storage::StoreStats& stats) {
   out.Sample("settle_store_checkpoints_total", {{"by", "writer"}}, stats.writer_checkpoints);
 }
 
-void WriteAlerts(PrometheusText& out, const WebhookAlerts& alerts) {
+// Written with or without a webhook (zeros without one), so that an alerting rule on it
+// works before the webhook is configured.
+void WriteAlerts(PrometheusText& out, const WebhookAlerts* alerts) {
   out.Family("settle_alerts_total", "counter",
-             "Stuck-transaction alerts for the webhook, by result: sent, failed (every attempt "
-             "failed) or dropped (the queue was full).");
-  out.Sample("settle_alerts_total", {{"result", "sent"}}, alerts.sent());
-  out.Sample("settle_alerts_total", {{"result", "failed"}}, alerts.failed());
-  out.Sample("settle_alerts_total", {{"result", "dropped"}}, alerts.dropped());
+             "Stuck-transaction alerts for the webhook (--alert-webhook), by result: sent, "
+             "failed (every attempt failed) or dropped (the queue was full).");
+  out.Sample("settle_alerts_total", {{"result", "sent"}},
+             alerts == nullptr ? std::uint64_t{0} : alerts->sent());
+  out.Sample("settle_alerts_total", {{"result", "failed"}},
+             alerts == nullptr ? std::uint64_t{0} : alerts->failed());
+  out.Sample("settle_alerts_total", {{"result", "dropped"}},
+             alerts == nullptr ? std::uint64_t{0} : alerts->dropped());
+}
+
+void WriteBuild(PrometheusText& out, const BuildInfo& build) {
+  out.Family("settle_build_info", "gauge",
+             "Always 1; its labels say which build runs: version, commit, build type.");
+  out.Sample("settle_build_info",
+             {{"version", std::string(build.version)},
+              {"commit", std::string(build.commit)},
+              {"build_type", std::string(build.build_type)}},
+             std::uint64_t{1});
 }
 
 }  // namespace
@@ -102,7 +117,8 @@ void WriteSettledMetrics(PrometheusText& out, const SettledMetricsSources& sourc
   out.Family("settle_retention_deleted_total", "counter",
              "Finished transactions deleted by retention (--retention).");
   out.Sample("settle_retention_deleted_total", {}, sources.retention.deleted());
-  if (sources.alerts != nullptr) WriteAlerts(out, *sources.alerts);
+  WriteAlerts(out, sources.alerts);
+  WriteBuild(out, sources.build);
 }
 
 }  // namespace settle::coordinator

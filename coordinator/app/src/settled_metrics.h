@@ -2,6 +2,7 @@
 
 #include "settle/app/retention.h"
 #include "settle/app/webhook_alerts.h"
+#include "settle/core/build_info.h"
 #include "settle/drive/coordinator_metrics.h"
 #include "settle/drive/scheduler.h"
 #include "settle/metrics/prometheus_text.h"
@@ -19,6 +20,7 @@ struct SettledMetricsSources {
   const Scheduler& scheduler;
   const Retention& retention;
   const WebhookAlerts* alerts;  // null without a webhook
+  const BuildInfo& build;
 };
 
 void WriteSettledMetrics(PrometheusText& out, const SettledMetricsSources& sources);

@@ -56,7 +56,8 @@ struct SettledServer::Parts {
         gids(clock),
         coordinator(async_store, scheduler, clock, gids, c.coordinator, metrics),
         api(coordinator, clock, io.context(), c.api, [this](PrometheusText& out) {
-          WriteSettledMetrics(out, {metrics, *store, scheduler, retention, alerts.get()});
+          WriteSettledMetrics(out,
+                              {metrics, *store, scheduler, retention, alerts.get(), config.build});
         }) {}
 
   static constexpr std::size_t kBlockingThreads = 4;
@@ -102,6 +103,7 @@ struct SettledServer::Parts {
 
 Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& config,
                                                             const Clock& clock) {
+  spdlog::info("{} starting", VersionLine("settled", config.build));
   auto client = net::Client::Create({.ca_file = config.ca_file, .clock = &clock});
   if (!client) return client.status();
   if (!config.alert_webhook.empty()) {
@@ -155,6 +157,16 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
   parts->port = *port;
   spdlog::info("serving on {} I/O threads; the API over {}", parts->io.size(),
                config.api.tls.enabled() ? "HTTPS" : "HTTP");
+  if (config.api.tls.enabled()) {
+    spdlog::info("TLS on: certificate {}", config.api.tls.cert_file);
+  } else {
+    spdlog::warn("TLS off: the API, its tokens included, travels in clear text (--tls-cert)");
+  }
+  if (config.api.tokens.enabled()) {
+    spdlog::info("authentication on: {} bearer tokens", config.api.tokens.size());
+  } else {
+    spdlog::warn("authentication off: every request has admin access (--admin-token)");
+  }
   return std::unique_ptr<SettledServer>(new SettledServer(std::move(parts)));
 }
 

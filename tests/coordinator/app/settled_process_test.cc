@@ -4,6 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <string>
+
 #include "file_text.h"
 #include "json_client.h"
 #include "participant_server.h"
@@ -35,6 +38,53 @@ TEST_CASE("settled refuses bad arguments with exit code 2", "[process]") {
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 2);
   CHECK_THAT(ReadFile(dir.File("err")), Catch::Contains("--retry-interval"));
+}
+
+TEST_CASE("settled --version names the build that settle_build_info reports", "[process]") {
+  testing::TempDir dir;
+  ChildProcess version({SettledProcess::BinaryPath(), "--version"}, dir.File("err"));
+  const std::string line = version.WaitForLine("settled ", std::chrono::seconds(10));
+  const int status = version.Wait(std::chrono::seconds(10));
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  // settled 0.1.0 (commit 1a2b3c4d5e6f, RelWithDebInfo, GCC 12.2.0)
+  CHECK_THAT(line,
+             Catch::StartsWith(std::string("settled ") + SETTLE_PROJECT_VERSION + " (commit "));
+  const std::size_t commit_at = line.find("(commit ") + 8;
+  const std::string commit = line.substr(commit_at, line.find(',') - commit_at);
+  CHECK_FALSE(commit.empty());
+
+  SettledProcess settled(dir.File("settle.db"));
+  const auto metrics = JsonClient(settled.port()).Get("/api/metrics");
+  REQUIRE(metrics.status == 200);
+  CHECK_THAT(metrics.body,
+             Catch::Contains(std::string("settle_build_info{version=\"") + SETTLE_PROJECT_VERSION +
+                             "\",commit=\"" + commit + "\","));
+  // Documented alerts are there before any webhook is set.
+  CHECK_THAT(metrics.body, Catch::Contains("settle_alerts_total{result=\"sent\"} 0"));
+}
+
+TEST_CASE("settled's startup log says whether authentication and TLS are on", "[process]") {
+  testing::TempDir dir;
+  {
+    SettledProcess open(dir.File("open.db"), {}, 0, dir.File("open.log"));
+    REQUIRE(open.Terminate() == 0);
+  }
+  const std::string open_log = ReadFile(dir.File("open.log"));
+  CHECK_THAT(open_log, Catch::Contains("settled " SETTLE_PROJECT_VERSION " (commit "));
+  CHECK_THAT(open_log, Catch::Contains("authentication off"));
+  CHECK_THAT(open_log, Catch::Contains("TLS off"));
+
+  const std::string config = dir.File("settled.toml");
+  std::ofstream(config) << "admin-token = \"admin-token-0123456789\"\nread-token = "
+                           "[\"read-token-0123456789\"]\n";
+  {
+    SettledProcess locked(dir.File("locked.db"), {"--config", config}, 0, dir.File("locked.log"));
+    CHECK(JsonClient(locked.port()).Get("/api/settle/all").status == 401);
+    REQUIRE(locked.Terminate() == 0);
+  }
+  CHECK_THAT(ReadFile(dir.File("locked.log")),
+             Catch::Contains("authentication on: 2 bearer tokens"));
 }
 
 TEST_CASE("a second settled on the same database refuses to start", "[process]") {

@@ -36,6 +36,7 @@ class AccessTokens {
   Status AddFromText(std::string_view text);
 
   bool enabled() const { return !tokens_.empty(); }
+  std::size_t size() const { return tokens_.size(); }
 
   // The access the request's Authorization header grants: kNone without a header or with an
   // unknown token, when authentication is on. Compares tokens in constant time.

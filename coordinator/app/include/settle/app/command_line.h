@@ -15,6 +15,12 @@ struct CommandLine {
 };
 
 // Parses settled's arguments (CLI11). Never throws and never exits the process.
-CommandLine ParseCommandLine(int argc, const char* const* argv);
+//
+// --config FILE reads options from a TOML file (keys are the long flag names without their
+// dashes: `port = 8080`, `retry-interval = "2s"`, `read-token = ["...", "..."]`); options on
+// the command line override the file, and a key that names no option is refused (exit 2).
+// --version prints VersionLine("settled", build); --dump-config prints the configuration
+// that would run, as a commented TOML file, and exits 0.
+CommandLine ParseCommandLine(int argc, const char* const* argv, const BuildInfo& build = {});
 
 }  // namespace settle::coordinator

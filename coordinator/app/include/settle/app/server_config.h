@@ -5,6 +5,7 @@
 
 #include "settle/api/api_server.h"
 #include "settle/app/retention.h"
+#include "settle/core/build_info.h"
 #include "settle/drive/coordinator.h"
 #include "settle/drive/instance_lease.h"
 #include "settle/engine/retry_policy.h"
@@ -36,6 +37,9 @@ struct ServerConfig {
   std::string alert_webhook;       // empty: no alerts
   Duration shutdown_grace{10000};  // how long in-flight branch calls may finish on shutdown
   std::string log_level = "info";
+  // What this binary was built from: reported by --version, the startup log and
+  // settle_build_info (main sets ThisBuild()).
+  BuildInfo build;
 };
 
 }  // namespace settle::coordinator
