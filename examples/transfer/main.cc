@@ -68,7 +68,8 @@ settle::Result<settle::sdk::Outcome> RunSaga(settle::sdk::Client& client, const 
 int main(int argc, char** argv) {
   Args a;
   CLI::App app{"transfer: moves money between two bank-participants through Settle"};
-  app.add_option("--coordinator", a.coordinator, "Settle's URL (its API base, or host:port)")
+  app.add_option("--coordinator", a.coordinator,
+                 "Settle's URL: its API base, or http://host:port for the default base /api/settle")
       ->capture_default_str();
   app.add_option("--from-bank", a.from_bank, "URL of the bank paying, e.g. http://127.0.0.1:8081")
       ->required();

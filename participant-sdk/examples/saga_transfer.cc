@@ -8,7 +8,11 @@
 #include "settle/sdk/saga.h"
 
 int main(int argc, char** argv) {
-  if (argc < 3) return std::fprintf(stderr, "usage: %s COORDINATOR_API SERVICE_URL\n", argv[0]), 2;
+  const bool help = argc > 1 && argv[1] == std::string("--help");
+  if (help || argc < 3) {
+    std::fprintf(help ? stdout : stderr, "usage: %s COORDINATOR_API SERVICE_URL\n", argv[0]);
+    return help ? 0 : 2;
+  }
   const std::string service = argv[2];
   auto client = settle::sdk::Client::Create(argv[1]);
   if (!client) return std::fprintf(stderr, "%s\n", client.status().ToString().c_str()), 2;

@@ -33,6 +33,12 @@ GuardedBusiness Run(const char* sql) {
 }
 
 int main(int argc, char** argv) {
+  const std::string port_text = argc > 1 ? argv[1] : "8081";
+  if (port_text.empty() || port_text.find_first_not_of("0123456789") != std::string::npos) {
+    const bool help = port_text == "--help";
+    std::fprintf(help ? stdout : stderr, "usage: %s [PORT] [DATABASE]\n", argv[0]);
+    return help ? 0 : 2;
+  }
   BlockStopSignals();  // before any thread starts; awaited at the end
 
   SystemClock clock;
@@ -54,7 +60,7 @@ int main(int argc, char** argv) {
                  Guarded(barrier, Run("UPDATE account SET frozen = frozen - ?1")))
       .OnCancel("/api/TransOutCancel", Guarded(barrier, Run("UPDATE account SET balance = "
                                                             "balance + ?1, frozen = frozen - ?1")));
-  auto port = participant.Start("127.0.0.1", argc > 1 ? std::stoi(argv[1]) : 8081);
+  auto port = participant.Start("127.0.0.1", std::stoi(port_text.substr(0, 5)));
   if (!port) return std::fprintf(stderr, "%s\n", port.status().ToString().c_str()), 1;
   std::printf("tcc-participant listening on http://127.0.0.1:%d\n", *port);
   std::fflush(stdout);

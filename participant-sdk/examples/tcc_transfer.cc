@@ -8,8 +8,11 @@
 #include "settle/sdk/tcc.h"
 
 int main(int argc, char** argv) {
-  if (argc < 4)
-    return std::fprintf(stderr, "usage: %s COORDINATOR_API SERVICE AMOUNT\n", argv[0]), 2;
+  const bool help = argc > 1 && argv[1] == std::string("--help");
+  if (help || argc < 4) {
+    std::fprintf(help ? stdout : stderr, "usage: %s COORDINATOR_API SERVICE AMOUNT\n", argv[0]);
+    return help ? 0 : 2;
+  }
   const std::string service = argv[2];
   const std::string body = std::string(R"({"amount":)") + argv[3] + "}";
   auto client = settle::sdk::Client::Create(argv[1]);
