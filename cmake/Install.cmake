@@ -1,0 +1,48 @@
+# What `cmake --install` puts under a prefix (docs/install.md):
+#   bin/settled, bin/settle-check
+#   include/settle/{sdk,core,db}/   the SDK's headers and the ones they include
+#   lib/libsettle_*.a               the SDK and the static libraries it is built on
+#   lib/cmake/Settle/               find_package(Settle) -> Settle::sdk
+#   lib/pkgconfig/settle-sdk.pc     pkg-config --cflags --libs settle-sdk
+#   share/doc/settle/               the docs the systemd unit and the README name
+#   lib/systemd/system/settled.service
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(SETTLE_SDK_LIBRARIES settle_sdk settle_net settle_sqlite settle_postgres settle_core)
+set_target_properties(settle_sdk PROPERTIES EXPORT_NAME sdk)
+set_target_properties(settle_net PROPERTIES EXPORT_NAME net)
+set_target_properties(settle_sqlite PROPERTIES EXPORT_NAME sqlite)
+set_target_properties(settle_postgres PROPERTIES EXPORT_NAME postgres)
+set_target_properties(settle_core PROPERTIES EXPORT_NAME core)
+
+install(TARGETS settled settle-check RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS ${SETTLE_SDK_LIBRARIES} EXPORT SettleTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/participant-sdk/include/settle
+                  ${PROJECT_SOURCE_DIR}/common/core/include/settle
+                  ${PROJECT_SOURCE_DIR}/common/db/include/settle
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+install(EXPORT SettleTargets NAMESPACE Settle::
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Settle)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/SettleConfig.cmake.in
+                              ${CMAKE_BINARY_DIR}/SettleConfig.cmake
+                              INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Settle)
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/SettleConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/SettleConfig.cmake ${CMAKE_BINARY_DIR}/SettleConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Settle)
+
+# pkg-config: the libraries in link order, and the system libraries they use.
+# The .pc file finds the prefix from where it lies, so that the tree can be installed anywhere.
+file(RELATIVE_PATH SETTLE_PC_PREFIX ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
+configure_file(${PROJECT_SOURCE_DIR}/cmake/settle-sdk.pc.in ${CMAKE_BINARY_DIR}/settle-sdk.pc
+               @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/settle-sdk.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/docs/operations.md
+              ${PROJECT_SOURCE_DIR}/docs/protocol.md ${PROJECT_SOURCE_DIR}/docs/idempotency.md
+              ${PROJECT_SOURCE_DIR}/participant-sdk/README.md
+        DESTINATION ${CMAKE_INSTALL_DOCDIR})
