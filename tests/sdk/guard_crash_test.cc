@@ -20,16 +20,18 @@ class SqliteGuardCrashDb final : public GuardCrashDb {
   settle::testing::TempDir dir_;
 };
 
-TEST_CASE("guard crash (sqlite): kill -9 before the commit leaves no order, and the retry "
-          "places it once the claim's lease ends",
-          "[idempotency][process]") {
+TEST_CASE(
+    "guard crash (sqlite): kill -9 before the commit leaves no order, and the retry "
+    "places it once the claim's lease ends",
+    "[idempotency][process]") {
   SqliteGuardCrashDb db;
   AKillBeforeCommitLeavesNoOrderAndTheRetryRunsAfterTheLease(db);
 }
 
-TEST_CASE("guard crash (sqlite): kill -9 after the commit keeps the order, and the retry gets "
-          "the unsent answer at once",
-          "[idempotency][process]") {
+TEST_CASE(
+    "guard crash (sqlite): kill -9 after the commit keeps the order, and the retry gets "
+    "the unsent answer at once",
+    "[idempotency][process]") {
   SqliteGuardCrashDb db;
   AKillAfterCommitKeepsTheOrderAndTheRetryGetsItsAnswer(db);
 }

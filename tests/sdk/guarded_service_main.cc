@@ -84,8 +84,7 @@ class SqliteOrderTable final : public OrderTable {
   Result<std::int64_t> Count() override {
     Result<std::unique_ptr<BarrierTransaction>> tx = barrier_->Begin();
     if (!tx) return tx.status();
-    return Run(SqliteBarrierStore::Connection(**tx), "SELECT count(*) FROM orders",
-               std::nullopt);
+    return Run(SqliteBarrierStore::Connection(**tx), "SELECT count(*) FROM orders", std::nullopt);
   }
 
  private:
