@@ -18,7 +18,8 @@ namespace {
 
 Status Exec(BarrierTransaction& tx, const char* sql) {
   char* error = nullptr;
-  if (sqlite3_exec(SqliteBarrierStore::Connection(tx), sql, nullptr, nullptr, &error) == SQLITE_OK) {
+  if (sqlite3_exec(SqliteBarrierStore::Connection(tx), sql, nullptr, nullptr, &error) ==
+      SQLITE_OK) {
     return Status::Ok();
   }
   Status failed = Status::Unavailable(error == nullptr ? "sqlite failed" : error);
@@ -44,8 +45,9 @@ int main(int argc, char** argv) {
   {
     auto tx = (*store)->Begin();
     if (!tx) return Fail("setting up", tx.status());
-    Status s = Exec(**tx, "CREATE TABLE IF NOT EXISTS stock (reserved INTEGER NOT NULL);"
-                          "INSERT INTO stock SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM stock)");
+    Status s = Exec(**tx,
+                    "CREATE TABLE IF NOT EXISTS stock (reserved INTEGER NOT NULL);"
+                    "INSERT INTO stock SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM stock)");
     if (s.ok()) s = (*tx)->Commit();
     if (!s.ok()) return Fail("setting up", s);
   }
@@ -55,7 +57,8 @@ int main(int argc, char** argv) {
   participant
       .OnAction("/api/Reserve", Guarded(barrier,
                                         [](const BranchRequest&, BarrierTransaction& tx) {
-                                          return Exec(tx, "UPDATE stock SET reserved = reserved + 1");
+                                          return Exec(tx,
+                                                      "UPDATE stock SET reserved = reserved + 1");
                                         }))
       .OnCompensate("/api/Release",
                     Guarded(barrier, [](const BranchRequest&, BarrierTransaction& tx) {
