@@ -1,5 +1,7 @@
 #include "answer.h"
 
+#include "settle/net/message.h"
+
 namespace settle::checker {
 
 BranchResult Answer::result() const {
@@ -14,6 +16,17 @@ std::string Answer::Describe() const {
   if (!body.empty()) http += ": " + OneLine(body);
   if (r == BranchResult::kUnknown) return http;
   return std::string(ToString(r)) + " (" + http + ")";
+}
+
+std::string Answer::DescribeHttp() const {
+  if (!answered()) return "no answer (" + error + ")";
+  std::string http = "HTTP " + std::to_string(http_status);
+  if (!body.empty()) http += ": " + OneLine(body);
+  return http;
+}
+
+const std::string* Answer::Header(std::string_view name) const {
+  return net::FindHeader(headers, name);
 }
 
 std::string OneLine(const std::string& text, std::size_t limit) {

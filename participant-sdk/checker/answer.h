@@ -1,6 +1,9 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "settle/core/branch_result.h"
 
@@ -16,6 +19,7 @@ struct Answer {
   Delivery delivery = Delivery::kAnswered;
   int http_status = 0;
   std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // of the answer, as sent
   std::string error;  // why there is no answer, when delivery is not kAnswered
 
   bool answered() const { return delivery == Delivery::kAnswered; }
@@ -24,6 +28,11 @@ struct Answer {
   // For the report, on one line: "SUCCESS", "FAILURE (HTTP 409: {...})", "HTTP 500: ...",
   // "no answer (timed out after 3000 ms waiting for 127.0.0.1:8081)".
   std::string Describe() const;
+  // The same without the protocol's reading, for a service's own URLs: "HTTP 201: {...}",
+  // "no answer (...)".
+  std::string DescribeHttp() const;
+  // The first header field named `name` (compared case-insensitively), or nullptr.
+  const std::string* Header(std::string_view name) const;
 };
 
 // `text` on one line (control characters as spaces), cut to `limit` bytes with "...".

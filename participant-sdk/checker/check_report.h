@@ -27,10 +27,22 @@ struct CheckOutcome {
 // "PASS  empty rollback: cancel without try answered SUCCESS and changed nothing"
 std::string FormatOutcome(const CheckOutcome& outcome);
 
-// The closing lines: counts, the gids used (so that the participant's logs can be searched),
-// and what --state would add when checks are unverified. Ends with a newline.
-std::string FormatSummary(TransType trans_type, const std::vector<CheckOutcome>& outcomes,
-                          const std::string& first_gid, const std::string& last_gid);
+// What the closing lines name: the kind of run ("TCC", "saga", "entry point"), the ids it used
+// so that the service's logs can be searched ("gids settle-check-1f2e3d4c-1 to ...-6"), and
+// what --state would have shown ("whether a call was applied once, ..."; empty when --state
+// was given).
+struct SummaryLabels {
+  std::string run;
+  std::string ids;
+  std::string unseen;
+};
+// The labels of a branch check's run.
+SummaryLabels BranchSummaryLabels(TransType trans_type, bool state_given,
+                                  const std::string& first_gid, const std::string& last_gid);
+
+// The closing lines: counts, the ids used, and what --state would add when checks are
+// unverified and labels.unseen says it. Ends with a newline.
+std::string FormatSummary(const SummaryLabels& labels, const std::vector<CheckOutcome>& outcomes);
 
 // kExitFailed if any check failed, otherwise kExitAllPassed.
 int ExitCode(const std::vector<CheckOutcome>& outcomes);

@@ -19,34 +19,16 @@ std::string WrongAnswer(const PlannedCall& call, const Answer& answer) {
   return call.role + " answered " + answer.Describe() + ", expected " + ExpectedText(call.expected);
 }
 
-// "before X, after Y", saying where they differ when the shortened texts look the same.
-std::string StateDifference(const std::string& before, const std::string& after) {
-  std::string text = "before " + OneLine(before) + ", after " + OneLine(after);
-  if (OneLine(before) == OneLine(after)) {
-    std::size_t at = 0;
-    while (at < before.size() && at < after.size() && before[at] == after[at]) ++at;
-    text += " (they differ from byte " + std::to_string(at) + ")";
-  }
-  return text;
-}
-
 }  // namespace
 
 CheckRunner::CheckRunner(ParticipantClient& client, RunSettings settings)
-    : client_(client), settings_(std::move(settings)) {}
+    : client_(client), settings_(std::move(settings)), state_(client, settings_.state_url) {}
 
 std::string CheckRunner::GidFor(std::size_t index) const {
   return settings_.gid_prefix + "-" + std::to_string(index + 1);
 }
 
-Status CheckRunner::ProbeState() {
-  if (!settings_.state_url) return Status::Ok();
-  const Answer answer = client_.GetState(*settings_.state_url);
-  if (answer.answered() && answer.http_status == 200) return Status::Ok();
-  return Status::Unavailable("--state " + *settings_.state_url + ": " +
-                             (answer.answered() ? "answered " : "") + answer.Describe() +
-                             "; it must answer 200 with a body that reflects the branch's effect");
-}
+Status CheckRunner::ProbeState() { return state_.Probe(); }
 
 Result<CheckOutcome> CheckRunner::Run(std::size_t index) {
   const Check& check = settings_.plan.checks[index];
@@ -75,24 +57,20 @@ Result<CheckOutcome> CheckRunner::Run(std::size_t index) {
   };
   // Reads the state; nullopt with `problem` (or `unreachable`) set when it cannot be read.
   auto read_state = [&](std::string& problem) -> std::optional<std::string> {
-    const Answer answer = client_.GetState(*settings_.state_url);
-    if (answer.delivery == Answer::Delivery::kUnreachable) {
-      unreachable = Status::Unavailable("cannot read the state at " + *settings_.state_url + ": " +
-                                        answer.error);
+    Result<StateReader::Reading> reading = state_.Read();
+    if (!reading) {
+      unreachable = reading.status();
       return std::nullopt;
     }
-    if (!answer.answered() || answer.http_status != 200) {
-      problem = "could not read the state: " + answer.Describe();
-      return std::nullopt;
-    }
-    return answer.body;
+    if (!reading->body) problem = reading->problem;
+    return reading->body;
   };
 
   std::string problem = run_calls(check.setup);
   std::optional<std::string> before;
   std::optional<std::string> after;
   if (problem.empty() && !unreachable) {
-    if (settings_.state_url) before = read_state(problem);
+    if (state_.enabled()) before = read_state(problem);
     if (problem.empty() && !unreachable) problem = run_calls(check.probe);
     if (before && !unreachable) {
       std::string read_problem;
@@ -115,7 +93,7 @@ Result<CheckOutcome> CheckRunner::Run(std::size_t index) {
   if (!problem.empty()) {
     outcome.detail = problem;
     if (changed) outcome.detail += "; the state changed: " + StateDifference(*before, *after);
-  } else if (!settings_.state_url) {
+  } else if (!state_.enabled()) {
     outcome.verdict = Verdict::kUnverified;
     outcome.detail = answered + "; whether it " + check.effect + " needs --state";
   } else if (changed) {

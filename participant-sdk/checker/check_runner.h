@@ -9,6 +9,7 @@
 #include "check_report.h"
 #include "participant_client.h"
 #include "settle/core/status.h"
+#include "state_reader.h"
 
 namespace settle::checker {
 
@@ -42,10 +43,11 @@ class CheckRunner {
  private:
   ParticipantClient& client_;
   RunSettings settings_;
+  StateReader state_;
 };
 
 // "settle-check-" and 8 random hex digits: distinct between runs, so that the participant's
-// barrier treats every run as new transactions.
+// barrier treats every run as new transactions (and an entry point's guard, as new keys).
 std::string RandomGidPrefix();
 
 }  // namespace settle::checker

@@ -20,24 +20,32 @@ constexpr const char* kDescription =
     "coordinator really does: duplicate deliveries, a cancel/compensate for a try/action that\n"
     "never ran (empty rollback), and a try/action arriving after its cancel/compensate\n"
     "(hanging). No coordinator is needed: it calls the branch URLs itself, as the coordinator\n"
-    "would.";
+    "would.\n"
+    "\n"
+    "With --entry it checks a service's own entry point instead (a POST that creates something):\n"
+    "that it keeps the Idempotency-Key contract for missing, invalid, repeated, reused and\n"
+    "concurrent keys.";
 
 constexpr const char* kFooter =
     "WARNING: settle-check calls the participant for real and changes its state: it reserves,\n"
-    "spends and releases --body several times. Run it against a test instance, with a small\n"
-    "amount.\n"
+    "spends and releases --body several times (with --entry: it POSTs --body up to\n"
+    "7 + --concurrency times, and a correct service acts on it 3 to 5 times). Run it against\n"
+    "a test instance, with a small amount.\n"
     "\n"
     "Without --state only the answers are checked; with it, settle-check reads that URL before\n"
     "and after the calls and compares the bodies exactly, so point it at something that shows\n"
-    "the branch's effect (and that nothing else changes meanwhile).\n"
+    "the branch's effect (and that nothing else changes meanwhile). With --entry, the\n"
+    "concurrent check compares effects instead: numbers in the JSON state, such as a count.\n"
     "\n"
     "Exit status: 0 no check failed, 1 some check failed, 2 bad arguments or participant\n"
     "unreachable.\n"
     "\n"
-    "Example:\n"
+    "Examples:\n"
     "  settle-check --participant http://127.0.0.1:8081/api --tcc TransOut \\\n"
     "    --body '{\"account_id\":\"1\",\"amount\":1}' "
-    "--state http://127.0.0.1:8081/api/accounts/1";
+    "--state http://127.0.0.1:8081/api/accounts/1\n"
+    "  settle-check --entry http://127.0.0.1:8090/orders --body '{\"item\":\"book\"}' \\\n"
+    "    --state http://127.0.0.1:8090/orders/count";
 
 // Framing and the connection are settle-check's own: a header could otherwise desynchronize
 // the request.
@@ -78,6 +86,10 @@ struct Flags {
   std::string timeout_text = "3s";
   std::string ca_file;
   std::vector<std::string> header_lines;
+  std::string entry;
+  std::string other_body;
+  bool key_optional = false;
+  std::size_t concurrency = 8;
   std::vector<OpFlag> tcc_ops = {{BranchOp::kTry, "--try", "Try", {}},
                                  {BranchOp::kConfirm, "--confirm", "Confirm", {}},
                                  {BranchOp::kCancel, "--cancel", "Cancel", {}}};
@@ -107,7 +119,9 @@ void AddOptions(CLI::App& app, Flags& f) {
                        " handler (instead of the one --saga names)")
         ->type_name("URL");
   }
-  app.add_option("--body", f.body, "JSON body of every branch call, e.g. '{\"amount\":1}'")
+  app.add_option("--body", f.body,
+                 "JSON body of every branch call (with --entry: of every request), e.g. "
+                 "'{\"amount\":1}'")
       ->type_name("JSON");
   app.add_option("--state", f.state_url,
                  "URL whose GET body shows the branch's effect, e.g. an account; compared "
@@ -125,6 +139,22 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "Extra header 'Name: value' for every request (repeatable), e.g. "
                  "'Authorization: Bearer x'")
       ->type_name("'NAME: VALUE'");
+  app.add_option("--entry", f.entry,
+                 "Check an entry point's Idempotency-Key handling instead of a branch: the URL "
+                 "that --body is POSTed to, e.g. http://127.0.0.1:8090/orders")
+      ->type_name("URL");
+  app.add_option("--other-body", f.other_body,
+                 "With --entry: another request, sent with a key already used (default: --body "
+                 "with a space appended)")
+      ->type_name("JSON");
+  app.add_flag("--key-optional", f.key_optional,
+               "With --entry: the service runs a request without Idempotency-Key by design; "
+               "check that it answers 2xx instead of 400");
+  app.add_option("--concurrency", f.concurrency,
+                 "With --entry: how many duplicates go at once in the concurrent check")
+      ->type_name("N")
+      ->check(CLI::Range(2, 64))
+      ->capture_default_str();
 }
 
 bool AnyUrlGiven(const std::vector<OpFlag>& ops) {
@@ -141,6 +171,43 @@ Status CheckUrl(const std::string& what, const std::string& url) {
   return Status::Ok();
 }
 
+// --entry and what goes with it, which only it takes.
+Status ResolveEntry(const CLI::App& app, const Flags& f, CheckerOptions& o) {
+  const bool branch = !f.participant.empty() || !f.tcc_name.empty() || !f.saga_name.empty() ||
+                      AnyUrlGiven(f.tcc_ops) || AnyUrlGiven(f.saga_ops);
+  if (f.entry.empty()) {
+    if (app.count("--other-body") > 0 || f.key_optional || app.count("--concurrency") > 0) {
+      return Status::InvalidArgument(
+          "--other-body, --key-optional and --concurrency go with --entry");
+    }
+    return Status::Ok();
+  }
+  if (branch) {
+    return Status::InvalidArgument(
+        "--entry checks an entry point, not a branch: leave out --participant, --tcc, --saga "
+        "and the handlers' URLs");
+  }
+  if (Status s = CheckUrl("--entry", f.entry); !s.ok()) return s;
+  if (f.body.empty()) return Status::InvalidArgument("--entry needs --body JSON: the request");
+  o.entry_url = f.entry;
+  o.key_optional = f.key_optional;
+  o.concurrency = f.concurrency;
+  if (app.count("--other-body") == 0) {
+    // Another fingerprint for a service that hashes the bytes, as IdempotencyGuard does.
+    o.other_body = f.body + " ";
+    o.other_body_derived = true;
+    return Status::Ok();
+  }
+  if (!nlohmann::json::accept(f.other_body)) {
+    return Status::InvalidArgument("--other-body: not valid JSON: " + f.other_body);
+  }
+  if (f.other_body == f.body) {
+    return Status::InvalidArgument("--other-body: must differ from --body");
+  }
+  o.other_body = f.other_body;
+  return Status::Ok();
+}
+
 // What to check (one TCC branch or one saga step) and each handler's URL.
 Status ResolveTarget(Flags& f, CheckerOptions& o) {
   const bool tcc = !f.tcc_name.empty() || AnyUrlGiven(f.tcc_ops);
@@ -149,7 +216,7 @@ Status ResolveTarget(Flags& f, CheckerOptions& o) {
     return Status::InvalidArgument(
         tcc ? "check one TCC branch (--tcc, --try, --confirm, --cancel) or one saga step "
               "(--saga, --action, --compensate), not both"
-            : "name what to check: --tcc NAME or --saga NAME");
+            : "name what to check: --tcc NAME, --saga NAME or --entry URL");
   }
   o.trans_type = tcc ? TransType::kTcc : TransType::kSaga;
   const std::string& name = tcc ? f.tcc_name : f.saga_name;
@@ -192,7 +259,8 @@ Status ResolveRequest(const Flags& f, CheckerOptions& o) {
   return Status::Ok();
 }
 
-// Each --header as a (name, value) pair; framing headers are settle-check's own.
+// Each --header as a (name, value) pair; framing headers are settle-check's own, and so is
+// Idempotency-Key when it checks an entry point.
 Status ResolveHeaders(const std::vector<std::string>& lines, CheckerOptions& o) {
   for (const std::string& line : lines) {
     const auto colon = line.find(':');
@@ -202,7 +270,8 @@ Status ResolveHeaders(const std::vector<std::string>& lines, CheckerOptions& o) 
         !net::IsValidHeaderValue(value)) {
       return Status::InvalidArgument("--header '" + line + "': expected 'Name: value'");
     }
-    if (IsFramingHeader(header_name)) {
+    if (IsFramingHeader(header_name) ||
+        (!o.entry_url.empty() && net::EqualsIgnoreCase(header_name, "Idempotency-Key"))) {
       return Status::InvalidArgument("--header '" + line + "': settle-check sets " + header_name +
                                      " itself");
     }
@@ -230,7 +299,10 @@ CommandLine ParseCommandLine(int argc, const char* const* argv) {
     return result;
   }
   CommandLine result;
-  if (Status s = ResolveTarget(flags, result.options); !s.ok()) return Usage(s.message());
+  if (Status s = ResolveEntry(app, flags, result.options); !s.ok()) return Usage(s.message());
+  if (result.options.entry_url.empty()) {
+    if (Status s = ResolveTarget(flags, result.options); !s.ok()) return Usage(s.message());
+  }
   if (Status s = ResolveRequest(flags, result.options); !s.ok()) return Usage(s.message());
   if (Status s = ResolveHeaders(flags.header_lines, result.options); !s.ok()) {
     return Usage(s.message());

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -20,6 +21,14 @@ struct CheckerOptions {
   Duration timeout = std::chrono::seconds(3);
   std::vector<std::pair<std::string, std::string>> headers;  // valid names and values
   std::string ca_file;  // verifies https:// participants; empty: the system's CA store
+
+  // --entry: an HTTP entry point's Idempotency-Key handling instead of a branch (`urls` is
+  // then empty, trans_type unused and body a non-empty JSON text).
+  std::string entry_url;
+  std::string other_body;           // --other-body, or body with a space appended
+  bool other_body_derived = false;  // no --other-body was given
+  bool key_optional = false;        // --key-optional
+  std::size_t concurrency = 8;      // --concurrency, 2 to 64
 };
 
 struct CommandLine {

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <exception>
+#include <latch>
+#include <optional>
+#include <thread>
 
 namespace settle::checker {
 namespace {
@@ -36,7 +39,7 @@ Answer HttpParticipantClient::CallBranch(const BranchCall& call) {
                                               {"trans_type", ToString(call.trans_type)},
                                               {"branch_id", call.branch_id},
                                               {"op", ToString(call.op)}});
-  return Send(call.body.empty() ? "GET" : "POST", *url, target, call.body);
+  return Send(Request(call.body.empty() ? "GET" : "POST", *url, target, call.body));
 }
 
 Answer HttpParticipantClient::GetState(const std::string& url) {
@@ -45,28 +48,78 @@ Answer HttpParticipantClient::GetState(const std::string& url) {
     return NoAnswer(Answer::Delivery::kUnreachable,
                     "invalid URL '" + url + "': " + parsed.status().message());
   }
-  return Send("GET", *parsed, parsed->path_and_query, "");
+  return Send(Request("GET", *parsed, parsed->path_and_query, ""));
 }
 
-Answer HttpParticipantClient::Send(const std::string& method, const net::Url& url,
-                                   const std::string& target, const std::string& body) {
-  if (client_ == nullptr) return NoAnswer(Answer::Delivery::kUnreachable, client_error_);
-  // A fresh connection for every request: nothing of one check leaks into the next.
-  client_->CloseIdle();
+Answer HttpParticipantClient::Call(const HttpCall& call) {
+  Result<net::Url> url = net::ParseUrl(call.url);
+  if (!url) {
+    return NoAnswer(Answer::Delivery::kUnreachable,
+                    "invalid URL '" + call.url + "': " + url.status().message());
+  }
+  return Send(Request(call.method, *url, url->path_and_query, call.body, call.headers));
+}
+
+std::vector<Answer> HttpParticipantClient::CallAtOnce(const std::vector<HttpCall>& calls) {
+  std::vector<Answer> answers(calls.size());
+  std::vector<std::optional<net::ClientRequest>> requests;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    Result<net::Url> url = net::ParseUrl(calls[i].url);
+    if (!url) {
+      answers[i] = NoAnswer(Answer::Delivery::kUnreachable,
+                            "invalid URL '" + calls[i].url + "': " + url.status().message());
+      requests.emplace_back();
+      continue;
+    }
+    requests.emplace_back(
+        Request(calls[i].method, *url, url->path_and_query, calls[i].body, calls[i].headers));
+  }
+  if (client_ != nullptr) client_->CloseIdle();
+  // Every thread is ready before any request goes: they leave together, as close to at once
+  // as threads can, and the pool has no idle connection to share between them.
+  std::latch start(static_cast<std::ptrdiff_t>(calls.size()));
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    threads.emplace_back([&, i] {
+      start.arrive_and_wait();
+      if (requests[i]) answers[i] = SendConcurrently(std::move(*requests[i]));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return answers;
+}
+
+net::ClientRequest HttpParticipantClient::Request(const std::string& method, const net::Url& url,
+                                                  const std::string& target,
+                                                  const std::string& body,
+                                                  const Headers& extra) const {
   net::ClientRequest request;
   request.method = method;
   request.url = url;
   request.target = target;
   // A user header of the same name replaces the default Content-Type.
   request.headers.assign(headers_.begin(), headers_.end());
+  request.headers.insert(request.headers.end(), extra.begin(), extra.end());
   request.body = body;
   request.timeout = timeout_;
   request.idempotent = false;
+  return request;
+}
+
+Answer HttpParticipantClient::Send(net::ClientRequest request) {
+  // A fresh connection for every request: nothing of one check leaks into the next.
+  if (client_ != nullptr) client_->CloseIdle();
+  return SendConcurrently(std::move(request));
+}
+
+Answer HttpParticipantClient::SendConcurrently(net::ClientRequest request) {
+  if (client_ == nullptr) return NoAnswer(Answer::Delivery::kUnreachable, client_error_);
   Result<net::ClientAnswer> answer = client_->Send(std::move(request));
   if (answer) {
     Answer out;
     out.http_status = answer->status;
     out.body = std::move(answer->body);
+    out.headers = std::move(answer->headers);
     return out;
   }
   const Answer::Delivery delivery = answer.status().code() == StatusCode::kUnavailable

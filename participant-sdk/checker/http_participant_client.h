@@ -15,7 +15,8 @@ namespace settle::checker {
 // ParticipantClient over HTTP(S), calling as docs/protocol.md §4.1 says: POST with the body
 // (GET when it is empty), the URL plus gid, trans_type, branch_id and op, Content-Type:
 // application/json plus the extra headers (which may replace it). A new connection per
-// request, so that one answer cannot leak into the next. Not thread-safe.
+// request, so that one answer cannot leak into the next. Not thread-safe: one caller at a time
+// (CallAtOnce runs its calls concurrently itself).
 class HttpParticipantClient final : public ParticipantClient {
  public:
   // `headers` go with every request, state reads included; `timeout` bounds each request
@@ -26,10 +27,19 @@ class HttpParticipantClient final : public ParticipantClient {
 
   Answer CallBranch(const BranchCall& call) override;
   Answer GetState(const std::string& url) override;
+  Answer Call(const HttpCall& call) override;
+  std::vector<Answer> CallAtOnce(const std::vector<HttpCall>& calls) override;
 
  private:
-  Answer Send(const std::string& method, const net::Url& url, const std::string& target,
-              const std::string& body);
+  using Headers = std::vector<std::pair<std::string, std::string>>;
+  // The request to send: the client's headers, then `extra`.
+  net::ClientRequest Request(const std::string& method, const net::Url& url,
+                             const std::string& target, const std::string& body,
+                             const Headers& extra = {}) const;
+  // Sends on a fresh connection.
+  Answer Send(net::ClientRequest request);
+  // Sends on whatever connection the pool gives; callable from several threads at once.
+  Answer SendConcurrently(net::ClientRequest request);
 
   std::vector<std::pair<std::string, std::string>> headers_;
   Duration timeout_;

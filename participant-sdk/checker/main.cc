@@ -1,5 +1,6 @@
 // settle-check: runs the barrier checks of docs/protocol.md §6.3 against a participant's branch
-// URLs and prints one line per check. Wiring only; see command_line.h and check_runner.h.
+// URLs, or the Idempotency-Key checks against a service's entry point, and prints one line per
+// check. Wiring only; see command_line.h, check_runner.h and entry_check_runner.h.
 #include <cstdio>
 #include <vector>
 
@@ -7,23 +8,18 @@
 #include "check_report.h"
 #include "check_runner.h"
 #include "command_line.h"
+#include "entry_check_runner.h"
 #include "exit_codes.h"
 #include "http_participant_client.h"
 
 using namespace settle::checker;
 
-int main(int argc, char** argv) {
-  CommandLine command_line = ParseCommandLine(argc, argv);
-  if (command_line.exit_now) {
-    std::fputs(command_line.output.c_str(), command_line.exit_code == 0 ? stdout : stderr);
-    return command_line.exit_code;
-  }
-  const CheckerOptions& options = command_line.options;
+namespace {
 
-  HttpParticipantClient client(options.headers, options.timeout, options.ca_file);
-  CheckRunner runner(
-      client, RunSettings{options.trans_type == settle::TransType::kTcc ? TccPlan() : SagaPlan(),
-                          options.urls, options.body, options.state_url, RandomGidPrefix()});
+// Runs every check of `runner` (a CheckRunner or an EntryCheckRunner), printing each verdict
+// as it comes; returns the exit status.
+template <typename Runner>
+int RunChecks(Runner& runner, const SummaryLabels& labels) {
   if (settle::Status state = runner.ProbeState(); !state.ok()) {
     std::fprintf(stderr, "settle-check: %s\n", state.message().c_str());
     return kExitUsage;
@@ -40,9 +36,31 @@ int main(int argc, char** argv) {
     std::fflush(stdout);  // one line as each check ends, for a participant that is slow
     outcomes.push_back(std::move(*outcome));
   }
-  std::fputs(FormatSummary(options.trans_type, outcomes, runner.GidFor(0),
-                           runner.GidFor(runner.size() - 1))
-                 .c_str(),
-             stdout);
+  std::fputs(FormatSummary(labels, outcomes).c_str(), stdout);
   return ExitCode(outcomes);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CommandLine command_line = ParseCommandLine(argc, argv);
+  if (command_line.exit_now) {
+    std::fputs(command_line.output.c_str(), command_line.exit_code == 0 ? stdout : stderr);
+    return command_line.exit_code;
+  }
+  const CheckerOptions& options = command_line.options;
+
+  HttpParticipantClient client(options.headers, options.timeout, options.ca_file);
+  if (!options.entry_url.empty()) {
+    EntryCheckRunner runner(
+        client, EntrySettings{options.entry_url, options.body, options.other_body,
+                              options.other_body_derived, options.key_optional, options.concurrency,
+                              options.state_url, RandomGidPrefix()});
+    return RunChecks(runner, runner.Labels());
+  }
+  CheckRunner runner(
+      client, RunSettings{options.trans_type == settle::TransType::kTcc ? TccPlan() : SagaPlan(),
+                          options.urls, options.body, options.state_url, RandomGidPrefix()});
+  return RunChecks(runner, BranchSummaryLabels(options.trans_type, options.state_url.has_value(),
+                                               runner.GidFor(0), runner.GidFor(runner.size() - 1)));
 }

@@ -1,10 +1,6 @@
 // settle-check, run as a user runs it: against the real bank example (every check passes),
 // against participants with deliberate barrier bugs (exactly the checks that catch them fail),
 // against an unreachable one, and with bad arguments.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
@@ -16,78 +12,21 @@
 #include <vector>
 
 #include "child_process.h"
-#include "file_text.h"
 #include "participant_server.h"
+#include "settle_check_run.h"
 #include "temp_dir.h"
-
-extern char** environ;
 
 namespace {
 
+using settle::testing::CheckRun;
 using settle::testing::ChildProcess;
 using settle::testing::ParticipantServer;
-using settle::testing::ReadFile;
 using settle::testing::ReceivedCall;
+using settle::testing::RunSettleCheck;
 using settle::testing::ScriptedAnswer;
 using settle::testing::TempDir;
 
 const std::string kBody = R"({"account_id":"1","amount":1})";
-
-struct CheckRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-
-  // The stdout line about check `name` ("PASS  empty rollback: ..."), or "".
-  std::string Line(const std::string& name) const {
-    std::istringstream lines(out);
-    for (std::string line; std::getline(lines, line);) {
-      const auto two_spaces = line.find("  ");
-      if (two_spaces != std::string::npos &&
-          line.compare(two_spaces + 2, name.size() + 1, name + ":") == 0) {
-        return line;
-      }
-    }
-    return {};
-  }
-  // "PASS", "FAIL" or "UNVERIFIED" for check `name`, or "" when it has no line.
-  std::string Verdict(const std::string& name) const {
-    const std::string line = Line(name);
-    return line.substr(0, line.find("  "));
-  }
-};
-
-// Runs settle-check to its end; it bounds every request with its own timeout.
-CheckRun RunSettleCheck(const std::vector<std::string>& args) {
-  TempDir dir;
-  const std::string out_path = dir.File("out");
-  const std::string err_path = dir.File("err");
-  std::vector<std::string> argv = {SETTLE_CHECK_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> raw;
-  for (const auto& a : argv) raw.push_back(const_cast<char*>(a.c_str()));
-  raw.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  REQUIRE(rc == 0);
-  int status = 0;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
-
-  CheckRun run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = ReadFile(out_path);
-  run.err = ReadFile(err_path);
-  return run;
-}
 
 // The real bank example on a port of its own, with a database in a fresh directory.
 class Bank {
@@ -301,7 +240,7 @@ TEST_CASE("settle-check exits 2 when the participant cannot be reached", "[fault
 TEST_CASE("settle-check exits 2 with a message on bad arguments", "[fault][settle-check]") {
   const std::string api = "http://127.0.0.1:9/api";
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"--participant", api}, "--tcc NAME or --saga NAME"},
+      {{"--participant", api}, "--tcc NAME, --saga NAME or --entry URL"},
       {{"--participant", api, "--tcc", "A", "--saga", "B"}, "not both"},
       {{"--participant", api, "--saga", "A", "--try", api + "/ATry"}, "not both"},
       {{"--tcc", "TransOut"}, "--try: needed"},
