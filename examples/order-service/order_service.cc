@@ -82,6 +82,7 @@ Result<int> OrderService::Start(int port) {
   steps_.Register(participant_);
   participant_.OnPost("/orders", [this](const sdk::HttpRequest& r) { return PostOrder(r); })
       .OnGet("/orders", [this](const sdk::HttpRequest&) { return ListOrders(); })
+      .OnGet("/orders/count", [this](const sdk::HttpRequest&) { return CountOrders(); })
       .OnGet("/orders/[^/]+", [this](const sdk::HttpRequest& r) { return GetOrder(r); })
       .OnGet("/stock/[^/]+", [this](const sdk::HttpRequest& r) { return GetStock(r); })
       .OnGet("/payments", [this](const sdk::HttpRequest&) { return ListPayments(); });
@@ -159,6 +160,13 @@ sdk::HttpReply OrderService::ListOrders() {
   json list = json::array();
   for (const Order& order : *orders) list.push_back(ToJson(order));
   return Reply(200, {{"orders", list}});
+}
+
+sdk::HttpReply OrderService::CountOrders() {
+  auto orders =
+      Read<std::vector<Order>>(*store_, [](sqlite3* db) { return order_service::ListOrders(db); });
+  if (!orders) return Unavailable(orders.status());
+  return Reply(200, {{"orders", orders->size()}});
 }
 
 sdk::HttpReply OrderService::GetOrder(const sdk::HttpRequest& request) {

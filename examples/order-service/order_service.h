@@ -67,6 +67,7 @@ class OrderService {
   sdk::HttpReply PostOrder(const sdk::HttpRequest& request);
   sdk::HttpReply CreateOrder(const sdk::HttpRequest& request, sdk::BarrierTransaction& tx);
   sdk::HttpReply ListOrders();
+  sdk::HttpReply CountOrders();
   sdk::HttpReply GetOrder(const sdk::HttpRequest& request);
   sdk::HttpReply GetStock(const sdk::HttpRequest& request);
   sdk::HttpReply ListPayments();

@@ -9,9 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "child_process.h"
 #include "order_entry_point.h"
 #include "participant_server.h"
 #include "settle_check_run.h"
+#include "settled_process.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -226,4 +229,23 @@ TEST_CASE("settle-check --entry exits 2 with a message on bad arguments", "[faul
     CHECK(run.err.find(message) != std::string::npos);
     CHECK(run.out.empty());
   }
+}
+
+TEST_CASE("settle-check --entry passes every check of the order-service example",
+          "[fault][settle-check]") {
+  settle::testing::TempDir dir;
+  settle::testing::SettledProcess settled(dir.File("settle.db"));
+  settle::testing::ChildProcess service(
+      {ORDER_SERVICE_BINARY, "--port", "0", "--db", dir.File("orders.db"), "--coordinator",
+       "http://127.0.0.1:" + std::to_string(settled.port()) + "/api/settle"},
+      dir.File("order-service.log"));
+  const std::string line = service.WaitForLine("listening on http://", std::chrono::seconds(20));
+  REQUIRE_FALSE(line.empty());
+  const std::string base = line.substr(line.find("http://"));
+
+  const CheckRun run = RunSettleCheck(
+      {"--entry", base + "/orders", "--body", kOrder, "--state", base + "/orders/count"});
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 0);
+  for (const std::string& check : kEntryChecks) CHECK(run.Verdict(check) == "PASS");
 }
