@@ -39,7 +39,9 @@ Result<std::unique_ptr<LoyaltyService>> LoyaltyService::Open(LoyaltyServiceOptio
   if (!store) return store.status();
   auto setup = (*store)->Begin();  // the points table lives beside the barrier table
   if (!setup) return setup.status();
-  if (Status s = Exec(sdk::SqliteBarrierStore::Connection(**setup), kSchema); !s.ok()) return s;
+  if (Status s = Run(sdk::SqliteBarrierStore::Connection(**setup), kSchema); !s.ok()) {
+    return s;
+  }
   if (Status s = (*setup)->Commit(); !s.ok()) return s;
   return std::unique_ptr<LoyaltyService>(new LoyaltyService(std::move(options), std::move(*store)));
 }
@@ -66,10 +68,10 @@ sdk::BranchReply LoyaltyService::AddPoints(const sdk::BranchRequest& request) {
   if (!credit) return sdk::BranchReply::Error(credit.status());
   // The barrier runs the change at most once per message step, whatever settled redelivers.
   sdk::BarrierResult result = barrier_.Call(request, [&](sdk::BarrierTransaction& tx) {
-    return Exec(sdk::SqliteBarrierStore::Connection(tx),
-                "INSERT INTO points VALUES (?1, ?2) "
-                "ON CONFLICT (customer) DO UPDATE SET points = points + ?2",
-                {credit->customer, credit->points});
+    return Run(sdk::SqliteBarrierStore::Connection(tx),
+               "INSERT INTO points VALUES (?1, ?2) "
+               "ON CONFLICT (customer) DO UPDATE SET points = points + ?2",
+               {credit->customer, credit->points});
   });
   const std::string what = "loyalty: +" + std::to_string(credit->points) + " points for " +
                            credit->customer + " (message " + request.gid + "): ";

@@ -76,7 +76,9 @@ Result<std::unique_ptr<OrderService>> OrderService::Open(OrderServiceOptions opt
   if (!store) return store.status();
   auto setup = (*store)->Begin();  // the orders table lives beside the barrier table
   if (!setup) return setup.status();
-  if (Status s = Exec(sdk::SqliteBarrierStore::Connection(**setup), kSchema); !s.ok()) return s;
+  if (Status s = Run(sdk::SqliteBarrierStore::Connection(**setup), kSchema); !s.ok()) {
+    return s;
+  }
   if (Status s = (*setup)->Commit(); !s.ok()) return s;
   return std::unique_ptr<OrderService>(
       new OrderService(std::move(options), std::move(*store), std::move(*client)));
@@ -117,8 +119,8 @@ sdk::HttpReply OrderService::PlaceOrder(const sdk::HttpRequest& request) {
   Result<sdk::Outcome> sent =
       msg.DoAndSubmit(query_prepared_url_, barrier_, [&](sdk::BarrierTransaction& tx) {
         sqlite3* db = sdk::SqliteBarrierStore::Connection(tx);
-        Status inserted = Exec(db, "INSERT INTO orders VALUES (?1, ?2, ?3, ?4)",
-                               {order->order_id, order->customer, order->amount, gid});
+        Status inserted = Run(db, "INSERT INTO orders VALUES (?1, ?2, ?3, ?4)",
+                              {order->order_id, order->customer, order->amount, gid});
         if (!inserted.ok()) return inserted;  // Conflict: placed before; the message aborts
         if (options_.crash == CrashPoint::kBeforeCommit) {
           Say("order " + order->order_id +

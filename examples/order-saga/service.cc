@@ -71,7 +71,11 @@ Result<std::optional<std::string>> Service::Read(const char* sql,
                                                  const std::vector<SqlValue>& args) {
   auto tx = store_->Begin();
   if (!tx) return tx.status();
-  return QueryText(sdk::SqliteBarrierStore::Connection(**tx), sql, args);  // then rolled back
+  // Read only: the transaction is rolled back on return.
+  auto row = QueryRow(sdk::SqliteBarrierStore::Connection(**tx), sql, args);
+  if (!row) return row.status();
+  if (!*row || (*row)->empty()) return std::optional<std::string>();
+  return std::optional<std::string>((**row)[0]);
 }
 
 Status Service::Write(const char* sql, const std::vector<SqlValue>& args) {

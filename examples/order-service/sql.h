@@ -1,39 +1,13 @@
 #pragma once
 
-#include <sqlite3.h>
-
-#include <cstdint>
-#include <functional>
-#include <string>
-#include <variant>
-#include <vector>
-
-#include "settle/core/status.h"
-#include "settle/sdk/sqlite_barrier_store.h"
+// This example's SQLite statements are the examples' shared ones (examples/common).
+#include "example_sql.h"
 
 namespace settle::order_service {
-
-// The SQLite statements of this example, with ?1, ?2, ... bound to `args` in order.
-using SqlValue = std::variant<std::int64_t, std::string>;
-using SqlRow = std::vector<std::string>;  // each column as text
-
-// Runs one statement; returns how many rows it changed. Conflict when it breaks a constraint,
-// Unavailable on any other SQLite error.
-Result<int> Exec(sqlite3* db, const char* sql, const std::vector<SqlValue>& args = {});
-
-// Every row of a query, in the order SQLite returns them.
-Result<std::vector<SqlRow>> Query(sqlite3* db, const char* sql,
-                                  const std::vector<SqlValue>& args = {});
-
-// Runs `work` in a transaction of `store` and commits it if `work` succeeded.
-Status Write(sdk::SqliteBarrierStore& store, const std::function<Status(sqlite3*)>& work);
-
-// Runs `read` in a transaction of `store` that is rolled back afterwards.
-template <typename T>
-Result<T> Read(sdk::SqliteBarrierStore& store, const std::function<Result<T>(sqlite3*)>& read) {
-  auto tx = store.Begin();
-  if (!tx) return tx.status();
-  return read(sdk::SqliteBarrierStore::Connection(**tx));
-}
-
+using examples::Exec;
+using examples::Query;
+using examples::Read;
+using examples::SqlRow;
+using examples::SqlValue;
+using examples::Write;
 }  // namespace settle::order_service

@@ -1,14 +1,16 @@
-#include "sql.h"
+#include "example_sql.h"
 
 #include <memory>
+#include <utility>
 
-namespace settle::order_service {
+namespace settle::examples {
 namespace {
 
 using Statement = std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)>;
 
 Status Failed(sqlite3* db) {
-  const int code = sqlite3_errcode(db);
+  // The primary code, whether or not the connection reports extended ones.
+  const int code = sqlite3_extended_errcode(db) & 0xff;
   return code == SQLITE_CONSTRAINT ? Status::Conflict(sqlite3_errmsg(db))
                                    : Status::Unavailable(sqlite3_errmsg(db));
 }
@@ -37,6 +39,11 @@ Result<int> Exec(sqlite3* db, const char* sql, const std::vector<SqlValue>& args
   return sqlite3_changes(db);
 }
 
+Status Run(sqlite3* db, const char* sql, const std::vector<SqlValue>& args) {
+  auto changed = Exec(db, sql, args);
+  return changed ? Status::Ok() : changed.status();
+}
+
 Result<std::vector<SqlRow>> Query(sqlite3* db, const char* sql, const std::vector<SqlValue>& args) {
   auto statement = Prepare(db, sql, args);
   if (!statement) return statement.status();
@@ -54,6 +61,14 @@ Result<std::vector<SqlRow>> Query(sqlite3* db, const char* sql, const std::vecto
   return rows;
 }
 
+Result<std::optional<SqlRow>> QueryRow(sqlite3* db, const char* sql,
+                                       const std::vector<SqlValue>& args) {
+  auto rows = Query(db, sql, args);
+  if (!rows) return rows.status();
+  if (rows->empty()) return std::optional<SqlRow>();
+  return std::optional<SqlRow>(std::move(rows->front()));
+}
+
 Status Write(sdk::SqliteBarrierStore& store, const std::function<Status(sqlite3*)>& work) {
   auto tx = store.Begin();
   if (!tx) return tx.status();
@@ -61,4 +76,4 @@ Status Write(sdk::SqliteBarrierStore& store, const std::function<Status(sqlite3*
   return (*tx)->Commit();
 }
 
-}  // namespace settle::order_service
+}  // namespace settle::examples
