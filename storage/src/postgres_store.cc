@@ -18,6 +18,11 @@ namespace {
 // different schemas of one database (separate stores) do not exclude each other.
 constexpr const char* kExclusiveLock =
     "SELECT pg_try_advisory_lock(74372854, hashtext(current_schema()))";
+// Released in so many words when the store closes: closing the connection alone ends its
+// server process (and the lock with it) only some moments later, and a store opened again at
+// once would find the lock still held.
+constexpr const char* kExclusiveUnlock =
+    "SELECT pg_advisory_unlock(74372854, hashtext(current_schema()))";
 
 // A connection that holds the exclusive lock, or Unavailable if another store holds it.
 Result<std::unique_ptr<PgConnection>> HoldExclusively(const std::string& conninfo) {
@@ -57,6 +62,7 @@ class PostgresStore::Impl {
 
   ~Impl() {
     if (committer_ != nullptr) committer_->Shutdown();
+    if (holder_ != nullptr) holder_->Query(kExclusiveUnlock).status().IgnoreError();
   }
 
   GroupCommitter& committer() { return *committer_; }
