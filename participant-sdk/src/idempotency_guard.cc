@@ -19,8 +19,9 @@ HttpReply Answer(int status, const std::string& message) {
   return {status, net::MessageBody(message)};
 }
 
+// The database (or the random generator) failed: the client may retry.
 HttpReply StoreTrouble(const Status& status) {
-  return Answer(503, "idempotency: the database failed: " + status.ToString());
+  return Answer(503, "idempotency: " + status.ToString());
 }
 
 // The key without the quotes of a structured-field string, or nullopt if it is not valid.
