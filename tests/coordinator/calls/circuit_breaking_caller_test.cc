@@ -99,7 +99,7 @@ TEST_CASE("a call to a host whose circuit is open is not made: it is due again a
   CHECK(circuits[0].waiting == 2);  // g2, whose failure opened it, and g3
 }
 
-TEST_CASE("one probe goes out when it is due; its failure is marked and others keep waiting",
+TEST_CASE("one probe goes out when it is due, its failure is marked and others keep waiting",
           "[circuit]") {
   Fixture f;
   f.OpenDown();
