@@ -78,6 +78,11 @@ std::vector<DurationFlag> DurationFlags(ServerConfig& c) {
        &c.coordinator.retry_interval,
        {}},
       {"--retry-max", "Cap of the doubling retry interval", &c.retry.max_interval, {}},
+      {"--circuit-probe-max",
+       "Cap of the doubling wait between probes of a participant host whose circuit is open "
+       "(the first wait is 1s)",
+       &c.circuit.probe_max,
+       {}},
       {"--branch-timeout",
        "Default timeout of each branch call, when a transaction does not set request_timeout",
        &c.coordinator.request_timeout,
@@ -133,6 +138,12 @@ void AddCapacityOptions(CLI::App& app, ServerConfig& c) {
                  "Consecutive failures of one branch after which its transaction is flagged "
                  "stuck (retries go on)")
       ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--circuit-failures", c.circuit.failures,
+                 "Consecutive connection failures, timeouts or 5xx answers from one participant "
+                 "host (scheme, host, port) that open its circuit: its calls then wait for a "
+                 "probe to succeed instead of retrying one by one (0: no circuits)")
+      ->check(CLI::Range(0, 1'000'000))
       ->capture_default_str();
   app.add_option_function<std::int64_t>(
          "--commit-delay-us",
@@ -222,6 +233,9 @@ Status ApplyParsedText(const ParsedText& text, ServerConfig& c) {
   }
   if (c.api.tls.cert_file.empty() != c.api.tls.key_file.empty()) {
     return Status::InvalidArgument("--tls-cert and --tls-key go together");
+  }
+  if (c.circuit.probe_max.count() <= 0) {
+    return Status::InvalidArgument("--circuit-probe-max must be positive");
   }
   if (c.coordinator.retry_interval.count() <= 0 || c.retry.max_interval.count() <= 0 ||
       c.coordinator.request_timeout.count() <= 0 || c.api.io_timeout.count() <= 0 ||

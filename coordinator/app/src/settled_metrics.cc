@@ -92,6 +92,32 @@ void WriteAlerts(PrometheusText& out, const WebhookAlerts* alerts) {
              alerts == nullptr ? std::uint64_t{0} : alerts->dropped());
 }
 
+// One series per participant host called since the start (circuits live in memory only).
+void WriteCircuits(PrometheusText& out, const CircuitBreakingCaller& circuits) {
+  const std::vector<HostCircuitView> hosts = circuits.Circuits();
+  out.Family("settle_circuit_state", "gauge",
+             "The circuit of each participant host (scheme://host:port): 0 closed, 1 open "
+             "(its calls wait), 2 probing (one call is out to learn whether it is back).");
+  for (const HostCircuitView& h : hosts) {
+    std::uint64_t state = 0;
+    if (h.state == CircuitState::kOpen) state = 1;
+    if (h.state == CircuitState::kProbing) state = 2;
+    out.Sample("settle_circuit_state", {{"host", h.host}}, state);
+  }
+  out.Family("settle_circuit_opens_total", "counter",
+             "Times the circuit of each participant host opened (--circuit-failures "
+             "consecutive connection failures, timeouts or 5xx).");
+  for (const HostCircuitView& h : hosts) {
+    out.Sample("settle_circuit_opens_total", {{"host", h.host}}, h.opens);
+  }
+  out.Family("settle_circuit_waiting", "gauge",
+             "Transactions waiting for the circuit of each participant host to close (calls it "
+             "refused, failed probes).");
+  for (const HostCircuitView& h : hosts) {
+    out.Sample("settle_circuit_waiting", {{"host", h.host}}, std::uint64_t{h.waiting});
+  }
+}
+
 void WriteBuild(PrometheusText& out, const BuildInfo& build) {
   out.Family("settle_build_info", "gauge",
              "Always 1; its labels say which build runs: version, commit, build type.");
@@ -118,6 +144,7 @@ void WriteSettledMetrics(PrometheusText& out, const SettledMetricsSources& sourc
              "Finished transactions deleted by retention (--retention).");
   out.Sample("settle_retention_deleted_total", {}, sources.retention.deleted());
   WriteAlerts(out, sources.alerts);
+  if (sources.circuits != nullptr) WriteCircuits(out, *sources.circuits);
   WriteBuild(out, sources.build);
 }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "settle/api/api_server.h"
+#include "settle/calls/circuit_breaking_caller.h"
 #include "settle/calls/http_branch_caller.h"
 #include "settle/drive/coordinator.h"
 #include "settle/drive/gid_generator.h"
@@ -46,8 +47,10 @@ struct SettledServer::Parts {
                                   : std::make_unique<InstanceLease>(*s.leases, clock, c.lease)),
         retention(*store, clock, c.retention),
         http_caller(*client, clock),
-        fenced_caller(lease == nullptr ? nullptr
-                                       : std::make_unique<FencedBranchCaller>(http_caller, *lease)),
+        circuit_caller(http_caller, clock, c.circuit),
+        fenced_caller(lease == nullptr
+                          ? nullptr
+                          : std::make_unique<FencedBranchCaller>(circuit_caller, *lease)),
         driver(async_store, caller(), clock, RetryPolicy(c.retry), metrics, nullptr),
         leased_driver(lease == nullptr ? nullptr
                                        : std::make_unique<LeasedPassRunner>(driver, *lease, clock,
@@ -56,8 +59,8 @@ struct SettledServer::Parts {
         gids(clock),
         coordinator(async_store, scheduler, clock, gids, c.coordinator, metrics),
         api(coordinator, clock, io.context(), c.api, [this](PrometheusText& out) {
-          WriteSettledMetrics(out,
-                              {metrics, *store, scheduler, retention, alerts.get(), config.build});
+          WriteSettledMetrics(out, {metrics, *store, scheduler, retention, alerts.get(),
+                                    config.build, &circuit_caller});
         }) {}
 
   static constexpr std::size_t kBlockingThreads = 4;
@@ -69,10 +72,11 @@ struct SettledServer::Parts {
     if (lease != nullptr) lease->Stop(/*release=*/false);
   }
 
-  // With leases (a shared store), calls are fenced by the lease and passes run only for
-  // transactions this instance owns.
+  // Calls go through the circuits per participant host. With leases (a shared store), they
+  // are fenced by the lease first (a call the lease refuses says nothing about its host), and
+  // passes run only for transactions this instance owns.
   BranchCaller& caller() {
-    return fenced_caller != nullptr ? static_cast<BranchCaller&>(*fenced_caller) : http_caller;
+    return fenced_caller != nullptr ? static_cast<BranchCaller&>(*fenced_caller) : circuit_caller;
   }
   PassRunner& runner() {
     return leased_driver != nullptr ? static_cast<PassRunner&>(*leased_driver) : driver;
@@ -90,6 +94,7 @@ struct SettledServer::Parts {
   Retention retention;
   CoordinatorMetrics metrics;
   HttpBranchCaller http_caller;
+  CircuitBreakingCaller circuit_caller;
   std::unique_ptr<FencedBranchCaller> fenced_caller;  // null without leases
   TransactionDriver driver;
   std::unique_ptr<LeasedPassRunner> leased_driver;  // null without leases
@@ -125,6 +130,16 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     if (!alerts) return alerts.status();
     parts->alerts = std::move(*alerts);
     parts->driver.SetAlerts(parts->alerts.get());
+  }
+  {
+    // A circuit that closes releases the transactions it kept waiting: driven at once, their
+    // rows for that host due now.
+    parts->driver.SetCircuits(&parts->circuit_caller);
+    Scheduler& scheduler = parts->scheduler;
+    parts->circuit_caller.SetOnClose([&scheduler, &clock](const std::vector<std::string>& gids) {
+      const TimePoint now = clock.Now();
+      for (const std::string& gid : gids) scheduler.Schedule(gid, now);
+    });
   }
   parts->io.Start();
   if (parts->lease != nullptr) {

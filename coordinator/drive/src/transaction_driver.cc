@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "settle/engine/decision.h"
 #include "settle/engine/outcome_recorder.h"
 
@@ -33,9 +35,13 @@ std::optional<TimePoint> NextCronTime(const storage::GlobalRecord& g, const Deci
 
 // A branch that answered is logged at debug: the transaction's own lines (submitted, its
 // status changes) tell its story at info, one or two lines a transaction rather than one a call.
-// A call that must be retried is a warning.
+// A call that must be retried is a warning, unless its host's circuit is open: the circuit
+// logs for the host then, not one line per call.
 void LogOutcome(const storage::BranchRecord& row, const BranchOutcome& outcome) {
-  if (row.status != BranchStatus::kPrepared) {
+  if (outcome.not_called_until) {
+    spdlog::debug("gid={} branch={} op={} not called: {} retry_at={}", row.gid, row.branch_id,
+                  ToString(row.op), outcome.detail, FormatTime(row.next_retry_at));
+  } else if (row.status != BranchStatus::kPrepared || outcome.circuit_open) {
     spdlog::debug("gid={} branch={} op={} outcome={} status={} attempts={}", row.gid, row.branch_id,
                   ToString(row.op), ToString(outcome.result), ToString(row.status), row.attempts);
   } else {
@@ -94,6 +100,20 @@ Decision TransactionDriver::AdvanceStatus(storage::Transaction& tx, TimePoint no
   return d;
 }
 
+void TransactionDriver::ReleaseRows(storage::Transaction& tx, storage::WriteBatch& batch,
+                                    TimePoint now) {
+  if (circuits_ == nullptr) return;
+  const std::vector<std::string> hosts = circuits_->TakeReleased(tx.global.gid);
+  if (hosts.empty()) return;
+  for (storage::BranchRecord& row : tx.branches) {
+    if (row.status != BranchStatus::kPrepared || row.next_retry_at <= now) continue;
+    const std::string origin = CircuitBreakingCaller::OriginOf(row.url);
+    if (std::find(hosts.begin(), hosts.end(), origin) == hosts.end()) continue;
+    row.next_retry_at = now;
+    batch.Add(storage::UpdateBranch{row, BranchStatus::kPrepared});
+  }
+}
+
 asio::awaitable<std::optional<PassResult>> TransactionDriver::StoreRound(
     storage::Transaction& tx, const storage::GlobalRecord& before, storage::WriteBatch& batch,
     TimePoint now) {
@@ -129,7 +149,7 @@ asio::awaitable<void> TransactionDriver::CallAndRecord(storage::Transaction& tx,
   const TimePoint now = clock_.Now();
   for (std::size_t i = 0; i < rows.size(); ++i) {
     storage::BranchRecord& row = tx.branches[rows[i]];
-    metrics_.BranchCalled(row.op, outcomes[i], row.attempts > 0);
+    if (!outcomes[i].not_called_until) metrics_.BranchCalled(row.op, outcomes[i], row.attempts > 0);
     RecordOutcome(row, tx.global.trans_type, outcomes[i], tx.global.options.retry_interval, policy_,
                   now);
     LogOutcome(row, outcomes[i]);
@@ -152,6 +172,8 @@ asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
   storage::Transaction tx = std::move(*stored);
   storage::WriteBatch batch;  // outcomes learnt and not yet stored
   int unstored_rounds = 0;    // rounds whose outcomes are in `batch`
+  // A host whose circuit closed while the transaction waited on it: its rows are due now.
+  ReleaseRows(tx, batch, clock_.Now());
 
   for (int round = 0;; ++round) {
     const TimePoint now = clock_.Now();

@@ -29,6 +29,22 @@ TEST_CASE("settled's defaults match the protocol", "[cli]") {
   CHECK(cl.config.coordinator.request_timeout == std::chrono::seconds(3));
   CHECK(cl.config.coordinator.prepared_timeout_to_fail == std::chrono::seconds(35));
   CHECK(cl.config.log_level == "info");
+  CHECK(cl.config.circuit.failures == 5);
+  CHECK(cl.config.circuit.probe_max == std::chrono::seconds(30));
+}
+
+TEST_CASE("circuits per participant host are set by --circuit-failures and --circuit-probe-max",
+          "[cli]") {
+  const CommandLine cl = Parse({"--circuit-failures", "3", "--circuit-probe-max", "2m"});
+  REQUIRE_FALSE(cl.exit_now);
+  CHECK(cl.config.circuit.failures == 3);
+  CHECK(cl.config.circuit.probe_max == std::chrono::minutes(2));
+  const CommandLine off = Parse({"--circuit-failures", "0"});
+  REQUIRE_FALSE(off.exit_now);
+  CHECK(off.config.circuit.failures == 0);
+  const CommandLine help = Parse({"--help"});
+  CHECK_THAT(help.output, Catch::Contains("--circuit-failures"));
+  CHECK_THAT(help.output, Catch::Contains("--circuit-probe-max"));
 }
 
 TEST_CASE("every setting can be given on the command line", "[cli]") {
@@ -89,6 +105,9 @@ TEST_CASE("bad arguments are refused with a message and exit code 2", "[cli]") {
                                                          {"--stuck-after", "0"},
                                                          {"--tls-cert", "/no/such/cert.pem"},
                                                          {"--max-passes", "0"},
+                                                         {"--circuit-failures", "-1"},
+                                                         {"--circuit-probe-max", "0"},
+                                                         {"--circuit-probe-max", "never"},
                                                          {"--bogus"}}) {
     const CommandLine cl = Parse(args);
     INFO(args[0]);

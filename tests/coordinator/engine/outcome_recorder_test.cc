@@ -52,6 +52,25 @@ TEST_CASE("an unknown result is retried with a doubling backoff", "[outcome]") {
   CHECK(row.attempts == 2);
 }
 
+TEST_CASE("a call its host's open circuit did not make is no attempt, only a later due time",
+          "[outcome]") {
+  auto row = Row(BranchOp::kAction);
+  RecordOutcome(row, TransType::kSaga, {BranchResult::kUnknown, 0, "connection refused"}, kSecond,
+                kPolicy, kT0);
+  const storage::BranchRecord before = row;
+  BranchOutcome not_called;
+  not_called.not_called_until = kT0 + 8 * kSecond;
+  not_called.circuit_open = true;
+  not_called.detail = "not called: the circuit for http://127.0.0.1:9 is open";
+  RecordOutcome(row, TransType::kSaga, not_called, kSecond, kPolicy, kT0 + kSecond);
+  CHECK(row.status == BranchStatus::kPrepared);
+  CHECK(row.attempts == before.attempts);
+  CHECK(row.failures == before.failures);
+  CHECK(row.last_error == before.last_error);
+  CHECK(row.failed_attempts.size() == before.failed_attempts.size());
+  CHECK(row.next_retry_at == kT0 + 8 * kSecond);
+}
+
 TEST_CASE("ONGOING keeps the interval and does not count as a failure", "[outcome]") {
   auto row = Row(BranchOp::kAction);
   RecordOutcome(row, TransType::kSaga, {BranchResult::kUnknown, 503, ""}, kSecond, kPolicy, kT0);

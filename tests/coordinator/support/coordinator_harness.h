@@ -10,6 +10,7 @@
 #include "failing_store.h"
 #include "fake_clock.h"
 #include "scripted_branch_caller.h"
+#include "settle/calls/circuit_breaking_caller.h"
 #include "settle/drive/coordinator.h"
 #include "settle/drive/gid_generator.h"
 #include "settle/drive/scheduler.h"
@@ -40,13 +41,21 @@ class RecordingAlerts final : public coordinator::StuckAlerts {
 // The coordinator as settled assembles it (real SQLite store, driver, scheduler), with a fake
 // clock, scripted participants and an io_context the test thread runs: every call runs until
 // nothing is left to do, passes it started included, so tests see results at once and move
-// time by hand.
+// time by hand. Calls go through circuits per host (without jitter) only when `circuit` says
+// so (failures > 0): by default every call reaches the scripted participants.
 class CoordinatorHarness {
  public:
   explicit CoordinatorHarness(coordinator::RetrySettings retry = {Duration(60'000), 10},
-                              coordinator::CoordinatorSettings settings = {})
-      : retry_(retry), settings_(settings) {
+                              coordinator::CoordinatorSettings settings = {},
+                              coordinator::CircuitSettings circuit = NoCircuits())
+      : retry_(retry), settings_(settings), circuit_(circuit) {
     Open();
+  }
+
+  static coordinator::CircuitSettings NoCircuits() {
+    coordinator::CircuitSettings none;
+    none.failures = 0;
+    return none;
   }
   ~CoordinatorHarness() { Close(); }
 
@@ -68,6 +77,7 @@ class CoordinatorHarness {
   FailingStore& faulty_store() { return *faulty_; }
   FakeClock& clock() { return clock_; }
   ScriptedBranchCaller& caller() { return caller_; }
+  coordinator::CircuitBreakingCaller& circuits() { return *circuits_; }
 
   storage::Transaction Load(const std::string& gid) {
     auto tx = store_->Load(gid);
@@ -94,11 +104,17 @@ class CoordinatorHarness {
     store_ = std::move(*store);
     faulty_ = std::make_unique<FailingStore>(*store_);
     async_store_ = std::make_unique<coordinator::AsyncStore>(*faulty_);
+    circuits_ = std::make_unique<coordinator::CircuitBreakingCaller>(caller_, clock_, circuit_,
+                                                                     [] { return 1.0; });
     driver_ = std::make_unique<coordinator::TransactionDriver>(
-        *async_store_, caller_, clock_,
+        *async_store_, *circuits_, clock_,
         coordinator::RetryPolicy(retry_, coordinator::RetryPolicy::NoJitter()), metrics_, &alerts_);
     scheduler_ =
         std::make_unique<coordinator::Scheduler>(clock_, context_.get_executor(), *driver_);
+    driver_->SetCircuits(circuits_.get());
+    circuits_->SetOnClose([this](const std::vector<std::string>& gids) {
+      for (const std::string& gid : gids) scheduler_->Schedule(gid, clock_.Now());
+    });
     gids_ = std::make_unique<coordinator::GidGenerator>(clock_);
     coordinator_ = std::make_unique<coordinator::Coordinator>(*async_store_, *scheduler_, clock_,
                                                               *gids_, settings_, metrics_);
@@ -111,6 +127,7 @@ class CoordinatorHarness {
     gids_.reset();
     scheduler_.reset();
     driver_.reset();
+    circuits_.reset();
     async_store_.reset();
     faulty_.reset();
     store_.reset();
@@ -122,11 +139,13 @@ class CoordinatorHarness {
   asio::io_context context_;
   coordinator::RetrySettings retry_;
   coordinator::CoordinatorSettings settings_;
+  coordinator::CircuitSettings circuit_;
   coordinator::CoordinatorMetrics metrics_;  // counts survive a Restart(), as in one process
   RecordingAlerts alerts_;
   std::unique_ptr<storage::SqliteStore> store_;
   std::unique_ptr<FailingStore> faulty_;
   std::unique_ptr<coordinator::AsyncStore> async_store_;
+  std::unique_ptr<coordinator::CircuitBreakingCaller> circuits_;  // in memory: lost on Restart()
   std::unique_ptr<coordinator::TransactionDriver> driver_;
   std::unique_ptr<coordinator::Scheduler> scheduler_;
   std::unique_ptr<coordinator::GidGenerator> gids_;

@@ -8,6 +8,7 @@
 #include "settle/core/build_info.h"
 #include "settle/drive/coordinator.h"
 #include "settle/drive/instance_lease.h"
+#include "settle/engine/host_circuit.h"
 #include "settle/engine/retry_policy.h"
 #include "settle/storage/sqlite_store.h"
 
@@ -24,6 +25,8 @@ struct ServerConfig {
   InstanceLeaseSettings lease;
   CoordinatorSettings coordinator;
   RetrySettings retry;
+  // Circuits per participant host (--circuit-failures 0: none).
+  CircuitSettings circuit;
   // Threads that run every socket, timer and coroutine (the API, passes, branch calls).
   // 0: one per core.
   std::size_t io_threads = 0;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "settle/calls/branch_caller.h"
+#include "settle/calls/circuit_breaking_caller.h"
 #include "settle/core/clock.h"
 #include "settle/drive/async_store.h"
 #include "settle/drive/coordinator_metrics.h"
@@ -34,6 +35,9 @@ class TransactionDriver final : public PassRunner {
 
   // Where stuck transactions are reported from now on (null: nowhere). Before any pass.
   void SetAlerts(StuckAlerts* alerts) { alerts_ = alerts; }
+  // The circuits the calls go through (null: none), whose released transactions' rows a pass
+  // makes due now (CircuitBreakingCaller::TakeReleased). Before any pass.
+  void SetCircuits(CircuitBreakingCaller* circuits) { circuits_ = circuits; }
 
   // Upper bound of rounds with calls in one pass, so a long saga yields to other transactions.
   static constexpr int kMaxRoundsPerPass = 64;
@@ -57,6 +61,9 @@ class TransactionDriver final : public PassRunner {
   asio::awaitable<void> CallAndRecord(storage::Transaction& tx,
                                       const std::vector<std::size_t>& rows,
                                       storage::WriteBatch& batch);
+  // Makes the rows of `tx` bound for a host whose circuit closed while it waited due at `now`,
+  // adding them to `batch` to be stored.
+  void ReleaseRows(storage::Transaction& tx, storage::WriteBatch& batch, TimePoint now);
   // Counts what a committed change did (a transaction finished, or became stuck) and raises
   // the stuck alert.
   void AfterStored(const storage::GlobalRecord& before, const storage::Transaction& tx);
@@ -67,6 +74,7 @@ class TransactionDriver final : public PassRunner {
   RetryPolicy policy_;
   CoordinatorMetrics& metrics_;
   StuckAlerts* alerts_;  // null: no alerts
+  CircuitBreakingCaller* circuits_ = nullptr;
 };
 
 }  // namespace settle::coordinator

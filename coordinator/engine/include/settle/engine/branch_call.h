@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "settle/core/branch_result.h"
@@ -30,6 +31,12 @@ struct BranchOutcome {
   std::string detail;
   // How long the call took, for metrics; 0 when the caller does not measure.
   std::chrono::microseconds elapsed{0};
+  // Set when the call was not made because its host's circuit is open: nothing was learnt,
+  // so it is no attempt and no failure; the branch is due again at this time.
+  std::optional<TimePoint> not_called_until;
+  // The host's circuit is open (this call was not made, or was its probe and failed): the
+  // circuit's own log lines speak for the host, so the call is not logged as a warning.
+  bool circuit_open = false;
 };
 
 }  // namespace settle::coordinator

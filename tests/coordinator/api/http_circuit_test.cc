@@ -1,0 +1,181 @@
+// Circuits per participant host, through an in-process settled and real sockets: a host that
+// is down gets probes, not one call per transaction, and its transactions neither count
+// failures nor become stuck while they wait; a host that answers is never cut off.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "fault_proxy.h"
+#include "in_process_settled.h"
+#include "participant_server.h"
+
+namespace settle {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+using testing::Fault;
+using testing::FaultProxy;
+using testing::FaultRule;
+using testing::InProcessSettled;
+using testing::ParticipantServer;
+
+constexpr int kThreshold = 3;
+
+// Quick probes (200 ms, then 400 ms), and a stuck threshold that only a circuit gone wrong
+// would reach in these tests.
+void QuickCircuits(coordinator::ServerConfig& config) {
+  config.circuit.failures = kThreshold;
+  config.circuit.probe_initial = Duration(200);
+  config.circuit.probe_max = Duration(400);
+  config.retry.stuck_after = 10;
+}
+
+std::string HostOf(int port) { return "http://127.0.0.1:" + std::to_string(port); }
+
+json Saga(const std::string& gid, const std::string& action, const std::string& compensate) {
+  return {{"gid", gid},
+          {"trans_type", "saga"},
+          {"steps", {{{"action", action}, {"compensate", compensate}}}},
+          {"payloads", {R"({"amount":30})"}}};
+}
+
+// The value of the sample written exactly as `series` (name and labels), or -1.
+double SampleValue(const std::string& metrics, const std::string& series) {
+  const std::size_t at = metrics.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(metrics.substr(at + series.size() + 2));
+}
+
+// Scrapes /api/metrics until `series` satisfies `done`, or 10 s pass.
+bool WaitForSample(InProcessSettled& s, const std::string& series,
+                   const std::function<bool(double)>& done) {
+  const auto deadline = steady_clock::now() + std::chrono::seconds(10);
+  while (steady_clock::now() < deadline) {
+    if (done(SampleValue(s.client().Get("/api/metrics").body, series))) return true;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return false;
+}
+
+std::string CircuitSeries(const std::string& name, int port) {
+  return name + "{host=\"" + HostOf(port) + "\"}";
+}
+
+TEST_CASE(
+    "while a participant host is down only probes reach it, its sagas neither fail nor stick, "
+    "and all succeed once it is back",
+    "[http][circuit]") {
+  ParticipantServer participant;
+  FaultProxy down(participant.port());
+  down.AddRule({"/action", Fault::kDropRequest, 0, -1});
+  ParticipantServer healthy;
+  InProcessSettled s(QuickCircuits);
+
+  constexpr int kSagas = 20;
+  for (int i = 0; i < kSagas; ++i) {
+    const std::string gid = "down-" + std::to_string(i);
+    REQUIRE(s.Call("submit", Saga(gid, down.Url("/action"), down.Url("/compensate"))).status ==
+            200);
+  }
+  REQUIRE(WaitForSample(s, CircuitSeries("settle_circuit_opens_total", down.port()),
+                        [](double v) { return v == 1; }));
+  // Every saga but a probe's has been refused once: their first calls are over.
+  REQUIRE(WaitForSample(s, CircuitSeries("settle_circuit_waiting", down.port()),
+                        [](double v) { return v >= kSagas - 1; }));
+  const std::size_t seen_when_open = down.Seen("/action");
+  const auto open_since = steady_clock::now();
+
+  // A healthy participant on another port is not held up.
+  for (int i = 0; i < 5; ++i) {
+    const std::string gid = "healthy-" + std::to_string(i);
+    json saga = Saga(gid, healthy.Url("/action"), healthy.Url("/compensate"));
+    saga["wait_result"] = true;
+    REQUIRE(s.Call("submit", saga).status == 200);
+    CHECK(s.StatusOf(gid) == "succeed");
+  }
+  CHECK(healthy.CountCalls("/action") == 5);
+
+  // Five more calls reach the down host only as probes, 400 ms apart (jittered by 20%): four
+  // waits of 320 ms or more (three if a first call was still on its way). Twenty sagas
+  // retrying on their own at 50 to 400 ms would make twenty calls in 400 ms.
+  REQUIRE(down.WaitForSeen("/action", seen_when_open + 5));
+  CHECK(steady_clock::now() - open_since >= milliseconds(700));
+
+  // Only the probes were failed attempts: no saga is stuck, failures stay few.
+  int failures = 0;
+  for (int i = 0; i < kSagas; ++i) {
+    const json q = s.Query("down-" + std::to_string(i));
+    REQUIRE(q["transaction"].is_object());
+    CHECK(q["transaction"]["status"] == "submitted");
+    CHECK(q["transaction"]["stuck"] == false);
+    for (const json& b : q["branches"]) {
+      if (b["op"] == "action") failures += b["failures"].get<int>();
+    }
+  }
+  const std::size_t seen_before_back = down.Seen("/action");
+  CHECK(failures <= static_cast<int>(seen_before_back));
+  CHECK(failures < kSagas + 10);
+
+  // Back: a probe closes the circuit, and the sagas it kept waiting resume at once.
+  down.ClearRules();
+  for (int i = 0; i < kSagas; ++i) {
+    const std::string gid = "down-" + std::to_string(i);
+    INFO(gid);
+    CHECK(s.WaitForStatus(gid, "succeed"));
+  }
+  CHECK(down.Seen("/action") <= seen_before_back + kSagas + 1);
+  const std::string m = s.client().Get("/api/metrics").body;
+  CHECK(SampleValue(m, CircuitSeries("settle_circuit_state", down.port())) == 0);
+  CHECK(SampleValue(m, CircuitSeries("settle_circuit_opens_total", down.port())) == 1);
+  CHECK(SampleValue(m, CircuitSeries("settle_circuit_waiting", down.port())) == 0);
+  CHECK(SampleValue(m, CircuitSeries("settle_circuit_opens_total", healthy.port())) == 0);
+  CHECK(SampleValue(m, "settle_transactions_stuck{type=\"saga\"}") == 0);
+}
+
+TEST_CASE("a participant answering FAILURE does not open its host's circuit", "[http][circuit]") {
+  ParticipantServer p;
+  p.SetDefault("/action", {409, R"({"dtm_result":"FAILURE"})"});
+  InProcessSettled s(QuickCircuits);
+  for (int i = 0; i < 3 * kThreshold; ++i) {
+    const std::string gid = "refused-" + std::to_string(i);
+    json saga = Saga(gid, p.Url("/action"), p.Url("/compensate"));
+    saga["wait_result"] = true;
+    // wait_result: a saga that ends failed is answered 409.
+    REQUIRE(s.Call("submit", saga).status == 409);
+    CHECK(s.StatusOf(gid) == "failed");
+  }
+  CHECK(p.CountCalls("/action") == 3 * kThreshold);
+  const std::string m = s.client().Get("/api/metrics").body;
+  CHECK(SampleValue(m, CircuitSeries("settle_circuit_opens_total", p.port())) == 0);
+  CHECK(SampleValue(m, CircuitSeries("settle_circuit_state", p.port())) == 0);
+}
+
+TEST_CASE("a host failing only with 503 opens its circuit, and its first success closes it",
+          "[http][circuit]") {
+  ParticipantServer p;
+  p.SetDefault("/action", {503, "busy"});
+  InProcessSettled s(QuickCircuits);
+  constexpr int kSagas = 6;
+  for (int i = 0; i < kSagas; ++i) {
+    const std::string gid = "busy-" + std::to_string(i);
+    REQUIRE(s.Call("submit", Saga(gid, p.Url("/action"), p.Url("/compensate"))).status == 200);
+  }
+  REQUIRE(WaitForSample(s, CircuitSeries("settle_circuit_opens_total", p.port()),
+                        [](double v) { return v == 1; }));
+  p.SetDefault("/action", {});
+  for (int i = 0; i < kSagas; ++i) {
+    const std::string gid = "busy-" + std::to_string(i);
+    INFO(gid);
+    CHECK(s.WaitForStatus(gid, "succeed"));
+  }
+  REQUIRE(WaitForSample(s, CircuitSeries("settle_circuit_state", p.port()),
+                        [](double v) { return v == 0; }));
+}
+
+}  // namespace
+}  // namespace settle
