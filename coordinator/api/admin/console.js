@@ -15,8 +15,8 @@ let olderPagesShown = false;
 let selectedGid = '';
 let shownGid = '';
 let listRequest = 0;
-// What this session may do, from /api/admin/whoami; read until it answers.
-let access = 'read';
+// What this session may do, from /api/admin/whoami; nothing until it answers.
+let access = '';
 
 function el(tag, text, className) {
   const node = document.createElement(tag);
@@ -187,7 +187,9 @@ function updateActions(txStatus) {
   for (const id of ['retry-now', 'force-stop']) {
     const button = document.getElementById(id);
     button.disabled = !allowed || finished;
-    if (!allowed) {
+    if (!access) {
+      button.title = '';
+    } else if (!allowed) {
       button.title = 'Needs admin access; this session has ' + access + ' access.';
     } else if (finished) {
       button.title = txStatus ? 'The transaction has finished (' + txStatus + ').' : '';

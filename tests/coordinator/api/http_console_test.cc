@@ -2,9 +2,9 @@
 // GET / leading to the console, whoami telling the session's access and token name, the
 // counts per status, and forceStop's reason, stored with the transaction and logged with the
 // name of the token that asked.
-#include <catch2/catch.hpp>
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
+#include <catch2/catch.hpp>
 
 #include <memory>
 #include <string>
@@ -89,8 +89,7 @@ TEST_CASE("whoami tells each token its access level and its name, never the toke
   CHECK(JsonClient(s.port()).Get("/api/admin/whoami").status == 401);
 }
 
-TEST_CASE("without tokens whoami answers admin access for an anonymous caller",
-          "[http][console]") {
+TEST_CASE("without tokens whoami answers admin access for an anonymous caller", "[http][console]") {
   InProcessSettled s;
   const JsonResponse me = s.client().Get("/api/admin/whoami");
   CHECK(me.json == json{{"access", "admin"}, {"name", "anonymous"}, {"authentication", false}});

@@ -58,10 +58,12 @@ TEST_CASE("a TCC will call the confirms when submitted, the cancels when abortin
           "[engine][tcc]") {
   CHECK(StillCalled(TransactionBuilder::Tcc(GlobalStatus::kPrepared, kT0).TccBranch("01").Build())
             .empty());
-  CHECK(StillCalled(TransactionBuilder::Tcc(GlobalStatus::kSubmitted, kT0).TccBranch("01").Build()) ==
-        std::set<std::string>{"01:confirm"});
-  CHECK(StillCalled(TransactionBuilder::Tcc(GlobalStatus::kAborting, kT0).TccBranch("01").Build()) ==
-        std::set<std::string>{"01:cancel"});
+  CHECK(
+      StillCalled(TransactionBuilder::Tcc(GlobalStatus::kSubmitted, kT0).TccBranch("01").Build()) ==
+      std::set<std::string>{"01:confirm"});
+  CHECK(
+      StillCalled(TransactionBuilder::Tcc(GlobalStatus::kAborting, kT0).TccBranch("01").Build()) ==
+      std::set<std::string>{"01:cancel"});
 }
 
 }  // namespace
