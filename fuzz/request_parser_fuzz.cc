@@ -136,10 +136,17 @@ void FuzzAbort(std::string_view body) {
   FUZZ_CHECK(r->rollback_reason.size() <= kMaxReasonLength);
 }
 
+// resetNextCronTime's body, and forceStop's (the same gid, and an optional reason).
 void FuzzGidBody(std::string_view body) {
   const auto r = coordinator::ParseGidBody(body);
   CheckFailure(r);
   if (r) FUZZ_CHECK(IsValidGid(*r));
+  const auto stop = coordinator::ParseForceStop(body);
+  CheckFailure(stop);
+  if (!stop) return;
+  FUZZ_CHECK(IsValidGid(stop->gid));
+  FUZZ_CHECK(stop->reason.size() <= kMaxReasonLength);
+  FUZZ_CHECK(stop->actor.empty());
 }
 
 void FuzzQueryGid(std::string_view query) {

@@ -1,11 +1,16 @@
 // The admin console in a real headless browser (Debian's Chromium through playwright-core),
-// against a real settled with tokens and a real participant on 127.0.0.1:
-// sign-in, the list and its filters, a transaction's branches and attempt history, retry now,
-// force stop with its confirmation, and a read-only session refused a change.
+// against a real settled with named tokens and a real participant on 127.0.0.1:
+// GET / leading to the sign-in, the list refreshing on its own with counts per status, the gid
+// search, a failed saga's branches readable at 1280 and 1920 px with long errors wrapped in
+// their cell, fields that do not contradict each other, retry now, force stop asking for a
+// reason that is stored and logged with the token's name, an error cleared when another
+// transaction is opened, and a read-only session whose buttons are disabled and look it.
 // Usage: node admin_console_test.mjs <settled binary>
+// With SETTLE_CONSOLE_SCREENSHOTS=<dir>, also saves console-1280.png and console-1920.png
+// there (docs/ keeps the ones shown in docs/operations.md); nothing is compared with them.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,30 +18,47 @@ import { chromium } from 'playwright-core';
 
 const settledBinary = process.argv[2];
 const chromiumPath = process.env.SETTLE_CHROMIUM || '/usr/bin/chromium';
+const screenshotDir = process.env.SETTLE_CONSOLE_SCREENSHOTS || '';
 const tokens = {
   read: 'browser-read-token-0123456789',
   client: 'browser-client-token-0123456789',
   admin: 'browser-admin-token-0123456789',
 };
-const deadline = setTimeout(() => fail(new Error('the test took longer than 120 s')), 120_000);
+const viewports = [1280, 1920];
+const deadline = setTimeout(() => fail(new Error('the test took longer than 150 s')), 150_000);
 
-// A participant whose action fails with 500 until told otherwise.
+// What a declined card says: long, and without a blank to break it at.
+const declined = 'card-declined:' + '0123456789abcdef'.repeat(12);
+
+// A participant whose /action fails with 500 until told otherwise and whose /refuse answers
+// FAILURE with a long message; everything else succeeds.
 let actionFails = true;
 const participant = http.createServer((req, res) => {
   const url = new URL(req.url, 'http://127.0.0.1');
   req.resume();
   req.on('end', () => {
-    const failing = url.pathname === '/action' && actionFails;
-    res.writeHead(failing ? 500 : 200, { 'Content-Type': 'application/json' });
-    res.end(failing ? '{"message":"ledger offline"}' : '{"dtm_result":"SUCCESS"}');
+    let status = 200;
+    let body = '{"dtm_result":"SUCCESS"}';
+    if (url.pathname === '/action' && actionFails) {
+      status = 500;
+      body = '{"message":"ledger offline"}';
+    } else if (url.pathname === '/refuse') {
+      status = 409;
+      body = JSON.stringify({ dtm_result: 'FAILURE', message: declined });
+    }
+    res.writeHead(status, { 'Content-Type': 'application/json' });
+    res.end(body);
   });
 });
 
 let settled;
+let settledOutput = '';
+let settledLog = '';
 let browser;
 const workDir = mkdtempSync(path.join(tmpdir(), 'settle-console-'));
 
 function fail(error) {
+  console.error('settled logged:\n' + settledLog);
   console.error('FAILED:', error && error.stack ? error.stack : error);
   cleanup().finally(() => process.exit(1));
 }
@@ -52,21 +74,25 @@ function listen(server) {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
 }
 
-// Starts settled on a free port; resolves with its base URL once it listens.
+// Starts settled on a free port with a token file naming two of the tokens; resolves with its
+// base URL once it listens. Its log (stderr) is kept in settledLog.
 function startSettled() {
+  const tokenFile = path.join(workDir, 'tokens');
+  writeFileSync(tokenFile, `read ${tokens.read}\nclient ${tokens.client}  # checkout service\n` +
+                           `admin ${tokens.admin}  # on-call\n`, { mode: 0o600 });
   return new Promise((resolve, reject) => {
     settled = spawn(settledBinary, [
       '--port', '0', '--db', path.join(workDir, 'settle.db'), '--log-level', 'warn',
-      '--read-token', tokens.read, '--client-token', tokens.client, '--admin-token', tokens.admin,
+      '--token-file', tokenFile,
       // Failed calls are retried only an hour later, or when the operator asks.
       '--retry-interval', '1h', '--retry-max', '1h',
-    ], { stdio: ['ignore', 'pipe', 'inherit'] });
+    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    settled.stderr.on('data', (chunk) => { settledLog += chunk; });
     settled.on('error', reject);
     settled.on('exit', (code) => reject(new Error('settled exited with ' + code)));
-    let out = '';
     settled.stdout.on('data', (chunk) => {
-      out += chunk;
-      const match = /listening on (http:\/\/[0-9.]+:\d+)/.exec(out);
+      settledOutput += chunk;
+      const match = /listening on (http:\/\/[0-9.]+:\d+)/.exec(settledOutput);
       if (match) resolve(match[1]);
     });
   });
@@ -81,110 +107,232 @@ async function api(base, token, method, route, body) {
   return { status: response.status, json: await response.json() };
 }
 
+// Resolves once `check` returns something truthy, polling; fails after `ms`.
+async function eventually(what, check, ms = 10_000) {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    assert.ok(Date.now() < until, what + ' did not happen within ' + ms + ' ms');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function query(base, gid) {
+  return (await api(base, tokens.read, 'GET', '/api/settle/query?gid=' + gid)).json;
+}
+
 async function signIn(page, base, token) {
   await page.goto(base + '/admin');
   await page.fill('#token', token);
   await Promise.all([page.waitForURL(base + '/admin'), page.click('#sign-in')]);
 }
 
+// Every header of the branch table readable, the long error wrapped inside its cell, nothing
+// wider than the window.
+async function checkLayout(page, width) {
+  const m = await page.evaluate(() => {
+    const headers = (selector) => [...document.querySelectorAll(selector + ' thead th')].map((th) => ({
+      text: th.textContent, width: th.getBoundingClientRect().width, clipped: th.scrollWidth > th.clientWidth,
+    }));
+    const error = document.querySelector('#branches tbody tr[data-branch="02:action"] td.error');
+    const box = error.getBoundingClientRect();
+    return {
+      branchHeaders: headers('#branches'), listHeaders: headers('#transactions'),
+      errorText: error.textContent, errorWidth: box.width, errorLeft: box.left, errorRight: box.right,
+      errorHeight: box.height, lineHeight: parseFloat(getComputedStyle(error).lineHeight),
+      pageWidth: document.documentElement.scrollWidth, windowWidth: window.innerWidth,
+    };
+  });
+  const at = ' at ' + width + ' px: ' + JSON.stringify(m);
+  for (const h of [...m.branchHeaders, ...m.listHeaders]) {
+    assert.ok(h.width >= 48, `the "${h.text}" column is ${h.width} px wide${at}`);
+    assert.ok(!h.clipped, `the "${h.text}" header is cut${at}`);
+  }
+  assert.match(m.errorText, /card-declined/);
+  assert.ok(m.errorWidth >= 220, `the last error column is only ${m.errorWidth} px wide${at}`);
+  assert.ok(m.errorLeft >= 0 && m.errorRight <= m.windowWidth, `the last error leaves the window${at}`);
+  assert.ok(m.errorHeight >= 2 * m.lineHeight, `the long error is not wrapped in its cell${at}`);
+  assert.ok(m.pageWidth <= m.windowWidth, `the page scrolls sideways (${m.pageWidth} px)${at}`);
+}
+
 async function main() {
   const participantBase = 'http://127.0.0.1:' + (await listen(participant));
   const base = await startSettled();
+  const step = (action) => ({ action: participantBase + action, compensate: participantBase + '/compensate' });
 
-  // A saga whose action keeps failing, and two TCCs left prepared, created through the API
-  // as a service would.
-  const saga = {
-    gid: 'console-saga-1', trans_type: 'saga',
-    steps: [{ action: participantBase + '/action', compensate: participantBase + '/compensate' }],
-    payloads: ['{"amount":30}'],
-  };
+  // A saga whose action keeps failing, a saga whose second step answers FAILURE, and two TCCs
+  // left prepared, created through the API as a service would.
+  const saga = { gid: 'console-saga-1', trans_type: 'saga', steps: [step('/action')], payloads: ['{"amount":30}'] };
   assert.equal((await api(base, tokens.client, 'POST', '/api/settle/submit', saga)).status, 200);
+  const refused = {
+    gid: 'console-saga-refused', trans_type: 'saga', steps: [step('/ok'), step('/refuse'), step('/ok')],
+    payloads: ['{}', '{}', '{}'],
+  };
+  assert.equal((await api(base, tokens.client, 'POST', '/api/settle/submit', refused)).status, 200);
   for (const gid of ['console-tcc-1', 'console-tcc-2']) {
     const prepared = await api(base, tokens.client, 'POST', '/api/settle/prepare', { gid, trans_type: 'tcc' });
     assert.equal(prepared.status, 200);
   }
-  for (let i = 0; ; ++i) {  // the first action call fails
-    const q = await api(base, tokens.read, 'GET', '/api/settle/query?gid=console-saga-1');
-    if (q.json.branches.some((b) => b.failures > 0)) break;
-    assert.ok(i < 200, 'the saga\'s first action never failed');
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await eventually('the saga\'s first action failing',
+                   async () => (await query(base, 'console-saga-1')).branches.some((b) => b.failures > 0));
+  await eventually('the refused saga failing',
+                   async () => (await query(base, 'console-saga-refused')).transaction.status === 'failed');
 
   browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
-  const page = await browser.newPage();
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const pageErrors = [];
   page.on('pageerror', (e) => pageErrors.push(e.message));
-  // Chromium logs every 401 and 403 answer as an error: the sign-in page and a refused change
-  // are expected here. Anything else (a script error, a blocked resource) fails the test.
+  // Chromium logs every 401 answer as an error: the sign-in page is expected here, and the
+  // 503 this test fakes. Anything else (a script error, a blocked resource) fails the test.
   page.on('console', (m) => {
     if (m.type() !== 'error') return;
-    if (/Failed to load resource: .* status of 40[13] /.test(m.text())) return;
+    if (/Failed to load resource: .* status of (401|503) /.test(m.text())) return;
     pageErrors.push(m.text());
   });
 
-  // Without a session: the sign-in form; an unknown token is refused.
-  await page.goto(base + '/admin');
+  // GET / leads to the console, which asks to sign in; an unknown token is refused.
+  await page.goto(base + '/');
+  assert.equal(page.url(), base + '/admin');
   await page.fill('#token', 'not-a-token-of-this-coordinator');
   await page.click('#sign-in');
   await page.waitForSelector('text=That token is not accepted.');
 
   await signIn(page, base, tokens.admin);
   assert.match(await page.textContent('#access'), /admin access/);
+  await page.waitForSelector('#who:has-text("as on-call")');
 
-  // The list shows what the test created; the status filter narrows it.
+  // The list with counts per status (the unfinished ones: two TCCs prepared, a saga submitted).
   const row = (gid) => page.locator(`#transactions tbody tr[data-gid="${gid}"]`);
+  const count = (status) => page.locator(`#counts button[data-status="${status}"] b`);
   await row('console-saga-1').waitFor();
-  await row('console-tcc-1').waitFor();
+  await row('console-saga-refused').waitFor();
+  await page.waitForFunction(() => document.querySelector('#counts button[data-status="prepared"] b').textContent === '2');
+  assert.equal(await count('submitted').textContent(), '1');
+  assert.equal(await count('aborting').textContent(), '0');
+  assert.match(await page.textContent('#updated'), /^updated \d\d:\d\d:\d\d UTC/);
+
+  // It refreshes on its own: a transaction created meanwhile appears, and is counted.
+  const prepared3 = await api(base, tokens.client, 'POST', '/api/settle/prepare', { gid: 'console-tcc-3', trans_type: 'tcc' });
+  assert.equal(prepared3.status, 200);
+  await row('console-tcc-3').waitFor({ timeout: 15_000 });
+  await page.waitForFunction(() => document.querySelector('#counts button[data-status="prepared"] b').textContent === '3');
+
+  // The status filter narrows it; a count filters by its status.
   await page.selectOption('#filter-status', 'submitted');
   await page.waitForFunction(() => document.querySelectorAll('#transactions tbody tr').length === 1);
   await row('console-saga-1').waitFor();
+  await page.click('#counts button[data-status="prepared"]');
+  await page.waitForFunction(() => document.querySelectorAll('#transactions tbody tr').length === 3);
+  assert.equal(await page.inputValue('#filter-status'), 'prepared');
   await page.selectOption('#filter-status', '');
-  await row('console-tcc-1').waitFor();
+  await row('console-saga-refused').waitFor();
 
-  // The saga's detail: its branches and the failed attempt.
+  // The gid search: an unknown gid is said so; a known one opens.
+  await page.fill('#search-gid', 'no-such-gid');
+  await page.click('#search-go');
+  await page.waitForSelector('#search-result:has-text("no transaction with gid no-such-gid")');
+  await page.fill('#search-gid', 'console-saga-refused');
+  await page.click('#search-go');
+  await page.waitForSelector('#detail-fields[data-status="failed"]');
+  assert.equal(await page.textContent('#detail-gid'), 'console-saga-refused');
+
+  // The failed saga: the reason and the table name the branch alike, the FAILURE is counted,
+  // and rows that will never be called show no next retry.
+  const branch = (id) => page.locator(`#branches tbody tr[data-branch="${id}"]`);
+  const cells = async (id) => branch(id).locator('td').allTextContents();
+  assert.match(await page.textContent('#detail-fields'), /branch 02 action failed: FAILURE/);
+  const failedAction = await cells('02:action');
+  assert.equal(failedAction[2], 'failed');
+  assert.equal(failedAction[4], '1 (FAILURE)');
+  assert.equal(failedAction[5], '—');
+  for (const id of ['03:action', '03:compensate', '01:compensate', '02:compensate']) {
+    assert.equal((await cells(id))[5], '—', id + ' shows a next retry');
+  }
+  assert.equal((await cells('03:compensate'))[3], '0');
+
+  for (const width of viewports) {
+    await page.setViewportSize({ width, height: 900 });
+    await checkLayout(page, width);
+    if (screenshotDir) {
+      await page.screenshot({ path: path.join(screenshotDir, `console-${width}.png`), fullPage: true });
+    }
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  // The retrying saga's detail: its branches and the failed attempt, with a next retry.
   await row('console-saga-1').click();
   await page.waitForSelector('#detail-fields[data-status="submitted"]');
   assert.equal(await page.textContent('#detail-gid'), 'console-saga-1');
-  const action = page.locator('#branches tbody tr[data-branch="01:action"]');
-  await action.waitFor();
+  const action = branch('01:action');
   assert.match(await action.textContent(), /prepared/);
   assert.match(await action.textContent(), /HTTP 500/);
-  await page.locator('#branches tbody tr[data-branch="01:compensate"]').waitFor();
+  assert.match((await cells('01:action'))[5], /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ$/);
+  assert.equal((await cells('01:compensate'))[5], '—');
   assert.ok(await page.locator('#attempts tbody tr').count() >= 1);
   assert.match(await page.textContent('#attempts tbody'), /ledger offline/);
 
   // Retry now: the participant is back, and the saga completes without waiting an hour.
   actionFails = false;
+  assert.ok(await page.isEnabled('#retry-now'));
   await page.click('#retry-now');
   await page.waitForSelector('text=Retry requested');
   await page.waitForSelector('#detail-fields[data-status="succeed"]', { timeout: 15_000 });
   assert.ok(await page.isDisabled('#retry-now'));
+  assert.match(await page.getAttribute('#retry-now', 'title'), /has finished/);
 
-  // Force stop asks first; keeping it running sends nothing.
-  await page.goto(base + '/admin#gid=console-tcc-1');
+  // An error about one transaction goes away when another is opened.
+  await page.goto(base + '/admin#gid=console-tcc-2');
   await page.waitForSelector('#detail-fields[data-status="prepared"]');
+  await page.route('**/api/settle/resetNextCronTime', (route) => route.fulfill({
+    status: 503, contentType: 'application/json', body: '{"message":"store: unavailable (test)"}',
+  }));
+  await page.click('#retry-now');
+  await page.waitForSelector('#action-result.error:has-text("store: unavailable (test)")');
+  await page.unroute('**/api/settle/resetNextCronTime');
+  await row('console-tcc-1').click();
+  await page.waitForSelector('#detail-gid:has-text("console-tcc-1")');
+  await page.waitForSelector('#detail-fields[data-status="prepared"]');
+  assert.equal(await page.textContent('#action-result'), '');
+
+  // Force stop asks first; keeping it running sends nothing, and a reason is required.
   await page.click('#force-stop');
   await page.click('#confirm-cancel');
-  const kept = await api(base, tokens.read, 'GET', '/api/settle/query?gid=console-tcc-1');
-  assert.equal(kept.json.transaction.status, 'prepared');
+  assert.equal((await query(base, 'console-tcc-1')).transaction.status, 'prepared');
   await page.click('#force-stop');
   assert.match(await page.textContent('#confirm-gid'), /console-tcc-1/);
   await page.click('#confirm-ok');
+  assert.ok(await page.locator('#confirm-stop').evaluate((d) => d.open), 'the dialog closed without a reason');
+  await page.fill('#stop-reason', 'refunded by hand, ticket OPS-7');
+  await page.click('#confirm-ok');
   await page.waitForSelector('#detail-fields[data-status="failed"]');
-  const stopped = await api(base, tokens.read, 'GET', '/api/settle/query?gid=console-tcc-1');
-  assert.equal(stopped.json.transaction.status, 'failed');
-  assert.match(stopped.json.transaction.rollback_reason, /forceStop/);
+  const stopped = await query(base, 'console-tcc-1');
+  assert.equal(stopped.transaction.status, 'failed');
+  assert.equal(stopped.transaction.rollback_reason,
+               'stopped by an operator (forceStop by on-call): refunded by hand, ticket OPS-7');
+  assert.match(await page.textContent('#detail-fields'), /forceStop by on-call\): refunded by hand/);
+  await eventually('the force stop logged with the token\'s name',
+                   () => /gid=console-tcc-1 force-stopped by actor=on-call/.test(settledLog));
+  assert.ok(!settledLog.includes(tokens.admin), 'the log holds the admin token');
 
-  // A read-only session sees everything but may not act.
+  // A read-only session sees everything but its buttons are disabled, look it, and say why.
   await page.click('#logout');
   await page.waitForSelector('#token');
   await signIn(page, base, tokens.read);
   assert.match(await page.textContent('#access'), /read access/);
   await page.goto(base + '/admin#gid=console-tcc-2');
   await page.waitForSelector('#detail-fields[data-status="prepared"]');
-  await page.click('#retry-now');
-  await page.waitForSelector('#action-result.error');
-  assert.match(await page.textContent('#action-result'), /needs admin/);
+  await page.waitForSelector('#who:has-text("as read-token-1")');
+  for (const id of ['#retry-now', '#force-stop']) {
+    assert.ok(await page.isDisabled(id), id + ' is enabled for a read-only session');
+    assert.match(await page.getAttribute(id, 'title'), /Needs admin access; this session has read access/);
+  }
+  const look = await page.locator('#force-stop').evaluate((b) => {
+    const s = getComputedStyle(b);
+    return { background: s.backgroundColor, cursor: s.cursor };
+  });
+  assert.notEqual(look.background, 'rgb(164, 22, 26)', 'a disabled Force stop still looks active');
+  assert.equal(look.cursor, 'not-allowed');
 
   assert.deepEqual(pageErrors, [], 'the console logged errors');
   clearTimeout(deadline);

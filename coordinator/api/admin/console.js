@@ -1,12 +1,22 @@
-// Settle's admin console: lists transactions with filters, shows one with its branches and
-// attempt history, and lets an operator retry it now or force-stop it. It only calls the
+// Settle's admin console: lists transactions with filters and counts per status, refreshing
+// on its own; finds one by gid; shows one with its branches and attempt history; lets an
+// operator with admin access retry it now or force-stop it (with a reason). It only calls the
 // coordinator's own API; every value from the server is shown with textContent, never parsed
-// as HTML (gids, URLs and errors come from clients and participants).
+// as HTML (gids, URLs, errors and token names come from clients, participants and operators).
 'use strict';
 
 const api = '/api/settle';
+const listRefreshMs = 5000;
+const detailRefreshMs = 2000;
+const levels = ['none', 'read', 'client', 'admin'];
+
 let nextPosition = '';
+let olderPagesShown = false;
 let selectedGid = '';
+let shownGid = '';
+let listRequest = 0;
+// What this session may do, from /api/admin/whoami; nothing until it answers.
+let access = '';
 
 function el(tag, text, className) {
   const node = document.createElement(tag);
@@ -34,9 +44,27 @@ async function call(method, path, body) {
   return { status: response.status, json };
 }
 
+function messageOf(status, json) {
+  return (json && json.message) || 'HTTP ' + status;
+}
+
+// "2026-11-25 18:23:48Z" from RFC 3339 with milliseconds.
 function shortTime(text) {
   if (!text) return '';
   return text.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+}
+
+// "11-25 18:23:48" for the list's narrow columns; the full time is the cell's title.
+function listTime(text) {
+  if (!text) return el('td', '—', 'none');
+  const td = el('td', shortTime(text).slice(5, 19));
+  td.title = shortTime(text) + ' (UTC)';
+  return td;
+}
+
+// A time, or a dash for none (a branch that will not be called again has no next retry).
+function timeCell(text) {
+  return text ? el('td', shortTime(text)) : el('td', '—', 'none');
 }
 
 function statusCell(tx) {
@@ -57,34 +85,63 @@ function listQuery(position) {
   return api + '/all?' + params.toString();
 }
 
+function showUpdated() {
+  const now = new Date().toISOString();
+  document.getElementById('updated').textContent =
+      'updated ' + now.slice(11, 19) + ' UTC' + (olderPagesShown ? ' (list paused: older pages shown)' : '');
+}
+
 async function loadList(append) {
+  const request = ++listRequest;
   const { status, json } = await call('GET', listQuery(append ? nextPosition : ''));
+  // A filter changed while this was on its way: a newer answer follows.
+  if (request !== listRequest) return;
   const body = document.querySelector('#transactions tbody');
   if (!append) body.replaceChildren();
+  olderPagesShown = append;
   if (status !== 200) {
-    body.appendChild(el('tr')).appendChild(el('td', (json && json.message) || 'HTTP ' + status, 'error'));
+    body.appendChild(el('tr')).appendChild(el('td', messageOf(status, json), 'error'));
     return;
   }
   for (const tx of json.transactions) {
     const row = el('tr', null, 'selectable');
     row.dataset.gid = tx.gid;
     if (tx.gid === selectedGid) row.classList.add('selected');
-    row.append(el('td', tx.gid), el('td', tx.trans_type), statusCell(tx),
-               el('td', shortTime(tx.create_time)), el('td', shortTime(tx.update_time)),
-               el('td', shortTime(tx.next_cron_time)));
+    row.append(el('td', tx.gid, 'long'), el('td', tx.trans_type), statusCell(tx),
+               listTime(tx.create_time), listTime(tx.update_time), listTime(tx.next_cron_time));
     row.addEventListener('click', () => { window.location.hash = 'gid=' + encodeURIComponent(tx.gid); });
     body.appendChild(row);
   }
   nextPosition = json.next_position || '';
   document.getElementById('more').hidden = !nextPosition;
   document.getElementById('list-empty').hidden = body.children.length > 0;
+  showUpdated();
+}
+
+async function loadCounts() {
+  const { status, json } = await call('GET', '/api/admin/counts');
+  if (status !== 200) return;
+  const values = Object.assign({ stuck: json.stuck }, json.unfinished);
+  for (const button of document.querySelectorAll('#counts button')) {
+    const count = values[button.dataset.status] || 0;
+    button.querySelector('b').textContent = String(count);
+    button.classList.toggle('nonzero', count > 0);
+  }
+}
+
+// The list and the counts; the list is left alone while older pages are shown, so that a
+// refresh does not take away what the operator is reading.
+async function refresh() {
+  await Promise.all([olderPagesShown ? Promise.resolve() : loadList(false), loadCounts()]);
+  if (olderPagesShown) showUpdated();
 }
 
 function showFields(tx) {
   const fields = document.getElementById('detail-fields');
   fields.replaceChildren();
   const add = (name, value) => {
-    fields.append(el('dt', name), el('dd', value === null || value === undefined ? '' : value));
+    const empty = value === null || value === undefined || value === '';
+    fields.append(el('dt', name), el('dd', empty ? '—' : value, empty ? 'none' : undefined));
   };
   add('type', tx.trans_type);
   add('status', tx.status + (tx.stuck ? ' (stuck)' : ''));
@@ -93,7 +150,15 @@ function showFields(tx) {
   add('finished', shortTime(tx.finish_time));
   add('next check', shortTime(tx.next_cron_time));
   add('rollback reason', tx.rollback_reason);
-  document.getElementById('detail-fields').dataset.status = tx.status;
+  fields.dataset.status = tx.status;
+}
+
+// A row that answered FAILURE is failed for good: its count says so in words too.
+function failuresCell(b) {
+  if (b.status !== 'failed') return el('td', b.failures);
+  const td = el('td', b.failures + ' (FAILURE)');
+  td.title = 'The participant answered FAILURE: this branch failed for good.';
+  return td;
 }
 
 function showBranches(branches) {
@@ -105,8 +170,8 @@ function showBranches(branches) {
     const row = el('tr');
     row.dataset.branch = b.branch_id + ':' + b.op;
     row.append(el('td', b.branch_id), el('td', b.op), el('td', b.status, 'status-' + b.status),
-               el('td', b.attempts), el('td', b.failures), el('td', shortTime(b.next_retry_at)),
-               el('td', b.url), el('td', b.last_error, 'error'));
+               el('td', b.attempts), failuresCell(b), timeCell(b.next_retry_at),
+               el('td', b.url, 'long'), el('td', b.last_error, 'error'));
     body.appendChild(row);
     for (const a of b.failed_attempts || []) {
       attempts.appendChild(el('tr')).append(el('td', shortTime(a.at)), el('td', b.branch_id),
@@ -115,72 +180,146 @@ function showBranches(branches) {
   }
 }
 
+// Enables what this session may do with the transaction shown; a disabled button says why.
+function updateActions(txStatus) {
+  const finished = txStatus === 'succeed' || txStatus === 'failed' || !txStatus;
+  const allowed = levels.indexOf(access) >= levels.indexOf('admin');
+  for (const id of ['retry-now', 'force-stop']) {
+    const button = document.getElementById(id);
+    button.disabled = !allowed || finished;
+    if (!access) {
+      button.title = '';
+    } else if (!allowed) {
+      button.title = 'Needs admin access; this session has ' + access + ' access.';
+    } else if (finished) {
+      button.title = txStatus ? 'The transaction has finished (' + txStatus + ').' : '';
+    } else {
+      button.title = '';
+    }
+  }
+}
+
+function clearActionResult() {
+  const result = document.getElementById('action-result');
+  result.textContent = '';
+  result.className = '';
+}
+
 async function loadDetail() {
   const match = /^#gid=(.+)$/.exec(window.location.hash);
   selectedGid = match ? decodeURIComponent(match[1]) : '';
   for (const row of document.querySelectorAll('#transactions tbody tr')) {
     row.classList.toggle('selected', row.dataset.gid === selectedGid);
   }
+  // What was said about one transaction is not about the next.
+  if (selectedGid !== shownGid) clearActionResult();
+  shownGid = selectedGid;
   const pane = document.getElementById('detail-pane');
   if (!selectedGid) { pane.hidden = true; return; }
-  const { status, json } = await call('GET', api + '/query?gid=' + encodeURIComponent(selectedGid));
+  const gid = selectedGid;
+  const { status, json } = await call('GET', api + '/query?gid=' + encodeURIComponent(gid));
+  if (gid !== selectedGid) return;  // another transaction was opened meanwhile
   pane.hidden = false;
-  document.getElementById('detail-gid').textContent = selectedGid;
+  document.getElementById('detail-gid').textContent = gid;
   if (status !== 200 || !json.transaction) {
-    document.getElementById('detail-fields').replaceChildren(el('dd', status === 200 ? 'No such transaction (deleted by retention?)' : (json && json.message) || 'HTTP ' + status, 'error'));
+    const fields = document.getElementById('detail-fields');
+    fields.replaceChildren(el('dd', status === 200 ? 'No such transaction (deleted by retention?)' : messageOf(status, json), 'error'));
+    delete fields.dataset.status;
     showBranches([]);
+    updateActions('');
     return;
   }
   showFields(json.transaction);
   showBranches(json.branches);
-  const finished = json.transaction.status === 'succeed' || json.transaction.status === 'failed';
-  document.getElementById('retry-now').disabled = finished;
-  document.getElementById('force-stop').disabled = finished;
+  updateActions(json.transaction.status);
 }
 
-async function act(path, doneText) {
+async function act(path, body, doneText) {
+  clearActionResult();
   const result = document.getElementById('action-result');
-  result.textContent = '';
-  result.className = '';
-  const { status, json } = await call('POST', api + path, { gid: selectedGid });
+  const { status, json } = await call('POST', api + path, Object.assign({ gid: selectedGid }, body));
   if (status === 200) {
     result.textContent = doneText;
+    result.className = 'ok';
   } else {
-    result.textContent = (json && json.message) || 'HTTP ' + status;
+    result.textContent = messageOf(status, json);
     result.className = 'error';
   }
-  await Promise.all([loadDetail(), loadList(false)]);
+  await Promise.all([loadDetail(), refresh()]);
+}
+
+async function search(gid) {
+  const result = document.getElementById('search-result');
+  result.textContent = '';
+  result.className = '';
+  const { status, json } = await call('GET', api + '/query?gid=' + encodeURIComponent(gid));
+  if (status === 200 && json.transaction) {
+    window.location.hash = 'gid=' + encodeURIComponent(gid);
+    if (gid === selectedGid) loadDetail();
+    return;
+  }
+  result.textContent = status === 200 ? 'no transaction with gid ' + gid : messageOf(status, json);
+  result.className = 'error';
+}
+
+async function loadWhoAmI() {
+  const { status, json } = await call('GET', '/api/admin/whoami');
+  if (status !== 200) return;
+  access = json.access;
+  if (json.authentication) document.getElementById('who').textContent = 'as ' + json.name;
+  // Without tokens there is no session to end.
+  document.getElementById('logout-form').hidden = !json.authentication;
+  updateActions(document.getElementById('detail-fields').dataset.status || '');
 }
 
 document.addEventListener('DOMContentLoaded', () => {
-  // Without tokens there is no session to end.
   if (document.getElementById('access').textContent === 'authentication is off') {
     document.getElementById('logout-form').hidden = true;
   }
+  updateActions('');
   document.getElementById('filters').addEventListener('submit', (event) => {
     event.preventDefault();
-    loadList(false);
+    refresh();
   });
   for (const id of ['filter-status', 'filter-type', 'filter-stuck']) {
     document.getElementById(id).addEventListener('change', () => loadList(false));
   }
+  // A count filters the list by its status ("stuck": the stuck ones of any status).
+  for (const button of document.querySelectorAll('#counts button')) {
+    button.addEventListener('click', () => {
+      const stuck = button.dataset.status === 'stuck';
+      document.getElementById('filter-stuck').checked = stuck;
+      document.getElementById('filter-status').value = stuck ? '' : button.dataset.status;
+      loadList(false);
+    });
+  }
+  document.getElementById('search').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const gid = document.getElementById('search-gid').value.trim();
+    if (gid) search(gid);
+  });
   document.getElementById('more').addEventListener('click', () => loadList(true));
-  document.getElementById('retry-now').addEventListener('click', () => act('/resetNextCronTime', 'Retry requested: due now.'));
+  document.getElementById('retry-now').addEventListener('click', () => act('/resetNextCronTime', {}, 'Retry requested: due now.'));
   const dialog = document.getElementById('confirm-stop');
+  const reason = document.getElementById('stop-reason');
   document.getElementById('force-stop').addEventListener('click', () => {
     document.getElementById('confirm-gid').textContent = selectedGid;
+    reason.value = '';
     dialog.showModal();
   });
   dialog.addEventListener('close', () => {
-    if (dialog.returnValue === 'stop') act('/forceStop', 'Force-stopped.');
+    if (dialog.returnValue === 'stop') act('/forceStop', { reason: reason.value.trim() }, 'Force-stopped.');
+    dialog.returnValue = '';
   });
   window.addEventListener('hashchange', loadDetail);
   // An unfinished transaction shown is refreshed every two seconds, so that a retry or a
-  // participant coming back is seen without reloading.
+  // participant coming back is seen without reloading; the list and counts every five.
   setInterval(() => {
     const status = document.getElementById('detail-fields').dataset.status;
     if (selectedGid && status !== 'succeed' && status !== 'failed') loadDetail();
-  }, 2000);
-  loadList(false);
+  }, detailRefreshMs);
+  setInterval(() => { if (!document.hidden) refresh(); }, listRefreshMs);
+  loadWhoAmI();
+  refresh();
   loadDetail();
 });

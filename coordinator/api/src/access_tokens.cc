@@ -57,7 +57,7 @@ std::optional<Access> ParseAccess(std::string_view text) {
   return std::nullopt;
 }
 
-Status AccessTokens::Add(Access level, std::string token) {
+Status AccessTokens::Add(Access level, std::string token, std::string name) {
   if (level == Access::kNone) return Status::InvalidArgument("token: a token must grant access");
   if (token.size() < kMinTokenLength || token.size() > kMaxTokenLength) {
     return Status::InvalidArgument("token: a " + std::string(ToString(level)) +
@@ -67,7 +67,12 @@ Status AccessTokens::Add(Access level, std::string token) {
     return Status::InvalidArgument("token: a " + std::string(ToString(level)) +
                                    " token may only hold visible ASCII characters");
   }
-  tokens_.push_back(Token{level, std::move(token)});
+  if (name.empty()) {
+    std::size_t same_level = 1;
+    for (const Token& t : tokens_) same_level += t.level == level ? 1 : 0;
+    name = std::string(ToString(level)) + "-token-" + std::to_string(same_level);
+  }
+  tokens_.push_back(Token{level, std::move(token), std::move(name)});
   return Status::Ok();
 }
 
@@ -95,30 +100,36 @@ Status AccessTokens::AddFromText(std::string_view text) {
     if (!after.empty() && after.front() != '#') {
       return Status::InvalidArgument(where + "a token may not contain blanks");
     }
-    Status added = Add(*level, std::string(token));
+    const std::string_view name = after.empty() ? after : Trim(after.substr(1));
+    Status added = Add(*level, std::string(token), std::string(name));
     if (!added.ok()) return Status::InvalidArgument(where + added.message());
   }
   return Status::Ok();
 }
 
 Access AccessTokens::Grant(const std::string* authorization) const {
-  if (!enabled()) return Access::kAdmin;
-  if (authorization == nullptr) return Access::kNone;
+  return Identify(authorization).access;
+}
+
+Caller AccessTokens::Identify(const std::string* authorization) const {
+  if (!enabled()) return Caller{Access::kAdmin, "anonymous"};
+  if (authorization == nullptr) return Caller{};
   std::string_view value = Trim(*authorization);
   constexpr std::string_view kScheme = "bearer ";
-  if (value.size() <= kScheme.size()) return Access::kNone;
+  if (value.size() <= kScheme.size()) return Caller{};
   for (std::size_t i = 0; i < kScheme.size(); ++i) {
-    if ((value[i] | 0x20) != kScheme[i]) return Access::kNone;
+    if ((value[i] | 0x20) != kScheme[i]) return Caller{};
   }
   const std::string_view presented = Trim(value.substr(kScheme.size()));
   // Every token is compared, so the time taken does not tell which one matched.
-  Access granted = Access::kNone;
+  const Token* granted = nullptr;
   for (const Token& token : tokens_) {
-    if (ConstantTimeEquals(presented, token.value) && token.level > granted) {
-      granted = token.level;
+    if (ConstantTimeEquals(presented, token.value) &&
+        (granted == nullptr || token.level > granted->level)) {
+      granted = &token;
     }
   }
-  return granted;
+  return granted == nullptr ? Caller{} : Caller{granted->level, granted->name};
 }
 
 }  // namespace settle::coordinator

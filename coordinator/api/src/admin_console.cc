@@ -3,6 +3,8 @@
 #include <string_view>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "admin_assets.h"
 #include "settle/net/url.h"
 
@@ -29,7 +31,7 @@ net::Response Page(int status, std::string content_type, std::string body) {
 net::Response RedirectToConsole(std::string cookie) {
   net::Response response = Page(303, "text/plain; charset=utf-8", "See /admin\n");
   response.headers.emplace_back("Location", "/admin");
-  response.headers.emplace_back("Set-Cookie", std::move(cookie));
+  if (!cookie.empty()) response.headers.emplace_back("Set-Cookie", std::move(cookie));
   return response;
 }
 
@@ -73,13 +75,24 @@ std::optional<std::string> SessionToken(const net::Request& request) {
   return decoded.begin()->second;
 }
 
-net::Response AdminConsole::Page(Access granted) const {
-  if (granted < Access::kRead) return SignInForm(401, "");
-  const std::string access = tokens_.enabled()
-                                 ? "signed in with " + std::string(ToString(granted)) + " access"
-                                 : "authentication is off";
+net::Response AdminConsole::Page(const Caller& caller) const {
+  if (caller.access < Access::kRead) return SignInForm(401, "");
+  // The page is HTML and the name comes from the token file: only a placeholder is filled in
+  // here; the script shows the name (from whoami) as text.
+  const std::string access =
+      tokens_.enabled() ? "signed in with " + std::string(ToString(caller.access)) + " access"
+                        : "authentication is off";
   return coordinator::Page(200, "text/html; charset=utf-8",
                            Replace(admin_assets::kConsoleHtml, "<!--ACCESS-->", access));
+}
+
+net::Response AdminConsole::RedirectFromRoot() { return RedirectToConsole(""); }
+
+std::string WhoAmIResponseBody(const Caller& caller, bool authentication) {
+  const nlohmann::json body = {{"access", ToString(caller.access)},
+                               {"name", caller.name},
+                               {"authentication", authentication}};
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 net::Response AdminConsole::Asset(const std::string& path, Access granted) const {

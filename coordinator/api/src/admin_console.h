@@ -23,7 +23,7 @@ class AdminConsole {
   explicit AdminConsole(const AccessTokens& tokens) : tokens_(tokens) {}
 
   // GET /admin: the console, or (401) the sign-in form.
-  net::Response Page(Access granted) const;
+  net::Response Page(const Caller& caller) const;
   // GET /admin/console.js and /admin/console.css (read access), /admin/login.css (open).
   net::Response Asset(const std::string& path, Access granted) const;
   // POST /admin/login, a form with `token`: 303 to /admin with the session cookie, or the
@@ -31,6 +31,8 @@ class AdminConsole {
   net::Response SignIn(const net::Request& request) const;
   // POST /admin/logout: clears the cookie, 303 to /admin.
   net::Response SignOut() const;
+  // GET /: 303 to /admin.
+  static net::Response RedirectFromRoot();
 
  private:
   net::Response SignInForm(int status, const std::string& error) const;
@@ -40,5 +42,9 @@ class AdminConsole {
 
 // The token in the request's console session cookie, if it has one.
 std::optional<std::string> SessionToken(const net::Request& request);
+
+// GET /api/admin/whoami: {"access":"read|client|admin","name":"<token's name>",
+// "authentication":true|false}, so that the console can disable what the session may not do.
+std::string WhoAmIResponseBody(const Caller& caller, bool authentication);
 
 }  // namespace settle::coordinator

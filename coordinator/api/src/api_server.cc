@@ -27,8 +27,11 @@ constexpr const char* kJson = "application/json";
 
 // A JSON route: parses, awaits the coordinator, answers.
 using RouteHandler = std::function<asio::awaitable<HttpAnswer>(net::Request&)>;
-// A whole answer of its own (content type, headers), given what the request was granted.
-using PageHandler = std::function<net::Response(const net::Request&, Access)>;
+// The same, for a route that needs to know who asked (to log it).
+using CallerRouteHandler = std::function<asio::awaitable<HttpAnswer>(net::Request&, const Caller&)>;
+// A whole answer of its own (content type, headers), given who asked and what they were
+// granted.
+using PageHandler = std::function<net::Response(const net::Request&, const Caller&)>;
 
 // Parses with `parse`, then answers what `act` says of the parsed request.
 template <typename Request, typename Act>
@@ -53,7 +56,7 @@ struct ApiServer::Impl {
   // granted less than `access` are refused before either runs.
   struct Route {
     Access access = Access::kAdmin;
-    RouteHandler handler;
+    CallerRouteHandler handler;
     PageHandler page;
     RouteMetrics* metrics = nullptr;
   };
@@ -61,11 +64,15 @@ struct ApiServer::Impl {
   // Adds `path` under each API prefix.
   void AddApiRoute(const char* method, const std::string& path, Access access,
                    RouteHandler handler);
+  void AddApiRoute(const char* method, const std::string& path, Access access,
+                   CallerRouteHandler handler);
   void AddRoute(const char* method, const std::string& full_path, Access access,
                 RouteHandler handler);
+  void AddRoute(const char* method, const std::string& full_path, Access access,
+                CallerRouteHandler handler);
   void AddPage(const char* method, const std::string& full_path, Access access, PageHandler page);
-  // What the request's Authorization header, or else its console session, grants.
-  Access GrantOf(const net::Request& request) const;
+  // Who the request's Authorization header, or else its console session, says sent it.
+  Caller CallerOf(const net::Request& request) const;
   void RegisterRoutes();
   asio::awaitable<net::Response> Serve(net::Request& request);
   // 401 or 403 when the request's token does not grant `needed`; nullopt when it does.
@@ -117,6 +124,14 @@ ApiServer::Impl::Impl(Coordinator& c, const Clock& clk, asio::io_context& contex
 
 void ApiServer::Impl::AddRoute(const char* method, const std::string& full_path, Access access,
                                RouteHandler handler) {
+  AddRoute(method, full_path, access,
+           CallerRouteHandler([handler = std::move(handler)](net::Request& request, const Caller&) {
+             return handler(request);
+           }));
+}
+
+void ApiServer::Impl::AddRoute(const char* method, const std::string& full_path, Access access,
+                               CallerRouteHandler handler) {
   RouteMetrics* metrics = AddMetrics(std::string(method) + " " + full_path);
   routes.Add(method, full_path, Route{access, std::move(handler), {}, metrics});
 }
@@ -127,24 +142,29 @@ void ApiServer::Impl::AddPage(const char* method, const std::string& full_path, 
   routes.Add(method, full_path, Route{access, {}, std::move(page), metrics});
 }
 
-Access ApiServer::Impl::GrantOf(const net::Request& request) const {
+Caller ApiServer::Impl::CallerOf(const net::Request& request) const {
   if (const std::string* authorization = request.Header("Authorization")) {
-    return options.tokens.Grant(authorization);
+    return options.tokens.Identify(authorization);
   }
-  if (!options.tokens.enabled()) return Access::kAdmin;
+  if (!options.tokens.enabled()) return options.tokens.Identify(nullptr);
   const std::optional<std::string> session = SessionToken(request);
-  if (!session) return Access::kNone;
+  if (!session) return Caller{};
   // A page on another site can make a browser send the cookie along, but cannot add this
   // header: a change authenticated by the cookie must come from the console's own script.
   if (request.method != "GET" && request.Header("X-Settle-Console") == nullptr) {
-    return Access::kNone;
+    return Caller{};
   }
   const std::string bearer = "Bearer " + *session;
-  return options.tokens.Grant(&bearer);
+  return options.tokens.Identify(&bearer);
 }
 
 void ApiServer::Impl::AddApiRoute(const char* method, const std::string& path, Access access,
                                   RouteHandler handler) {
+  for (const char* prefix : kPrefixes) AddRoute(method, prefix + path, access, handler);
+}
+
+void ApiServer::Impl::AddApiRoute(const char* method, const std::string& path, Access access,
+                                  CallerRouteHandler handler) {
   for (const char* prefix : kPrefixes) AddRoute(method, prefix + path, access, handler);
 }
 
@@ -170,17 +190,18 @@ asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
   RouteMetrics* metrics = found.route == nullptr ? unmatched : found.route->metrics;
   if (found.route == nullptr) {
     response = net::NoRoute(request, found.allow);
-  } else if (const Access granted = GrantOf(request);
-             std::optional<HttpAnswer> refusal = Authorize(request, granted, found.route->access)) {
+  } else if (const Caller caller = CallerOf(request);
+             std::optional<HttpAnswer> refusal =
+                 Authorize(request, caller.access, found.route->access)) {
     response.status = refusal->status;
     response.body = std::move(refusal->body);
     if (response.status == 401) response.headers.emplace_back("WWW-Authenticate", "Bearer");
   } else if (found.route->page) {
-    response = found.route->page(request, granted);
+    response = found.route->page(request, caller);
   } else {
     HttpAnswer answer;
     try {
-      answer = co_await found.route->handler(request);
+      answer = co_await found.route->handler(request, caller);
     } catch (const std::exception& e) {
       spdlog::critical("{} {} failed with an exception (a bug): {}", request.method, request.path,
                        e.what());
@@ -208,21 +229,33 @@ void ApiServer::Impl::RegisterRoutes() {
   AddRoute("GET", "/api/ping", Access::kNone, [](net::Request&) -> asio::awaitable<HttpAnswer> {
     co_return HttpAnswer{200, R"({"msg":"pong"})"};
   });
-  AddPage("GET", "/api/metrics", Access::kRead, [this](const net::Request&, Access) {
+  AddPage("GET", "/api/metrics", Access::kRead, [this](const net::Request&, const Caller&) {
     return net::Response{200, PrometheusText::kContentType, MetricsText()};
   });
+  // A browser pointed at the coordinator itself lands on the console.
+  AddPage("GET", "/", Access::kNone,
+          [](const net::Request&, const Caller&) { return AdminConsole::RedirectFromRoot(); });
   // The console's pages check access themselves: without it they answer with the sign-in form.
   AddPage("GET", "/admin", Access::kNone,
-          [this](const net::Request&, Access granted) { return console.Page(granted); });
+          [this](const net::Request&, const Caller& caller) { return console.Page(caller); });
   for (const char* asset : {"/admin/console.js", "/admin/console.css", "/admin/login.css"}) {
-    AddPage("GET", asset, Access::kNone, [this](const net::Request& request, Access granted) {
-      return console.Asset(request.path, granted);
+    AddPage("GET", asset, Access::kNone, [this](const net::Request& request, const Caller& caller) {
+      return console.Asset(request.path, caller.access);
     });
   }
   AddPage("POST", "/admin/login", Access::kNone,
-          [this](const net::Request& request, Access) { return console.SignIn(request); });
+          [this](const net::Request& request, const Caller&) { return console.SignIn(request); });
   AddPage("POST", "/admin/logout", Access::kNone,
-          [this](const net::Request&, Access) { return console.SignOut(); });
+          [this](const net::Request&, const Caller&) { return console.SignOut(); });
+  AddPage("GET", "/api/admin/whoami", Access::kRead, [this](const net::Request&, const Caller& c) {
+    return net::Response{200, kJson, WhoAmIResponseBody(c, options.tokens.enabled())};
+  });
+  AddRoute("GET", "/api/admin/counts", Access::kRead,
+           [&c](net::Request&) -> asio::awaitable<HttpAnswer> {
+             auto counts = co_await c.CountUnfinished();
+             if (!counts) co_return ToHttpAnswer(counts.status());
+             co_return JsonAnswer(CountsResponseBody(*counts));
+           });
   AddApiRoute("GET", "/newGid", Access::kClient,
               [&c](net::Request&) -> asio::awaitable<HttpAnswer> {
                 const nlohmann::json body = {{"gid", c.NewGid()}, {"dtm_result", "SUCCESS"}};
@@ -248,9 +281,14 @@ void ApiServer::Impl::RegisterRoutes() {
   AddApiRoute("POST", "/abort", Access::kClient, [&c](net::Request& req) {
     return ParseThen(ParseAbort(req.body), [&c](AbortRequest r) { return c.Abort(std::move(r)); });
   });
-  AddApiRoute("POST", "/forceStop", Access::kAdmin, [&c](net::Request& req) {
-    return ParseThen(ParseGidBody(req.body), [&c](std::string gid) { return c.ForceStop(gid); });
-  });
+  AddApiRoute("POST", "/forceStop", Access::kAdmin,
+              CallerRouteHandler([&c](net::Request& req, const Caller& caller) {
+                return ParseThen(ParseForceStop(req.body),
+                                 [&c, actor = caller.name](ForceStopRequest r) {
+                                   r.actor = actor;
+                                   return c.ForceStop(std::move(r));
+                                 });
+              }));
   AddApiRoute("POST", "/resetNextCronTime", Access::kAdmin, [&c](net::Request& req) {
     return ParseThen(ParseGidBody(req.body),
                      [&c](std::string gid) { return c.ResetNextCronTime(gid); });

@@ -373,6 +373,20 @@ Result<std::string> ParseGidBody(std::string_view body) {
       body, [](const JsonFields& f, std::string& gid) { return ReadGid(f, gid); });
 }
 
+Result<ForceStopRequest> ParseForceStop(std::string_view body) {
+  return ParseBody<ForceStopRequest>(body, [](const JsonFields& f, ForceStopRequest& r) {
+    if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
+    std::optional<std::string> reason;
+    if (Status s = f.ReadString("reason", reason); !s.ok()) return s;
+    r.reason = reason.value_or("");
+    if (r.reason.size() > kMaxReasonLength) {
+      return Status::InvalidArgument("reason: longer than " + std::to_string(kMaxReasonLength) +
+                                     " bytes");
+    }
+    return Status::Ok();
+  });
+}
+
 namespace {
 
 Status CheckTopic(const std::string& topic) {

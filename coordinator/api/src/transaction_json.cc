@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "settle/engine/decision.h"
+
 namespace settle::coordinator {
 namespace {
 
@@ -55,7 +57,10 @@ json FailedAttemptsJson(const std::vector<storage::FailedAttempt>& attempts) {
   return array;
 }
 
-json BranchJson(const storage::BranchRecord& b) {
+// `still_called`: whether the coordinator will call the row again (RowsStillCalled); only such
+// a row has a next_retry_at, so that no row the coordinator is done with shows a time that
+// never comes.
+json BranchJson(const storage::BranchRecord& b, bool still_called) {
   return {
       {"gid", b.gid},
       {"branch_id", b.branch_id},
@@ -68,8 +73,7 @@ json BranchJson(const storage::BranchRecord& b) {
       {"failures", b.failures},
       {"last_error", b.last_error},
       {"failed_attempts", FailedAttemptsJson(b.failed_attempts)},
-      {"next_retry_at",
-       b.status == BranchStatus::kPrepared ? json(FormatTime(b.next_retry_at)) : json(nullptr)},
+      {"next_retry_at", still_called ? json(FormatTime(b.next_retry_at)) : json(nullptr)},
   };
 }
 
@@ -77,11 +81,29 @@ std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 }  // namespace
 
+std::string CountsResponseBody(const std::vector<storage::UnfinishedCount>& counts) {
+  json unfinished = json::object();
+  for (GlobalStatus s :
+       {GlobalStatus::kPrepared, GlobalStatus::kSubmitted, GlobalStatus::kAborting}) {
+    unfinished[std::string(ToString(s))] = 0;
+  }
+  std::size_t stuck = 0;
+  for (const storage::UnfinishedCount& c : counts) {
+    json& count = unfinished[std::string(ToString(c.status))];
+    count = count.get<std::size_t>() + c.count;
+    stuck += c.stuck;
+  }
+  return Dump(json{{"unfinished", std::move(unfinished)}, {"stuck", stuck}});
+}
+
 std::string QueryResponseBody(const std::optional<storage::Transaction>& tx) {
   json body = {{"transaction", nullptr}, {"branches", json::array()}};
   if (tx) {
     body["transaction"] = GlobalJson(tx->global);
-    for (const auto& b : tx->branches) body["branches"].push_back(BranchJson(b));
+    const std::vector<bool> still_called = RowsStillCalled(*tx);
+    for (std::size_t i = 0; i < tx->branches.size(); ++i) {
+      body["branches"].push_back(BranchJson(tx->branches[i], still_called[i]));
+    }
   }
   return Dump(body);
 }

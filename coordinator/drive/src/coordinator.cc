@@ -348,15 +348,21 @@ asio::awaitable<Status> Coordinator::Abort(AbortRequest request) {
                                             request.wait_result);
 }
 
-asio::awaitable<Status> Coordinator::ForceStop(std::string gid) {
+asio::awaitable<Status> Coordinator::ForceStop(ForceStopRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
+  const std::string& gid = request.gid;
   std::vector<GlobalStatus> from = {GlobalStatus::kPrepared, GlobalStatus::kSubmitted,
                                     GlobalStatus::kAborting};
-  std::string reason = "stopped by an operator (forceStop)";
+  // Stored, so that whoever opens the transaction later learns who stopped it and why.
+  std::string reason = "stopped by an operator (forceStop";
+  if (!request.actor.empty()) reason += " by " + request.actor;
+  reason += ")";
+  if (!request.reason.empty()) reason += ": " + request.reason;
   const auto changed = co_await ChangeStatus(gid, std::nullopt, std::move(from),
                                              GlobalStatus::kFailed, std::nullopt, reason);
   if (!changed) co_return changed.status();
-  spdlog::warn("gid={} force-stopped by an operator; retries stop", gid);
+  spdlog::warn("gid={} force-stopped by actor={}; retries stop; reason={}", gid,
+               request.actor.empty() ? "unknown" : request.actor, request.reason);
   scheduler_.Schedule(gid, clock_.Now());  // lets the scheduler forget it
   co_return Status::Ok();
 }
@@ -404,6 +410,10 @@ asio::awaitable<Status> Coordinator::DeleteTopic(std::string topic) {
 
 asio::awaitable<Result<std::vector<storage::Topic>>> Coordinator::Topics() {
   co_return co_await store_.Read([this] { return store_.store().ListTopics(); });
+}
+
+asio::awaitable<Result<std::vector<storage::UnfinishedCount>>> Coordinator::CountUnfinished() {
+  co_return co_await store_.Read([this] { return store_.store().CountUnfinished(); });
 }
 
 asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::Query(std::string gid) {

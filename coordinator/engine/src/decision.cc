@@ -20,6 +20,44 @@ Decision Decide(const storage::Transaction& tx, TimePoint now) {
   return {};
 }
 
+namespace {
+
+// The op a status drives for the transaction's type; nullopt when it drives none.
+std::optional<BranchOp> DrivenOp(TransType type, GlobalStatus status) {
+  const bool submitted = status == GlobalStatus::kSubmitted;
+  const bool aborting = status == GlobalStatus::kAborting;
+  switch (type) {
+    case TransType::kTcc:
+      if (submitted) return BranchOp::kConfirm;
+      if (aborting) return BranchOp::kCancel;
+      return std::nullopt;
+    case TransType::kXa:
+      if (submitted) return BranchOp::kCommit;
+      if (aborting) return BranchOp::kRollback;
+      return std::nullopt;
+    case TransType::kMsg:
+      if (status == GlobalStatus::kPrepared) return BranchOp::kMsg;  // the back-check
+      if (submitted) return BranchOp::kAction;
+      return std::nullopt;
+    case TransType::kSaga:
+      return std::nullopt;  // decided step by step: SagaRowsStillCalled
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<bool> RowsStillCalled(const storage::Transaction& tx) {
+  if (tx.global.trans_type == TransType::kSaga) return SagaRowsStillCalled(tx);
+  std::vector<bool> called(tx.branches.size());
+  const std::optional<BranchOp> op = DrivenOp(tx.global.trans_type, tx.global.status);
+  if (!op) return called;
+  for (std::size_t i = 0; i < tx.branches.size(); ++i) {
+    called[i] = tx.branches[i].op == *op && tx.branches[i].status == BranchStatus::kPrepared;
+  }
+  return called;
+}
+
 void ApplyStatusChange(storage::GlobalRecord& global, GlobalStatus to, const std::string& reason,
                        TimePoint now) {
   global.status = to;
@@ -28,9 +66,11 @@ void ApplyStatusChange(storage::GlobalRecord& global, GlobalStatus to, const std
     global.rollback_time = now;
     if (!reason.empty()) global.rollback_reason = reason;
   }
-  // A transaction failed without rolling back first (an operator's forceStop) keeps why.
-  if (to == GlobalStatus::kFailed && global.rollback_reason.empty() && !reason.empty()) {
-    global.rollback_reason = reason;
+  // A transaction failed without rolling back first (an operator's forceStop) keeps why; one
+  // stopped while rolling back keeps both reasons.
+  if (to == GlobalStatus::kFailed && !reason.empty()) {
+    global.rollback_reason =
+        global.rollback_reason.empty() ? reason : global.rollback_reason + "; then " + reason;
   }
   if (IsTerminal(to)) {
     global.finish_time = now;

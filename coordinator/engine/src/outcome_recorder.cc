@@ -46,7 +46,10 @@ static void RecordResult(storage::BranchRecord& row, TransType type, const Branc
       return;
     case BranchResult::kFailure:
       if (FailureIsFinal(type, row.op)) {
+        // Counted like any call that did not succeed, so that a failed row never shows
+        // "failures 0"; a failed row is not called again, so no backoff follows from it.
         row.status = BranchStatus::kFailed;
+        row.failures += 1;
         row.last_error = Describe(outcome);
         return;
       }

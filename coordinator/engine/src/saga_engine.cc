@@ -59,7 +59,18 @@ void CallOrWait(const storage::Transaction& tx, std::size_t row, TimePoint now, 
   }
 }
 
-std::string StepName(std::size_t index) { return "step " + std::to_string(index); }
+// Named by the branch id, as /query and the admin console show the rows.
+std::string BranchName(const storage::BranchRecord& row) { return "branch " + row.branch_id; }
+
+// Steps whose action may have started: every step whose prerequisites all succeeded, even if
+// no outcome was recorded before a crash.
+std::vector<bool> StartedSteps(const storage::Transaction& tx, const std::vector<Step>& steps) {
+  std::vector<bool> started(steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    started[i] = steps[i].action != kNone && PrerequisitesSucceeded(tx, steps, steps[i]);
+  }
+  return started;
+}
 
 Decision RunActions(const storage::Transaction& tx, const std::vector<Step>& steps, TimePoint now) {
   const storage::GlobalRecord& g = tx.global;
@@ -69,13 +80,13 @@ Decision RunActions(const storage::Transaction& tx, const std::vector<Step>& ste
     const storage::BranchRecord& action = tx.branches[steps[i].action];
     if (action.status == BranchStatus::kFailed) {
       d.next_status = GlobalStatus::kAborting;
-      d.reason = StepName(i) + " action failed: " + action.last_error;
+      d.reason = BranchName(action) + " action failed: " + action.last_error;
       return d;
     }
     if (g.options.retry_limit > 0 && action.status == BranchStatus::kPrepared &&
         action.failures >= g.options.retry_limit) {
       d.next_status = GlobalStatus::kAborting;
-      d.reason = StepName(i) + " action failed " + std::to_string(action.failures) +
+      d.reason = BranchName(action) + " action failed " + std::to_string(action.failures) +
                  " times (retry_limit): " + action.last_error;
       return d;
     }
@@ -106,12 +117,8 @@ Decision RunActions(const storage::Transaction& tx, const std::vector<Step>& ste
 
 Decision RunCompensations(const storage::Transaction& tx, const std::vector<Step>& steps,
                           TimePoint now) {
-  // A step whose prerequisites all succeeded may have had its action delivered, even if no
-  // outcome was recorded before a crash: it is compensated.
-  std::vector<bool> started(steps.size());
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    started[i] = steps[i].action != kNone && PrerequisitesSucceeded(tx, steps, steps[i]);
-  }
+  // A started step may have had its action delivered: it is compensated.
+  const std::vector<bool> started = StartedSteps(tx, steps);
   Decision d;
   bool all_compensated = true;
   for (std::size_t i = 0; i < steps.size(); ++i) {
@@ -131,6 +138,21 @@ Decision RunCompensations(const storage::Transaction& tx, const std::vector<Step
 }
 
 }  // namespace
+
+std::vector<bool> SagaRowsStillCalled(const storage::Transaction& tx) {
+  std::vector<bool> called(tx.branches.size());
+  const std::vector<Step> steps = StepsOf(tx);
+  const GlobalStatus status = tx.global.status;
+  if (status != GlobalStatus::kSubmitted && status != GlobalStatus::kAborting) return called;
+  const std::vector<bool> started = StartedSteps(tx, steps);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const std::size_t row =
+        status == GlobalStatus::kSubmitted ? steps[i].action : steps[i].compensate;
+    if (row == kNone || tx.branches[row].status != BranchStatus::kPrepared) continue;
+    called[row] = status == GlobalStatus::kSubmitted || started[i];
+  }
+  return called;
+}
 
 Decision DecideSaga(const storage::Transaction& tx, TimePoint now) {
   switch (tx.global.status) {

@@ -93,6 +93,28 @@ TEST_CASE("a token file holds one \"level token\" line per token, with comments"
   CHECK(GrantOf(tokens, "Bearer " + kAdmin) == Access::kAdmin);
 }
 
+TEST_CASE("a token is named by its comment in the token file, or else by level and number",
+          "[auth]") {
+  AccessTokens tokens;
+  REQUIRE(tokens.Add(Access::kAdmin, "flag-admin-token-000000").ok());
+  REQUIRE(tokens
+              .AddFromText("read " + kRead + "  #  Prometheus scraper  \n" + "admin " + kAdmin +
+                           "\n" + "client " + kClient + " #\n")
+              .ok());
+  const auto identify = [&tokens](const std::string& token) {
+    const std::string header = "Bearer " + token;
+    return tokens.Identify(&header);
+  };
+  CHECK(identify(kRead).name == "Prometheus scraper");
+  CHECK(identify(kRead).access == Access::kRead);
+  CHECK(identify("flag-admin-token-000000").name == "admin-token-1");
+  CHECK(identify(kAdmin).name == "admin-token-2");
+  CHECK(identify(kClient).name == "client-token-1");
+  CHECK(identify("unknown-token-0123456789").access == Access::kNone);
+  CHECK(identify("unknown-token-0123456789").name.empty());
+  CHECK(AccessTokens().Identify(nullptr).name == "anonymous");
+}
+
 TEST_CASE("a bad line in a token file is refused, naming the line", "[auth]") {
   AccessTokens tokens;
   const Status unknown_level = tokens.AddFromText("read " + kRead + "\nroot " + kAdmin + "\n");

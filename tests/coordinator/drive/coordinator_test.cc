@@ -187,7 +187,7 @@ TEST_CASE("a failed saga compensates the started steps, the failed one included,
   REQUIRE(h.coordinator().Submit(Saga("s1", 3)).ok());
   const auto tx = h.Load("s1");
   CHECK(tx.global.status == GlobalStatus::kFailed);
-  CHECK_THAT(tx.global.rollback_reason, Catch::Contains("step 1 action failed"));
+  CHECK_THAT(tx.global.rollback_reason, Catch::Contains("branch 02 action failed"));
   CHECK(h.caller().CallNames() ==
         Names{"01:action", "02:action", "02:compensate", "01:compensate"});
 }
@@ -370,6 +370,19 @@ TEST_CASE("forceStop fails an unfinished transaction and its retries stop",
   CHECK(h.StatusOf("g1") == GlobalStatus::kFailed);
   CHECK_FALSE(h.scheduler().DueTime("g1"));
   CHECK(h.coordinator().ForceStop("g1").code() == StatusCode::kConflict);
+}
+
+TEST_CASE(
+    "forceStop of a rolling-back transaction keeps why it rolled back and adds who stopped it",
+    "[coordinator][operator]") {
+  CoordinatorHarness h;
+  h.caller().Script("01", BranchOp::kCancel, std::vector<BranchOutcome>(10, Unknown()));
+  StartTcc(h, "g1", 1);
+  REQUIRE(h.coordinator().Abort({"g1", "out of stock", false}).ok());
+  REQUIRE(h.StatusOf("g1") == GlobalStatus::kAborting);
+  REQUIRE(h.coordinator().ForceStop("g1", "cancelled by hand", "on-call").ok());
+  CHECK(h.Load("g1").global.rollback_reason ==
+        "out of stock; then stopped by an operator (forceStop by on-call): cancelled by hand");
 }
 
 TEST_CASE("an operator's forceStop during a pass is not overwritten by the pass",

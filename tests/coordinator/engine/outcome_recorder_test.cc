@@ -87,6 +87,7 @@ TEST_CASE("FAILURE fails a saga action for good", "[outcome]") {
   RecordOutcome(row, TransType::kSaga, {BranchResult::kFailure, 409, "HTTP 409: no funds"}, kSecond,
                 kPolicy, kT0);
   CHECK(row.status == BranchStatus::kFailed);
+  CHECK(row.failures == 1);
   CHECK_THAT(row.last_error, Catch::Contains("no funds"));
 }
 

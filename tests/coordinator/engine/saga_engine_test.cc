@@ -47,7 +47,8 @@ TEST_CASE("an action that answered FAILURE aborts the saga", "[engine][saga]") {
   RowOf(tx, "02", BranchOp::kAction).last_error = "FAILURE: insufficient funds";
   const Decision d = DecideSaga(tx, kT0);
   CHECK(d.next_status == GlobalStatus::kAborting);
-  CHECK_THAT(d.reason, Catch::Contains("step 1") && Catch::Contains("insufficient funds"));
+  CHECK_THAT(d.reason,
+             Catch::Contains("branch 02 action failed") && Catch::Contains("insufficient funds"));
 }
 
 TEST_CASE("compensation covers the failed step and runs in reverse step order", "[engine][saga]") {

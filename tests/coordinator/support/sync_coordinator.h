@@ -60,7 +60,10 @@ class SyncCoordinator {
   Result<storage::ListPage> List(const storage::ListQuery& query) {
     return Run(coordinator_.List(query));
   }
-  Status ForceStop(const std::string& gid) { return Run(coordinator_.ForceStop(gid)); }
+  Status ForceStop(const std::string& gid, const std::string& reason = "",
+                   const std::string& actor = "") {
+    return Run(coordinator_.ForceStop(coordinator::ForceStopRequest{gid, reason, actor}));
+  }
   Status ResetNextCronTime(const std::string& gid) {
     return Run(coordinator_.ResetNextCronTime(gid));
   }

@@ -19,18 +19,28 @@ enum class Access {
 
 std::string_view ToString(Access access);
 
+// Who sent a request, as far as its token tells: the access it grants and the token's name
+// (never the token itself). Without authentication: admin access, named "anonymous".
+struct Caller {
+  Access access = Access::kNone;
+  std::string name;
+};
+
 // The bearer tokens settled accepts ("Authorization: Bearer <token>"). Without any token,
 // authentication is off and every request has admin access. Several tokens may share a level,
 // so that one can be rotated without downtime.
+//
+// Every token has a name, for logs and the admin console: the comment after it in a token
+// file, or else "<level>-token-<n>", n counting that level's tokens from 1 in the order added.
 //
 // Thread-safety: const methods from any thread once configured.
 class AccessTokens {
  public:
   // InvalidArgument naming the problem for a token that is too short (under 16 characters)
-  // or holds characters an HTTP header cannot carry.
-  Status Add(Access level, std::string token);
+  // or holds characters an HTTP header cannot carry. An empty `name` gets the default one.
+  Status Add(Access level, std::string token, std::string name = "");
 
-  // Lines of "<read|client|admin> <token>", optionally followed by "# comment"; blank lines
+  // Lines of "<read|client|admin> <token>", optionally followed by "# name"; blank lines
   // and lines starting with '#' are skipped. InvalidArgument naming the line for anything
   // else.
   Status AddFromText(std::string_view text);
@@ -41,11 +51,14 @@ class AccessTokens {
   // The access the request's Authorization header grants: kNone without a header or with an
   // unknown token, when authentication is on. Compares tokens in constant time.
   Access Grant(const std::string* authorization) const;
+  // The same, with the name of the token that granted it (empty for kNone).
+  Caller Identify(const std::string* authorization) const;
 
  private:
   struct Token {
     Access level;
     std::string value;
+    std::string name;
   };
   std::vector<Token> tokens_;
 };

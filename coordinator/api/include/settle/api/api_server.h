@@ -30,8 +30,9 @@ struct ApiServerOptions {
 using MetricsWriter = std::function<void(PrometheusText&)>;
 
 // The HTTP face of the coordinator: every route of docs/protocol.md §3 under /api/settle and
-// /api/dtmsvr, /api/ping and /api/metrics (Prometheus). Parses (400 naming the field), calls
-// the Coordinator, maps its Status to HTTP in one place. Never lets an exception or a bad
+// /api/dtmsvr, /api/ping and /api/metrics (Prometheus), and the admin console's (GET /, /admin
+// and its files, /api/admin/whoami and /api/admin/counts; §3.14). Parses (400 naming the field),
+// calls the Coordinator, maps its Status to HTTP in one place. Never lets an exception or a bad
 // request stop it serving.
 //
 // With tokens configured, every route but /api/ping needs "Authorization: Bearer <token>"

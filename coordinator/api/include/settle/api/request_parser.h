@@ -23,8 +23,11 @@ Result<PrepareRequest> ParsePrepare(std::string_view body);
 Result<RegisterBranchRequest> ParseRegisterBranch(std::string_view body);
 Result<SubmitRequest> ParseSubmit(std::string_view body);
 Result<AbortRequest> ParseAbort(std::string_view body);
-// forceStop and resetNextCronTime: {"gid": "..."}.
+// resetNextCronTime: {"gid": "..."}.
 Result<std::string> ParseGidBody(std::string_view body);
+// forceStop: {"gid": "...", "reason": "..."}, the reason optional and at most kMaxReasonLength
+// bytes. The actor is not in the body: the caller sets it from the request's token.
+Result<ForceStopRequest> ParseForceStop(std::string_view body);
 
 // Query strings (already split into parameters).
 using QueryParams = std::multimap<std::string, std::string>;

@@ -15,5 +15,8 @@ std::string QueryResponseBody(const std::optional<storage::Transaction>& tx);
 std::string ListResponseBody(const storage::ListPage& page);
 // {"topics":[{"name","subscribers":[{"url","remark","create_time"}]}]}, by name.
 std::string TopicsResponseBody(const std::vector<storage::Topic>& topics);
+// GET /api/admin/counts: {"unfinished":{"prepared":n,"submitted":n,"aborting":n},"stuck":n},
+// every type together, zeros included.
+std::string CountsResponseBody(const std::vector<storage::UnfinishedCount>& counts);
 
 }  // namespace settle::coordinator

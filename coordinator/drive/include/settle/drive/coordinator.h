@@ -52,7 +52,9 @@ class Coordinator {
   asio::awaitable<Status> Abort(AbortRequest request);
   asio::awaitable<Result<std::optional<storage::Transaction>>> Query(std::string gid);
   asio::awaitable<Result<storage::ListPage>> List(storage::ListQuery query);
-  asio::awaitable<Status> ForceStop(std::string gid);
+  // Unfinished transactions counted by type and status (the admin console's summary).
+  asio::awaitable<Result<std::vector<storage::UnfinishedCount>>> CountUnfinished();
+  asio::awaitable<Status> ForceStop(ForceStopRequest request);
   asio::awaitable<Status> ResetNextCronTime(std::string gid);
 
   // Topics (docs/protocol.md §3.12): a message step topic://NAME goes to every subscriber the

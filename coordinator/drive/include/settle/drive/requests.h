@@ -78,6 +78,14 @@ struct SubscribeRequest {
   std::string remark;
 };
 
+// An operator's forceStop: `reason` (may be empty) and `actor` (the name of the token that
+// asked, never the token) are stored in the transaction's rollback_reason and logged.
+struct ForceStopRequest {
+  std::string gid;
+  std::string reason;
+  std::string actor;
+};
+
 // TCC, XA or message.
 struct AbortRequest {
   std::string gid;

@@ -31,10 +31,17 @@ struct Decision {
 // called is due at once; one that failed is due at its next_retry_at.
 Decision Decide(const storage::Transaction& tx, TimePoint now);
 
+// For each row of `tx` (indexes as in Transaction::branches): whether the coordinator will
+// still call it in the transaction's current status, now or at its next_retry_at. False for
+// every row of a finished transaction, for rows that are no longer prepared, for the ops the
+// status does not drive (a TCC's cancel rows while it is submitted, any row of a prepared TCC
+// or XA: the client decides), and for a saga's compensations of steps that never started.
+std::vector<bool> RowsStillCalled(const storage::Transaction& tx);
+
 // Applies a decided status change to the record: status, update_time, and the fields the
-// change implies (rollback_time and rollback_reason on aborting, the reason too when failing
-// without a rollback reason yet; finish_time, no
-// next_cron_time and no stuck flag once finished).
+// change implies (rollback_time and rollback_reason on aborting; the reason too when failing,
+// after "; then " when there is a rollback reason already; finish_time, no next_cron_time and
+// no stuck flag once finished).
 void ApplyStatusChange(storage::GlobalRecord& global, GlobalStatus to, const std::string& reason,
                        TimePoint now);
 

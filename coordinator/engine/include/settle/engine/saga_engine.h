@@ -16,4 +16,7 @@ namespace settle::coordinator {
 //   compensations have succeeded.
 Decision DecideSaga(const storage::Transaction& tx, TimePoint now);
 
+// For each row of `tx`: whether the saga will still call it (RowsStillCalled).
+std::vector<bool> SagaRowsStillCalled(const storage::Transaction& tx);
+
 }  // namespace settle::coordinator
