@@ -210,6 +210,9 @@ async function main() {
   await page.waitForFunction(() => document.querySelector('#counts button[data-status="prepared"] b').textContent === '2');
   assert.equal(await count('submitted').textContent(), '1');
   assert.equal(await count('aborting').textContent(), '0');
+  // And the finished ones this settled saw since it started: the refused saga failed.
+  await page.waitForFunction(() => document.querySelector('#finished-counts button[data-status="failed"] b').textContent === '1');
+  assert.equal(await page.textContent('#finished-counts button[data-status="succeed"] b'), '0');
   assert.match(await page.textContent('#updated'), /^updated \d\d:\d\d:\d\d UTC/);
 
   // It refreshes on its own: a transaction created meanwhile appears, and is counted.

@@ -121,8 +121,8 @@ async function loadList(append) {
 async function loadCounts() {
   const { status, json } = await call('GET', '/api/admin/counts');
   if (status !== 200) return;
-  const values = Object.assign({ stuck: json.stuck }, json.unfinished);
-  for (const button of document.querySelectorAll('#counts button')) {
+  const values = Object.assign({ stuck: json.stuck }, json.unfinished, json.finished_since_start);
+  for (const button of document.querySelectorAll('#counts button, #finished-counts button')) {
     const count = values[button.dataset.status] || 0;
     button.querySelector('b').textContent = String(count);
     button.classList.toggle('nonzero', count > 0);
@@ -285,7 +285,7 @@ document.addEventListener('DOMContentLoaded', () => {
     document.getElementById(id).addEventListener('change', () => loadList(false));
   }
   // A count filters the list by its status ("stuck": the stuck ones of any status).
-  for (const button of document.querySelectorAll('#counts button')) {
+  for (const button of document.querySelectorAll('#counts button, #finished-counts button')) {
     button.addEventListener('click', () => {
       const stuck = button.dataset.status === 'stuck';
       document.getElementById('filter-stuck').checked = stuck;

@@ -250,12 +250,18 @@ void ApiServer::Impl::RegisterRoutes() {
   AddPage("GET", "/api/admin/whoami", Access::kRead, [this](const net::Request&, const Caller& c) {
     return net::Response{200, kJson, WhoAmIResponseBody(c, options.tokens.enabled())};
   });
-  AddRoute("GET", "/api/admin/counts", Access::kRead,
-           [&c](net::Request&) -> asio::awaitable<HttpAnswer> {
-             auto counts = co_await c.CountUnfinished();
-             if (!counts) co_return ToHttpAnswer(counts.status());
-             co_return JsonAnswer(CountsResponseBody(*counts));
-           });
+  AddRoute(
+      "GET", "/api/admin/counts", Access::kRead,
+      [&c](net::Request&) -> asio::awaitable<HttpAnswer> {
+        auto counts = co_await c.CountUnfinished();
+        if (!counts) co_return ToHttpAnswer(counts.status());
+        FinishedSinceStart finished;
+        for (TransType t : {TransType::kTcc, TransType::kSaga, TransType::kMsg, TransType::kXa}) {
+          finished.succeed += c.metrics().Finished(t, GlobalStatus::kSucceed);
+          finished.failed += c.metrics().Finished(t, GlobalStatus::kFailed);
+        }
+        co_return JsonAnswer(CountsResponseBody(*counts, finished));
+      });
   AddApiRoute("GET", "/newGid", Access::kClient,
               [&c](net::Request&) -> asio::awaitable<HttpAnswer> {
                 const nlohmann::json body = {{"gid", c.NewGid()}, {"dtm_result", "SUCCESS"}};

@@ -81,7 +81,8 @@ std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 }  // namespace
 
-std::string CountsResponseBody(const std::vector<storage::UnfinishedCount>& counts) {
+std::string CountsResponseBody(const std::vector<storage::UnfinishedCount>& counts,
+                               FinishedSinceStart finished) {
   json unfinished = json::object();
   for (GlobalStatus s :
        {GlobalStatus::kPrepared, GlobalStatus::kSubmitted, GlobalStatus::kAborting}) {
@@ -93,7 +94,10 @@ std::string CountsResponseBody(const std::vector<storage::UnfinishedCount>& coun
     count = count.get<std::size_t>() + c.count;
     stuck += c.stuck;
   }
-  return Dump(json{{"unfinished", std::move(unfinished)}, {"stuck", stuck}});
+  return Dump(
+      json{{"unfinished", std::move(unfinished)},
+           {"stuck", stuck},
+           {"finished_since_start", {{"succeed", finished.succeed}, {"failed", finished.failed}}}});
 }
 
 std::string QueryResponseBody(const std::optional<storage::Transaction>& tx) {

@@ -95,18 +95,26 @@ TEST_CASE("without tokens whoami answers admin access for an anonymous caller", 
   CHECK(me.json == json{{"access", "admin"}, {"name", "anonymous"}, {"authentication", false}});
 }
 
-TEST_CASE("counts gives the unfinished transactions per status, zeros included",
-          "[http][console]") {
+TEST_CASE(
+    "counts gives the unfinished transactions per status, zeros included, and those "
+    "finished since settled started",
+    "[http][console]") {
   InProcessSettled s(WithNamedTokens);
   JsonClient client = ClientWith(s.port(), kClientToken);
-  for (const char* gid : {"t1", "t2"}) {
+  for (const char* gid : {"t1", "t2", "t3"}) {
     REQUIRE(client.PostJson("/api/settle/prepare", {{"gid", gid}, {"trans_type", "tcc"}}).status ==
             200);
   }
+  // Aborting a TCC without branches ends it failed at once.
+  REQUIRE(client
+              .PostJson("/api/settle/abort",
+                        {{"gid", "t3"}, {"trans_type", "tcc"}, {"wait_result", true}})
+              .status == 200);
   const JsonResponse counts = ClientWith(s.port(), kReadToken).Get("/api/admin/counts");
   CHECK(counts.status == 200);
-  CHECK(counts.json ==
-        json{{"unfinished", {{"prepared", 2}, {"submitted", 0}, {"aborting", 0}}}, {"stuck", 0}});
+  CHECK(counts.json == json{{"unfinished", {{"prepared", 2}, {"submitted", 0}, {"aborting", 0}}},
+                            {"stuck", 0},
+                            {"finished_since_start", {{"succeed", 0}, {"failed", 1}}}});
   CHECK(JsonClient(s.port()).Get("/api/admin/counts").status == 401);
 }
 

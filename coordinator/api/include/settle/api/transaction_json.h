@@ -17,6 +17,13 @@ std::string ListResponseBody(const storage::ListPage& page);
 std::string TopicsResponseBody(const std::vector<storage::Topic>& topics);
 // GET /api/admin/counts: {"unfinished":{"prepared":n,"submitted":n,"aborting":n},"stuck":n},
 // every type together, zeros included.
-std::string CountsResponseBody(const std::vector<storage::UnfinishedCount>& counts);
+// GET /api/admin/counts: the stored unfinished transactions by status and how many are stuck,
+// and the transactions this settled saw finish since it started, by status.
+struct FinishedSinceStart {
+  std::uint64_t succeed = 0;
+  std::uint64_t failed = 0;
+};
+std::string CountsResponseBody(const std::vector<storage::UnfinishedCount>& counts,
+                               FinishedSinceStart finished);
 
 }  // namespace settle::coordinator

@@ -54,6 +54,8 @@ class Coordinator {
   asio::awaitable<Result<storage::ListPage>> List(storage::ListQuery query);
   // Unfinished transactions counted by type and status (the admin console's summary).
   asio::awaitable<Result<std::vector<storage::UnfinishedCount>>> CountUnfinished();
+  // What this coordinator counted since it started (the metrics' counters).
+  const CoordinatorMetrics& metrics() const { return metrics_; }
   asio::awaitable<Status> ForceStop(ForceStopRequest request);
   asio::awaitable<Status> ResetNextCronTime(std::string gid);
 
