@@ -1,5 +1,10 @@
 #pragma once
 
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+
 #include <chrono>
 #include <string>
 
@@ -14,6 +19,14 @@ inline int ListeningPort(ChildProcess& process) {
   const std::size_t colon = line.rfind(':');
   if (line.empty() || colon == std::string::npos) return 0;
   return std::stoi(line.substr(colon + 1));
+}
+
+// Waits for an example that a crash hook (--crash-before-commit, --crash-after-commit) makes
+// kill itself, and checks that SIGKILL is what ended it.
+inline void ExpectKilledBySigkill(ChildProcess& process) {
+  const int status = process.Wait(std::chrono::seconds(30));
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
 }
 
 }  // namespace settle::testing

@@ -76,11 +76,7 @@ struct Shop {
                                        std::chrono::steady_clock::now() + std::chrono::seconds(30));
   }
   // Waits for the order service to die by the crash hook's SIGKILL.
-  void ExpectKilled() {
-    const int status = orders->Wait(std::chrono::seconds(30));
-    REQUIRE(WIFSIGNALED(status));
-    CHECK(WTERMSIG(status) == SIGKILL);
-  }
+  void ExpectKilled() { testing::ExpectKilledBySigkill(*orders); }
 };
 
 TEST_CASE("order-msg: placing an order commits it and delivers its points once",

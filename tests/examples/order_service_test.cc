@@ -121,11 +121,7 @@ struct Shop {
     return status;
   }
   // Waits for the order service to die by the crash hook's SIGKILL.
-  void ExpectKilled() {
-    const int status = service->Wait(std::chrono::seconds(30));
-    REQUIRE(WIFSIGNALED(status));
-    CHECK(WTERMSIG(status) == SIGKILL);
-  }
+  void ExpectKilled() { testing::ExpectKilledBySigkill(*service); }
 };
 
 TEST_CASE("order-service: an order commits, and its saga completes it, takes stock and charges it",
