@@ -81,7 +81,7 @@ std::vector<DurationFlag> DurationFlags(ServerConfig& c) {
       {"--circuit-probe-max",
        "Cap of the doubling wait between probes of a participant host whose circuit is open "
        "(the first wait is 1s)",
-       &c.circuit.probe_max,
+       &c.hosts.circuit.probe_max,
        {}},
       {"--branch-timeout",
        "Default timeout of each branch call, when a transaction does not set request_timeout",
@@ -139,10 +139,23 @@ void AddCapacityOptions(CLI::App& app, ServerConfig& c) {
                  "stuck (retries go on)")
       ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
-  app.add_option("--circuit-failures", c.circuit.failures,
+  app.add_option("--circuit-failures", c.hosts.circuit.failures,
                  "Consecutive connection failures, timeouts or 5xx answers from one participant "
                  "host (scheme, host, port) that open its circuit: its calls then wait for a "
                  "probe to succeed instead of retrying one by one (0: no circuits)")
+      ->check(CLI::Range(0, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--host-max-in-flight", c.hosts.max_in_flight,
+                 "Branch calls in flight to one participant host at most, at all times: a "
+                 "transaction that would exceed it waits its turn without holding a pass, so "
+                 "one slow participant cannot take every connection (0: no cap)")
+      ->check(CLI::Range(0, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--circuit-release-rate", c.hosts.release_per_second,
+                 "When the circuit of a participant host closes, the transactions that waited "
+                 "for it resume oldest first at most this many a second (and within "
+                 "--host-max-in-flight), so the recovered service is not flattened (0: as fast "
+                 "as the cap allows)")
       ->check(CLI::Range(0, 1'000'000))
       ->capture_default_str();
   app.add_option_function<std::int64_t>(
@@ -234,7 +247,7 @@ Status ApplyParsedText(const ParsedText& text, ServerConfig& c) {
   if (c.api.tls.cert_file.empty() != c.api.tls.key_file.empty()) {
     return Status::InvalidArgument("--tls-cert and --tls-key go together");
   }
-  if (c.circuit.probe_max.count() <= 0) {
+  if (c.hosts.circuit.probe_max.count() <= 0) {
     return Status::InvalidArgument("--circuit-probe-max must be positive");
   }
   if (c.coordinator.retry_interval.count() <= 0 || c.retry.max_interval.count() <= 0 ||

@@ -1,5 +1,6 @@
 #include "settled_metrics.h"
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <string>
@@ -92,13 +93,13 @@ void WriteAlerts(PrometheusText& out, const WebhookAlerts* alerts) {
              alerts == nullptr ? std::uint64_t{0} : alerts->dropped());
 }
 
-// One series per participant host called since the start (circuits live in memory only).
-void WriteCircuits(PrometheusText& out, const CircuitBreakingCaller& circuits) {
-  const std::vector<HostCircuitView> hosts = circuits.Circuits();
+// One series per participant host called since the start (gates live in memory only).
+void WriteHosts(PrometheusText& out, const HostGatedCaller& gates) {
+  const std::vector<HostView> hosts = gates.Hosts();
   out.Family("settle_circuit_state", "gauge",
              "The circuit of each participant host (scheme://host:port): 0 closed, 1 open "
              "(its calls wait), 2 probing (one call is out to learn whether it is back).");
-  for (const HostCircuitView& h : hosts) {
+  for (const HostView& h : hosts) {
     std::uint64_t state = 0;
     if (h.state == CircuitState::kOpen) state = 1;
     if (h.state == CircuitState::kProbing) state = 2;
@@ -107,14 +108,27 @@ void WriteCircuits(PrometheusText& out, const CircuitBreakingCaller& circuits) {
   out.Family("settle_circuit_opens_total", "counter",
              "Times the circuit of each participant host opened (--circuit-failures "
              "consecutive connection failures, timeouts or 5xx).");
-  for (const HostCircuitView& h : hosts) {
+  for (const HostView& h : hosts) {
     out.Sample("settle_circuit_opens_total", {{"host", h.host}}, h.opens);
   }
   out.Family("settle_circuit_waiting", "gauge",
-             "Transactions waiting for the circuit of each participant host to close (calls it "
-             "refused, failed probes).");
-  for (const HostCircuitView& h : hosts) {
+             "Transactions held for each participant host: its circuit is open, or they wait "
+             "for their turn in the paced release after it closed, or for a slot under "
+             "--host-max-in-flight.");
+  for (const HostView& h : hosts) {
     out.Sample("settle_circuit_waiting", {{"host", h.host}}, std::uint64_t{h.waiting});
+  }
+  out.Family("settle_host_calls_in_flight", "gauge",
+             "Branch calls out to each participant host now (at most --host-max-in-flight).");
+  for (const HostView& h : hosts) {
+    out.Sample("settle_host_calls_in_flight", {{"host", h.host}},
+               static_cast<std::uint64_t>(std::max(h.in_flight, 0)));
+  }
+  out.Family("settle_host_held_at_cap_total", "counter",
+             "Calls to each participant host held back because --host-max-in-flight calls "
+             "were out (the transaction waits for a free slot).");
+  for (const HostView& h : hosts) {
+    out.Sample("settle_host_held_at_cap_total", {{"host", h.host}}, h.held_at_cap);
   }
 }
 
@@ -144,7 +158,7 @@ void WriteSettledMetrics(PrometheusText& out, const SettledMetricsSources& sourc
              "Finished transactions deleted by retention (--retention).");
   out.Sample("settle_retention_deleted_total", {}, sources.retention.deleted());
   WriteAlerts(out, sources.alerts);
-  if (sources.circuits != nullptr) WriteCircuits(out, *sources.circuits);
+  if (sources.hosts != nullptr) WriteHosts(out, *sources.hosts);
   WriteBuild(out, sources.build);
 }
 

@@ -2,7 +2,7 @@
 
 #include "settle/app/retention.h"
 #include "settle/app/webhook_alerts.h"
-#include "settle/calls/circuit_breaking_caller.h"
+#include "settle/calls/host_gated_caller.h"
 #include "settle/core/build_info.h"
 #include "settle/drive/coordinator_metrics.h"
 #include "settle/drive/scheduler.h"
@@ -13,7 +13,7 @@ namespace settle::coordinator {
 
 // Everything settled exports at /api/metrics except the HTTP metrics: the coordinator's
 // counters, the unfinished and stuck transactions as stored, the scheduler's load, and the
-// store's commits, the circuits per participant host. A store that cannot be read is reported by
+// store's commits, the gate of each participant host. A store that cannot be read is reported by
 // settle_store_up 0, not by failing the scrape.
 struct SettledMetricsSources {
   const CoordinatorMetrics& coordinator;
@@ -22,7 +22,7 @@ struct SettledMetricsSources {
   const Retention& retention;
   const WebhookAlerts* alerts;  // null without a webhook
   const BuildInfo& build;
-  const CircuitBreakingCaller* circuits = nullptr;  // null: no circuit metrics
+  const HostGatedCaller* hosts = nullptr;  // null: no per-host metrics
 };
 
 void WriteSettledMetrics(PrometheusText& out, const SettledMetricsSources& sources);

@@ -4,8 +4,9 @@
 #include <unistd.h>
 
 #include "settle/api/api_server.h"
-#include "settle/calls/circuit_breaking_caller.h"
+#include "settle/calls/host_gated_caller.h"
 #include "settle/calls/http_branch_caller.h"
+#include "settle/core/periodic_thread.h"
 #include "settle/drive/coordinator.h"
 #include "settle/drive/gid_generator.h"
 #include "settle/drive/instance_lease.h"
@@ -47,10 +48,11 @@ struct SettledServer::Parts {
                                   : std::make_unique<InstanceLease>(*s.leases, clock, c.lease)),
         retention(*store, clock, c.retention),
         http_caller(*client, clock),
-        circuit_caller(http_caller, clock, c.circuit),
+        gated_caller(http_caller, clock, c.hosts),
+        gate_ticks(HostGatedCaller::kTickEvery, [this] { gated_caller.Tick(); }),
         fenced_caller(lease == nullptr
                           ? nullptr
-                          : std::make_unique<FencedBranchCaller>(circuit_caller, *lease)),
+                          : std::make_unique<FencedBranchCaller>(gated_caller, *lease)),
         driver(async_store, caller(), clock, RetryPolicy(c.retry), metrics, nullptr),
         leased_driver(lease == nullptr ? nullptr
                                        : std::make_unique<LeasedPassRunner>(driver, *lease, clock,
@@ -60,7 +62,7 @@ struct SettledServer::Parts {
         coordinator(async_store, scheduler, clock, gids, c.coordinator, metrics),
         api(coordinator, clock, io.context(), c.api, [this](PrometheusText& out) {
           WriteSettledMetrics(out, {metrics, *store, scheduler, retention, alerts.get(),
-                                    config.build, &circuit_caller});
+                                    config.build, &gated_caller});
         }) {}
 
   static constexpr std::size_t kBlockingThreads = 4;
@@ -72,11 +74,11 @@ struct SettledServer::Parts {
     if (lease != nullptr) lease->Stop(/*release=*/false);
   }
 
-  // Calls go through the circuits per participant host. With leases (a shared store), they
+  // Calls go through the gate of their participant host. With leases (a shared store), they
   // are fenced by the lease first (a call the lease refuses says nothing about its host), and
   // passes run only for transactions this instance owns.
   BranchCaller& caller() {
-    return fenced_caller != nullptr ? static_cast<BranchCaller&>(*fenced_caller) : circuit_caller;
+    return fenced_caller != nullptr ? static_cast<BranchCaller&>(*fenced_caller) : gated_caller;
   }
   PassRunner& runner() {
     return leased_driver != nullptr ? static_cast<PassRunner&>(*leased_driver) : driver;
@@ -94,7 +96,8 @@ struct SettledServer::Parts {
   Retention retention;
   CoordinatorMetrics metrics;
   HttpBranchCaller http_caller;
-  CircuitBreakingCaller circuit_caller;
+  HostGatedCaller gated_caller;
+  PeriodicThread gate_ticks;  // wakes what the gates release by time; runs while serving
   std::unique_ptr<FencedBranchCaller> fenced_caller;  // null without leases
   TransactionDriver driver;
   std::unique_ptr<LeasedPassRunner> leased_driver;  // null without leases
@@ -132,11 +135,11 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     parts->driver.SetAlerts(parts->alerts.get());
   }
   {
-    // A circuit that closes releases the transactions it kept waiting: driven at once, their
-    // rows for that host due now.
-    parts->driver.SetCircuits(&parts->circuit_caller);
+    // A transaction a host's gate held is driven when the gate wakes it, its rows for that
+    // host due now.
+    parts->driver.SetHostGates(&parts->gated_caller);
     Scheduler& scheduler = parts->scheduler;
-    parts->circuit_caller.SetOnClose([&scheduler, &clock](const std::vector<std::string>& gids) {
+    parts->gated_caller.SetOnWake([&scheduler, &clock](const std::vector<std::string>& gids) {
       const TimePoint now = clock.Now();
       for (const std::string& gid : gids) scheduler.Schedule(gid, now);
     });
@@ -163,6 +166,7 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     if (*resumed > 0) spdlog::info("resuming {} unfinished transactions", *resumed);
   }
   parts->scheduler.Start();
+  parts->gate_ticks.Start();
   parts->retention.Start();
   auto port = parts->api.Start(config.host, config.port);
   if (!port) {
@@ -200,6 +204,7 @@ void SettledServer::Parts::Shutdown() {
   stopped = true;
   coordinator.BeginShutdown();
   // Passes stop starting calls; the ones in flight get the grace period to finish.
+  gate_ticks.Stop();
   scheduler.Stop(config.shutdown_grace);
   api.Stop();
   retention.Stop();

@@ -20,6 +20,7 @@ BranchCall CallFor(const storage::Transaction& tx, const storage::BranchRecord& 
   call.data = row.data;
   call.headers = tx.global.options.branch_headers;
   call.timeout = tx.global.options.request_timeout;
+  call.created = tx.global.create_time;
   return call;
 }
 
@@ -100,14 +101,12 @@ Decision TransactionDriver::AdvanceStatus(storage::Transaction& tx, TimePoint no
   return d;
 }
 
-void TransactionDriver::ReleaseRows(storage::Transaction& tx, storage::WriteBatch& batch,
-                                    TimePoint now) {
-  if (circuits_ == nullptr) return;
-  const std::vector<std::string> hosts = circuits_->TakeReleased(tx.global.gid);
+void TransactionDriver::ReleaseRows(storage::Transaction& tx, const std::vector<std::string>& hosts,
+                                    storage::WriteBatch& batch, TimePoint now) {
   if (hosts.empty()) return;
   for (storage::BranchRecord& row : tx.branches) {
     if (row.status != BranchStatus::kPrepared || row.next_retry_at <= now) continue;
-    const std::string origin = CircuitBreakingCaller::OriginOf(row.url);
+    const std::string origin = HostGatedCaller::OriginOf(row.url);
     if (std::find(hosts.begin(), hosts.end(), origin) == hosts.end()) continue;
     row.next_retry_at = now;
     batch.Add(storage::UpdateBranch{row, BranchStatus::kPrepared});
@@ -139,27 +138,57 @@ asio::awaitable<std::optional<PassResult>> TransactionDriver::StoreRound(
   co_return PassResult{now, std::nullopt};
 }
 
-asio::awaitable<void> TransactionDriver::CallAndRecord(storage::Transaction& tx,
-                                                       const std::vector<std::size_t>& rows,
-                                                       storage::WriteBatch& batch) {
+asio::awaitable<TransactionDriver::Held> TransactionDriver::CallAndRecord(
+    storage::Transaction& tx, const std::vector<std::size_t>& rows, storage::WriteBatch& batch) {
   std::vector<BranchCall> calls;
   calls.reserve(rows.size());
   for (std::size_t row : rows) calls.push_back(CallFor(tx, tx.branches[row]));
   const std::vector<BranchOutcome> outcomes = co_await caller_.CallAll(std::move(calls));
   const TimePoint now = clock_.Now();
+  Held held;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     storage::BranchRecord& row = tx.branches[rows[i]];
-    if (!outcomes[i].not_called_until) metrics_.BranchCalled(row.op, outcomes[i], row.attempts > 0);
+    if (outcomes[i].not_called_until) {
+      held.rows.emplace_back(rows[i], *outcomes[i].not_called_until);
+      LogOutcome(row, outcomes[i]);
+      continue;
+    }
+    held.answered = true;
+    metrics_.BranchCalled(row.op, outcomes[i], row.attempts > 0);
     RecordOutcome(row, tx.global.trans_type, outcomes[i], tx.global.options.retry_interval, policy_,
                   now);
     LogOutcome(row, outcomes[i]);
     batch.Add(storage::UpdateBranch{row, BranchStatus::kPrepared});
   }
+  co_return held;
+}
+
+asio::awaitable<PassResult> TransactionDriver::EndHeldPass(storage::Transaction& tx,
+                                                           const Held& held,
+                                                           storage::WriteBatch& batch) {
+  const TimePoint now = clock_.Now();
+  if (!batch.empty()) {
+    std::optional<PassResult> refused = co_await StoreRound(tx, tx.global, batch, now);
+    if (refused) co_return std::move(*refused);
+  }
+  // Answers came back beside the held calls: the next pass decides on them at once.
+  if (held.answered) co_return PassResult{now, std::nullopt};
+  // Only held calls: nothing changed. The transaction is due when its engine next has work
+  // without them (a timeout, another branch's retry) or when they look again by themselves;
+  // the gate wakes it before that when it may call. The held rows' times stay out of storage.
+  for (const auto& [row, until] : held.rows) tx.branches[row].next_retry_at = until;
+  const Decision later = Decide(tx, now);
+  const bool more = later.next_status || !later.calls.empty();
+  co_return PassResult{more ? std::optional<TimePoint>(now) : later.wake_at, std::nullopt};
 }
 
 asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
                                                        std::optional<storage::Transaction> stored,
                                                        std::stop_token stop) {
+  // Hosts whose gate woke the transaction: its rows bound for them are due now. Taken first,
+  // so that a transaction that is gone does not leave them behind.
+  const std::vector<std::string> released =
+      gates_ != nullptr ? gates_->TakeReleased(gid) : std::vector<std::string>{};
   if (!stored) {
     auto loaded = co_await store_.Load(gid);
     if (!loaded) {
@@ -172,8 +201,7 @@ asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
   storage::Transaction tx = std::move(*stored);
   storage::WriteBatch batch;  // outcomes learnt and not yet stored
   int unstored_rounds = 0;    // rounds whose outcomes are in `batch`
-  // A host whose circuit closed while the transaction waited on it: its rows are due now.
-  ReleaseRows(tx, batch, clock_.Now());
+  ReleaseRows(tx, released, batch, clock_.Now());
 
   for (int round = 0;; ++round) {
     const TimePoint now = clock_.Now();
@@ -198,7 +226,12 @@ asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
     if (IsTerminal(tx.global.status)) co_return PassResult{std::nullopt, std::move(tx)};
     if (d.calls.empty()) co_return PassResult{d.wake_at, std::move(tx)};
     if (last_round) co_return PassResult{now, std::move(tx)};
-    co_await CallAndRecord(tx, d.calls, batch);
+    const Held held = co_await CallAndRecord(tx, d.calls, batch);
+    // A held call ends the pass: the transaction waits in its host's gate, costing nothing.
+    if (!held.rows.empty()) {
+      PassResult ended = co_await EndHeldPass(tx, held, batch);
+      co_return ended;
+    }
   }
 }
 

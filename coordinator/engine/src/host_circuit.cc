@@ -35,6 +35,18 @@ void HostCircuit::WaitForProbe(TimePoint now) {
   next_probe_at_ = now + std::clamp(jittered, Duration(1), settings_.probe_max);
 }
 
+bool HostCircuit::ProbeDue(TimePoint now) const {
+  switch (state_) {
+    case CircuitState::kClosed:
+      return false;
+    case CircuitState::kOpen:
+      return now >= next_probe_at_;
+    case CircuitState::kProbing:
+      return now >= probe_started_ + settings_.probe_timeout;
+  }
+  return false;
+}
+
 Admission HostCircuit::Admit(TimePoint now) {
   switch (state_) {
     case CircuitState::kClosed:

@@ -74,10 +74,7 @@ static void RecordResult(storage::BranchRecord& row, TransType type, const Branc
 
 void RecordOutcome(storage::BranchRecord& row, TransType type, const BranchOutcome& outcome,
                    Duration retry_interval, const RetryPolicy& policy, TimePoint now) {
-  if (outcome.not_called_until) {
-    row.next_retry_at = *outcome.not_called_until;
-    return;
-  }
+  if (outcome.not_called_until) return;
   RecordResult(row, type, outcome, retry_interval, policy, now);
   if (outcome.result != BranchResult::kSuccess) RememberFailedAttempt(row, now);
 }

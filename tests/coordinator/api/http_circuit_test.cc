@@ -29,9 +29,9 @@ constexpr int kThreshold = 3;
 // Quick probes (200 ms, then 400 ms), and a stuck threshold that only a circuit gone wrong
 // would reach in these tests.
 void QuickCircuits(coordinator::ServerConfig& config) {
-  config.circuit.failures = kThreshold;
-  config.circuit.probe_initial = Duration(200);
-  config.circuit.probe_max = Duration(400);
+  config.hosts.circuit.failures = kThreshold;
+  config.hosts.circuit.probe_initial = Duration(200);
+  config.hosts.circuit.probe_max = Duration(400);
   config.retry.stuck_after = 10;
 }
 

@@ -154,7 +154,7 @@ TEST_CASE("a transaction that becomes stuck is POSTed to the alert webhook once"
   InProcessSettled s([&webhook](coordinator::ServerConfig& config) {
     config.alert_webhook = webhook.Url("/hooks/settle?team=payments");
     // Each saga retries on its own here: no circuit holds the host's calls after 5 failures.
-    config.circuit.failures = 0;
+    config.hosts.circuit.failures = 0;
   });
   ParticipantServer p;
   p.SetDefault("/action", {503, "down for maintenance"});  // stuck after 3 failures

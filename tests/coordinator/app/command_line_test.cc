@@ -29,22 +29,45 @@ TEST_CASE("settled's defaults match the protocol", "[cli]") {
   CHECK(cl.config.coordinator.request_timeout == std::chrono::seconds(3));
   CHECK(cl.config.coordinator.prepared_timeout_to_fail == std::chrono::seconds(35));
   CHECK(cl.config.log_level == "info");
-  CHECK(cl.config.circuit.failures == 5);
-  CHECK(cl.config.circuit.probe_max == std::chrono::seconds(30));
+  CHECK(cl.config.hosts.circuit.failures == 5);
+  CHECK(cl.config.hosts.circuit.probe_max == std::chrono::seconds(30));
+  CHECK(cl.config.hosts.max_in_flight == 128);
+  CHECK(cl.config.hosts.release_per_second == 500);
 }
 
 TEST_CASE("circuits per participant host are set by --circuit-failures and --circuit-probe-max",
           "[cli]") {
   const CommandLine cl = Parse({"--circuit-failures", "3", "--circuit-probe-max", "2m"});
   REQUIRE_FALSE(cl.exit_now);
-  CHECK(cl.config.circuit.failures == 3);
-  CHECK(cl.config.circuit.probe_max == std::chrono::minutes(2));
+  CHECK(cl.config.hosts.circuit.failures == 3);
+  CHECK(cl.config.hosts.circuit.probe_max == std::chrono::minutes(2));
   const CommandLine off = Parse({"--circuit-failures", "0"});
   REQUIRE_FALSE(off.exit_now);
-  CHECK(off.config.circuit.failures == 0);
+  CHECK(off.config.hosts.circuit.failures == 0);
   const CommandLine help = Parse({"--help"});
   CHECK_THAT(help.output, Catch::Contains("--circuit-failures"));
   CHECK_THAT(help.output, Catch::Contains("--circuit-probe-max"));
+}
+
+TEST_CASE(
+    "the cap on calls in flight per host and the pace of releases after an outage are set by "
+    "--host-max-in-flight and --circuit-release-rate",
+    "[cli]") {
+  const CommandLine cl = Parse({"--host-max-in-flight", "16", "--circuit-release-rate", "50"});
+  REQUIRE_FALSE(cl.exit_now);
+  CHECK(cl.config.hosts.max_in_flight == 16);
+  CHECK(cl.config.hosts.release_per_second == 50);
+  const CommandLine off = Parse({"--host-max-in-flight", "0", "--circuit-release-rate", "0"});
+  REQUIRE_FALSE(off.exit_now);
+  CHECK(off.config.hosts.max_in_flight == 0);
+  CHECK(off.config.hosts.release_per_second == 0);
+  for (const char* bad : {"-1", "x", "1.5"}) {
+    INFO(bad);
+    const CommandLine refused = Parse({"--host-max-in-flight", bad});
+    CHECK(refused.exit_now);
+    CHECK(refused.exit_code == 2);
+    CHECK_THAT(refused.output, Catch::Contains("--host-max-in-flight"));
+  }
 }
 
 TEST_CASE("every setting can be given on the command line", "[cli]") {

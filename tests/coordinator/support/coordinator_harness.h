@@ -10,7 +10,7 @@
 #include "failing_store.h"
 #include "fake_clock.h"
 #include "scripted_branch_caller.h"
-#include "settle/calls/circuit_breaking_caller.h"
+#include "settle/calls/host_gated_caller.h"
 #include "settle/drive/coordinator.h"
 #include "settle/drive/gid_generator.h"
 #include "settle/drive/scheduler.h"
@@ -41,20 +41,22 @@ class RecordingAlerts final : public coordinator::StuckAlerts {
 // The coordinator as settled assembles it (real SQLite store, driver, scheduler), with a fake
 // clock, scripted participants and an io_context the test thread runs: every call runs until
 // nothing is left to do, passes it started included, so tests see results at once and move
-// time by hand. Calls go through circuits per host (without jitter) only when `circuit` says
-// so (failures > 0): by default every call reaches the scripted participants.
+// time by hand. Calls go through a gate per host (without jitter) only when `gates` says so
+// (circuits or a cap on calls in flight): by default every call reaches the scripted
+// participants.
 class CoordinatorHarness {
  public:
   explicit CoordinatorHarness(coordinator::RetrySettings retry = {Duration(60'000), 10},
                               coordinator::CoordinatorSettings settings = {},
-                              coordinator::CircuitSettings circuit = NoCircuits())
-      : retry_(retry), settings_(settings), circuit_(circuit) {
+                              coordinator::HostGateSettings gates = NoGates())
+      : retry_(retry), settings_(settings), gate_settings_(gates) {
     Open();
   }
 
-  static coordinator::CircuitSettings NoCircuits() {
-    coordinator::CircuitSettings none;
-    none.failures = 0;
+  static coordinator::HostGateSettings NoGates() {
+    coordinator::HostGateSettings none;
+    none.circuit.failures = 0;
+    none.max_in_flight = 0;
     return none;
   }
   ~CoordinatorHarness() { Close(); }
@@ -77,7 +79,7 @@ class CoordinatorHarness {
   FailingStore& faulty_store() { return *faulty_; }
   FakeClock& clock() { return clock_; }
   ScriptedBranchCaller& caller() { return caller_; }
-  coordinator::CircuitBreakingCaller& circuits() { return *circuits_; }
+  coordinator::HostGatedCaller& gates() { return *gates_; }
 
   storage::Transaction Load(const std::string& gid) {
     auto tx = store_->Load(gid);
@@ -87,9 +89,10 @@ class CoordinatorHarness {
   }
   GlobalStatus StatusOf(const std::string& gid) { return Load(gid).global.status; }
 
-  // Moves the clock and runs whatever became due.
+  // Moves the clock and runs whatever became due, the gates' wakes included.
   void Advance(Duration d) {
     clock_.Advance(d);
+    gates_->Tick();
     scheduler_->RunOnce();
     sync_->Drain();
   }
@@ -104,15 +107,15 @@ class CoordinatorHarness {
     store_ = std::move(*store);
     faulty_ = std::make_unique<FailingStore>(*store_);
     async_store_ = std::make_unique<coordinator::AsyncStore>(*faulty_);
-    circuits_ = std::make_unique<coordinator::CircuitBreakingCaller>(caller_, clock_, circuit_,
-                                                                     [] { return 1.0; });
+    gates_ = std::make_unique<coordinator::HostGatedCaller>(caller_, clock_, gate_settings_,
+                                                            [] { return 1.0; });
     driver_ = std::make_unique<coordinator::TransactionDriver>(
-        *async_store_, *circuits_, clock_,
+        *async_store_, *gates_, clock_,
         coordinator::RetryPolicy(retry_, coordinator::RetryPolicy::NoJitter()), metrics_, &alerts_);
     scheduler_ =
         std::make_unique<coordinator::Scheduler>(clock_, context_.get_executor(), *driver_);
-    driver_->SetCircuits(circuits_.get());
-    circuits_->SetOnClose([this](const std::vector<std::string>& gids) {
+    driver_->SetHostGates(gates_.get());
+    gates_->SetOnWake([this](const std::vector<std::string>& gids) {
       for (const std::string& gid : gids) scheduler_->Schedule(gid, clock_.Now());
     });
     gids_ = std::make_unique<coordinator::GidGenerator>(clock_);
@@ -127,7 +130,7 @@ class CoordinatorHarness {
     gids_.reset();
     scheduler_.reset();
     driver_.reset();
-    circuits_.reset();
+    gates_.reset();
     async_store_.reset();
     faulty_.reset();
     store_.reset();
@@ -139,13 +142,13 @@ class CoordinatorHarness {
   asio::io_context context_;
   coordinator::RetrySettings retry_;
   coordinator::CoordinatorSettings settings_;
-  coordinator::CircuitSettings circuit_;
+  coordinator::HostGateSettings gate_settings_;
   coordinator::CoordinatorMetrics metrics_;  // counts survive a Restart(), as in one process
   RecordingAlerts alerts_;
   std::unique_ptr<storage::SqliteStore> store_;
   std::unique_ptr<FailingStore> faulty_;
   std::unique_ptr<coordinator::AsyncStore> async_store_;
-  std::unique_ptr<coordinator::CircuitBreakingCaller> circuits_;  // in memory: lost on Restart()
+  std::unique_ptr<coordinator::HostGatedCaller> gates_;  // in memory: lost on Restart()
   std::unique_ptr<coordinator::TransactionDriver> driver_;
   std::unique_ptr<coordinator::Scheduler> scheduler_;
   std::unique_ptr<coordinator::GidGenerator> gids_;

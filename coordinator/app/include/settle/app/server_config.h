@@ -8,7 +8,7 @@
 #include "settle/core/build_info.h"
 #include "settle/drive/coordinator.h"
 #include "settle/drive/instance_lease.h"
-#include "settle/engine/host_circuit.h"
+#include "settle/engine/host_gate.h"
 #include "settle/engine/retry_policy.h"
 #include "settle/storage/sqlite_store.h"
 
@@ -25,8 +25,9 @@ struct ServerConfig {
   InstanceLeaseSettings lease;
   CoordinatorSettings coordinator;
   RetrySettings retry;
-  // Circuits per participant host (--circuit-failures 0: none).
-  CircuitSettings circuit;
+  // The gate of every participant host: its circuit (--circuit-failures 0: none), its cap on
+  // calls in flight, the pace of releases after an outage.
+  HostGateSettings hosts;
   // Threads that run every socket, timer and coroutine (the API, passes, branch calls).
   // 0: one per core.
   std::size_t io_threads = 0;

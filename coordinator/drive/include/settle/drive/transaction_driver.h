@@ -1,7 +1,7 @@
 #pragma once
 
 #include "settle/calls/branch_caller.h"
-#include "settle/calls/circuit_breaking_caller.h"
+#include "settle/calls/host_gated_caller.h"
 #include "settle/core/clock.h"
 #include "settle/drive/async_store.h"
 #include "settle/drive/coordinator_metrics.h"
@@ -35,9 +35,10 @@ class TransactionDriver final : public PassRunner {
 
   // Where stuck transactions are reported from now on (null: nowhere). Before any pass.
   void SetAlerts(StuckAlerts* alerts) { alerts_ = alerts; }
-  // The circuits the calls go through (null: none), whose released transactions' rows a pass
-  // makes due now (CircuitBreakingCaller::TakeReleased). Before any pass.
-  void SetCircuits(CircuitBreakingCaller* circuits) { circuits_ = circuits; }
+  // The host gates the calls go through (null: none): a pass of a transaction a gate woke
+  // makes its rows bound for that host due now (HostGatedCaller::TakeReleased). Before any
+  // pass.
+  void SetHostGates(HostGatedCaller* gates) { gates_ = gates; }
 
   // Upper bound of rounds with calls in one pass, so a long saga yields to other transactions.
   static constexpr int kMaxRoundsPerPass = 64;
@@ -57,13 +58,24 @@ class TransactionDriver final : public PassRunner {
   asio::awaitable<std::optional<PassResult>> StoreRound(storage::Transaction& tx,
                                                         const storage::GlobalRecord& before,
                                                         storage::WriteBatch& batch, TimePoint now);
-  // Makes the calls of `rows` and records their outcomes in `tx` and, to be stored, `batch`.
-  asio::awaitable<void> CallAndRecord(storage::Transaction& tx,
+  // The calls of a round that their host's gate held (not made).
+  struct Held {
+    std::vector<std::pair<std::size_t, TimePoint>> rows;  // row, when it looks again itself
+    bool answered = false;                                // some other call of the round was made
+  };
+  // Makes the calls of `rows` and records their outcomes in `tx` and, to be stored, `batch`;
+  // the calls a gate held are not recorded: they are returned.
+  asio::awaitable<Held> CallAndRecord(storage::Transaction& tx,
                                       const std::vector<std::size_t>& rows,
                                       storage::WriteBatch& batch);
-  // Makes the rows of `tx` bound for a host whose circuit closed while it waited due at `now`,
-  // adding them to `batch` to be stored.
-  void ReleaseRows(storage::Transaction& tx, storage::WriteBatch& batch, TimePoint now);
+  // Ends a pass whose round had held calls: stores what was learnt and says when the
+  // transaction is next due, leaving the held rows' stored due times as they are.
+  asio::awaitable<PassResult> EndHeldPass(storage::Transaction& tx, const Held& held,
+                                          storage::WriteBatch& batch);
+  // Makes the rows of `tx` bound for `hosts` (whose gate woke it) due at `now`, adding them
+  // to `batch` to be stored.
+  void ReleaseRows(storage::Transaction& tx, const std::vector<std::string>& hosts,
+                   storage::WriteBatch& batch, TimePoint now);
   // Counts what a committed change did (a transaction finished, or became stuck) and raises
   // the stuck alert.
   void AfterStored(const storage::GlobalRecord& before, const storage::Transaction& tx);
@@ -74,7 +86,7 @@ class TransactionDriver final : public PassRunner {
   RetryPolicy policy_;
   CoordinatorMetrics& metrics_;
   StuckAlerts* alerts_;  // null: no alerts
-  CircuitBreakingCaller* circuits_ = nullptr;
+  HostGatedCaller* gates_ = nullptr;
 };
 
 }  // namespace settle::coordinator

@@ -21,6 +21,7 @@ struct BranchCall {
   std::string data;  // POSTed byte for byte when non-empty; otherwise the call is a GET
   std::map<std::string, std::string> headers;  // branch_headers
   Duration timeout{3000};                      // request_timeout
+  TimePoint created;  // the transaction's create_time: who is oldest among those held
 };
 
 struct BranchOutcome {
@@ -31,11 +32,13 @@ struct BranchOutcome {
   std::string detail;
   // How long the call took, for metrics; 0 when the caller does not measure.
   std::chrono::microseconds elapsed{0};
-  // Set when the call was not made because its host's circuit is open: nothing was learnt,
-  // so it is no attempt and no failure; the branch is due again at this time.
+  // Set when the call was not made because its host's gate held it (its circuit is open, or
+  // its cap of calls in flight is reached): nothing was learnt, so it is no attempt, no
+  // failure, and nothing to store; the gate wakes the transaction when it may call, and at
+  // the latest it looks again at this time.
   std::optional<TimePoint> not_called_until;
-  // The host's circuit is open (this call was not made, or was its probe and failed): the
-  // circuit's own log lines speak for the host, so the call is not logged as a warning.
+  // The host's circuit is open (this call was not made, or was a call that failed while it
+  // is): the circuit's own log lines speak for the host, so the call is not logged as a warning.
   bool circuit_open = false;
 };
 

@@ -71,6 +71,10 @@ class HostCircuit {
   // `probe`: the call was admitted as kProbe.
   CircuitChange OnResult(bool host_failed, bool probe, TimePoint now);
 
+  // Whether the next call would be the probe: open and its wait is over, or the probe that
+  // went out was lost (no result within probe_timeout).
+  bool ProbeDue(TimePoint now) const;
+
   CircuitState state() const { return state_; }
   // Host failures in a row: the count towards opening while closed, then every failure since.
   int consecutive_failures() const { return consecutive_failures_; }

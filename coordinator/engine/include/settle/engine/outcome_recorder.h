@@ -17,8 +17,8 @@ namespace settle::coordinator {
 // - unknown: one more consecutive failure, due again after the backoff delay.
 // attempts counts every recorded call; last_error keeps the newest problem, and every call
 // that did not succeed joins failed_attempts (the latest kMaxFailedAttempts).
-// A call that was not made (its host's circuit is open, not_called_until) only moves the
-// row's next_retry_at to that time: no attempt, no failure, last_error unchanged.
+// A call that was not made (its host's gate held it: not_called_until) changes nothing: the
+// row keeps its stored due time, and the gate wakes the transaction.
 void RecordOutcome(storage::BranchRecord& row, TransType type, const BranchOutcome& outcome,
                    Duration retry_interval, const RetryPolicy& policy, TimePoint now);
 

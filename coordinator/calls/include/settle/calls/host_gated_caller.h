@@ -1,0 +1,112 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "settle/calls/branch_caller.h"
+#include "settle/core/clock.h"
+#include "settle/engine/host_gate.h"
+
+namespace settle::coordinator {
+
+// One participant host's gate as the metrics and the console see it.
+struct HostView {
+  std::string host;  // the origin: "http://127.0.0.1:9"
+  CircuitState state = CircuitState::kClosed;
+  std::uint64_t opens = 0;        // times its circuit opened
+  std::size_t waiting = 0;        // transactions held for it
+  int in_flight = 0;              // calls out now
+  std::uint64_t held_at_cap = 0;  // calls held because max_in_flight were out
+  bool releasing = false;         // its circuit closed and the waiting ones are being released
+  Duration open_for{0};           // since it opened, while open
+  Duration next_probe_in{0};      // while open
+};
+
+// Puts a HostGate (a circuit, a cap on calls in flight, paced releases) in front of `inner`
+// for every participant origin (scheme, host, port; docs/operations.md, "Participant
+// outages"). A call the gate holds is not made: its outcome has not_called_until, which the
+// driver does not store (the branch keeps its stored due time; docs/architecture.md), and the
+// transaction waits in the gate, costing nothing, until the gate wakes it: handed to the on-wake
+// function to be driven at once, its pass takes the hosts that woke it (TakeReleased) and
+// makes its rows bound for them due now whatever their stored due time. Every result of a call
+// that was made feeds the gate (HostFailed). Gates live in memory only: after a restart they
+// are rebuilt from failures, and every transaction is due at its stored time.
+//
+// Tick() wakes what time releases: a due probe, the paced release after a circuit closes; the
+// end of a call wakes what its slot frees.
+//
+// Logs for the host instead of per call: one line when a circuit opens, one per probe that
+// fails or closes it, one when the release after it is done, and while it stays open (or
+// releases) a summary at most every kSummaryEvery. Failed calls of an open circuit are marked
+// circuit_open, so that the driver does not log each one.
+//
+// With no circuits (failures 0) and no cap (max_in_flight 0) every call goes straight to
+// `inner`. Calls with a URL that does not parse have no host and no gate.
+//
+// Thread-safe: CallAll from many coroutines at once, Tick from a timer; the gates share one
+// mutex, never held across a call or the on-wake function.
+class HostGatedCaller final : public BranchCaller {
+ public:
+  using OnWake = std::function<void(const std::vector<std::string>& gids)>;
+
+  static constexpr Duration kSummaryEvery{10'000};
+  static constexpr Duration kTickEvery{50};  // how often settled calls Tick()
+
+  HostGatedCaller(BranchCaller& inner, const Clock& clock, HostGateSettings settings,
+                  RetryPolicy::Jitter jitter = RetryPolicy::RandomJitter());
+
+  // Called, outside the lock, with transactions a gate woke: to be driven now. Set before any
+  // call.
+  void SetOnWake(OnWake on_wake) { on_wake_ = std::move(on_wake); }
+
+  asio::awaitable<std::vector<BranchOutcome>> CallAll(std::vector<BranchCall> calls) override;
+
+  // Wakes the transactions that time releases (see above) and logs the summaries.
+  void Tick();
+
+  // The hosts whose gate woke `gid`, forgotten as they are returned: the transaction's rows
+  // bound for them are due now.
+  std::vector<std::string> TakeReleased(const std::string& gid);
+
+  // "http://host:port" of a branch URL; empty if it does not parse (no gate).
+  static std::string OriginOf(const std::string& url);
+
+  // Every host called so far, sorted by host.
+  std::vector<HostView> Hosts() const;
+
+  const HostGateSettings& settings() const { return settings_; }
+
+ private:
+  struct Host {
+    HostGate gate;
+    TimePoint last_summary;
+  };
+
+  // The gate of `origin`, made on first use. Under mu_.
+  Host& HostOf(const std::string& origin);
+  // Logs the summary of an open or releasing host if the last one is kSummaryEvery old, and
+  // the end of a release. Under mu_.
+  void Summarize(const std::string& origin, Host& host, TimePoint now, bool was_releasing);
+  // Takes what `host`'s gate wakes now into `woken`, noting the host for each. Under mu_.
+  void TakeWoken(const std::string& origin, Host& host, TimePoint now,
+                 std::vector<std::string>& woken);
+  void Wake(const std::vector<std::string>& gids) const;
+
+  BranchCaller& inner_;
+  const Clock& clock_;
+  const HostGateSettings settings_;
+  const RetryPolicy::Jitter jitter_;
+  OnWake on_wake_;
+
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, Host> hosts_;  // by origin
+  // gid -> origins whose gate woke it, until its pass takes them.
+  std::unordered_map<std::string, std::vector<std::string>> released_;
+};
+
+}  // namespace settle::coordinator

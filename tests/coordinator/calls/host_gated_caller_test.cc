@@ -1,0 +1,293 @@
+// HostGatedCaller in front of scripted participants, on a fake clock: which calls go out, what
+// a held call's outcome says, and who is woken (and when) as a host's gate lets them go.
+#include "settle/calls/host_gated_caller.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fake_clock.h"
+#include "scripted_branch_caller.h"
+
+namespace settle::coordinator {
+namespace {
+
+using settle::testing::FakeClock;
+using settle::testing::ScriptedBranchCaller;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Gids = std::vector<std::string>;
+
+constexpr const char* kDown = "http://127.0.0.1:9/api/action";
+constexpr const char* kDownOrigin = "http://127.0.0.1:9";
+constexpr const char* kOther = "http://127.0.0.1:10/api/action";
+
+HostGateSettings Settings(int failures = 2, int max_in_flight = 0, int release_per_second = 0) {
+  HostGateSettings s;
+  s.circuit.failures = failures;
+  s.circuit.probe_initial = seconds(1);
+  s.circuit.probe_max = seconds(4);
+  s.max_in_flight = max_in_flight;
+  s.release_per_second = release_per_second;
+  return s;
+}
+
+// A call of transaction `gid` ("g<n>": g1 is the oldest).
+BranchCall CallTo(const std::string& url, const std::string& gid) {
+  BranchCall call;
+  call.gid = gid;
+  call.branch_id = "01";
+  call.op = BranchOp::kAction;
+  call.url = url;
+  call.created = TimePoint(seconds(1'000 + std::stoi(gid.substr(1))));
+  return call;
+}
+
+BranchOutcome Refused() { return {BranchResult::kUnknown, 0, "connection refused"}; }
+
+// Runs CallAll to its end (the scripted caller never suspends).
+std::vector<BranchOutcome> Run(HostGatedCaller& caller, std::vector<BranchCall> calls) {
+  asio::io_context io;
+  std::vector<BranchOutcome> outcomes;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        std::vector<BranchOutcome> got = co_await caller.CallAll(std::move(calls));
+        outcomes = std::move(got);
+      },
+      asio::detached);
+  io.run();
+  return outcomes;
+}
+
+BranchOutcome RunOne(HostGatedCaller& caller, const std::string& url, const std::string& gid) {
+  return Run(caller, {CallTo(url, gid)}).at(0);
+}
+
+struct Fixture {
+  explicit Fixture(HostGateSettings settings = Settings())
+      : caller(participants, clock, settings, [] { return 1.0; }) {
+    caller.SetOnWake(
+        [this](const Gids& gids) { woken.insert(woken.end(), gids.begin(), gids.end()); });
+  }
+  FakeClock clock;
+  ScriptedBranchCaller participants;
+  HostGatedCaller caller;
+  Gids woken;
+  // Opens kDown's circuit with two refused calls (g1, then g2).
+  void OpenDown() {
+    participants.Script("01", BranchOp::kAction, {Refused(), Refused()});
+    RunOne(caller, kDown, "g1");
+    RunOne(caller, kDown, "g2");
+    participants.ClearCalls();
+  }
+  Gids TakeWoken() {
+    Gids taken = std::move(woken);
+    woken.clear();
+    return taken;
+  }
+};
+
+TEST_CASE("a call to a host whose circuit is open is not made: the transaction is held",
+          "[circuit]") {
+  Fixture f;
+  f.OpenDown();
+  f.clock.Advance(milliseconds(300));
+  const BranchOutcome held = RunOne(f.caller, kDown, "g3");
+  CHECK(f.participants.calls().empty());
+  REQUIRE(held.not_called_until);
+  // It looks again by itself only after the hold; the gate wakes it before.
+  CHECK(*held.not_called_until == f.clock.Now() + f.caller.settings().hold);
+  CHECK(held.circuit_open);
+  CHECK(held.result == BranchResult::kUnknown);
+  const std::vector<HostView> hosts = f.caller.Hosts();
+  REQUIRE(hosts.size() == 1);
+  CHECK(hosts[0].host == kDownOrigin);
+  CHECK(hosts[0].state == CircuitState::kOpen);
+  CHECK(hosts[0].opens == 1);
+  CHECK(hosts[0].waiting == 2);  // g2, whose failure opened it, and g3
+  CHECK(hosts[0].next_probe_in == milliseconds(700));
+}
+
+TEST_CASE("when a probe is due, a tick wakes the oldest waiting transaction to make it",
+          "[circuit]") {
+  Fixture f;
+  f.OpenDown();
+  RunOne(f.caller, kDown, "g3");
+  f.caller.Tick();
+  CHECK(f.TakeWoken().empty());
+  f.clock.Advance(seconds(1));
+  f.caller.Tick();
+  CHECK(f.TakeWoken() == Gids{"g2"});
+  CHECK(f.caller.TakeReleased("g2") == Gids{kDownOrigin});
+
+  f.participants.Script("01", BranchOp::kAction, {Refused()});
+  // Two calls in one round to the same host: the first is the probe, the second is held.
+  const std::vector<BranchOutcome> outcomes =
+      Run(f.caller, {CallTo(kDown, "g2"), CallTo(kDown, "g3")});
+  CHECK(f.participants.calls().size() == 1);
+  CHECK_FALSE(outcomes[0].not_called_until);
+  CHECK(outcomes[0].circuit_open);  // the circuit logs for the host, not the driver
+  REQUIRE(outcomes[1].not_called_until);
+  // The failed probe doubled the wait: the next probe is woken 2 s later.
+  f.clock.Advance(milliseconds(1999));
+  f.caller.Tick();
+  CHECK(f.TakeWoken().empty());
+  f.clock.Advance(milliseconds(1));
+  f.caller.Tick();
+  CHECK(f.TakeWoken() == Gids{"g2"});
+}
+
+TEST_CASE("a probe that succeeds closes the circuit and releases the waiting ones at the rate",
+          "[circuit]") {
+  Fixture f(Settings(2, 0, 20));  // 20 a second: one a tick of 50 ms
+  f.OpenDown();
+  for (const char* gid : {"g5", "g4", "g3"}) RunOne(f.caller, kDown, gid);
+  f.clock.Advance(seconds(1));
+  const BranchOutcome probe = RunOne(f.caller, kDown, "g9");
+  CHECK(probe.result == BranchResult::kSuccess);
+  CHECK_FALSE(probe.circuit_open);
+  CHECK(f.caller.Hosts().at(0).state == CircuitState::kClosed);
+  CHECK(f.caller.Hosts().at(0).releasing);
+  // Oldest first, one at once and one a tick.
+  CHECK(f.TakeWoken() == Gids{"g2"});
+  f.caller.Tick();
+  CHECK(f.TakeWoken().empty());
+  for (const char* gid : {"g3", "g4", "g5"}) {
+    f.clock.Advance(HostGatedCaller::kTickEvery);
+    f.caller.Tick();
+    CHECK(f.TakeWoken() == Gids{gid});
+  }
+  CHECK_FALSE(f.caller.Hosts().at(0).releasing);
+  CHECK(f.caller.Hosts().at(0).waiting == 0);
+  // Their passes take the host that released them, once.
+  CHECK(f.caller.TakeReleased("g4") == Gids{kDownOrigin});
+  CHECK(f.caller.TakeReleased("g4").empty());
+  CHECK(f.caller.TakeReleased("g9").empty());  // the probe was not held
+  const BranchOutcome after = RunOne(f.caller, kDown, "g4");
+  CHECK_FALSE(after.not_called_until);
+}
+
+// A participant that holds every answer until the test releases them: calls stay in flight.
+class HoldingCaller final : public BranchCaller {
+ public:
+  explicit HoldingCaller(asio::io_context& io) : io_(io) {}
+
+  asio::awaitable<std::vector<BranchOutcome>> CallAll(std::vector<BranchCall> calls) override {
+    auto timer = std::make_shared<asio::steady_timer>(io_, asio::steady_timer::time_point::max());
+    held_.push_back(timer);
+    calls_ += calls.size();
+    boost::system::error_code ignored;
+    co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+    co_return std::vector<BranchOutcome>(calls.size(), {BranchResult::kSuccess, 200, ""});
+  }
+  // Answers the oldest call held.
+  void ReleaseOne() {
+    held_.front()->cancel();
+    held_.erase(held_.begin());
+  }
+  std::size_t calls() const { return calls_; }
+
+ private:
+  asio::io_context& io_;
+  std::vector<std::shared_ptr<asio::steady_timer>> held_;
+  std::size_t calls_ = 0;
+};
+
+TEST_CASE(
+    "at the cap of calls in flight a call is held, and each call that ends wakes the oldest "
+    "held one",
+    "[circuit][cap]") {
+  asio::io_context io;
+  FakeClock clock;
+  HoldingCaller participant(io);
+  HostGatedCaller caller(participant, clock, Settings(5, 2, 0), [] { return 1.0; });
+  Gids woken;
+  caller.SetOnWake([&](const Gids& gids) { woken.insert(woken.end(), gids.begin(), gids.end()); });
+  std::vector<BranchOutcome> outcomes(4);
+  const Gids gids = {"g1", "g2", "g4", "g3"};
+  for (std::size_t i = 0; i < gids.size(); ++i) {
+    asio::co_spawn(
+        io,
+        [&, i]() -> asio::awaitable<void> {
+          std::vector<BranchCall> calls{CallTo(kDown, gids[i])};
+          std::vector<BranchOutcome> got = co_await caller.CallAll(std::move(calls));
+          outcomes[i] = got.at(0);
+        },
+        asio::detached);
+  }
+  io.poll();
+  CHECK(participant.calls() == 2);
+  for (std::size_t i : {2, 3}) {
+    INFO(gids[i]);
+    REQUIRE(outcomes[i].not_called_until);
+    CHECK_FALSE(outcomes[i].circuit_open);
+    CHECK_THAT(outcomes[i].detail, Catch::Contains("2 calls to http://127.0.0.1:9 are in flight"));
+  }
+  HostView host = caller.Hosts().at(0);
+  CHECK(host.in_flight == 2);
+  CHECK(host.waiting == 2);
+  CHECK(host.held_at_cap == 2);
+
+  participant.ReleaseOne();
+  io.poll();
+  CHECK(outcomes[0].result == BranchResult::kSuccess);
+  CHECK(woken == Gids{"g3"});  // the oldest held, not the first
+  CHECK(caller.TakeReleased("g3") == Gids{kDownOrigin});
+  // Its slot is kept for it: a newcomer is held meanwhile.
+  CHECK(Run(caller, {CallTo(kDown, "g7")}).at(0).not_called_until);
+  CHECK(caller.Hosts().at(0).in_flight == 1);
+  io.restart();
+  participant.ReleaseOne();
+  io.poll();
+  CHECK(woken == Gids{"g3", "g4"});
+  CHECK(caller.Hosts().at(0).in_flight == 0);
+}
+
+TEST_CASE("each host has its own gate", "[circuit]") {
+  Fixture f;
+  f.OpenDown();
+  const std::vector<BranchOutcome> outcomes =
+      Run(f.caller, {CallTo(kDown, "g3"), CallTo(kOther, "g3")});
+  CHECK(outcomes[0].not_called_until);
+  CHECK_FALSE(outcomes[1].not_called_until);
+  CHECK(outcomes[1].result == BranchResult::kSuccess);
+  REQUIRE(f.participants.calls().size() == 1);
+  CHECK(f.participants.calls()[0].url == kOther);
+}
+
+TEST_CASE("FAILURE and ONGOING answers keep a circuit closed", "[circuit]") {
+  Fixture f;
+  f.participants.Script(
+      "01", BranchOp::kAction,
+      {Refused(), settle::testing::Failure(), Refused(), settle::testing::Ongoing(), Refused()});
+  for (int i = 1; i <= 5; ++i) {
+    CHECK_FALSE(RunOne(f.caller, kDown, "g" + std::to_string(i)).not_called_until);
+  }
+  CHECK(f.caller.Hosts().at(0).state == CircuitState::kClosed);
+  CHECK(f.caller.Hosts().at(0).opens == 0);
+}
+
+TEST_CASE("with no circuits and no cap every call goes straight out", "[circuit]") {
+  FakeClock clock;
+  ScriptedBranchCaller participants;
+  HostGatedCaller caller(participants, clock, Settings(0, 0));
+  participants.Script("01", BranchOp::kAction, std::vector<BranchOutcome>(10, Refused()));
+  for (int i = 0; i < 10; ++i) CHECK_FALSE(RunOne(caller, kDown, "g1").not_called_until);
+  CHECK(participants.calls().size() == 10);
+  CHECK(caller.Hosts().empty());
+}
+
+TEST_CASE("a call whose URL does not parse has no gate", "[circuit]") {
+  Fixture f;
+  const BranchOutcome outcome = RunOne(f.caller, "not a url", "g1");
+  CHECK_FALSE(outcome.not_called_until);
+  CHECK(f.participants.calls().size() == 1);
+  CHECK(f.caller.Hosts().empty());
+}
+
+}  // namespace
+}  // namespace settle::coordinator

@@ -1,0 +1,212 @@
+// The gate of one participant host: its circuit, its cap on calls in flight, and the
+// transactions held for it, woken oldest first at the release rate into free slots.
+#include "settle/engine/host_gate.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+namespace settle::coordinator {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Kind = GateAdmission::Kind;
+using Gids = std::vector<std::string>;
+
+const TimePoint kStart = TimePoint(seconds(1'700'000'000));
+
+HostGateSettings Settings(int max_in_flight, int release_per_second, int failures = 2) {
+  HostGateSettings s;
+  s.circuit.failures = failures;
+  s.circuit.probe_initial = seconds(1);
+  s.circuit.probe_max = seconds(8);
+  s.max_in_flight = max_in_flight;
+  s.release_per_second = release_per_second;
+  s.hold = seconds(300);
+  s.wake_grace = seconds(2);
+  return s;
+}
+
+HostGate Gate(HostGateSettings settings) { return HostGate(settings, [] { return 1.0; }); }
+
+// When transaction "g<n>" was created: g1 is the oldest.
+TimePoint Created(const std::string& gid) {
+  return kStart - seconds(1000) + seconds(std::stoi(gid.substr(1)));
+}
+
+GateAdmission Admit(HostGate& gate, const std::string& gid, TimePoint now) {
+  return gate.Admit(gid, Created(gid), now);
+}
+
+CircuitChange End(HostGate& gate, const std::string& gid, bool failed, TimePoint now,
+                  bool probe = false) {
+  return gate.OnResult(gid, Created(gid), failed, probe, now);
+}
+
+// Opens the circuit with two failed calls of g1 and g2, then holds g3..g<last>.
+void OpenWithWaiting(HostGate& gate, int last, TimePoint now) {
+  for (const char* gid : {"g1", "g2"}) {
+    REQUIRE(Admit(gate, gid, now).kind == Kind::kCall);
+    End(gate, gid, true, now);
+  }
+  REQUIRE(gate.circuit().state() == CircuitState::kOpen);
+  for (int i = 3; i <= last; ++i) {
+    const GateAdmission held = Admit(gate, "g" + std::to_string(i), now);
+    REQUIRE(held.kind == Kind::kHeld);
+    REQUIRE(held.circuit_open);
+  }
+}
+
+TEST_CASE("under the cap every call goes out and is counted in flight until its result",
+          "[gate]") {
+  HostGate gate = Gate(Settings(2, 0));
+  CHECK(Admit(gate, "g1", kStart).kind == Kind::kCall);
+  CHECK(Admit(gate, "g2", kStart).kind == Kind::kCall);
+  CHECK(gate.in_flight() == 2);
+  End(gate, "g1", false, kStart);
+  CHECK(gate.in_flight() == 1);
+  CHECK(gate.waiting() == 0);
+  CHECK(gate.TakeWoken(kStart).empty());
+}
+
+TEST_CASE("at the cap a call is held, not made, and the end of a call wakes the oldest held",
+          "[gate]") {
+  HostGate gate = Gate(Settings(2, 0));
+  REQUIRE(Admit(gate, "g1", kStart).kind == Kind::kCall);
+  REQUIRE(Admit(gate, "g2", kStart).kind == Kind::kCall);
+  const GateAdmission held = Admit(gate, "g4", kStart);
+  CHECK(held.kind == Kind::kHeld);
+  CHECK_FALSE(held.circuit_open);
+  CHECK(held.until == kStart + seconds(300));
+  REQUIRE(Admit(gate, "g3", kStart).kind == Kind::kHeld);
+  CHECK(gate.waiting() == 2);
+  CHECK(gate.held_at_cap() == 2);
+  CHECK(gate.TakeWoken(kStart).empty());  // no slot free
+
+  End(gate, "g1", false, kStart);
+  CHECK(gate.TakeWoken(kStart) == Gids{"g3"});  // the oldest, not the first held
+  // g3's slot is kept for it: a newcomer is held, and so is a second wake.
+  CHECK(Admit(gate, "g5", kStart).kind == Kind::kHeld);
+  CHECK(gate.TakeWoken(kStart).empty());
+  // g3 comes and takes its slot.
+  CHECK(Admit(gate, "g3", kStart).kind == Kind::kCall);
+  CHECK(gate.in_flight() == 2);
+  CHECK(gate.waiting() == 2);  // g4, g5
+}
+
+TEST_CASE("a woken transaction that does not come within the grace gives its slot back",
+          "[gate]") {
+  HostGate gate = Gate(Settings(1, 0));
+  REQUIRE(Admit(gate, "g1", kStart).kind == Kind::kCall);
+  REQUIRE(Admit(gate, "g2", kStart).kind == Kind::kHeld);
+  REQUIRE(Admit(gate, "g3", kStart).kind == Kind::kHeld);
+  End(gate, "g1", false, kStart);
+  REQUIRE(gate.TakeWoken(kStart) == Gids{"g2"});
+  CHECK(gate.TakeWoken(kStart + milliseconds(1999)).empty());
+  CHECK(gate.TakeWoken(kStart + seconds(2)) == Gids{"g3"});
+}
+
+TEST_CASE("without a cap nothing is held while the circuit is closed", "[gate]") {
+  HostGate gate = Gate(Settings(0, 0));
+  for (int i = 1; i <= 1000; ++i) {
+    REQUIRE(Admit(gate, "g" + std::to_string(i), kStart).kind == Kind::kCall);
+  }
+  CHECK(gate.in_flight() == 1000);
+  CHECK(gate.waiting() == 0);
+}
+
+TEST_CASE("while the circuit is open the oldest waiting transaction is woken to be the probe",
+          "[gate]") {
+  HostGate gate = Gate(Settings(0, 0));
+  OpenWithWaiting(gate, 4, kStart);
+  // g2's failure opened it and g3, g4 were held; g1 failed while it was closed (its own
+  // retry brings it back).
+  CHECK(gate.waiting() == 3);
+  CHECK(gate.TakeWoken(kStart + milliseconds(999)).empty());
+  const TimePoint due = kStart + seconds(1);
+  CHECK(gate.TakeWoken(due) == Gids{"g2"});
+  // One probe candidate per grace: the next is woken only if g2 has not come by then.
+  CHECK(gate.TakeWoken(due + milliseconds(1999)).empty());
+  CHECK(gate.TakeWoken(due + seconds(2)) == Gids{"g3"});
+
+  // g3 comes: its call is the probe; the others wait; its failure opens the circuit again.
+  const TimePoint probe_at = due + seconds(2);
+  REQUIRE(Admit(gate, "g3", probe_at).kind == Kind::kProbe);
+  CHECK(Admit(gate, "g4", probe_at).kind == Kind::kHeld);
+  CHECK(gate.TakeWoken(probe_at).empty());
+  CHECK(End(gate, "g3", true, probe_at, true) == CircuitChange::kStillOpen);
+  CHECK(gate.waiting() == 2);  // g3 and g4 (g2 never came back)
+  // The wait doubled: the next probe is 2 s away.
+  CHECK(gate.TakeWoken(probe_at + milliseconds(1999)).empty());
+  CHECK(gate.TakeWoken(probe_at + seconds(2)) == Gids{"g3"});
+}
+
+TEST_CASE("a closed circuit releases its waiting transactions oldest first at the release rate",
+          "[gate]") {
+  HostGate gate = Gate(Settings(0, 20));  // 20 a second: one each 50 ms
+  OpenWithWaiting(gate, 30, kStart);
+  const TimePoint t = kStart + seconds(1);
+  REQUIRE(Admit(gate, "g7", t).kind == Kind::kProbe);
+  CHECK(End(gate, "g7", false, t, true) == CircuitChange::kClosed);
+  CHECK(gate.releasing());
+  CHECK(gate.waiting() == 28);  // g2..g30 but g7
+  CHECK(gate.TakeWoken(t) == Gids{"g2"});  // the first at once
+  CHECK(gate.TakeWoken(t + milliseconds(49)).empty());
+  CHECK(gate.TakeWoken(t + milliseconds(50)) == Gids{"g3"});
+  // A long gap does not save up more than a tenth of a second's worth.
+  CHECK(gate.TakeWoken(t + seconds(10)) == Gids{"g4", "g5"});
+  CHECK(gate.TakeWoken(t + seconds(10) + milliseconds(50)) == Gids{"g6"});
+  CHECK(gate.released() == 5);
+  // A new transaction's call does not wait behind them.
+  CHECK(Admit(gate, "g99", t + seconds(10)).kind == Kind::kCall);
+}
+
+TEST_CASE("the release stays under the cap: a slot frees, one more is woken", "[gate]") {
+  HostGate gate = Gate(Settings(2, 0));  // no rate: only the cap paces it
+  OpenWithWaiting(gate, 6, kStart);
+  const TimePoint t = kStart + seconds(1);
+  REQUIRE(Admit(gate, "g6", t).kind == Kind::kProbe);
+  REQUIRE(End(gate, "g6", false, t, true) == CircuitChange::kClosed);
+  CHECK(gate.TakeWoken(t) == Gids{"g2", "g3"});
+  REQUIRE(Admit(gate, "g2", t).kind == Kind::kCall);
+  REQUIRE(Admit(gate, "g3", t).kind == Kind::kCall);
+  CHECK(gate.TakeWoken(t).empty());
+  End(gate, "g3", false, t);
+  CHECK(gate.TakeWoken(t) == Gids{"g4"});
+  REQUIRE(Admit(gate, "g4", t).kind == Kind::kCall);
+  End(gate, "g2", false, t);
+  End(gate, "g4", false, t);
+  CHECK(gate.TakeWoken(t) == Gids{"g5"});
+  CHECK_FALSE(gate.releasing());  // every waiting one is woken
+  CHECK(gate.released() == 4);
+}
+
+TEST_CASE("a failure that reopens the circuit stops the release; the rest wait for a probe",
+          "[gate]") {
+  HostGate gate = Gate(Settings(0, 10));
+  OpenWithWaiting(gate, 5, kStart);
+  const TimePoint t = kStart + seconds(1);
+  REQUIRE(Admit(gate, "g5", t).kind == Kind::kProbe);
+  REQUIRE(End(gate, "g5", false, t, true) == CircuitChange::kClosed);
+  REQUIRE(gate.TakeWoken(t) == Gids{"g2"});
+  REQUIRE(Admit(gate, "g2", t).kind == Kind::kCall);
+  REQUIRE(Admit(gate, "g8", t).kind == Kind::kCall);
+  End(gate, "g2", true, t);
+  CHECK(End(gate, "g8", true, t) == CircuitChange::kOpened);
+  CHECK_FALSE(gate.releasing());
+  CHECK(gate.TakeWoken(t + milliseconds(500)).empty());
+  CHECK(gate.waiting() == 3);  // g3, g4 still held, and g8, whose failure opened it
+}
+
+TEST_CASE("a call that fails while the circuit is open waits for it like a held one", "[gate]") {
+  HostGate gate = Gate(Settings(0, 0));
+  REQUIRE(Admit(gate, "g1", kStart).kind == Kind::kCall);  // out before the circuit opened
+  OpenWithWaiting(gate, 3, kStart);
+  End(gate, "g1", true, kStart);
+  CHECK(gate.waiting() == 3);
+}
+
+}  // namespace
+}  // namespace settle::coordinator
