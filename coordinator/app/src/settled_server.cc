@@ -148,8 +148,9 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
   if (parts->lease != nullptr) {
     // Shared store: this instance drives what it owns or may claim, found by the lease's poll.
     Scheduler& scheduler = parts->scheduler;
-    if (Status s = parts->lease->Start(
-            [&scheduler](const std::string& gid, TimePoint due) { scheduler.Schedule(gid, due); });
+    if (Status s = parts->lease->Start([&scheduler](const std::string& gid, TimePoint due) {
+          scheduler.ScheduleFound(gid, due);
+        });
         !s.ok()) {
       parts->Shutdown();
       return s;

@@ -51,6 +51,7 @@ void Scheduler::Schedule(const std::string& gid, TimePoint due) {
     std::lock_guard lock(mu_);
     if (stopping_) return;
     Entry& entry = entries_[gid];
+    entry.held = false;
     if (entry.running) {
       entry.rerun = Earliest(entry.rerun, due);
       return;
@@ -66,6 +67,15 @@ void Scheduler::Schedule(const std::string& gid, TimePoint due) {
     }
   }
   RunOnce();
+}
+
+void Scheduler::ScheduleFound(const std::string& gid, TimePoint due) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = entries_.find(gid);
+    if (it != entries_.end() && it->second.held && !it->second.running) return;
+  }
+  Schedule(gid, due);
 }
 
 std::size_t Scheduler::RunOnce() {
@@ -141,7 +151,7 @@ asio::awaitable<PassResult> Scheduler::RunPass(std::string gid,
     spdlog::critical("gid={} pass failed with an exception (a bug): {}", gid, e.what());
     result = PassResult{clock_.Now() + kRetryAfterCrashedPass, std::nullopt};
   }
-  Finish(gid, result.next_due, counted);
+  Finish(gid, result.next_due, counted, result.held);
   co_return result;
 }
 
@@ -155,7 +165,8 @@ Scheduler::PassClaim::PassClaim(PassClaim&& other) noexcept
       previous_due_(other.previous_due_) {}
 
 Scheduler::PassClaim::~PassClaim() {
-  if (scheduler_ != nullptr) scheduler_->Finish(gid_, previous_due_, /*counted=*/false);
+  if (scheduler_ != nullptr)
+    scheduler_->Finish(gid_, previous_due_, /*counted=*/false, /*held=*/false);
 }
 
 asio::awaitable<PassResult> Scheduler::PassClaim::RunHere(
@@ -170,7 +181,8 @@ void Scheduler::PassClaim::RunInBackground(std::optional<storage::Transaction> s
                  scheduler.RunPass(gid_, std::move(stored), false), asio::detached);
 }
 
-void Scheduler::Finish(const std::string& gid, std::optional<TimePoint> next_due, bool counted) {
+void Scheduler::Finish(const std::string& gid, std::optional<TimePoint> next_due, bool counted,
+                       bool held) {
   std::vector<std::function<void()>> on_end;
   bool wake = false;
   {
@@ -187,6 +199,7 @@ void Scheduler::Finish(const std::string& gid, std::optional<TimePoint> next_due
     const std::optional<TimePoint> next = Earliest(next_due, entry.rerun);
     entry.rerun.reset();
     if (next && !stopping_) {
+      entry.held = held && next == next_due;  // not if asked to run again meanwhile
       entry.due = *next;
       queue_.emplace(*next, gid);
       // The timer starts it, even when due at once: starting it from here would let a pass

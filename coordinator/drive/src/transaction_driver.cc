@@ -179,7 +179,9 @@ asio::awaitable<PassResult> TransactionDriver::EndHeldPass(storage::Transaction&
   for (const auto& [row, until] : held.rows) tx.branches[row].next_retry_at = until;
   const Decision later = Decide(tx, now);
   const bool more = later.next_status || !later.calls.empty();
-  co_return PassResult{more ? std::optional<TimePoint>(now) : later.wake_at, std::nullopt};
+  PassResult result{more ? std::optional<TimePoint>(now) : later.wake_at, std::nullopt};
+  result.held = !more;
+  co_return result;
 }
 
 asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,

@@ -3,10 +3,12 @@
 // failures nor become stuck while they wait; a host that answers is never cut off.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "fault_proxy.h"
 #include "in_process_settled.h"
@@ -175,6 +177,56 @@ TEST_CASE("a host failing only with 503 opens its circuit, and its first success
   }
   REQUIRE(WaitForSample(s, CircuitSeries("settle_circuit_state", p.port()),
                         [](double v) { return v == 0; }));
+}
+
+TEST_CASE(
+    "no more calls than --host-max-in-flight reach a participant host at once: the others wait "
+    "their turn and all succeed",
+    "[http][circuit][cap]") {
+  constexpr int kCap = 3;
+  constexpr int kSagas = 12;
+  ParticipantServer slow;
+  slow.HoldAfter(0);  // every call is held until released
+  InProcessSettled s([](coordinator::ServerConfig& config) {
+    QuickCircuits(config);
+    config.hosts.max_in_flight = kCap;
+  });
+  for (int i = 0; i < kSagas; ++i) {
+    const std::string gid = "capped-" + std::to_string(i);
+    REQUIRE(s.Call("submit", Saga(gid, slow.Url("/action"), slow.Url("/compensate"))).status ==
+            200);
+  }
+  // Three calls are out; each other saga's call was held at the cap.
+  REQUIRE(slow.WaitForHeld(kCap));
+  REQUIRE(WaitForSample(s, CircuitSeries("settle_host_held_at_cap_total", slow.port()),
+                        [](double v) { return v >= kSagas - kCap; }));
+  CHECK(slow.Held() == kCap);
+  const std::string m = s.client().Get("/api/metrics").body;
+  CHECK(SampleValue(m, CircuitSeries("settle_host_calls_in_flight", slow.port())) == kCap);
+  CHECK(SampleValue(m, CircuitSeries("settle_circuit_waiting", slow.port())) == kSagas - kCap);
+
+  // Released, each ending call wakes a waiting saga: all finish, never more than three at once.
+  slow.Release();
+  for (int i = 0; i < kSagas; ++i) {
+    const std::string gid = "capped-" + std::to_string(i);
+    INFO(gid);
+    CHECK(s.WaitForStatus(gid, "succeed"));
+  }
+  const std::vector<testing::ReceivedCall> calls = slow.CallsTo("/action");
+  CHECK(calls.size() == kSagas);
+  std::size_t peak = 0;
+  for (const testing::ReceivedCall& c : calls) {
+    std::size_t overlapping = 0;  // calls being handled when `c` arrived, itself included
+    for (const testing::ReceivedCall& other : calls) {
+      if (other.received_at <= c.received_at && other.answered_at > c.received_at) ++overlapping;
+    }
+    peak = std::max(peak, overlapping);
+  }
+  CHECK(peak <= static_cast<std::size_t>(kCap));
+  const std::string after = s.client().Get("/api/metrics").body;
+  CHECK(SampleValue(after, CircuitSeries("settle_host_calls_in_flight", slow.port())) == 0);
+  CHECK(SampleValue(after, CircuitSeries("settle_circuit_waiting", slow.port())) == 0);
+  CHECK(SampleValue(after, CircuitSeries("settle_circuit_state", slow.port())) == 0);
 }
 
 }  // namespace

@@ -111,6 +111,35 @@ TEST_CASE("a transaction due later runs only once its time has come", "[schedule
   CHECK(f.runner.runs() == std::vector<std::string>{"g1"});
 }
 
+TEST_CASE(
+    "a transaction whose pass a host's gate held is not run again when found due in storage, "
+    "only when woken",
+    "[scheduler]") {
+  Fixture f;
+  const TimePoint t0 = f.clock.Now();
+  int passes = 0;
+  f.runner.answer = [&](const std::string&, std::stop_token) {
+    PassResult held{t0 + 300 * kSecond};
+    held.held = ++passes == 1;
+    return held.held ? held : PassResult{};
+  };
+  f.scheduler.Schedule("g1", t0);
+  f.Run();
+  REQUIRE(f.runner.runs().size() == 1);
+  // The lease's poll finds it due (its stored time is past): nothing runs.
+  f.scheduler.ScheduleFound("g1", t0);
+  CHECK(f.scheduler.RunOnce() == 0);
+  CHECK(f.scheduler.DueTime("g1") == t0 + 300 * kSecond);
+  // Its gate wakes it.
+  f.scheduler.Schedule("g1", t0);
+  f.Run();
+  CHECK(f.runner.runs().size() == 2);
+  // A transaction not held is scheduled from storage as usual.
+  f.scheduler.ScheduleFound("g2", t0);
+  f.Run();
+  CHECK(f.runner.runs() == std::vector<std::string>{"g1", "g1", "g2"});
+}
+
 TEST_CASE("the earliest requested due time wins", "[scheduler]") {
   Fixture f;
   const TimePoint t0 = f.clock.Now();

@@ -29,7 +29,9 @@ HostGateSettings Settings(int max_in_flight, int release_per_second, int failure
   return s;
 }
 
-HostGate Gate(HostGateSettings settings) { return HostGate(settings, [] { return 1.0; }); }
+HostGate Gate(HostGateSettings settings) {
+  return HostGate(settings, [] { return 1.0; });
+}
 
 // When transaction "g<n>" was created: g1 is the oldest.
 TimePoint Created(const std::string& gid) {
@@ -59,8 +61,7 @@ void OpenWithWaiting(HostGate& gate, int last, TimePoint now) {
   }
 }
 
-TEST_CASE("under the cap every call goes out and is counted in flight until its result",
-          "[gate]") {
+TEST_CASE("under the cap every call goes out and is counted in flight until its result", "[gate]") {
   HostGate gate = Gate(Settings(2, 0));
   CHECK(Admit(gate, "g1", kStart).kind == Kind::kCall);
   CHECK(Admit(gate, "g2", kStart).kind == Kind::kCall);
@@ -96,8 +97,7 @@ TEST_CASE("at the cap a call is held, not made, and the end of a call wakes the 
   CHECK(gate.waiting() == 2);  // g4, g5
 }
 
-TEST_CASE("a woken transaction that does not come within the grace gives its slot back",
-          "[gate]") {
+TEST_CASE("a woken transaction that does not come within the grace gives its slot back", "[gate]") {
   HostGate gate = Gate(Settings(1, 0));
   REQUIRE(Admit(gate, "g1", kStart).kind == Kind::kCall);
   REQUIRE(Admit(gate, "g2", kStart).kind == Kind::kHeld);
@@ -151,7 +151,7 @@ TEST_CASE("a closed circuit releases its waiting transactions oldest first at th
   REQUIRE(Admit(gate, "g7", t).kind == Kind::kProbe);
   CHECK(End(gate, "g7", false, t, true) == CircuitChange::kClosed);
   CHECK(gate.releasing());
-  CHECK(gate.waiting() == 28);  // g2..g30 but g7
+  CHECK(gate.waiting() == 28);             // g2..g30 but g7
   CHECK(gate.TakeWoken(t) == Gids{"g2"});  // the first at once
   CHECK(gate.TakeWoken(t + milliseconds(49)).empty());
   CHECK(gate.TakeWoken(t + milliseconds(50)) == Gids{"g3"});
@@ -183,7 +183,7 @@ TEST_CASE("the release stays under the cap: a slot frees, one more is woken", "[
   CHECK(gate.released() == 4);
 }
 
-TEST_CASE("a failure that reopens the circuit stops the release; the rest wait for a probe",
+TEST_CASE("a failure that reopens the circuit stops the release, and the rest wait for a probe",
           "[gate]") {
   HostGate gate = Gate(Settings(0, 10));
   OpenWithWaiting(gate, 5, kStart);

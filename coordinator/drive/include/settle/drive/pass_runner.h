@@ -18,6 +18,10 @@ struct PassResult {
   // absent after a refused write or a failed read): wait_result answers from it instead of
   // reading the transaction again.
   std::optional<storage::Transaction> final_state;
+  // The pass ended because a participant host's gate held a call: the gate wakes the
+  // transaction (Scheduler::Schedule), so finding it due in storage does not run it again
+  // (Scheduler::ScheduleFound).
+  bool held = false;
 };
 
 // Moves one transaction forward as far as it can go now. The scheduler's view of a driver;

@@ -42,6 +42,10 @@ class Scheduler {
   // Makes `gid` due at `due` (the earlier of this and any time it was already due at). If that
   // is now or past, starts it at once.
   void Schedule(const std::string& gid, TimePoint due);
+  // Schedule() for a transaction found due in storage (the lease's poll), unless its last
+  // pass ended held by a participant host's gate: its stored due time is past, but the gate
+  // wakes it (with Schedule) when it may call.
+  void ScheduleFound(const std::string& gid, TimePoint due);
 
   // Starts every transaction that is due and not running, within max_passes; returns how many.
   std::size_t RunOnce();
@@ -98,6 +102,7 @@ class Scheduler {
     std::optional<TimePoint> due;  // set while waiting in queue_
     bool running = false;
     std::optional<TimePoint> rerun;  // due time requested while running
+    bool held = false;               // its last pass ended held by a host's gate
     // Called once the running pass ends (a claim waiting for it).
     std::vector<std::function<void()>> on_end;
   };
@@ -105,7 +110,7 @@ class Scheduler {
   asio::awaitable<PassResult> RunPass(std::string gid, std::optional<storage::Transaction> stored,
                                       bool counted);
   // Records the end of a pass; re-queues the gid if anything asked for more.
-  void Finish(const std::string& gid, std::optional<TimePoint> next_due, bool counted);
+  void Finish(const std::string& gid, std::optional<TimePoint> next_due, bool counted, bool held);
   // Marks the entry running; returns the due time it had.
   std::optional<TimePoint> ClaimLocked(const std::string& gid, Entry& entry);
   asio::awaitable<void> TimerLoop();

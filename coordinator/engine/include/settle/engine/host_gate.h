@@ -94,10 +94,10 @@ class HostGate {
   const HostGateSettings settings_;
   HostCircuit circuit_;
   int in_flight_ = 0;
-  std::set<std::pair<TimePoint, std::string>> queue_;     // (created, gid), oldest first
-  std::unordered_map<std::string, TimePoint> waiting_;    // gid -> created, as in queue_
-  std::unordered_map<std::string, TimePoint> reserved_;   // woken gid -> end of its grace
-  TimePoint next_probe_wake_;                             // while open
+  std::set<std::pair<TimePoint, std::string>> queue_;    // (created, gid), oldest first
+  std::unordered_map<std::string, TimePoint> waiting_;   // gid -> created, as in queue_
+  std::unordered_map<std::string, TimePoint> reserved_;  // woken gid -> end of its grace
+  TimePoint next_probe_wake_;                            // while open
   bool releasing_ = false;
   double tokens_ = 0;  // wakes the release rate allows now
   TimePoint refilled_at_;
