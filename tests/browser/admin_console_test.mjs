@@ -337,6 +337,31 @@ async function main() {
   assert.notEqual(look.background, 'rgb(164, 22, 26)', 'a disabled Force stop still looks active');
   assert.equal(look.cursor, 'not-allowed');
 
+  // A participant host that is down (nothing listens on its port): its circuit opens after
+  // five failed calls, and the console shows it with the sagas waiting on it, which open.
+  assert.ok(await page.locator('#hosts').isHidden(), 'the hosts panel shows with every host up');
+  const gone = http.createServer();
+  const downPort = await listen(gone);
+  await new Promise((resolve) => gone.close(resolve));
+  const downHost = 'http://127.0.0.1:' + downPort;
+  for (let i = 0; i < 6; i++) {
+    const down = {
+      gid: 'console-down-' + i, trans_type: 'saga', payloads: ['{}'],
+      steps: [{ action: downHost + '/action', compensate: downHost + '/compensate' }],
+    };
+    assert.equal((await api(base, tokens.client, 'POST', '/api/settle/submit', down)).status, 200);
+  }
+  const hostRow = page.locator(`#host-table tbody tr[data-host="${downHost}"]`);
+  await hostRow.waitFor({ timeout: 15_000 });
+  const hostCells = await hostRow.locator('td').allTextContents();
+  assert.match(hostCells[1], /^(open|probing)$/);
+  assert.ok(Number(hostCells[2]) >= 1, 'no saga waits on the down host');
+  const waitingGid = await hostRow.locator('a').first().textContent();
+  assert.match(waitingGid, /^console-down-\d$/);
+  await hostRow.locator('a').first().click();
+  await page.waitForSelector(`#detail-gid:has-text("${waitingGid}")`);
+  await page.waitForSelector('#detail-fields[data-status="submitted"]');
+
   assert.deepEqual(pageErrors, [], 'the console logged errors');
   clearTimeout(deadline);
   await cleanup();

@@ -129,10 +129,45 @@ async function loadCounts() {
   }
 }
 
-// The list and the counts; the list is left alone while older pages are shown, so that a
-// refresh does not take away what the operator is reading.
+// A duration in milliseconds as people read it: "800 ms", "8 s", "2 min 5 s".
+function approx(ms) {
+  if (ms < 1000) return ms + ' ms';
+  const s = Math.round(ms / 1000);
+  return s < 120 ? s + ' s' : Math.floor(s / 60) + ' min' + (s % 60 ? ' ' + (s % 60) + ' s' : '');
+}
+
+// The participant hosts something waits on: an open circuit, a release under way, calls
+// held at the cap. Hidden while every host answers and nothing waits.
+async function loadHosts() {
+  const { status, json } = await call('GET', '/api/admin/hosts');
+  if (status !== 200) return;
+  const shown = json.hosts.filter((h) => h.circuit !== 'closed' || h.waiting > 0 || h.releasing);
+  const body = document.querySelector('#host-table tbody');
+  body.replaceChildren();
+  for (const h of shown) {
+    const row = el('tr');
+    row.dataset.host = h.host;
+    const circuit = h.releasing ? 'closed, releasing' : h.circuit;
+    const gids = el('td', null, 'long');
+    for (const gid of h.oldest_waiting) {
+      const link = el('a', gid);
+      link.href = '#gid=' + encodeURIComponent(gid);
+      gids.append(link, ' ');
+    }
+    if (h.waiting > h.oldest_waiting.length) gids.append(el('span', '…', 'muted'));
+    row.append(el('td', h.host, 'long'), el('td', circuit, 'circuit-' + h.circuit), el('td', h.waiting),
+               el('td', h.in_flight), el('td', h.circuit === 'closed' ? '—' : approx(h.open_for_ms)),
+               el('td', h.circuit === 'open' ? 'in ' + approx(h.next_probe_in_ms) : '—'), gids);
+    body.appendChild(row);
+  }
+  document.getElementById('hosts').hidden = shown.length === 0;
+}
+
+// The list, the counts and the hosts; the list is left alone while older pages are shown, so
+// that a refresh does not take away what the operator is reading.
 async function refresh() {
-  await Promise.all([olderPagesShown ? Promise.resolve() : loadList(false), loadCounts()]);
+  await Promise.all([olderPagesShown ? Promise.resolve() : loadList(false), loadCounts(),
+                     loadHosts()]);
   if (olderPagesShown) showUpdated();
 }
 

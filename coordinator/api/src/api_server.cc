@@ -94,6 +94,7 @@ struct ApiServer::Impl {
   RouteMetrics* unmatched = nullptr;
   RouteMetrics* refused = nullptr;
   AdminConsole console;
+  const HostGatedCaller* hosts = nullptr;  // set before the server starts
   net::Server server;
 };
 
@@ -250,6 +251,10 @@ void ApiServer::Impl::RegisterRoutes() {
   AddPage("GET", "/api/admin/whoami", Access::kRead, [this](const net::Request&, const Caller& c) {
     return net::Response{200, kJson, WhoAmIResponseBody(c, options.tokens.enabled())};
   });
+  AddPage("GET", "/api/admin/hosts", Access::kRead, [this](const net::Request&, const Caller&) {
+    return net::Response{
+        200, kJson, HostsResponseBody(hosts == nullptr ? std::vector<HostView>{} : hosts->Hosts())};
+  });
   AddRoute(
       "GET", "/api/admin/counts", Access::kRead,
       [&c](net::Request&) -> asio::awaitable<HttpAnswer> {
@@ -353,6 +358,8 @@ ApiServer::ApiServer(Coordinator& coordinator, const Clock& clock, asio::io_cont
 }
 
 ApiServer::~ApiServer() { Stop(); }
+
+void ApiServer::SetHosts(const HostGatedCaller* hosts) { impl_->hosts = hosts; }
 
 Result<int> ApiServer::Start(const std::string& host, int port) {
   return impl_->server.Start(host, port);

@@ -100,6 +100,23 @@ std::string CountsResponseBody(const std::vector<storage::UnfinishedCount>& coun
            {"finished_since_start", {{"succeed", finished.succeed}, {"failed", finished.failed}}}});
 }
 
+std::string HostsResponseBody(const std::vector<HostView>& hosts) {
+  json list = json::array();
+  for (const HostView& h : hosts) {
+    list.push_back({{"host", h.host},
+                    {"circuit", std::string(ToString(h.state))},
+                    {"opens", h.opens},
+                    {"waiting", h.waiting},
+                    {"in_flight", h.in_flight},
+                    {"held_at_cap", h.held_at_cap},
+                    {"releasing", h.releasing},
+                    {"open_for_ms", h.open_for.count()},
+                    {"next_probe_in_ms", h.next_probe_in.count()},
+                    {"oldest_waiting", h.oldest_waiting}});
+  }
+  return Dump(json{{"hosts", std::move(list)}});
+}
+
 std::string QueryResponseBody(const std::optional<storage::Transaction>& tx) {
   json body = {{"transaction", nullptr}, {"branches", json::array()}};
   if (tx) {

@@ -138,6 +138,7 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     // A transaction a host's gate held is driven when the gate wakes it, its rows for that
     // host due now.
     parts->driver.SetHostGates(&parts->gated_caller);
+    parts->api.SetHosts(&parts->gated_caller);
     Scheduler& scheduler = parts->scheduler;
     parts->gated_caller.SetOnWake([&scheduler, &clock](const std::vector<std::string>& gids) {
       const TimePoint now = clock.Now();

@@ -38,6 +38,8 @@ std::string StuckAlertBody(const storage::Transaction& tx, TimePoint now) {
     body["branch_id"] = b->branch_id;
     body["op"] = ToString(b->op);
     body["url"] = b->url;
+    // The participant host, as the circuits and metrics name it (scheme://host:port).
+    if (Result<net::Url> url = net::ParseUrl(b->url)) body["host"] = url->Origin();
     body["failures"] = b->failures;
     body["last_error"] = b->last_error;
   }

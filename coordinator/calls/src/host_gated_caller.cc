@@ -215,7 +215,8 @@ std::vector<HostView> HostGatedCaller::Hosts() const {
                        g.releasing(), open ? now - c.opened_at() : Duration(0),
                        c.state() == CircuitState::kOpen
                            ? std::max(c.next_probe_at() - now, Duration(0))
-                           : Duration(0)});
+                           : Duration(0),
+                       g.OldestWaiting(kOldestShown)});
     }
   }
   std::sort(views.begin(), views.end(),

@@ -94,8 +94,13 @@ Decision TransactionDriver::AdvanceStatus(storage::Transaction& tx, TimePoint no
   if (!IsTerminal(tx.global.status)) {
     tx.global.stuck = HasStuckBranch(tx, policy_);
     if (tx.global.stuck && !was_stuck) {
-      spdlog::error("gid={} is stuck: a branch failed {} times in a row", tx.global.gid,
-                    policy_.settings().stuck_after);
+      const auto stuck =
+          std::find_if(tx.branches.begin(), tx.branches.end(), [this](const auto& b) {
+            return b.status == BranchStatus::kPrepared && policy_.IsStuck(b.failures);
+          });
+      spdlog::error("gid={} is stuck: branch {} ({}) at {} failed {} times in a row", tx.global.gid,
+                    stuck->branch_id, ToString(stuck->op), HostGatedCaller::OriginOf(stuck->url),
+                    stuck->failures);
     }
   }
   return d;

@@ -29,6 +29,14 @@ std::size_t HostGate::FreeSlots(TimePoint now) {
   return taken >= cap ? 0 : cap - taken;
 }
 
+std::vector<std::string> HostGate::OldestWaiting(std::size_t n) const {
+  std::vector<std::string> gids;
+  for (auto it = queue_.begin(); it != queue_.end() && gids.size() < n; ++it) {
+    gids.push_back(it->second);
+  }
+  return gids;
+}
+
 GateAdmission HostGate::Admit(const std::string& gid, TimePoint created, TimePoint now) {
   // A woken transaction's call takes the slot it was woken for.
   if (!reserved_.empty()) reserved_.erase(gid);

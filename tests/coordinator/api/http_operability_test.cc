@@ -169,6 +169,7 @@ TEST_CASE("a transaction that becomes stuck is POSTed to the alert webhook once"
   CHECK(alert["gid"] == "s1");
   CHECK(alert["op"] == "action");
   CHECK(alert["url"] == p.Url("/action"));
+  CHECK(alert["host"] == "http://127.0.0.1:" + std::to_string(p.port()));
   CHECK(alert["failures"] == 3);
   CHECK_THAT(alert["last_error"].get<std::string>(), Catch::Contains("503"));
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "settle/api/access_tokens.h"
+#include "settle/calls/host_gated_caller.h"
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
 #include "settle/drive/coordinator.h"
@@ -31,9 +32,9 @@ using MetricsWriter = std::function<void(PrometheusText&)>;
 
 // The HTTP face of the coordinator: every route of docs/protocol.md §3 under /api/settle and
 // /api/dtmsvr, /api/ping and /api/metrics (Prometheus), and the admin console's (GET /, /admin
-// and its files, /api/admin/whoami and /api/admin/counts; §3.14). Parses (400 naming the field),
-// calls the Coordinator, maps its Status to HTTP in one place. Never lets an exception or a bad
-// request stop it serving.
+// and its files, /api/admin/whoami, /api/admin/counts and /api/admin/hosts; §3.14). Parses (400
+// naming the field), calls the Coordinator, maps its Status to HTTP in one place. Never lets an
+// exception or a bad request stop it serving.
 //
 // With tokens configured, every route but /api/ping needs "Authorization: Bearer <token>"
 // granting its access level (see Access): 401 without a valid token, 403 with one that grants
@@ -46,6 +47,10 @@ class ApiServer {
   ApiServer(Coordinator& coordinator, const Clock& clock, asio::io_context& context,
             ApiServerOptions options, MetricsWriter metrics = {});
   ~ApiServer();  // Stop()
+
+  // Where GET /api/admin/hosts reads the participant hosts' gates (null: it lists none).
+  // Before Start().
+  void SetHosts(const HostGatedCaller* hosts);
 
   // Binds host:port (port 0: any free port) and starts serving. Returns the bound port.
   Result<int> Start(const std::string& host, int port);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "settle/calls/host_gated_caller.h"
 #include "settle/storage/store.h"
 
 namespace settle::coordinator {
@@ -25,5 +26,9 @@ struct FinishedSinceStart {
 };
 std::string CountsResponseBody(const std::vector<storage::UnfinishedCount>& counts,
                                FinishedSinceStart finished);
+// GET /api/admin/hosts: {"hosts":[{"host","circuit":"closed|open|probing","opens","waiting",
+// "in_flight","held_at_cap","releasing","open_for_ms","next_probe_in_ms","oldest_waiting":[gid]}]},
+// every participant host called since settled started, by host.
+std::string HostsResponseBody(const std::vector<HostView>& hosts);
 
 }  // namespace settle::coordinator

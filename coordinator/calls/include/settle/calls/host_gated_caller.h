@@ -25,6 +25,7 @@ struct HostView {
   bool releasing = false;         // its circuit closed and the waiting ones are being released
   Duration open_for{0};           // since it opened, while open
   Duration next_probe_in{0};      // while open
+  std::vector<std::string> oldest_waiting;  // the first kOldestShown gids held, oldest first
 };
 
 // Puts a HostGate (a circuit, a cap on calls in flight, paced releases) in front of `inner`
@@ -56,6 +57,7 @@ class HostGatedCaller final : public BranchCaller {
 
   static constexpr Duration kSummaryEvery{10'000};
   static constexpr Duration kTickEvery{50};  // how often settled calls Tick()
+  static constexpr std::size_t kOldestShown = 20;
 
   HostGatedCaller(BranchCaller& inner, const Clock& clock, HostGateSettings settings,
                   RetryPolicy::Jitter jitter = RetryPolicy::RandomJitter());

@@ -77,6 +77,8 @@ class HostGate {
 
   const HostCircuit& circuit() const { return circuit_; }
   std::size_t waiting() const { return waiting_.size(); }
+  // The gids of the `n` oldest waiting transactions, oldest first.
+  std::vector<std::string> OldestWaiting(std::size_t n) const;
   int in_flight() const { return in_flight_; }
   // Releasing the transactions that waited for the circuit, since it closed.
   bool releasing() const { return releasing_; }
