@@ -21,6 +21,11 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::stri
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(),
                                    O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  // Nothing else of the test's: its sockets are mostly not close-on-exec (Boost.Asio opens
+  // them without it), and a child holding a copy of a participant's listening socket would
+  // keep that port accepting (into a backlog nobody reads) after the participant is gone,
+  // and keep it from being listened on again.
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

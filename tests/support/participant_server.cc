@@ -105,16 +105,25 @@ asio::awaitable<net::Response> ParticipantServer::Impl::Serve(net::Request& req)
 }
 
 ParticipantServer::ParticipantServer(std::string tls_cert_file, std::string tls_key_file)
+    : ParticipantServer(std::move(tls_cert_file), std::move(tls_key_file), 0, nullptr) {}
+
+ParticipantServer::ParticipantServer(int port,
+                                     const std::function<void(ParticipantServer&)>& configure)
+    : ParticipantServer("", "", port, configure) {}
+
+ParticipantServer::ParticipantServer(std::string tls_cert_file, std::string tls_key_file, int port,
+                                     const std::function<void(ParticipantServer&)>& configure)
     : impl_(std::make_unique<Impl>()), tls_(!tls_cert_file.empty()) {
+  if (configure) configure(*this);
   impl_->io.Start();
   impl_->server = std::make_unique<net::Server>(
       impl_->io.context(),
       net::ServerOptions{.keep_alive_timeout = Duration(60'000),
                          .tls = {std::move(tls_cert_file), std::move(tls_key_file)}},
       [impl = impl_.get()](net::Request& request) { return impl->Serve(request); });
-  Result<int> port = impl_->server->Start("127.0.0.1", 0);
-  if (!port) throw std::runtime_error("ParticipantServer: " + port.status().ToString());
-  port_ = *port;
+  Result<int> bound = impl_->server->Start("127.0.0.1", port);
+  if (!bound) throw std::runtime_error("ParticipantServer: " + bound.status().ToString());
+  port_ = *bound;
 }
 
 ParticipantServer::~ParticipantServer() {

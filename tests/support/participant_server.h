@@ -37,6 +37,12 @@ struct ScriptedAnswer {
 class ParticipantServer {
  public:
   ParticipantServer(std::string tls_cert_file = "", std::string tls_key_file = "");
+  // HTTP on `port` (0: one the kernel chooses): a participant started again where it
+  // listened before, as a restarted process would be, so that its branch URLs stay valid.
+  // `configure` runs before it listens (SetHandler, Script, ...), so that no request that
+  // arrives at once finds it half set up.
+  explicit ParticipantServer(int port,
+                             const std::function<void(ParticipantServer&)>& configure = nullptr);
   ~ParticipantServer();  // stops serving and joins its threads
   ParticipantServer(const ParticipantServer&) = delete;
   ParticipantServer& operator=(const ParticipantServer&) = delete;
@@ -77,6 +83,9 @@ class ParticipantServer {
                     std::chrono::milliseconds timeout = std::chrono::seconds(10)) const;
 
  private:
+  ParticipantServer(std::string tls_cert_file, std::string tls_key_file, int port,
+                    const std::function<void(ParticipantServer&)>& configure);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
   int port_ = 0;
