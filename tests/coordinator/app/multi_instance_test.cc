@@ -10,9 +10,11 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "branch_call_log.h"
+#include "fault_proxy.h"
 #include "final_status.h"
 #include "json_client.h"
 #include "participant_server.h"
@@ -24,6 +26,8 @@ namespace settle {
 namespace {
 
 using nlohmann::json;
+using testing::Fault;
+using testing::FaultProxy;
 using testing::JsonClient;
 using testing::ParticipantServer;
 using testing::ReceivedCall;
@@ -153,6 +157,72 @@ TEST_CASE(
   INFO("branches called again before an earlier call was answered: " << overlapping.size());
   for (const std::string& branch : overlapping) UNSCOPED_INFO(branch);
   CHECK(overlapping.empty());
+}
+
+// The value of the sample written exactly as `series` in `metrics`, or -1.
+double SampleValue(const std::string& metrics, const std::string& series) {
+  const std::size_t at = metrics.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(metrics.substr(at + series.size() + 2));
+}
+
+TEST_CASE(
+    "two instances on one database keep their own circuits for a participant host that is "
+    "down, and finish every saga once it is back",
+    "[postgres][instances][circuit]") {
+  testing::PostgresTestDatabase database;
+  testing::TempDir dir;
+  ParticipantServer participant;
+  FaultProxy down(participant.port());
+  down.AddRule({"/action", Fault::kDropRequest, 0, -1});
+  const std::string host = "http://127.0.0.1:" + std::to_string(down.port());
+  std::vector<std::unique_ptr<SettledProcess>> instances;
+  for (int i = 0; i < 2; ++i) {
+    std::vector<std::string> args = InstanceArgs(i);
+    for (const char* arg : {"--circuit-failures", "3", "--circuit-probe-max", "300ms"}) {
+      args.push_back(arg);
+    }
+    instances.push_back(std::make_unique<SettledProcess>(
+        database.conninfo(), args, 0, dir.File("settled-" + std::to_string(i) + ".log")));
+  }
+  // Each instance creates, and so drives, half of the sagas.
+  constexpr int kSagas = 20;
+  for (int i = 0; i < kSagas; ++i) {
+    JsonClient client(instances[i % 2]->port());
+    const json saga = {{"gid", "down-" + std::to_string(i)},
+                       {"trans_type", "saga"},
+                       {"steps", {{{"action", down.Url("/action")}}}},
+                       {"payloads", {"{}"}}};
+    REQUIRE(client.PostJson("/api/settle/submit", saga).status == 200);
+  }
+  // Each instance opens its own circuit for the host from its own failures.
+  const std::string opens = "settle_circuit_opens_total{host=\"" + host + "\"}";
+  for (auto& instance : instances) {
+    JsonClient metrics(instance->port());
+    const auto deadline = Steady::now() + std::chrono::seconds(20);
+    double value = -1;
+    while (Steady::now() < deadline) {
+      value = SampleValue(metrics.Get("/api/metrics").body, opens);
+      if (value >= 1) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    CHECK(value >= 1);
+  }
+  // Nothing finished or failed meanwhile.
+  JsonClient reader(instances[0]->port());
+  for (int i = 0; i < kSagas; ++i) {
+    const json q = reader.Get("/api/settle/query?gid=down-" + std::to_string(i)).json;
+    CHECK(q["transaction"]["status"] == "submitted");
+  }
+
+  down.ClearRules();
+  const auto deadline = Steady::now() + std::chrono::seconds(60);
+  for (int i = 0; i < kSagas; ++i) {
+    const std::string gid = "down-" + std::to_string(i);
+    INFO(gid);
+    CHECK(testing::WaitForFinalStatus(reader, gid, deadline) == "succeed");
+  }
+  CHECK(participant.CountCalls("/action") >= kSagas);
 }
 
 }  // namespace

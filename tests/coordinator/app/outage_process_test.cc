@@ -271,7 +271,7 @@ TEST_CASE(
 
 TEST_CASE(
     "a participant that accepts calls and never answers in time opens the circuit on "
-    "timeouts; once it answers, every saga succeeds",
+    "timeouts, and once it answers, every saga succeeds",
     "[process][circuit]") {
   testing::TempDir dir;
   Ledger ledger;
@@ -308,7 +308,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a participant host that answers only 503 opens the circuit without failing a saga; "
+    "a participant host that answers only 503 opens the circuit without failing a saga, and "
     "once it heals, every saga succeeds",
     "[process][circuit]") {
   testing::TempDir dir;
@@ -387,7 +387,7 @@ TEST_CASE(
 
 TEST_CASE(
     "settled killed while a circuit is open, started again with the participant still down, "
-    "opens it again and loses no saga; all succeed once the participant is back",
+    "opens it again and loses no saga, and all succeed once the participant is back",
     "[process][circuit]") {
   testing::TempDir dir;
   Ledger ledger;
