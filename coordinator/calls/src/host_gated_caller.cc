@@ -42,12 +42,15 @@ HostGatedCaller::HostGatedCaller(BranchCaller& inner, const Clock& clock, HostGa
     : inner_(inner), clock_(clock), settings_(settings), jitter_(std::move(jitter)) {}
 
 std::vector<std::string> HostGatedCaller::TakeReleased(const std::string& gid) {
+  // A gid woken before this pass was scheduled: its entry is visible here (the scheduler's
+  // lock orders the two).
+  if (released_size_.load(std::memory_order_relaxed) == 0) return {};
   const std::lock_guard lock(mu_);
-  if (released_.empty()) return {};
   auto it = released_.find(gid);
   if (it == released_.end()) return {};
   std::vector<std::string> origins = std::move(it->second);
   released_.erase(it);
+  released_size_.store(released_.size(), std::memory_order_relaxed);
   return origins;
 }
 
@@ -64,6 +67,7 @@ void HostGatedCaller::TakeWoken(const std::string& origin, Host& host, TimePoint
     released_[gid].push_back(origin);
     woken.push_back(std::move(gid));
   }
+  released_size_.store(released_.size(), std::memory_order_relaxed);
   Summarize(origin, host, now, was_releasing);
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -109,6 +110,8 @@ class HostGatedCaller final : public BranchCaller {
   std::unordered_map<std::string, Host> hosts_;  // by origin
   // gid -> origins whose gate woke it, until its pass takes them.
   std::unordered_map<std::string, std::vector<std::string>> released_;
+  // released_.size(), read without the lock: every pass asks, and almost always for nothing.
+  std::atomic<std::size_t> released_size_{0};
 };
 
 }  // namespace settle::coordinator
