@@ -97,6 +97,7 @@ OrderService::~OrderService() { Stop(); }
 Result<int> OrderService::Start(const std::string& host, int port) {
   participant_.OnQueryPrepared(kQueryPreparedPath, barrier_)
       .OnPost("/api/orders", [this](const sdk::HttpRequest& r) { return PlaceOrder(r); })
+      .OnGet("/api/orders", [this](const sdk::HttpRequest&) { return ListOrders(); })
       .OnGet(R"(/api/orders/([^/]+))", [this](const sdk::HttpRequest& r) { return GetOrder(r); });
   auto bound = participant_.Start(host, port);
   if (!bound) return bound.status();
@@ -145,6 +146,22 @@ sdk::HttpReply OrderService::PlaceOrder(const sdk::HttpRequest& request) {
   const std::string status(ToString(sent->status));
   Say("order " + order->order_id + ": placed; message " + gid + " " + status);
   return Reply(200, {{"order_id", order->order_id}, {"gid", gid}, {"status", status}});
+}
+
+sdk::HttpReply OrderService::ListOrders() {
+  auto tx = store_->Begin();  // read only: rolled back on return
+  if (!tx) return Reply(503, {{"message", tx.status().message()}});
+  auto rows = Query(sdk::SqliteBarrierStore::Connection(**tx),
+                    "SELECT order_id, customer, amount, message_gid FROM orders ORDER BY rowid");
+  if (!rows) return Reply(503, {{"message", rows.status().message()}});
+  json orders = json::array();
+  for (const auto& row : *rows) {
+    orders.push_back({{"order_id", row[0]},
+                      {"customer", row[1]},
+                      {"amount", std::stoll(row[2])},
+                      {"gid", row[3]}});
+  }
+  return Reply(200, {{"orders", orders}});
 }
 
 sdk::HttpReply OrderService::GetOrder(const sdk::HttpRequest& request) {

@@ -50,6 +50,7 @@ class OrderService {
   OrderService(OrderServiceOptions options, std::unique_ptr<sdk::SqliteBarrierStore> store,
                std::unique_ptr<sdk::Client> client);
   sdk::HttpReply PlaceOrder(const sdk::HttpRequest& request);
+  sdk::HttpReply ListOrders();
   sdk::HttpReply GetOrder(const sdk::HttpRequest& request);
 
   OrderServiceOptions options_;

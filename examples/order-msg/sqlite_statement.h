@@ -4,6 +4,7 @@
 #include "example_sql.h"
 
 namespace settle::order_msg {
+using examples::Query;
 using examples::QueryRow;
 using examples::Run;
 using examples::SqlValue;

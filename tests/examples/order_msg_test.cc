@@ -103,6 +103,11 @@ TEST_CASE("order-msg: placing an order commits it and delivers its points once",
   CHECK(shop.WaitForEnd("order-o2") == "succeed");
   CHECK(shop.Points() == 17);
   CHECK(shop.Place("o3", 0).status == 400);
+  const auto listed = JsonClient(shop.orders_port).Get("/api/orders");
+  REQUIRE(listed.status == 200);
+  REQUIRE(listed.json["orders"].size() == 2);
+  CHECK(listed.json["orders"][0]["order_id"] == "o1");
+  CHECK(listed.json["orders"][1]["gid"] == "order-o2");
 }
 
 TEST_CASE("order-msg: a redelivered message adds its points once (the loyalty barrier)",

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the shell blocks of the README, participant-sdk/README.md and docs/*.md as written.
+# Runs the shell blocks of the README, participant-sdk/README.md, docs/*.md and every other
+# Markdown file outside build outputs and tests/ (examples/*/README.md, ...) as written.
 #
 # Every ```sh, ```bash, ```shell, ```zsh or ```console block must have a marker, an HTML
 # comment on the line just before its fence (docs/testing.md, "Documented commands"):
@@ -13,7 +14,7 @@
 # `needs` starts the named background blocks of the same file first, wherever they stand in
 # it. Each block is run by `bash -e -o pipefail`, in a copy of the source tree whose
 # build/bin is the build's binaries, so that nothing a command writes lands in the checkout.
-# The documented ports are fixed (36789, 8081, 8090): the test is RUN_SERIAL, and it fails
+# The documented ports are fixed (36789, 8081 to 8084, 8090): the test is RUN_SERIAL, and it fails
 # rather than talk to something that already answers a ready URL.
 #
 # Usage: doc_commands_test.sh SOURCE_DIR BIN_DIR
@@ -299,6 +300,24 @@ files=("$source_dir/README.md")
 for doc in "$source_dir"/docs/*.md; do
   [ -f "$doc" ] && files+=("$doc")
 done
+# Then every other Markdown file a user reads (examples/*/README.md, ...), in path order: the
+# checkout's tracked ones, or every one of a tree that is not a git checkout. Build outputs,
+# tests/ (its fixtures) and .git are not documentation.
+markdown_files() {
+  if git -C "$source_dir" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git -C "$source_dir" ls-files -z -- '*.md'
+  else
+    (cd "$source_dir" && find . -name .git -prune -o -name '*.md' -type f -printf '%P\0')
+  fi
+}
+while IFS= read -r -d '' relative; do
+  case $relative in
+    build/* | build-*/* | tests/* | data/* | .git/*) continue ;;
+    docs/*/*) ;;
+    README.md | participant-sdk/README.md | docs/*.md) continue ;;  # listed above
+  esac
+  if [ -f "$source_dir/$relative" ]; then files+=("$source_dir/$relative"); fi
+done < <(markdown_files | LC_ALL=C sort -z)
 ran=0
 for file in "${files[@]}"; do
   first=$((block_count + 1))
