@@ -138,10 +138,14 @@ asio::awaitable<std::vector<BranchOutcome>> HostGatedCaller::CallAll(
         BranchOutcome& held = outcomes[i];
         held.not_called_until = admission.until;
         held.circuit_open = admission.circuit_open;
-        held.detail = admission.circuit_open
-                          ? "not called: the circuit for " + origins[i] + " is open"
-                          : "not called: " + std::to_string(settings_.max_in_flight) +
-                                " calls to " + origins[i] + " are in flight";
+        if (admission.circuit_open) {
+          held.detail = "not called: the circuit for " + origins[i] + " is open";
+        } else if (admission.releasing) {
+          held.detail = "not called: waiting its turn in the release of " + origins[i];
+        } else {
+          held.detail = "not called: " + std::to_string(settings_.max_in_flight) + " calls to " +
+                        origins[i] + " are in flight";
+        }
         continue;
       }
       probes[i] = admission.kind == GateAdmission::Kind::kProbe;

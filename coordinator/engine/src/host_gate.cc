@@ -7,10 +7,17 @@
 namespace settle::coordinator {
 
 HostGate::HostGate(HostGateSettings settings, RetryPolicy::Jitter jitter)
-    : settings_(settings), circuit_(settings.circuit, std::move(jitter)) {}
+    : settings_(settings), jitter_(jitter), circuit_(settings.circuit, std::move(jitter)) {}
 
 void HostGate::Wait(const std::string& gid, TimePoint created) {
   if (waiting_.emplace(gid, created).second) queue_.emplace(created, gid);
+}
+
+GateAdmission HostGate::Hold(const std::string& gid, TimePoint created, TimePoint now,
+                             bool circuit_open, bool releasing) {
+  Wait(gid, created);
+  const auto hold = Duration(static_cast<Duration::rep>(settings_.hold.count() * jitter_()));
+  return {GateAdmission::Kind::kHeld, circuit_open, releasing, now + std::max(hold, Duration(1))};
 }
 
 std::string HostGate::PopOldest() {
@@ -41,15 +48,15 @@ GateAdmission HostGate::Admit(const std::string& gid, TimePoint created, TimePoi
   // A woken transaction's call takes the slot it was woken for.
   if (!reserved_.empty()) reserved_.erase(gid);
   const Admission admission = circuit_.Admit(now);
-  if (admission.kind == Admission::Kind::kWait) {
-    Wait(gid, created);
-    return {GateAdmission::Kind::kHeld, true, now + settings_.hold};
-  }
+  if (admission.kind == Admission::Kind::kWait) return Hold(gid, created, now, true, false);
   const bool probe = admission.kind == Admission::Kind::kProbe;
-  if (!probe && FreeSlots(now) == 0) {
-    ++held_at_cap_;
-    Wait(gid, created);
-    return {GateAdmission::Kind::kHeld, false, now + settings_.hold};
+  if (!probe) {
+    // Waiting for its turn in the release and not woken: it keeps its place in the queue.
+    if (releasing_ && waiting_.contains(gid)) return Hold(gid, created, now, false, true);
+    if (FreeSlots(now) == 0) {
+      ++held_at_cap_;
+      return Hold(gid, created, now, false, false);
+    }
   }
   if (!waiting_.empty()) {
     if (auto it = waiting_.find(gid); it != waiting_.end()) {
@@ -58,7 +65,7 @@ GateAdmission HostGate::Admit(const std::string& gid, TimePoint created, TimePoi
     }
   }
   ++in_flight_;
-  return {probe ? GateAdmission::Kind::kProbe : GateAdmission::Kind::kCall, false, {}};
+  return {probe ? GateAdmission::Kind::kProbe : GateAdmission::Kind::kCall, false, false, {}};
 }
 
 CircuitChange HostGate::OnResult(const std::string& gid, TimePoint created, bool host_failed,

@@ -163,6 +163,45 @@ TEST_CASE("a closed circuit releases its waiting transactions oldest first at th
   CHECK(Admit(gate, "g99", t + seconds(10)).kind == Kind::kCall);
 }
 
+TEST_CASE(
+    "a waiting transaction that comes by itself during the release keeps its place: only a "
+    "wake lets it call",
+    "[gate]") {
+  HostGate gate = Gate(Settings(0, 20));
+  OpenWithWaiting(gate, 6, kStart);
+  const TimePoint t = kStart + seconds(1);
+  REQUIRE(Admit(gate, "g6", t).kind == Kind::kProbe);
+  REQUIRE(End(gate, "g6", false, t, true) == CircuitChange::kClosed);
+  REQUIRE(gate.TakeWoken(t) == Gids{"g2"});
+  // g5 comes back on its own (its hold ran out) before its turn: held again, in its place.
+  const GateAdmission again = Admit(gate, "g5", t);
+  CHECK(again.kind == Kind::kHeld);
+  CHECK(again.releasing);
+  CHECK_FALSE(again.circuit_open);
+  CHECK(gate.waiting() == 3);  // g3, g4, g5
+  // A new transaction is not held.
+  CHECK(Admit(gate, "g9", t).kind == Kind::kCall);
+  CHECK(gate.TakeWoken(t + milliseconds(50)) == Gids{"g3"});
+  CHECK(gate.TakeWoken(t + milliseconds(100)) == Gids{"g4"});
+  CHECK(gate.TakeWoken(t + milliseconds(150)) == Gids{"g5"});
+  CHECK(gate.released() == 4);
+  CHECK_FALSE(gate.releasing());
+  // Once the release is over, a transaction coming by itself calls as usual.
+  CHECK(Admit(gate, "g5", t + milliseconds(150)).kind == Kind::kCall);
+}
+
+TEST_CASE("the hold is jittered so that transactions held together do not look again together",
+          "[gate]") {
+  HostGateSettings settings = Settings(0, 0);
+  HostGate early(settings, [] { return 0.8; });
+  HostGate late(settings, [] { return 1.2; });
+  for (HostGate* gate : {&early, &late}) {
+    OpenWithWaiting(*gate, 2, kStart);
+  }
+  CHECK(Admit(early, "g3", kStart).until == kStart + seconds(240));
+  CHECK(Admit(late, "g3", kStart).until == kStart + seconds(360));
+}
+
 TEST_CASE("the release stays under the cap: a slot frees, one more is woken", "[gate]") {
   HostGate gate = Gate(Settings(2, 0));  // no rate: only the cap paces it
   OpenWithWaiting(gate, 6, kStart);

@@ -23,9 +23,10 @@ struct HostGateSettings {
   // Transactions released per second when the circuit of their host closes
   // (--circuit-release-rate; 0: as fast as the cap allows).
   int release_per_second = 500;
-  // A held transaction looks again by itself after this long, if nothing woke it first: a
-  // safety net, not the way it resumes.
-  Duration hold{300'000};
+  // A held transaction looks again by itself after about this long (jittered by ±20%, so that
+  // many held together do not come back together), if nothing woke it first: a safety net, not
+  // the way it resumes. While its host's gate still holds it, it is held again.
+  Duration hold{600'000};
   // A woken transaction keeps the slot it was woken for this long while its pass comes.
   Duration wake_grace{2000};
 };
@@ -38,9 +39,11 @@ struct GateAdmission {
     kHeld,   // do not call: the transaction waits for the gate to wake it
   };
   Kind kind = Kind::kCall;
-  // kHeld only: held by the host's open circuit (otherwise by the cap on calls in flight),
-  // and when the transaction looks again if nothing woke it by then.
+  // kHeld only: why (the host's open circuit, its turn in the release after the circuit
+  // closed, or else the cap on calls in flight), and when the transaction looks again by
+  // itself if nothing woke it by then.
   bool circuit_open = false;
+  bool releasing = false;
   TimePoint until;
 };
 
@@ -56,6 +59,8 @@ struct GateAdmission {
 //   - once it closes, the waiting transactions are woken oldest first, at most
 //     release_per_second, and only into free slots under the cap;
 //   - under the cap at other times, one is woken for each call that ends.
+// A waiting transaction that comes by itself (its own due time, the hold) is held again while
+// the circuit is open or the release goes on: only a wake lets it call, oldest first.
 // A woken transaction holds a slot for wake_grace while its pass comes, so that wakes never
 // add up to more calls than the cap; its call then takes the slot. A new transaction's call
 // goes out whenever a slot is free (the released ones do not make it wait).
@@ -88,12 +93,16 @@ class HostGate {
 
  private:
   void Wait(const std::string& gid, TimePoint created);
+  // Holds the call of `gid`: it waits, and looks again by itself after a jittered hold.
+  GateAdmission Hold(const std::string& gid, TimePoint created, TimePoint now, bool circuit_open,
+                     bool releasing);
   // Takes the oldest waiting transaction out of the queue.
   std::string PopOldest();
   // Slots left under the cap for calls and woken transactions (a large number without a cap).
   std::size_t FreeSlots(TimePoint now);
 
   const HostGateSettings settings_;
+  const RetryPolicy::Jitter jitter_;
   HostCircuit circuit_;
   int in_flight_ = 0;
   std::set<std::pair<TimePoint, std::string>> queue_;    // (created, gid), oldest first
