@@ -15,6 +15,19 @@ void LatencyRecorder::RecordError() {
   ++errors_;
 }
 
+void LatencyRecorder::Add(const LatencyRecorder& other) {
+  std::vector<std::int64_t> nanos;
+  std::uint64_t errors = 0;
+  {
+    std::lock_guard lock(other.mu_);
+    nanos = other.nanos_;
+    errors = other.errors_;
+  }
+  std::lock_guard lock(mu_);
+  nanos_.insert(nanos_.end(), nanos.begin(), nanos.end());
+  errors_ += errors;
+}
+
 std::uint64_t LatencyRecorder::count() const {
   std::lock_guard lock(mu_);
   return nanos_.size();

@@ -13,6 +13,8 @@ class LatencyRecorder {
  public:
   void Record(std::chrono::nanoseconds latency);
   void RecordError();
+  // Adds every sample and error of `other` (a slice of the same measurement).
+  void Add(const LatencyRecorder& other);
 
   struct Summary {
     std::uint64_t count = 0;
