@@ -385,18 +385,33 @@ TEST_CASE(
   CHECK(settled.Terminate() == 0);
 }
 
+// The world of the kill -9 cases: the participant's ledger behind a proxy that drops every
+// /action call (the host is down), and settled on a fresh database, to be killed and started
+// again on it.
+struct DownHostWorld {
+  DownHostWorld() {
+    participant.SetHandler("/action", ledger.Handler());
+    down.AddRule({"/action", Fault::kDropRequest, 0, -1});
+  }
+  std::unique_ptr<SettledProcess> StartSettled(const std::string& log_name) {
+    return std::make_unique<SettledProcess>(db, QuickArgs(), 0, dir.File(log_name));
+  }
+
+  testing::TempDir dir;
+  Ledger ledger;
+  ParticipantServer participant;
+  FaultProxy down{participant.port()};
+  const std::string db = dir.File("settle.db");
+};
+
 TEST_CASE(
     "settled killed while a circuit is open, started again with the participant still down, "
     "opens it again and loses no saga, and all succeed once the participant is back",
     "[process][circuit]") {
-  testing::TempDir dir;
-  Ledger ledger;
-  ParticipantServer participant;
-  participant.SetHandler("/action", ledger.Handler());
-  FaultProxy down(participant.port());
-  down.AddRule({"/action", Fault::kDropRequest, 0, -1});
-  const std::string db = dir.File("settle.db");
-  auto settled = std::make_unique<SettledProcess>(db, QuickArgs(), 0, dir.File("first.log"));
+  DownHostWorld world;
+  Ledger& ledger = world.ledger;
+  FaultProxy& down = world.down;
+  auto settled = world.StartSettled("first.log");
 
   const std::vector<std::string> gids = Gids("wait-", 50);
   {
@@ -409,7 +424,7 @@ TEST_CASE(
   settled->Kill();
 
   // The circuit was in memory only: the new process finds the host down by itself.
-  settled = std::make_unique<SettledProcess>(db, QuickArgs(), 0, dir.File("second.log"));
+  settled = world.StartSettled("second.log");
   JsonClient client(settled->port());
   REQUIRE(WaitForOpens(client, down.port(), 1));
   for (const auto& gid : gids) {
@@ -430,14 +445,11 @@ TEST_CASE(
     "settled killed while the sagas an outage held back are being released, some finished "
     "and some calls in flight: after a restart all succeed, each action applied once",
     "[process][circuit]") {
-  testing::TempDir dir;
-  Ledger ledger;
-  ParticipantServer participant;
-  participant.SetHandler("/action", ledger.Handler());
-  FaultProxy down(participant.port());
-  down.AddRule({"/action", Fault::kDropRequest, 0, -1});
-  const std::string db = dir.File("settle.db");
-  auto settled = std::make_unique<SettledProcess>(db, QuickArgs(), 0, dir.File("first.log"));
+  DownHostWorld world;
+  Ledger& ledger = world.ledger;
+  ParticipantServer& participant = world.participant;
+  FaultProxy& down = world.down;
+  auto settled = world.StartSettled("first.log");
 
   const std::vector<std::string> gids = Gids("release-", 300);
   std::set<std::string> done_before_kill;
@@ -465,7 +477,7 @@ TEST_CASE(
   WARN("killed with " << held_at_kill << " calls in flight");
   participant.Release();  // their answers go to a coordinator that is gone
 
-  settled = std::make_unique<SettledProcess>(db, QuickArgs(), 0, dir.File("second.log"));
+  settled = world.StartSettled("second.log");
   JsonClient client(settled->port());
   // At most the 100 answered calls finished their sagas.
   CHECK(done_before_kill.size() <= 100);
