@@ -139,6 +139,9 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     // host due now.
     parts->driver.SetHostGates(&parts->gated_caller);
     parts->api.SetHosts(&parts->gated_caller);
+    // A held transaction whose gate still holds it is not read again when its own time comes.
+    HostGatedCaller& gates = parts->gated_caller;
+    parts->scheduler.SetHeldCheck([&gates](const std::string& gid) { return gates.Holds(gid); });
     Scheduler& scheduler = parts->scheduler;
     parts->gated_caller.SetOnWake([&scheduler, &clock](const std::vector<std::string>& gids) {
       const TimePoint now = clock.Now();

@@ -209,6 +209,14 @@ asio::awaitable<std::vector<BranchOutcome>> HostGatedCaller::CallAll(
   co_return outcomes;
 }
 
+bool HostGatedCaller::Holds(const std::string& gid) const {
+  const std::lock_guard lock(mu_);
+  for (const auto& [origin, host] : hosts_) {
+    if (host.gate.Holds(gid)) return true;
+  }
+  return false;
+}
+
 std::vector<HostView> HostGatedCaller::Hosts() const {
   std::vector<HostView> views;
   {

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <utility>
@@ -12,6 +13,8 @@
 namespace settle::coordinator {
 namespace {
 
+// The shortest wait of a held transaction between two looks of its own (see SetHeldCheck).
+constexpr Duration kMinHeldWait{1000};
 // How soon a pass that threw is retried. A throw is a bug; the transaction must not be lost.
 constexpr Duration kRetryAfterCrashedPass{1000};
 // The timer's longest sleep when nothing is due: it wakes for anything scheduled earlier.
@@ -86,7 +89,16 @@ std::size_t Scheduler::RunOnce() {
     const TimePoint now = clock_.Now();
     while (!queue_.empty() && queue_.begin()->first <= now && background_ < max_passes_) {
       std::string gid = queue_.begin()->second;
-      ClaimLocked(gid, entries_[gid]);
+      Entry& entry = entries_[gid];
+      if (entry.held && still_held_ && still_held_(gid)) {
+        // Its gate still holds it and wakes it: no pass (it would read the transaction only to
+        // be held again), another wait instead.
+        queue_.erase(queue_.begin());
+        entry.due = now + entry.held_for;
+        queue_.emplace(*entry.due, gid);
+        continue;
+      }
+      ClaimLocked(gid, entry);
       ++background_;
       due.push_back(std::move(gid));
     }
@@ -200,6 +212,7 @@ void Scheduler::Finish(const std::string& gid, std::optional<TimePoint> next_due
     entry.rerun.reset();
     if (next && !stopping_) {
       entry.held = held && next == next_due;  // not if asked to run again meanwhile
+      if (entry.held) entry.held_for = std::max(*next - clock_.Now(), kMinHeldWait);
       entry.due = *next;
       queue_.emplace(*next, gid);
       // The timer starts it, even when due at once: starting it from here would let a pass

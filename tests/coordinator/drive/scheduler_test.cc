@@ -140,6 +140,33 @@ TEST_CASE(
   CHECK(f.runner.runs() == std::vector<std::string>{"g1", "g1", "g2"});
 }
 
+TEST_CASE(
+    "a held transaction whose gate still holds it is not run when its own time comes, only "
+    "re-armed, and runs once the gate lets it go",
+    "[scheduler]") {
+  Fixture f;
+  const TimePoint t0 = f.clock.Now();
+  bool gate_holds = true;
+  f.scheduler.SetHeldCheck([&gate_holds](const std::string&) { return gate_holds; });
+  f.runner.answer = [&](const std::string&, std::stop_token) {
+    PassResult held{f.clock.Now() + 300 * kSecond};
+    held.held = true;
+    return held;
+  };
+  f.scheduler.Schedule("g1", t0);
+  f.Run();
+  REQUIRE(f.runner.runs().size() == 1);
+  f.clock.Advance(300 * kSecond);
+  CHECK(f.scheduler.RunOnce() == 0);
+  CHECK(f.scheduler.DueTime("g1") == t0 + 600 * kSecond);
+  // The gate no longer holds it (a wake was lost, say): its own time runs it.
+  gate_holds = false;
+  f.clock.Advance(300 * kSecond);
+  CHECK(f.scheduler.RunOnce() == 1);
+  f.Run();
+  CHECK(f.runner.runs().size() == 2);
+}
+
 TEST_CASE("the earliest requested due time wins", "[scheduler]") {
   Fixture f;
   const TimePoint t0 = f.clock.Now();

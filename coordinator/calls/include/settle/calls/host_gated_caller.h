@@ -76,6 +76,9 @@ class HostGatedCaller final : public BranchCaller {
   // bound for them are due now.
   std::vector<std::string> TakeReleased(const std::string& gid);
 
+  // Whether some host's gate holds `gid`, and so will wake it.
+  bool Holds(const std::string& gid) const;
+
   // "http://host:port" of a branch URL; empty if it does not parse (no gate).
   static std::string OriginOf(const std::string& url);
 

@@ -46,6 +46,13 @@ class Scheduler {
   // pass ended held by a participant host's gate: its stored due time is past, but the gate
   // wakes it (with Schedule) when it may call.
   void ScheduleFound(const std::string& gid, TimePoint due);
+  // Whether a participant host's gate still holds `gid` (and so will wake it): a held
+  // transaction whose own look-again time comes while its gate still holds it is not run, only
+  // re-armed for another such wait. Called under the scheduler's lock: it must not call back
+  // into the scheduler. Before Start().
+  void SetHeldCheck(std::function<bool(const std::string&)> still_held) {
+    still_held_ = std::move(still_held);
+  }
 
   // Starts every transaction that is due and not running, within max_passes; returns how many.
   std::size_t RunOnce();
@@ -103,6 +110,7 @@ class Scheduler {
     bool running = false;
     std::optional<TimePoint> rerun;  // due time requested while running
     bool held = false;               // its last pass ended held by a host's gate
+    Duration held_for{0};            // then: how long it waits before looking again itself
     // Called once the running pass ends (a claim waiting for it).
     std::vector<std::function<void()>> on_end;
   };
@@ -121,6 +129,7 @@ class Scheduler {
   const asio::any_io_executor executor_;
   PassRunner& runner_;
   const std::size_t max_passes_;
+  std::function<bool(const std::string&)> still_held_;  // empty: no check
 
   mutable std::mutex mu_;
   std::condition_variable pass_done_cv_;

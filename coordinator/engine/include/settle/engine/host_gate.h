@@ -82,6 +82,8 @@ class HostGate {
 
   const HostCircuit& circuit() const { return circuit_; }
   std::size_t waiting() const { return waiting_.size(); }
+  // Whether `gid` waits in this gate (it will be woken).
+  bool Holds(const std::string& gid) const { return waiting_.contains(gid); }
   // The gids of the `n` oldest waiting transactions, oldest first.
   std::vector<std::string> OldestWaiting(std::size_t n) const;
   int in_flight() const { return in_flight_; }
