@@ -12,10 +12,13 @@
 
 #include "fault_proxy.h"
 #include "in_process_settled.h"
+#include "metrics_sample.h"
 #include "participant_server.h"
 
 namespace settle {
 namespace {
+
+using testing::SampleValue;
 
 using nlohmann::json;
 using std::chrono::milliseconds;
@@ -44,13 +47,6 @@ json Saga(const std::string& gid, const std::string& action, const std::string& 
           {"trans_type", "saga"},
           {"steps", {{{"action", action}, {"compensate", compensate}}}},
           {"payloads", {R"({"amount":30})"}}};
-}
-
-// The value of the sample written exactly as `series` (name and labels), or -1.
-double SampleValue(const std::string& metrics, const std::string& series) {
-  const std::size_t at = metrics.find("\n" + series + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(metrics.substr(at + series.size() + 2));
 }
 
 // Scrapes /api/metrics until `series` satisfies `done`, or 10 s pass.

@@ -10,6 +10,7 @@
 
 #include "fake_clock.h"
 #include "in_process_settled.h"
+#include "metrics_sample.h"
 #include "participant_server.h"
 #include "settle/app/webhook_alerts.h"
 #include "settle/core/completion.h"
@@ -17,6 +18,8 @@
 
 namespace settle {
 namespace {
+
+using testing::SampleValue;
 
 using nlohmann::json;
 using testing::InProcessSettled;
@@ -45,13 +48,6 @@ json Saga(const std::string& gid, ParticipantServer& p) {
           {"trans_type", "saga"},
           {"steps", {{{"action", p.Url("/action")}, {"compensate", p.Url("/compensate")}}}},
           {"payloads", {R"({"amount":30})"}}};
-}
-
-// The value of the sample written exactly as `series` (name and labels), or -1.
-double SampleValue(const std::string& metrics, const std::string& series) {
-  const std::size_t at = metrics.find("\n" + series + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(metrics.substr(at + series.size() + 2));
 }
 
 TEST_CASE("with tokens, a request without one gets 401 naming the header, ping stays open",

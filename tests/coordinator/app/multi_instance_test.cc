@@ -17,6 +17,7 @@
 #include "fault_proxy.h"
 #include "final_status.h"
 #include "json_client.h"
+#include "metrics_sample.h"
 #include "participant_server.h"
 #include "postgres_test_database.h"
 #include "settled_process.h"
@@ -24,6 +25,8 @@
 
 namespace settle {
 namespace {
+
+using testing::SampleValue;
 
 using nlohmann::json;
 using testing::Fault;
@@ -157,13 +160,6 @@ TEST_CASE(
   INFO("branches called again before an earlier call was answered: " << overlapping.size());
   for (const std::string& branch : overlapping) UNSCOPED_INFO(branch);
   CHECK(overlapping.empty());
-}
-
-// The value of the sample written exactly as `series` in `metrics`, or -1.
-double SampleValue(const std::string& metrics, const std::string& series) {
-  const std::size_t at = metrics.find("\n" + series + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(metrics.substr(at + series.size() + 2));
 }
 
 TEST_CASE(

@@ -22,6 +22,7 @@
 #include "file_text.h"
 #include "final_status.h"
 #include "json_client.h"
+#include "metrics_sample.h"
 #include "participant_server.h"
 #include "settled_process.h"
 #include "temp_dir.h"
@@ -56,11 +57,8 @@ std::string HostOf(int port) { return "http://127.0.0.1:" + std::to_string(port)
 // The value of `name`{host="..."} in settled's metrics, or -1 when it has no such series (or
 // did not answer).
 double CircuitSample(JsonClient& client, const std::string& name, int host_port) {
-  const std::string metrics = client.Get("/api/metrics").body;
-  const std::string series = "\n" + name + "{host=\"" + HostOf(host_port) + "\"} ";
-  const std::size_t at = metrics.find(series);
-  if (at == std::string::npos) return -1;
-  return std::stod(metrics.substr(at + series.size()));
+  return testing::SampleValue(client.Get("/api/metrics").body,
+                              name + "{host=\"" + HostOf(host_port) + "\"}");
 }
 
 // Polls `done` every 10 ms until it holds or `timeout` passes.
