@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <utility>
 
 #include "failed_attempts_codec.h"
@@ -13,6 +14,7 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kApplyGroup = "SELECT settle_apply_group($1::jsonb)";
+constexpr int kDeadlockRetries = 3;
 
 std::string Hex(std::string_view bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -56,7 +58,8 @@ Result<json> Encode(const InsertGlobal& op) {
               {"rt", Millis(g.rollback_time)},
               {"rr", Hex(g.rollback_reason)},
               {"nc", Millis(g.next_cron_time)},
-              {"sk", g.stuck ? 1 : 0}};
+              {"sk", g.stuck ? 1 : 0},
+              {"fs", g.force_stopped ? 1 : 0}};
 }
 
 Result<json> Encode(const InsertBranch& op) {
@@ -124,6 +127,7 @@ Result<json> Encode(const UpdateGlobal& op) {
               {"rr", Hex(g.rollback_reason)},
               {"nc", Millis(g.next_cron_time)},
               {"sk", g.stuck ? 1 : 0},
+              {"fs", g.force_stopped ? 1 : 0},
               {"expected", ToString(op.expected)}};
 }
 
@@ -229,11 +233,18 @@ GroupResult PgGroupApplier::ApplyGroup(std::span<const WriteBatch* const> batche
   }
   group += ']';
 
-  Result<PgResult> applied = connection_.Query(kApplyGroup, PgParams().Text(group));
-  if (!applied) return FailGroup(batches.size(), applied.status());
+  // A group that locks global rows in another order than a concurrent one (two instances, each
+  // registering a branch of one transaction and deciding another) may be chosen by the server
+  // to break the deadlock: nothing of it took effect, and it runs again.
+  std::optional<Result<PgResult>> applied;
+  for (int attempt = 0; attempt <= kDeadlockRetries; ++attempt) {
+    applied.emplace(connection_.Query(kApplyGroup, PgParams().Text(group)));
+    if (*applied || !connection_.LastFailureRetryable()) break;
+  }
+  if (!*applied) return FailGroup(batches.size(), applied->status());
   GroupResult result;
   try {
-    const json outcomes = json::parse(applied->Text(0, 0));
+    const json outcomes = json::parse((*applied)->Text(0, 0));
     if (!outcomes.is_array() || outcomes.size() != batches.size()) {
       return FailGroup(
           batches.size(),

@@ -4,6 +4,7 @@
 
 #include "failed_attempts_codec.h"
 #include "options_codec.h"
+#include "undone_rollbacks.h"
 
 namespace settle::storage {
 namespace {
@@ -12,8 +13,9 @@ constexpr std::size_t kMaxListLimit = 1000;
 
 #define SETTLE_GLOBAL_COLUMNS                                                      \
   "g.id, g.gid, g.trans_type, g.status, g.options, g.create_time, g.update_time, " \
-  "g.finish_time, g.rollback_time, g.rollback_reason, g.next_cron_time, g.stuck"
-constexpr int kGlobalColumns = 12;
+  "g.finish_time, g.rollback_time, g.rollback_reason, g.next_cron_time, g.stuck, " \
+  "g.force_stopped"
+constexpr int kGlobalColumns = 13;
 
 // The global and its branch rows in one statement (one snapshot, one round trip): a global
 // without branches comes back as one row whose branch columns are NULL.
@@ -33,9 +35,16 @@ constexpr std::string_view kCountUnfinished =
     "SELECT trans_type, status, count(*), sum(stuck) FROM trans_global "
     "WHERE status IN ('prepared', 'submitted', 'aborting') GROUP BY trans_type, status";
 
+// A failed transaction whose cancels are still to be made waits for them.
 constexpr std::string_view kSelectFinishedBefore =
-    "SELECT gid FROM trans_global WHERE finish_time IS NOT NULL AND finish_time < $1::bigint "
-    "ORDER BY finish_time LIMIT $2::bigint";
+    "SELECT g.gid FROM trans_global AS g WHERE g.finish_time IS NOT NULL "
+    "AND g.finish_time < $1::bigint AND NOT " SETTLE_UNDONE_ROLLBACKS_OF(
+        "g") " ORDER BY g.finish_time LIMIT $2::bigint";
+
+constexpr std::string_view kSelectUndoneRollbacks =
+    "SELECT g.id, g.gid FROM trans_global AS g WHERE g.status = 'failed' AND g.id > $2::bigint "
+    "AND g.finish_time >= $1::bigint AND " SETTLE_UNDONE_ROLLBACKS_OF(
+        "g") " ORDER BY g.id LIMIT $3::bigint";
 
 // Topics (schema version 4): the unique (topic, url) index finds a topic's rows; seq orders
 // them by subscription, and topic's "C" collation orders names byte for byte.
@@ -77,6 +86,7 @@ Result<GlobalRecord> ReadGlobal(const PgResult& rows, int row) {
   g.rollback_reason = rows.Bytes(row, 9);
   g.next_cron_time = OptionalTime(rows, row, 10);
   g.stuck = rows.Int(row, 11) != 0;
+  g.force_stopped = rows.Int(row, 12) != 0;
   return g;
 }
 
@@ -229,6 +239,27 @@ Result<std::vector<std::string>> PgReader::ListFinishedBefore(TimePoint cutoff, 
   std::vector<std::string> gids;
   for (int row = 0; row < rows->rows(); ++row) gids.push_back(rows->Text(row, 0));
   return gids;
+}
+
+Result<std::vector<UndoneRollback>> PgReader::ListUndoneRollbacks(TimePoint finished_since,
+                                                                  std::int64_t after_id,
+                                                                  std::size_t limit) {
+  if (limit < 1 || limit > kMaxListLimit) {
+    return Status::InvalidArgument("limit must be 1.." + std::to_string(kMaxListLimit));
+  }
+  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  if (!c) return c.status();
+  Result<PgResult> rows =
+      (**c)->Query(kSelectUndoneRollbacks, PgParams()
+                                               .Int(ToUnixMillis(finished_since))
+                                               .Int(after_id)
+                                               .Int(static_cast<std::int64_t>(limit)));
+  if (!rows) return rows.status();
+  std::vector<UndoneRollback> found;
+  for (int row = 0; row < rows->rows(); ++row) {
+    found.push_back(UndoneRollback{rows->Int(row, 0), rows->Text(row, 1)});
+  }
+  return found;
 }
 
 Result<std::vector<Subscriber>> PgReader::Subscribers(const std::string& topic) {

@@ -23,6 +23,8 @@ class PgReader {
   Result<std::vector<DueEntry>> ListUnfinished();
   Result<std::vector<UnfinishedCount>> CountUnfinished();
   Result<std::vector<std::string>> ListFinishedBefore(TimePoint cutoff, std::size_t limit);
+  Result<std::vector<UndoneRollback>> ListUndoneRollbacks(TimePoint finished_since,
+                                                          std::int64_t after_id, std::size_t limit);
   Result<std::vector<Subscriber>> Subscribers(const std::string& topic);
   Result<std::vector<Topic>> ListTopics();
 

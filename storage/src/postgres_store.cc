@@ -125,6 +125,12 @@ Result<std::vector<std::string>> PostgresStore::ListFinishedBefore(TimePoint cut
   return impl_->reader().ListFinishedBefore(cutoff, limit);
 }
 
+Result<std::vector<UndoneRollback>> PostgresStore::ListUndoneRollbacks(TimePoint finished_since,
+                                                                       std::int64_t after_id,
+                                                                       std::size_t limit) {
+  return impl_->reader().ListUndoneRollbacks(finished_since, after_id, limit);
+}
+
 Result<std::vector<Subscriber>> PostgresStore::Subscribers(const std::string& topic) {
   return impl_->reader().Subscribers(topic);
 }

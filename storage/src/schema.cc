@@ -37,7 +37,12 @@ namespace {
 // also finds a topic's rows. `seq` is the subscription order: AUTOINCREMENT never hands out a
 // number again, so a url that subscribes anew comes after every subscriber already there,
 // whatever their create_time says. A topic is its rows; it has no row of its own.
-constexpr std::array<const char*, 5> kMigrations = {
+//
+// Version 6 marks the transactions an operator force-stopped (force_stopped): their undone
+// calls stay undone, while a failed TCC or XA left with an undone cancel by the
+// timeout/registration race is repaired (undone_rollbacks.h). Before this version only the
+// reason told; the transactions it names are marked.
+constexpr std::array<const char*, 6> kMigrations = {
     R"sql(
 CREATE TABLE trans_global (
   id              INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -114,6 +119,11 @@ CREATE TABLE topic_subscriber (
   create_time INTEGER NOT NULL,
   UNIQUE (topic, url)
 );
+)sql",
+    R"sql(
+ALTER TABLE trans_global ADD COLUMN force_stopped INTEGER NOT NULL DEFAULT 0;
+UPDATE trans_global SET force_stopped = 1
+  WHERE status = 'failed' AND rollback_reason GLOB '*stopped by an operator (forceStop*';
 )sql",
 };
 

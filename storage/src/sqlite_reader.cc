@@ -5,6 +5,7 @@
 
 #include "failed_attempts_codec.h"
 #include "options_codec.h"
+#include "undone_rollbacks.h"
 
 namespace settle::storage {
 namespace {
@@ -13,7 +14,7 @@ constexpr int kMaxListLimit = 1000;
 
 #define SETTLE_GLOBAL_COLUMNS                                                     \
   "id, gid, trans_type, status, options, create_time, update_time, finish_time, " \
-  "rollback_time, rollback_reason, next_cron_time, stuck"
+  "rollback_time, rollback_reason, next_cron_time, stuck, force_stopped"
 
 constexpr std::string_view kSelectGlobal =
     "SELECT " SETTLE_GLOBAL_COLUMNS " FROM trans_global WHERE gid = ?1";
@@ -33,10 +34,16 @@ constexpr std::string_view kCountUnfinished =
     "SELECT trans_type, status, count(*), sum(stuck) FROM trans_global "
     "WHERE status IN ('prepared', 'submitted', 'aborting') GROUP BY trans_type, status";
 
-// Served by the partial index on finish_time (schema version 3).
+// Served by the partial index on finish_time (schema version 3). A failed transaction whose
+// cancels are still to be made waits for them.
 constexpr std::string_view kSelectFinishedBefore =
-    "SELECT gid FROM trans_global WHERE finish_time IS NOT NULL AND finish_time < ?1 "
-    "ORDER BY finish_time LIMIT ?2";
+    "SELECT g.gid FROM trans_global AS g WHERE g.finish_time IS NOT NULL AND g.finish_time < ?1 "
+    "AND NOT " SETTLE_UNDONE_ROLLBACKS_OF("g") " ORDER BY g.finish_time LIMIT ?2";
+
+// Failed transactions are found by the (status, id) index, in id order.
+constexpr std::string_view kSelectUndoneRollbacks =
+    "SELECT g.id, g.gid FROM trans_global AS g WHERE g.status = 'failed' AND g.id > ?2 "
+    "AND g.finish_time >= ?1 AND " SETTLE_UNDONE_ROLLBACKS_OF("g") " ORDER BY g.id LIMIT ?3";
 
 // Topics (schema version 5): the unique (topic, url) index finds a topic's rows; seq orders
 // them by subscription.
@@ -78,6 +85,7 @@ Result<GlobalRecord> ReadGlobal(const SqliteStatement& row) {
   g.rollback_reason = row.ColumnBytes(9);
   g.next_cron_time = OptionalTime(row, 10);
   g.stuck = row.ColumnInt64(11) != 0;
+  g.force_stopped = row.ColumnInt64(12) != 0;
   return g;
 }
 
@@ -319,6 +327,30 @@ Result<std::vector<std::string>> SqliteReader::ListFinishedBefore(TimePoint cuto
   });
   if (!s.ok()) return s;
   return gids;
+}
+
+Result<std::vector<UndoneRollback>> SqliteReader::ListUndoneRollbacks(TimePoint finished_since,
+                                                                      std::int64_t after_id,
+                                                                      std::size_t limit) {
+  if (limit < 1 || limit > static_cast<std::size_t>(kMaxListLimit)) {
+    return Status::InvalidArgument("limit must be 1.." + std::to_string(kMaxListLimit));
+  }
+  Result<std::unique_ptr<SqliteConnection>> acquired = Acquire();
+  if (!acquired) return acquired.status();
+  Lease c(*this, std::move(acquired).value());
+
+  Result<SqliteStatement> stmt = c->Prepare(kSelectUndoneRollbacks);
+  if (!stmt) return stmt.status();
+  stmt->BindInt64(1, ToUnixMillis(finished_since))
+      .BindInt64(2, after_id)
+      .BindInt64(3, static_cast<std::int64_t>(limit));
+  std::vector<UndoneRollback> found;
+  Status s = ReadAll(*stmt, [&found](const SqliteStatement& row) {
+    found.push_back(UndoneRollback{row.ColumnInt64(0), row.ColumnBytes(1)});
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return found;
 }
 
 Result<std::vector<Subscriber>> SqliteReader::Subscribers(const std::string& topic) {

@@ -113,6 +113,12 @@ Result<std::vector<std::string>> SqliteStore::ListFinishedBefore(TimePoint cutof
   return impl_->reader().ListFinishedBefore(cutoff, limit);
 }
 
+Result<std::vector<UndoneRollback>> SqliteStore::ListUndoneRollbacks(TimePoint finished_since,
+                                                                     std::int64_t after_id,
+                                                                     std::size_t limit) {
+  return impl_->reader().ListUndoneRollbacks(finished_since, after_id, limit);
+}
+
 Result<std::vector<Subscriber>> SqliteStore::Subscribers(const std::string& topic) {
   return impl_->reader().Subscribers(topic);
 }

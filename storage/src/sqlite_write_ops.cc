@@ -6,6 +6,7 @@
 #include "failed_attempts_codec.h"
 #include "options_codec.h"
 #include "sqlite_topic_ops.h"
+#include "undone_rollbacks.h"
 
 namespace settle::storage {
 namespace {
@@ -13,8 +14,8 @@ namespace {
 // Every statement is a constant: the connection prepares it once and reuses it.
 constexpr std::string_view kInsertGlobal =
     "INSERT INTO trans_global (gid, trans_type, status, options, create_time, update_time, "
-    "finish_time, rollback_time, rollback_reason, next_cron_time, stuck) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (gid) DO NOTHING";
+    "finish_time, rollback_time, rollback_reason, next_cron_time, stuck, force_stopped) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT (gid) DO NOTHING";
 
 // Branch rows are keyed by their global's integer id (schema version 2); every statement
 // finds it from the gid through trans_global's unique index.
@@ -44,7 +45,8 @@ constexpr std::string_view kSelectGlobalType = "SELECT trans_type FROM trans_glo
 
 constexpr std::string_view kUpdateGlobal =
     "UPDATE trans_global SET status = ?1, update_time = ?2, finish_time = ?3, "
-    "rollback_time = ?4, rollback_reason = ?5, next_cron_time = ?6, stuck = ?7 "
+    "rollback_time = ?4, rollback_reason = ?5, next_cron_time = ?6, stuck = ?7, "
+    "force_stopped = ?10 "
     "WHERE gid = ?8 AND status = ?9";
 
 constexpr std::string_view kUpdateBranch =
@@ -65,12 +67,16 @@ constexpr std::string_view kRetryBranches =
 constexpr std::string_view kCountBranches =
     "SELECT count(*) FROM trans_branch_op WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID;
 
+// A failed transaction whose cancels are still to be made (undone_rollbacks.h) is not deleted:
+// the branch rows go first, and the global only once they are gone.
 constexpr std::string_view kDeleteFinishedBranches =
     "DELETE FROM trans_branch_op WHERE global_id = "
-    "(SELECT id FROM trans_global WHERE gid = ?1 AND status IN ('succeed', 'failed'))";
+    "(SELECT g.id FROM trans_global AS g WHERE g.gid = ?1 AND g.status IN ('succeed', 'failed') "
+    "AND NOT " SETTLE_UNDONE_ROLLBACKS_OF("g") ")";
 
 constexpr std::string_view kDeleteFinishedGlobal =
-    "DELETE FROM trans_global WHERE gid = ?1 AND status IN ('succeed', 'failed')";
+    "DELETE FROM trans_global AS g WHERE g.gid = ?1 AND g.status IN ('succeed', 'failed') "
+    "AND NOT " SETTLE_UNDONE_ROLLBACKS_OF("g");
 
 #undef SETTLE_GLOBAL_ID_OF_GID
 
@@ -120,7 +126,8 @@ Status Apply(SqliteConnection& c, const InsertGlobal& op) {
       .BindOptionalInt64(8, Millis(g.rollback_time))
       .BindText(9, g.rollback_reason)
       .BindOptionalInt64(10, Millis(g.next_cron_time))
-      .BindInt64(11, g.stuck ? 1 : 0);
+      .BindInt64(11, g.stuck ? 1 : 0)
+      .BindInt64(12, g.force_stopped ? 1 : 0);
   if (Status s = stmt->Run(); !s.ok()) return s;
   if (c.Changes() == 0) return Status::AlreadyExists("gid " + g.gid + " already exists");
   return Status::Ok();
@@ -231,7 +238,8 @@ Status Apply(SqliteConnection& c, const UpdateGlobal& op) {
         .BindOptionalInt64(6, Millis(g.next_cron_time))
         .BindInt64(7, g.stuck ? 1 : 0)
         .BindText(8, g.gid)
-        .BindText(9, ToString(op.expected));
+        .BindText(9, ToString(op.expected))
+        .BindInt64(10, g.force_stopped ? 1 : 0);
     if (Status s = stmt->Run(); !s.ok()) return s;
   }
   if (c.Changes() == 1) return Status::Ok();
@@ -303,6 +311,9 @@ Status Apply(SqliteConnection& c, const DeleteFinished& op) {
   Result<std::optional<std::string>> status = GlobalStatusOf(c, op.gid);
   if (!status) return status.status();
   if (!*status) return Status::Ok();
+  if (**status == ToString(GlobalStatus::kFailed)) {
+    return Status::Conflict("gid " + op.gid + " is failed with cancels still to be made");
+  }
   return Status::Conflict("gid " + op.gid + " is " + **status + ", not finished");
 }
 

@@ -32,4 +32,11 @@ class BankProcess {
   int port_ = 0;
 };
 
+// Runs `sql` (with `param` bound to ?1 unless empty) on a read-only connection to a bank's
+// live database (WAL lets it read while the bank writes): every column as text, NULL as "".
+// No rows when it cannot be read.
+std::vector<std::vector<std::string>> QueryBankDb(const std::string& db_path,
+                                                  const std::string& sql,
+                                                  const std::string& param = "");
+
 }  // namespace settle::testing

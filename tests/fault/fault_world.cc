@@ -1,7 +1,5 @@
 #include "fault_world.h"
 
-#include <sqlite3.h>
-
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -15,32 +13,6 @@ namespace {
 
 std::string Body(const std::string& account, long long amount) {
   return R"({"account_id":")" + account + R"(","amount":)" + std::to_string(amount) + "}";
-}
-
-// Runs `sql` on a read-only connection to a participant's live database (WAL lets it read
-// while the participant writes).
-std::vector<std::vector<std::string>> Query(const std::string& db_path, const std::string& sql,
-                                            const std::string& param) {
-  sqlite3* db = nullptr;
-  std::vector<std::vector<std::string>> rows;
-  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_busy_timeout(db, 5000);
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK) {
-      if (!param.empty()) sqlite3_bind_text(stmt, 1, param.c_str(), -1, SQLITE_TRANSIENT);
-      while (sqlite3_step(stmt) == SQLITE_ROW) {
-        std::vector<std::string> row;
-        for (int c = 0; c < sqlite3_column_count(stmt); ++c) {
-          const auto* text = sqlite3_column_text(stmt, c);
-          row.emplace_back(text != nullptr ? reinterpret_cast<const char*>(text) : "");
-        }
-        rows.push_back(std::move(row));
-      }
-    }
-    sqlite3_finalize(stmt);
-  }
-  sqlite3_close(db);
-  return rows;
 }
 
 }  // namespace
@@ -156,7 +128,7 @@ std::pair<long long, long long> FaultWorld::Account(int i, const std::string& ac
 std::map<std::string, std::string> FaultWorld::BarrierRows(int i, const std::string& gid) {
   std::map<std::string, std::string> rows;
   for (const auto& row :
-       Query(banks_[i]->db_path(), "SELECT op, reason FROM barrier WHERE gid = ?1", gid)) {
+       QueryBankDb(banks_[i]->db_path(), "SELECT op, reason FROM barrier WHERE gid = ?1", gid)) {
     rows[row[0]] = row[1];
   }
   return rows;
@@ -196,7 +168,8 @@ void FaultWorld::CheckInvariants(std::chrono::seconds timeout) {
       total += account["balance"].get<long long>() + account["frozen"].get<long long>();
     }
     INFO("bank " << i);
-    CHECK(Query(banks_[i]->db_path(), "SELECT COUNT(*) FROM pending_credit", "")[0][0] == "0");
+    CHECK(QueryBankDb(banks_[i]->db_path(), "SELECT COUNT(*) FROM pending_credit", "")[0][0] ==
+          "0");
   }
   CHECK(total == 2LL * options_.accounts * options_.initial_balance);
   INFO(committed << " of " << transfers.size() << " transfers committed");

@@ -289,6 +289,40 @@ TEST_CASE("a version 3 database gains topics with every transaction kept", "[sto
         StatusCode::kAlreadyExists);
 }
 
+TEST_CASE(
+    "a version 4 database marks the transactions an operator force-stopped, and finds the TCC "
+    "the timeout/registration race left uncancelled",
+    "[storage][postgres][repair]") {
+  PostgresTestDatabase database;
+  {
+    Result<std::unique_ptr<PgConnection>> raw = PgConnection::Open(database.conninfo());
+    INFO(raw.status().ToString());
+    REQUIRE(raw);
+    REQUIRE(MigratePgSchema(**raw, 4).ok());
+    const Status inserted = (*raw)->Run(
+        "INSERT INTO trans_global (gid, trans_type, status, options, create_time, update_time, "
+        "finish_time, rollback_reason) VALUES "
+        "('stopped', 'tcc', 'failed', '{}'::bytea, 1000, 2000, 2000, "
+        "'stopped by an operator (forceStop by ops): by hand'::bytea),"
+        "('raced', 'tcc', 'failed', '{}'::bytea, 1000, 2000, 2000, 'timeout_to_fail'::bytea);"
+        "INSERT INTO trans_branch_op (global_id, branch_id, op, seq, url, data, status, "
+        "create_time, update_time, attempts, failures, last_error, next_retry_at, "
+        "failed_attempts) "
+        "SELECT id, '01', 'cancel', 0, 'http://a/c', ''::bytea, 'prepared', 1, 2, 0, 0, "
+        "''::bytea, 5, ''::bytea FROM trans_global");
+    INFO(inserted.ToString());
+    REQUIRE(inserted.ok());
+  }
+
+  auto store = MustOpen(database.conninfo());
+
+  CHECK(MustLoad(*store, "stopped").global.force_stopped);
+  CHECK_FALSE(MustLoad(*store, "raced").global.force_stopped);
+  const auto undone = store->ListUndoneRollbacks(FromUnixMillis(0), 0, 10).value();
+  REQUIRE(undone.size() == 1);
+  CHECK(undone[0].gid == "raced");
+}
+
 TEST_CASE("an unreachable server is Unavailable at open, with libpq's reason",
           "[storage][postgres]") {
   Result<std::unique_ptr<PostgresStore>> opened =

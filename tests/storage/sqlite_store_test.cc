@@ -239,6 +239,44 @@ TEST_CASE("a version 4 database gains topics with every transaction kept", "[sto
   CHECK(MustLoad(*store, "old-1").branches[1].status == BranchStatus::kSucceed);
 }
 
+TEST_CASE(
+    "a version 5 database marks the transactions an operator force-stopped, and finds the TCC "
+    "the timeout/registration race left uncancelled",
+    "[storage][sqlite][repair]") {
+  TempDir dir;
+  const std::string path = dir.File("settle.db");
+  {
+    // Two failed TCCs with a cancel never made, as the release before left them: one an
+    // operator stopped while it rolled back, one the race left.
+    Result<std::unique_ptr<SqliteConnection>> raw =
+        SqliteConnection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 5000);
+    REQUIRE(raw);
+    REQUIRE(MigrateSchema(**raw, 5).ok());
+    REQUIRE((*raw)
+                ->Exec("INSERT INTO trans_global (gid, trans_type, status, options, create_time, "
+                       "update_time, finish_time, rollback_reason) VALUES "
+                       "('stopped', 'tcc', 'failed', '{}', 1000, 2000, 2000, 'timeout_to_fail: "
+                       "x; then stopped by an operator (forceStop by ops): by hand'),"
+                       "('raced', 'tcc', 'failed', '{}', 1000, 2000, 2000, 'timeout_to_fail: x');"
+                       "INSERT INTO trans_branch_op (global_id, branch_id, op, seq, url, data, "
+                       "status, create_time, update_time, attempts, failures, last_error, "
+                       "next_retry_at, failed_attempts) VALUES "
+                       "(1, '01', 'cancel', 0, 'http://a/c', '', 'prepared', 1, 2, 0, 0, '', 5, "
+                       "''),"
+                       "(2, '01', 'cancel', 0, 'http://a/c', '', 'prepared', 1, 2, 0, 0, '', 5, "
+                       "'');")
+                .ok());
+  }
+
+  auto store = MustOpen(path);
+
+  CHECK(MustLoad(*store, "stopped").global.force_stopped);
+  CHECK_FALSE(MustLoad(*store, "raced").global.force_stopped);
+  const auto undone = store->ListUndoneRollbacks(FromUnixMillis(0), 0, 10).value();
+  REQUIRE(undone.size() == 1);
+  CHECK(undone[0].gid == "raced");
+}
+
 TEST_CASE("a database written by a newer schema version is refused, naming both versions",
           "[storage][sqlite]") {
   TempDir dir;

@@ -50,6 +50,11 @@ class FailingStore final : public storage::Store {
                                                       std::size_t limit) override {
     return inner_.ListFinishedBefore(cutoff, limit);
   }
+  Result<std::vector<storage::UndoneRollback>> ListUndoneRollbacks(TimePoint finished_since,
+                                                                   std::int64_t after_id,
+                                                                   std::size_t limit) override {
+    return inner_.ListUndoneRollbacks(finished_since, after_id, limit);
+  }
   Result<std::vector<storage::Subscriber>> Subscribers(const std::string& topic) override {
     return inner_.Subscribers(topic);
   }

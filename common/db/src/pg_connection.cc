@@ -143,6 +143,7 @@ Status PgConnection::ErrorOf(pg_result* result, std::string_view sql) const {
   const std::string text = "postgresql: " + AbbreviateSql(sql) + ": " +
                            (message.empty() ? OneLine(PQerrorMessage(connection_)) : message);
   const std::string_view sqlstate = state != nullptr ? state : "";
+  last_failure_retryable_ = sqlstate == "40P01" || sqlstate == "40001";
   if (sqlstate.starts_with("22")) return Status::InvalidArgument(text);
   if (sqlstate.starts_with("23")) return Status::Conflict(text);
   if (sqlstate.starts_with("42")) return Status::Internal(text);

@@ -47,6 +47,7 @@ json GlobalJson(const storage::GlobalRecord& g) {
       {"rollback_reason", g.rollback_reason},
       {"next_cron_time", TimeOrNull(g.next_cron_time)},
       {"stuck", g.stuck},
+      {"force_stopped", g.force_stopped},
       {"options", OptionsJson(g.options)},
   };
 }

@@ -11,6 +11,7 @@
 #include "settle/drive/gid_generator.h"
 #include "settle/drive/instance_lease.h"
 #include "settle/drive/leased_pass_runner.h"
+#include "settle/drive/rollback_repair.h"
 #include "settle/drive/scheduler.h"
 #include "settle/drive/transaction_driver.h"
 #include "settle/net/client.h"
@@ -60,12 +61,21 @@ struct SettledServer::Parts {
         scheduler(clock, io.executor(), runner(), c.max_passes),
         gids(clock),
         coordinator(async_store, scheduler, clock, gids, c.coordinator, metrics),
+        repair(*store, scheduler, clock),
+        repair_sweeps(kRepairEvery,
+                      [this] {
+                        if (auto found = repair.Sweep(); !found) {
+                          spdlog::warn("looking for undone cancels: {}", found.status().ToString());
+                        }
+                      }),
         api(coordinator, clock, io.context(), c.api, [this](PrometheusText& out) {
           WriteSettledMetrics(out, {metrics, *store, scheduler, retention, alerts.get(),
                                     config.build, &gated_caller});
         }) {}
 
   static constexpr std::size_t kBlockingThreads = 4;
+  // How often to look for failed transactions an earlier version left with undone cancels.
+  static constexpr Duration kRepairEvery{60'000};
 
   ServerConfig config;
   const Clock& clock;
@@ -104,6 +114,8 @@ struct SettledServer::Parts {
   Scheduler scheduler;
   GidGenerator gids;
   Coordinator coordinator;
+  RollbackRepair repair;
+  PeriodicThread repair_sweeps;  // at start, then every kRepairEvery
   ApiServer api;
   int port = 0;
   bool stopped = false;
@@ -171,6 +183,7 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     if (*resumed > 0) spdlog::info("resuming {} unfinished transactions", *resumed);
   }
   parts->scheduler.Start();
+  parts->repair_sweeps.Start();
   parts->gate_ticks.Start();
   parts->retention.Start();
   auto port = parts->api.Start(config.host, config.port);
@@ -210,6 +223,7 @@ void SettledServer::Parts::Shutdown() {
   coordinator.BeginShutdown();
   // Passes stop starting calls; the ones in flight get the grace period to finish.
   gate_ticks.Stop();
+  repair_sweeps.Stop();
   scheduler.Stop(config.shutdown_grace);
   api.Stop();
   retention.Stop();

@@ -359,7 +359,7 @@ asio::awaitable<Status> Coordinator::ForceStop(ForceStopRequest request) {
   reason += ")";
   if (!request.reason.empty()) reason += ": " + request.reason;
   const auto changed = co_await ChangeStatus(gid, std::nullopt, std::move(from),
-                                             GlobalStatus::kFailed, std::nullopt, reason);
+                                             GlobalStatus::kFailed, std::nullopt, reason, true);
   if (!changed) co_return changed.status();
   spdlog::warn("gid={} force-stopped by actor={}; retries stop; reason={}", gid,
                request.actor.empty() ? "unknown" : request.actor, request.reason);
@@ -426,7 +426,7 @@ asio::awaitable<Result<storage::ListPage>> Coordinator::List(storage::ListQuery 
 
 asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::ChangeStatus(
     std::string gid, std::optional<TransType> type, std::vector<GlobalStatus> from, GlobalStatus to,
-    std::optional<GlobalStatus> already_done, std::string reason) {
+    std::optional<GlobalStatus> already_done, std::string reason, bool force_stop) {
   for (int attempt = 0; attempt < kStatusChangeAttempts; ++attempt) {
     auto loaded = co_await store_.Load(gid);
     if (!loaded) co_return loaded.status();
@@ -441,6 +441,7 @@ asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::Change
     const GlobalStatus old = g.status;
     const TimePoint now = clock_.Now();
     ApplyStatusChange(g, to, reason, now);
+    g.force_stopped = force_stop;
     if (!IsTerminal(to)) g.next_cron_time = now;
     // The branch count makes `tx` exactly what is stored after the commit: a branch
     // registered since the load fails it, and the next attempt loads that branch too.

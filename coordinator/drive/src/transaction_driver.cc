@@ -128,6 +128,14 @@ asio::awaitable<std::optional<PassResult>> TransactionDriver::StoreRound(
   } else {
     batch.Add(storage::ExpectGlobalStatus{gid, {before.status}});
   }
+  // While prepared, a client may register branches (TCC, XA): a decision that moves the
+  // transaction on, taken from rows read before a registration, must not commit after it, or
+  // the registered branch would never be driven. The count makes the registration and this
+  // commit serialize on the transaction (write_batch.h): one that committed since the read
+  // fails this commit, and the next pass reads its branch; one after it is refused.
+  if (before.status == GlobalStatus::kPrepared && tx.global.status != before.status) {
+    batch.Add(storage::ExpectBranchCount{gid, tx.branches.size()});
+  }
   const Status committed = co_await store_.Commit(std::move(batch));
   batch.Clear();
   if (committed.ok()) {
@@ -229,8 +237,8 @@ asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
     } else if (!batch.empty()) {
       ++unstored_rounds;
     }
-    // Here `tx` is exactly what is stored, unless calls follow.
-    if (IsTerminal(tx.global.status)) co_return PassResult{std::nullopt, std::move(tx)};
+    // Here `tx` is exactly what is stored, unless calls follow. A finished transaction has no
+    // more calls, but the rollbacks a failed TCC or XA was left without (two_phase_engine.h).
     if (d.calls.empty()) co_return PassResult{d.wake_at, std::move(tx)};
     if (last_round) co_return PassResult{now, std::move(tx)};
     const Held held = co_await CallAndRecord(tx, d.calls, batch);

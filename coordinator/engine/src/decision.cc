@@ -22,10 +22,14 @@ Decision Decide(const storage::Transaction& tx, TimePoint now) {
 
 namespace {
 
-// The op a status drives for the transaction's type; nullopt when it drives none.
-std::optional<BranchOp> DrivenOp(TransType type, GlobalStatus status) {
+// The op a status drives for the transaction's type; nullopt when it drives none. A failed
+// TCC or XA that no operator stopped still drives its rollbacks (two_phase_engine.h).
+std::optional<BranchOp> DrivenOp(const storage::GlobalRecord& g) {
+  const TransType type = g.trans_type;
+  const GlobalStatus status = g.status;
   const bool submitted = status == GlobalStatus::kSubmitted;
-  const bool aborting = status == GlobalStatus::kAborting;
+  const bool aborting =
+      status == GlobalStatus::kAborting || (status == GlobalStatus::kFailed && !g.force_stopped);
   switch (type) {
     case TransType::kTcc:
       if (submitted) return BranchOp::kConfirm;
@@ -50,7 +54,7 @@ std::optional<BranchOp> DrivenOp(TransType type, GlobalStatus status) {
 std::vector<bool> RowsStillCalled(const storage::Transaction& tx) {
   if (tx.global.trans_type == TransType::kSaga) return SagaRowsStillCalled(tx);
   std::vector<bool> called(tx.branches.size());
-  const std::optional<BranchOp> op = DrivenOp(tx.global.trans_type, tx.global.status);
+  const std::optional<BranchOp> op = DrivenOp(tx.global);
   if (!op) return called;
   for (std::size_t i = 0; i < tx.branches.size(); ++i) {
     called[i] = tx.branches[i].op == *op && tx.branches[i].status == BranchStatus::kPrepared;

@@ -27,6 +27,16 @@ Decision DrivePhaseTwo(const storage::Transaction& tx, BranchOp op, GlobalStatus
   return d;
 }
 
+// A failed transaction that still has a rollback row not succeeded, and that no operator
+// force-stopped, was left so by a version with the timeout/registration race: its branch's Try
+// is reserved. Its rollbacks are made as in aborting, and it stays failed.
+Decision RepairUndoneRollbacks(const storage::Transaction& tx, BranchOp rollback, TimePoint now) {
+  if (tx.global.force_stopped) return {};
+  Decision d = DrivePhaseTwo(tx, rollback, GlobalStatus::kFailed, now);
+  d.next_status.reset();
+  return d;
+}
+
 Decision DecideTwoPhase(const storage::Transaction& tx, TimePoint now, BranchOp commit,
                         BranchOp rollback) {
   const storage::GlobalRecord& g = tx.global;
@@ -48,8 +58,9 @@ Decision DecideTwoPhase(const storage::Transaction& tx, TimePoint now, BranchOp 
       return DrivePhaseTwo(tx, commit, GlobalStatus::kSucceed, now);
     case GlobalStatus::kAborting:
       return DrivePhaseTwo(tx, rollback, GlobalStatus::kFailed, now);
-    case GlobalStatus::kSucceed:
     case GlobalStatus::kFailed:
+      return RepairUndoneRollbacks(tx, rollback, now);
+    case GlobalStatus::kSucceed:
       return {};
   }
   return {};

@@ -50,8 +50,18 @@ TEST_CASE("an aborting saga will call only the compensations of steps that start
 TEST_CASE("a finished transaction will call no row again", "[engine]") {
   for (GlobalStatus done : {GlobalStatus::kSucceed, GlobalStatus::kFailed}) {
     CHECK(StillCalled(TransactionBuilder::Saga(done, kT0).SagaSteps(2).Build()).empty());
-    CHECK(StillCalled(TransactionBuilder::Tcc(done, kT0).TccBranch("01").Build()).empty());
   }
+  CHECK(StillCalled(TransactionBuilder::Tcc(GlobalStatus::kSucceed, kT0).TccBranch("01").Build())
+            .empty());
+  auto stopped = TransactionBuilder::Tcc(GlobalStatus::kFailed, kT0).TccBranch("01").Build();
+  stopped.global.force_stopped = true;
+  CHECK(StillCalled(stopped).empty());
+}
+
+TEST_CASE("a failed TCC nobody force-stopped will still call a cancel never made",
+          "[engine][repair]") {
+  const auto tx = TransactionBuilder::Tcc(GlobalStatus::kFailed, kT0).TccBranch("01").Build();
+  CHECK(StillCalled(tx) == std::set<std::string>{"01:cancel"});
 }
 
 TEST_CASE("a TCC will call the confirms when submitted, the cancels when aborting",

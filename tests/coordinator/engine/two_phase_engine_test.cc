@@ -91,13 +91,40 @@ TEST_CASE("a confirm waiting for its retry is not called early, the engine says 
 }
 
 TEST_CASE("a finished TCC needs nothing", "[engine][tcc]") {
-  for (auto status : {GlobalStatus::kSucceed, GlobalStatus::kFailed}) {
-    auto tx = TransactionBuilder::Tcc(status, kT0).TccBranch("01").Build();
+  auto succeeded = TransactionBuilder::Tcc(GlobalStatus::kSucceed, kT0).TccBranch("01").Build();
+  RowOf(succeeded, "01", BranchOp::kConfirm).status = BranchStatus::kSucceed;
+  auto failed = TransactionBuilder::Tcc(GlobalStatus::kFailed, kT0).TccBranch("01").Build();
+  RowOf(failed, "01", BranchOp::kCancel).status = BranchStatus::kSucceed;
+  // An operator's forceStop leaves its undone calls undone.
+  auto stopped = TransactionBuilder::Tcc(GlobalStatus::kFailed, kT0).TccBranch("01").Build();
+  stopped.global.force_stopped = true;
+  for (const auto& tx : {succeeded, failed, stopped}) {
     const Decision d = DecideTcc(tx, kT0 + 100 * kSecond);
     CHECK_FALSE(d.next_status);
     CHECK(d.calls.empty());
     CHECK_FALSE(d.wake_at);
   }
+}
+
+TEST_CASE(
+    "a failed TCC left with a cancel never made (the timeout/registration race) cancels it and "
+    "stays failed",
+    "[engine][tcc][repair]") {
+  auto tx =
+      TransactionBuilder::Tcc(GlobalStatus::kFailed, kT0).TccBranch("01").TccBranch("02").Build();
+  RowOf(tx, "01", BranchOp::kCancel).status = BranchStatus::kSucceed;
+  RowOf(tx, "02", BranchOp::kCancel).next_retry_at = kT0 + 5 * kSecond;
+
+  const Decision waiting = DecideTcc(tx, kT0);
+  CHECK_FALSE(waiting.next_status);
+  CHECK(waiting.calls.empty());
+  CHECK(waiting.wake_at == kT0 + 5 * kSecond);
+
+  const Decision due = DecideTcc(tx, kT0 + 5 * kSecond);
+  CHECK_FALSE(due.next_status);
+  REQUIRE(due.calls.size() == 1);
+  CHECK(tx.branches[due.calls[0]].branch_id == "02");
+  CHECK(tx.branches[due.calls[0]].op == BranchOp::kCancel);
 }
 
 // The ops of a decision's calls, as "01:commit" strings.

@@ -60,6 +60,9 @@ class PostgresStore final : public Store {
   Result<std::vector<DueEntry>> ListUnfinished() override;
   Result<std::vector<UnfinishedCount>> CountUnfinished() override;
   Result<std::vector<std::string>> ListFinishedBefore(TimePoint cutoff, std::size_t limit) override;
+  Result<std::vector<UndoneRollback>> ListUndoneRollbacks(TimePoint finished_since,
+                                                          std::int64_t after_id,
+                                                          std::size_t limit) override;
   Result<std::vector<Subscriber>> Subscribers(const std::string& topic) override;
   Result<std::vector<Topic>> ListTopics() override;
   StoreStats Stats() const override;

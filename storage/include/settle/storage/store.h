@@ -44,6 +44,13 @@ struct UnfinishedCount {
   std::size_t stuck = 0;
 };
 
+// A failed TCC or XA transaction with a registered branch whose cancel (rollback) was never
+// completed, and not because an operator force-stopped it (undone_rollbacks.h).
+struct UndoneRollback {
+  std::int64_t id = 0;
+  std::string gid;
+};
+
 // Durable storage of global transactions and their branch rows, and of topic subscriptions.
 //
 // Thread-safety: every method may be called from any thread at any time.
@@ -86,6 +93,15 @@ class Store {
   // `cutoff`, the longest finished first: what retention deletes next.
   virtual Result<std::vector<std::string>> ListFinishedBefore(TimePoint cutoff,
                                                               std::size_t limit) = 0;
+
+  // Failed TCC and XA transactions that an operator did not force-stop and that still have a
+  // cancel (rollback) row not succeeded: their branch's Try stays reserved until the
+  // coordinator makes the call. Only those that finished at or after `finished_since` and have
+  // an id above `after_id`, in id order, at most `limit` (1..1000). Only a version with the
+  // timeout/registration race leaves one; retention keeps them until their calls are made.
+  virtual Result<std::vector<UndoneRollback>> ListUndoneRollbacks(TimePoint finished_since,
+                                                                  std::int64_t after_id,
+                                                                  std::size_t limit) = 0;
 
   // The topic's subscribers in the order they subscribed (the first first); empty for a topic
   // that does not exist. Reflects every Commit that returned before this call started.

@@ -26,7 +26,10 @@ struct InsertBranch {
 };
 
 // Precondition only: the global exists (NotFound) and its status is one of `allowed`
-// (Conflict otherwise).
+// (Conflict otherwise). The status holds until the batch commits: a concurrent status change
+// (UpdateGlobal) commits before this check or after the whole batch (PostgreSQL: the check
+// locks the global row FOR SHARE; SQLite: one writer). A writer that adds rows to a
+// transaction in a status adds this first: see ExpectBranchCount.
 struct ExpectGlobalStatus {
   std::string gid;
   std::vector<GlobalStatus> allowed;
@@ -42,7 +45,10 @@ struct ExpectGlobalType {
 
 // Precondition only: the global exists (NotFound) and has exactly `count` branch rows
 // (Conflict otherwise). A writer that acts on a transaction it loaded adds this to be sure that
-// no branch was registered since.
+// no branch was registered since. The count sees every branch insert that committed before
+// this batch, and one that commits after it sees this batch's status change: PostgreSQL locks
+// the global row (FOR NO KEY UPDATE, as an UPDATE does) before it counts, so a registration
+// whose ExpectGlobalStatus holds the row FOR SHARE commits first or checks the new status.
 struct ExpectBranchCount {
   std::string gid;
   std::size_t count = 0;
@@ -57,8 +63,8 @@ struct LimitBranchRows {
 };
 
 // Compare-and-set of a global's mutable fields: status, update_time, finish_time,
-// rollback_time, rollback_reason, next_cron_time and stuck are written from `record` if the
-// stored status equals `expected` (Conflict otherwise; NotFound if the gid is unknown).
+// rollback_time, rollback_reason, next_cron_time, stuck and force_stopped are written from `record`
+// if the stored status equals `expected` (Conflict otherwise; NotFound if the gid is unknown).
 struct UpdateGlobal {
   GlobalRecord record;
   GlobalStatus expected;
@@ -80,7 +86,8 @@ struct RetryNow {
 };
 
 // Retention: deletes a finished (succeed or failed) transaction with every branch row. A gid
-// that is not stored is a no-op (already deleted); Conflict if it is not finished.
+// that is not stored is a no-op (already deleted); Conflict if it is not finished, or if it is
+// a failed TCC or XA whose cancels (rollbacks) are still to be made (Store::ListUndoneRollbacks).
 struct DeleteFinished {
   std::string gid;
 };

@@ -87,6 +87,11 @@ class PgConnection {
   // Inside a transaction in which a statement failed: it can only roll back (COMMIT would).
   bool InFailedTransaction() const;
 
+  // Whether the last statement that failed was chosen to fail by the server to break a
+  // deadlock or a serialization conflict (SQLSTATE 40P01 or 40001): nothing of it took
+  // effect, and the same statement may well succeed if run again.
+  bool LastFailureRetryable() const { return last_failure_retryable_; }
+
   // The server's version as PQserverVersion gives it, e.g. 150018.
   int server_version() const;
 
@@ -100,6 +105,7 @@ class PgConnection {
 
   pg_conn* connection_;
   std::unordered_map<std::string, std::string> prepared_;  // SQL -> statement name
+  mutable bool last_failure_retryable_ = false;
 };
 
 }  // namespace settle

@@ -93,10 +93,12 @@ class Coordinator {
   // Moves gid from one of the `from` statuses to `to`, retrying when a concurrent change wins
   // the compare-and-set or a branch is registered meanwhile. Answers the transaction as stored
   // by the change; nullopt for one already in `already_done`, left unchanged. One of another
-  // type than `type` (when given) is a Conflict.
+  // type than `type` (when given) is a Conflict. `force_stop`: an operator's forceStop, stored
+  // so that the calls it leaves undone stay undone (GlobalRecord::force_stopped).
   asio::awaitable<Result<std::optional<storage::Transaction>>> ChangeStatus(
       std::string gid, std::optional<TransType> type, std::vector<GlobalStatus> from,
-      GlobalStatus to, std::optional<GlobalStatus> already_done, std::string reason);
+      GlobalStatus to, std::optional<GlobalStatus> already_done, std::string reason,
+      bool force_stop = false);
   // Phase two of a TCC or XA, or the submit of a prepared message: ChangeStatus of the gid,
   // which must be of `type`, from prepared to `to`, then DriveClaimed from the rows it stored,
   // under a claim taken before the load so that nothing else drives it in between.

@@ -23,6 +23,9 @@ namespace settle::coordinator {
 // made again (branch handlers are idempotent).
 // Every write is conditioned on the status the pass read, so an operator's forceStop, or a
 // client's submit or abort, is never overwritten: the pass stops and the next pass reloads.
+// A write that moves a prepared transaction on (its timeout) is conditioned on its branch
+// count too, so a branch registered since the read is never left out: a registerBranch is
+// either refused or driven.
 //
 // Thread-safe: passes for different gids may run at once, on any I/O threads.
 class TransactionDriver final : public PassRunner {

@@ -33,7 +33,8 @@ Decision Decide(const storage::Transaction& tx, TimePoint now);
 
 // For each row of `tx` (indexes as in Transaction::branches): whether the coordinator will
 // still call it in the transaction's current status, now or at its next_retry_at. False for
-// every row of a finished transaction, for rows that are no longer prepared, for the ops the
+// every row of a finished transaction (but the rollbacks a failed TCC or XA still has to make:
+// two_phase_engine.h), for rows that are no longer prepared, for the ops the
 // status does not drive (a TCC's cancel rows while it is submitted, any row of a prepared TCC
 // or XA: the client decides), and for a saga's compensations of steps that never started.
 std::vector<bool> RowsStillCalled(const storage::Transaction& tx);

@@ -11,6 +11,10 @@ namespace settle::coordinator {
 // - submitted: calls every branch's commit op in parallel; succeed once all have succeeded.
 // - aborting: calls every registered branch's rollback op in parallel; failed once all have
 //   succeeded.
+// - failed with a rollback row not succeeded, and not force-stopped by an operator (whose
+//   undone calls stay undone): left so by a version with the timeout/registration race, the
+//   registered branch's Try is reserved. Its rollbacks are called as in aborting, and the
+//   status stays failed.
 // TCC's ops are confirm and cancel (the participant's barrier turns a cancel without Try into
 // a no-op); XA's are commit and rollback of the branch's prepared local transaction, both at
 // the branch's one phase-2 URL.

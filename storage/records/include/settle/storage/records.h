@@ -46,6 +46,10 @@ struct GlobalRecord {
   // When the coordinator must next look at this transaction; none once it is finished.
   std::optional<TimePoint> next_cron_time;
   bool stuck = false;  // a branch has failed the server's stuck threshold times in a row
+  // Ended by an operator's forceStop: the calls it left undone stay undone. Every other
+  // failed TCC or XA transaction has cancelled (rolled back) every registered branch, and one
+  // that has not (left so by a version with the timeout/registration race) is repaired.
+  bool force_stopped = false;
 
   bool operator==(const GlobalRecord&) const = default;
 };

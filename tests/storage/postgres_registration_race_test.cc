@@ -1,0 +1,163 @@
+// The timeout/registration race on PostgreSQL, played with two real database sessions: one
+// commits a decision on a prepared TCC (its status change and the branch count it decided
+// from), the other registers a branch, and the two are interleaved inside settle_apply_group,
+// each left open before its COMMIT. Under READ COMMITTED a count cannot see a registration that
+// has not committed, so the registration's status check must hold the global row until it
+// commits: the decision waits for it and then counts it, or the registration waits for the
+// decision and then reads the status it committed. Schema version 4 did neither.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "pg_group_applier.h"
+#include "pg_schema.h"
+#include "postgres_test_database.h"
+#include "record_builders.h"
+#include "settle/db/pg_connection.h"
+#include "settle/storage/postgres_store.h"
+#include "store_test_util.h"
+
+namespace settle::storage::testing {
+namespace {
+
+using settle::testing::PostgresTestDatabase;
+using Steady = std::chrono::steady_clock;
+
+std::unique_ptr<PgConnection> Connect(const PostgresTestDatabase& database) {
+  Result<std::unique_ptr<PgConnection>> c = PgConnection::Open(database.conninfo());
+  INFO(c.status().ToString());
+  REQUIRE(c);
+  return std::move(c).value();
+}
+
+// settle_apply_group's argument for one batch, as group commit sends it.
+std::string Group(const WriteBatch& batch) {
+  Result<std::string> encoded = PgGroupApplier::EncodeBatch(batch);
+  REQUIRE(encoded);
+  return "[" + *encoded + "]";
+}
+
+// Runs the group in the session's open transaction; answers settle_apply_group's result: "[null]"
+// when the batch applied, else its refusal.
+std::string Apply(PgConnection& session, const std::string& group) {
+  Result<PgResult> applied =
+      session.Query("SELECT settle_apply_group($1::jsonb)::text", PgParams().Text(group));
+  INFO(applied.status().ToString());
+  REQUIRE(applied);
+  return applied->Text(0, 0);
+}
+
+// The decision a timeout takes from a prepared TCC it read with `branches` branch rows.
+WriteBatch TimeoutAbort(std::size_t branches) {
+  GlobalRecord aborting = MakeGlobal("g", TransType::kTcc, GlobalStatus::kAborting);
+  aborting.rollback_reason = "timeout_to_fail";
+  return Batch(UpdateGlobal{aborting, GlobalStatus::kPrepared}, ExpectBranchCount{"g", branches});
+}
+
+// registerBranch of branch `id`, as the coordinator commits it.
+WriteBatch Registration(const std::string& id) {
+  return Batch(ExpectGlobalType{"g", TransType::kTcc},
+               ExpectGlobalStatus{"g", {GlobalStatus::kPrepared}},
+               InsertBranch{MakeBranch("g", id, BranchOp::kCancel)},
+               InsertBranch{MakeBranch("g", id, BranchOp::kConfirm)});
+}
+
+// Whether a session of this test's schema waits for a lock, polled until `deadline`.
+bool WaitsForLock(PgConnection& observer, const PostgresTestDatabase& database,
+                  Steady::time_point deadline) {
+  while (Steady::now() < deadline) {
+    Result<PgResult> waiting = observer.Query(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1::text "
+        "AND wait_event_type = 'Lock'",
+        PgParams().Text(database.schema()));
+    REQUIRE(waiting);
+    if (waiting->Int(0, 0) > 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+struct RaceWorld {
+  explicit RaceWorld(int schema_version) {
+    {
+      auto migrating = Connect(database);
+      REQUIRE(MigratePgSchema(*migrating, schema_version).ok());
+    }
+    first = Connect(database);
+    second = Connect(database);
+    observer = Connect(database);
+    GlobalRecord g = MakeGlobal("g");
+    REQUIRE(Apply(*first, Group(Batch(InsertGlobal{g}))) == "[null]");
+  }
+  // The global's status and branch rows, as committed.
+  std::pair<std::string, std::int64_t> Stored() {
+    Result<PgResult> row = observer->Query(
+        "SELECT status, (SELECT count(*) FROM trans_branch_op) FROM trans_global WHERE gid = 'g'");
+    REQUIRE(row);
+    return {row->Text(0, 0), row->Int(0, 1)};
+  }
+
+  PostgresTestDatabase database;
+  std::unique_ptr<PgConnection> first;
+  std::unique_ptr<PgConnection> second;
+  std::unique_ptr<PgConnection> observer;
+};
+
+TEST_CASE(
+    "a decision that counted the branches before a registration committed waits for it, "
+    "then is refused",
+    "[storage][postgres][race]") {
+  RaceWorld world(LatestPgSchemaVersion());
+  // The registration passes its status check, not yet committed.
+  REQUIRE(world.first->Run("BEGIN").ok());
+  REQUIRE(Apply(*world.first, Group(Registration("01"))) == "[null]");
+  // The timeout decides from the transaction it read without that branch.
+  std::future<std::string> decision = std::async(
+      std::launch::async, [&world] { return Apply(*world.second, Group(TimeoutAbort(0))); });
+  REQUIRE(WaitsForLock(*world.observer, world.database, Steady::now() + std::chrono::seconds(10)));
+  CHECK(decision.wait_for(std::chrono::milliseconds(0)) == std::future_status::timeout);
+
+  REQUIRE(world.first->Run("COMMIT").ok());
+
+  CHECK_THAT(decision.get(), Catch::Contains("has 2 branch rows, expected 0"));
+  CHECK(world.Stored() == std::pair<std::string, std::int64_t>{"prepared", 2});
+}
+
+TEST_CASE(
+    "a registration whose status check comes after a decision's status change waits for it, "
+    "then is refused",
+    "[storage][postgres][race]") {
+  RaceWorld world(LatestPgSchemaVersion());
+  REQUIRE(world.second->Run("BEGIN").ok());
+  REQUIRE(Apply(*world.second, Group(TimeoutAbort(0))) == "[null]");
+  std::future<std::string> registration = std::async(
+      std::launch::async, [&world] { return Apply(*world.first, Group(Registration("01"))); });
+  REQUIRE(WaitsForLock(*world.observer, world.database, Steady::now() + std::chrono::seconds(10)));
+
+  REQUIRE(world.second->Run("COMMIT").ok());
+
+  CHECK_THAT(registration.get(), Catch::Contains("is aborting, expected prepared"));
+  CHECK(world.Stored() == std::pair<std::string, std::int64_t>{"aborting", 0});
+}
+
+TEST_CASE(
+    "schema version 4 let a registration and a decision that never counted it both commit "
+    "(the race version 5 closes)",
+    "[storage][postgres][race]") {
+  RaceWorld world(4);
+  REQUIRE(world.first->Run("BEGIN").ok());
+  REQUIRE(Apply(*world.first, Group(Registration("01"))) == "[null]");
+
+  // Nothing holds the global row: the decision neither waits nor sees the branch.
+  CHECK(Apply(*world.second, Group(TimeoutAbort(0))) == "[null]");
+  REQUIRE(world.first->Run("COMMIT").ok());
+
+  CHECK(world.Stored() == std::pair<std::string, std::int64_t>{"aborting", 2});
+}
+
+}  // namespace
+}  // namespace settle::storage::testing
