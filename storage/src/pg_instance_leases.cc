@@ -10,7 +10,10 @@ namespace {
 
 constexpr std::string_view kRenew =
     "INSERT INTO settle_instances (id, lease_until) VALUES ($1::text, settle_now() + $2::bigint) "
-    "ON CONFLICT (id) DO UPDATE SET lease_until = EXCLUDED.lease_until";
+    "ON CONFLICT (id) DO UPDATE SET lease_until = EXCLUDED.lease_until "
+    "RETURNING lease_until - $2::bigint";
+
+constexpr std::string_view kDatabaseNow = "SELECT settle_now()";
 
 constexpr std::string_view kRelease = "DELETE FROM settle_instances WHERE id = $1::text";
 
@@ -32,12 +35,20 @@ constexpr std::string_view kListClaimable =
 
 }  // namespace
 
-Status PgInstanceLeases::Renew(const std::string& instance, Duration lease) {
+Result<TimePoint> PgInstanceLeases::Renew(const std::string& instance, Duration lease) {
   Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
   Result<PgResult> renewed = (**c)->Query(kRenew, PgParams().Text(instance).Int(lease.count()));
   if (!renewed) return renewed.status();
-  return Status::Ok();
+  return FromUnixMillis(renewed->Int(0, 0));
+}
+
+Result<TimePoint> PgInstanceLeases::DatabaseNow() {
+  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  if (!c) return c.status();
+  Result<PgResult> now = (**c)->Query(kDatabaseNow);
+  if (!now) return now.status();
+  return FromUnixMillis(now->Int(0, 0));
 }
 
 Status PgInstanceLeases::Release(const std::string& instance) {

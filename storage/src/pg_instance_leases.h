@@ -11,7 +11,8 @@ class PgInstanceLeases final : public InstanceLeases {
  public:
   explicit PgInstanceLeases(PgPool& pool) : pool_(pool) {}
 
-  Status Renew(const std::string& instance, Duration lease) override;
+  Result<TimePoint> Renew(const std::string& instance, Duration lease) override;
+  Result<TimePoint> DatabaseNow() override;
   Status Release(const std::string& instance) override;
   Result<bool> Claim(const std::string& gid, const std::string& instance) override;
   Result<std::vector<DueEntry>> ListClaimable(const std::string& instance, TimePoint due_by,

@@ -6,13 +6,37 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <stdexcept>
+#include <string_view>
 
 extern char** environ;
 
 namespace settle::testing {
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& stderr_path) {
+namespace {
+
+// The test's environment with `added` ("NAME=value" each) in place of the variables of those
+// names. The pointers are into `added` and `environ`, which outlive the spawn.
+std::vector<char*> EnvironmentWith(const std::vector<std::string>& added) {
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const bool replaced = std::any_of(added.begin(), added.end(), [&](const std::string& a) {
+      const std::size_t eq = a.find('=');
+      return entry.substr(0, entry.find('=')) == std::string_view(a).substr(0, eq);
+    });
+    if (!replaced) env.push_back(*e);
+  }
+  for (const std::string& a : added) env.push_back(const_cast<char*>(a.c_str()));
+  env.push_back(nullptr);
+  return env;
+}
+
+}  // namespace
+
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& stderr_path,
+                           const std::vector<std::string>& env) {
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
   posix_spawn_file_actions_t actions;
@@ -29,7 +53,8 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::stri
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  const int rc = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+  std::vector<char*> child_env = EnvironmentWith(env);
+  const int rc = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), child_env.data());
   posix_spawn_file_actions_destroy(&actions);
   close(out[1]);
   if (rc != 0) {

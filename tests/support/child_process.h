@@ -15,7 +15,10 @@ namespace settle::testing {
 // The destructor kills it (SIGKILL) if it still runs.
 class ChildProcess {
  public:
-  ChildProcess(const std::vector<std::string>& argv, const std::string& stderr_path);
+  // The child gets the test's environment, with each "NAME=value" of `env` added (replacing a
+  // variable of that name).
+  ChildProcess(const std::vector<std::string>& argv, const std::string& stderr_path,
+               const std::vector<std::string>& env = {});
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;

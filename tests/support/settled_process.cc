@@ -9,12 +9,12 @@ namespace settle::testing {
 std::string SettledProcess::BinaryPath() { return SETTLED_BINARY; }
 
 SettledProcess::SettledProcess(const std::string& store, std::vector<std::string> extra_args,
-                               int port, std::string log_path)
+                               int port, std::string log_path, std::vector<std::string> env)
     : log_path_(log_path.empty() ? store + ".log" : std::move(log_path)) {
   std::vector<std::string> argv = {BinaryPath(),         "--host",  "127.0.0.1", "--port",
                                    std::to_string(port), "--store", store};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-  process_ = std::make_unique<ChildProcess>(argv, log_path_);
+  process_ = std::make_unique<ChildProcess>(argv, log_path_, env);
   const std::string line = process_->WaitForLine("settled listening on", std::chrono::seconds(20));
   const std::size_t colon = line.rfind(':');
   if (line.empty() || colon == std::string::npos) {

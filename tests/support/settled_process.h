@@ -15,9 +15,10 @@ namespace settle::testing {
 class SettledProcess {
  public:
   // Starts and waits until it listens; the test fails (throws) if it does not. Port 0 lets
-  // the kernel choose; a restart can then pass the port it got, as an operator would.
+  // the kernel choose; a restart can then pass the port it got, as an operator would. `env`
+  // ("NAME=value" each) is added to the test's environment for it (LD_PRELOAD, say).
   SettledProcess(const std::string& store, std::vector<std::string> extra_args = {}, int port = 0,
-                 std::string log_path = "");
+                 std::string log_path = "", std::vector<std::string> env = {});
 
   int port() const { return port_; }
   ChildProcess& process() { return *process_; }

@@ -94,7 +94,8 @@ struct ApiServer::Impl {
   RouteMetrics* unmatched = nullptr;
   RouteMetrics* refused = nullptr;
   AdminConsole console;
-  const HostGatedCaller* hosts = nullptr;  // set before the server starts
+  const HostGatedCaller* hosts = nullptr;    // set before the server starts
+  std::function<ClockReading()> read_clock;  // set before the server starts
   net::Server server;
 };
 
@@ -255,6 +256,10 @@ void ApiServer::Impl::RegisterRoutes() {
     return net::Response{
         200, kJson, HostsResponseBody(hosts == nullptr ? std::vector<HostView>{} : hosts->Hosts())};
   });
+  AddPage("GET", "/api/admin/clock", Access::kRead, [this](const net::Request&, const Caller&) {
+    if (!read_clock) return net::Response{404, kJson, R"({"error":"no clock reading"})"};
+    return net::Response{200, kJson, ClockResponseBody(read_clock())};
+  });
   AddRoute(
       "GET", "/api/admin/counts", Access::kRead,
       [&c](net::Request&) -> asio::awaitable<HttpAnswer> {
@@ -360,6 +365,10 @@ ApiServer::ApiServer(Coordinator& coordinator, const Clock& clock, asio::io_cont
 ApiServer::~ApiServer() { Stop(); }
 
 void ApiServer::SetHosts(const HostGatedCaller* hosts) { impl_->hosts = hosts; }
+
+void ApiServer::SetClock(std::function<ClockReading()> read) {
+  impl_->read_clock = std::move(read);
+}
 
 Result<int> ApiServer::Start(const std::string& host, int port) {
   return impl_->server.Start(host, port);

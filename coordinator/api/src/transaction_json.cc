@@ -150,4 +150,15 @@ std::string TopicsResponseBody(const std::vector<storage::Topic>& topics) {
   return Dump(json{{"topics", std::move(list)}});
 }
 
+std::string ClockResponseBody(const ClockReading& clock) {
+  return json{{"reference", clock.reference},
+              {"measured", clock.measured},
+              {"offset_ms", clock.offset.count()},
+              {"error_ms", clock.error.count()},
+              {"following_ms", clock.following.count()},
+              {"claiming", clock.claiming},
+              {"max_clock_skew_ms", clock.max_skew.count()}}
+      .dump();
+}
+
 }  // namespace settle::coordinator

@@ -117,6 +117,13 @@ std::vector<DurationFlag> DurationFlags(ServerConfig& c) {
        "searched for transactions to drive",
        &c.lease.poll,
        {}},
+      {"--max-clock-skew",
+       "With a postgresql:// store: every time is taken from the database's clock, read at "
+       "each lease renewal; if this host's own clock is further than this from the database's, "
+       "the instance stops claiming transactions (others drive them) until it comes back "
+       "(0: never)",
+       &c.clock_skew.max,
+       {}},
       {"--shutdown-grace",
        "On SIGTERM/SIGINT, how long in-flight branch calls may take to finish; the rest are "
        "resent after the next start",

@@ -132,6 +132,29 @@ void WriteHosts(PrometheusText& out, const HostGatedCaller& gates) {
   }
 }
 
+void WriteClock(PrometheusText& out, const ClockReading& clock) {
+  const MetricLabels reference = {{"reference", clock.reference}};
+  out.Family("settle_clock_offset_seconds", "gauge",
+             "The reference clock (the database's, with several instances on PostgreSQL) minus "
+             "this host's wall clock, at the last reading: positive when the host is behind. "
+             "Every time settled stores is on the reference clock.");
+  out.Sample("settle_clock_offset_seconds", reference,
+             static_cast<double>(clock.offset.count()) / 1000.0);
+  out.Family("settle_clock_offset_error_seconds", "gauge",
+             "How far the last reading of the reference clock may be off (half its round trip).");
+  out.Sample("settle_clock_offset_error_seconds", reference,
+             static_cast<double>(clock.error.count()) / 1000.0);
+  out.Family("settle_clock_following_seconds", "gauge",
+             "What settled's clock still has to catch up with its reference after a step (it "
+             "follows at 1% of the time passing, so timeouts keep their length).");
+  out.Sample("settle_clock_following_seconds", reference,
+             static_cast<double>(clock.following.count()) / 1000.0);
+  out.Family("settle_clock_claiming", "gauge",
+             "1 while this instance claims transactions; 0 while its host's clock is beyond "
+             "--max-clock-skew from the database's.");
+  out.Sample("settle_clock_claiming", reference, std::uint64_t{clock.claiming ? 1u : 0u});
+}
+
 void WriteBuild(PrometheusText& out, const BuildInfo& build) {
   out.Family("settle_build_info", "gauge",
              "Always 1; its labels say which build runs: version, commit, build type.");
@@ -159,6 +182,7 @@ void WriteSettledMetrics(PrometheusText& out, const SettledMetricsSources& sourc
   out.Sample("settle_retention_deleted_total", {}, sources.retention.deleted());
   WriteAlerts(out, sources.alerts);
   if (sources.hosts != nullptr) WriteHosts(out, *sources.hosts);
+  if (sources.clock) WriteClock(out, *sources.clock);
   WriteBuild(out, sources.build);
 }
 

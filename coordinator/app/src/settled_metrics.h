@@ -1,10 +1,13 @@
 #pragma once
 
+#include <optional>
+
 #include "settle/app/retention.h"
 #include "settle/app/webhook_alerts.h"
 #include "settle/calls/host_gated_caller.h"
 #include "settle/core/build_info.h"
 #include "settle/drive/coordinator_metrics.h"
+#include "settle/drive/database_clock.h"
 #include "settle/drive/scheduler.h"
 #include "settle/metrics/prometheus_text.h"
 #include "settle/storage/store.h"
@@ -23,6 +26,7 @@ struct SettledMetricsSources {
   const WebhookAlerts* alerts;  // null without a webhook
   const BuildInfo& build;
   const HostGatedCaller* hosts = nullptr;  // null: no per-host metrics
+  std::optional<ClockReading> clock;       // how this instance's clock stands
 };
 
 void WriteSettledMetrics(PrometheusText& out, const SettledMetricsSources& sources);

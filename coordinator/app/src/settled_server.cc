@@ -7,7 +7,9 @@
 #include "settle/calls/host_gated_caller.h"
 #include "settle/calls/http_branch_caller.h"
 #include "settle/core/periodic_thread.h"
+#include "settle/core/tracking_clock.h"
 #include "settle/drive/coordinator.h"
+#include "settle/drive/database_clock.h"
 #include "settle/drive/gid_generator.h"
 #include "settle/drive/instance_lease.h"
 #include "settle/drive/leased_pass_runner.h"
@@ -37,7 +39,13 @@ struct SettledServer::Parts {
   Parts(const ServerConfig& c, const Clock& clk, storage::OpenedStore s,
         std::unique_ptr<net::Client> http_client)
       : config(c),
-        clock(clk),
+        host_clock(clk),
+        database_clock(s.leases == nullptr ? nullptr
+                                           : std::make_unique<DatabaseClock>(clk, c.clock_skew)),
+        host_tracking(s.leases != nullptr ? nullptr : std::make_unique<TrackingClock>(clk)),
+        clock(database_clock != nullptr ? static_cast<const Clock&>(*database_clock)
+                                        : *host_tracking),
+        host_follow(kFollowHostEvery, [this] { FollowHostClock(); }),
         io(c.io_threads, "settled-io"),
         // PostgreSQL's reads and claims cross the network: they run here, not on I/O threads.
         blocking(s.leases == nullptr ? nullptr
@@ -70,7 +78,7 @@ struct SettledServer::Parts {
                       }),
         api(coordinator, clock, io.context(), c.api, [this](PrometheusText& out) {
           WriteSettledMetrics(out, {metrics, *store, scheduler, retention, alerts.get(),
-                                    config.build, &gated_caller});
+                                    config.build, &gated_caller, ReadClock()});
         }) {}
 
   static constexpr std::size_t kBlockingThreads = 4;
@@ -78,7 +86,45 @@ struct SettledServer::Parts {
   static constexpr Duration kRepairEvery{60'000};
 
   ServerConfig config;
+  // The clock every part below runs on: the database's, with leases (several instances on
+  // PostgreSQL, read at every lease renewal); otherwise the host's wall clock followed through
+  // its monotonic one, so that a step of the wall clock neither fires timeouts early nor
+  // freezes them (TrackingClock).
+  const Clock& host_clock;
+  std::unique_ptr<DatabaseClock> database_clock;  // null without leases
+  std::unique_ptr<TrackingClock> host_tracking;   // null with leases
   const Clock& clock;
+  PeriodicThread host_follow;  // without leases: reads the host's wall clock into host_tracking
+  static constexpr Duration kFollowHostEvery{1000};
+
+  // One reading of the host's wall clock for host_tracking; a step is logged once.
+  void FollowHostClock() {
+    if (host_tracking == nullptr) return;
+    const MonoTime at = host_clock.Monotonic();
+    const std::optional<MonoTime> before = host_tracking->target();
+    host_tracking->Observe(host_clock.Now(), at, at);
+    if (!before) return;
+    const auto moved = std::chrono::duration_cast<Duration>(*host_tracking->target() - *before);
+    if (moved >= Duration(1000) || moved <= Duration(-1000)) {
+      spdlog::warn(
+          "the system clock was set {} by {} ms; settled's clock follows it at 1% of the "
+          "time passing, so timeouts keep their length",
+          moved > Duration(0) ? "forward" : "back",
+          moved > Duration(0) ? moved.count() : -moved.count());
+    }
+  }
+  // How this instance's clock stands against its reference.
+  ClockReading ReadClock() const {
+    if (database_clock != nullptr) return database_clock->Reading();
+    ClockReading r;
+    r.reference = "host";
+    r.measured = host_tracking->target().has_value();
+    if (r.measured) {
+      r.following =
+          std::chrono::duration_cast<Duration>(*host_tracking->target() - host_tracking->offset());
+    }
+    return r;
+  }
   // The lease's poll schedules into the scheduler, which goes first.
   ~Parts() {
     if (lease != nullptr) lease->Stop(/*release=*/false);
@@ -139,9 +185,14 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
   ServerConfig effective = config;
   if (effective.lease.instance_id.empty()) effective.lease.instance_id = DefaultInstanceId();
   auto parts = std::make_unique<Parts>(effective, clock, std::move(*store), std::move(*client));
+  if (parts->database_clock != nullptr) {
+    parts->lease->SetDatabaseClock(parts->database_clock.get());
+  } else {
+    parts->FollowHostClock();  // the first reading, before anything reads the clock
+  }
   if (!config.alert_webhook.empty()) {
-    auto alerts =
-        WebhookAlerts::Create(config.alert_webhook, clock, parts->io.executor(), *parts->client);
+    auto alerts = WebhookAlerts::Create(config.alert_webhook, parts->clock, parts->io.executor(),
+                                        *parts->client);
     if (!alerts) return alerts.status();
     parts->alerts = std::move(*alerts);
     parts->driver.SetAlerts(parts->alerts.get());
@@ -151,12 +202,15 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     // host due now.
     parts->driver.SetHostGates(&parts->gated_caller);
     parts->api.SetHosts(&parts->gated_caller);
+    Parts* p = parts.get();
+    parts->api.SetClock([p] { return p->ReadClock(); });
     // A held transaction whose gate still holds it is not read again when its own time comes.
     HostGatedCaller& gates = parts->gated_caller;
     parts->scheduler.SetHeldCheck([&gates](const std::string& gid) { return gates.Holds(gid); });
     Scheduler& scheduler = parts->scheduler;
-    parts->gated_caller.SetOnWake([&scheduler, &clock](const std::vector<std::string>& gids) {
-      const TimePoint now = clock.Now();
+    const Clock& working = parts->clock;
+    parts->gated_caller.SetOnWake([&scheduler, &working](const std::vector<std::string>& gids) {
+      const TimePoint now = working.Now();
       for (const std::string& gid : gids) scheduler.Schedule(gid, now);
     });
   }
@@ -183,6 +237,7 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     if (*resumed > 0) spdlog::info("resuming {} unfinished transactions", *resumed);
   }
   parts->scheduler.Start();
+  parts->host_follow.Start();
   parts->repair_sweeps.Start();
   parts->gate_ticks.Start();
   parts->retention.Start();
@@ -224,6 +279,7 @@ void SettledServer::Parts::Shutdown() {
   // Passes stop starting calls; the ones in flight get the grace period to finish.
   gate_ticks.Stop();
   repair_sweeps.Stop();
+  host_follow.Stop();
   scheduler.Stop(config.shutdown_grace);
   api.Stop();
   retention.Stop();

@@ -23,14 +23,26 @@ Status InstanceLease::Start(ScheduleFn schedule) {
   if (Status s = Renew(); !s.ok()) return s;
   // Everything this instance may drive, whenever due: what a single instance's start does
   // with ListUnfinished.
-  Poll(TimePoint::max(), TimePoint::max());
+  if (SkewAllowsClaims()) {
+    Poll(TimePoint::max(), TimePoint::max());
+  } else {
+    StandDown();
+  }
   thread_ = std::make_unique<PeriodicThread>(settings_.poll, [this] { RunOnce(); });
   thread_->Start();
   return Status::Ok();
 }
 
 void InstanceLease::RunOnce() {
+  if (!SkewAllowsClaims()) {
+    StandDown();
+    return;
+  }
   Renew().IgnoreError();  // logged there; the fence stops calls if it keeps failing
+  if (!SkewAllowsClaims()) {
+    StandDown();
+    return;
+  }
   // An unowned transaction is left to the instance that created it (it claims it in its
   // first pass, within milliseconds) unless it has been due for a while.
   const TimePoint now = clock_.Now();
@@ -50,9 +62,41 @@ void InstanceLease::Stop(bool release) {
   }
 }
 
+bool InstanceLease::SkewAllowsClaims() const {
+  return database_clock_ == nullptr || database_clock_->ClaimsAllowed();
+}
+
+void InstanceLease::StandDown() {
+  if (!stood_down_.exchange(true)) {
+    held_until_.store(0);
+    {
+      std::lock_guard lock(mutex_);
+      owned_.clear();
+    }
+    if (Status s = leases_.Release(settings_.instance_id); !s.ok()) {
+      spdlog::warn(
+          "instance {}: releasing the lease for the clock's skew: {} (others take over "
+          "when it runs out)",
+          settings_.instance_id, s.ToString());
+    }
+  }
+  const MonoTime sent = clock_.Monotonic();
+  Result<TimePoint> now = leases_.DatabaseNow();
+  if (!now) {
+    spdlog::error("instance {}: reading the database's clock: {}", settings_.instance_id,
+                  now.status().ToString());
+    return;
+  }
+  database_clock_->Observe(*now, sent, clock_.Monotonic());
+}
+
 Status InstanceLease::Renew() {
   const MonoTime sent = clock_.Monotonic();
-  Status s = leases_.Renew(settings_.instance_id, settings_.lease);
+  Result<TimePoint> renewed = leases_.Renew(settings_.instance_id, settings_.lease);
+  Status s = renewed ? Status::Ok() : renewed.status();
+  if (renewed && database_clock_ != nullptr) {
+    database_clock_->Observe(*renewed, sent, clock_.Monotonic());
+  }
   if (!s.ok()) {
     spdlog::error("instance {}: renewing the lease: {}", settings_.instance_id, s.ToString());
     if (Remaining() <= Duration(0)) {
@@ -73,6 +117,7 @@ Status InstanceLease::Renew() {
   if (lapsed_.exchange(false)) {
     spdlog::warn("instance {}: lease renewed after lapsing", settings_.instance_id);
   }
+  stood_down_.store(false);
   held_until_.store((sent + MonoTime(settings_.lease)).count());
   return Status::Ok();
 }
@@ -91,6 +136,10 @@ void InstanceLease::Poll(TimePoint due_by, TimePoint unowned_due_by) {
 }
 
 Result<bool> InstanceLease::Claim(const std::string& gid) {
+  if (!SkewAllowsClaims()) {
+    return Status::Unavailable("instance " + settings_.instance_id +
+                               " claims nothing while its clock is beyond --max-clock-skew");
+  }
   if (Remaining() <= Duration(0)) {
     return Status::Unavailable("instance " + settings_.instance_id + " does not hold its lease");
   }

@@ -50,6 +50,23 @@ json Saga(const std::string& gid, ParticipantServer& p) {
           {"payloads", {R"({"amount":30})"}}};
 }
 
+TEST_CASE(
+    "GET /api/admin/clock says how settled's clock stands against its reference, the metrics "
+    "too",
+    "[http][clock]") {
+  InProcessSettled s;
+  const JsonResponse clock = s.client().Get("/api/admin/clock");
+  REQUIRE(clock.status == 200);
+  // One instance on SQLite follows its host's wall clock.
+  CHECK(clock.json["reference"] == "host");
+  CHECK(clock.json["measured"] == true);
+  CHECK(clock.json["claiming"] == true);
+  CHECK(clock.json["following_ms"] == 0);
+  const std::string metrics = s.client().Get("/api/metrics").body;
+  CHECK_THAT(metrics, Catch::Contains("settle_clock_offset_seconds{reference=\"host\"} 0"));
+  CHECK_THAT(metrics, Catch::Contains("settle_clock_claiming{reference=\"host\"} 1"));
+}
+
 TEST_CASE("with tokens, a request without one gets 401 naming the header, ping stays open",
           "[http][auth]") {
   InProcessSettled s(WithTokens);

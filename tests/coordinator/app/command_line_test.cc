@@ -35,6 +35,22 @@ TEST_CASE("settled's defaults match the protocol", "[cli]") {
   CHECK(cl.config.hosts.release_per_second == 500);
 }
 
+TEST_CASE(
+    "the host clock's distance from the database's is bounded by --max-clock-skew, and 0 turns it "
+    "off",
+    "[cli][clock]") {
+  CHECK(Parse({}).config.clock_skew.max == std::chrono::seconds(5));
+  const CommandLine cl = Parse({"--max-clock-skew", "2s"});
+  REQUIRE_FALSE(cl.exit_now);
+  CHECK(cl.config.clock_skew.max == std::chrono::seconds(2));
+  CHECK(Parse({"--max-clock-skew", "0"}).config.clock_skew.max == Duration(0));
+  const CommandLine bad = Parse({"--max-clock-skew", "soon"});
+  CHECK(bad.exit_now);
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.output, Catch::Contains("--max-clock-skew"));
+  CHECK_THAT(Parse({"--help"}).output, Catch::Contains("--max-clock-skew"));
+}
+
 TEST_CASE("circuits per participant host are set by --circuit-failures and --circuit-probe-max",
           "[cli]") {
   const CommandLine cl = Parse({"--circuit-failures", "3", "--circuit-probe-max", "2m"});

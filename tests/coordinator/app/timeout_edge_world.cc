@@ -32,6 +32,11 @@ std::string Answer(const JsonResponse& r) {
   return std::to_string(r.status) + " " + r.body.substr(0, 200);
 }
 
+int MillisSince(Steady::time_point start) {
+  return static_cast<int>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(Steady::now() - start).count());
+}
+
 // One client: its own connections (JsonClient is not thread-safe) and its own seeded RNG, so
 // that the waits of a run are the same from run to run.
 class EdgeClient {
@@ -54,15 +59,16 @@ class EdgeClient {
 
   void RunOne(int k) {
     EdgeTcc t;
-    t.gid = "edge-c" + std::to_string(index_) + "-" + std::to_string(k);
+    t.gid = load_.gid_prefix + "-c" + std::to_string(index_) + "-" + std::to_string(k);
     t.client = index_;
     // A modulo rather than a std:: distribution: the same waits on every standard library.
     const int spread = load_.max_wait_ms - load_.min_wait_ms + 1;
     t.wait_ms = load_.min_wait_ms + static_cast<int>(rng_() % static_cast<unsigned>(spread));
-    const std::string accounts[2] = {std::to_string(2 * index_ + 1),
-                                     std::to_string(2 * index_ + 2)};
+    const int from = load_.first_account + 2 * index_;
+    const std::string accounts[2] = {std::to_string(from), std::to_string(from + 1)};
 
     const Steady::time_point start = Steady::now();
+    t.prepare_sent_at = std::chrono::system_clock::now();
     const JsonResponse prepared = NextInstance().PostJson(
         "/api/settle/prepare",
         json{{"gid", t.gid}, {"trans_type", "tcc"}, {"timeout_to_fail", load_.timeout_to_fail_s}});
@@ -70,6 +76,7 @@ class EdgeClient {
       unexpected.push_back(t.gid + ": prepare answered " + Answer(prepared));
       return;
     }
+    t.prepare_answered_ms = MillisSince(start);
     // The subject of the test is timing: the registrations are meant to meet the timeout.
     std::this_thread::sleep_until(start + std::chrono::milliseconds(t.wait_ms));
 
@@ -88,6 +95,7 @@ class EdgeClient {
                                              {"confirm", bank_url_ + path + "Confirm"},
                                              {"cancel", bank_url_ + path + "Cancel"}});
       branch.registration = registered.status;
+      if (registered.status == 409) NoteRefusal(t, start);
       if (registered.status != 200) {
         // 409: the transaction is no longer prepared (the timeout came first); its Try must
         // not be called, since nothing would ever cancel it.
@@ -102,6 +110,7 @@ class EdgeClient {
           path + "Try?gid=" + t.gid + "&trans_type=tcc&branch_id=" + branch.branch_id + "&op=try",
           body);
       branch.try_call = tried.status;
+      if (tried.status == 409) NoteRefusal(t, start);
       if (tried.status != 200) {
         // 409: a hanging Try (its cancel came first); anything else is not the bank's way.
         if (tried.status != 409) {
@@ -112,13 +121,19 @@ class EdgeClient {
     }
 
     t.ending = all_tried ? "submit" : "abort";
+    t.ending_sent_ms = MillisSince(start);
     const JsonResponse ended = NextInstance().PostJson("/api/settle/" + t.ending,
                                                        json{{"gid", t.gid}, {"trans_type", "tcc"}});
     t.ending_status = ended.status;
+    if (ended.status == 409) NoteRefusal(t, start);
     if (ended.status != 200 && ended.status != 409) {
       unexpected.push_back(t.gid + ": " + t.ending + " answered " + Answer(ended));
     }
     tccs.push_back(std::move(t));
+  }
+
+  static void NoteRefusal(EdgeTcc& t, Steady::time_point start) {
+    if (t.first_refusal_ms < 0) t.first_refusal_ms = MillisSince(start);
   }
 
   int index_;
@@ -128,6 +143,52 @@ class EdgeClient {
   JsonClient bank_;
   std::string bank_url_;
   std::mt19937 rng_;
+};
+
+// One saga client: like EdgeClient, its own connections.
+class SagaClient {
+ public:
+  SagaClient(int index, const SagaLoad& load, const std::vector<int>& settled_ports, int bank_port)
+      : index_(index), load_(load), next_(index) {
+    for (int port : settled_ports) settled_.emplace_back(port);
+    bank_url_ = "http://127.0.0.1:" + std::to_string(bank_port);
+  }
+
+  void Run(Steady::time_point deadline) {
+    for (int k = 0; k < load_.sagas_per_client && Steady::now() < deadline; ++k) RunOne(k);
+  }
+
+  std::vector<EdgeSaga> sagas;
+  std::vector<std::string> unexpected;
+
+ private:
+  void RunOne(int k) {
+    EdgeSaga saga;
+    saga.gid = "saga-c" + std::to_string(index_) + "-" + std::to_string(k);
+    saga.client = index_;
+    const int from = load_.first_account + 2 * index_;
+    const json steps = json::array({{{"action", bank_url_ + "/api/TransOut"},
+                                     {"compensate", bank_url_ + "/api/TransOutCompensate"}},
+                                    {{"action", bank_url_ + "/api/TransIn"},
+                                     {"compensate", bank_url_ + "/api/TransInCompensate"}}});
+    const json payloads = json::array({TransferBody(std::to_string(from), load_.amount),
+                                       TransferBody(std::to_string(from + 1), load_.amount)});
+    const JsonResponse submitted = settled_[next_++ % settled_.size()].PostJson(
+        "/api/settle/submit",
+        json{{"gid", saga.gid}, {"trans_type", "saga"}, {"steps", steps}, {"payloads", payloads}});
+    saga.submit_status = submitted.status;
+    if (submitted.status != 200) {
+      unexpected.push_back(saga.gid + ": submit answered " + Answer(submitted));
+      return;
+    }
+    sagas.push_back(std::move(saga));
+  }
+
+  int index_;
+  const SagaLoad& load_;
+  std::vector<JsonClient> settled_;
+  std::size_t next_ = 0;
+  std::string bank_url_;
 };
 
 std::string Describe(const BranchBarrier& rows) {
@@ -141,10 +202,14 @@ std::string Describe(const BranchBarrier& rows) {
 
 bool Has(const BranchBarrier& rows, const std::string& op) { return rows.count(op) > 0; }
 
-bool TryTookEffect(const BranchBarrier& rows) {
-  const auto found = rows.find("try");
-  return found != rows.end() && found->second == "try";
+// A Try or action that ran: its row's reason is the op itself (a cancel or compensation that
+// came first writes it with its own op as the reason).
+bool TookEffect(const BranchBarrier& rows, const std::string& op) {
+  const auto found = rows.find(op);
+  return found != rows.end() && found->second == op;
 }
+
+bool TryTookEffect(const BranchBarrier& rows) { return TookEffect(rows, "try"); }
 
 }  // namespace
 
@@ -168,12 +233,40 @@ std::vector<EdgeTcc> RunEdgeClients(const EdgeLoad& load, const std::vector<int>
   return all;
 }
 
+std::vector<EdgeSaga> RunSagaClients(const SagaLoad& load, const std::vector<int>& settled_ports,
+                                     int bank_port, std::vector<std::string>& unexpected) {
+  std::vector<std::unique_ptr<SagaClient>> clients;
+  for (int c = 0; c < load.clients; ++c) {
+    clients.push_back(std::make_unique<SagaClient>(c, load, settled_ports, bank_port));
+  }
+  const Steady::time_point deadline = Steady::now() + load.deadline;
+  std::vector<std::thread> threads;
+  for (auto& client : clients) {
+    threads.emplace_back([&client, deadline] { client->Run(deadline); });
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<EdgeSaga> all;
+  for (auto& client : clients) {
+    all.insert(all.end(), client->sagas.begin(), client->sagas.end());
+    unexpected.insert(unexpected.end(), client->unexpected.begin(), client->unexpected.end());
+  }
+  return all;
+}
+
 std::map<std::string, std::string> WaitForFinalStatuses(int settled_port,
                                                         const std::vector<EdgeTcc>& tccs,
                                                         Steady::time_point deadline) {
+  std::vector<std::string> gids;
+  for (const EdgeTcc& t : tccs) gids.push_back(t.gid);
+  return WaitForFinalStatuses(settled_port, gids, deadline);
+}
+
+std::map<std::string, std::string> WaitForFinalStatuses(int settled_port,
+                                                        const std::vector<std::string>& gids,
+                                                        Steady::time_point deadline) {
   JsonClient reader(settled_port);
   std::map<std::string, std::string> statuses;
-  for (const EdgeTcc& t : tccs) statuses[t.gid] = "";
+  for (const std::string& gid : gids) statuses[gid] = "";
   for (;;) {
     bool all_final = true;
     for (auto& [gid, status] : statuses) {
@@ -270,6 +363,53 @@ std::vector<std::string> AtomicityBreaches(const std::vector<EdgeTcc>& tccs,
       if (branch.branch_id.empty()) continue;
       const auto found = rows.find(branch.branch_id);
       line << " [" << branch.branch_id << ": "
+           << Describe(found == rows.end() ? BranchBarrier() : found->second) << "]";
+    }
+    breaches.push_back(line.str());
+  }
+  return breaches;
+}
+
+std::vector<std::string> SagaAtomicityBreaches(const std::vector<EdgeSaga>& sagas,
+                                               const std::map<std::string, std::string>& statuses,
+                                               const std::map<std::string, GidBarrier>& barrier) {
+  std::vector<std::string> breaches;
+  for (const EdgeSaga& saga : sagas) {
+    const auto status_found = statuses.find(saga.gid);
+    const std::string status = status_found == statuses.end() ? "" : status_found->second;
+    const auto barrier_found = barrier.find(saga.gid);
+    const GidBarrier none;
+    const GidBarrier& rows = barrier_found == barrier.end() ? none : barrier_found->second;
+
+    std::vector<std::string> wrongs;
+    if (status != "succeed" && status != "failed") wrongs.push_back("never finished");
+    for (const char* branch_id : {"01", "02"}) {
+      const auto found = rows.find(branch_id);
+      const BranchBarrier branch_rows = found == rows.end() ? BranchBarrier() : found->second;
+      const std::string id = std::string("step ") + branch_id;
+      if (status == "succeed" &&
+          !(TookEffect(branch_rows, "action") && !Has(branch_rows, "compensate"))) {
+        wrongs.push_back(id + "'s action did not take effect, or was compensated");
+      }
+      if (status == "failed" && TookEffect(branch_rows, "action") &&
+          !Has(branch_rows, "compensate")) {
+        wrongs.push_back(id + "'s action took effect and was never compensated");
+      }
+    }
+    for (const auto& [branch_id, branch_rows] : rows) {
+      if (branch_id != "01" && branch_id != "02") {
+        wrongs.push_back("branch " + branch_id + " at the bank is not one of its steps");
+      }
+    }
+    if (wrongs.empty()) continue;
+
+    std::ostringstream line;
+    line << saga.gid << " ended " << (status.empty() ? "?" : status) << ":";
+    for (const std::string& wrong : wrongs) line << " " << wrong << ";";
+    line << " barrier shows";
+    for (const char* branch_id : {"01", "02"}) {
+      const auto found = rows.find(branch_id);
+      line << " [" << branch_id << ": "
            << Describe(found == rows.end() ? BranchBarrier() : found->second) << "]";
     }
     breaches.push_back(line.str());

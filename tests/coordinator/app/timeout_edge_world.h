@@ -19,10 +19,15 @@ struct EdgeLoad {
   long long amount = 100;
   // No client starts a TCC after this (the count bounds the load, this bounds its time).
   std::chrono::seconds deadline{75};
+  // Client c's TCCs are "<gid_prefix>-c<c>-<k>" and move money from account first_account + 2c
+  // to account first_account + 2c + 1: two loads run side by side on one bank and one store
+  // when they differ in both.
+  std::string gid_prefix = "edge";
+  int first_account = 1;
 };
 
 // The bank's accounts the load needs, and what each holds at the start: client c moves money
-// from account 2c+1 to account 2c+2, so no two clients share an account.
+// from account 2c+1 to account 2c+2 (with first_account 1), so no two clients share an account.
 inline int EdgeAccounts(const EdgeLoad& load) { return 2 * load.clients; }
 constexpr long long kEdgeInitialBalance = 1'000'000;
 
@@ -44,6 +49,14 @@ struct EdgeTcc {
   EdgeBranch branches[2];
   std::string ending;
   int ending_status = 0;
+  // When the client sent its prepare, on the test's wall clock, and after it on the steady
+  // clock: when the prepare was answered, when the ending was sent, and when the first 409
+  // (of a registration, a Try or the ending) came back, -1 if none did. A 409 means that the
+  // transaction was no longer prepared when it was answered.
+  std::chrono::system_clock::time_point prepare_sent_at;
+  int prepare_answered_ms = 0;
+  int ending_sent_ms = 0;
+  int first_refusal_ms = -1;
 };
 
 // Runs `load.clients` threads against settled instances (each request goes to the next
@@ -59,6 +72,33 @@ std::vector<EdgeTcc> RunEdgeClients(const EdgeLoad& load, const std::vector<int>
 std::map<std::string, std::string> WaitForFinalStatuses(
     int settled_port, const std::vector<EdgeTcc>& tccs,
     std::chrono::steady_clock::time_point deadline);
+std::map<std::string, std::string> WaitForFinalStatuses(
+    int settled_port, const std::vector<std::string>& gids,
+    std::chrono::steady_clock::time_point deadline);
+
+// Sagas beside the TCCs: each client submits its sagas one after another, each moving `amount`
+// from its first account to its second with the bank example's saga transfer (TransOut, then
+// TransIn, each with its compensation), to the settled instances in turn. Client c uses
+// accounts first_account + 2c and first_account + 2c + 1.
+struct SagaLoad {
+  int clients = 2;
+  int sagas_per_client = 20;
+  int first_account = 1;
+  long long amount = 100;
+  std::chrono::seconds deadline{30};  // no client submits a saga after this
+};
+
+// A saga a client submitted (without wait_result): the HTTP status of its submit.
+struct EdgeSaga {
+  std::string gid;
+  int client = 0;
+  int submit_status = 0;
+};
+
+// Runs `load.clients` threads submitting sagas; returns every saga whose submit answered
+// 200. Other answers go to `unexpected`, one line each.
+std::vector<EdgeSaga> RunSagaClients(const SagaLoad& load, const std::vector<int>& settled_ports,
+                                     int bank_port, std::vector<std::string>& unexpected);
 
 // The barrier rows of a participant's SQLite file, read as it stands (WAL lets a reader in
 // while it runs): gid -> branch_id -> op -> reason. A `try` row whose reason is `try` is a
@@ -86,6 +126,14 @@ long long CountPendingCredits(const std::string& db_path);
 std::vector<std::string> AtomicityBreaches(const std::vector<EdgeTcc>& tccs,
                                            const std::map<std::string, std::string>& statuses,
                                            const std::map<std::string, GidBarrier>& barrier);
+
+// Every saga whose effect at the bank contradicts its final status, one line each:
+// - succeed: both actions took effect, and neither was compensated;
+// - failed: every action that took effect was compensated;
+// - any other status (the saga never finished) is a breach too.
+std::vector<std::string> SagaAtomicityBreaches(const std::vector<EdgeSaga>& sagas,
+                                               const std::map<std::string, std::string>& statuses,
+                                               const std::map<std::string, GidBarrier>& barrier);
 
 // What the coordinator stores for a gid (its status and branch rows), one line, and the log
 // lines of `log_path` that name it: the context printed for a breach.

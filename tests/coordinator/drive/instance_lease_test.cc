@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fake_clock.h"
+#include "fake_leases.h"
 #include "scripted_branch_caller.h"
 #include "settle/drive/leased_pass_runner.h"
 
@@ -21,45 +22,10 @@ namespace settle::coordinator {
 namespace {
 
 using Catch::Matchers::Contains;
+using testing::FakeLeases;
 
 constexpr Duration kLease{10'000};
 constexpr Duration kHeldFor{9'000};  // the lease less the tenth kept back
-
-// The database's side of the leases, in memory: it renews and grants every claim unless the
-// test has cut it off. Counts what reached it.
-class FakeLeases final : public storage::InstanceLeases {
- public:
-  std::atomic<bool> reachable{true};
-  std::atomic<int> claims{0};
-
-  Status Renew(const std::string&, Duration) override {
-    if (!reachable) return Status::Unavailable("database unreachable");
-    std::lock_guard lock(mu_);
-    ++renewals_;
-    renewed_.notify_all();
-    return Status::Ok();
-  }
-  Status Release(const std::string&) override { return Status::Ok(); }
-  Result<bool> Claim(const std::string&, const std::string&) override {
-    if (!reachable) return Status::Unavailable("database unreachable");
-    ++claims;
-    return true;
-  }
-  Result<std::vector<storage::DueEntry>> ListClaimable(const std::string&, TimePoint, TimePoint,
-                                                       std::size_t) override {
-    return std::vector<storage::DueEntry>{};
-  }
-
-  bool WaitForRenewals(int n) {
-    std::unique_lock lock(mu_);
-    return renewed_.wait_for(lock, std::chrono::seconds(10), [&] { return renewals_ >= n; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable renewed_;
-  int renewals_ = 0;
-};
 
 // A started lease whose background thread has made its first renewal (at once, at the same
 // monotonic reading as Start's) and then waits an hour: the test moves the clock and renews.

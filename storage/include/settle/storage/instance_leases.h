@@ -26,7 +26,11 @@ class InstanceLeases {
   virtual ~InstanceLeases() = default;
 
   // Extends `instance`'s lease to `lease` from now (database time), creating it if needed.
-  virtual Status Renew(const std::string& instance, Duration lease) = 0;
+  // Returns the database's clock when it did.
+  virtual Result<TimePoint> Renew(const std::string& instance, Duration lease) = 0;
+
+  // The database's clock (an instance that holds no lease measures its clock with it).
+  virtual Result<TimePoint> DatabaseNow() = 0;
 
   // Ends `instance`'s lease now, so that others may claim its transactions at once (a clean
   // shutdown, after its last pass).

@@ -10,6 +10,7 @@
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
 #include "settle/drive/coordinator.h"
+#include "settle/drive/database_clock.h"
 #include "settle/metrics/prometheus_text.h"
 #include "settle/net/server.h"
 
@@ -51,6 +52,10 @@ class ApiServer {
   // Where GET /api/admin/hosts reads the participant hosts' gates (null: it lists none).
   // Before Start().
   void SetHosts(const HostGatedCaller* hosts);
+
+  // What GET /api/admin/clock answers: how this instance's clock stands against the database's
+  // (or the host's). Without it, 404. Before Start().
+  void SetClock(std::function<ClockReading()> read);
 
   // Binds host:port (port 0: any free port) and starts serving. Returns the bound port.
   Result<int> Start(const std::string& host, int port);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "settle/calls/host_gated_caller.h"
+#include "settle/drive/database_clock.h"
 #include "settle/storage/store.h"
 
 namespace settle::coordinator {
@@ -30,5 +31,9 @@ std::string CountsResponseBody(const std::vector<storage::UnfinishedCount>& coun
 // "in_flight","held_at_cap","releasing","open_for_ms","next_probe_in_ms","oldest_waiting":[gid]}]},
 // every participant host called since settled started, by host.
 std::string HostsResponseBody(const std::vector<HostView>& hosts);
+
+// GET /api/admin/clock: {"reference","measured","offset_ms","error_ms","following_ms",
+// "claiming","max_clock_skew_ms"}.
+std::string ClockResponseBody(const ClockReading& clock);
 
 }  // namespace settle::coordinator

@@ -23,6 +23,9 @@ struct ServerConfig {
   // With a shared (PostgreSQL) store: this instance's lease. An empty instance_id is replaced
   // by "<hostname>-<pid>" at start.
   InstanceLeaseSettings lease;
+  // With a shared store: how far this host's clock may be from the database's before it is
+  // logged, and before the instance stops claiming transactions (--max-clock-skew).
+  ClockSkewSettings clock_skew;
   CoordinatorSettings coordinator;
   RetrySettings retry;
   // The gate of every participant host: its circuit (--circuit-failures 0: none), its cap on

@@ -11,6 +11,7 @@
 #include "settle/core/clock.h"
 #include "settle/core/periodic_thread.h"
 #include "settle/core/status.h"
+#include "settle/drive/database_clock.h"
 #include "settle/storage/instance_leases.h"
 
 namespace settle::coordinator {
@@ -32,6 +33,10 @@ struct InstanceLeaseSettings {
 //   stays held, so that a pass normally costs no extra write.
 // Branch calls are fenced by Remaining(): a call must end before the lease could run out, so
 // an instance cut off from the database stops calling before another may take over.
+// With a DatabaseClock, every renewal also reads the database's clock for it; while that clock
+// says the host's is beyond --max-clock-skew, the instance stands down: it releases its lease
+// (the others take its transactions over at once), claims nothing, and only reads the
+// database's clock, until the clocks agree again and it renews as before.
 //
 // Thread-safety: every method from any thread; Start and Stop from one.
 class InstanceLease {
@@ -51,6 +56,12 @@ class InstanceLease {
   // Renews and polls once, after Start: what the background thread does every `poll`. For
   // tests, which start the lease with a poll too long to come round and step it themselves.
   void RunOnce();
+
+  // The clock every renewal reads the database's into (null: none). Before Start.
+  void SetDatabaseClock(DatabaseClock* clock) {
+    database_clock_ = clock;
+    if (clock != nullptr) clock->SetInstance(settings_.instance_id);
+  }
 
   // Stops renewing; with `release`, ends the lease now so that other instances take this
   // one's transactions over at once (after its last pass has ended).
@@ -72,6 +83,11 @@ class InstanceLease {
  private:
   Status Renew();
   void Poll(TimePoint due_by, TimePoint unowned_due_by);
+  // Whether the database's clock lets this instance claim (always, without a DatabaseClock).
+  bool SkewAllowsClaims() const;
+  // Releases the lease and forgets what was owned, once, for a clock beyond the skew allowed;
+  // then reads the database's clock.
+  void StandDown();
 
   storage::InstanceLeases& leases_;
   const Clock& clock_;
@@ -82,6 +98,8 @@ class InstanceLease {
   std::mutex mutex_;
   std::unordered_set<std::string> owned_;  // guarded by mutex_; cleared when the lease lapses
   std::unique_ptr<PeriodicThread> thread_;
+  DatabaseClock* database_clock_ = nullptr;
+  std::atomic<bool> stood_down_{false};  // released for the clock's skew, not renewed since
 };
 
 }  // namespace settle::coordinator
