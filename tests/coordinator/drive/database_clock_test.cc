@@ -17,7 +17,6 @@
 namespace settle::coordinator {
 namespace {
 
-using Catch::Matchers::Contains;
 using testing::FakeClock;
 using testing::FakeLeases;
 using namespace std::chrono_literals;
@@ -136,9 +135,11 @@ TEST_CASE(
   CHECK(s.Scheduled().empty());
   CHECK(s.leases.releases == 1);  // the others take its transactions over at once
   CHECK(s.lease.Remaining() <= Duration(0));
+  // A pass of a transaction this instance was asked about ends at once: the others drive it.
   Result<bool> refused = s.lease.Claim("g1");
-  REQUIRE_FALSE(refused);
-  CHECK_THAT(refused.status().message(), Contains("--max-clock-skew"));
+  REQUIRE(refused);
+  CHECK_FALSE(*refused);
+  CHECK(s.leases.claims == 0);
   // Its clock is the database's all the same: what it stores through the API is on it.
   CHECK(s.database.Now() == s.host.Now() + 30s);
 

@@ -68,8 +68,8 @@ class InstanceLease {
   void Stop(bool release);
 
   // true: this instance owns `gid` now (claimed it, or already did while the lease held);
-  // false: another live instance does. NotFound for an unknown gid; Unavailable when the lease
-  // is not held or the database cannot be reached.
+  // false: another live instance does, or this one stands down for its clock's skew. NotFound for
+  // an unknown gid; Unavailable when the lease is not held or the database cannot be reached.
   Result<bool> Claim(const std::string& gid);
 
   // Drops `gid` from what this instance remembers owning (its pass found it finished).
