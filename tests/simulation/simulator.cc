@@ -13,6 +13,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "fake_clock.h"
@@ -31,7 +32,8 @@ namespace settle::simulation {
 
 std::string SimulationResult::Report() const {
   std::ostringstream out;
-  out << "simulation seed " << seed << " (replay: scripts/simulate --seed " << seed << ")\n";
+  out << "simulation seed " << seed << " (replay: scripts/simulate --seed " << seed
+      << (queued_commits ? " --queued-commits" : "") << ")\n";
   out << "failure: " << (failure.empty() ? "none" : failure) << "\n";
   out << "history (" << history.size() << " lines):\n";
   for (const std::string& line : history) out << "  " << line << "\n";
@@ -200,7 +202,7 @@ struct Client {
   bool prepared_ok = false;
   std::set<std::string> registered_ok;  // registerBranch answered OK
   std::set<std::string> tried;          // Try done at the participant
-  bool submit_sent = false;  // a client Trys only before it submits (TCC's contract)
+  bool submit_sent = false;             // a client Trys only before it submits (TCC's contract)
   bool submit_ok = false;
   bool abort_ok = false;
   int next_branch = 0;
@@ -211,6 +213,7 @@ class Simulator {
   Simulator(std::uint64_t seed, std::string dir, const SimulationSettings& settings)
       : settings_(settings), random_(seed), db_path_(std::move(dir) + "/settle.db") {
     result_.seed = seed;
+    result_.queued_commits = settings.queued_commits;
     for (int i = 0; i < settings_.clients; ++i) {
       clients_.push_back(Client{"sim-" + std::to_string(i)});
     }
@@ -233,12 +236,14 @@ class Simulator {
   }
 
  private:
-  std::uint64_t Pick(std::uint64_t n) { return std::uniform_int_distribution<std::uint64_t>(0, n - 1)(random_); }
+  std::uint64_t Pick(std::uint64_t n) {
+    return std::uniform_int_distribution<std::uint64_t>(0, n - 1)(random_);
+  }
   bool Chance(int percent) { return static_cast<int>(Pick(100)) < percent; }
   void Log(std::string line) {
-    result_.history.push_back("[" + std::to_string(result_.history.size()) + " t=" +
-                              std::to_string(ToUnixMillis(clock_.Now()) - kStartMillis) + "ms] " +
-                              std::move(line));
+    result_.history.push_back("[" + std::to_string(result_.history.size()) +
+                              " t=" + std::to_string(ToUnixMillis(clock_.Now()) - kStartMillis) +
+                              "ms] " + std::move(line));
   }
   void Fail(std::string why) {
     if (result_.ok()) {
@@ -267,12 +272,12 @@ class Simulator {
         coordinator::RetryPolicy(coordinator::RetrySettings{Duration(8000), 1000},
                                  coordinator::RetryPolicy::NoJitter()),
         metrics_);
-    p->scheduler = std::make_unique<coordinator::Scheduler>(clock_, p->context.get_executor(),
-                                                            *p->driver);
+    p->scheduler =
+        std::make_unique<coordinator::Scheduler>(clock_, p->context.get_executor(), *p->driver);
     p->gids = std::make_unique<coordinator::GidGenerator>(clock_);
-    p->coordinator = std::make_unique<coordinator::Coordinator>(
-        *p->async_store, *p->scheduler, clock_, *p->gids, coordinator::CoordinatorSettings{},
-        metrics_);
+    p->coordinator =
+        std::make_unique<coordinator::Coordinator>(*p->async_store, *p->scheduler, clock_, *p->gids,
+                                                   coordinator::CoordinatorSettings{}, metrics_);
     process_ = std::move(p);
     Result<std::size_t> resumed = process_->coordinator->Resume();
     if (!resumed.ok()) {
@@ -335,12 +340,35 @@ class Simulator {
     }
   }
 
+  // What a batch writes, for the history: "insert g", "g/01/confirm", "g prepared->failed";
+  // other ops (preconditions, row updates) are counted.
+  static std::string Describe(const storage::WriteBatch& batch) {
+    std::string out;
+    int other = 0;
+    for (const storage::WriteOp& op : batch.ops()) {
+      std::string part;
+      if (const auto* g = std::get_if<storage::InsertGlobal>(&op)) {
+        part = "insert " + g->record.gid;
+      } else if (const auto* b = std::get_if<storage::InsertBranch>(&op)) {
+        part = b->record.gid + "/" + b->record.branch_id + "/" + Str(b->record.op);
+      } else if (const auto* u = std::get_if<storage::UpdateGlobal>(&op)) {
+        part = u->record.gid + " " + Str(u->expected) + "->" + Str(u->record.status);
+      } else {
+        ++other;
+        continue;
+      }
+      out += (out.empty() ? "" : ", ") + part;
+    }
+    if (other > 0) out += (out.empty() ? "" : ", ") + std::to_string(other) + " other ops";
+    return out;
+  }
+
   // Applies the oldest queued commit and posts its completion.
   void ApplyCommit() {
     QueuedCommit commit = std::move(process_->commits.front());
     process_->commits.pop_front();
     const Status status = process_->sqlite->Commit(commit.batch);
-    Log("apply a queued commit: " + status.ToString());
+    Log("apply a queued commit [" + Describe(commit.batch) + "]: " + status.ToString());
     commit.done(status);
   }
 
@@ -399,17 +427,17 @@ class Simulator {
              std::function<void(Client&)> on_ok, std::size_t client) {
     Process* p = process_.get();
     ++p->client_ops_in_flight;
-    asio::co_spawn(p->context, std::move(op),
-                   [this, p, what, on_ok = std::move(on_ok), client](std::exception_ptr e,
-                                                                    Status s) {
-                     --p->client_ops_in_flight;
-                     if (e) {
-                       Fail(what + " threw");
-                       return;
-                     }
-                     Log("client answer: " + what + " -> " + s.ToString());
-                     if (s.ok()) on_ok(clients_[client]);
-                   });
+    asio::co_spawn(
+        p->context, std::move(op),
+        [this, p, what, on_ok = std::move(on_ok), client](std::exception_ptr e, Status s) {
+          --p->client_ops_in_flight;
+          if (e) {
+            Fail(what + " threw");
+            return;
+          }
+          Log("client answer: " + what + " -> " + s.ToString());
+          if (s.ok()) on_ok(clients_[client]);
+        });
   }
 
   void ClientAction() {
@@ -420,10 +448,12 @@ class Simulator {
     if (!c.prepared_ok && what < 50) {
       coordinator::PrepareRequest r{c.gid, {}};
       r.options.timeout_to_fail = Duration(static_cast<std::int64_t>(1000 + Pick(20) * 1000));
-      const std::string line = c.gid + " prepare timeout_to_fail=" +
-                               std::to_string(r.options.timeout_to_fail->count()) + "ms";
+      const std::string line =
+          c.gid + " prepare timeout_to_fail=" + std::to_string(r.options.timeout_to_fail->count()) +
+          "ms";
       Log("client sends " + line);
-      Spawn(line, coord.Prepare(std::move(r)), [](Client& cl) { cl.prepared_ok = true; }, ci);
+      Spawn(
+          line, coord.Prepare(std::move(r)), [](Client& cl) { cl.prepared_ok = true; }, ci);
     } else if (what < 40) {
       // registerBranch: a new branch, or (a duplicate) one already sent.
       std::string branch;
@@ -432,17 +462,19 @@ class Simulator {
       } else {
         branch = BranchName(c.next_branch++);
       }
-      coordinator::RegisterBranchRequest r{c.gid, branch, R"({"amount":30})",
-                                           "http://p/confirm", "http://p/cancel"};
+      coordinator::RegisterBranchRequest r{c.gid, branch, R"({"amount":30})", "http://p/confirm",
+                                           "http://p/cancel"};
       const std::string line = c.gid + " registerBranch " + branch;
       Log("client sends " + line);
-      Spawn(line, coord.RegisterBranch(std::move(r)),
-            [branch](Client& cl) { cl.registered_ok.insert(branch); }, ci);
+      Spawn(
+          line, coord.RegisterBranch(std::move(r)),
+          [branch](Client& cl) { cl.registered_ok.insert(branch); }, ci);
     } else if (what < 60) {
       // Try at the participant, only for a branch whose registration was answered OK.
       std::vector<std::string> candidates(c.registered_ok.begin(), c.registered_ok.end());
       if (candidates.empty() || c.submit_sent) {
-        Log("client " + c.gid + " try: " + (c.submit_sent ? "submitted already" : "nothing registered"));
+        Log("client " + c.gid +
+            " try: " + (c.submit_sent ? "submitted already" : "nothing registered"));
         return;
       }
       const std::string& branch = candidates[Pick(candidates.size())];
@@ -452,13 +484,14 @@ class Simulator {
     } else if (what < 85) {
       c.submit_sent = true;
       Log("client sends " + c.gid + " submit");
-      Spawn(c.gid + " submit", coord.Submit(coordinator::SubmitRequest{c.gid}),
-            [](Client& cl) { cl.submit_ok = true; }, ci);
+      Spawn(
+          c.gid + " submit", coord.Submit(coordinator::SubmitRequest{c.gid}),
+          [](Client& cl) { cl.submit_ok = true; }, ci);
     } else {
       coordinator::AbortRequest r{c.gid, "client abort"};
       Log("client sends " + c.gid + " abort");
-      Spawn(c.gid + " abort", coord.Abort(std::move(r)), [](Client& cl) { cl.abort_ok = true; },
-            ci);
+      Spawn(
+          c.gid + " abort", coord.Abort(std::move(r)), [](Client& cl) { cl.abort_ok = true; }, ci);
     }
   }
 
@@ -575,7 +608,8 @@ class Simulator {
       Log("advance time 5000ms (settling)");
       CheckEveryStep();
     }
-    if (result_.ok()) Fail("not settled after " + std::to_string(settings_.settle_limit) + " steps");
+    if (result_.ok())
+      Fail("not settled after " + std::to_string(settings_.settle_limit) + " steps");
   }
 
   // Each TCC ended with its registered branches all confirmed or all cancelled at the
@@ -602,8 +636,8 @@ class Simulator {
       }
       for (const std::string& b : branches) {
         if (!participant_.Done(c.gid, b, want)) {
-          Fail(c.gid + " " + Str(s) + " but branch " + b + " was never " + Str(want) +
-               "ed at the participant");
+          Fail(c.gid + " is " + Str(s) + " but its registered branch " + b + " never got its " +
+               Str(want) + " at the participant");
         }
       }
     }

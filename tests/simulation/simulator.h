@@ -14,6 +14,7 @@ struct SimulationResult {
   std::string failure;
   int steps = 0;
   int crashes = 0;
+  bool queued_commits = false;  // the mode it ran in, for the replay command
 
   bool ok() const { return failure.empty(); }
   // The seed, the failure and every line of the history, for a failing test's message.
@@ -21,10 +22,10 @@ struct SimulationResult {
 };
 
 struct SimulationSettings {
-  int steps = 300;        // steps with faults, before the run settles
-  int clients = 4;        // simulated TCC clients, one gid each
-  int max_branches = 3;   // branches a client may register
-  int max_crashes = 2;    // crashes (restarts) per run
+  int steps = 300;          // steps with faults, before the run settles
+  int clients = 4;          // simulated TCC clients, one gid each
+  int max_branches = 3;     // branches a client may register
+  int max_crashes = 2;      // crashes (restarts) per run
   int settle_limit = 3000;  // steps the settling phase may take before it counts as stuck
   // false: a commit completes inside the handler that asks for it (Store's default
   // CommitAsync). true: commits queue and the simulator applies the oldest as a step, as the
