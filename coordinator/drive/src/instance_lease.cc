@@ -67,19 +67,10 @@ bool InstanceLease::SkewAllowsClaims() const {
 }
 
 void InstanceLease::StandDown() {
-  if (!stood_down_.exchange(true)) {
-    held_until_.store(0);
-    {
-      std::lock_guard lock(mutex_);
-      owned_.clear();
-    }
-    if (Status s = leases_.Release(settings_.instance_id); !s.ok()) {
-      spdlog::warn(
-          "instance {}: releasing the lease for the clock's skew: {} (others take over "
-          "when it runs out)",
-          settings_.instance_id, s.ToString());
-    }
-  }
+  // The lease is not renewed, not released: passes already running may still be calling, and
+  // the fence (Remaining) ends their calls before the lease runs out and others take over, as
+  // for a lease that lapses.
+  stood_down_.store(true);
   const MonoTime sent = clock_.Monotonic();
   Result<TimePoint> now = leases_.DatabaseNow();
   if (!now) {

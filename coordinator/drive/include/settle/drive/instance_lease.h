@@ -34,9 +34,10 @@ struct InstanceLeaseSettings {
 // Branch calls are fenced by Remaining(): a call must end before the lease could run out, so
 // an instance cut off from the database stops calling before another may take over.
 // With a DatabaseClock, every renewal also reads the database's clock for it; while that clock
-// says the host's is beyond --max-clock-skew, the instance stands down: it releases its lease
-// (the others take its transactions over at once), claims nothing, and only reads the
-// database's clock, until the clocks agree again and it renews as before.
+// says the host's is beyond --max-clock-skew, the instance stands down: it stops renewing its
+// lease (the others take its transactions over once it runs out, after the fence has ended its
+// calls), claims and polls nothing, and only reads the database's clock, until the clocks
+// agree again and it renews as before.
 //
 // Thread-safety: every method from any thread; Start and Stop from one.
 class InstanceLease {
@@ -85,8 +86,7 @@ class InstanceLease {
   void Poll(TimePoint due_by, TimePoint unowned_due_by);
   // Whether the database's clock lets this instance claim (always, without a DatabaseClock).
   bool SkewAllowsClaims() const;
-  // Releases the lease and forgets what was owned, once, for a clock beyond the skew allowed;
-  // then reads the database's clock.
+  // For a clock beyond the skew allowed: renews nothing, reads the database's clock.
   void StandDown();
 
   storage::InstanceLeases& leases_;
@@ -99,7 +99,7 @@ class InstanceLease {
   std::unordered_set<std::string> owned_;  // guarded by mutex_; cleared when the lease lapses
   std::unique_ptr<PeriodicThread> thread_;
   DatabaseClock* database_clock_ = nullptr;
-  std::atomic<bool> stood_down_{false};  // released for the clock's skew, not renewed since
+  std::atomic<bool> stood_down_{false};  // stood down for the clock's skew, not renewed since
 };
 
 }  // namespace settle::coordinator
