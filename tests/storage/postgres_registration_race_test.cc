@@ -12,7 +12,9 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "group_committer.h"
 #include "pg_group_applier.h"
 #include "pg_schema.h"
 #include "postgres_test_database.h"
@@ -157,6 +159,51 @@ TEST_CASE(
   REQUIRE(world.first->Run("COMMIT").ok());
 
   CHECK(world.Stored() == std::pair<std::string, std::int64_t>{"aborting", 2});
+}
+
+TEST_CASE(
+    "a group the server picks to break a deadlock between such locks is run again and committed",
+    "[storage][postgres][race]") {
+  PostgresTestDatabase database;
+  {
+    auto migrating = Connect(database);
+    REQUIRE(MigratePgSchema(*migrating, LatestPgSchemaVersion()).ok());
+    REQUIRE(Apply(*migrating, Group(Batch(InsertGlobal{MakeGlobal("g1")},
+                                          InsertGlobal{MakeGlobal("g2")}))) == "[null]");
+  }
+  auto committer = Connect(database);
+  auto other = Connect(database);
+  auto observer = Connect(database);
+  PgGroupApplier applier(*committer);
+  // Another session holds g2.
+  REQUIRE(other->Run("BEGIN").ok());
+  REQUIRE(other->Query("SELECT 1 FROM trans_global WHERE gid = 'g2' FOR UPDATE"));
+  // The group decides g1, then waits for g2.
+  GlobalRecord g1 = MakeGlobal("g1", TransType::kTcc, GlobalStatus::kAborting);
+  GlobalRecord g2 = MakeGlobal("g2", TransType::kTcc, GlobalStatus::kAborting);
+  const WriteBatch first = Batch(UpdateGlobal{g1, GlobalStatus::kPrepared});
+  const WriteBatch second = Batch(UpdateGlobal{g2, GlobalStatus::kPrepared});
+  const std::vector<const WriteBatch*> group = {&first, &second};
+  std::future<GroupResult> applied =
+      std::async(std::launch::async, [&] { return applier.ApplyGroup(group); });
+  REQUIRE(WaitsForLock(*observer, database, Steady::now() + std::chrono::seconds(10)));
+  // The other session now wants g1: a cycle. The group has waited longer, so the server's
+  // deadlock check (deadlock_timeout after a wait begins) finds it there first and fails it.
+  std::future<bool> locked = std::async(std::launch::async, [&] {
+    return other->Query("SELECT 1 FROM trans_global WHERE gid = 'g1' FOR UPDATE").ok();
+  });
+  REQUIRE(locked.get());  // granted once the group's first try rolled back
+  REQUIRE(other->Run("COMMIT").ok());
+
+  const GroupResult result = applied.get();
+  CHECK(result.committed);
+  REQUIRE(result.statuses.size() == 2);
+  CHECK(result.statuses[0].ok());
+  CHECK(result.statuses[1].ok());
+  Result<PgResult> stored =
+      observer->Query("SELECT count(*) FROM trans_global WHERE status = 'aborting'");
+  REQUIRE(stored);
+  CHECK(stored->Int(0, 0) == 2);
 }
 
 }  // namespace
