@@ -1,5 +1,7 @@
 #include "simulator.h"
 
+#include "forwarding_store.h"
+
 #include <cstdio>
 #include <deque>
 #include <filesystem>
@@ -53,39 +55,9 @@ std::string Str(BranchOp op) { return std::string(ToString(op)); }
 // asked for it (AsyncStore then posts the coroutine's resumption to its executor, where the
 // simulator runs it as one more handler). SqliteStore's own CommitAsync would complete on its
 // writer thread, racing the simulator.
-class InlineStore : public storage::Store {
+class InlineStore : public testing::ForwardingStore {
  public:
-  explicit InlineStore(storage::Store& inner) : inner_(inner) {}
-  Status Commit(const storage::WriteBatch& batch) override { return inner_.Commit(batch); }
-  Result<std::optional<storage::Transaction>> Load(const std::string& gid) override {
-    return inner_.Load(gid);
-  }
-  Result<storage::ListPage> List(const storage::ListQuery& query) override {
-    return inner_.List(query);
-  }
-  Result<std::vector<storage::DueEntry>> ListUnfinished() override {
-    return inner_.ListUnfinished();
-  }
-  Result<std::vector<storage::UnfinishedCount>> CountUnfinished() override {
-    return inner_.CountUnfinished();
-  }
-  Result<std::vector<std::string>> ListFinishedBefore(TimePoint cutoff,
-                                                      std::size_t limit) override {
-    return inner_.ListFinishedBefore(cutoff, limit);
-  }
-  Result<std::vector<storage::UndoneRollback>> ListUndoneRollbacks(TimePoint finished_since,
-                                                                   std::int64_t after_id,
-                                                                   std::size_t limit) override {
-    return inner_.ListUndoneRollbacks(finished_since, after_id, limit);
-  }
-  Result<std::vector<storage::Subscriber>> Subscribers(const std::string& topic) override {
-    return inner_.Subscribers(topic);
-  }
-  Result<std::vector<storage::Topic>> ListTopics() override { return inner_.ListTopics(); }
-  storage::StoreStats Stats() const override { return inner_.Stats(); }
-
- private:
-  storage::Store& inner_;
+  using ForwardingStore::ForwardingStore;
 };
 
 // A commit asked for and not yet applied (SimulationSettings::queued_commits).

@@ -237,7 +237,7 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     if (*resumed > 0) spdlog::info("resuming {} unfinished transactions", *resumed);
   }
   parts->scheduler.Start();
-  parts->host_follow.Start();
+  if (parts->host_tracking != nullptr) parts->host_follow.Start();  // not with leases
   parts->repair_sweeps.Start();
   parts->gate_ticks.Start();
   parts->retention.Start();
