@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -61,13 +62,16 @@ TEST_CASE("every seed of a bounded run keeps the invariants", "[simulation]") {
   }
   SimulationSettings settings;
   settings.queued_commits = EnvNumber("SETTLE_SIM_QUEUED_COMMITS", 0) != 0;
+  settings.instances = static_cast<int>(EnvNumber("SETTLE_SIM_INSTANCES", 1));
   const auto start = std::chrono::steady_clock::now();
   int crashes = 0;
   long steps = 0;
+  std::map<std::string, int> endings;
   for (std::uint64_t seed = first; seed < first + count; ++seed) {
     const SimulationResult result = RunSimulation(seed, dir.path(), settings);
     crashes += result.crashes;
     steps += static_cast<long>(result.history.size());
+    for (const auto& [ending, n] : result.endings) endings[ending] += n;
     if (one && result.ok()) std::cout << result.Report();
     if (!result.ok()) {
       FAIL(result.Report() << "failed at seed " << seed << " after " << (seed - first + 1)
@@ -78,6 +82,18 @@ TEST_CASE("every seed of a bounded run keeps the invariants", "[simulation]") {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << "simulation: seeds " << first << ".." << (first + count - 1) << " passed (" << steps
             << " history lines, " << crashes << " crashes) in " << seconds << " s\n";
+  std::cout << "transactions ended:";
+  for (const auto& [ending, n] : endings) std::cout << " " << ending << " " << n << ",";
+  std::cout << "\n";
+  // A long enough run reaches every ending of every type, or the simulation lost its reach.
+  if (count >= 100) {
+    for (const char* type : {"tcc", "saga", "msg"}) {
+      for (const char* status : {"succeed", "failed"}) {
+        INFO(type << " " << status);
+        CHECK(endings[std::string(type) + " " + status] > 0);
+      }
+    }
+  }
 }
 
 TEST_CASE("every seed of a bounded run with queued commits keeps the invariants", "[simulation]") {
@@ -91,12 +107,27 @@ TEST_CASE("every seed of a bounded run with queued commits keeps the invariants"
   }
 }
 
+TEST_CASE("every seed of a bounded run with three instances on leases keeps the invariants",
+          "[simulation]") {
+  ScratchDir dir;
+  SimulationSettings settings;
+  settings.instances = 3;
+  settings.queued_commits = true;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    const SimulationResult result = RunSimulation(seed, dir.path(), settings);
+    if (!result.ok())
+      FAIL(result.Report() << "failed at seed " << seed << " after " << seed << " seeds");
+  }
+}
+
 TEST_CASE("a seed replays exactly", "[simulation]") {
   ScratchDir dir;
   SimulationSettings queued;
   queued.queued_commits = true;
+  SimulationSettings instances = queued;
+  instances.instances = 3;
   for (const auto& [seed, settings] :
-       {std::pair{7u, SimulationSettings{}}, std::pair{42u, queued}}) {
+       {std::pair{7u, SimulationSettings{}}, std::pair{42u, queued}, std::pair{3u, instances}}) {
     const SimulationResult a = RunSimulation(seed, dir.path(), settings);
     const SimulationResult b = RunSimulation(seed, dir.path(), settings);
     REQUIRE(a.history.size() > 100);

@@ -1,41 +1,31 @@
 #include "simulator.h"
 
-#include "forwarding_store.h"
-
-#include <cstdio>
-#include <deque>
+#include <algorithm>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <memory>
-#include <optional>
 #include <random>
-#include <set>
 #include <sstream>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "clients.h"
 #include "fake_clock.h"
-#include "settle/calls/branch_caller.h"
-#include "settle/drive/async_store.h"
-#include "settle/drive/coordinator.h"
-#include "settle/drive/coordinator_metrics.h"
-#include "settle/drive/gid_generator.h"
-#include "settle/drive/scheduler.h"
-#include "settle/drive/transaction_driver.h"
-#include "settle/net/asio.h"
-#include "settle/net/async.h"
+#include "invariants.h"
+#include "participant.h"
 #include "settle/storage/sqlite_store.h"
+#include "simulated_leases.h"
+#include "simulated_process.h"
 
 namespace settle::simulation {
 
 std::string SimulationResult::Report() const {
   std::ostringstream out;
   out << "simulation seed " << seed << " (replay: scripts/simulate --seed " << seed
-      << (queued_commits ? " --queued-commits" : "") << ")\n";
+      << (queued_commits ? " --queued-commits" : "")
+      << (instances > 1 ? " --instances " + std::to_string(instances) : "") << ")\n";
   out << "failure: " << (failure.empty() ? "none" : failure) << "\n";
   out << "history (" << history.size() << " lines):\n";
   for (const std::string& line : history) out << "  " << line << "\n";
@@ -49,341 +39,269 @@ using coordinator::BranchOutcome;
 
 std::string Str(GlobalStatus s) { return std::string(ToString(s)); }
 std::string Str(BranchOp op) { return std::string(ToString(op)); }
+std::string Name(const BranchCall& c) { return c.gid + "/" + c.branch_id + "/" + Str(c.op); }
 
-// Forwards every verb to the SQLite store but leaves CommitAsync to Store's default, which
-// calls Commit inline: a commit completes on the simulator's thread, inside the handler that
-// asked for it (AsyncStore then posts the coroutine's resumption to its executor, where the
-// simulator runs it as one more handler). SqliteStore's own CommitAsync would complete on its
-// writer thread, racing the simulator.
-class InlineStore : public testing::ForwardingStore {
- public:
-  using ForwardingStore::ForwardingStore;
-};
+// A request's coroutine: the request lives in its frame while the API answers it.
+asio::awaitable<net::Response> Serve(coordinator::ApiServer& api, net::Request request) {
+  co_return co_await api.Handle(request);
+}
 
-// A commit asked for and not yet applied (SimulationSettings::queued_commits).
-struct QueuedCommit {
-  storage::WriteBatch batch;
-  std::function<void(Status)> done;
-};
-
-// Opt-in (SimulationSettings::queued_commits): CommitAsync queues the batch, and the
-// simulator applies the oldest one as a step of its own, on its own thread, as the store's
-// writer thread applies commits in their order. Between a handler that read and queued its
-// commit and that commit, other handlers run and other commits apply: the window of the old
-// timeout/registration race.
-class QueuedStore final : public InlineStore {
- public:
-  QueuedStore(storage::Store& inner, std::deque<QueuedCommit>& queue)
-      : InlineStore(inner), queue_(queue) {}
-  void CommitAsync(storage::WriteBatch batch, std::function<void(Status)> done) override {
-    queue_.push_back({std::move(batch), std::move(done)});
-  }
-
- private:
-  std::deque<QueuedCommit>& queue_;
-};
-
-// A branch call the driver made that no participant has answered yet.
-struct PendingCall {
-  BranchCall call;
-  std::shared_ptr<struct CallGroup> group;
-  std::size_t index = 0;
-};
-
-// The calls of one CallAll: the coroutine resumes once every one has an outcome.
-struct CallGroup {
-  std::vector<std::optional<BranchOutcome>> outcomes;
-  std::size_t left = 0;
-  std::function<void(std::vector<BranchOutcome>)> done;
-};
-
-// The BranchCaller the driver calls through: CallAll suspends its coroutine and leaves the
-// calls pending until the simulator answers them, one at a time.
-class SimulatedCaller final : public coordinator::BranchCaller {
- public:
-  explicit SimulatedCaller(std::vector<PendingCall>& pending) : pending_(pending) {}
-
-  asio::awaitable<std::vector<BranchOutcome>> CallAll(std::vector<BranchCall> calls) override {
-    if (calls.empty()) co_return std::vector<BranchOutcome>{};
-    co_return co_await net::AwaitCallback<std::vector<BranchOutcome>>([this, &calls](auto done) {
-      auto group = std::make_shared<CallGroup>();
-      group->outcomes.resize(calls.size());
-      group->left = calls.size();
-      group->done = std::move(done);
-      for (std::size_t i = 0; i < calls.size(); ++i) pending_.push_back({calls[i], group, i});
-    });
-  }
-
- private:
-  std::vector<PendingCall>& pending_;
-};
-
-// Everything a crash loses: the io_context with its handlers and suspended coroutines, the
-// coordinator, driver and scheduler. Only the database file survives.
-struct Process {
-  std::unique_ptr<storage::SqliteStore> sqlite;
-  std::deque<QueuedCommit> commits;  // queued_commits only; lost in a crash
-  std::unique_ptr<InlineStore> store;
-  std::unique_ptr<coordinator::AsyncStore> async_store;
-  asio::io_context context;
-  std::vector<PendingCall> pending;
-  std::unique_ptr<SimulatedCaller> caller;
-  std::unique_ptr<coordinator::TransactionDriver> driver;
-  std::unique_ptr<coordinator::Scheduler> scheduler;
-  std::unique_ptr<coordinator::GidGenerator> gids;
-  std::unique_ptr<coordinator::Coordinator> coordinator;
-  int client_ops_in_flight = 0;
-};
-
-// A participant with its own barrier: per (gid, branch, op) whether it was done, and the
-// amount each Try holds until its confirm or cancel.
-class Participant {
- public:
-  // The client's Try: refused after the branch's cancel (the barrier's rule), idempotent.
-  bool Try(const std::string& gid, const std::string& branch, int amount) {
-    if (done_.count({gid, branch, BranchOp::kCancel})) return false;
-    if (done_.insert({gid, branch, BranchOp::kTry}).second) reserved_[{gid, branch}] = amount;
-    return true;
-  }
-  // The coordinator's confirm or cancel, applied once; a cancel without a Try is a no-op that
-  // still blocks a later Try.
-  void Apply(const std::string& gid, const std::string& branch, BranchOp op) {
-    if (!done_.insert({gid, branch, op}).second) return;
-    reserved_.erase({gid, branch});
-  }
-  bool Done(const std::string& gid, const std::string& branch, BranchOp op) const {
-    return done_.count({gid, branch, op}) > 0;
-  }
-  const std::map<std::pair<std::string, std::string>, int>& reserved() const { return reserved_; }
-  std::vector<std::string> Tried(const std::string& gid) const {
-    std::vector<std::string> out;
-    for (const auto& [g, b, op] : done_) {
-      if (g == gid && op == BranchOp::kTry) out.push_back(b);
+// What a batch writes, for the history: "insert g", "g/01/confirm", "g prepared->failed";
+// other ops (preconditions, row updates) are counted.
+std::string Describe(const storage::WriteBatch& batch) {
+  std::string out;
+  int other = 0;
+  for (const storage::WriteOp& op : batch.ops()) {
+    std::string part;
+    if (const auto* g = std::get_if<storage::InsertGlobal>(&op)) {
+      part = "insert " + g->record.gid;
+    } else if (const auto* b = std::get_if<storage::InsertBranch>(&op)) {
+      part = b->record.gid + "/" + b->record.branch_id + "/" + Str(b->record.op);
+    } else if (const auto* u = std::get_if<storage::UpdateGlobal>(&op)) {
+      part = u->record.gid + " " + Str(u->expected) + "->" + Str(u->record.status);
+    } else {
+      ++other;
+      continue;
     }
-    return out;
+    out += (out.empty() ? "" : ", ") + part;
   }
+  if (other > 0) out += (out.empty() ? "" : ", ") + std::to_string(other) + " other ops";
+  return out;
+}
 
- private:
-  std::set<std::tuple<std::string, std::string, BranchOp>> done_;
-  std::map<std::pair<std::string, std::string>, int> reserved_;
-};
-
-// One TCC client: its gid and what the coordinator acknowledged to it.
-struct Client {
-  std::string gid;
-  bool prepared_ok = false;
-  std::set<std::string> registered_ok;  // registerBranch answered OK
-  std::set<std::string> tried;          // Try done at the participant
-  bool submit_sent = false;             // a client Trys only before it submits (TCC's contract)
-  bool submit_ok = false;
-  bool abort_ok = false;
-  int next_branch = 0;
-};
-
-class Simulator {
+class Simulator final : public ClientWorld {
  public:
   Simulator(std::uint64_t seed, std::string dir, const SimulationSettings& settings)
       : settings_(settings), random_(seed), db_path_(std::move(dir) + "/settle.db") {
     result_.seed = seed;
     result_.queued_commits = settings.queued_commits;
-    for (int i = 0; i < settings_.clients; ++i) {
-      clients_.push_back(Client{"sim-" + std::to_string(i)});
-    }
+    result_.instances = settings.instances;
+    int n = 0;
+    const auto add = [&](TransType type, int count) {
+      for (int i = 0; i < count; ++i) {
+        clients_.push_back(
+            Client::Make(type, "sim-" + std::string(ToString(type)) + "-" + std::to_string(n++),
+                         *this, settings_.max_branches));
+      }
+    };
+    add(TransType::kTcc, settings_.tcc_clients);
+    add(TransType::kSaga, settings_.saga_clients);
+    add(TransType::kMsg, settings_.msg_clients);
   }
 
   SimulationResult Run() {
-    std::filesystem::remove(db_path_);
-    std::filesystem::remove(db_path_ + "-wal");
-    std::filesystem::remove(db_path_ + "-shm");
-    if (!Open()) return std::move(result_);
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_path_ + suffix);
+    if (!OpenDatabase()) return std::move(result_);
+    processes_.resize(static_cast<std::size_t>(std::max(1, settings_.instances)));
+    for (std::size_t i = 0; i < processes_.size() && result_.ok(); ++i) Start(i);
     for (int step = 0; step < settings_.steps && result_.ok(); ++step) {
       Step();
       ++result_.steps;
-      if (result_.ok()) CheckEveryStep();
+      if (result_.ok()) CheckStep();
     }
     if (result_.ok()) Settle();
-    if (result_.ok()) CheckAtEnd();
-    Close(/*crash=*/!result_.ok());
+    if (result_.ok()) Fail(invariants_.CheckEnd(*database_));
+    if (result_.ok()) CountEndings();
+    for (auto& process : processes_) EndProcess(std::move(process), /*crash=*/!result_.ok());
+    database_.reset();
     return std::move(result_);
   }
 
- private:
-  std::uint64_t Pick(std::uint64_t n) {
+  // ClientWorld
+  std::uint64_t Pick(std::uint64_t n) override {
     return std::uniform_int_distribution<std::uint64_t>(0, n - 1)(random_);
   }
-  bool Chance(int percent) { return static_cast<int>(Pick(100)) < percent; }
-  void Log(std::string line) {
+  bool Chance(int percent) override { return static_cast<int>(Pick(100)) < percent; }
+  void Log(std::string line) override {
     result_.history.push_back("[" + std::to_string(result_.history.size()) +
                               " t=" + std::to_string(ToUnixMillis(clock_.Now()) - kStartMillis) +
                               "ms] " + std::move(line));
   }
+  Participant& participant() override { return participant_; }
+
+  // Spawns the request on one instance's context (drawn by the seed); its answer is recorded
+  // when the coroutine ends (never, if that instance crashes first).
+  void Send(net::Request request, std::string what, std::function<void()> on_ok) override {
+    Process* p = processes_[Pick(processes_.size())].get();
+    Log("client sends " + what + Where(*p));
+    ++p->requests_in_flight;
+    asio::co_spawn(
+        p->context, Serve(*p->api, std::move(request)),
+        [this, p, what, on_ok = std::move(on_ok)](std::exception_ptr e, net::Response response) {
+          --p->requests_in_flight;
+          if (e) {
+            Fail(what + " threw");
+            return;
+          }
+          Log("client answer: " + what + " -> " + std::to_string(response.status) + " " +
+              response.body);
+          if (response.status == 200) on_ok();
+        });
+  }
+
+ private:
   void Fail(std::string why) {
-    if (result_.ok()) {
+    if (result_.ok() && !why.empty()) {
       result_.failure = why;
       Log("INVARIANT BROKEN: " + why);
     }
   }
 
-  bool Open() {
-    auto p = std::make_unique<Process>();
+  // " at b" with several instances, for the history.
+  std::string Where(const Process& p) const { return processes_.size() > 1 ? " at " + p.name : ""; }
+
+  void CountEndings() {
+    for (const Client& c : clients_) {
+      auto tx = database_->Load(c.gid);
+      const std::string ending = !tx.ok()           ? "unreadable"
+                                 : !tx->has_value() ? "not stored"
+                                                    : Str((*tx)->global.status);
+      ++result_.endings[std::string(ToString(c.type)) + " " + ending];
+    }
+  }
+
+  void CheckStep() {
+    Fail(invariants_.CheckStep(*database_, [this](std::string line) { Log(std::move(line)); }));
+  }
+
+  // As instance `caller` makes a call: the invariants on the order of calls, and (with
+  // several instances) that no other instance still has a call of that transaction running:
+  // the lease's fence ends them before another instance may claim it.
+  void CallMade(const std::string& caller, const BranchCall& call) {
+    Fail(invariants_.CheckCallMade(call));
+    for (const auto& process : processes_) {
+      if (process == nullptr || process->name == caller) continue;
+      for (const PendingCall& other : process->pending) {
+        if (other.call.gid == call.gid) {
+          Fail(caller + " calls " + Name(call) + " while " + process->name + "'s call " +
+               Name(other.call) + " is still running");
+        }
+      }
+    }
+  }
+
+  bool OpenDatabase() {
     auto sqlite = storage::SqliteStore::Open(db_path_);
     if (!sqlite.ok()) {
       Fail("cannot open " + db_path_ + ": " + sqlite.status().ToString());
       return false;
     }
-    p->sqlite = std::move(*sqlite);
-    if (settings_.queued_commits) {
-      p->store = std::make_unique<QueuedStore>(*p->sqlite, p->commits);
-    } else {
-      p->store = std::make_unique<InlineStore>(*p->sqlite);
-    }
-    p->async_store = std::make_unique<coordinator::AsyncStore>(*p->store);
-    p->caller = std::make_unique<SimulatedCaller>(p->pending);
-    p->driver = std::make_unique<coordinator::TransactionDriver>(
-        *p->async_store, *p->caller, clock_,
-        coordinator::RetryPolicy(coordinator::RetrySettings{Duration(8000), 1000},
-                                 coordinator::RetryPolicy::NoJitter()),
-        metrics_);
-    p->scheduler =
-        std::make_unique<coordinator::Scheduler>(clock_, p->context.get_executor(), *p->driver);
-    p->gids = std::make_unique<coordinator::GidGenerator>(clock_);
-    p->coordinator =
-        std::make_unique<coordinator::Coordinator>(*p->async_store, *p->scheduler, clock_, *p->gids,
-                                                   coordinator::CoordinatorSettings{}, metrics_);
-    process_ = std::move(p);
-    Result<std::size_t> resumed = process_->coordinator->Resume();
-    if (!resumed.ok()) {
-      Fail("Resume: " + resumed.status().ToString());
-      return false;
+    database_ = std::move(*sqlite);
+    if (settings_.instances > 1) {
+      leases_ = std::make_unique<SimulatedLeases>(*database_, clock_);
     }
     return true;
   }
 
-  // crash: the in-memory parts are abandoned, never destroyed (their destructors would wait
-  // for passes suspended in calls nobody will answer, or resume coroutines of a dead process):
-  // only the SQLite store is closed, as the process's exit would. Otherwise the process has
-  // settled and shuts down in order.
-  void Close(bool crash) {
-    if (!process_) return;
-    if (crash || !process_->pending.empty() || process_->client_ops_in_flight > 0 ||
-        !process_->commits.empty()) {
-      process_->sqlite.reset();
-      process_.release();  // deliberately leaked: see above
+  // Starts instance `i` (again, after a crash): resumes from the database, or with leases
+  // takes its lease and schedules what it may drive.
+  void Start(std::size_t i) {
+    const std::string name = settings_.instances > 1 ? std::string(1, static_cast<char>('a' + i))
+                                                     : std::string("settled");
+    auto process = StartProcess(name, *database_, leases_.get(), clock_, settings_.queued_commits,
+                                [this, name](const BranchCall& call) { CallMade(name, call); });
+    if (!process.ok()) {
+      Fail("start " + name + ": " + process.status().ToString());
       return;
     }
-    process_->coordinator.reset();
-    process_->gids.reset();
-    process_->scheduler.reset();
-    process_->driver.reset();
-    process_.reset();
+    processes_[i] = std::move(*process);
   }
 
-  bool RunHandler() {
-    asio::io_context& context = process_->context;
-    if (context.stopped()) context.restart();
-    return context.poll_one() > 0;
+  bool RunHandler(Process& p) {
+    if (p.context.stopped()) p.context.restart();
+    return p.context.poll_one() > 0;
   }
+
+  Process& AnyProcess() { return *processes_[Pick(processes_.size())]; }
 
   void Step() {
     const int kind = static_cast<int>(Pick(100));
-    if (kind < 35) {
-      if (settings_.queued_commits && !process_->commits.empty() && Chance(30)) {
-        ApplyCommit();
-      } else if (RunHandler()) {
-        Log("run a handler");
+    if (kind < 33) {
+      Process& p = AnyProcess();
+      if (settings_.queued_commits && !p.commits.empty() && Chance(30)) {
+        ApplyCommit(p);
+      } else if (RunHandler(p)) {
+        Log("run a handler" + Where(p));
       } else {
-        Log("run a handler: none ready");
+        Log("run a handler" + Where(p) + ": none ready");
       }
-    } else if (kind < 55) {
+    } else if (kind < 53) {
       AnswerCall(/*faults=*/true);
+    } else if (kind < 56) {
+      DeliverLate();
     } else if (kind < 83) {
-      ClientAction();
+      Client& client = clients_[Pick(clients_.size())];
+      client.Act(*this);
     } else if (kind < 97) {
       static constexpr std::int64_t kSteps[] = {0, 100, 1000, 3000, 10000};
-      const Duration d(kSteps[Pick(5)]);
-      clock_.Advance(d);
-      const std::size_t started = process_->scheduler->RunOnce();
-      Log("advance time " + std::to_string(d.count()) + "ms, RunOnce started " +
-          std::to_string(started));
+      AdvanceTime(Duration(kSteps[Pick(5)]), /*faults=*/true);
     } else if (result_.crashes < settings_.max_crashes) {
-      Crash();
+      Crash(Pick(processes_.size()));
     } else {
       Log("crash: none left");
     }
   }
 
-  // What a batch writes, for the history: "insert g", "g/01/confirm", "g prepared->failed";
-  // other ops (preconditions, row updates) are counted.
-  static std::string Describe(const storage::WriteBatch& batch) {
-    std::string out;
-    int other = 0;
-    for (const storage::WriteOp& op : batch.ops()) {
-      std::string part;
-      if (const auto* g = std::get_if<storage::InsertGlobal>(&op)) {
-        part = "insert " + g->record.gid;
-      } else if (const auto* b = std::get_if<storage::InsertBranch>(&op)) {
-        part = b->record.gid + "/" + b->record.branch_id + "/" + Str(b->record.op);
-      } else if (const auto* u = std::get_if<storage::UpdateGlobal>(&op)) {
-        part = u->record.gid + " " + Str(u->expected) + "->" + Str(u->record.status);
-      } else {
-        ++other;
-        continue;
+  // Time passes: calls past their deadline time out, each instance's lease is renewed (or,
+  // with faults, sometimes not: a stalled instance) and its scheduler starts what is due.
+  void AdvanceTime(Duration d, bool faults) {
+    clock_.Advance(d);
+    std::string line = "advance time " + std::to_string(d.count()) + "ms";
+    ExpireCalls();
+    for (auto& p : processes_) {
+      if (p->lease != nullptr) {
+        if (faults && Chance(20)) {
+          line += ", " + p->name + " does not renew";
+        } else {
+          p->lease->RunOnce();
+        }
       }
-      out += (out.empty() ? "" : ", ") + part;
+      const std::size_t started = p->scheduler->RunOnce();
+      if (started > 0) line += ", " + p->name + " started " + std::to_string(started);
     }
-    if (other > 0) out += (out.empty() ? "" : ", ") + std::to_string(other) + " other ops";
-    return out;
+    Log(line);
   }
 
-  // Applies the oldest queued commit and posts its completion.
-  void ApplyCommit() {
-    QueuedCommit commit = std::move(process_->commits.front());
-    process_->commits.pop_front();
-    const Status status = process_->sqlite->Commit(commit.batch);
-    Log("apply a queued commit [" + Describe(commit.batch) + "]: " + status.ToString());
+  // Applies the oldest queued commit of `p` and posts its completion.
+  void ApplyCommit(Process& p) {
+    QueuedCommit commit = std::move(p.commits.front());
+    p.commits.pop_front();
+    const Status status = database_->Commit(commit.batch);
+    Log("apply a queued commit" + Where(p) + " [" + Describe(commit.batch) +
+        "]: " + status.ToString());
     commit.done(status);
   }
 
-  void Crash() {
+  // Instance `i` dies: its pending calls, queued commits and requests are lost, except that a
+  // call already sent may still reach its participant (a late delivery). Alone, it takes the
+  // database file with it, reopened as it was left; with others, the database stays.
+  void Crash(std::size_t i) {
     ++result_.crashes;
-    Log("CRASH: lost " + std::to_string(process_->pending.size()) + " pending calls, " +
-        std::to_string(process_->commits.size()) + " queued commits and " +
-        std::to_string(process_->client_ops_in_flight) + " client operations; restart");
-    Close(/*crash=*/true);
-    Open();
+    Process& p = *processes_[i];
+    int in_network = 0;
+    for (const PendingCall& call : p.pending) {
+      if (Chance(50)) {
+        late_.push_back(call.call);
+        ++in_network;
+      }
+    }
+    Log("CRASH" + Where(p) + ": lost " + std::to_string(p.pending.size()) + " pending calls (" +
+        std::to_string(in_network) + " still in the network), " + std::to_string(p.commits.size()) +
+        " queued commits and " + std::to_string(p.requests_in_flight) + " requests; restart");
+    EndProcess(std::move(processes_[i]), /*crash=*/true);
+    if (processes_.size() == 1) {
+      database_.reset();
+      if (!OpenDatabase()) return;
+    }
+    Start(i);
   }
 
-  // Answers one pending call, chosen by the seed: SUCCESS, FAILURE, an error (retried), or a
-  // lost answer (done at the participant, the coordinator never hears).
-  void AnswerCall(bool faults) {
-    std::vector<PendingCall>& pending = process_->pending;
-    if (pending.empty()) {
-      Log("answer a call: none pending");
-      return;
-    }
-    const std::size_t i = faults ? Pick(pending.size()) : 0;
-    PendingCall call = std::move(pending[i]);
-    pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
-    const BranchCall& c = call.call;
-    const int how = faults ? static_cast<int>(Pick(100)) : 0;
-    BranchOutcome outcome;
-    std::string what;
-    if (how < 60) {
-      participant_.Apply(c.gid, c.branch_id, c.op);
-      outcome = {BranchResult::kSuccess, 200, ""};
-      what = "SUCCESS";
-    } else if (how < 70) {
-      outcome = {BranchResult::kFailure, 409, "HTTP 409: FAILURE"};
-      what = "FAILURE (not applied)";
-    } else if (how < 85) {
-      outcome = {BranchResult::kUnknown, 500, "HTTP 500: boom"};
-      what = "error 500 (not applied)";
-    } else {
-      participant_.Apply(c.gid, c.branch_id, c.op);
-      outcome = {BranchResult::kUnknown, 0, "timed out after 3000 ms"};
-      what = "answer lost (applied)";
-    }
-    Log("answer " + c.gid + "/" + c.branch_id + "/" + Str(c.op) + ": " + what);
+  // Ends the call at `pending[i]` of `p` with `outcome` (the pass resumes once its group is
+  // complete).
+  void Complete(Process& p, std::size_t i, const BranchOutcome& outcome) {
+    PendingCall call = std::move(p.pending[i]);
+    p.pending.erase(p.pending.begin() + static_cast<std::ptrdiff_t>(i));
+    if (outcome.result == BranchResult::kSuccess) invariants_.HeardSuccess(call.call);
     CallGroup& group = *call.group;
     group.outcomes[call.index] = outcome;
     if (--group.left == 0) {
@@ -393,229 +311,143 @@ class Simulator {
     }
   }
 
-  // Spawns a client's operation on the process's context; its answer is recorded when the
-  // coroutine ends (never, if the process crashes first).
-  void Spawn(const std::string& what, asio::awaitable<Status> op,
-             std::function<void(Client&)> on_ok, std::size_t client) {
-    Process* p = process_.get();
-    ++p->client_ops_in_flight;
-    asio::co_spawn(
-        p->context, std::move(op),
-        [this, p, what, on_ok = std::move(on_ok), client](std::exception_ptr e, Status s) {
-          --p->client_ops_in_flight;
-          if (e) {
-            Fail(what + " threw");
-            return;
-          }
-          Log("client answer: " + what + " -> " + s.ToString());
-          if (s.ok()) on_ok(clients_[client]);
-        });
+  // Calls past their deadline: the caller gives up (an unknown outcome). The request had
+  // reached the participant (applied, the answer too slow), is still in the network (a late
+  // delivery), or never arrived.
+  void ExpireCalls() {
+    for (auto& p : processes_) {
+      for (std::size_t i = 0; i < p->pending.size();) {
+        if (p->pending[i].deadline > clock_.Now()) {
+          ++i;
+          continue;
+        }
+        const BranchCall c = p->pending[i].call;
+        const int fate = static_cast<int>(Pick(3));
+        std::string what = "never arrived";
+        if (fate == 0) {
+          participant_.Deliver(c.gid, c.branch_id, c.op, c.url, false, false);
+          what = "applied, answered too late";
+        } else if (fate == 1) {
+          late_.push_back(c);
+          what = "still in the network";
+        }
+        Log("call " + Name(c) + Where(*p) + " timed out (" + what + ")");
+        Complete(*p, i, {BranchResult::kUnknown, 0, "timed out"});
+      }
+    }
   }
 
-  void ClientAction() {
-    const std::size_t ci = Pick(clients_.size());
-    Client& c = clients_[ci];
-    coordinator::Coordinator& coord = *process_->coordinator;
-    const int what = static_cast<int>(Pick(100));
-    if (!c.prepared_ok && what < 50) {
-      coordinator::PrepareRequest r{c.gid, {}};
-      r.options.timeout_to_fail = Duration(static_cast<std::int64_t>(1000 + Pick(20) * 1000));
-      const std::string line =
-          c.gid + " prepare timeout_to_fail=" + std::to_string(r.options.timeout_to_fail->count()) +
-          "ms";
-      Log("client sends " + line);
-      Spawn(
-          line, coord.Prepare(std::move(r)), [](Client& cl) { cl.prepared_ok = true; }, ci);
-    } else if (what < 40) {
-      // registerBranch: a new branch, or (a duplicate) one already sent.
-      std::string branch;
-      if (c.next_branch > 0 && (c.next_branch >= settings_.max_branches || Chance(25))) {
-        branch = BranchName(static_cast<int>(Pick(static_cast<std::uint64_t>(c.next_branch))));
-      } else {
-        branch = BranchName(c.next_branch++);
-      }
-      coordinator::RegisterBranchRequest r{c.gid, branch, R"({"amount":30})", "http://p/confirm",
-                                           "http://p/cancel"};
-      const std::string line = c.gid + " registerBranch " + branch;
-      Log("client sends " + line);
-      Spawn(
-          line, coord.RegisterBranch(std::move(r)),
-          [branch](Client& cl) { cl.registered_ok.insert(branch); }, ci);
-    } else if (what < 60) {
-      // Try at the participant, only for a branch whose registration was answered OK.
-      std::vector<std::string> candidates(c.registered_ok.begin(), c.registered_ok.end());
-      if (candidates.empty() || c.submit_sent) {
-        Log("client " + c.gid +
-            " try: " + (c.submit_sent ? "submitted already" : "nothing registered"));
-        return;
-      }
-      const std::string& branch = candidates[Pick(candidates.size())];
-      const bool ok = participant_.Try(c.gid, branch, 30);
-      Log("client " + c.gid + " try " + branch + (ok ? ": reserved" : ": refused (cancelled)"));
-      if (ok) c.tried.insert(branch);
-    } else if (what < 85) {
-      c.submit_sent = true;
-      Log("client sends " + c.gid + " submit");
-      Spawn(
-          c.gid + " submit", coord.Submit(coordinator::SubmitRequest{c.gid}),
-          [](Client& cl) { cl.submit_ok = true; }, ci);
+  // Answers one pending call, chosen by the seed: the participant's own answer, a FAILURE
+  // (the business refuses; nothing applied), an error (not applied; retried), or a lost
+  // answer (applied; the coordinator never hears). A delivered call may also be duplicated by
+  // the network, to arrive again later (DeliverLate).
+  void AnswerCall(bool faults) {
+    std::vector<std::pair<Process*, std::size_t>> all;
+    for (auto& p : processes_) {
+      for (std::size_t i = 0; i < p->pending.size(); ++i) all.emplace_back(p.get(), i);
+    }
+    if (all.empty()) {
+      Log("answer a call: none pending");
+      return;
+    }
+    const auto [p, i] = all[faults ? Pick(all.size()) : 0];
+    const BranchCall c = p->pending[i].call;
+    const int how = faults ? static_cast<int>(Pick(100)) : 0;
+    BranchOutcome outcome;
+    std::string what;
+    if (how >= 60 && how < 75) {
+      outcome = {BranchResult::kUnknown, 500, "HTTP 500: boom"};
+      what = "error 500 (not applied)";
     } else {
-      coordinator::AbortRequest r{c.gid, "client abort"};
-      Log("client sends " + c.gid + " abort");
-      Spawn(
-          c.gid + " abort", coord.Abort(std::move(r)), [](Client& cl) { cl.abort_ok = true; }, ci);
-    }
-  }
-
-  static std::string BranchName(int i) {
-    char name[16];
-    std::snprintf(name, sizeof name, "%02d", i + 1);
-    return name;
-  }
-
-  std::optional<storage::Transaction> Load(const std::string& gid) {
-    auto tx = process_->sqlite->Load(gid);
-    if (!tx.ok()) {
-      Fail("Load " + gid + ": " + tx.status().ToString());
-      return std::nullopt;
-    }
-    return std::move(*tx);
-  }
-
-  static bool Allowed(GlobalStatus from, GlobalStatus to) {
-    if (from == to) return true;
-    switch (from) {
-      case GlobalStatus::kPrepared:
-        return to == GlobalStatus::kSubmitted || to == GlobalStatus::kAborting ||
-               to == GlobalStatus::kFailed;
-      case GlobalStatus::kSubmitted:
-        return to == GlobalStatus::kSucceed;
-      case GlobalStatus::kAborting:
-        return to == GlobalStatus::kFailed;
-      default:
-        return false;
-    }
-  }
-
-  // Status only forward; nothing acknowledged lost; the participant never both confirmed and
-  // cancelled a branch.
-  void CheckEveryStep() {
-    for (const Client& c : clients_) {
-      std::optional<storage::Transaction> tx = Load(c.gid);
-      if (!result_.ok()) return;
-      const bool stored = tx.has_value();
-      if (!stored) {
-        if (last_status_.count(c.gid)) Fail(c.gid + " was stored and is gone");
-        if (c.prepared_ok) Fail(c.gid + ": prepare answered OK but nothing is stored");
-        if (!c.registered_ok.empty()) Fail(c.gid + ": a branch answered OK but no transaction");
-        continue;
+      const bool refuse = how >= 50 && how < 60;
+      const bool lost = how >= 75 && how < 90;
+      const Answer answer =
+          participant_.Deliver(c.gid, c.branch_id, c.op, c.url, refuse, faults && Chance(30));
+      if (lost) {
+        outcome = {BranchResult::kUnknown, 0, "connection reset"};
+        what = "answer lost (applied)";
+      } else if (answer == Answer::kSuccess) {
+        outcome = {BranchResult::kSuccess, 200, ""};
+        what = "SUCCESS";
+      } else if (answer == Answer::kFailure) {
+        outcome = {BranchResult::kFailure, 409, "HTTP 409: FAILURE"};
+        what = refuse ? "FAILURE (refused, not applied)" : "FAILURE";
+      } else {
+        outcome = {BranchResult::kOngoing, 425, "HTTP 425: ONGOING"};
+        what = "ONGOING";
       }
-      const storage::Transaction& t = *tx;
-      const GlobalStatus now = t.global.status;
-      auto last = last_status_.find(c.gid);
-      if (last != last_status_.end() && !Allowed(last->second, now)) {
-        Fail(c.gid + ": status moved " + Str(last->second) + " -> " + Str(now));
-      }
-      if (last != last_status_.end() && last->second != now) {
-        Log("store: " + c.gid + " " + Str(last->second) + " -> " + Str(now));
-      }
-      last_status_[c.gid] = now;
-      for (const std::string& b : c.registered_ok) {
-        bool confirm = false, cancel = false;
-        for (const auto& row : t.branches) {
-          if (row.branch_id != b) continue;
-          confirm |= row.op == BranchOp::kConfirm;
-          cancel |= row.op == BranchOp::kCancel;
-        }
-        if (!confirm || !cancel) Fail(c.gid + "/" + b + ": registered OK but its rows are missing");
-      }
-      if (c.submit_ok && now != GlobalStatus::kSubmitted && now != GlobalStatus::kSucceed) {
-        Fail(c.gid + ": submit answered OK but the status is " + Str(now));
-      }
-      if (c.abort_ok && now != GlobalStatus::kAborting && now != GlobalStatus::kFailed) {
-        Fail(c.gid + ": abort answered OK but the status is " + Str(now));
-      }
-      for (const auto& row : t.branches) {
-        if (participant_.Done(c.gid, row.branch_id, BranchOp::kConfirm) &&
-            participant_.Done(c.gid, row.branch_id, BranchOp::kCancel)) {
-          Fail(c.gid + "/" + row.branch_id + ": both confirmed and cancelled at the participant");
-        }
+      if (faults && how >= 95) {
+        late_.push_back(c);
+        what += ", duplicated by the network";
       }
     }
+    Log("answer " + Name(c) + Where(*p) + ": " + what);
+    Complete(*p, i, outcome);
+  }
+
+  // A call the network still holds (a duplicate, or one sent by a process that crashed)
+  // reaches its participant; nobody hears the answer.
+  void DeliverLate() {
+    if (late_.empty()) {
+      Log("late delivery: none in the network");
+      return;
+    }
+    const std::size_t i = Pick(late_.size());
+    const BranchCall c = std::move(late_[i]);
+    late_.erase(late_.begin() + static_cast<std::ptrdiff_t>(i));
+    participant_.Deliver(c.gid, c.branch_id, c.op, c.url, /*refuse=*/false,
+                         /*still_deciding=*/false);
+    Log("late delivery of " + Name(c) + " (answer unheard)");
   }
 
   bool Quiescent() {
-    if (!process_->pending.empty() || process_->client_ops_in_flight > 0 ||
-        !process_->commits.empty()) {
-      return false;
+    for (const auto& p : processes_) {
+      if (p->Busy()) return false;
     }
-    auto unfinished = process_->sqlite->ListUnfinished();
+    auto unfinished = database_->ListUnfinished();
     return unfinished.ok() && unfinished->empty();
   }
 
-  // Faults stop: every handler runs, every call succeeds, time moves until nothing is left.
+  // One step of settling: the first thing that can move, else time.
+  bool SettleStep() {
+    for (auto& p : processes_) {
+      if (RunHandler(*p)) return true;
+    }
+    for (auto& p : processes_) {
+      if (!p->commits.empty()) {
+        ApplyCommit(*p);
+        return true;
+      }
+    }
+    for (auto& p : processes_) {
+      if (!p->pending.empty()) {
+        AnswerCall(/*faults=*/false);
+        return true;
+      }
+    }
+    if (!late_.empty()) {
+      DeliverLate();
+      return true;
+    }
+    return false;
+  }
+
+  // Faults stop: every handler runs, every call is answered as the participant answers, late
+  // deliveries arrive, leases are renewed, time moves until nothing is left.
   void Settle() {
     Log("-- faults stop: settling --");
     for (int i = 0; i < settings_.settle_limit && result_.ok(); ++i) {
-      if (RunHandler()) {
-        CheckEveryStep();
-        continue;
-      }
-      if (!process_->commits.empty()) {
-        ApplyCommit();
-        CheckEveryStep();
-        continue;
-      }
-      if (!process_->pending.empty()) {
-        AnswerCall(/*faults=*/false);
-        CheckEveryStep();
-        continue;
-      }
-      if (Quiescent()) {
-        Log("settled");
-        return;
-      }
-      clock_.Advance(Duration(5000));
-      process_->scheduler->RunOnce();
-      Log("advance time 5000ms (settling)");
-      CheckEveryStep();
-    }
-    if (result_.ok())
-      Fail("not settled after " + std::to_string(settings_.settle_limit) + " steps");
-  }
-
-  // Each TCC ended with its registered branches all confirmed or all cancelled at the
-  // participant, every Try confirmed or cancelled, nothing reserved.
-  void CheckAtEnd() {
-    for (const Client& c : clients_) {
-      std::optional<storage::Transaction> tx = Load(c.gid);
-      if (!result_.ok()) return;
-      if (!tx) {
-        if (!participant_.Tried(c.gid).empty()) Fail(c.gid + ": tried but never stored");
-        continue;
-      }
-      const storage::Transaction& t = *tx;
-      const GlobalStatus s = t.global.status;
-      if (s != GlobalStatus::kSucceed && s != GlobalStatus::kFailed) {
-        Fail(c.gid + ": ended " + Str(s));
-        continue;
-      }
-      const BranchOp want = s == GlobalStatus::kSucceed ? BranchOp::kConfirm : BranchOp::kCancel;
-      std::set<std::string> branches;
-      for (const auto& row : t.branches) branches.insert(row.branch_id);
-      for (const std::string& b : participant_.Tried(c.gid)) {
-        if (!branches.count(b)) Fail(c.gid + "/" + b + ": tried at the participant, not stored");
-      }
-      for (const std::string& b : branches) {
-        if (!participant_.Done(c.gid, b, want)) {
-          Fail(c.gid + " is " + Str(s) + " but its registered branch " + b + " never got its " +
-               Str(want) + " at the participant");
+      if (!SettleStep()) {
+        if (Quiescent()) {
+          Log("settled");
+          return;
         }
+        AdvanceTime(Duration(5000), /*faults=*/false);
       }
+      CheckStep();
     }
-    for (const auto& [key, amount] : participant_.reserved()) {
-      Fail(key.first + "/" + key.second + ": " + std::to_string(amount) +
-           " still reserved at the participant");
+    if (result_.ok()) {
+      Fail("not settled after " + std::to_string(settings_.settle_limit) + " steps");
     }
   }
 
@@ -626,11 +458,13 @@ class Simulator {
   std::string db_path_;
   SimulationResult result_;
   testing::FakeClock clock_{FromUnixMillis(kStartMillis)};
-  coordinator::CoordinatorMetrics metrics_;
-  std::unique_ptr<Process> process_;
+  std::unique_ptr<storage::SqliteStore> database_;
+  std::unique_ptr<SimulatedLeases> leases_;  // with several instances only
+  std::vector<std::unique_ptr<Process>> processes_;
   Participant participant_;
-  std::vector<Client> clients_;
-  std::map<std::string, GlobalStatus> last_status_;
+  std::vector<Client> clients_;  // never resized: the clients' callbacks hold their address
+  Invariants invariants_{clients_, participant_};
+  std::vector<BranchCall> late_;  // calls the network still holds
 };
 
 }  // namespace

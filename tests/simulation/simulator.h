@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,10 @@ struct SimulationResult {
   int steps = 0;
   int crashes = 0;
   bool queued_commits = false;  // the mode it ran in, for the replay command
+  int instances = 1;
+  // How the clients' transactions ended ("saga failed": 1, "msg not stored": 2, ...): what a
+  // run of seeds covered.
+  std::map<std::string, int> endings;
 
   bool ok() const { return failure.empty(); }
   // The seed, the failure and every line of the history, for a failing test's message.
@@ -22,8 +27,10 @@ struct SimulationResult {
 };
 
 struct SimulationSettings {
-  int steps = 300;          // steps with faults, before the run settles
-  int clients = 4;          // simulated TCC clients, one gid each
+  int steps = 300;      // steps with faults, before the run settles
+  int tcc_clients = 3;  // simulated clients of each type, one gid each
+  int saga_clients = 3;
+  int msg_clients = 3;
   int max_branches = 3;     // branches a client may register
   int max_crashes = 2;      // crashes (restarts) per run
   int settle_limit = 3000;  // steps the settling phase may take before it counts as stuck
@@ -31,6 +38,10 @@ struct SimulationSettings {
   // CommitAsync). true: commits queue and the simulator applies the oldest as a step, as the
   // store's writer thread does (README.md).
   bool queued_commits = false;
+  // Coordinator instances on the one database. Several: each holds an instance lease (the
+  // database's side simulated as PostgreSQL keeps it), claims a transaction before driving it
+  // and fences its calls by the lease, as settled does on PostgreSQL.
+  int instances = 1;
 };
 
 // Runs the real Coordinator, TransactionDriver and Scheduler over a SQLite file on one thread:

@@ -376,4 +376,8 @@ Result<int> ApiServer::Start(const std::string& host, int port) {
 
 void ApiServer::Stop() { impl_->server.Stop(); }
 
+asio::awaitable<net::Response> ApiServer::Handle(net::Request& request) {
+  return impl_->Serve(request);
+}
+
 }  // namespace settle::coordinator

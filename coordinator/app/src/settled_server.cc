@@ -61,7 +61,7 @@ struct SettledServer::Parts {
         gate_ticks(HostGatedCaller::kTickEvery, [this] { gated_caller.Tick(); }),
         fenced_caller(lease == nullptr
                           ? nullptr
-                          : std::make_unique<FencedBranchCaller>(gated_caller, *lease)),
+                          : std::make_unique<FencedBranchCaller>(gated_caller, *lease, clock)),
         driver(async_store, caller(), clock, RetryPolicy(c.retry), metrics, nullptr),
         leased_driver(lease == nullptr ? nullptr
                                        : std::make_unique<LeasedPassRunner>(driver, *lease, clock,

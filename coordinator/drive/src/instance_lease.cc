@@ -28,8 +28,11 @@ Status InstanceLease::Start(ScheduleFn schedule) {
   } else {
     StandDown();
   }
-  thread_ = std::make_unique<PeriodicThread>(settings_.poll, [this] { RunOnce(); });
-  thread_->Start();
+  started_ = true;
+  if (settings_.own_thread) {
+    thread_ = std::make_unique<PeriodicThread>(settings_.poll, [this] { RunOnce(); });
+    thread_->Start();
+  }
   return Status::Ok();
 }
 
@@ -50,9 +53,12 @@ void InstanceLease::RunOnce() {
 }
 
 void InstanceLease::Stop(bool release) {
-  if (thread_ == nullptr) return;
-  thread_->Stop();
-  thread_.reset();
+  if (!started_) return;
+  started_ = false;
+  if (thread_ != nullptr) {
+    thread_->Stop();
+    thread_.reset();
+  }
   held_until_.store(0);
   if (release) {
     if (Status s = leases_.Release(settings_.instance_id); !s.ok()) {
@@ -148,6 +154,11 @@ Result<bool> InstanceLease::Claim(const std::string& gid) {
 void InstanceLease::Forget(const std::string& gid) {
   std::lock_guard lock(mutex_);
   owned_.erase(gid);
+}
+
+bool InstanceLease::StillOwns(const std::string& gid) const {
+  std::lock_guard lock(mutex_);
+  return owned_.count(gid) > 0;
 }
 
 Duration InstanceLease::Remaining() const {

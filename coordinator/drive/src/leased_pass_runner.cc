@@ -37,11 +37,21 @@ asio::awaitable<PassResult> LeasedPassRunner::RunPass(std::string gid,
 
 asio::awaitable<std::vector<BranchOutcome>> FencedBranchCaller::CallAll(
     std::vector<BranchCall> calls) {
+  const auto refuse = [this, &calls](const char* why) {
+    BranchOutcome refused;
+    refused.detail = why;
+    refused.not_called_until = clock_.Now() + retry_;
+    return std::vector<BranchOutcome>(calls.size(), refused);
+  };
   const Duration remaining = lease_.Remaining();
   if (remaining <= Duration(0)) {
-    BranchOutcome lost;
-    lost.detail = "not called: this coordinator's instance lease is not held";
-    co_return std::vector<BranchOutcome>(calls.size(), lost);
+    co_return refuse("not called: this coordinator's instance lease is not held");
+  }
+  for (const BranchCall& call : calls) {
+    if (!lease_.StillOwns(call.gid)) {
+      co_return refuse(
+          "not called: this instance's claim on the transaction lapsed with its lease");
+    }
   }
   for (BranchCall& call : calls) call.timeout = std::min(call.timeout, remaining);
   co_return co_await inner_.CallAll(std::move(calls));

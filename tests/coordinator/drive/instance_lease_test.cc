@@ -138,7 +138,8 @@ TEST_CASE(
     "[lease]") {
   Fixture f;
   testing::ScriptedBranchCaller participants;
-  FencedBranchCaller fenced(participants, f.lease);
+  FencedBranchCaller fenced(participants, f.lease, f.clock);
+  REQUIRE(Owns(f.lease, "g1"));  // the pass's claim
 
   f.clock.Advance(Duration(6'000));  // 3 s left
   std::vector<BranchOutcome> outcomes = CallAll(
@@ -155,7 +156,41 @@ TEST_CASE(
   REQUIRE(outcomes.size() == 1);
   CHECK(outcomes[0].result == BranchResult::kUnknown);
   CHECK_THAT(outcomes[0].detail, Contains("instance lease is not held"));
+  // Not called: nothing learnt about the participant (no attempt, no failure); the pass
+  // looks again in a second.
+  REQUIRE(outcomes[0].not_called_until.has_value());
+  CHECK(*outcomes[0].not_called_until == f.clock.Now() + Duration(1'000));
   CHECK(participants.calls().size() == 2);  // no new call went out
+}
+
+TEST_CASE(
+    "a pass whose claim lapsed with the lease makes no call after the lease is renewed: "
+    "another instance may be driving the transaction",
+    "[lease]") {
+  // An instance paused for longer than its lease, in the middle of a pass, renews the lease
+  // on waking; the pass must not go on calling (found by tests/simulation with three
+  // instances: two instances called one saga's action at once).
+  Fixture f;
+  testing::ScriptedBranchCaller participants;
+  FencedBranchCaller fenced(participants, f.lease, f.clock);
+  REQUIRE(Owns(f.lease, "g1"));  // the pass's claim
+  CHECK(f.lease.StillOwns("g1"));
+
+  f.clock.Advance(kLease);  // paused: no renewal came round
+  f.lease.RunOnce();        // on waking: renewed, and what was owned is forgotten
+  REQUIRE(f.lease.Remaining() == kHeldFor);
+  CHECK_FALSE(f.lease.StillOwns("g1"));
+  std::vector<BranchOutcome> outcomes = CallAll(fenced, {CallWithTimeout("01", Duration(1'000))});
+  REQUIRE(outcomes.size() == 1);
+  CHECK_THAT(outcomes[0].detail, Contains("claim on the transaction lapsed"));
+  CHECK(outcomes[0].not_called_until.has_value());
+  CHECK(participants.calls().empty());
+
+  // The next pass claims it again (the database says whether another instance has it).
+  REQUIRE(Owns(f.lease, "g1"));
+  outcomes = CallAll(fenced, {CallWithTimeout("01", Duration(1'000))});
+  CHECK(outcomes[0].result == BranchResult::kSuccess);
+  CHECK(participants.calls().size() == 1);
 }
 
 }  // namespace

@@ -57,6 +57,12 @@ class ApiServer {
   // (or the host's). Without it, 404. Before Start().
   void SetClock(std::function<ClockReading()> read);
 
+  // Answers one request as a connection does once it has framed it (routes, access, the
+  // coordinator's answer, the metrics), without a socket: the deterministic simulation
+  // (tests/simulation) drives the routes this way on its own thread. Any time after
+  // construction; runs on the awaiting coroutine's executor.
+  asio::awaitable<net::Response> Handle(net::Request& request);
+
   // Binds host:port (port 0: any free port) and starts serving. Returns the bound port.
   Result<int> Start(const std::string& host, int port);
 

@@ -20,6 +20,9 @@ struct InstanceLeaseSettings {
   std::string instance_id;  // unique among the instances sharing the database
   Duration lease{10000};    // how long the instance's lease lasts after each renewal
   Duration poll{500};       // how often it renews and looks for transactions to drive
+  // false: no thread of its own; whoever owns the lease calls RunOnce every `poll` (the
+  // deterministic simulation steps it on its single thread).
+  bool own_thread = true;
 };
 
 // This coordinator instance's side of storage::InstanceLeases, for several instances on one
@@ -55,7 +58,8 @@ class InstanceLease {
   Status Start(ScheduleFn schedule);
 
   // Renews and polls once, after Start: what the background thread does every `poll`. For
-  // tests, which start the lease with a poll too long to come round and step it themselves.
+  // tests, which start the lease without its thread (own_thread) or with a poll too long to
+  // come round, and step it themselves.
   void RunOnce();
 
   // The clock every renewal reads the database's into (null: none). Before Start.
@@ -76,6 +80,11 @@ class InstanceLease {
   // Drops `gid` from what this instance remembers owning (its pass found it finished).
   void Forget(const std::string& gid);
 
+  // Whether this instance still owns `gid` by a claim made under the lease it holds now,
+  // without asking the database: false once the lease has lapsed since the claim (another
+  // instance may have claimed it meanwhile; a renewal does not give the claim back).
+  bool StillOwns(const std::string& gid) const;
+
   // How long the lease is sure to stay held, counting a safety margin; zero or less: not held.
   Duration Remaining() const;
 
@@ -95,9 +104,10 @@ class InstanceLease {
   ScheduleFn schedule_;
   std::atomic<MonoTime::rep> held_until_{0};  // a clock_.Monotonic() reading; 0: not held
   std::atomic<bool> lapsed_{false};           // logged as lapsed, not renewed since
-  std::mutex mutex_;
-  std::unordered_set<std::string> owned_;  // guarded by mutex_; cleared when the lease lapses
-  std::unique_ptr<PeriodicThread> thread_;
+  mutable std::mutex mutex_;
+  std::unordered_set<std::string> owned_;   // guarded by mutex_; cleared when the lease lapses
+  std::unique_ptr<PeriodicThread> thread_;  // null without own_thread
+  bool started_ = false;                    // Start succeeded, Stop not called since
   DatabaseClock* database_clock_ = nullptr;
   std::atomic<bool> stood_down_{false};  // stood down for the clock's skew, not renewed since
 };

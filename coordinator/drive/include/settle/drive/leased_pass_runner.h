@@ -30,17 +30,26 @@ class LeasedPassRunner final : public PassRunner {
 };
 
 // Fences branch calls by the instance lease: each call's timeout is cut to what is left of the
-// lease, and no call starts once the lease is not held, so that no call is still running
-// when another instance may take the transaction over.
+// lease, and no call starts once the lease is not held, or once it has lapsed since the pass
+// claimed the transaction (InstanceLease::StillOwns: an instance paused for longer than its
+// lease renews it on waking, but another may have claimed the transaction meanwhile), so
+// that no call is still running when another instance may take the transaction over, and
+// one transaction's calls come from one instance at a time. A call the fence refuses was
+// not made: nothing was learnt (no attempt, no failure), and the pass looks again after
+// `retry` (when it claims the transaction again, or finds another instance driving it).
 class FencedBranchCaller final : public BranchCaller {
  public:
-  FencedBranchCaller(BranchCaller& inner, InstanceLease& lease) : inner_(inner), lease_(lease) {}
+  FencedBranchCaller(BranchCaller& inner, InstanceLease& lease, const Clock& clock,
+                     Duration retry = Duration(1000))
+      : inner_(inner), lease_(lease), clock_(clock), retry_(retry) {}
 
   asio::awaitable<std::vector<BranchOutcome>> CallAll(std::vector<BranchCall> calls) override;
 
  private:
   BranchCaller& inner_;
   InstanceLease& lease_;
+  const Clock& clock_;
+  const Duration retry_;
 };
 
 }  // namespace settle::coordinator

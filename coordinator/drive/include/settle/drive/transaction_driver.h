@@ -17,10 +17,12 @@ namespace settle::coordinator {
 //   decide (engine) -> store the status change and schedule fields, together with the
 //   outcomes of earlier rounds -> call the due branches in parallel -> record outcomes.
 // A status change is durable before any call it permits (no cancel goes out for an abort
-// that a crash could undo). Outcomes are stored with the next status change, or when no call
-// follows at once, or after kMaxUnstoredRounds rounds: a saga's steps go out back to back and
-// its outcomes share one commit with its end. A call whose outcome a crash lost is simply
-// made again (branch handlers are idempotent).
+// that a crash could undo), and a saga action's success before any action it lets start
+// (an abort compensates the actions that storage shows may have started). Other outcomes are
+// stored with the next status change, or when no call follows at once, or after
+// kMaxUnstoredRounds rounds: a message's deliveries, a saga's compensations and a concurrent
+// saga's actions go out back to back and their outcomes share one commit with the end. A
+// call whose outcome a crash lost is simply made again (branch handlers are idempotent).
 // Every write is conditioned on the status the pass read, so an operator's forceStop, or a
 // client's submit or abort, is never overwritten: the pass stops and the next pass reloads.
 // A write that moves a prepared transaction on (its timeout) is conditioned on its branch

@@ -1,0 +1,218 @@
+#include "invariants.h"
+
+#include <optional>
+
+namespace settle::simulation {
+
+namespace {
+
+std::string Str(GlobalStatus s) { return std::string(ToString(s)); }
+std::string Str(BranchOp op) { return std::string(ToString(op)); }
+
+// Where a transaction of `type` may move from `from` (a status only moves forward).
+bool Allowed(TransType type, GlobalStatus from, GlobalStatus to) {
+  if (from == to) return true;
+  switch (from) {
+    case GlobalStatus::kPrepared:
+      return to == GlobalStatus::kSubmitted || to == GlobalStatus::kAborting ||
+             to == GlobalStatus::kFailed;
+    case GlobalStatus::kSubmitted:
+      // A saga aborts from submitted (an action's FAILURE, its timeout, its retry_limit); a
+      // TCC or a message without retry_limit only succeeds.
+      return to == GlobalStatus::kSucceed ||
+             (type == TransType::kSaga && to == GlobalStatus::kAborting);
+    case GlobalStatus::kAborting:
+      return to == GlobalStatus::kFailed;
+    default:
+      return false;
+  }
+}
+
+// Saga step `j` waits (directly or not) for step `i`: sequential sagas only (a concurrent one
+// without orders starts every action at once).
+bool Waits(const Client& c, int j, int i) { return !c.concurrent && j > i; }
+
+const Client* Find(const std::vector<Client>& clients, const std::string& gid) {
+  for (const Client& c : clients) {
+    if (c.gid == gid) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string Invariants::CheckStep(storage::Store& database,
+                                  const std::function<void(std::string)>& note) {
+  for (const Client& c : clients_) {
+    auto loaded = database.Load(c.gid);
+    if (!loaded.ok()) return "Load " + c.gid + ": " + loaded.status().ToString();
+    const storage::Transaction* tx = loaded->has_value() ? &**loaded : nullptr;
+    if (tx != nullptr) {
+      auto last = last_status_.find(c.gid);
+      const GlobalStatus now = tx->global.status;
+      if (last != last_status_.end() && !Allowed(c.type, last->second, now)) {
+        return c.gid + ": status moved " + Str(last->second) + " -> " + Str(now);
+      }
+      if (last == last_status_.end() || last->second != now) {
+        note("store: " + c.gid + " " + (last == last_status_.end() ? "stored" : Str(last->second)) +
+             " -> " + Str(now));
+      }
+      last_status_[c.gid] = now;
+    } else if (last_status_.count(c.gid)) {
+      return c.gid + " was stored and is gone";
+    }
+    if (std::string broken = CheckClientStep(c, tx); !broken.empty()) return broken;
+  }
+  return "";
+}
+
+std::string Invariants::CheckClientStep(const Client& c, const storage::Transaction* tx) {
+  if (tx == nullptr) {
+    if (c.prepare_ok) return c.gid + ": prepare answered OK but nothing is stored";
+    if (c.submit_ok) return c.gid + ": submit answered OK but nothing is stored";
+    if (!c.registered_ok.empty()) return c.gid + ": a branch answered OK but no transaction";
+    if (!participant_.Delivered(c.gid).empty()) return c.gid + ": delivered but not stored";
+    return "";
+  }
+  const GlobalStatus now = tx->global.status;
+  for (const std::string& b : c.registered_ok) {
+    bool confirm = false, cancel = false;
+    for (const auto& row : tx->branches) {
+      if (row.branch_id != b) continue;
+      confirm |= row.op == BranchOp::kConfirm;
+      cancel |= row.op == BranchOp::kCancel;
+    }
+    if (!confirm || !cancel) return c.gid + "/" + b + ": registered OK but its rows are missing";
+  }
+  if (c.type != TransType::kSaga && c.submit_ok && now != GlobalStatus::kSubmitted &&
+      now != GlobalStatus::kSucceed) {
+    return c.gid + ": submit answered OK but the status is " + Str(now);
+  }
+  if (c.abort_ok && now != GlobalStatus::kAborting && now != GlobalStatus::kFailed) {
+    return c.gid + ": abort answered OK but the status is " + Str(now);
+  }
+  for (const auto& row : tx->branches) {
+    if (row.status == BranchStatus::kSucceed &&
+        !participant_.AnsweredSuccess(c.gid, row.branch_id, row.op)) {
+      return c.gid + "/" + row.branch_id + "/" + Str(row.op) +
+             ": recorded done, but the participant never answered it SUCCESS";
+    }
+    if (participant_.Done(c.gid, row.branch_id, BranchOp::kConfirm) &&
+        participant_.Done(c.gid, row.branch_id, BranchOp::kCancel)) {
+      return c.gid + "/" + row.branch_id + ": both confirmed and cancelled at the participant";
+    }
+  }
+  if (c.type == TransType::kMsg && !participant_.Delivered(c.gid).empty() &&
+      participant_.LocalState(c.gid) != Participant::Local::kCommitted) {
+    return c.gid + ": delivered although its sender's local transaction did not commit";
+  }
+  return "";
+}
+
+std::string Invariants::CheckCallMade(const coordinator::BranchCall& call) {
+  if (call.trans_type != TransType::kSaga) return "";
+  const auto [kind, step] = ParseSimulatedUrl(call.url);
+  if (kind == "saga/action") {
+    saga_actions_made_.insert({call.gid, step});
+    return "";
+  }
+  if (kind != "saga/compensate") return "";
+  const Client* c = Find(clients_, call.gid);
+  if (c == nullptr) return call.gid + ": a call for a transaction no client made";
+  for (int j = 0; j < c->steps; ++j) {
+    if (!Waits(*c, j, step) || !saga_actions_made_.count({call.gid, j})) continue;
+    if (!saga_compensated_heard_.count({call.gid, j})) {
+      return call.gid + ": compensates step " + std::to_string(step) + " before step " +
+             std::to_string(j) + ", which waited for it and started, was compensated";
+    }
+  }
+  return "";
+}
+
+void Invariants::HeardSuccess(const coordinator::BranchCall& call) {
+  const auto [kind, step] = ParseSimulatedUrl(call.url);
+  if (kind == "saga/compensate") saga_compensated_heard_.insert({call.gid, step});
+}
+
+std::string Invariants::CheckEnd(storage::Store& database) {
+  for (const Client& c : clients_) {
+    auto loaded = database.Load(c.gid);
+    if (!loaded.ok()) return "Load " + c.gid + ": " + loaded.status().ToString();
+    if (std::string broken = CheckEndOf(c, loaded->has_value() ? &**loaded : nullptr);
+        !broken.empty()) {
+      return broken;
+    }
+  }
+  for (const auto& [key, amount] : participant_.reserved()) {
+    return key.first + "/" + key.second + ": " + std::to_string(amount) +
+           " still reserved at the participant";
+  }
+  return "";
+}
+
+std::string Invariants::CheckEndOf(const Client& c, const storage::Transaction* tx) {
+  const Participant::Local local = participant_.LocalState(c.gid);
+  if (tx == nullptr) {
+    if (!participant_.Tried(c.gid).empty()) return c.gid + ": tried but never stored";
+    for (int i = 0; i < c.steps; ++i) {
+      if (participant_.ActionHeld(c.gid, i)) return c.gid + ": an action held, never stored";
+    }
+    if (c.type == TransType::kMsg && !c.direct && local == Participant::Local::kCommitted) {
+      return c.gid + ": its sender committed but the message was never stored";
+    }
+    return "";
+  }
+  const GlobalStatus s = tx->global.status;
+  if (s != GlobalStatus::kSucceed && s != GlobalStatus::kFailed) {
+    return c.gid + ": ended " + Str(s);
+  }
+  switch (c.type) {
+    case TransType::kSaga:
+      for (int i = 0; i < c.steps; ++i) {
+        const bool held = participant_.ActionHeld(c.gid, i);
+        if (s == GlobalStatus::kSucceed && !held) {
+          return c.gid + " succeeded but step " + std::to_string(i) + "'s action is not held";
+        }
+        if (s == GlobalStatus::kFailed && held) {
+          return c.gid + " failed but step " + std::to_string(i) +
+                 "'s action was never compensated";
+        }
+      }
+      return "";
+    case TransType::kMsg: {
+      const std::set<int> delivered = participant_.Delivered(c.gid);
+      if (s == GlobalStatus::kSucceed) {
+        if (local != Participant::Local::kCommitted) {
+          return c.gid + " succeeded but its sender's local transaction did not commit";
+        }
+        if (static_cast<int>(delivered.size()) != c.steps) {
+          return c.gid + " succeeded with " + std::to_string(delivered.size()) + " of " +
+                 std::to_string(c.steps) + " steps delivered";
+        }
+      } else {
+        if (!delivered.empty()) return c.gid + " failed but was delivered";
+        if (local == Participant::Local::kCommitted) {
+          return c.gid + " failed although its sender's local transaction committed";
+        }
+      }
+      return "";
+    }
+    default: {
+      const BranchOp want = s == GlobalStatus::kSucceed ? BranchOp::kConfirm : BranchOp::kCancel;
+      std::set<std::string> branches;
+      for (const auto& row : tx->branches) branches.insert(row.branch_id);
+      for (const std::string& b : participant_.Tried(c.gid)) {
+        if (!branches.count(b)) return c.gid + "/" + b + ": tried at the participant, not stored";
+      }
+      for (const std::string& b : branches) {
+        if (!participant_.Done(c.gid, b, want)) {
+          return c.gid + " is " + Str(s) + " but its registered branch " + b + " never got its " +
+                 Str(want) + " at the participant";
+        }
+      }
+      return "";
+    }
+  }
+}
+
+}  // namespace settle::simulation
