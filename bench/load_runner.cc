@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "settle/net/async.h"
+#include "settle/async/await.h"
 
 namespace settle::bench {
 namespace {
@@ -117,7 +117,7 @@ asio::awaitable<double> RunAll(std::shared_ptr<Run> run) {
   tasks.reserve(static_cast<std::size_t>(run->plan.clients) + 1);
   for (int c = 0; c < run->plan.clients; ++c) tasks.push_back(RunClient(run, c));
   if (run->plan.progress) tasks.push_back(Report(run));
-  asio::awaitable<std::vector<bool>> all = net::AwaitAll(executor, std::move(tasks));
+  asio::awaitable<std::vector<bool>> all = async::AwaitAll(executor, std::move(tasks));
   co_await std::move(all);
   co_return std::chrono::duration<double>(run->end - run->begin).count();
 }

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "latency_recorder.h"
+#include "settle/async/asio.h"
 #include "settle/core/status.h"
-#include "settle/net/asio.h"
 
 namespace settle::bench {
 
@@ -40,7 +40,7 @@ using Operation = std::function<asio::awaitable<Status>(int client, std::uint64_
 // records each one's latency (or its error). Blocks the calling thread until every client has
 // finished; the progress line, if any, is printed from a timer on the same executor.
 //
-// `executor` must belong to an io_context run by exactly one thread (net::IoThreads(1)), other
+// `executor` must belong to an io_context run by exactly one thread (async::IoThreads(1)), other
 // than the calling one: the clients share their state without locks. The load generator then
 // costs one thread whatever the number of clients.
 LoadResult RunLoad(asio::any_io_executor executor, const std::string& label, const LoadPlan& plan,

@@ -15,10 +15,10 @@
 
 #include "bench_participants.h"
 #include "load_runner.h"
+#include "settle/async/io_threads.h"
 #include "settle/core/duration_text.h"
 #include "settle/net/blocking_client.h"
 #include "settle/net/client.h"
-#include "settle/net/io_threads.h"
 #include "settle/net/url.h"
 #include "workload.h"
 
@@ -28,6 +28,7 @@ using settle::bench::LatencyRecorder;
 using settle::bench::LoadPlan;
 using settle::bench::LoadResult;
 namespace net = settle::net;
+namespace async = settle::async;
 
 struct Args {
   std::vector<std::string> coordinators = {"http://127.0.0.1:36789/api/settle"};
@@ -232,7 +233,7 @@ void PrintHeader(const Args& a, std::size_t coordinators) {
 // repeat.
 class Runner {
  public:
-  Runner(const Args& a, net::IoThreads& io, net::Client& http,
+  Runner(const Args& a, async::IoThreads& io, net::Client& http,
          const settle::bench::Endpoints& endpoints, const std::vector<net::Url>& urls)
       : a_(a), io_(io) {
     const auto mode = a.mode == "tcc" ? settle::bench::Mode::kTcc : settle::bench::Mode::kSaga;
@@ -306,7 +307,7 @@ class Runner {
   }
 
   const Args& a_;
-  net::IoThreads& io_;
+  async::IoThreads& io_;
   std::vector<std::unique_ptr<settle::bench::Workload>> workloads_;
   std::uint64_t offset_ = 0;
 };
@@ -330,7 +331,7 @@ int main(int argc, char** argv) {
   // the machine with what it measures, costs one thread however many clients it runs. They
   // share one HTTP client whose idle pool can hold a connection per client and server: a
   // client has one call in flight at a time, so it keeps one connection to each.
-  net::IoThreads io(1, "bench-clients");
+  async::IoThreads io(1, "bench-clients");
   auto http = net::Client::Create(
       net::ClientOptions{.max_idle_per_host = static_cast<std::size_t>(a.clients)});
   if (!http) {

@@ -45,16 +45,17 @@
 
 #include "bench_participants.h"
 #include "load_runner.h"
+#include "settle/async/io_threads.h"
 #include "settle/core/duration_text.h"
 #include "settle/net/blocking_client.h"
 #include "settle/net/client.h"
-#include "settle/net/io_threads.h"
 #include "settle/net/server.h"
 #include "workload.h"
 
 namespace {
 
 namespace net = settle::net;
+namespace async = settle::async;
 namespace fs = std::filesystem;
 namespace asio = settle::asio;
 using settle::Status;
@@ -493,7 +494,7 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   auto blocking = net::BlockingClient::Create();
-  net::IoThreads io(1, "outage-clients");
+  async::IoThreads io(1, "outage-clients");
   auto http = net::Client::Create(net::ClientOptions{
       .max_idle_per_host = static_cast<std::size_t>(std::max(a.submit_clients, a.clients))});
   if (!blocking || !http) return 2;
@@ -634,7 +635,7 @@ int main(int argc, char** argv) {
 
   // 4. The participant returns: how long until all N are finished, and how many calls at once.
   Counters counters;
-  net::IoThreads participant_io(2, "down-participant");
+  async::IoThreads participant_io(2, "down-participant");
   const settle::Duration answer_delay = *delay;
   net::Server participant(
       participant_io.context(), net::ServerOptions{},

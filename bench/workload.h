@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "settle/async/asio.h"
 #include "settle/core/status.h"
-#include "settle/net/asio.h"
 #include "settle/net/client.h"
 #include "settle/net/url.h"
 

@@ -12,9 +12,10 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(SETTLE_SDK_LIBRARIES settle_sdk settle_net settle_sqlite settle_postgres settle_core)
+set(SETTLE_SDK_LIBRARIES settle_sdk settle_net settle_async settle_sqlite settle_postgres settle_core)
 set_target_properties(settle_sdk PROPERTIES EXPORT_NAME sdk)
 set_target_properties(settle_net PROPERTIES EXPORT_NAME net)
+set_target_properties(settle_async PROPERTIES EXPORT_NAME async)
 set_target_properties(settle_sqlite PROPERTIES EXPORT_NAME sqlite)
 set_target_properties(settle_postgres PROPERTIES EXPORT_NAME postgres)
 set_target_properties(settle_core PROPERTIES EXPORT_NAME core)

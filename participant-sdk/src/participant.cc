@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "settle/async/await.h"
+#include "settle/async/io_threads.h"
 #include "settle/core/http_status.h"
-#include "settle/net/async.h"
-#include "settle/net/io_threads.h"
 #include "settle/net/route_table.h"
 #include "settle/net/server.h"
 #include "settle/sdk/msg_barrier.h"
@@ -92,7 +92,7 @@ struct Participant::Impl {
     }
     if (route == nullptr) co_return net::NoRoute(req, allow);
     // The business code may block (its own database): it runs on the pool, not here.
-    co_return co_await net::Offload(pool, [route, &req] {
+    co_return co_await async::Offload(pool, [route, &req] {
       net::Response res;
       (*route)(req, res);
       return res;
@@ -132,7 +132,7 @@ struct Participant::Impl {
   }
 
   ParticipantOptions options;
-  net::IoThreads io;
+  async::IoThreads io;
   asio::thread_pool pool;
   // Filled before Start, read-only while serving. Branch routes by method and path; the
   // participant's own routes by regular expression, in the order they were added.

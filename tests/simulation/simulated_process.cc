@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "settle/net/async.h"
+#include "settle/async/await.h"
 
 namespace settle::simulation {
 
@@ -10,7 +10,7 @@ asio::awaitable<std::vector<coordinator::BranchOutcome>> SimulatedCaller::CallAl
     std::vector<coordinator::BranchCall> calls) {
   if (calls.empty()) co_return std::vector<coordinator::BranchOutcome>{};
   for (const coordinator::BranchCall& call : calls) made_(call);
-  co_return co_await net::AwaitCallback<std::vector<coordinator::BranchOutcome>>(
+  co_return co_await async::AwaitCallback<std::vector<coordinator::BranchOutcome>>(
       [this, &calls](auto done) {
         auto group = std::make_shared<CallGroup>();
         group->outcomes.resize(calls.size());

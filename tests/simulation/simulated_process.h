@@ -10,6 +10,7 @@
 
 #include "forwarding_store.h"
 #include "settle/api/api_server.h"
+#include "settle/async/asio.h"
 #include "settle/calls/branch_caller.h"
 #include "settle/core/clock.h"
 #include "settle/drive/async_store.h"
@@ -20,7 +21,6 @@
 #include "settle/drive/leased_pass_runner.h"
 #include "settle/drive/scheduler.h"
 #include "settle/drive/transaction_driver.h"
-#include "settle/net/asio.h"
 #include "settle/storage/instance_leases.h"
 
 namespace settle::simulation {

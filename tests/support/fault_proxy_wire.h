@@ -2,7 +2,7 @@
 
 #include <cstddef>
 #include <string>
-#include <utility>  // before Asio, as settle/net/asio.h explains
+#include <utility>  // before Asio, as settle/async/asio.h explains
 
 #include <boost/asio/ip/tcp.hpp>
 

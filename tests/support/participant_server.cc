@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "settle/net/async.h"
-#include "settle/net/async_event.h"
-#include "settle/net/io_threads.h"
+#include "settle/async/await.h"
+#include "settle/async/event.h"
+#include "settle/async/io_threads.h"
 #include "settle/net/server.h"
 
 namespace settle::testing {
@@ -28,14 +28,14 @@ struct ParticipantServer::Impl {
 
   asio::awaitable<net::Response> Serve(net::Request& req);
 
-  net::IoThreads io;
+  async::IoThreads io;
   asio::thread_pool handlers;
   std::unique_ptr<net::Server> server;
 
   mutable std::mutex mu;
   // Signalled when a request is answered or held (WaitForCalls, WaitForHeld).
   mutable std::condition_variable changed;
-  net::AsyncEvent stopping;  // ends delays and holds at once
+  async::Event stopping;  // ends delays and holds at once
   std::vector<ReceivedCall> calls;
   std::map<std::string, std::size_t> answered;  // per path
   std::map<std::string, std::deque<ScriptedAnswer>> scripts;
@@ -44,7 +44,7 @@ struct ParticipantServer::Impl {
   std::optional<std::size_t> hold_after;  // HoldAfter's count, until Release
   std::size_t held = 0;                   // requests waiting for a release now
   // What held requests wait for: set (and replaced) by Release.
-  std::shared_ptr<net::AsyncEvent> release = std::make_shared<net::AsyncEvent>();
+  std::shared_ptr<async::Event> release = std::make_shared<async::Event>();
 };
 
 asio::awaitable<net::Response> ParticipantServer::Impl::Serve(net::Request& req) {
@@ -77,11 +77,11 @@ asio::awaitable<net::Response> ParticipantServer::Impl::Serve(net::Request& req)
     }
   }
   if (!answer)
-    answer = co_await net::Offload(handlers, [&handler, &call] { return handler(call); });
+    answer = co_await async::Offload(handlers, [&handler, &call] { return handler(call); });
   if (answer->delay > std::chrono::milliseconds::zero()) {
     co_await stopping.WaitFor(Duration(answer->delay.count()));
   }
-  std::shared_ptr<net::AsyncEvent> released;
+  std::shared_ptr<async::Event> released;
   {
     std::lock_guard<std::mutex> lock(mu);
     if (answer->held || (hold_after && index >= *hold_after)) {
@@ -127,7 +127,7 @@ ParticipantServer::ParticipantServer(std::string tls_cert_file, std::string tls_
 }
 
 ParticipantServer::~ParticipantServer() {
-  std::shared_ptr<net::AsyncEvent> release;
+  std::shared_ptr<async::Event> release;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     release = impl_->release;
@@ -166,11 +166,11 @@ void ParticipantServer::HoldAfter(std::size_t received) {
 }
 
 void ParticipantServer::Release() {
-  std::shared_ptr<net::AsyncEvent> release;
+  std::shared_ptr<async::Event> release;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->hold_after.reset();
-    release = std::exchange(impl_->release, std::make_shared<net::AsyncEvent>());
+    release = std::exchange(impl_->release, std::make_shared<async::Event>());
   }
   release->Set();
 }

@@ -2,7 +2,7 @@
 
 // What the server and the client share below HTTP: the two kinds of stream, their timeouts,
 // and closing a connection so that the peer reads everything sent before.
-#include "settle/net/asio.h"
+#include "settle/async/asio.h"
 
 #include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/tcp_stream.hpp>

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "settle/api/api_server.h"
+#include "settle/async/io_threads.h"
 #include "settle/calls/host_gated_caller.h"
 #include "settle/calls/http_branch_caller.h"
 #include "settle/core/periodic_thread.h"
@@ -17,7 +18,6 @@
 #include "settle/drive/scheduler.h"
 #include "settle/drive/transaction_driver.h"
 #include "settle/net/client.h"
-#include "settle/net/io_threads.h"
 #include "settle/storage/open_store.h"
 #include "settled_metrics.h"
 
@@ -142,7 +142,7 @@ struct SettledServer::Parts {
   // See SettledServer::Shutdown; also undoes a start that failed half-way.
   void Shutdown();
 
-  net::IoThreads io;
+  async::IoThreads io;
   std::unique_ptr<asio::thread_pool> blocking;  // null unless the store is shared
   std::unique_ptr<net::Client> client;          // branch calls and the webhook
   std::unique_ptr<storage::Store> store;

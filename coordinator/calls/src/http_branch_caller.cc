@@ -6,7 +6,7 @@
 #include <string_view>
 #include <utility>
 
-#include "settle/net/async.h"
+#include "settle/async/await.h"
 #include "settle/net/message.h"
 #include "settle/net/url.h"
 
@@ -35,7 +35,7 @@ asio::awaitable<std::vector<BranchOutcome>> HttpBranchCaller::CallAll(
   tasks.reserve(calls.size());
   for (BranchCall& call : calls) tasks.push_back(Call(std::move(call)));
   const asio::any_io_executor executor = co_await asio::this_coro::executor;
-  co_return co_await net::AwaitAll(executor, std::move(tasks));
+  co_return co_await async::AwaitAll(executor, std::move(tasks));
 }
 
 asio::awaitable<BranchOutcome> HttpBranchCaller::Call(BranchCall call) {

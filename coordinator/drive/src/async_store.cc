@@ -1,11 +1,11 @@
 #include "settle/drive/async_store.h"
 
-#include "settle/net/async.h"
+#include "settle/async/await.h"
 
 namespace settle::coordinator {
 
 asio::awaitable<Status> AsyncStore::Commit(storage::WriteBatch batch) {
-  co_return co_await net::AwaitCallback<Status>(
+  co_return co_await async::AwaitCallback<Status>(
       [this, &batch](auto done) { store_.CommitAsync(std::move(batch), std::move(done)); });
 }
 

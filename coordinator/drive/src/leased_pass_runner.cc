@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "settle/net/async.h"
+#include "settle/async/await.h"
 
 #include <algorithm>
 
@@ -19,7 +19,7 @@ asio::awaitable<PassResult> LeasedPassRunner::RunPass(std::string gid,
   if (blocking_ == nullptr) {
     owned = lease_.Claim(gid);
   } else {
-    owned = co_await net::Offload(*blocking_, [this, &gid] { return lease_.Claim(gid); });
+    owned = co_await async::Offload(*blocking_, [this, &gid] { return lease_.Claim(gid); });
   }
   if (!owned) {
     if (owned.status().code() == StatusCode::kNotFound) co_return PassResult{};

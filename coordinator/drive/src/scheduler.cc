@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "settle/net/async_event.h"
+#include "settle/async/event.h"
 
 namespace settle::coordinator {
 namespace {
@@ -131,7 +131,7 @@ asio::awaitable<std::optional<Scheduler::PassClaim>> Scheduler::Claim(std::strin
                                                                       Duration max_wait) {
   const MonoTime deadline = clock_.Monotonic() + max_wait;
   for (;;) {
-    auto ended = std::make_shared<net::AsyncEvent>();
+    auto ended = std::make_shared<async::Event>();
     {
       std::lock_guard lock(mu_);
       if (stopping_) co_return std::nullopt;

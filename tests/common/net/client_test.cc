@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "fake_clock.h"
-#include "settle/net/async.h"
-#include "settle/net/async_event.h"
+#include "settle/async/await.h"
+#include "settle/async/event.h"
+#include "settle/async/io_threads.h"
 #include "settle/net/blocking_client.h"
-#include "settle/net/io_threads.h"
 #include "settle/net/server.h"
 
 namespace settle::net {
@@ -53,9 +53,9 @@ struct TestServer {
     return "http://127.0.0.1:" + std::to_string(port) + path;
   }
 
-  IoThreads io;
+  async::IoThreads io;
   Server server;
-  AsyncEvent release;
+  async::Event release;
   std::atomic<int> requests{0};
   std::atomic<int> last_port{0};  // the client's end of the last request's connection
   int port = 0;
@@ -282,7 +282,7 @@ TEST_CASE("a header that could smuggle another one is not sent", "[net][client]"
 
 TEST_CASE("many calls from coroutines run at once on one I/O thread", "[net][client]") {
   TestServer s;
-  IoThreads io(1);
+  async::IoThreads io(1);
   io.Start();
   auto client = Client::Create();
   REQUIRE(client);
@@ -297,7 +297,7 @@ TEST_CASE("many calls from coroutines run at once on one I/O thread", "[net][cli
       io.context(),
       [&]() -> asio::awaitable<std::vector<int>> {
         const asio::any_io_executor executor = co_await asio::this_coro::executor;
-        co_return co_await AwaitAll(executor, std::move(calls));
+        co_return co_await async::AwaitAll(executor, std::move(calls));
       },
       asio::use_future);
   const auto deadline = std::chrono::steady_clock::now() + 10s;

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "raw_connection.h"
-#include "settle/net/async_event.h"
+#include "settle/async/event.h"
+#include "settle/async/io_threads.h"
 #include "settle/net/blocking_client.h"
-#include "settle/net/io_threads.h"
 #include "temp_dir.h"
 #include "test_ca.h"
 
@@ -65,9 +65,9 @@ struct EchoServer {
     return holding >= count;
   }
 
-  IoThreads io;
+  async::IoThreads io;
   Server server;
-  AsyncEvent release;
+  async::Event release;
   std::atomic<int> requests{0};
   std::atomic<int> holding{0};
   int port = 0;

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "fake_clock.h"
-#include "settle/net/async_event.h"
-#include "settle/net/io_threads.h"
+#include "settle/async/event.h"
+#include "settle/async/io_threads.h"
 
 namespace settle::coordinator {
 namespace {
@@ -26,7 +26,7 @@ class FakeRunner final : public PassRunner {
   std::function<PassResult(const std::string&, std::stop_token)> answer =
       [](const std::string&, std::stop_token) { return PassResult{}; };
   std::string hold;
-  net::AsyncEvent release;
+  async::Event release;
 
   asio::awaitable<PassResult> RunPass(std::string gid, std::optional<storage::Transaction> stored,
                                       std::stop_token stop) override {
@@ -360,7 +360,7 @@ TEST_CASE("stopping asks running passes to return and starts nothing more", "[sc
 
 TEST_CASE("the background timer wakes up for a transaction when it is due", "[scheduler]") {
   SystemClock clock;
-  net::IoThreads io(2);
+  async::IoThreads io(2);
   io.Start();
   FakeRunner runner;
   {

@@ -3,9 +3,9 @@
 #include <memory>
 #include <vector>
 
+#include "settle/async/io_threads.h"
 #include "settle/calls/http_branch_caller.h"
 #include "settle/net/client.h"
-#include "settle/net/io_threads.h"
 
 namespace settle::testing {
 
@@ -36,11 +36,11 @@ class SyncBranchCaller {
         .get();
   }
   coordinator::HttpBranchCaller& caller() { return *caller_; }
-  net::IoThreads& io() { return io_; }
+  async::IoThreads& io() { return io_; }
 
  private:
   SystemClock clock_;
-  net::IoThreads io_;
+  async::IoThreads io_;
   std::unique_ptr<net::Client> client_;
   std::unique_ptr<coordinator::HttpBranchCaller> caller_;
 };

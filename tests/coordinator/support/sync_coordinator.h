@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "settle/async/asio.h"
 #include "settle/drive/coordinator.h"
-#include "settle/net/asio.h"
 
 namespace settle::testing {
 

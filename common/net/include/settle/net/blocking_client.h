@@ -2,8 +2,8 @@
 
 #include <memory>
 
+#include "settle/async/io_threads.h"
 #include "settle/net/client.h"
-#include "settle/net/io_threads.h"
 
 namespace settle::net {
 
@@ -25,7 +25,7 @@ class BlockingClient {
 
  private:
   BlockingClient(std::unique_ptr<Client> client);
-  IoThreads io_;
+  async::IoThreads io_;
   std::unique_ptr<Client> client_;
 };
 

@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
+#include "settle/async/asio.h"
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
-#include "settle/net/asio.h"
 #include "settle/net/message.h"
 #include "settle/net/request_reader.h"
 

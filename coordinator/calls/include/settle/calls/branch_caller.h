@@ -2,8 +2,8 @@
 
 #include <vector>
 
+#include "settle/async/asio.h"
 #include "settle/engine/branch_call.h"
-#include "settle/net/asio.h"
 
 namespace settle::coordinator {
 

@@ -3,9 +3,9 @@
 #include <optional>
 #include <string>
 
+#include "settle/async/asio.h"
+#include "settle/async/await.h"
 #include "settle/core/status.h"
-#include "settle/net/asio.h"
-#include "settle/net/async.h"
 #include "settle/storage/store.h"
 
 namespace settle::coordinator {
@@ -42,7 +42,7 @@ class AsyncStore {
 template <typename Work>
 asio::awaitable<std::invoke_result_t<Work>> AsyncStore::Read(Work work) {
   if (blocking_reads_ == nullptr) co_return work();
-  co_return co_await net::Offload(*blocking_reads_, std::move(work));
+  co_return co_await async::Offload(*blocking_reads_, std::move(work));
 }
 
 }  // namespace settle::coordinator

@@ -4,8 +4,8 @@
 #include <stop_token>
 #include <string>
 
+#include "settle/async/asio.h"
 #include "settle/core/clock.h"
-#include "settle/net/asio.h"
 #include "settle/storage/records.h"
 
 namespace settle::coordinator {

@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include "settle/async/asio.h"
 #include "settle/core/clock.h"
 #include "settle/drive/pass_runner.h"
-#include "settle/net/asio.h"
 
 namespace settle::coordinator {
 

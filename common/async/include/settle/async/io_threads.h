@@ -5,9 +5,9 @@
 #include <thread>
 #include <vector>
 
-#include "settle/net/asio.h"
+#include "settle/async/asio.h"
 
-namespace settle::net {
+namespace settle::async {
 
 // An io_context and the threads that run it: where a process's sockets, timers and coroutines
 // live. Nothing in it blocks; work that must block (a database read on PostgreSQL, a
@@ -40,4 +40,4 @@ class IoThreads {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace settle::net
+}  // namespace settle::async

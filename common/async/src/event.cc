@@ -1,12 +1,12 @@
-#include "settle/net/async_event.h"
+#include "settle/async/event.h"
 
 #include <atomic>
 
-#include "settle/net/async.h"
+#include "settle/async/await.h"
 
-namespace settle::net {
+namespace settle::async {
 
-void AsyncEvent::Set() {
+void Event::Set() {
   std::vector<std::function<void(bool)>> waiters;
   {
     std::lock_guard lock(mu_);
@@ -17,12 +17,12 @@ void AsyncEvent::Set() {
   for (auto& waiter : waiters) waiter(true);
 }
 
-bool AsyncEvent::is_set() const {
+bool Event::is_set() const {
   std::lock_guard lock(mu_);
   return set_;
 }
 
-void AsyncEvent::OnSet(std::function<void(bool)> callback) {
+void Event::OnSet(std::function<void(bool)> callback) {
   {
     std::lock_guard lock(mu_);
     if (!set_) {
@@ -33,11 +33,11 @@ void AsyncEvent::OnSet(std::function<void(bool)> callback) {
   callback(true);
 }
 
-asio::awaitable<void> AsyncEvent::Wait() {
+asio::awaitable<void> Event::Wait() {
   co_await AwaitCallback<bool>([this](auto done) { OnSet(std::move(done)); });
 }
 
-asio::awaitable<bool> AsyncEvent::WaitFor(Duration timeout) {
+asio::awaitable<bool> Event::WaitFor(Duration timeout) {
   const asio::any_io_executor executor = co_await asio::this_coro::executor;
   // Whichever comes first, the event or the timer, completes the wait; the other finds
   // `finished` taken and does nothing.
@@ -57,4 +57,4 @@ asio::awaitable<bool> AsyncEvent::WaitFor(Duration timeout) {
   });
 }
 
-}  // namespace settle::net
+}  // namespace settle::async

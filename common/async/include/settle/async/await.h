@@ -11,13 +11,13 @@
 #include <utility>
 #include <vector>
 
-#include "settle/net/asio.h"
+#include "settle/async/asio.h"
 
 // Bridges between coroutines and the rest: an operation that calls back from another thread
 // (a store's commit thread), blocking work on a thread pool, and several coroutines awaited at
 // once. Each resumes the awaiting coroutine on its own executor, never on the thread that
 // completed the work.
-namespace settle::net {
+namespace settle::async {
 
 // Starts an operation that reports its result once through a callback, from any thread, and
 // suspends until it does: `co_await AwaitCallback<Status>([&](auto done) {
@@ -97,4 +97,4 @@ T RunToEnd(asio::io_context& context, asio::awaitable<T> task) {
   return std::move(*result);
 }
 
-}  // namespace settle::net
+}  // namespace settle::async

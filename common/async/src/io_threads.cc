@@ -1,10 +1,10 @@
-#include "settle/net/io_threads.h"
+#include "settle/async/io_threads.h"
 
 #include <pthread.h>
 
 #include <algorithm>
 
-namespace settle::net {
+namespace settle::async {
 
 IoThreads::IoThreads(std::size_t threads, std::string name)
     : count_(threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency())),
@@ -32,4 +32,4 @@ void IoThreads::Stop() {
   threads_.clear();
 }
 
-}  // namespace settle::net
+}  // namespace settle::async

@@ -5,20 +5,20 @@
 #include <mutex>
 #include <vector>
 
+#include "settle/async/asio.h"
 #include "settle/core/clock.h"
-#include "settle/net/asio.h"
 
-namespace settle::net {
+namespace settle::async {
 
 // A one-shot event that coroutines wait for without holding a thread: Set() from any thread
 // resumes every waiter, each on its own executor.
 //
 // Thread-safety: every method from any thread. The event must outlive its waiters.
-class AsyncEvent {
+class Event {
  public:
-  AsyncEvent() = default;
-  AsyncEvent(const AsyncEvent&) = delete;
-  AsyncEvent& operator=(const AsyncEvent&) = delete;
+  Event() = default;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
 
   void Set();
   bool is_set() const;
@@ -37,4 +37,4 @@ class AsyncEvent {
   std::vector<std::function<void(bool)>> waiters_;  // guarded by mu_
 };
 
-}  // namespace settle::net
+}  // namespace settle::async
