@@ -13,8 +13,9 @@
 namespace settle::async {
 namespace {
 
-TEST_CASE("AwaitCallback resumes the coroutine, on its own executor, with what another thread reports",
-          "[async]") {
+TEST_CASE(
+    "AwaitCallback resumes the coroutine, on its own executor, with what another thread reports",
+    "[async]") {
   asio::io_context context;
   const std::thread::id runner = std::this_thread::get_id();
   std::thread reporter;
@@ -29,8 +30,7 @@ TEST_CASE("AwaitCallback resumes the coroutine, on its own executor, with what a
   CHECK(got == "reported");
 }
 
-TEST_CASE("AwaitCallback takes a result reported before the operation's start returns",
-          "[async]") {
+TEST_CASE("AwaitCallback takes a result reported before the operation's start returns", "[async]") {
   asio::io_context context;
   const int got = RunToEnd(context, []() -> asio::awaitable<int> {
     co_return co_await AwaitCallback<int>([](auto done) { done(7); });
