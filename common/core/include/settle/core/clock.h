@@ -25,11 +25,15 @@ std::string FormatTime(TimePoint t);
 // (`deadline - clock.Monotonic()`), or reads the real steady clock itself.
 using MonoTime = std::chrono::nanoseconds;
 
-// The only source of time in Settle, with both readings LevelDB's Env offers: Now(), the wall
-// clock (what the store persists and /query shows), and Monotonic(), for intervals. Production
-// code takes a Clock&; tests pass a FakeClock (tests/support/fake_clock.h), which moves only
-// when told, and can set its wall clock without moving its monotonic one. Implementations must
-// be thread-safe.
+// Where Settle reads time, with both readings LevelDB's Env offers: Now(), the wall clock
+// (what the store persists and /query shows), and Monotonic(), for intervals. Production code
+// takes a Clock&; tests pass a FakeClock (tests/support/fake_clock.h), which moves only when
+// told, and can set its wall clock without moving its monotonic one. Implementations must be
+// thread-safe.
+// One exception reads std::chrono::steady_clock itself: the HTTP client's socket deadlines
+// (common/net/src/client.cc), which are OS timers (Beast's stream expiry) and must be set and
+// compared on the clock those timers run on. Nothing else in Settle reads a std clock but
+// SystemClock below; scripts/check-rooms enforces it.
 class Clock {
  public:
   virtual ~Clock() = default;

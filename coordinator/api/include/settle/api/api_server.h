@@ -40,6 +40,12 @@ using MetricsWriter = std::function<void(PrometheusText&)>;
 // With tokens configured, every route but /api/ping needs "Authorization: Bearer <token>"
 // granting its access level (see Access): 401 without a valid token, 403 with one that grants
 // too little.
+//
+// Lifetime: `coordinator`, `clock` and `context` (and what SetHosts and SetClock are given)
+// must outlive the server; Stop() (or the destructor) returns once no request is in progress.
+// Thread-safety: the setters and Start before serving, from one thread; Handle and the
+// requests it serves from any thread, at once; Start and Stop from one thread that is not one
+// of the context's.
 class ApiServer {
  public:
   // Serves on `context`'s threads (net::Server): a request holds a coroutine, not a thread,

@@ -21,6 +21,10 @@ struct HttpBranchCallerOptions {
 // stale kept-alive connection replaced once: branch handlers are idempotent). The calls of
 // one CallAll run concurrently as coroutines, without a thread each. Each outcome's elapsed
 // time is measured on `clock`'s monotonic reading.
+//
+// Lifetime: `client` and `clock` must outlive the caller, and the caller every CallAll or Call
+// still running. Thread-safety: CallAll and Call from any thread, at once (it keeps no state
+// of its own; the client's pools are locked).
 class HttpBranchCaller final : public BranchCaller {
  public:
   HttpBranchCaller(net::Client& client, const Clock& clock, HttpBranchCallerOptions options = {});

@@ -35,7 +35,12 @@ struct CoordinatorSettings {
 // Errors: InvalidArgument for requests that contradict themselves; NotFound for an unknown
 // gid; Conflict when the transaction's state does not allow the operation; Pending when
 // wait_result found the transaction unfinished; Unavailable when storage failed or the
-// coordinator is shutting down. Thread-safe.
+// coordinator is shutting down.
+//
+// Lifetime: `store`, `scheduler`, `clock`, `gids` and `metrics` must outlive the coordinator,
+// and the coordinator must outlive every operation it started (destroy it after the I/O
+// threads that run them have stopped). Thread-safety: every operation from any thread, at
+// once; Resume before the scheduler starts.
 class Coordinator {
  public:
   Coordinator(AsyncStore& store, Scheduler& scheduler, const Clock& clock, GidGenerator& gids,
