@@ -4,9 +4,9 @@
 #include <system_error>
 #include <utility>
 
+#include "settle/db/sqlite_pool.h"
 #include "sqlite_barrier_schema.h"
 #include "sqlite_barrier_transaction.h"
-#include "sqlite_connection_pool.h"
 
 namespace settle::sdk {
 
@@ -14,7 +14,7 @@ class SqliteBarrierStore::Impl {
  public:
   // Shared with the transactions, so that one that outlives the store can still give its
   // connection back.
-  std::shared_ptr<SqliteConnectionPool> pool;
+  std::shared_ptr<SqlitePool> pool;
 };
 
 namespace {
@@ -39,7 +39,8 @@ Result<std::unique_ptr<SqliteBarrierStore>> SqliteBarrierStore::Open(const std::
   if (s.ok()) s = CreateParentDirectory(path);
   if (!s.ok()) return s;
 
-  auto pool = std::make_shared<SqliteConnectionPool>(path, options);
+  auto pool = std::make_shared<SqlitePool>(
+      path, SqlitePoolOptions{options.busy_timeout_ms, options.max_idle_connections});
   Result<std::unique_ptr<SqliteConnection>> first = pool->Acquire();
   if (!first) return first.status();
   s = PrepareBarrierSchema(**first);

@@ -9,7 +9,7 @@
 namespace settle::sdk {
 
 Result<std::unique_ptr<SqliteBarrierTransaction>> SqliteBarrierTransaction::Begin(
-    std::shared_ptr<SqliteConnectionPool> pool) {
+    std::shared_ptr<SqlitePool> pool) {
   if (!pool->EnterWrites()) {
     return Status::Unavailable("beginning a barrier transaction: database is locked");
   }

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "settle/db/sqlite_connection.h"
+#include "settle/db/sqlite_pool.h"
 #include "settle/sdk/barrier_store.h"
-#include "sqlite_connection_pool.h"
 
 namespace settle::sdk {
 
@@ -20,8 +20,7 @@ class SqliteBarrierTransaction final : public BarrierTransaction {
  public:
   // Unavailable if no connection can be opened or the write lock is not obtained within the
   // busy timeout.
-  static Result<std::unique_ptr<SqliteBarrierTransaction>> Begin(
-      std::shared_ptr<SqliteConnectionPool> pool);
+  static Result<std::unique_ptr<SqliteBarrierTransaction>> Begin(std::shared_ptr<SqlitePool> pool);
   ~SqliteBarrierTransaction() override;
 
   Result<bool> InsertIfAbsent(const BarrierRow& row) override;
@@ -42,7 +41,7 @@ class SqliteBarrierTransaction final : public BarrierTransaction {
   SqliteConnection& connection() const { return *connection_; }
 
  private:
-  SqliteBarrierTransaction(std::shared_ptr<SqliteConnectionPool> pool,
+  SqliteBarrierTransaction(std::shared_ptr<SqlitePool> pool,
                            std::unique_ptr<SqliteConnection> connection)
       : pool_(std::move(pool)), connection_(std::move(connection)) {}
 
@@ -52,7 +51,7 @@ class SqliteBarrierTransaction final : public BarrierTransaction {
   // Marks the transaction ended and gives the process's write turn to the next one.
   void End();
 
-  std::shared_ptr<SqliteConnectionPool> pool_;
+  std::shared_ptr<SqlitePool> pool_;
   std::unique_ptr<SqliteConnection> connection_;
   bool open_ = true;
 };

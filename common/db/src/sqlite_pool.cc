@@ -1,8 +1,8 @@
-#include "sqlite_connection_pool.h"
+#include "settle/db/sqlite_pool.h"
 
-namespace settle::sdk {
+namespace settle {
 
-Result<std::unique_ptr<SqliteConnection>> SqliteConnectionPool::Acquire() {
+Result<std::unique_ptr<SqliteConnection>> SqlitePool::Acquire() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!idle_.empty()) {
@@ -15,13 +15,13 @@ Result<std::unique_ptr<SqliteConnection>> SqliteConnectionPool::Acquire() {
   auto opened = SqliteConnection::Open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
                                        options_.busy_timeout_ms);
   if (!opened) return opened.status();
-  // synchronous is per connection: every commit of a barrier row must be on disk before the
-  // participant answers, or a crash could let a delivered cancel be forgotten.
+  // synchronous is per connection: every commit must be on disk before the caller answers
+  // (a barrier row: or a crash could let a delivered cancel be forgotten).
   if (Status s = (*opened)->Exec("PRAGMA synchronous=FULL"); !s.ok()) return s;
   return opened;
 }
 
-void SqliteConnectionPool::Release(std::unique_ptr<SqliteConnection> connection) {
+void SqlitePool::Release(std::unique_ptr<SqliteConnection> connection) {
   if (connection == nullptr || connection->broken() || connection->InTransaction()) return;
   std::unique_ptr<SqliteConnection> surplus;  // closed after the lock is released
   {
@@ -34,7 +34,7 @@ void SqliteConnectionPool::Release(std::unique_ptr<SqliteConnection> connection)
   }
 }
 
-bool SqliteConnectionPool::EnterWrites() {
+bool SqlitePool::EnterWrites() {
   std::unique_lock lock(turn_mutex_);
   const std::uint64_t ticket = next_ticket_++;
   const bool turn = turn_cv_.wait_for(lock, std::chrono::milliseconds(options_.busy_timeout_ms),
@@ -45,12 +45,12 @@ bool SqliteConnectionPool::EnterWrites() {
   return false;
 }
 
-std::uint64_t SqliteConnectionPool::WriteTurnsTaken() {
+std::uint64_t SqlitePool::WriteTurnsTaken() {
   std::lock_guard lock(turn_mutex_);
   return next_ticket_;
 }
 
-void SqliteConnectionPool::LeaveWrites() {
+void SqlitePool::LeaveWrites() {
   {
     std::lock_guard lock(turn_mutex_);
     ++serving_;
@@ -67,4 +67,4 @@ void SqliteConnectionPool::LeaveWrites() {
   turn_cv_.notify_all();
 }
 
-}  // namespace settle::sdk
+}  // namespace settle

@@ -11,15 +11,22 @@
 
 #include "settle/core/status.h"
 #include "settle/db/sqlite_connection.h"
-#include "settle/sdk/sqlite_barrier_store.h"
 
-namespace settle::sdk {
+namespace settle {
 
-// The connections of one SqliteBarrierStore: idle ones are reused, more are opened on demand,
-// so that guarded calls on many threads never share a connection. Thread-safe.
-class SqliteConnectionPool {
+struct SqlitePoolOptions {
+  int busy_timeout_ms = 10'000;  // each connection's busy_timeout, and the wait for a write turn
+  std::size_t max_idle_connections = 16;
+};
+
+// The connections to one SQLite file of a process (the SDK's barrier and idempotency stores):
+// idle ones are reused, more are opened on demand, so that calls on many threads never share a
+// connection; and the process's write transactions take turns before BEGIN IMMEDIATE. The
+// SQLite side of PgPool. Thread-safe; connections must be released before the pool is
+// destroyed.
+class SqlitePool {
  public:
-  SqliteConnectionPool(std::string path, SqliteBarrierOptions options)
+  SqlitePool(std::string path, SqlitePoolOptions options)
       : path_(std::move(path)), options_(options) {}
 
   // An idle connection, or a newly opened one (busy_timeout, synchronous=FULL).
@@ -42,7 +49,7 @@ class SqliteConnectionPool {
 
  private:
   const std::string path_;
-  const SqliteBarrierOptions options_;
+  const SqlitePoolOptions options_;
   std::mutex mutex_;
   std::vector<std::unique_ptr<SqliteConnection>> idle_;  // guarded by mutex_
   // Turns are served in arrival order (a ticket each), so none waits behind later arrivals.
@@ -53,4 +60,4 @@ class SqliteConnectionPool {
   std::vector<std::uint64_t> given_up_;  // tickets whose holders timed out; guarded by turn_mutex_
 };
 
-}  // namespace settle::sdk
+}  // namespace settle
