@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "eventually.h"
 #include "example_process.h"
 #include "final_status.h"
 #include "json_client.h"
@@ -83,12 +84,13 @@ struct Shop {
   }
   // Posts until the answer is not the 409 of a key still claimed by an earlier request.
   JsonResponse PostUntilClaimFree(const std::string& key, const std::string& body) {
-    const auto deadline = Clock::now() + std::chrono::seconds(20);
-    JsonResponse r = Post(key, body);
-    while (r.status == 409 && Clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      r = Post(key, body);
-    }
+    JsonResponse r;
+    testing::Eventually(
+        [&] {
+          r = Post(key, body);
+          return r.status != 409;
+        },
+        std::chrono::seconds(20), std::chrono::milliseconds(50));
     return r;
   }
   json Orders() {
@@ -111,13 +113,13 @@ struct Shop {
   }
   // The order's status once its saga's last step has settled it (not pending).
   std::string WaitForOrderSettled(const std::string& order_id) {
-    const auto deadline = Clock::now() + std::chrono::seconds(30);
     std::string status;
-    while (Clock::now() < deadline) {
-      status = JsonClient(port).Get("/orders/" + order_id).json.value("status", "");
-      if (status != "pending") break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    testing::Eventually(
+        [&] {
+          status = JsonClient(port).Get("/orders/" + order_id).json.value("status", "");
+          return status != "pending";
+        },
+        std::chrono::seconds(30), std::chrono::milliseconds(20));
     return status;
   }
   // Waits for the order service to die by the crash hook's SIGKILL.

@@ -2,8 +2,8 @@
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
-#include <thread>
 
+#include "eventually.h"
 #include "json_client.h"
 #include "settle/sdk/saga.h"
 #include "settle/sdk/tcc.h"
@@ -98,17 +98,16 @@ void FaultWorld::RestartBank(int i) {
 
 bool FaultWorld::WaitUntilAllFinished(std::chrono::seconds timeout) {
   JsonClient http(settled_port_);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    bool unfinished = false;
-    for (const char* status : {"prepared", "submitted", "aborting"}) {
-      const auto page = http.Get(std::string("/api/settle/all?limit=1&status=") + status);
-      if (page.status != 200 || !page.json["transactions"].empty()) unfinished = true;
-    }
-    if (!unfinished) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
+  return Eventually(
+      [&] {
+        bool unfinished = false;
+        for (const char* status : {"prepared", "submitted", "aborting"}) {
+          const auto page = http.Get(std::string("/api/settle/all?limit=1&status=") + status);
+          if (page.status != 200 || !page.json["transactions"].empty()) unfinished = true;
+        }
+        return !unfinished;
+      },
+      timeout, std::chrono::milliseconds(50));
 }
 
 std::optional<GlobalStatus> FaultWorld::StatusOf(const std::string& gid) {

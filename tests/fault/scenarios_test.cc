@@ -4,38 +4,31 @@
 
 #include <chrono>
 #include <future>
-#include <thread>
 
+#include "eventually.h"
 #include "fault_world.h"
 
 namespace settle::testing {
 namespace {
 
+using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 // Bank 1 has no such account: its TransIn Try (or action) answers 409.
 constexpr const char* kNoSuchAccount = "999";
 
-// Polls `done` until it holds, for at most 30 seconds.
-template <typename Done>
-bool Eventually(Done done) {
-  const auto deadline = std::chrono::steady_clock::now() + seconds(30);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
-}
-
+// Each polls every 20 ms, for at most 30 seconds.
 bool WaitForStatus(FaultWorld& w, const std::string& gid, GlobalStatus status) {
-  return Eventually([&] { return w.StatusOf(gid) == status; });
+  return Eventually([&] { return w.StatusOf(gid) == status; }, seconds(30), milliseconds(20));
 }
 
 bool WaitForStuck(FaultWorld& w, const std::string& gid) {
-  return Eventually([&] {
-    auto info = w.client()->Query(gid);
-    return info && info->has_value() && (*info)->stuck;
-  });
+  return Eventually(
+      [&] {
+        auto info = w.client()->Query(gid);
+        return info && info->has_value() && (*info)->stuck;
+      },
+      seconds(30), milliseconds(20));
 }
 
 TEST_CASE("a Try answering FAILURE aborts the TCC and every registered branch is cancelled",

@@ -6,9 +6,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "eventually.h"
 #include "fake_clock.h"
 #include "settle/sdk/barrier.h"
 #include "settle/sdk/barrier_cleaner.h"
@@ -155,12 +155,13 @@ TEST_CASE("the background cleaner cleans at start and every interval, until stop
   BarrierCleaner cleaner(f.barrier,
                          {.retention = kRetention, .batch_size = 20, .interval = Duration(20)});
 
+  // Both waits share these 10 s.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   auto wait_for = [&deadline](auto done) {
-    while (!done() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return done();
+    return settle::testing::Eventually(
+        done,
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()),
+        std::chrono::milliseconds(5));
   };
   cleaner.Start();
   REQUIRE(wait_for([&] { return cleaner.deleted() >= 30; }));

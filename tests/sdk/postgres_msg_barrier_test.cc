@@ -6,8 +6,8 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 
+#include "eventually.h"
 #include "fake_clock.h"
 #include "msg_barrier_cases.h"
 #include "postgres_test_database.h"
@@ -57,12 +57,8 @@ class PostgresLedger final : public MsgLedger {
         "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND "
         "application_name = '" +
         database_.schema() + "'";
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (Count(sql) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    return true;
+    return settle::testing::Eventually([&] { return Count(sql) != 0; }, std::chrono::seconds(10),
+                                       std::chrono::milliseconds(2));
   }
 
  private:

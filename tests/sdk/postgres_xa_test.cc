@@ -11,10 +11,10 @@
 #include <future>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "eventually.h"
 #include "fake_clock.h"
 #include "participant_server.h"
 #include "postgres_test_database.h"
@@ -109,17 +109,16 @@ class XaBank {
   }
   // Waits until a session of this case's schema waits for a row lock; false after 10 s.
   bool WaitForLockWaiter() {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (std::chrono::steady_clock::now() < deadline) {
-      auto rows = reader_->Query(
-          "SELECT 1 FROM pg_stat_activity WHERE application_name = $1::text "
-          "AND wait_event_type = 'Lock'",
-          PgParams().Text(database_.schema()));
-      REQUIRE(rows);
-      if (rows->rows() > 0) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return false;
+    return settle::testing::Eventually(
+        [&] {
+          auto rows = reader_->Query(
+              "SELECT 1 FROM pg_stat_activity WHERE application_name = $1::text "
+              "AND wait_event_type = 'Lock'",
+              PgParams().Text(database_.schema()));
+          REQUIRE(rows);
+          return rows->rows() > 0;
+        },
+        std::chrono::seconds(10), std::chrono::milliseconds(5));
   }
   std::vector<json> Registrations() const {
     std::vector<json> bodies;

@@ -3,8 +3,8 @@
 
 #include <chrono>
 #include <memory>
-#include <thread>
 
+#include "eventually.h"
 #include "sdk_bank.h"
 #include "settle/sdk/client.h"
 #include "settle/sdk/saga.h"
@@ -44,16 +44,16 @@ struct World {
 
   // Waits (bounded) until the coordinator has finished `gid`; returns its final status.
   GlobalStatus Finished(const std::string& gid) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     GlobalStatus status = GlobalStatus::kPrepared;
-    while (std::chrono::steady_clock::now() < deadline) {
-      auto info = client->Query(gid);
-      REQUIRE(info);
-      REQUIRE(info->has_value());
-      status = (*info)->status;
-      if (IsTerminal(status)) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    testing::Eventually(
+        [&] {
+          auto info = client->Query(gid);
+          REQUIRE(info);
+          REQUIRE(info->has_value());
+          status = (*info)->status;
+          return IsTerminal(status);
+        },
+        std::chrono::seconds(20), std::chrono::milliseconds(20));
     return status;
   }
 };

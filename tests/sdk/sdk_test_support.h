@@ -6,8 +6,8 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 
+#include "eventually.h"
 #include "participant_server.h"
 #include "settle/sdk/client.h"
 #include "settled_process.h"
@@ -42,16 +42,15 @@ struct RealCoordinator {
 // just after receiving it); the last state seen otherwise.
 inline std::optional<TransactionInfo> WaitForStatus(Client& client, const std::string& gid,
                                                     GlobalStatus status) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   std::optional<TransactionInfo> last;
-  while (std::chrono::steady_clock::now() < deadline) {
-    auto tx = client.Query(gid);
-    if (tx.ok() && tx->has_value()) {
-      last = **tx;
-      if (last->status == status) break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  settle::testing::Eventually(
+      [&] {
+        auto tx = client.Query(gid);
+        if (!tx.ok() || !tx->has_value()) return false;
+        last = **tx;
+        return last->status == status;
+      },
+      std::chrono::seconds(10), std::chrono::milliseconds(10));
   return last;
 }
 

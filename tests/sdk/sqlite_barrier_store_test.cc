@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "eventually.h"
 #include "temp_dir.h"
 
 namespace settle::sdk {
@@ -40,12 +41,8 @@ std::unique_ptr<BarrierTransaction> MustBegin(BarrierStore& store) {
 
 // Polls until `count` write transactions have asked the store for their turn; false after 10 s.
 bool WaitForTurnsTaken(const SqliteBarrierStore& store, std::uint64_t count) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (store.WriteTurnsTaken() < count) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
+  return settle::testing::Eventually([&] { return store.WriteTurnsTaken() >= count; },
+                                     std::chrono::seconds(10), std::chrono::milliseconds(1));
 }
 
 BarrierRow Row(std::string gid, std::string reason = "try", TimePoint at = kT0) {

@@ -6,8 +6,8 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 
+#include "eventually.h"
 #include "fake_clock.h"
 #include "msg_barrier_cases.h"
 #include "settle/sdk/sqlite_barrier_store.h"
@@ -57,12 +57,8 @@ class SqliteLedger final : public MsgLedger {
   // while another one holds it.
   std::uint64_t WaitMark() override { return store_->WriteTurnsTaken(); }
   bool WaitUntilWaiting(std::uint64_t mark) override {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (store_->WriteTurnsTaken() <= mark) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return true;
+    return settle::testing::Eventually([&] { return store_->WriteTurnsTaken() > mark; },
+                                       std::chrono::seconds(10), std::chrono::milliseconds(1));
   }
 
  private:

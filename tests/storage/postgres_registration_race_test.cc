@@ -11,9 +11,9 @@
 #include <future>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "eventually.h"
 #include "group_committer.h"
 #include "pg_group_applier.h"
 #include "pg_schema.h"
@@ -71,16 +71,17 @@ WriteBatch Registration(const std::string& id) {
 // Whether a session of this test's schema waits for a lock, polled until `deadline`.
 bool WaitsForLock(PgConnection& observer, const PostgresTestDatabase& database,
                   Steady::time_point deadline) {
-  while (Steady::now() < deadline) {
-    Result<PgResult> waiting = observer.Query(
-        "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1::text "
-        "AND wait_event_type = 'Lock'",
-        PgParams().Text(database.schema()));
-    REQUIRE(waiting);
-    if (waiting->Int(0, 0) > 0) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
+  return settle::testing::Eventually(
+      [&] {
+        Result<PgResult> waiting = observer.Query(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1::text "
+            "AND wait_event_type = 'Lock'",
+            PgParams().Text(database.schema()));
+        REQUIRE(waiting);
+        return waiting->Int(0, 0) > 0;
+      },
+      std::chrono::ceil<std::chrono::milliseconds>(deadline - Steady::now()),
+      std::chrono::milliseconds(20));
 }
 
 struct RaceWorld {

@@ -4,7 +4,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
+
+#include "eventually.h"
 
 namespace settle::testing {
 
@@ -19,11 +20,10 @@ inline std::string ReadFile(const std::string& path) {
 // Polls the file (a process's log, say) until it contains `text`, or until `deadline`.
 inline bool WaitForFileToContain(const std::string& path, const std::string& text,
                                  std::chrono::steady_clock::time_point deadline) {
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (ReadFile(path).find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
+  return Eventually(
+      [&] { return ReadFile(path).find(text) != std::string::npos; },
+      std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()),
+      std::chrono::milliseconds(20));
 }
 
 }  // namespace settle::testing

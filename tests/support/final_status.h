@@ -2,8 +2,8 @@
 
 #include <chrono>
 #include <string>
-#include <thread>
 
+#include "eventually.h"
 #include "json_client.h"
 
 namespace settle::testing {
@@ -20,11 +20,13 @@ inline std::string StatusOf(JsonClient& c, const std::string& gid) {
 inline std::string WaitForFinalStatus(JsonClient& c, const std::string& gid,
                                       std::chrono::steady_clock::time_point deadline) {
   std::string status;
-  while (std::chrono::steady_clock::now() < deadline) {
-    status = StatusOf(c, gid);
-    if (status == "succeed" || status == "failed") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  Eventually(
+      [&] {
+        status = StatusOf(c, gid);
+        return status == "succeed" || status == "failed";
+      },
+      std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()),
+      std::chrono::milliseconds(20));
   return status;
 }
 

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "eventually.h"
 #include "fake_clock.h"
 #include "settle/async/await.h"
 #include "settle/async/event.h"
@@ -180,19 +181,21 @@ TEST_CASE(
   TestServer s(options);
   auto client = MakeClient({.max_idle_time = Duration(60'000)});
   REQUIRE(client->Send(Get(s.Url("/first"))));
+  // Both waits for the server to have no connection share these 10 s.
   const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (s.server.connections() > 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(1ms);
-  }
-  REQUIRE(s.server.connections() == 0);  // the pooled connection is dead now
+  const auto no_connections = [&] {
+    return testing::Eventually(
+        [&] { return s.server.connections() == 0; },
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()),
+        1ms);
+  };
+  REQUIRE(no_connections());  // the pooled connection is dead now
 
   Result<ClientAnswer> again = client->Send(Get(s.Url("/again")));
   REQUIRE(again);
   CHECK(again->status == 200);
 
-  while (s.server.connections() > 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(1ms);
-  }
+  no_connections();
   ClientRequest once = Get(s.Url("/once"));
   once.idempotent = false;
   Result<ClientAnswer> refused = client->Send(once);
@@ -300,10 +303,7 @@ TEST_CASE("many calls from coroutines run at once on one I/O thread", "[net][cli
         co_return co_await async::AwaitAll(executor, std::move(calls));
       },
       asio::use_future);
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (s.requests < 50 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(1ms);
-  }
+  testing::Eventually([&] { return s.requests >= 50; }, 10s, 1ms);
   CHECK(s.requests == 50);  // all fifty wait in the server at once
   s.release.Set();
   CHECK(statuses.get() == std::vector<int>(50, 200));

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "eventually.h"
 #include "raw_connection.h"
 #include "settle/async/event.h"
 #include "settle/async/io_threads.h"
@@ -58,11 +59,7 @@ struct EchoServer {
 
   // Polls until `count` requests wait at /hold.
   bool WaitForHolding(int count) {
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (holding < count && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(1ms);
-    }
-    return holding >= count;
+    return testing::Eventually([&] { return holding >= count; }, 10s, 1ms);
   }
 
   async::IoThreads io;

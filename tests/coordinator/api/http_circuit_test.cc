@@ -7,9 +7,9 @@
 #include <chrono>
 #include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "eventually.h"
 #include "fault_proxy.h"
 #include "in_process_settled.h"
 #include "metrics_sample.h"
@@ -52,12 +52,9 @@ json Saga(const std::string& gid, const std::string& action, const std::string& 
 // Scrapes /api/metrics until `series` satisfies `done`, or 10 s pass.
 bool WaitForSample(InProcessSettled& s, const std::string& series,
                    const std::function<bool(double)>& done) {
-  const auto deadline = steady_clock::now() + std::chrono::seconds(10);
-  while (steady_clock::now() < deadline) {
-    if (done(SampleValue(s.client().Get("/api/metrics").body, series))) return true;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return false;
+  return testing::Eventually(
+      [&] { return done(SampleValue(s.client().Get("/api/metrics").body, series)); },
+      std::chrono::seconds(10), milliseconds(10));
 }
 
 std::string CircuitSeries(const std::string& name, int port) {

@@ -7,11 +7,11 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <thread>
 
 #include <memory>
 #include <string>
 
+#include "eventually.h"
 #include "in_process_settled.h"
 
 namespace settle {
@@ -112,13 +112,13 @@ TEST_CASE(
   REQUIRE(client.PostJson("/api/settle/abort", {{"gid", "t3"}, {"trans_type", "tcc"}}).status ==
           200);
   JsonClient reader = ClientWith(s.port(), kReadToken);
-  JsonResponse counts = reader.Get("/api/admin/counts");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-  while (counts.status == 200 && counts.json["finished_since_start"]["failed"] != 1 &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling the condition
-    counts = reader.Get("/api/admin/counts");
-  }
+  JsonResponse counts;
+  testing::Eventually(
+      [&] {
+        counts = reader.Get("/api/admin/counts");
+        return counts.status != 200 || counts.json["finished_since_start"]["failed"] == 1;
+      },
+      std::chrono::seconds(15), std::chrono::milliseconds(10));
   CHECK(counts.status == 200);
   CHECK(counts.json == json{{"unfinished", {{"prepared", 2}, {"submitted", 0}, {"aborting", 0}}},
                             {"stuck", 0},

@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "eventually.h"
 #include "fake_clock.h"
 #include "in_process_settled.h"
 #include "metrics_sample.h"
@@ -202,11 +203,12 @@ TEST_CASE("a transaction that becomes stuck is POSTed to the alert webhook once"
   CHECK(json::parse(alerts.at(1).body)["gid"] == "s2");
   // Counted once settled has read the webhook's answer, a moment after the webhook sent it.
   std::string m;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  do {
-    m = s.client().Get("/api/metrics").body;
-  } while (SampleValue(m, "settle_alerts_total{result=\"sent\"}") < 2 &&
-           std::chrono::steady_clock::now() < deadline);
+  testing::Eventually(
+      [&] {
+        m = s.client().Get("/api/metrics").body;
+        return SampleValue(m, "settle_alerts_total{result=\"sent\"}") >= 2;
+      },
+      std::chrono::seconds(10));
   CHECK(SampleValue(m, "settle_alerts_total{result=\"sent\"}") == 2);
   CHECK(SampleValue(m, "settle_transactions_stuck{type=\"saga\"}") == 2);
 }

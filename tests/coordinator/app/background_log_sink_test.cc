@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "eventually.h"
 #include "temp_dir.h"
 
 namespace settle::coordinator {
@@ -89,11 +90,10 @@ TEST_CASE("a warning is written before the call that logs it returns", "[logging
 TEST_CASE("a line at info is written soon without a flush, the sink still open", "[logging]") {
   LogFile log;
   log.logger().info("on its own");
-  // The writer lingers a few milliseconds for company; the deadline only bounds a failure.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (log.Lines().empty() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a poll, not a wait for time
-  }
+  // The writer lingers a few milliseconds for company; the timeout only bounds a failure, and
+  // the 1 ms between polls is a poll, not a wait for time.
+  testing::Eventually([&] { return !log.Lines().empty(); }, std::chrono::seconds(10),
+                      std::chrono::milliseconds(1));
   CHECK(log.Lines() == std::vector<std::string>{"info on its own"});
 }
 

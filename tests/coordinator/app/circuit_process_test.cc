@@ -4,8 +4,8 @@
 
 #include <chrono>
 #include <string>
-#include <thread>
 
+#include "eventually.h"
 #include "fault_proxy.h"
 #include "file_text.h"
 #include "json_client.h"
@@ -64,13 +64,13 @@ TEST_CASE(
   down.ClearRules();
   for (int i = 0; i < kSagas; ++i) {
     const std::string gid = "s" + std::to_string(i);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
     std::string status;
-    while (std::chrono::steady_clock::now() < deadline) {
-      status = client.Get("/api/settle/query?gid=" + gid).json["transaction"]["status"];
-      if (status == "succeed") break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    testing::Eventually(
+        [&] {
+          status = client.Get("/api/settle/query?gid=" + gid).json["transaction"]["status"];
+          return status == "succeed";
+        },
+        std::chrono::seconds(15), std::chrono::milliseconds(20));
     INFO(gid);
     CHECK(status == "succeed");
   }

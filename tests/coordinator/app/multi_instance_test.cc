@@ -10,10 +10,10 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "branch_call_log.h"
+#include "eventually.h"
 #include "fault_proxy.h"
 #include "final_status.h"
 #include "json_client.h"
@@ -195,14 +195,9 @@ TEST_CASE(
   const std::string opens = "settle_circuit_opens_total{host=\"" + host + "\"}";
   for (auto& instance : instances) {
     JsonClient metrics(instance->port());
-    const auto deadline = Steady::now() + std::chrono::seconds(20);
-    double value = -1;
-    while (Steady::now() < deadline) {
-      value = SampleValue(metrics.Get("/api/metrics").body, opens);
-      if (value >= 1) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    CHECK(value >= 1);
+    CHECK(testing::Eventually(
+        [&] { return SampleValue(metrics.Get("/api/metrics").body, opens) >= 1; },
+        std::chrono::seconds(20), std::chrono::milliseconds(20)));
   }
   // Nothing finished or failed meanwhile.
   JsonClient reader(instances[0]->port());

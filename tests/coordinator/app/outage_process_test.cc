@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "eventually.h"
 #include "fault_proxy.h"
 #include "file_text.h"
 #include "final_status.h"
@@ -61,23 +62,14 @@ double CircuitSample(JsonClient& client, const std::string& name, int host_port)
                               name + "{host=\"" + HostOf(host_port) + "\"}");
 }
 
-// Polls `done` every 10 ms until it holds or `timeout` passes.
-bool WaitUntil(const std::function<bool()>& done, milliseconds timeout = seconds(15)) {
-  const auto deadline = steady_clock::now() + timeout;
-  while (steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return done();
-}
-
 bool WaitForOpens(JsonClient& client, int host_port, double opens) {
-  return WaitUntil(
+  return testing::Eventually(
       [&] { return CircuitSample(client, "settle_circuit_opens_total", host_port) >= opens; });
 }
 
 bool WaitForClosed(JsonClient& client, int host_port) {
-  return WaitUntil([&] { return CircuitSample(client, "settle_circuit_state", host_port) == 0; });
+  return testing::Eventually(
+      [&] { return CircuitSample(client, "settle_circuit_state", host_port) == 0; });
 }
 
 std::vector<std::string> Gids(const std::string& prefix, int count) {
@@ -416,7 +408,7 @@ TEST_CASE(
     JsonClient client(settled->port());
     REQUIRE(Submit(client, gids, down.Url("/action")) == gids.size());
     REQUIRE(WaitForOpens(client, down.port(), 1));
-    REQUIRE(WaitUntil(
+    REQUIRE(testing::Eventually(
         [&] { return CircuitSample(client, "settle_circuit_waiting", down.port()) >= 1; }));
   }
   settled->Kill();
@@ -463,7 +455,7 @@ TEST_CASE(
     REQUIRE(participant.WaitForCalls("/action", 100, seconds(20)));
     REQUIRE(participant.WaitForHeld(1, seconds(20)));
     // The sagas seen succeed now were stored so before the kill.
-    REQUIRE(WaitUntil([&] {
+    REQUIRE(testing::Eventually([&] {
       for (const auto& gid : gids) {
         if (testing::StatusOf(client, gid) == "succeed") done_before_kill.insert(gid);
       }

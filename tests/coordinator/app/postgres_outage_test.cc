@@ -8,10 +8,10 @@
 #include <chrono>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "branch_call_log.h"
+#include "eventually.h"
 #include "file_text.h"
 #include "final_status.h"
 #include "json_client.h"
@@ -44,11 +44,13 @@ json SagaBody(const ParticipantServer& p, const std::string& gid) {
 // Retries a submit that met the outage until the database answers again.
 int SubmitUntilStored(JsonClient& c, const json& body, Steady::time_point deadline) {
   int status = 0;
-  while (Steady::now() < deadline) {
-    status = c.PostJson("/api/settle/submit", body).status;
-    if (status != 503) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  testing::Eventually(
+      [&] {
+        status = c.PostJson("/api/settle/submit", body).status;
+        return status != 503;
+      },
+      std::chrono::ceil<std::chrono::milliseconds>(deadline - Steady::now()),
+      std::chrono::milliseconds(50));
   return status;
 }
 

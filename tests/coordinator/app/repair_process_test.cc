@@ -7,8 +7,8 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 
+#include "eventually.h"
 #include "file_text.h"
 #include "json_client.h"
 #include "participant_server.h"
@@ -20,7 +20,6 @@ namespace settle {
 namespace {
 
 using nlohmann::json;
-using Steady = std::chrono::steady_clock;
 
 // A TCC failed by its timeout with branch 01's Try reserved at `p` and its cancel never made.
 void StoreFailedTcc(storage::Store& store, const std::string& gid,
@@ -68,17 +67,17 @@ TEST_CASE("settled makes the cancel an earlier build left undone, once, and the 
 
   REQUIRE(p.WaitForCalls("/cancel", 1));
   testing::JsonClient client(settled.port());
-  const auto deadline = Steady::now() + std::chrono::seconds(10);
   json raced;
-  while (Steady::now() < deadline) {
-    raced = client.Get("/api/settle/query?gid=raced").json;
-    bool cancelled = false;
-    for (const auto& b : raced["branches"]) {
-      if (b["op"] == "cancel" && b["status"] == "succeed") cancelled = true;
-    }
-    if (cancelled) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  testing::Eventually(
+      [&] {
+        raced = client.Get("/api/settle/query?gid=raced").json;
+        bool cancelled = false;
+        for (const auto& b : raced["branches"]) {
+          if (b["op"] == "cancel" && b["status"] == "succeed") cancelled = true;
+        }
+        return cancelled;
+      },
+      std::chrono::seconds(10), std::chrono::milliseconds(20));
   INFO(raced.dump());
   CHECK(raced["transaction"]["status"] == "failed");
   const auto calls = p.CallsTo("/cancel");

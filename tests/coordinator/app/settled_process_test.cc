@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "eventually.h"
 #include "file_text.h"
 #include "json_client.h"
 #include "participant_server.h"
@@ -121,13 +122,13 @@ TEST_CASE("SIGTERM shuts settled down cleanly and a restart finishes the work",
 
   SettledProcess again(db);
   JsonClient client(again.port());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   std::string final_status;
-  while (std::chrono::steady_clock::now() < deadline) {
-    final_status = client.Get("/api/settle/query?gid=drained").json["transaction"]["status"];
-    if (final_status == "succeed") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  testing::Eventually(
+      [&] {
+        final_status = client.Get("/api/settle/query?gid=drained").json["transaction"]["status"];
+        return final_status == "succeed";
+      },
+      std::chrono::seconds(20), std::chrono::milliseconds(20));
   CHECK(final_status == "succeed");
   CHECK(p.CountCalls("/slow") >= 2);
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bank_process.h"
+#include "eventually.h"
 #include "file_text.h"
 #include "final_status.h"
 #include "json_client.h"
@@ -267,16 +268,19 @@ std::map<std::string, std::string> WaitForFinalStatuses(int settled_port,
   JsonClient reader(settled_port);
   std::map<std::string, std::string> statuses;
   for (const std::string& gid : gids) statuses[gid] = "";
-  for (;;) {
-    bool all_final = true;
-    for (auto& [gid, status] : statuses) {
-      if (status == "succeed" || status == "failed") continue;
-      status = StatusOf(reader, gid);
-      if (status != "succeed" && status != "failed") all_final = false;
-    }
-    if (all_final || Steady::now() >= deadline) return statuses;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  Eventually(
+      [&] {
+        bool all_final = true;
+        for (auto& [gid, status] : statuses) {
+          if (status == "succeed" || status == "failed") continue;
+          status = StatusOf(reader, gid);
+          if (status != "succeed" && status != "failed") all_final = false;
+        }
+        return all_final;
+      },
+      std::chrono::ceil<std::chrono::milliseconds>(deadline - Steady::now()),
+      std::chrono::milliseconds(50));
+  return statuses;
 }
 
 std::map<std::string, GidBarrier> ReadBarrier(const std::string& db_path) {

@@ -7,9 +7,9 @@
 #include <chrono>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "eventually.h"
 #include "fake_clock.h"
 #include "fake_leases.h"
 #include "settle/drive/instance_lease.h"
@@ -92,10 +92,8 @@ struct SkewedLease {
     if (!s.ok()) return s;
     if (database.ClaimsAllowed()) {
       // Start's poll and the thread's.
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-      while (Scheduled().size() < 2 && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
+      testing::Eventually([this] { return Scheduled().size() >= 2; }, std::chrono::seconds(10),
+                          std::chrono::milliseconds(1));
     } else {
       REQUIRE(leases.WaitForClockReads(2));
     }

@@ -6,8 +6,8 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
+#include "eventually.h"
 #include "json_client.h"
 #include "settle/app/settled_server.h"
 #include "temp_dir.h"
@@ -58,12 +58,7 @@ class InProcessSettled {
   // Watches /query (as a client would) until `done` holds or `timeout` passes.
   bool WaitUntil(const std::string& gid, const std::function<bool(const nlohmann::json&)>& done,
                  std::chrono::milliseconds timeout = std::chrono::seconds(15)) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (done(Query(gid))) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
+    return Eventually([&] { return done(Query(gid)); }, timeout);
   }
   bool WaitForStatus(const std::string& gid, const std::string& status) {
     return WaitUntil(gid, [&](const nlohmann::json& q) {
