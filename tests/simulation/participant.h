@@ -17,7 +17,7 @@ enum class Answer { kSuccess, kFailure, kOngoing };
 // The participants of every simulated transaction, with a barrier of their own: per
 // (gid, branch, op) whether it was done, so every call applies once however often it is
 // delivered, and a compensation that arrives first blocks its action (the empty-rollback and
-// hanging rules of docs/protocol.md §5). What they hold is what the invariants read.
+// hanging rules of docs/protocol.md §6.3). What they hold is what the invariants read.
 //
 // The URLs the simulated clients register name what is called (SimulatedUrl): TCC's confirm and
 // cancel, saga step i's action and compensation, message step i's receiver, and the message

@@ -45,12 +45,11 @@ asio::awaitable<std::vector<BranchOutcome>> FencedBranchCaller::CallAll(
   };
   const Duration remaining = lease_.Remaining();
   if (remaining <= Duration(0)) {
-    co_return refuse("not called: this coordinator's instance lease is not held");
+    co_return refuse("this coordinator's instance lease is not held");
   }
   for (const BranchCall& call : calls) {
     if (!lease_.StillOwns(call.gid)) {
-      co_return refuse(
-          "not called: this instance's claim on the transaction lapsed with its lease");
+      co_return refuse("this instance's claim on the transaction lapsed with its lease");
     }
   }
   for (BranchCall& call : calls) call.timeout = std::min(call.timeout, remaining);
