@@ -50,8 +50,9 @@ struct HostView {
 // With no circuits (failures 0) and no cap (max_in_flight 0) every call goes straight to
 // `inner`. Calls with a URL that does not parse have no host and no gate.
 //
-// Thread-safe: CallAll from many coroutines at once, Tick from a timer; the gates share one
-// mutex, never held across a call or the on-wake function.
+// Lifetime: `inner` and `clock` (and what the on-wake function reaches) must outlive it, and it
+// every CallAll still running. Thread-safe: CallAll from many coroutines at once, Tick from a
+// timer; the gates share one mutex, never held across a call or the on-wake function.
 class HostGatedCaller final : public BranchCaller {
  public:
   using OnWake = std::function<void(const std::vector<std::string>& gids)>;

@@ -16,7 +16,8 @@ namespace settle::coordinator {
 // cache), or on `blocking_reads` when they cross a network (PostgreSQL), so that an I/O
 // thread never waits for a round trip.
 //
-// Thread-safety: as the Store's.
+// Lifetime: the store and `blocking_reads` must outlive it, and it every operation still
+// running. Thread-safety: as the Store's.
 class AsyncStore {
  public:
   // `blocking_reads` null: reads run on the calling thread.

@@ -43,7 +43,7 @@ struct ClockReading {
 // `settings.max` the instance stops claiming transactions, saying so in one log line, and says
 // so again when it resumes.
 //
-// Thread-safe.
+// Lifetime: `host` must outlive it. Thread-safe.
 class DatabaseClock final : public Clock {
  public:
   DatabaseClock(const Clock& host, ClockSkewSettings settings);

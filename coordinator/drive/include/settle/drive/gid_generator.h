@@ -10,7 +10,7 @@ namespace settle::coordinator {
 
 // Makes gids for /newGid: the creation time in milliseconds (base 36, so ids sort roughly by
 // age) followed by 12 random base-62 characters (71 bits), unique across restarts without
-// touching storage. Thread-safe.
+// touching storage. The clock must outlive it. Thread-safe.
 class GidGenerator {
  public:
   explicit GidGenerator(const Clock& clock);

@@ -42,7 +42,9 @@ struct InstanceLeaseSettings {
 // calls), claims and polls nothing, and only reads the database's clock, until the clocks
 // agree again and it renews as before.
 //
-// Thread-safety: every method from any thread; Start and Stop from one.
+// Lifetime: `leases`, `clock` and the DatabaseClock it is given must outlive it; Stop (or the
+// destructor) joins its thread. Thread-safety: every method from any thread; Start and Stop
+// from one.
 class InstanceLease {
  public:
   using ScheduleFn = std::function<void(const std::string& gid, TimePoint due)>;

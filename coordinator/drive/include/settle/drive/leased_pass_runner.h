@@ -13,6 +13,9 @@ namespace settle::coordinator {
 // another live instance drives is left to it (the pass returns with nothing due; if that
 // instance dies, this one's lease poll brings the transaction back once it is claimable).
 // A claim that must ask the database runs on `blocking` (null: on the calling thread).
+//
+// Lifetime: `inner`, `lease`, `clock` and `blocking` must outlive it, and it every pass still
+// running. Thread-safe: passes for different gids at once, as the inner runner allows.
 class LeasedPassRunner final : public PassRunner {
  public:
   LeasedPassRunner(PassRunner& inner, InstanceLease& lease, const Clock& clock,
@@ -37,6 +40,9 @@ class LeasedPassRunner final : public PassRunner {
 // one transaction's calls come from one instance at a time. A call the fence refuses was
 // not made: nothing was learnt (no attempt, no failure), and the pass looks again after
 // `retry` (when it claims the transaction again, or finds another instance driving it).
+//
+// Lifetime: `inner`, `lease` and `clock` must outlive it, and it every CallAll still running.
+// Thread-safe: CallAll from any thread, at once.
 class FencedBranchCaller final : public BranchCaller {
  public:
   FencedBranchCaller(BranchCaller& inner, InstanceLease& lease, const Clock& clock,

@@ -23,7 +23,8 @@ namespace settle::coordinator {
 // those that finished since the sweep before, less a margin (an instance of an older version
 // sharing the PostgreSQL database may still leave one, stamped by its own clock).
 //
-// Thread-safety: Sweep from one thread at a time; the scheduler is thread-safe.
+// Lifetime: `store`, `scheduler` and `clock` must outlive it. Thread-safety: Sweep from one
+// thread at a time; the scheduler is thread-safe.
 class RollbackRepair {
  public:
   RollbackRepair(storage::Store& store, Scheduler& scheduler, const Clock& clock);

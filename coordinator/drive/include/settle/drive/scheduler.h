@@ -29,7 +29,9 @@ namespace settle::coordinator {
 // and run the executor's context themselves. Start() adds a timer (an Asio steady_timer, not
 // a poll) that wakes at the earliest due time and calls RunOnce().
 //
-// Thread-safe. Stop() and the destructor must not run on one of the executor's threads.
+// Lifetime: `clock` and `runner` must outlive it, and it every pass it started (Stop asks
+// them to return and waits up to its grace; WaitForPasses waits for the rest). Thread-safe.
+// Stop() and the destructor must not run on one of the executor's threads.
 class Scheduler {
  public:
   static constexpr std::size_t kDefaultMaxPasses = 1024;

@@ -29,7 +29,9 @@ namespace settle::coordinator {
 // count too, so a branch registered since the read is never left out: a registerBranch is
 // either refused or driven.
 //
-// Thread-safe: passes for different gids may run at once, on any I/O threads.
+// Lifetime: the store, caller, clock, metrics and alerts (and the host gates it is given) must
+// outlive it, and it every pass still running. Thread-safe: passes for different gids may run
+// at once, on any I/O threads.
 class TransactionDriver final : public PassRunner {
  public:
   TransactionDriver(AsyncStore& store, BranchCaller& caller, const Clock& clock, RetryPolicy policy,
