@@ -214,11 +214,17 @@ bool TryTookEffect(const BranchBarrier& rows) { return TookEffect(rows, "try"); 
 
 }  // namespace
 
-std::vector<EdgeTcc> RunEdgeClients(const EdgeLoad& load, const std::vector<int>& settled_ports,
-                                    int bank_port, std::vector<std::string>& unexpected) {
-  std::vector<std::unique_ptr<EdgeClient>> clients;
+namespace {
+
+// Runs `load.clients` clients of type `Client` on a thread each until the load's deadline and
+// gathers what each recorded in its `outcomes` member, and what surprised it.
+template <typename Client, typename Load, typename Outcome>
+std::vector<Outcome> RunClients(const Load& load, const std::vector<int>& settled_ports,
+                                int bank_port, std::vector<std::string>& unexpected,
+                                std::vector<Outcome> Client::*outcomes) {
+  std::vector<std::unique_ptr<Client>> clients;
   for (int c = 0; c < load.clients; ++c) {
-    clients.push_back(std::make_unique<EdgeClient>(c, load, settled_ports, bank_port));
+    clients.push_back(std::make_unique<Client>(c, load, settled_ports, bank_port));
   }
   const Steady::time_point deadline = Steady::now() + load.deadline;
   std::vector<std::thread> threads;
@@ -226,32 +232,25 @@ std::vector<EdgeTcc> RunEdgeClients(const EdgeLoad& load, const std::vector<int>
     threads.emplace_back([&client, deadline] { client->Run(deadline); });
   }
   for (std::thread& t : threads) t.join();
-  std::vector<EdgeTcc> all;
+  std::vector<Outcome> all;
   for (auto& client : clients) {
-    all.insert(all.end(), client->tccs.begin(), client->tccs.end());
+    const std::vector<Outcome>& mine = (*client).*outcomes;
+    all.insert(all.end(), mine.begin(), mine.end());
     unexpected.insert(unexpected.end(), client->unexpected.begin(), client->unexpected.end());
   }
   return all;
 }
 
+}  // namespace
+
+std::vector<EdgeTcc> RunEdgeClients(const EdgeLoad& load, const std::vector<int>& settled_ports,
+                                    int bank_port, std::vector<std::string>& unexpected) {
+  return RunClients(load, settled_ports, bank_port, unexpected, &EdgeClient::tccs);
+}
+
 std::vector<EdgeSaga> RunSagaClients(const SagaLoad& load, const std::vector<int>& settled_ports,
                                      int bank_port, std::vector<std::string>& unexpected) {
-  std::vector<std::unique_ptr<SagaClient>> clients;
-  for (int c = 0; c < load.clients; ++c) {
-    clients.push_back(std::make_unique<SagaClient>(c, load, settled_ports, bank_port));
-  }
-  const Steady::time_point deadline = Steady::now() + load.deadline;
-  std::vector<std::thread> threads;
-  for (auto& client : clients) {
-    threads.emplace_back([&client, deadline] { client->Run(deadline); });
-  }
-  for (std::thread& t : threads) t.join();
-  std::vector<EdgeSaga> all;
-  for (auto& client : clients) {
-    all.insert(all.end(), client->sagas.begin(), client->sagas.end());
-    unexpected.insert(unexpected.end(), client->unexpected.begin(), client->unexpected.end());
-  }
-  return all;
+  return RunClients(load, settled_ports, bank_port, unexpected, &SagaClient::sagas);
 }
 
 std::map<std::string, std::string> WaitForFinalStatuses(int settled_port,
