@@ -27,7 +27,6 @@ namespace settle::storage::testing {
 namespace {
 
 using settle::testing::PostgresTestDatabase;
-using Steady = std::chrono::steady_clock;
 
 std::unique_ptr<PgConnection> Connect(const PostgresTestDatabase& database) {
   Result<std::unique_ptr<PgConnection>> c = PgConnection::Open(database.conninfo());
@@ -68,9 +67,9 @@ WriteBatch Registration(const std::string& id) {
                InsertBranch{MakeBranch("g", id, BranchOp::kConfirm)});
 }
 
-// Whether a session of this test's schema waits for a lock, polled until `deadline`.
-bool WaitsForLock(PgConnection& observer, const PostgresTestDatabase& database,
-                  Steady::time_point deadline) {
+// Whether `count` sessions of this test's schema wait for a lock, polled for up to 10 s.
+bool WaitersForLock(PgConnection& observer, const PostgresTestDatabase& database,
+                    std::int64_t count) {
   return settle::testing::Eventually(
       [&] {
         Result<PgResult> waiting = observer.Query(
@@ -78,10 +77,9 @@ bool WaitsForLock(PgConnection& observer, const PostgresTestDatabase& database,
             "AND wait_event_type = 'Lock'",
             PgParams().Text(database.schema()));
         REQUIRE(waiting);
-        return waiting->Int(0, 0) > 0;
+        return waiting->Int(0, 0) == count;
       },
-      std::chrono::ceil<std::chrono::milliseconds>(deadline - Steady::now()),
-      std::chrono::milliseconds(20));
+      std::chrono::seconds(10), std::chrono::milliseconds(20));
 }
 
 struct RaceWorld {
@@ -121,7 +119,7 @@ TEST_CASE(
   // The timeout decides from the transaction it read without that branch.
   std::future<std::string> decision = std::async(
       std::launch::async, [&world] { return Apply(*world.second, Group(TimeoutAbort(0))); });
-  REQUIRE(WaitsForLock(*world.observer, world.database, Steady::now() + std::chrono::seconds(10)));
+  REQUIRE(WaitersForLock(*world.observer, world.database, 1));
   CHECK(decision.wait_for(std::chrono::milliseconds(0)) == std::future_status::timeout);
 
   REQUIRE(world.first->Run("COMMIT").ok());
@@ -139,7 +137,7 @@ TEST_CASE(
   REQUIRE(Apply(*world.second, Group(TimeoutAbort(0))) == "[null]");
   std::future<std::string> registration = std::async(
       std::launch::async, [&world] { return Apply(*world.first, Group(Registration("01"))); });
-  REQUIRE(WaitsForLock(*world.observer, world.database, Steady::now() + std::chrono::seconds(10)));
+  REQUIRE(WaitersForLock(*world.observer, world.database, 1));
 
   REQUIRE(world.second->Run("COMMIT").ok());
 
@@ -169,42 +167,56 @@ TEST_CASE(
   {
     auto migrating = Connect(database);
     REQUIRE(MigratePgSchema(*migrating, LatestPgSchemaVersion()).ok());
-    REQUIRE(Apply(*migrating, Group(Batch(InsertGlobal{MakeGlobal("g1")},
-                                          InsertGlobal{MakeGlobal("g2")}))) == "[null]");
+    REQUIRE(Apply(*migrating,
+                  Group(Batch(InsertGlobal{MakeGlobal("g1")}, InsertGlobal{MakeGlobal("g2")},
+                              InsertGlobal{MakeGlobal("g3")}))) == "[null]");
   }
   auto committer = Connect(database);
   auto other = Connect(database);
+  auto gate = Connect(database);
   auto observer = Connect(database);
+  // Only the group's session looks for deadlocks, so the server can pick no other victim, and
+  // it looks only once its wait closes the cycle: the check runs once per wait, after
+  // deadlock_timeout, so the wait that closes the cycle must be the group's.
+  REQUIRE(other->Run("SET deadlock_timeout = '1h'").ok());
+  REQUIRE(committer->Run("SET deadlock_timeout = '100ms'").ok());
   PgGroupApplier applier(*committer);
-  // Another session holds g2.
+  // Another session holds g2, and a gate holds g3.
   REQUIRE(other->Run("BEGIN").ok());
   REQUIRE(other->Query("SELECT 1 FROM trans_global WHERE gid = 'g2' FOR UPDATE"));
-  // The group decides g1, then waits for g2.
-  GlobalRecord g1 = MakeGlobal("g1", TransType::kTcc, GlobalStatus::kAborting);
-  GlobalRecord g2 = MakeGlobal("g2", TransType::kTcc, GlobalStatus::kAborting);
-  const WriteBatch first = Batch(UpdateGlobal{g1, GlobalStatus::kPrepared});
-  const WriteBatch second = Batch(UpdateGlobal{g2, GlobalStatus::kPrepared});
-  const std::vector<const WriteBatch*> group = {&first, &second};
+  REQUIRE(gate->Run("BEGIN").ok());
+  REQUIRE(gate->Query("SELECT 1 FROM trans_global WHERE gid = 'g3' FOR UPDATE"));
+  // The group decides g1, then waits at the gate, before it goes on to g2.
+  const WriteBatch first = Batch(UpdateGlobal{
+      MakeGlobal("g1", TransType::kTcc, GlobalStatus::kAborting), GlobalStatus::kPrepared});
+  const WriteBatch middle = Batch(UpdateGlobal{
+      MakeGlobal("g3", TransType::kTcc, GlobalStatus::kAborting), GlobalStatus::kPrepared});
+  const WriteBatch last = Batch(UpdateGlobal{
+      MakeGlobal("g2", TransType::kTcc, GlobalStatus::kAborting), GlobalStatus::kPrepared});
+  const std::vector<const WriteBatch*> group = {&first, &middle, &last};
   std::future<GroupResult> applied =
       std::async(std::launch::async, [&] { return applier.ApplyGroup(group); });
-  REQUIRE(WaitsForLock(*observer, database, Steady::now() + std::chrono::seconds(10)));
-  // The other session now wants g1: a cycle. The group has waited longer, so the server's
-  // deadlock check (deadlock_timeout after a wait begins) finds it there first and fails it.
+  REQUIRE(WaitersForLock(*observer, database, 1));
+  // The other session wants g1, which the group holds.
   std::future<bool> locked = std::async(std::launch::async, [&] {
     return other->Query("SELECT 1 FROM trans_global WHERE gid = 'g1' FOR UPDATE").ok();
   });
+  REQUIRE(WaitersForLock(*observer, database, 2));
+  // The gate opens; the group goes on to g2 and closes the cycle; the server fails it.
+  REQUIRE(gate->Run("COMMIT").ok());
   REQUIRE(locked.get());  // granted once the group's first try rolled back
   REQUIRE(other->Run("COMMIT").ok());
 
   const GroupResult result = applied.get();
   CHECK(result.committed);
-  REQUIRE(result.statuses.size() == 2);
+  REQUIRE(result.statuses.size() == 3);
   CHECK(result.statuses[0].ok());
   CHECK(result.statuses[1].ok());
+  CHECK(result.statuses[2].ok());
   Result<PgResult> stored =
       observer->Query("SELECT count(*) FROM trans_global WHERE status = 'aborting'");
   REQUIRE(stored);
-  CHECK(stored->Int(0, 0) == 2);
+  CHECK(stored->Int(0, 0) == 3);
 }
 
 }  // namespace
