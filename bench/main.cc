@@ -17,9 +17,9 @@
 #include "load_runner.h"
 #include "settle/async/io_threads.h"
 #include "settle/core/duration_text.h"
+#include "settle/core/url.h"
 #include "settle/net/blocking_client.h"
 #include "settle/net/client.h"
-#include "settle/net/url.h"
 #include "workload.h"
 
 namespace {
@@ -28,6 +28,8 @@ using settle::bench::LatencyRecorder;
 using settle::bench::LoadPlan;
 using settle::bench::LoadResult;
 namespace net = settle::net;
+using settle::ParseUrl;
+using settle::Url;
 namespace async = settle::async;
 
 struct Args {
@@ -47,8 +49,8 @@ struct Args {
   double rate = 0;
 };
 
-net::Url LocalUrl(int port, std::string path_and_query) {
-  net::Url url;
+Url LocalUrl(int port, std::string path_and_query) {
+  Url url;
   url.host = "127.0.0.1";
   url.port = port;
   url.path_and_query = std::move(path_and_query);
@@ -56,7 +58,7 @@ net::Url LocalUrl(int port, std::string path_and_query) {
 }
 
 // GETs `target` from 127.0.0.1:port; the body as JSON, or null unless answered 200.
-nlohmann::json GetJson(net::BlockingClient& http, const net::Url& url, std::string target) {
+nlohmann::json GetJson(net::BlockingClient& http, const Url& url, std::string target) {
   net::ClientRequest request;
   request.url = url;
   request.target = std::move(target);
@@ -69,7 +71,7 @@ nlohmann::json GetJson(net::BlockingClient& http, const net::Url& url, std::stri
 // Counts the coordinator's transactions with `status` (paging through /all).
 std::uint64_t CountWithStatus(net::BlockingClient& http, int port, const std::string& api,
                               const std::string& status) {
-  const net::Url all = LocalUrl(port, api + "/all");
+  const Url all = LocalUrl(port, api + "/all");
   std::uint64_t count = 0;
   std::string position;
   for (;;) {
@@ -203,11 +205,11 @@ std::optional<int> ParseArgs(int argc, char** argv, Args& a) {
 
 // The coordinators' URLs: plain http:// on loopback, all with the same API path; nullopt
 // otherwise.
-std::optional<std::vector<net::Url>> CoordinatorUrls(const Args& a) {
+std::optional<std::vector<Url>> CoordinatorUrls(const Args& a) {
   if (a.coordinators.empty()) return std::nullopt;
-  std::vector<net::Url> urls;
+  std::vector<Url> urls;
   for (const std::string& coordinator : a.coordinators) {
-    auto url = net::ParseUrl(coordinator);
+    auto url = ParseUrl(coordinator);
     if (!url || url->tls || (url->host != "127.0.0.1" && url->host != "localhost")) {
       return std::nullopt;
     }
@@ -234,7 +236,7 @@ void PrintHeader(const Args& a, std::size_t coordinators) {
 class Runner {
  public:
   Runner(const Args& a, async::IoThreads& io, net::Client& http,
-         const settle::bench::Endpoints& endpoints, const std::vector<net::Url>& urls)
+         const settle::bench::Endpoints& endpoints, const std::vector<Url>& urls)
       : a_(a), io_(io) {
     const auto mode = a.mode == "tcc" ? settle::bench::Mode::kTcc : settle::bench::Mode::kSaga;
     for (int c = 0; c < a.clients; ++c) {
@@ -317,7 +319,7 @@ class Runner {
 int main(int argc, char** argv) {
   Args a;
   if (std::optional<int> exit_code = ParseArgs(argc, argv, a)) return *exit_code;
-  const std::optional<std::vector<net::Url>> urls = CoordinatorUrls(a);
+  const std::optional<std::vector<Url>> urls = CoordinatorUrls(a);
   auto duration = settle::ParseDuration(a.duration);
   auto warmup = settle::ParseDuration(a.warmup);
   if (!urls || !duration || !warmup) {

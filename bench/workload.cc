@@ -22,8 +22,8 @@ std::string ParticipantUrl(int port, const std::string& path) {
   return "http://127.0.0.1:" + std::to_string(port) + path;
 }
 
-net::Url LocalUrl(int port) {
-  net::Url url;
+Url LocalUrl(int port) {
+  Url url;
   url.host = "127.0.0.1";
   url.port = port;
   url.path_and_query = "/";

@@ -6,8 +6,8 @@
 
 #include "settle/async/asio.h"
 #include "settle/core/status.h"
+#include "settle/core/url.h"
 #include "settle/net/client.h"
-#include "settle/net/url.h"
 
 namespace settle::bench {
 
@@ -58,8 +58,8 @@ class Workload {
   Endpoints endpoints_;
   Mode mode_;
   int client_index_;
-  net::Url coordinator_;
-  net::Url participant_[2];
+  Url coordinator_;
+  Url participant_[2];
   std::string body_out_;
   std::string body_in_;
   // What follows the gid in a saga's submit: its steps and payloads.

@@ -101,7 +101,7 @@ bool IsTargetByte(char c) {
 
 // What a handler may rely on in a request the reader hands on (request_reader.h).
 void CheckRequest(const Framed& r, const RequestLimits& limits) {
-  FUZZ_CHECK(net::IsValidHeaderName(r.method));  // a method is a token, as a header name is
+  FUZZ_CHECK(IsValidHeaderName(r.method));  // a method is a token, as a header name is
   FUZZ_CHECK(!r.target.empty() && std::all_of(r.target.begin(), r.target.end(), IsTargetByte));
   FUZZ_CHECK(r.path == r.target.substr(0, r.target.find('?')));
   FUZZ_CHECK(r.version == 10 || r.version == 11);
@@ -110,8 +110,8 @@ void CheckRequest(const Framed& r, const RequestLimits& limits) {
   // LF or NUL in a value, and no whitespace around it. Either would let a proxy and settled
   // disagree about the message.
   for (const auto& [name, value] : r.headers) {
-    FUZZ_CHECK(net::IsValidHeaderName(name));
-    FUZZ_CHECK(net::IsValidHeaderValue(value));
+    FUZZ_CHECK(IsValidHeaderName(name));
+    FUZZ_CHECK(IsValidHeaderValue(value));
     FUZZ_CHECK(value.empty() || (value.front() != ' ' && value.front() != '\t' &&
                                  value.back() != ' ' && value.back() != '\t'));
   }

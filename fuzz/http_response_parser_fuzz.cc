@@ -51,8 +51,8 @@ void CheckAnswer(const Outcome& a, std::size_t max_head, std::size_t keep) {
   // The head limit holds for every field the caller sees, trailers included.
   std::size_t fields = 0;
   for (const auto& [name, value] : a.headers) {
-    FUZZ_CHECK(net::IsValidHeaderName(name));
-    FUZZ_CHECK(net::IsValidHeaderValue(value));
+    FUZZ_CHECK(IsValidHeaderName(name));
+    FUZZ_CHECK(IsValidHeaderValue(value));
     fields += name.size() + 1 + value.size() + 2;
   }
   FUZZ_CHECK(fields <= max_head);

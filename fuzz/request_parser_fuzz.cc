@@ -1,9 +1,10 @@
-// The coordinator's request parsing: JSON bodies of prepare, registerBranch, submit, abort,
-// forceStop/resetNextCronTime, and the query strings of /query and /all (through
-// net::ParseQueryString, as RequestReader splits them). request_parser.h promises pure
-// functions that never throw, fail only with InvalidArgument naming the field, and hand out
-// only requests that are valid; each of those is checked. Branch URLs may be http:// or
-// https:// (net::ParseUrl).
+// The coordinator's request parsing and the engine's checks of what it parsed: JSON bodies of
+// prepare, registerBranch, submit, abort, forceStop/resetNextCronTime, and the query strings of
+// /query and /all (through net::ParseQueryString, as RequestReader splits them).
+// request_parser.h and the engine's checks (transaction_types.h) promise pure functions that
+// never throw and fail only with InvalidArgument naming the field; what passes both is what
+// the coordinator acts on, and must be valid: each of those is checked. Branch URLs may be
+// http:// or https:// (ParseUrl).
 //
 // Input: [function selector] body or query string...
 
@@ -15,9 +16,13 @@
 
 #include "fuzz_support.h"
 #include "settle/api/request_parser.h"
+#include "settle/core/header_syntax.h"
 #include "settle/core/protocol.h"
+#include "settle/core/url.h"
+#include "settle/engine/msg_engine.h"
+#include "settle/engine/transaction_types.h"
+#include "settle/engine/two_phase_engine.h"
 #include "settle/net/message.h"
-#include "settle/net/url.h"
 
 namespace settle::fuzz {
 namespace {
@@ -37,6 +42,9 @@ bool NamesAField(const std::string& message) {
                                                  "data",
                                                  "confirm",
                                                  "cancel",
+                                                 "url",
+                                                 "query_prepared",
+                                                 "reason",
                                                  "steps",
                                                  "payloads",
                                                  "custom_data",
@@ -68,8 +76,19 @@ void CheckFailure(const Result<T>& result) {
   FUZZ_CHECK(NamesAField(result.status().message()));
 }
 
-// A URL the branch caller can call: http:// or https://, as net::ParseUrl takes it.
-bool IsUrl(const std::string& url) { return static_cast<bool>(net::ParseUrl(url)); }
+// The parsed request once the engine's `check` passed it, as the coordinator acts on it; the
+// failure of either checked like a parser's.
+template <typename T>
+Result<T> Checked(Result<T> parsed, Status (*check)(const T&)) {
+  if (parsed) {
+    if (Status s = check(*parsed); !s.ok()) parsed = s;
+  }
+  CheckFailure(parsed);
+  return parsed;
+}
+
+// A URL the branch caller can call: http:// or https://, as ParseUrl takes it.
+bool IsUrl(const std::string& url) { return static_cast<bool>(ParseUrl(url)); }
 
 void CheckDuration(const std::optional<Duration>& d) {
   if (d) FUZZ_CHECK(d->count() > 0 && d->count() <= kTenYearsMillis);  // 0 means "not sent"
@@ -81,23 +100,30 @@ void CheckOptions(const RequestOptions& o) {
   CheckDuration(o.retry_interval);
   FUZZ_CHECK(o.retry_limit >= 0);
   for (const auto& [name, value] : o.branch_headers) {
-    FUZZ_CHECK(net::IsValidHeaderName(name));
-    FUZZ_CHECK(net::IsValidHeaderValue(value));
+    FUZZ_CHECK(IsValidHeaderName(name));
+    FUZZ_CHECK(IsValidHeaderValue(value));
   }
 }
 
 void FuzzSubmit(std::string_view body) {
-  const auto r = coordinator::ParseSubmit(body);
-  CheckFailure(r);
+  const auto r = Checked(coordinator::ParseSubmit(body), &coordinator::CheckSubmit);
   if (!r) return;
   FUZZ_CHECK(IsValidGid(r->gid));
   CheckOptions(r->options);
-  if (r->trans_type != TransType::kSaga) {
+  if (r->trans_type != TransType::kSaga && r->trans_type != TransType::kMsg) {
     FUZZ_CHECK(r->steps.empty());
     return;
   }
   const std::size_t steps = r->steps.size();
   FUZZ_CHECK(steps >= 1 && steps <= kMaxSagaSteps);
+  FUZZ_CHECK(r->payloads.size() == steps);
+  if (r->trans_type == TransType::kMsg) {
+    for (const auto& step : r->steps) {
+      FUZZ_CHECK(step.compensate_url.empty());
+      FUZZ_CHECK(IsUrl(step.action_url) || step.action_url.starts_with(coordinator::kTopicPrefix));
+    }
+    return;
+  }
   for (const auto& step : r->steps) {
     FUZZ_CHECK(IsUrl(step.action_url));
     FUZZ_CHECK(step.compensate_url.empty() || IsUrl(step.compensate_url));
@@ -111,26 +137,27 @@ void FuzzSubmit(std::string_view body) {
 }
 
 void FuzzPrepare(std::string_view body) {
-  const auto r = coordinator::ParsePrepare(body);
-  CheckFailure(r);
+  const auto r = Checked(coordinator::ParsePrepare(body), &coordinator::CheckPrepare);
   if (!r) return;
   FUZZ_CHECK(IsValidGid(r->gid));
   CheckOptions(r->options);
 }
 
 void FuzzRegisterBranch(std::string_view body) {
-  const auto r = coordinator::ParseRegisterBranch(body);
-  CheckFailure(r);
+  const auto r = Checked(coordinator::ParseRegisterBranch(body), &coordinator::CheckRegisterBranch);
   if (!r) return;
   FUZZ_CHECK(IsValidGid(r->gid));
   FUZZ_CHECK(IsValidBranchId(r->branch_id));
+  if (r->trans_type == TransType::kXa) {
+    FUZZ_CHECK(IsUrl(r->url));
+    return;
+  }
   FUZZ_CHECK(IsUrl(r->confirm_url));
   FUZZ_CHECK(IsUrl(r->cancel_url));
 }
 
 void FuzzAbort(std::string_view body) {
-  const auto r = coordinator::ParseAbort(body);
-  CheckFailure(r);
+  const auto r = Checked(coordinator::ParseAbort(body), &coordinator::CheckAbort);
   if (!r) return;
   FUZZ_CHECK(IsValidGid(r->gid));
   FUZZ_CHECK(r->rollback_reason.size() <= kMaxReasonLength);
@@ -141,8 +168,7 @@ void FuzzGidBody(std::string_view body) {
   const auto r = coordinator::ParseGidBody(body);
   CheckFailure(r);
   if (r) FUZZ_CHECK(IsValidGid(*r));
-  const auto stop = coordinator::ParseForceStop(body);
-  CheckFailure(stop);
+  const auto stop = Checked(coordinator::ParseForceStop(body), &coordinator::CheckForceStop);
   if (!stop) return;
   FUZZ_CHECK(IsValidGid(stop->gid));
   FUZZ_CHECK(stop->reason.size() <= kMaxReasonLength);

@@ -1,4 +1,4 @@
-// net::ParseUrl (branch URLs from clients, http:// and https://) and ParseDuration
+// ParseUrl (branch URLs from clients, http:// and https://) and ParseDuration
 // (command-line durations). Both run on every input.
 //
 // A URL it accepts must be what url.h promises, must come back the same when written out
@@ -17,9 +17,9 @@
 
 #include "fuzz_support.h"
 #include "settle/core/duration_text.h"
+#include "settle/core/url.h"
 #include "settle/net/message.h"
 #include "settle/net/request_reader.h"
-#include "settle/net/url.h"
 #include "wire.h"  // the network room's own: the request head a client writes
 
 namespace settle::fuzz {
@@ -56,7 +56,7 @@ bool IsHost(std::string_view host) {
   });
 }
 
-void CheckSameUrl(const Result<net::Url>& again, const net::Url& url) {
+void CheckSameUrl(const Result<Url>& again, const Url& url) {
   FUZZ_CHECK(again.ok());
   FUZZ_CHECK(again->tls == url.tls);
   FUZZ_CHECK(again->host == url.host);
@@ -66,10 +66,10 @@ void CheckSameUrl(const Result<net::Url>& again, const net::Url& url) {
 
 // The head and body a branch call to `url` puts on the wire (http_branch_caller.cc, wire.cc),
 // read back by the reader settled and the SDK's participants serve with.
-void CheckBranchCall(const net::Url& url, std::string_view gid) {
+void CheckBranchCall(const Url& url, std::string_view gid) {
   const std::string target = url.TargetWith({{"gid", gid}, {"op", "confirm"}});
-  const std::string encoded_path = net::PercentEncodeNonAscii(url.path_and_query);
-  const std::string encoded_target = net::PercentEncodeNonAscii(target);
+  const std::string encoded_path = PercentEncodeNonAscii(url.path_and_query);
+  const std::string encoded_target = PercentEncodeNonAscii(target);
   FUZZ_CHECK(encoded_target.compare(0, encoded_path.size(), encoded_path) == 0);
 
   const std::string body = "{}";
@@ -90,13 +90,13 @@ void CheckBranchCall(const net::Url& url, std::string_view gid) {
 }
 
 void FuzzUrl(std::string_view text, std::string_view gid) {
-  const Result<net::Url> url = net::ParseUrl(text);
+  const Result<Url> url = ParseUrl(text);
   if (!url) {
     FUZZ_CHECK(url.status().code() == StatusCode::kInvalidArgument);
     FUZZ_CHECK(!url.status().message().empty());
     return;
   }
-  FUZZ_CHECK(text.size() <= net::kMaxUrlLength);
+  FUZZ_CHECK(text.size() <= kMaxUrlLength);
   // https:// (in any case) and only it is TLS, on 443 unless a port is given.
   FUZZ_CHECK(url->tls == StartsWithIgnoreCase(text, "https://"));
   FUZZ_CHECK(url->tls || StartsWithIgnoreCase(text, "http://"));
@@ -115,19 +115,19 @@ void FuzzUrl(std::string_view text, std::string_view gid) {
   // Written out again from its parts (as pools key connections by Origin()), the URL parses to
   // itself; so it does with the scheme in capitals.
   const std::string again = url->Origin() + url->path_and_query;
-  if (again.size() <= net::kMaxUrlLength) {
-    CheckSameUrl(net::ParseUrl(again), *url);
+  if (again.size() <= kMaxUrlLength) {
+    CheckSameUrl(ParseUrl(again), *url);
     std::string shouted = again;
     std::transform(shouted.begin(), shouted.begin() + static_cast<std::ptrdiff_t>(scheme.size()),
                    shouted.begin(), [](char c) {
                      return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
                    });
-    CheckSameUrl(net::ParseUrl(shouted), *url);
+    CheckSameUrl(ParseUrl(shouted), *url);
   }
   // Without a port, the scheme's own.
   const std::string portless = scheme + bracketed + url->path_and_query;
-  if (portless.size() <= net::kMaxUrlLength) {
-    const Result<net::Url> defaulted = net::ParseUrl(portless);
+  if (portless.size() <= kMaxUrlLength) {
+    const Result<Url> defaulted = ParseUrl(portless);
     FUZZ_CHECK(defaulted.ok());
     FUZZ_CHECK(defaulted->tls == url->tls);
     FUZZ_CHECK(defaulted->port == (url->tls ? 443 : 80));

@@ -9,8 +9,8 @@
 #include "exit_codes.h"
 #include "settle/core/duration_text.h"
 #include "settle/core/status.h"
+#include "settle/core/url.h"
 #include "settle/net/message.h"
-#include "settle/net/url.h"
 
 namespace settle::checker {
 namespace {
@@ -165,7 +165,7 @@ bool AnyUrlGiven(const std::vector<OpFlag>& ops) {
 }
 
 Status CheckUrl(const std::string& what, const std::string& url) {
-  if (Result<net::Url> parsed = net::ParseUrl(url); !parsed) {
+  if (Result<Url> parsed = ParseUrl(url); !parsed) {
     return Status::InvalidArgument(what + " " + url + ": " + parsed.status().message());
   }
   return Status::Ok();
@@ -266,8 +266,8 @@ Status ResolveHeaders(const std::vector<std::string>& lines, CheckerOptions& o) 
     const auto colon = line.find(':');
     const std::string header_name = Trim(line.substr(0, colon));
     const std::string value = colon == std::string::npos ? "" : Trim(line.substr(colon + 1));
-    if (colon == std::string::npos || !net::IsValidHeaderName(header_name) ||
-        !net::IsValidHeaderValue(value)) {
+    if (colon == std::string::npos || !IsValidHeaderName(header_name) ||
+        !IsValidHeaderValue(value)) {
       return Status::InvalidArgument("--header '" + line + "': expected 'Name: value'");
     }
     if (IsFramingHeader(header_name) ||

@@ -30,7 +30,7 @@ HttpParticipantClient::HttpParticipantClient(
 }
 
 Answer HttpParticipantClient::CallBranch(const BranchCall& call) {
-  Result<net::Url> url = net::ParseUrl(call.url);
+  Result<Url> url = ParseUrl(call.url);
   if (!url) {
     return NoAnswer(Answer::Delivery::kUnreachable,
                     "invalid URL '" + call.url + "': " + url.status().message());
@@ -43,7 +43,7 @@ Answer HttpParticipantClient::CallBranch(const BranchCall& call) {
 }
 
 Answer HttpParticipantClient::GetState(const std::string& url) {
-  Result<net::Url> parsed = net::ParseUrl(url);
+  Result<Url> parsed = ParseUrl(url);
   if (!parsed) {
     return NoAnswer(Answer::Delivery::kUnreachable,
                     "invalid URL '" + url + "': " + parsed.status().message());
@@ -52,7 +52,7 @@ Answer HttpParticipantClient::GetState(const std::string& url) {
 }
 
 Answer HttpParticipantClient::Call(const HttpCall& call) {
-  Result<net::Url> url = net::ParseUrl(call.url);
+  Result<Url> url = ParseUrl(call.url);
   if (!url) {
     return NoAnswer(Answer::Delivery::kUnreachable,
                     "invalid URL '" + call.url + "': " + url.status().message());
@@ -64,7 +64,7 @@ std::vector<Answer> HttpParticipantClient::CallAtOnce(const std::vector<HttpCall
   std::vector<Answer> answers(calls.size());
   std::vector<std::optional<net::ClientRequest>> requests;
   for (std::size_t i = 0; i < calls.size(); ++i) {
-    Result<net::Url> url = net::ParseUrl(calls[i].url);
+    Result<Url> url = ParseUrl(calls[i].url);
     if (!url) {
       answers[i] = NoAnswer(Answer::Delivery::kUnreachable,
                             "invalid URL '" + calls[i].url + "': " + url.status().message());
@@ -89,7 +89,7 @@ std::vector<Answer> HttpParticipantClient::CallAtOnce(const std::vector<HttpCall
   return answers;
 }
 
-net::ClientRequest HttpParticipantClient::Request(const std::string& method, const net::Url& url,
+net::ClientRequest HttpParticipantClient::Request(const std::string& method, const Url& url,
                                                   const std::string& target,
                                                   const std::string& body,
                                                   const Headers& extra) const {

@@ -7,8 +7,8 @@
 
 #include "participant_client.h"
 #include "settle/core/clock.h"
+#include "settle/core/url.h"
 #include "settle/net/blocking_client.h"
-#include "settle/net/url.h"
 
 namespace settle::checker {
 
@@ -33,9 +33,8 @@ class HttpParticipantClient final : public ParticipantClient {
  private:
   using Headers = std::vector<std::pair<std::string, std::string>>;
   // The request to send: the client's headers, then `extra`.
-  net::ClientRequest Request(const std::string& method, const net::Url& url,
-                             const std::string& target, const std::string& body,
-                             const Headers& extra = {}) const;
+  net::ClientRequest Request(const std::string& method, const Url& url, const std::string& target,
+                             const std::string& body, const Headers& extra = {}) const;
   // Sends on a fresh connection.
   Answer Send(net::ClientRequest request);
   // Sends on whatever connection the pool gives; callable from several threads at once.

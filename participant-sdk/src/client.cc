@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "settle/core/branch_result.h"
+#include "settle/core/url.h"
 #include "settle/net/blocking_client.h"
 #include "settle/net/message.h"
-#include "settle/net/url.h"
 
 namespace settle::sdk {
 namespace {
@@ -147,7 +147,7 @@ Result<TransactionInfo> ParseTransaction(const json& tx, const json& branches) {
 // The coordinator's address and the client that calls it (and Try URLs).
 class Client::Transport {
  public:
-  net::Url base;          // the coordinator's API base
+  Url base;               // the coordinator's API base
   std::string base_path;  // "/api/settle"; "" for a server at the root
   std::unique_ptr<net::BlockingClient> http;
 
@@ -197,10 +197,10 @@ namespace {
 // Extra headers a caller may send: valid, and not ones that frame the message.
 Status CheckHeaders(const std::map<std::string, std::string>& headers) {
   for (const auto& [name, value] : headers) {
-    if (!net::IsValidHeaderName(name)) {
+    if (!IsValidHeaderName(name)) {
       return Status::InvalidArgument("headers: \"" + name + "\" is not a header name");
     }
-    if (!net::IsValidHeaderValue(value)) {
+    if (!IsValidHeaderValue(value)) {
       return Status::InvalidArgument("headers." + name + ": must not contain control characters");
     }
     if (IsFramingHeader(name)) {
@@ -213,7 +213,7 @@ Status CheckHeaders(const std::map<std::string, std::string>& headers) {
 }  // namespace
 
 Result<std::unique_ptr<Client>> Client::Create(const std::string& server, ClientOptions options) {
-  auto url = net::ParseUrl(server);
+  auto url = ParseUrl(server);
   if (!url) {
     return Status::InvalidArgument("server URL '" + server + "' " + url.status().message());
   }
@@ -252,7 +252,7 @@ Result<std::string> Client::NewGid() {
 }
 
 Result<std::optional<TransactionInfo>> Client::Query(const std::string& gid) {
-  const std::string route = "query?gid=" + net::PercentEncode(gid);
+  const std::string route = "query?gid=" + PercentEncode(gid);
   auto body = transport_->CallForBody(options_, "GET", route, "", AnswerBody::kData);
   if (!body) return body.status();
   auto parsed = ParseJson(*body);
@@ -275,7 +275,7 @@ Result<std::string> Client::Post(const std::string& route, const std::string& js
 Result<Client::HttpAnswer> Client::CallUrl(const std::string& url, const std::string& body,
                                            std::chrono::milliseconds timeout,
                                            const std::map<std::string, std::string>& headers) {
-  auto parsed = net::ParseUrl(url);
+  auto parsed = ParseUrl(url);
   if (!parsed) return Status::InvalidArgument("URL '" + url + "' " + parsed.status().message());
   if (Status s = CheckHeaders(headers); !s.ok()) return s;
   net::ClientRequest request;

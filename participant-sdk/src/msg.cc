@@ -7,7 +7,7 @@
 
 #include "check_gid.h"
 #include "settle/core/protocol.h"
-#include "settle/net/url.h"
+#include "settle/core/url.h"
 #include "submit_outcome.h"
 #include "trans_options_json.h"
 
@@ -22,7 +22,7 @@ std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 Status CheckUrl(const std::string& field, const std::string& url) {
   if (url.empty()) return Status::InvalidArgument(field + ": required");
-  Result<net::Url> parsed = net::ParseUrl(url);
+  Result<Url> parsed = ParseUrl(url);
   if (!parsed) return Status::InvalidArgument(field + ": " + parsed.status().message());
   return Status::Ok();
 }

@@ -6,7 +6,7 @@
 
 #include "initiator_calls.h"
 #include "settle/core/protocol.h"
-#include "settle/net/url.h"
+#include "settle/core/url.h"
 
 namespace settle::sdk {
 namespace {
@@ -15,7 +15,7 @@ constexpr std::string_view kTcc = "tcc";
 
 // The Try URL with the query parameters of docs/protocol.md §3.4 and §6.1, as an absolute URL
 // again.
-std::string TryCallUrl(const net::Url& url, const std::string& gid, const std::string& branch_id) {
+std::string TryCallUrl(const Url& url, const std::string& gid, const std::string& branch_id) {
   return (url.tls ? "https://" : "http://") + url.HostPort() +
          url.TargetWith({{"gid", gid},
                          {"trans_type", kTcc},
@@ -29,7 +29,7 @@ Result<std::string> Tcc::CallBranch(const std::string& body, const std::string& 
                                     const std::string& confirm_url, const std::string& cancel_url) {
   // Checked before anything is registered: a branch whose Try cannot be called must not be
   // left for phase 2.
-  auto parsed_try = net::ParseUrl(try_url);
+  auto parsed_try = ParseUrl(try_url);
   if (!parsed_try) {
     return Status::InvalidArgument("try URL '" + try_url + "' " + parsed_try.status().message());
   }

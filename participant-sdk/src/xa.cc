@@ -2,7 +2,7 @@
 
 #include "initiator_calls.h"
 #include "settle/core/protocol.h"
-#include "settle/net/url.h"
+#include "settle/core/url.h"
 
 namespace settle::sdk {
 namespace {
@@ -14,13 +14,13 @@ constexpr std::string_view kAction = "action";
 
 Result<std::string> Xa::CallBranch(const std::string& body, const std::string& url,
                                    const std::string& phase2_url) {
-  auto parsed = net::ParseUrl(url);
+  auto parsed = ParseUrl(url);
   if (!parsed)
     return Status::InvalidArgument("branch URL '" + url + "' " + parsed.status().message());
   const std::string& phase2 = phase2_url.empty() ? url : phase2_url;
   // The participant registers this URL: refused here rather than by the coordinator, after
   // the participant has already prepared.
-  if (auto checked = net::ParseUrl(phase2); !checked) {
+  if (auto checked = ParseUrl(phase2); !checked) {
     return Status::InvalidArgument("phase2 URL '" + phase2 + "' " + checked.status().message());
   }
   const std::string branch_id = BranchIdForIndex(static_cast<std::size_t>(branches_++));

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "settle/core/protocol.h"
-#include "settle/net/url.h"
+#include "settle/core/url.h"
 
 namespace settle::sdk {
 namespace {
@@ -64,7 +64,7 @@ Status ParseXaQuery(const std::multimap<std::string, std::string>& params, XaReq
   if (*op == XaOp::kAction) {
     const std::string* url = Param(params, "phase2_url");
     if (url == nullptr) return Required("phase2_url");
-    if (auto parsed = net::ParseUrl(*url); !parsed) {
+    if (auto parsed = ParseUrl(*url); !parsed) {
       return Status::InvalidArgument("phase2_url: " + parsed.status().message());
     }
     phase2_url = *url;

@@ -15,7 +15,7 @@ struct JsonClient::Impl {
                     const std::string& content_type) {
     net::ClientRequest request;
     request.method = method;
-    request.url = *net::ParseUrl(origin);
+    request.url = *ParseUrl(origin);
     request.target = target;  // as given, even when a URL could not hold it
     request.headers = headers;
     if (!content_type.empty()) request.headers.emplace_back("Content-Type", content_type);

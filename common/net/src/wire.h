@@ -5,8 +5,8 @@
 #include <string_view>
 
 #include "settle/core/status.h"
+#include "settle/core/url.h"
 #include "settle/net/message.h"
-#include "settle/net/url.h"
 
 // The heads the network layer writes: the one place where a status line, a Host header or the
 // framing headers are put together.

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "admin_assets.h"
-#include "settle/net/url.h"
+#include "settle/core/url.h"
 
 namespace settle::coordinator {
 namespace {
@@ -121,7 +121,7 @@ net::Response AdminConsole::SignIn(const net::Request& request) const {
   if (token.empty() || tokens_.Grant(&header) < Access::kRead) {
     return SignInForm(401, "That token is not accepted.");
   }
-  return RedirectToConsole(std::string(kCookieName) + "=" + net::PercentEncode(token) +
+  return RedirectToConsole(std::string(kCookieName) + "=" + PercentEncode(token) +
                            "; Path=/; HttpOnly; SameSite=Strict");
 }
 

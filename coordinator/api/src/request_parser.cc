@@ -5,8 +5,7 @@
 #include <initializer_list>
 
 #include "json_fields.h"
-#include "settle/net/message.h"
-#include "settle/net/url.h"
+#include "settle/engine/request_rules.h"
 
 namespace settle::coordinator {
 namespace {
@@ -16,18 +15,10 @@ using nlohmann::json;
 constexpr std::int64_t kMaxSeconds = 10LL * 365 * 24 * 3600;  // ten years
 constexpr std::int64_t kMaxRetryLimit = 1'000'000'000;
 
-Status CheckGidValue(const std::string& gid) {
-  if (gid.empty()) return Status::InvalidArgument("gid: required");
-  if (!IsValidGid(gid)) {
-    return Status::InvalidArgument("gid: must be 1 to " + std::to_string(kMaxGidLength) +
-                                   " characters of [A-Za-z0-9_.:-]");
-  }
-  return Status::Ok();
-}
-
+// The gid's presence and type; its value is the engine's rule (CheckGid), checked here only for
+// the routes that go to no transaction type's check.
 Status ReadGid(const JsonFields& fields, std::string& gid) {
-  if (Status s = fields.RequireString("gid", gid); !s.ok()) return s;
-  return CheckGidValue(gid);
+  return fields.RequireString("gid", gid);
 }
 
 Status ReadTransType(const JsonFields& fields, TransType& out) {
@@ -43,33 +34,11 @@ Status ReadTransType(const JsonFields& fields, TransType& out) {
   return Status::InvalidArgument("trans_type: unknown trans_type; expected tcc, saga, msg or xa");
 }
 
-// Routes that exist only for some types check trans_type, so that a client that calls one by
-// mistake learns why ("registerBranch applies to tcc and xa transactions only").
-Status ReadTransTypeOf(const JsonFields& fields, const char* route,
-                       std::initializer_list<TransType> allowed, TransType& out) {
-  if (Status s = ReadTransType(fields, out); !s.ok()) return s;
-  std::string names;
-  std::size_t i = 0;
-  for (TransType t : allowed) {
-    if (t == out) return Status::Ok();
-    names += (i == 0 ? "" : i + 1 == allowed.size() ? " and " : ", ") + std::string(ToString(t));
-    ++i;
-  }
-  return Status::InvalidArgument(std::string("trans_type: ") + route + " applies to " + names +
-                                 " transactions only");
-}
-
-Status ReadUrl(const JsonFields& fields, const char* name, bool required, std::string& out) {
-  std::optional<std::string> url;
-  if (Status s = fields.ReadString(name, url); !s.ok()) return s;
-  if (!url || url->empty()) {
-    if (required) return Status::InvalidArgument(fields.PathOf(name) + ": required");
-    return Status::Ok();
-  }
-  if (auto parsed = net::ParseUrl(*url); !parsed) {
-    return Status::InvalidArgument(fields.PathOf(name) + ": " + parsed.status().message());
-  }
-  out = std::move(*url);
+// A string member that may be absent (read as empty): the engine checks what it must hold.
+Status ReadText(const JsonFields& fields, const char* name, std::string& out) {
+  std::optional<std::string> text;
+  if (Status s = fields.ReadString(name, text); !s.ok()) return s;
+  out = text.value_or("");
   return Status::Ok();
 }
 
@@ -131,134 +100,41 @@ Status ReadOptions(const JsonFields& fields, RequestOptions& options) {
   options.retry_limit = static_cast<int>(retry_limit.value_or(0));
   std::optional<std::map<std::string, std::string>> headers;
   if (Status s = fields.ReadStringMap("branch_headers", headers); !s.ok()) return s;
-  if (headers) {
-    for (const auto& [name, value] : *headers) {
-      if (!net::IsValidHeaderName(name)) {
-        return Status::InvalidArgument("branch_headers: \"" + name + "\" is not a header name");
-      }
-      if (!net::IsValidHeaderValue(value)) {
-        return Status::InvalidArgument("branch_headers." + name +
-                                       ": must not contain control characters");
-      }
-    }
-    options.branch_headers = std::move(*headers);
-  }
+  if (headers) options.branch_headers = std::move(*headers);
   std::optional<std::string> custom_data;
   if (Status s = fields.ReadString("custom_data", custom_data); !s.ok()) return s;
   options.custom_data = custom_data.value_or("");
   return Status::Ok();
 }
 
-// Kahn's algorithm over the waits-for graph: every step must be reachable without a cycle.
-bool HasCycle(const std::map<int, std::vector<int>>& orders, std::size_t steps) {
-  std::vector<int> pending(steps, 0);
-  std::vector<std::vector<int>> dependents(steps);
-  for (const auto& [step, waits] : orders) {
-    for (int w : waits) {
-      ++pending[static_cast<std::size_t>(step)];
-      dependents[static_cast<std::size_t>(w)].push_back(step);
-    }
-  }
-  std::vector<int> ready;
-  for (std::size_t i = 0; i < steps; ++i) {
-    if (pending[i] == 0) ready.push_back(static_cast<int>(i));
-  }
-  std::size_t done = 0;
-  while (!ready.empty()) {
-    const int step = ready.back();
-    ready.pop_back();
-    ++done;
-    for (int d : dependents[static_cast<std::size_t>(step)]) {
-      if (--pending[static_cast<std::size_t>(d)] == 0) ready.push_back(d);
-    }
-  }
-  return done != steps;
-}
-
-Status CheckOrders(const RequestOptions& options, std::size_t steps) {
-  for (const auto& [step, waits] : options.orders) {
-    const std::string path = "custom_data.orders." + std::to_string(step);
-    if (static_cast<std::size_t>(step) >= steps) {
-      return Status::InvalidArgument(path + ": no such step");
-    }
-    for (int w : waits) {
-      if (static_cast<std::size_t>(w) >= steps) {
-        return Status::InvalidArgument(path + ": waits for step " + std::to_string(w) +
-                                       ", which does not exist");
-      }
-      if (w == step) return Status::InvalidArgument(path + ": a step cannot wait for itself");
-    }
-  }
-  if (HasCycle(options.orders, steps)) {
-    return Status::InvalidArgument("custom_data.orders: the steps wait for each other in a cycle");
-  }
-  return Status::Ok();
-}
-
-// A message step's action: an http(s) URL, or topic://NAME.
-Status ReadMsgAction(const JsonFields& fields, std::string& out) {
-  std::optional<std::string> action;
-  if (Status s = fields.ReadString("action", action); !s.ok()) return s;
-  if (action && action->starts_with(kTopicPrefix)) {
-    const std::string topic = action->substr(kTopicPrefix.size());
-    if (!IsValidTopic(topic)) {
-      return Status::InvalidArgument(fields.PathOf("action") +
-                                     ": a topic must be 1 to 128 characters of [A-Za-z0-9_.:-]");
-    }
-    out = std::move(*action);
-    return Status::Ok();
-  }
-  return ReadUrl(fields, "action", true, out);
-}
-
-// A saga's steps (action and compensate), or with `msg` a message's (action only) with their
-// payloads.
-Status ReadSteps(const JsonFields& fields, bool msg, std::vector<SagaStep>& steps) {
-  const char* kind = msg ? "a message" : "a saga";
+// A saga's or a message's steps and their payloads, as JSON carries them: two arrays of the same
+// length, objects with string members and strings (their sizes bounded by the body's). Their
+// values and counts are the engine's to check.
+Status ReadSteps(const JsonFields& fields, const char* kind, std::vector<SagaStep>& steps,
+                 std::vector<std::string>& payloads) {
   const json* list = fields.Member("steps");
   if (list == nullptr) return Status::InvalidArgument(std::string("steps: required for ") + kind);
   if (!list->is_array()) return Status::InvalidArgument("steps: must be an array");
-  if (list->empty()) {
-    return Status::InvalidArgument(std::string("steps: ") + kind + " needs at least one step");
-  }
-  if (list->size() > kMaxSagaSteps) {
-    return Status::InvalidArgument("steps: at most " + std::to_string(kMaxSagaSteps) + " steps");
-  }
-  const json* payloads = fields.Member("payloads");
-  if (payloads == nullptr) return Status::InvalidArgument("payloads: required, one per step");
-  if (!payloads->is_array()) return Status::InvalidArgument("payloads: must be an array");
-  if (payloads->size() != list->size()) {
-    return Status::InvalidArgument("payloads: " + std::to_string(payloads->size()) +
-                                   " payloads for " + std::to_string(list->size()) +
-                                   " steps; expected one per step");
-  }
+  const json* bodies = fields.Member("payloads");
+  if (bodies == nullptr) return Status::InvalidArgument("payloads: required, one per step");
+  if (!bodies->is_array()) return Status::InvalidArgument("payloads: must be an array");
   for (std::size_t i = 0; i < list->size(); ++i) {
     const std::string prefix = "steps[" + std::to_string(i) + "]";
     const json& item = (*list)[i];
     if (!item.is_object()) return Status::InvalidArgument(prefix + ": must be an object");
     JsonFields step_fields(item, prefix + ".");
     SagaStep step;
-    if (msg) {
-      if (Status s = ReadMsgAction(step_fields, step.action_url); !s.ok()) return s;
-      std::string compensate;
-      if (Status s = ReadUrl(step_fields, "compensate", false, compensate); !s.ok()) return s;
-      if (!compensate.empty()) {
-        return Status::InvalidArgument(prefix +
-                                       ".compensate: a message step has nothing to compensate");
-      }
-    } else {
-      if (Status s = ReadUrl(step_fields, "action", true, step.action_url); !s.ok()) return s;
-      if (Status s = ReadUrl(step_fields, "compensate", false, step.compensate_url); !s.ok()) {
-        return s;
-      }
-    }
-    const json& payload = (*payloads)[i];
+    if (Status s = ReadText(step_fields, "action", step.action_url); !s.ok()) return s;
+    if (Status s = ReadText(step_fields, "compensate", step.compensate_url); !s.ok()) return s;
+    steps.push_back(std::move(step));
+  }
+  for (std::size_t i = 0; i < bodies->size(); ++i) {
+    const json& payload = (*bodies)[i];
     if (!payload.is_string()) {
       return Status::InvalidArgument("payloads[" + std::to_string(i) +
                                      "]: must be a string (the JSON-encoded body)");
     }
-    step.payload = payload.get<std::string>();
-    steps.push_back(std::move(step));
+    payloads.push_back(payload.get<std::string>());
   }
   return Status::Ok();
 }
@@ -275,12 +151,12 @@ Status ReadMsgCustomData(const std::string& custom_data, RequestOptions& options
   return ReadDuration(fields, "delay", options.delay);
 }
 
-// A message's steps, custom_data and query_prepared (required when preparing).
-Status ReadMsg(const JsonFields& fields, bool preparing, RequestOptions& options,
-               std::vector<SagaStep>& steps, std::string& query_prepared) {
+// A message's custom_data, steps, payloads and query_prepared.
+Status ReadMsg(const JsonFields& fields, RequestOptions& options, std::vector<SagaStep>& steps,
+               std::vector<std::string>& payloads, std::string& query_prepared) {
   if (Status s = ReadMsgCustomData(options.custom_data, options); !s.ok()) return s;
-  if (Status s = ReadSteps(fields, true, steps); !s.ok()) return s;
-  return ReadUrl(fields, "query_prepared", preparing, query_prepared);
+  if (Status s = ReadSteps(fields, "a message", steps, payloads); !s.ok()) return s;
+  return ReadText(fields, "query_prepared", query_prepared);
 }
 
 template <typename T>
@@ -306,31 +182,22 @@ std::optional<std::string> Param(const QueryParams& params, const std::string& n
 Result<PrepareRequest> ParsePrepare(std::string_view body) {
   return ParseBody<PrepareRequest>(body, [](const JsonFields& f, PrepareRequest& r) {
     if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
-    const auto types = {TransType::kTcc, TransType::kXa, TransType::kMsg};
-    if (Status s = ReadTransTypeOf(f, "prepare", types, r.trans_type); !s.ok()) return s;
+    if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
     if (Status s = ReadOptions(f, r.options); !s.ok()) return s;
     if (r.trans_type != TransType::kMsg) return Status::Ok();
-    return ReadMsg(f, true, r.options, r.steps, r.query_prepared);
+    return ReadMsg(f, r.options, r.steps, r.payloads, r.query_prepared);
   });
 }
 
 Result<RegisterBranchRequest> ParseRegisterBranch(std::string_view body) {
   return ParseBody<RegisterBranchRequest>(body, [](const JsonFields& f, RegisterBranchRequest& r) {
     if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
-    const auto types = {TransType::kTcc, TransType::kXa};
-    if (Status s = ReadTransTypeOf(f, "registerBranch", types, r.trans_type); !s.ok()) return s;
+    if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
     if (Status s = f.RequireString("branch_id", r.branch_id); !s.ok()) return s;
-    if (!IsValidBranchId(r.branch_id)) {
-      return Status::InvalidArgument("branch_id: must be 1 to " +
-                                     std::to_string(kMaxBranchIdLength) +
-                                     " characters of [A-Za-z0-9_.:-]");
-    }
-    std::optional<std::string> data;
-    if (Status s = f.ReadString("data", data); !s.ok()) return s;
-    r.data = data.value_or("");
-    if (r.trans_type == TransType::kXa) return ReadUrl(f, "url", true, r.url);
-    if (Status s = ReadUrl(f, "confirm", true, r.confirm_url); !s.ok()) return s;
-    return ReadUrl(f, "cancel", true, r.cancel_url);
+    if (Status s = ReadText(f, "data", r.data); !s.ok()) return s;
+    if (Status s = ReadText(f, "url", r.url); !s.ok()) return s;
+    if (Status s = ReadText(f, "confirm", r.confirm_url); !s.ok()) return s;
+    return ReadText(f, "cancel", r.cancel_url);
   });
 }
 
@@ -340,27 +207,19 @@ Result<SubmitRequest> ParseSubmit(std::string_view body) {
     if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
     if (Status s = ReadOptions(f, r.options); !s.ok()) return s;
     if (r.trans_type == TransType::kMsg) {
-      return ReadMsg(f, false, r.options, r.steps, r.query_prepared);
+      return ReadMsg(f, r.options, r.steps, r.payloads, r.query_prepared);
     }
     if (r.trans_type != TransType::kSaga) return Status::Ok();
     if (Status s = ReadSagaCustomData(r.options.custom_data, r.options); !s.ok()) return s;
-    if (Status s = ReadSteps(f, false, r.steps); !s.ok()) return s;
-    return CheckOrders(r.options, r.steps.size());
+    return ReadSteps(f, "a saga", r.steps, r.payloads);
   });
 }
 
 Result<AbortRequest> ParseAbort(std::string_view body) {
   return ParseBody<AbortRequest>(body, [](const JsonFields& f, AbortRequest& r) {
     if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
-    const auto types = {TransType::kTcc, TransType::kXa, TransType::kMsg};
-    if (Status s = ReadTransTypeOf(f, "abort", types, r.trans_type); !s.ok()) return s;
-    std::optional<std::string> reason;
-    if (Status s = f.ReadString("rollback_reason", reason); !s.ok()) return s;
-    r.rollback_reason = reason.value_or("");
-    if (r.rollback_reason.size() > kMaxReasonLength) {
-      return Status::InvalidArgument("rollback_reason: longer than " +
-                                     std::to_string(kMaxReasonLength) + " bytes");
-    }
+    if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
+    if (Status s = ReadText(f, "rollback_reason", r.rollback_reason); !s.ok()) return s;
     std::optional<bool> wait;
     if (Status s = f.ReadBool("wait_result", wait); !s.ok()) return s;
     r.wait_result = wait.value_or(false);
@@ -369,55 +228,24 @@ Result<AbortRequest> ParseAbort(std::string_view body) {
 }
 
 Result<std::string> ParseGidBody(std::string_view body) {
-  return ParseBody<std::string>(
-      body, [](const JsonFields& f, std::string& gid) { return ReadGid(f, gid); });
+  return ParseBody<std::string>(body, [](const JsonFields& f, std::string& gid) {
+    if (Status s = ReadGid(f, gid); !s.ok()) return s;
+    return CheckGid(gid);
+  });
 }
 
 Result<ForceStopRequest> ParseForceStop(std::string_view body) {
   return ParseBody<ForceStopRequest>(body, [](const JsonFields& f, ForceStopRequest& r) {
     if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
-    std::optional<std::string> reason;
-    if (Status s = f.ReadString("reason", reason); !s.ok()) return s;
-    r.reason = reason.value_or("");
-    if (r.reason.size() > kMaxReasonLength) {
-      return Status::InvalidArgument("reason: longer than " + std::to_string(kMaxReasonLength) +
-                                     " bytes");
-    }
-    return Status::Ok();
+    return ReadText(f, "reason", r.reason);
   });
 }
-
-namespace {
-
-Status CheckTopic(const std::string& topic) {
-  if (topic.empty()) return Status::InvalidArgument("topic: required");
-  if (!IsValidTopic(topic)) {
-    return Status::InvalidArgument("topic: must be 1 to 128 characters of [A-Za-z0-9_.:-]");
-  }
-  return Status::Ok();
-}
-
-Status CheckSubscription(const SubscribeRequest& r) {
-  if (Status s = CheckTopic(r.topic); !s.ok()) return s;
-  if (r.url.empty()) return Status::InvalidArgument("url: required");
-  if (auto parsed = net::ParseUrl(r.url); !parsed) {
-    return Status::InvalidArgument("url: " + parsed.status().message());
-  }
-  if (r.remark.size() > kMaxReasonLength) {
-    return Status::InvalidArgument("remark: longer than " + std::to_string(kMaxReasonLength) +
-                                   " bytes");
-  }
-  return Status::Ok();
-}
-
-}  // namespace
 
 Result<SubscribeRequest> ParseSubscribeQuery(const QueryParams& params) {
   SubscribeRequest r;
   r.topic = Param(params, "topic").value_or("");
   r.url = Param(params, "url").value_or("");
   r.remark = Param(params, "remark").value_or("");
-  if (Status s = CheckSubscription(r); !s.ok()) return s;
   return r;
 }
 
@@ -425,23 +253,20 @@ Result<SubscribeRequest> ParseSubscribeBody(std::string_view body) {
   return ParseBody<SubscribeRequest>(body, [](const JsonFields& f, SubscribeRequest& r) {
     if (Status s = f.RequireString("topic", r.topic); !s.ok()) return s;
     if (Status s = f.RequireString("url", r.url); !s.ok()) return s;
-    std::optional<std::string> remark;
-    if (Status s = f.ReadString("remark", remark); !s.ok()) return s;
-    r.remark = remark.value_or("");
-    return CheckSubscription(r);
+    return ReadText(f, "remark", r.remark);
   });
 }
 
 Result<std::string> ParseTopicBody(std::string_view body) {
   return ParseBody<std::string>(body, [](const JsonFields& f, std::string& topic) {
     if (Status s = f.RequireString("topic", topic); !s.ok()) return s;
-    return CheckTopic(topic);
+    return CheckTopic("topic", topic);
   });
 }
 
 Result<std::string> ParseQueryGid(const QueryParams& params) {
   std::string gid = Param(params, "gid").value_or("");
-  if (Status s = CheckGidValue(gid); !s.ok()) return s;
+  if (Status s = CheckGid(gid); !s.ok()) return s;
   return gid;
 }
 

@@ -173,7 +173,7 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
   auto client = net::Client::Create({.ca_file = config.ca_file, .clock = &clock});
   if (!client) return client.status();
   if (!config.alert_webhook.empty()) {
-    if (auto url = net::ParseUrl(config.alert_webhook); !url) {
+    if (auto url = ParseUrl(config.alert_webhook); !url) {
       return Status::InvalidArgument("alert webhook '" + config.alert_webhook +
                                      "': " + url.status().message());
     }

@@ -39,7 +39,7 @@ std::string StuckAlertBody(const storage::Transaction& tx, TimePoint now) {
     body["op"] = ToString(b->op);
     body["url"] = b->url;
     // The participant host, as the circuits and metrics name it (scheme://host:port).
-    if (Result<net::Url> url = net::ParseUrl(b->url)) body["host"] = url->Origin();
+    if (Result<Url> url = ParseUrl(b->url)) body["host"] = url->Origin();
     body["failures"] = b->failures;
     body["last_error"] = b->last_error;
   }
@@ -51,7 +51,7 @@ Result<std::unique_ptr<WebhookAlerts>> WebhookAlerts::Create(const std::string& 
                                                              asio::any_io_executor executor,
                                                              net::Client& client,
                                                              WebhookSettings settings) {
-  Result<net::Url> parsed = net::ParseUrl(url);
+  Result<Url> parsed = ParseUrl(url);
   if (!parsed) {
     return Status::InvalidArgument("alert webhook '" + url + "': " + parsed.status().message());
   }
@@ -59,7 +59,7 @@ Result<std::unique_ptr<WebhookAlerts>> WebhookAlerts::Create(const std::string& 
       new WebhookAlerts(std::move(*parsed), clock, std::move(executor), client, settings));
 }
 
-WebhookAlerts::WebhookAlerts(net::Url url, const Clock& clock, asio::any_io_executor executor,
+WebhookAlerts::WebhookAlerts(Url url, const Clock& clock, asio::any_io_executor executor,
                              net::Client& client, WebhookSettings settings)
     : url_(std::move(url)),
       clock_(clock),

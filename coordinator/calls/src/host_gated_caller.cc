@@ -6,7 +6,7 @@
 #include <chrono>
 #include <utility>
 
-#include "settle/net/url.h"
+#include "settle/core/url.h"
 
 namespace settle::coordinator {
 namespace {
@@ -33,7 +33,7 @@ std::string Pace(const HostGateSettings& s) {
 }  // namespace
 
 std::string HostGatedCaller::OriginOf(const std::string& url) {
-  Result<net::Url> parsed = net::ParseUrl(url);
+  Result<Url> parsed = ParseUrl(url);
   return parsed ? parsed->Origin() : std::string();
 }
 

@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "settle/async/await.h"
+#include "settle/core/url.h"
 #include "settle/net/message.h"
-#include "settle/net/url.h"
 
 namespace settle::coordinator {
 namespace {
@@ -42,7 +42,7 @@ asio::awaitable<BranchOutcome> HttpBranchCaller::Call(BranchCall call) {
   const MonoTime start = clock_.Monotonic();
   BranchOutcome outcome;
   try {
-    Result<net::Url> url = net::ParseUrl(call.url);
+    Result<Url> url = ParseUrl(call.url);
     if (!url) {
       co_return Unknown("invalid branch URL '" + call.url + "': " + url.status().message());
     }

@@ -5,6 +5,9 @@
 #include <algorithm>
 
 #include "settle/engine/decision.h"
+#include "settle/engine/msg_engine.h"
+#include "settle/engine/transaction_types.h"
+#include "settle/engine/two_phase_engine.h"
 
 // GCC 12 mishandles temporaries with destructors that live across a co_await (aggregates,
 // braced lists, string literals turned into strings): every argument of a co_await here is
@@ -14,9 +17,6 @@ namespace {
 
 // A compare-and-set that loses to a concurrent change is retried this many times.
 constexpr int kStatusChangeAttempts = 5;
-
-// A prepared message's back-check row: branch "00", op msg, as DTM calls query_prepared.
-constexpr const char* kMsgBackCheckBranch = "00";
 
 Status NoSuchGid(const std::string& gid) {
   return Status::NotFound("no transaction with gid " + gid);
@@ -29,21 +29,6 @@ Status WrongType(const storage::GlobalRecord& g, TransType wanted) {
 
 Status StatusForbids(const storage::GlobalRecord& g) {
   return Status::Conflict("gid " + g.gid + " is " + std::string(ToString(g.status)));
-}
-
-storage::BranchRecord NewBranchRow(const std::string& gid, std::string branch_id, BranchOp op,
-                                   int seq, std::string url, std::string data, TimePoint now) {
-  storage::BranchRecord row;
-  row.gid = gid;
-  row.branch_id = std::move(branch_id);
-  row.op = op;
-  row.seq = seq;
-  row.url = std::move(url);
-  row.data = std::move(data);
-  row.create_time = now;
-  row.update_time = now;
-  row.next_retry_at = now;
-  return row;
 }
 
 // What a wait_result request answers once its pass is over.
@@ -85,36 +70,10 @@ Status Coordinator::CheckServing() const {
   return Status::Ok();
 }
 
-storage::TransOptions Coordinator::ResolveOptions(const RequestOptions& requested,
-                                                  TransType type) const {
-  storage::TransOptions options;
-  options.request_timeout = requested.request_timeout.value_or(settings_.request_timeout);
-  options.retry_interval = requested.retry_interval.value_or(settings_.retry_interval);
-  // A saga has no deadline unless asked; the others wait for their client (TCC, XA) or for
-  // its local transaction (a prepared message) only that long.
-  options.timeout_to_fail = requested.timeout_to_fail.value_or(
-      type == TransType::kSaga ? Duration(0) : settings_.prepared_timeout_to_fail);
-  options.delay = requested.delay.value_or(Duration(0));
-  options.retry_limit = requested.retry_limit;
-  options.branch_headers = requested.branch_headers;
-  options.concurrent = requested.concurrent;
-  if (requested.concurrent) options.orders = requested.orders;
-  options.custom_data = requested.custom_data;
-  return options;
-}
-
-storage::GlobalRecord Coordinator::NewGlobal(const std::string& gid, TransType type,
-                                             GlobalStatus status, const RequestOptions& options,
-                                             TimePoint now) const {
-  storage::GlobalRecord g;
-  g.gid = gid;
-  g.trans_type = type;
-  g.status = status;
-  g.options = ResolveOptions(options, type);
-  g.create_time = now;
-  g.update_time = now;
-  g.next_cron_time = now;
-  return g;
+TransactionDefaults Coordinator::Defaults() const {
+  return {.request_timeout = settings_.request_timeout,
+          .retry_interval = settings_.retry_interval,
+          .prepared_timeout_to_fail = settings_.prepared_timeout_to_fail};
 }
 
 Result<std::size_t> Coordinator::Resume() {
@@ -131,68 +90,36 @@ std::string Coordinator::NewGid() { return gids_.Next(); }
 
 asio::awaitable<Status> Coordinator::Prepare(PrepareRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
-  const TimePoint now = clock_.Now();
-  const TransType type = request.trans_type;
-  storage::Transaction tx;
-  tx.global = NewGlobal(request.gid, type, GlobalStatus::kPrepared, request.options, now);
-  storage::GlobalRecord& g = tx.global;
-  // A prepared transaction is next due when its timeout_to_fail runs out.
-  g.next_cron_time = now + g.options.timeout_to_fail;
-  if (type == TransType::kMsg) {
-    auto rows = co_await MsgRows(g.gid, request.steps, now);
-    if (!rows) co_return rows.status();
-    tx.branches.push_back(NewBranchRow(g.gid, kMsgBackCheckBranch, BranchOp::kMsg, -1,
-                                       request.query_prepared, "", now));
-    for (storage::BranchRecord& row : *rows) tx.branches.push_back(std::move(row));
-  }
+  if (Status s = CheckPrepare(request); !s.ok()) co_return s;
+  auto subscribers = co_await ReadSubscribers(TopicsOf(request.steps));
+  if (!subscribers) co_return subscribers.status();
+  auto built = BuildPrepared(request, *subscribers, Defaults(), clock_.Now());
+  if (!built) co_return built.status();
+  const storage::GlobalRecord& g = built->global;
   storage::WriteBatch insert;
   insert.Add(storage::InsertGlobal{g});
-  for (const storage::BranchRecord& row : tx.branches) insert.Add(storage::InsertBranch{row});
+  for (const storage::BranchRecord& row : built->branches) insert.Add(storage::InsertBranch{row});
   const Status inserted = co_await store_.Commit(std::move(insert));
   if (inserted.ok()) {
-    spdlog::info("gid={} trans_type={} prepared", g.gid, ToString(type));
-    metrics_.TransactionStarted(type);
+    spdlog::info("gid={} trans_type={} prepared", g.gid, ToString(g.trans_type));
+    metrics_.TransactionStarted(g.trans_type);
     scheduler_.Schedule(g.gid, *g.next_cron_time);
     co_return Status::Ok();
   }
   if (inserted.code() != StatusCode::kAlreadyExists) co_return inserted;
-  co_return co_await ExpectStored(g.gid, type, GlobalStatus::kPrepared);
+  co_return co_await ExpectStored(g.gid, g.trans_type, GlobalStatus::kPrepared);
 }
 
-asio::awaitable<Result<std::vector<storage::BranchRecord>>> Coordinator::MsgRows(
-    std::string gid, std::vector<SagaStep> steps, TimePoint now) {
-  std::vector<storage::BranchRecord> rows;
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    SagaStep& step = steps[i];
-    const int seq = static_cast<int>(i);
-    const std::string branch_id = BranchIdForIndex(i);
-    if (!step.action_url.starts_with(kTopicPrefix)) {
-      rows.push_back(NewBranchRow(gid, branch_id, BranchOp::kAction, seq,
-                                  std::move(step.action_url), std::move(step.payload), now));
-      continue;
-    }
-    std::string topic = step.action_url.substr(kTopicPrefix.size());
-    auto subscribers =
-        co_await store_.Read([this, &topic] { return store_.store().Subscribers(topic); });
-    if (!subscribers) co_return subscribers.status();
-    const std::string path = "steps[" + std::to_string(i) + "].action";
-    if (subscribers->empty()) {
-      co_return Status::InvalidArgument(path + ": topic " + topic + " has no subscribers");
-    }
-    // As DTM numbers them: "02" for a topic of one subscriber, "02-01", "02-02", ... for more.
-    for (std::size_t j = 0; j < subscribers->size(); ++j) {
-      const std::string id =
-          subscribers->size() == 1 ? branch_id : branch_id + "-" + BranchIdForIndex(j);
-      rows.push_back(
-          NewBranchRow(gid, id, BranchOp::kAction, seq, (*subscribers)[j].url, step.payload, now));
-    }
+asio::awaitable<Result<TopicSubscribers>> Coordinator::ReadSubscribers(
+    std::vector<std::string> topics) {
+  TopicSubscribers subscribers;
+  for (const std::string& topic : topics) {
+    auto read = co_await store_.Read([this, &topic] { return store_.store().Subscribers(topic); });
+    if (!read) co_return read.status();
+    std::vector<std::string>& urls = subscribers[topic];
+    for (const storage::Subscriber& subscriber : *read) urls.push_back(subscriber.url);
   }
-  if (rows.size() > kMaxMsgDeliveries) {
-    co_return Status::InvalidArgument("steps: the message would make " +
-                                      std::to_string(rows.size()) + " deliveries; at most " +
-                                      std::to_string(kMaxMsgDeliveries));
-  }
-  co_return rows;
+  co_return subscribers;
 }
 
 asio::awaitable<Status> Coordinator::ExpectStored(std::string gid, TransType type,
@@ -208,27 +135,19 @@ asio::awaitable<Status> Coordinator::ExpectStored(std::string gid, TransType typ
 
 asio::awaitable<Status> Coordinator::RegisterBranch(RegisterBranchRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
-  const TimePoint now = clock_.Now();
-  const bool xa = request.trans_type == TransType::kXa;
+  if (Status s = CheckRegisterBranch(request); !s.ok()) co_return s;
   storage::WriteBatch batch;
   // Rows of another type's ops would be ignored by the transaction's engine: the branch would
   // never be finished.
   batch.Add(storage::ExpectGlobalType{request.gid, request.trans_type});
   batch.Add(storage::ExpectGlobalStatus{request.gid, {GlobalStatus::kPrepared}});
-  batch.Add(storage::InsertBranch{
-      NewBranchRow(request.gid, request.branch_id, xa ? BranchOp::kRollback : BranchOp::kCancel, 0,
-                   xa ? request.url : request.cancel_url, request.data, now)});
-  batch.Add(storage::InsertBranch{
-      NewBranchRow(request.gid, request.branch_id, xa ? BranchOp::kCommit : BranchOp::kConfirm, 0,
-                   xa ? request.url : request.confirm_url, request.data, now)});
+  for (storage::BranchRecord& row : RegisteredRows(request, clock_.Now())) {
+    batch.Add(storage::InsertBranch{std::move(row)});
+  }
   batch.Add(storage::LimitBranchRows{request.gid, 2 * settings_.max_tcc_branches});
   Status s = co_await store_.Commit(std::move(batch));
-  if (s.code() == StatusCode::kInvalidArgument) {
-    s = Status::InvalidArgument(std::string("branch_id: ") + (xa ? "an XA" : "a TCC") +
-                                " transaction may have at most " +
-                                std::to_string(settings_.max_tcc_branches) + " branches; gid " +
-                                request.gid + " has them all");
-  }
+  if (s.code() == StatusCode::kInvalidArgument)
+    s = TooManyBranches(request, settings_.max_tcc_branches);
   if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(request.gid);
   if (s.ok()) spdlog::debug("gid={} branch={} registered", request.gid, request.branch_id);
   co_return s;
@@ -236,12 +155,34 @@ asio::awaitable<Status> Coordinator::RegisterBranch(RegisterBranchRequest reques
 
 asio::awaitable<Status> Coordinator::Submit(SubmitRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (request.trans_type == TransType::kSaga) co_return co_await SubmitSaga(std::move(request));
-  if (request.trans_type == TransType::kMsg) co_return co_await SubmitMsg(std::move(request));
+  if (Status s = CheckSubmit(request); !s.ok()) co_return s;
+  const SubmitPlan plan = PlanSubmit(request.trans_type);
+  const bool wait_result = request.options.wait_result;
   std::string no_reason;
-  co_return co_await ChangeTwoPhaseAndDrive(request.gid, request.trans_type,
-                                            GlobalStatus::kSubmitted, std::move(no_reason),
-                                            request.options.wait_result);
+  if (plan.moves_prepared) {
+    // The common case for a message: try the change first, so that its topics are not looked
+    // up again.
+    const Status changed = co_await ChangeTwoPhaseAndDrive(
+        request.gid, request.trans_type, GlobalStatus::kSubmitted, no_reason, wait_result);
+    if (!plan.creates || changed.code() != StatusCode::kNotFound) co_return changed;
+  }
+  auto subscribers = co_await ReadSubscribers(TopicsOf(request.steps));
+  if (!subscribers) co_return subscribers.status();
+  auto built = BuildSubmitted(request, *subscribers, Defaults(), clock_.Now());
+  if (!built) co_return built.status();
+  const Status inserted = co_await InsertAndDrive(std::move(*built), wait_result);
+  if (inserted.code() != StatusCode::kAlreadyExists) co_return inserted;
+  if (plan.moves_prepared) {
+    // Prepared or submitted by someone else meanwhile: the same submit again settles it.
+    co_return co_await ChangeTwoPhaseAndDrive(request.gid, request.trans_type,
+                                              GlobalStatus::kSubmitted, no_reason, wait_result);
+  }
+  // A duplicate submit re-drives the transaction from its stored rows, whatever this request
+  // says.
+  const Status same =
+      co_await ExpectStored(request.gid, request.trans_type, GlobalStatus::kSubmitted);
+  if (!same.ok()) co_return same;
+  co_return co_await DriveAfterChange(request.gid, wait_result);
 }
 
 asio::awaitable<Status> Coordinator::ChangeTwoPhaseAndDrive(std::string gid, TransType type,
@@ -258,57 +199,6 @@ asio::awaitable<Status> Coordinator::ChangeTwoPhaseAndDrive(std::string gid, Tra
     co_return co_await DriveAfterChange(gid, wait_result);
   }
   co_return co_await DriveClaimed(std::move(*claim), std::move(**changed), wait_result);
-}
-
-asio::awaitable<Status> Coordinator::SubmitSaga(SubmitRequest request) {
-  const TimePoint now = clock_.Now();
-  storage::Transaction tx;
-  tx.global =
-      NewGlobal(request.gid, TransType::kSaga, GlobalStatus::kSubmitted, request.options, now);
-  const std::string& gid = tx.global.gid;
-  for (std::size_t i = 0; i < request.steps.size(); ++i) {
-    const SagaStep& step = request.steps[i];
-    const int seq = static_cast<int>(i);
-    const std::string branch_id = BranchIdForIndex(i);
-    tx.branches.push_back(
-        NewBranchRow(gid, branch_id, BranchOp::kAction, seq, step.action_url, step.payload, now));
-    storage::BranchRecord compensate = NewBranchRow(gid, branch_id, BranchOp::kCompensate, seq,
-                                                    step.compensate_url, step.payload, now);
-    // A step without a compensate URL has nothing to undo.
-    if (step.compensate_url.empty()) compensate.status = BranchStatus::kSucceed;
-    tx.branches.push_back(std::move(compensate));
-  }
-  const bool wait_result = request.options.wait_result;
-  const Status inserted = co_await InsertAndDrive(std::move(tx), wait_result);
-  if (inserted.code() != StatusCode::kAlreadyExists) co_return inserted;
-  // A duplicate submit re-drives the saga from its stored rows, whatever this request says.
-  const Status same =
-      co_await ExpectStored(request.gid, TransType::kSaga, GlobalStatus::kSubmitted);
-  if (!same.ok()) co_return same;
-  co_return co_await DriveAfterChange(request.gid, wait_result);
-}
-
-asio::awaitable<Status> Coordinator::SubmitMsg(SubmitRequest request) {
-  const TimePoint now = clock_.Now();
-  const bool wait_result = request.options.wait_result;
-  // The submit of a prepared message (the common case) keeps the rows of its prepare, as DTM
-  // does: try that first, so that its topics are not looked up again.
-  std::string no_reason;
-  const Status change = co_await ChangeTwoPhaseAndDrive(
-      request.gid, TransType::kMsg, GlobalStatus::kSubmitted, no_reason, wait_result);
-  if (change.code() != StatusCode::kNotFound) co_return change;
-  // Submitted without a prepare: stored and delivered like a saga.
-  storage::Transaction tx;
-  tx.global =
-      NewGlobal(request.gid, TransType::kMsg, GlobalStatus::kSubmitted, request.options, now);
-  auto rows = co_await MsgRows(request.gid, std::move(request.steps), now);
-  if (!rows) co_return rows.status();
-  tx.branches = std::move(*rows);
-  const Status inserted = co_await InsertAndDrive(std::move(tx), wait_result);
-  if (inserted.code() != StatusCode::kAlreadyExists) co_return inserted;
-  // Prepared or submitted by someone else meanwhile: the same submit again settles it.
-  co_return co_await ChangeTwoPhaseAndDrive(request.gid, TransType::kMsg, GlobalStatus::kSubmitted,
-                                            no_reason, wait_result);
 }
 
 asio::awaitable<Status> Coordinator::InsertAndDrive(storage::Transaction tx, bool wait_result) {
@@ -330,26 +220,25 @@ asio::awaitable<Status> Coordinator::InsertAndDrive(storage::Transaction tx, boo
 
 asio::awaitable<Status> Coordinator::Abort(AbortRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = CheckAbort(request); !s.ok()) co_return s;
   std::string reason =
       request.rollback_reason.empty() ? "aborted by the client" : request.rollback_reason;
-  if (request.trans_type == TransType::kMsg) {
-    // A prepared message has delivered nothing: it simply fails. As in DTM, only a prepared
-    // one: a failed message may have delivered steps before it gave up, which an abort's 200
-    // must not suggest otherwise.
-    std::vector<GlobalStatus> from = {GlobalStatus::kPrepared};
-    const auto changed = co_await ChangeStatus(request.gid, TransType::kMsg, std::move(from),
-                                               GlobalStatus::kFailed, std::nullopt, reason);
-    if (!changed) co_return changed.status();
-    scheduler_.Schedule(request.gid, clock_.Now());  // lets the scheduler forget it
-    co_return Status::Ok();
+  const AbortPlan plan = PlanAbort(request.trans_type);
+  if (plan.drives) {
+    co_return co_await ChangeTwoPhaseAndDrive(request.gid, request.trans_type, plan.to,
+                                              std::move(reason), request.wait_result);
   }
-  co_return co_await ChangeTwoPhaseAndDrive(request.gid, request.trans_type,
-                                            GlobalStatus::kAborting, std::move(reason),
-                                            request.wait_result);
+  std::vector<GlobalStatus> from = {GlobalStatus::kPrepared};
+  const auto changed = co_await ChangeStatus(request.gid, request.trans_type, std::move(from),
+                                             plan.to, std::nullopt, reason);
+  if (!changed) co_return changed.status();
+  scheduler_.Schedule(request.gid, clock_.Now());  // lets the scheduler forget it
+  co_return Status::Ok();
 }
 
 asio::awaitable<Status> Coordinator::ForceStop(ForceStopRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = CheckForceStop(request); !s.ok()) co_return s;
   const std::string& gid = request.gid;
   std::vector<GlobalStatus> from = {GlobalStatus::kPrepared, GlobalStatus::kSubmitted,
                                     GlobalStatus::kAborting};
@@ -382,6 +271,7 @@ asio::awaitable<Status> Coordinator::ResetNextCronTime(std::string gid) {
 
 asio::awaitable<Status> Coordinator::Subscribe(SubscribeRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = CheckSubscription(request); !s.ok()) co_return s;
   storage::Subscriber subscriber{request.url, request.remark, clock_.Now()};
   storage::WriteBatch batch;
   batch.Add(storage::Subscribe{request.topic, std::move(subscriber)});
@@ -392,6 +282,7 @@ asio::awaitable<Status> Coordinator::Subscribe(SubscribeRequest request) {
 
 asio::awaitable<Status> Coordinator::Unsubscribe(SubscribeRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = CheckSubscription(request); !s.ok()) co_return s;
   storage::WriteBatch batch;
   batch.Add(storage::Unsubscribe{request.topic, request.url});
   const Status s = co_await store_.Commit(std::move(batch));

@@ -25,23 +25,19 @@ BranchCall CallFor(const storage::Transaction& tx, const storage::BranchRecord& 
   return call;
 }
 
-// Whether the calls of `d` start a saga action while an action's success that this pass
-// learnt is not stored yet. Which actions may have started is known from storage only (an
-// action starts once the steps it waits for have succeeded, saga_engine.h): had the action
-// gone out before that success was stored, a crash and then an abort (the saga's timeout, a
-// later FAILURE) would compensate the steps storage knows started and leave this action done
-// and never compensated. Found by the deterministic simulation (tests/simulation).
-bool StartsActionOnUnstoredSuccess(const storage::Transaction& tx, const Decision& d,
-                                   const storage::WriteBatch& batch) {
-  if (tx.global.trans_type != TransType::kSaga) return false;
-  const bool starts_action = std::any_of(d.calls.begin(), d.calls.end(), [&tx](std::size_t row) {
-    return tx.branches[row].op == BranchOp::kAction;
-  });
-  if (!starts_action) return false;
-  return std::any_of(batch.ops().begin(), batch.ops().end(), [](const storage::WriteOp& op) {
+// Whether a row the calls of `d` may go out only once stored (Decision::stored_before_calls)
+// has an outcome in `batch` not stored yet.
+bool CallsWaitForBatch(const storage::Transaction& tx, const Decision& d,
+                       const storage::WriteBatch& batch) {
+  if (d.stored_before_calls.empty()) return false;
+  return std::any_of(batch.ops().begin(), batch.ops().end(), [&](const storage::WriteOp& op) {
     const auto* update = std::get_if<storage::UpdateBranch>(&op);
-    return update != nullptr && update->record.op == BranchOp::kAction &&
-           update->record.status == BranchStatus::kSucceed;
+    if (update == nullptr) return false;
+    return std::any_of(
+        d.stored_before_calls.begin(), d.stored_before_calls.end(), [&](std::size_t row) {
+          const storage::BranchRecord& r = tx.branches[row];
+          return r.branch_id == update->record.branch_id && r.op == update->record.op;
+        });
   });
 }
 
@@ -248,11 +244,11 @@ asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
     const bool last_round = stop.stop_requested() || round == kMaxRoundsPerPass;
     // Outcomes may wait for a later commit while the next calls go out at once and nothing
     // else changes (a crash only makes those calls again); a status change is stored before
-    // any call it permits, and a saga action's success before the actions it lets start.
+    // any call it permits, and the successes the engine says the calls wait for.
     const bool calls_follow = !d.calls.empty() && !last_round;
     if (!(tx.global == before) ||
         (!batch.empty() && (!calls_follow || unstored_rounds >= kMaxUnstoredRounds ||
-                            StartsActionOnUnstoredSuccess(tx, d, batch)))) {
+                            CallsWaitForBatch(tx, d, batch)))) {
       std::optional<PassResult> refused = co_await StoreRound(tx, before, batch, now);
       if (refused) co_return std::move(*refused);
       unstored_rounds = 0;

@@ -2,8 +2,23 @@
 
 #include <algorithm>
 
+#include "settle/engine/new_records.h"
+#include "settle/engine/request_rules.h"
+
 namespace settle::coordinator {
 namespace {
+
+// The back-check row's branch id, as DTM calls query_prepared.
+constexpr const char* kMsgBackCheckBranch = "00";
+
+// A step's action: an http(s) URL, or topic://NAME.
+Status CheckMsgAction(const std::string& path, const std::string& action) {
+  if (!action.starts_with(kTopicPrefix)) return CheckUrl(path, action, true);
+  if (!IsValidTopic(action.substr(kTopicPrefix.size()))) {
+    return FieldError(path, "a topic must be 1 to 128 characters of [A-Za-z0-9_.:-]");
+  }
+  return Status::Ok();
+}
 
 void WakeAt(Decision& d, TimePoint at) { d.wake_at = d.wake_at ? std::min(*d.wake_at, at) : at; }
 
@@ -83,6 +98,76 @@ Decision Deliver(const storage::Transaction& tx, TimePoint now) {
 }
 
 }  // namespace
+
+Status CheckMsg(const std::vector<SagaStep>& steps, const std::vector<std::string>& payloads,
+                const std::string& query_prepared, bool preparing) {
+  if (Status s = CheckStepCounts("a message", steps.size(), payloads.size()); !s.ok()) return s;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const std::string path = IndexPath("steps", i);
+    if (Status s = CheckMsgAction(path + ".action", steps[i].action_url); !s.ok()) return s;
+    if (!steps[i].compensate_url.empty()) {
+      return FieldError(path + ".compensate", "a message step has nothing to compensate");
+    }
+  }
+  return CheckUrl("query_prepared", query_prepared, preparing);
+}
+
+std::vector<std::string> TopicsOf(const std::vector<SagaStep>& steps) {
+  std::vector<std::string> topics;
+  for (const SagaStep& step : steps) {
+    if (!step.action_url.starts_with(kTopicPrefix)) continue;
+    std::string topic = step.action_url.substr(kTopicPrefix.size());
+    if (std::find(topics.begin(), topics.end(), topic) == topics.end()) {
+      topics.push_back(std::move(topic));
+    }
+  }
+  return topics;
+}
+
+Result<std::vector<storage::BranchRecord>> MsgRows(const std::string& gid,
+                                                   const std::vector<SagaStep>& steps,
+                                                   const std::vector<std::string>& payloads,
+                                                   const TopicSubscribers& subscribers,
+                                                   TimePoint now) {
+  std::vector<storage::BranchRecord> rows;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const std::string& action = steps[i].action_url;
+    const int seq = static_cast<int>(i);
+    const std::string branch_id = BranchIdForIndex(i);
+    if (!action.starts_with(kTopicPrefix)) {
+      rows.push_back(
+          NewBranchRow(gid, branch_id, BranchOp::kAction, seq, action, payloads[i], now));
+      continue;
+    }
+    const std::string topic = action.substr(kTopicPrefix.size());
+    const auto found = subscribers.find(topic);
+    if (found == subscribers.end() || found->second.empty()) {
+      return FieldError(IndexPath("steps", i) + ".action",
+                        "topic " + topic + " has no subscribers");
+    }
+    const std::vector<std::string>& urls = found->second;
+    for (std::size_t j = 0; j < urls.size(); ++j) {
+      const std::string id = urls.size() == 1 ? branch_id : branch_id + "-" + BranchIdForIndex(j);
+      rows.push_back(NewBranchRow(gid, id, BranchOp::kAction, seq, urls[j], payloads[i], now));
+    }
+  }
+  if (rows.size() > kMaxMsgDeliveries) {
+    return FieldError("steps", "the message would make " + std::to_string(rows.size()) +
+                                   " deliveries; at most " + std::to_string(kMaxMsgDeliveries));
+  }
+  return rows;
+}
+
+storage::BranchRecord MsgBackCheckRow(const std::string& gid, const std::string& query_prepared,
+                                      TimePoint now) {
+  return NewBranchRow(gid, kMsgBackCheckBranch, BranchOp::kMsg, -1, query_prepared, "", now);
+}
+
+Status CheckSubscription(const SubscribeRequest& request) {
+  if (Status s = CheckTopic("topic", request.topic); !s.ok()) return s;
+  if (Status s = CheckUrl("url", request.url, true); !s.ok()) return s;
+  return CheckReason("remark", request.remark);
+}
 
 Decision DecideMsg(const storage::Transaction& tx, TimePoint now) {
   switch (tx.global.status) {

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <limits>
 
+#include "settle/engine/new_records.h"
+#include "settle/engine/request_rules.h"
+
 namespace settle::coordinator {
 namespace {
 
@@ -103,7 +106,15 @@ Decision RunActions(const storage::Transaction& tx, const std::vector<Step>& ste
   for (const Step& step : steps) {
     if (Succeeded(tx, step.action)) continue;
     all_succeeded = false;
-    if (PrerequisitesSucceeded(tx, steps, step)) CallOrWait(tx, step.action, now, d);
+    if (!PrerequisitesSucceeded(tx, steps, step)) continue;
+    const std::size_t calls_before = d.calls.size();
+    CallOrWait(tx, step.action, now, d);
+    if (d.calls.size() == calls_before) continue;
+    for (int p : step.waits_for) {
+      if (p < 0 || static_cast<std::size_t>(p) >= steps.size()) continue;
+      const std::size_t prerequisite = steps[static_cast<std::size_t>(p)].action;
+      if (prerequisite != kNone) d.stored_before_calls.push_back(prerequisite);
+    }
   }
   if (all_succeeded) {
     d.next_status = GlobalStatus::kSucceed;
@@ -137,7 +148,85 @@ Decision RunCompensations(const storage::Transaction& tx, const std::vector<Step
   return d;
 }
 
+// Kahn's algorithm over the waits-for graph: every step must be reachable without a cycle.
+bool HasCycle(const std::map<int, std::vector<int>>& orders, std::size_t steps) {
+  std::vector<int> pending(steps, 0);
+  std::vector<std::vector<int>> dependents(steps);
+  for (const auto& [step, waits] : orders) {
+    for (int w : waits) {
+      ++pending[static_cast<std::size_t>(step)];
+      dependents[static_cast<std::size_t>(w)].push_back(step);
+    }
+  }
+  std::vector<int> ready;
+  for (std::size_t i = 0; i < steps; ++i) {
+    if (pending[i] == 0) ready.push_back(static_cast<int>(i));
+  }
+  std::size_t done = 0;
+  while (!ready.empty()) {
+    const int step = ready.back();
+    ready.pop_back();
+    ++done;
+    for (int d : dependents[static_cast<std::size_t>(step)]) {
+      if (--pending[static_cast<std::size_t>(d)] == 0) ready.push_back(d);
+    }
+  }
+  return done != steps;
+}
+
+// The engine relies on this: StepsOf reads orders without checking them again.
+Status CheckOrders(const std::map<int, std::vector<int>>& orders, std::size_t steps) {
+  for (const auto& [step, waits] : orders) {
+    const std::string path = "custom_data.orders." + std::to_string(step);
+    if (step < 0 || static_cast<std::size_t>(step) >= steps)
+      return FieldError(path, "no such step");
+    for (int w : waits) {
+      if (w < 0 || static_cast<std::size_t>(w) >= steps) {
+        return FieldError(path, "waits for step " + std::to_string(w) + ", which does not exist");
+      }
+      if (w == step) return FieldError(path, "a step cannot wait for itself");
+    }
+  }
+  if (HasCycle(orders, steps)) {
+    return FieldError("custom_data.orders", "the steps wait for each other in a cycle");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+Status CheckSaga(const SubmitRequest& request) {
+  const auto& steps = request.steps;
+  if (Status s = CheckStepCounts("a saga", steps.size(), request.payloads.size()); !s.ok()) {
+    return s;
+  }
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const std::string path = IndexPath("steps", i);
+    if (Status s = CheckUrl(path + ".action", steps[i].action_url, true); !s.ok()) return s;
+    if (Status s = CheckUrl(path + ".compensate", steps[i].compensate_url, false); !s.ok()) {
+      return s;
+    }
+  }
+  return CheckOrders(request.options.orders, steps.size());
+}
+
+std::vector<storage::BranchRecord> SagaRows(const SubmitRequest& request, TimePoint now) {
+  std::vector<storage::BranchRecord> rows;
+  rows.reserve(2 * request.steps.size());
+  for (std::size_t i = 0; i < request.steps.size(); ++i) {
+    const SagaStep& step = request.steps[i];
+    const int seq = static_cast<int>(i);
+    const std::string branch_id = BranchIdForIndex(i);
+    const std::string& payload = request.payloads[i];
+    rows.push_back(NewBranchRow(request.gid, branch_id, BranchOp::kAction, seq, step.action_url,
+                                payload, now));
+    storage::BranchRecord compensate = NewBranchRow(request.gid, branch_id, BranchOp::kCompensate,
+                                                    seq, step.compensate_url, payload, now);
+    if (step.compensate_url.empty()) compensate.status = BranchStatus::kSucceed;
+    rows.push_back(std::move(compensate));
+  }
+  return rows;
+}
 
 std::vector<bool> SagaRowsStillCalled(const storage::Transaction& tx) {
   std::vector<bool> called(tx.branches.size());

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "settle/engine/new_records.h"
+#include "settle/engine/request_rules.h"
+
 namespace settle::coordinator {
 namespace {
 
@@ -67,6 +70,41 @@ Decision DecideTwoPhase(const storage::Transaction& tx, TimePoint now, BranchOp 
 }
 
 }  // namespace
+
+Status CheckRegisterBranch(const RegisterBranchRequest& request) {
+  if (Status s = CheckGid(request.gid); !s.ok()) return s;
+  const auto types = {TransType::kTcc, TransType::kXa};
+  if (Status s = CheckTypeOf(request.trans_type, "registerBranch", types); !s.ok()) return s;
+  if (request.branch_id.empty()) return FieldError("branch_id", "required");
+  if (!IsValidBranchId(request.branch_id)) {
+    return FieldError("branch_id", "must be 1 to " + std::to_string(kMaxBranchIdLength) +
+                                       " characters of [A-Za-z0-9_.:-]");
+  }
+  if (request.trans_type == TransType::kXa) return CheckUrl("url", request.url, true);
+  if (Status s = CheckUrl("confirm", request.confirm_url, true); !s.ok()) return s;
+  return CheckUrl("cancel", request.cancel_url, true);
+}
+
+std::vector<storage::BranchRecord> RegisteredRows(const RegisterBranchRequest& request,
+                                                  TimePoint now) {
+  const bool xa = request.trans_type == TransType::kXa;
+  std::vector<storage::BranchRecord> rows;
+  rows.push_back(NewBranchRow(request.gid, request.branch_id,
+                              xa ? BranchOp::kRollback : BranchOp::kCancel, 0,
+                              xa ? request.url : request.cancel_url, request.data, now));
+  rows.push_back(NewBranchRow(request.gid, request.branch_id,
+                              xa ? BranchOp::kCommit : BranchOp::kConfirm, 0,
+                              xa ? request.url : request.confirm_url, request.data, now));
+  return rows;
+}
+
+Status TooManyBranches(const RegisterBranchRequest& request, std::size_t max_branches) {
+  const bool xa = request.trans_type == TransType::kXa;
+  return FieldError("branch_id", std::string(xa ? "an XA" : "a TCC") +
+                                     " transaction may have at most " +
+                                     std::to_string(max_branches) + " branches; gid " +
+                                     request.gid + " has them all");
+}
 
 Decision DecideTcc(const storage::Transaction& tx, TimePoint now) {
   return DecideTwoPhase(tx, now, BranchOp::kConfirm, BranchOp::kCancel);

@@ -4,8 +4,36 @@
 
 #include <string>
 
+#include "settle/engine/msg_engine.h"
+#include "settle/engine/transaction_types.h"
+#include "settle/engine/two_phase_engine.h"
+
 namespace settle::coordinator {
 namespace {
+
+// What the HTTP front door hands on, as the coordinator acts on it: the parsed request once
+// the engine's rules passed it. The parser's refusals (JSON shapes) and the engine's (values)
+// name their field the same way.
+template <typename T>
+Result<T> Checked(Result<T> parsed, Status (*check)(const T&)) {
+  if (parsed) {
+    if (Status s = check(*parsed); !s.ok()) return s;
+  }
+  return parsed;
+}
+Result<PrepareRequest> Prepare(std::string_view body) {
+  return Checked(ParsePrepare(body), &CheckPrepare);
+}
+Result<SubmitRequest> Submit(std::string_view body) {
+  return Checked(ParseSubmit(body), &CheckSubmit);
+}
+Result<RegisterBranchRequest> Register(std::string_view body) {
+  return Checked(ParseRegisterBranch(body), &CheckRegisterBranch);
+}
+Result<AbortRequest> Abort(std::string_view body) { return Checked(ParseAbort(body), &CheckAbort); }
+Result<SubscribeRequest> Subscription(Result<SubscribeRequest> parsed) {
+  return Checked(std::move(parsed), &CheckSubscription);
+}
 
 // The field a 400 names: the message up to the first ':'.
 std::string FieldOf(const Status& s) {
@@ -25,19 +53,19 @@ const char* kSaga = R"({"gid":"g2","trans_type":"saga",
   "payloads":["{\"amount\": 30}","{\"amount\":30}"]})";
 
 TEST_CASE("a saga submit carries its steps and payloads verbatim", "[parser]") {
-  auto r = ParseSubmit(kSaga);
+  auto r = Submit(kSaga);
   REQUIRE(r);
   CHECK(r->gid == "g2");
   CHECK(r->trans_type == TransType::kSaga);
   REQUIRE(r->steps.size() == 2);
   CHECK(r->steps[0].action_url == "http://p/TransOut");
   CHECK(r->steps[1].compensate_url == "http://p/TransInCompensate");
-  CHECK(r->steps[0].payload == R"({"amount": 30})");
-  CHECK(r->steps[1].payload == R"({"amount":30})");
+  CHECK(r->payloads[0] == R"({"amount": 30})");
+  CHECK(r->payloads[1] == R"({"amount":30})");
 }
 
 TEST_CASE("options are read with their protocol meaning", "[parser]") {
-  auto r = ParseSubmit(R"({"gid":"g","trans_type":"saga","steps":[{"action":"http://p/a"}],
+  auto r = Submit(R"({"gid":"g","trans_type":"saga","steps":[{"action":"http://p/a"}],
     "payloads":[""],"wait_result":true,"timeout_to_fail":60,"request_timeout":8,
     "retry_interval":0,"retry_limit":5,"branch_headers":{"Authorization":"Bearer t"},
     "custom_data":"{\"concurrent\":true,\"orders\":{}}"})");
@@ -54,21 +82,21 @@ TEST_CASE("options are read with their protocol meaning", "[parser]") {
 
 TEST_CASE("what DTM client SDKs really send is accepted", "[parser][compat]") {
   // The Python SDK: nulls, an empty passthrough_headers list and zeros.
-  auto python = ParsePrepare(R"({"gid":"g","trans_type":"tcc","custom_data":null,
+  auto python = Prepare(R"({"gid":"g","trans_type":"tcc","custom_data":null,
     "query_prepared":null,"protocol":null,"passthrough_headers":[],"request_timeout":8,
     "retry_interval":0,"timeout_to_fail":0,"wait_result":null,"branch_headers":null})");
   REQUIRE(python);
   CHECK(python->options.request_timeout == std::chrono::seconds(8));
   CHECK_FALSE(python->options.timeout_to_fail);
   // The Node SDK: an unused try URL and a status in registerBranch.
-  auto node = ParseRegisterBranch(R"({"gid":"g","trans_type":"tcc","branch_id":"01",
+  auto node = Register(R"({"gid":"g","trans_type":"tcc","branch_id":"01",
     "data":"{\"amount\":30}","try":"http://p/try","confirm":"http://p/confirm",
     "cancel":"http://p/cancel","status":"prepared"})");
   REQUIRE(node);
   CHECK(node->data == R"({"amount":30})");
   CHECK(node->confirm_url == "http://p/confirm");
   // The Go SDK: a concurrent saga through custom_data.
-  auto go = ParseSubmit(R"({"gid":"g","trans_type":"saga","steps":[{"action":"http://p/a",
+  auto go = Submit(R"({"gid":"g","trans_type":"saga","steps":[{"action":"http://p/a",
     "compensate":"http://p/c"},{"action":"http://p/a","compensate":"http://p/c"}],
     "payloads":["",""],"custom_data":"{\"concurrent\":true,\"orders\":{\"1\":[0]}}"})");
   REQUIRE(go);
@@ -77,40 +105,40 @@ TEST_CASE("what DTM client SDKs really send is accepted", "[parser][compat]") {
 }
 
 TEST_CASE("malformed bodies are refused naming the body", "[parser][bad-input]") {
-  CHECK(FieldOf(ParsePrepare("")) == "body");
-  CHECK(FieldOf(ParsePrepare("   ")) == "body");
-  CHECK(FieldOf(ParsePrepare("{\"gid\":")) == "body");
-  CHECK(FieldOf(ParsePrepare("[1,2]")) == "body");
-  CHECK(FieldOf(ParsePrepare("\"gid\"")) == "body");
-  CHECK(FieldOf(ParsePrepare(std::string(100000, '['))) == "body");
-  CHECK(FieldOf(ParsePrepare("{\"gid\":\"g\",\"x\":\"\xff\xfe\"}")) == "body");
+  CHECK(FieldOf(Prepare("")) == "body");
+  CHECK(FieldOf(Prepare("   ")) == "body");
+  CHECK(FieldOf(Prepare("{\"gid\":")) == "body");
+  CHECK(FieldOf(Prepare("[1,2]")) == "body");
+  CHECK(FieldOf(Prepare("\"gid\"")) == "body");
+  CHECK(FieldOf(Prepare(std::string(100000, '['))) == "body");
+  CHECK(FieldOf(Prepare("{\"gid\":\"g\",\"x\":\"\xff\xfe\"}")) == "body");
 }
 
 TEST_CASE("a missing or invalid gid is refused naming gid", "[parser][bad-input]") {
-  CHECK(FieldOf(ParsePrepare(R"({"trans_type":"tcc"})")) == "gid");
-  CHECK(FieldOf(ParsePrepare(R"({"gid":null,"trans_type":"tcc"})")) == "gid");
-  CHECK(FieldOf(ParsePrepare(R"({"gid":"","trans_type":"tcc"})")) == "gid");
-  CHECK(FieldOf(ParsePrepare(R"({"gid":42,"trans_type":"tcc"})")) == "gid");
-  CHECK(FieldOf(ParsePrepare(R"({"gid":"a b","trans_type":"tcc"})")) == "gid");
-  CHECK(FieldOf(ParsePrepare(R"({"gid":"../x","trans_type":"tcc"})")) == "gid");
-  CHECK(FieldOf(ParsePrepare(R"({"gid":")" + std::string(129, 'a') + R"(","trans_type":"tcc"})")) ==
+  CHECK(FieldOf(Prepare(R"({"trans_type":"tcc"})")) == "gid");
+  CHECK(FieldOf(Prepare(R"({"gid":null,"trans_type":"tcc"})")) == "gid");
+  CHECK(FieldOf(Prepare(R"({"gid":"","trans_type":"tcc"})")) == "gid");
+  CHECK(FieldOf(Prepare(R"({"gid":42,"trans_type":"tcc"})")) == "gid");
+  CHECK(FieldOf(Prepare(R"({"gid":"a b","trans_type":"tcc"})")) == "gid");
+  CHECK(FieldOf(Prepare(R"({"gid":"../x","trans_type":"tcc"})")) == "gid");
+  CHECK(FieldOf(Prepare(R"({"gid":")" + std::string(129, 'a') + R"(","trans_type":"tcc"})")) ==
         "gid");
 }
 
 TEST_CASE("unknown and unsupported trans_types are refused naming trans_type",
           "[parser][bad-input]") {
-  auto workflow = ParseSubmit(R"({"gid":"g","trans_type":"workflow"})");
+  auto workflow = Submit(R"({"gid":"g","trans_type":"workflow"})");
   CHECK(FieldOf(workflow) == "trans_type");
   CHECK_THAT(workflow.status().message(), Catch::Contains("unsupported trans_type"));
-  CHECK(FieldOf(ParseSubmit(R"({"gid":"g","trans_type":"banana"})")) == "trans_type");
-  CHECK(FieldOf(ParseSubmit(R"({"gid":"g"})")) == "trans_type");
-  CHECK(FieldOf(ParseSubmit(R"({"gid":"g","trans_type":7})")) == "trans_type");
-  auto saga_prepare = ParsePrepare(R"({"gid":"g","trans_type":"saga"})");
+  CHECK(FieldOf(Submit(R"({"gid":"g","trans_type":"banana"})")) == "trans_type");
+  CHECK(FieldOf(Submit(R"({"gid":"g"})")) == "trans_type");
+  CHECK(FieldOf(Submit(R"({"gid":"g","trans_type":7})")) == "trans_type");
+  auto saga_prepare = Prepare(R"({"gid":"g","trans_type":"saga"})");
   CHECK(FieldOf(saga_prepare) == "trans_type");
   CHECK_THAT(saga_prepare.status().message(),
              Catch::Contains("prepare applies to tcc, xa and msg transactions only"));
-  CHECK(FieldOf(ParseAbort(R"({"gid":"g","trans_type":"saga"})")) == "trans_type");
-  auto msg_branch = ParseRegisterBranch(R"({"gid":"g","trans_type":"msg","branch_id":"01"})");
+  CHECK(FieldOf(Abort(R"({"gid":"g","trans_type":"saga"})")) == "trans_type");
+  auto msg_branch = Register(R"({"gid":"g","trans_type":"msg","branch_id":"01"})");
   CHECK_THAT(msg_branch.status().message(),
              Catch::Contains("registerBranch applies to tcc and xa transactions only"));
 }
@@ -122,22 +150,22 @@ const char* kMsg = R"({"gid":"m1","trans_type":"msg",
 
 TEST_CASE("a message's prepare and submit carry steps, payloads, query_prepared and delay",
           "[parser][msg]") {
-  auto prepare = ParsePrepare(kMsg);
+  auto prepare = Prepare(kMsg);
   REQUIRE(prepare);
   CHECK(prepare->trans_type == TransType::kMsg);
   REQUIRE(prepare->steps.size() == 2);
   CHECK(prepare->steps[0].action_url == "http://loyalty/points");
-  CHECK(prepare->steps[0].payload == R"({"points":10})");
+  CHECK(prepare->payloads[0] == R"({"points":10})");
   CHECK(prepare->steps[1].action_url == "topic://orders");
   CHECK(prepare->query_prepared == "http://shop/query_prepared");
   CHECK(prepare->options.delay == std::chrono::seconds(30));
 
-  auto submit = ParseSubmit(kMsg);
+  auto submit = Submit(kMsg);
   REQUIRE(submit);
   CHECK(submit->trans_type == TransType::kMsg);
   CHECK(submit->steps.size() == 2);
   // A message submitted without a prepare needs no query_prepared.
-  auto direct = ParseSubmit(R"({"gid":"m","trans_type":"msg","steps":[{"action":"http://p/a"}],
+  auto direct = Submit(R"({"gid":"m","trans_type":"msg","steps":[{"action":"http://p/a"}],
     "payloads":[""]})");
   REQUIRE(direct);
   CHECK(direct->query_prepared.empty());
@@ -147,47 +175,43 @@ TEST_CASE("a message's bad fields are refused naming them", "[parser][msg][bad-i
   const std::string head = R"({"gid":"m","trans_type":"msg",)";
   const std::string qp = R"("query_prepared":"http://shop/qp",)";
   const std::string one = R"("steps":[{"action":"http://p/a"}],"payloads":[""])";
-  CHECK(FieldOf(ParsePrepare(head + one + "}")) == "query_prepared");
-  CHECK(FieldOf(ParsePrepare(head + R"("query_prepared":"ftp://x",)" + one + "}")) ==
-        "query_prepared");
-  CHECK(FieldOf(ParsePrepare(head + R"("query_prepared":7,)" + one + "}")) == "query_prepared");
-  CHECK(FieldOf(ParsePrepare(head + qp + R"("payloads":[]})")) == "steps");
-  CHECK(FieldOf(ParsePrepare(head + qp + R"("steps":[],"payloads":[]})")) == "steps");
-  CHECK(FieldOf(ParsePrepare(head + qp + R"("steps":[{}],"payloads":[""]})")) == "steps[0].action");
-  CHECK(FieldOf(ParsePrepare(head + qp + R"("steps":[{"action":"topic://"}],"payloads":[""]})")) ==
+  CHECK(FieldOf(Prepare(head + one + "}")) == "query_prepared");
+  CHECK(FieldOf(Prepare(head + R"("query_prepared":"ftp://x",)" + one + "}")) == "query_prepared");
+  CHECK(FieldOf(Prepare(head + R"("query_prepared":7,)" + one + "}")) == "query_prepared");
+  CHECK(FieldOf(Prepare(head + qp + R"("payloads":[]})")) == "steps");
+  CHECK(FieldOf(Prepare(head + qp + R"("steps":[],"payloads":[]})")) == "steps");
+  CHECK(FieldOf(Prepare(head + qp + R"("steps":[{}],"payloads":[""]})")) == "steps[0].action");
+  CHECK(FieldOf(Prepare(head + qp + R"("steps":[{"action":"topic://"}],"payloads":[""]})")) ==
         "steps[0].action");
-  CHECK(
-      FieldOf(ParsePrepare(head + qp + R"("steps":[{"action":"topic://a b"}],"payloads":[""]})")) ==
-      "steps[0].action");
-  CHECK(FieldOf(ParsePrepare(
+  CHECK(FieldOf(Prepare(head + qp + R"("steps":[{"action":"topic://a b"}],"payloads":[""]})")) ==
+        "steps[0].action");
+  CHECK(FieldOf(Prepare(
             head + qp +
             R"("steps":[{"action":"http://p/a","compensate":"http://p/c"}],"payloads":[""]})")) ==
         "steps[0].compensate");
-  CHECK(FieldOf(ParsePrepare(head + qp + R"("steps":[{"action":"http://p/a"}]})")) == "payloads");
-  CHECK(FieldOf(ParsePrepare(head + qp + R"("steps":[{"action":"http://p/a"}],"payloads":[1]})")) ==
+  CHECK(FieldOf(Prepare(head + qp + R"("steps":[{"action":"http://p/a"}]})")) == "payloads");
+  CHECK(FieldOf(Prepare(head + qp + R"("steps":[{"action":"http://p/a"}],"payloads":[1]})")) ==
         "payloads[0]");
-  CHECK(FieldOf(ParsePrepare(head + qp + R"("custom_data":"{\"delay\":-1}",)" + one + "}")) ==
+  CHECK(FieldOf(Prepare(head + qp + R"("custom_data":"{\"delay\":-1}",)" + one + "}")) ==
         "custom_data.delay");
-  CHECK(FieldOf(ParsePrepare(head + qp + R"("custom_data":"{\"delay\":\"soon\"}",)" + one + "}")) ==
+  CHECK(FieldOf(Prepare(head + qp + R"("custom_data":"{\"delay\":\"soon\"}",)" + one + "}")) ==
         "custom_data.delay");
-  CHECK(FieldOf(ParsePrepare(head + qp + R"("custom_data":"later",)" + one + "}")) ==
-        "custom_data");
-  CHECK(FieldOf(ParseSubmit(head + R"("retry_limit":-1,)" + one + "}")) == "retry_limit");
+  CHECK(FieldOf(Prepare(head + qp + R"("custom_data":"later",)" + one + "}")) == "custom_data");
+  CHECK(FieldOf(Submit(head + R"("retry_limit":-1,)" + one + "}")) == "retry_limit");
 }
 
 TEST_CASE("an XA branch registers its one phase-2 url", "[parser][xa]") {
-  auto r =
-      ParseRegisterBranch(R"({"gid":"x","trans_type":"xa","branch_id":"01","url":"http://db/xa"})");
+  auto r = Register(R"({"gid":"x","trans_type":"xa","branch_id":"01","url":"http://db/xa"})");
   REQUIRE(r);
   CHECK(r->trans_type == TransType::kXa);
   CHECK(r->url == "http://db/xa");
-  CHECK(FieldOf(ParseRegisterBranch(R"({"gid":"x","trans_type":"xa","branch_id":"01"})")) == "url");
-  CHECK(FieldOf(ParseRegisterBranch(
-            R"({"gid":"x","trans_type":"xa","branch_id":"01","url":"db/xa"})")) == "url");
-  auto prepare = ParsePrepare(R"({"gid":"x","trans_type":"xa","timeout_to_fail":5})");
+  CHECK(FieldOf(Register(R"({"gid":"x","trans_type":"xa","branch_id":"01"})")) == "url");
+  CHECK(FieldOf(Register(R"({"gid":"x","trans_type":"xa","branch_id":"01","url":"db/xa"})")) ==
+        "url");
+  auto prepare = Prepare(R"({"gid":"x","trans_type":"xa","timeout_to_fail":5})");
   REQUIRE(prepare);
   CHECK(prepare->trans_type == TransType::kXa);
-  auto abort = ParseAbort(R"({"gid":"x","trans_type":"xa"})");
+  auto abort = Abort(R"({"gid":"x","trans_type":"xa"})");
   REQUIRE(abort);
   CHECK(abort->trans_type == TransType::kXa);
 }
@@ -199,38 +223,38 @@ TEST_CASE("subscriptions name a topic and an http(s) url", "[parser][topics]") {
   CHECK(r->topic == "orders");
   CHECK(r->url == "http://loyalty/points");
   CHECK(r->remark == "x");
-  CHECK(FieldOf(ParseSubscribeQuery({{"url", "http://a/b"}})) == "topic");
-  CHECK(FieldOf(ParseSubscribeQuery({{"topic", "a/b"}, {"url", "http://a/b"}})) == "topic");
-  CHECK(FieldOf(ParseSubscribeQuery({{"topic", "t"}})) == "url");
-  CHECK(FieldOf(ParseSubscribeQuery({{"topic", "t"}, {"url", "mailto:x"}})) == "url");
-  CHECK(FieldOf(ParseSubscribeQuery(
-            {{"topic", "t"}, {"url", "http://a/b"}, {"remark", std::string(2000, 'r')}})) ==
+  CHECK(FieldOf(Subscription(ParseSubscribeQuery({{"url", "http://a/b"}}))) == "topic");
+  CHECK(FieldOf(Subscription(ParseSubscribeQuery({{"topic", "a/b"}, {"url", "http://a/b"}}))) ==
+        "topic");
+  CHECK(FieldOf(Subscription(ParseSubscribeQuery({{"topic", "t"}}))) == "url");
+  CHECK(FieldOf(Subscription(ParseSubscribeQuery({{"topic", "t"}, {"url", "mailto:x"}}))) == "url");
+  CHECK(FieldOf(Subscription(ParseSubscribeQuery(
+            {{"topic", "t"}, {"url", "http://a/b"}, {"remark", std::string(2000, 'r')}}))) ==
         "remark");
   auto body = ParseSubscribeBody(R"({"topic":"t","url":"https://a/b"})");
   REQUIRE(body);
   CHECK(body->url == "https://a/b");
-  CHECK(FieldOf(ParseSubscribeBody(R"({"topic":"t","url":5})")) == "url");
+  CHECK(FieldOf(Subscription(ParseSubscribeBody(R"({"topic":"t","url":5})"))) == "url");
   CHECK(FieldOf(ParseTopicBody(R"({"topic":""})")) == "topic");
 }
 
 TEST_CASE("options of the wrong type are refused naming the option", "[parser][bad-input]") {
   const std::string head = R"({"gid":"g","trans_type":"tcc",)";
-  CHECK(FieldOf(ParsePrepare(head + R"("wait_result":"yes"})")) == "wait_result");
-  CHECK(FieldOf(ParsePrepare(head + R"("timeout_to_fail":-1})")) == "timeout_to_fail");
-  CHECK(FieldOf(ParsePrepare(head + R"("timeout_to_fail":1.5})")) == "timeout_to_fail");
-  CHECK(FieldOf(ParsePrepare(head + R"("request_timeout":"8"})")) == "request_timeout");
-  CHECK(FieldOf(ParsePrepare(head + R"("retry_interval":1e300})")) == "retry_interval");
-  CHECK(FieldOf(ParsePrepare(head + R"("retry_limit":-3})")) == "retry_limit");
-  CHECK(FieldOf(ParsePrepare(head + R"("branch_headers":["a"]})")) == "branch_headers");
-  CHECK(FieldOf(ParsePrepare(head + R"("branch_headers":{"X":1}})")) == "branch_headers.X");
-  CHECK(FieldOf(ParsePrepare(head + R"("branch_headers":{"X":"a\r\nEvil: 1"}})")) ==
-        "branch_headers.X");
-  CHECK(FieldOf(ParsePrepare(head + R"("branch_headers":{"Bad Name":"v"}})")) == "branch_headers");
-  CHECK(FieldOf(ParsePrepare(head + R"("custom_data":{}})")) == "custom_data");
+  CHECK(FieldOf(Prepare(head + R"("wait_result":"yes"})")) == "wait_result");
+  CHECK(FieldOf(Prepare(head + R"("timeout_to_fail":-1})")) == "timeout_to_fail");
+  CHECK(FieldOf(Prepare(head + R"("timeout_to_fail":1.5})")) == "timeout_to_fail");
+  CHECK(FieldOf(Prepare(head + R"("request_timeout":"8"})")) == "request_timeout");
+  CHECK(FieldOf(Prepare(head + R"("retry_interval":1e300})")) == "retry_interval");
+  CHECK(FieldOf(Prepare(head + R"("retry_limit":-3})")) == "retry_limit");
+  CHECK(FieldOf(Prepare(head + R"("branch_headers":["a"]})")) == "branch_headers");
+  CHECK(FieldOf(Prepare(head + R"("branch_headers":{"X":1}})")) == "branch_headers.X");
+  CHECK(FieldOf(Prepare(head + R"("branch_headers":{"X":"a\r\nEvil: 1"}})")) == "branch_headers.X");
+  CHECK(FieldOf(Prepare(head + R"("branch_headers":{"Bad Name":"v"}})")) == "branch_headers");
+  CHECK(FieldOf(Prepare(head + R"("custom_data":{}})")) == "custom_data");
 }
 
 TEST_CASE("registerBranch takes https URLs, in any case of the scheme", "[parser]") {
-  auto parsed = ParseRegisterBranch(
+  auto parsed = Register(
       R"({"gid":"g","trans_type":"tcc","branch_id":"01","confirm":"https://bank.example/c",)"
       R"("cancel":"HTTPS://bank.example/x"})");
   REQUIRE(parsed);
@@ -240,45 +264,44 @@ TEST_CASE("registerBranch takes https URLs, in any case of the scheme", "[parser
 
 TEST_CASE("registerBranch needs a branch id and http(s) URLs", "[parser][bad-input]") {
   const std::string head = R"({"gid":"g","trans_type":"tcc",)";
-  CHECK(FieldOf(ParseRegisterBranch(head + R"("confirm":"http://p/c","cancel":"http://p/x"})")) ==
+  CHECK(FieldOf(Register(head + R"("confirm":"http://p/c","cancel":"http://p/x"})")) ==
         "branch_id");
-  CHECK(FieldOf(ParseRegisterBranch(head + R"("branch_id":"0 1","confirm":"http://p/c",
+  CHECK(FieldOf(Register(head + R"("branch_id":"0 1","confirm":"http://p/c",
     "cancel":"http://p/x"})")) == "branch_id");
-  CHECK(FieldOf(ParseRegisterBranch(head + R"("branch_id":"01","cancel":"http://p/x"})")) ==
-        "confirm");
-  CHECK(FieldOf(ParseRegisterBranch(head + R"("branch_id":"01","confirm":"ftp://p/c",
+  CHECK(FieldOf(Register(head + R"("branch_id":"01","cancel":"http://p/x"})")) == "confirm");
+  CHECK(FieldOf(Register(head + R"("branch_id":"01","confirm":"ftp://p/c",
     "cancel":"http://p/x"})")) == "confirm");
-  CHECK(FieldOf(ParseRegisterBranch(head + R"("branch_id":"01","confirm":"http://p/c",
+  CHECK(FieldOf(Register(head + R"("branch_id":"01","confirm":"http://p/c",
     "cancel":"ftp://p/x"})")) == "cancel");
-  CHECK(FieldOf(ParseRegisterBranch(head + R"("branch_id":"01","data":{"amount":30},
+  CHECK(FieldOf(Register(head + R"("branch_id":"01","data":{"amount":30},
     "confirm":"http://p/c","cancel":"http://p/x"})")) == "data");
 }
 
 TEST_CASE("a saga's steps and payloads must match and hold http URLs", "[parser][bad-input]") {
   const std::string head = R"({"gid":"g","trans_type":"saga",)";
-  CHECK(FieldOf(ParseSubmit(head + R"("payloads":[]})")) == "steps");
-  CHECK(FieldOf(ParseSubmit(head + R"("steps":[],"payloads":[]})")) == "steps");
-  CHECK(FieldOf(ParseSubmit(head + R"("steps":{},"payloads":[]})")) == "steps");
-  CHECK(FieldOf(ParseSubmit(head + R"("steps":[{"action":"http://p/a"}]})")) == "payloads");
-  CHECK(FieldOf(ParseSubmit(head + R"("steps":[{"action":"http://p/a"}],"payloads":["",""]})")) ==
+  CHECK(FieldOf(Submit(head + R"("payloads":[]})")) == "steps");
+  CHECK(FieldOf(Submit(head + R"("steps":[],"payloads":[]})")) == "steps");
+  CHECK(FieldOf(Submit(head + R"("steps":{},"payloads":[]})")) == "steps");
+  CHECK(FieldOf(Submit(head + R"("steps":[{"action":"http://p/a"}]})")) == "payloads");
+  CHECK(FieldOf(Submit(head + R"("steps":[{"action":"http://p/a"}],"payloads":["",""]})")) ==
         "payloads");
-  CHECK(FieldOf(ParseSubmit(head + R"("steps":[{"action":"http://p/a"}],"payloads":[{}]})")) ==
+  CHECK(FieldOf(Submit(head + R"("steps":[{"action":"http://p/a"}],"payloads":[{}]})")) ==
         "payloads[0]");
-  CHECK(FieldOf(ParseSubmit(head + R"("steps":["http://p/a"],"payloads":[""]})")) == "steps[0]");
-  CHECK(FieldOf(ParseSubmit(head + R"("steps":[{"compensate":"http://p/c"}],"payloads":[""]})")) ==
+  CHECK(FieldOf(Submit(head + R"("steps":["http://p/a"],"payloads":[""]})")) == "steps[0]");
+  CHECK(FieldOf(Submit(head + R"("steps":[{"compensate":"http://p/c"}],"payloads":[""]})")) ==
         "steps[0].action");
-  CHECK(FieldOf(ParseSubmit(head + R"("steps":[{"action":"http://p/a"},{"action":"p/a"}],
+  CHECK(FieldOf(Submit(head + R"("steps":[{"action":"http://p/a"},{"action":"p/a"}],
     "payloads":["",""]})")) == "steps[1].action");
-  CHECK(FieldOf(ParseSubmit(head + R"("steps":[{"action":"http://p/a","compensate":"x"}],
+  CHECK(FieldOf(Submit(head + R"("steps":[{"action":"http://p/a","compensate":"x"}],
     "payloads":[""]})")) == "steps[0].compensate");
 }
 
 TEST_CASE("a saga's orders must name existing steps without cycles", "[parser][bad-input]") {
   auto with_orders = [](const std::string& orders) {
-    return ParseSubmit(R"({"gid":"g","trans_type":"saga","concurrent":true,
+    return Submit(R"({"gid":"g","trans_type":"saga","concurrent":true,
       "steps":[{"action":"http://p/a"},{"action":"http://p/a"},{"action":"http://p/a"}],
       "payloads":["","",""],"custom_data":")" +
-                       orders + R"("})");
+                  orders + R"("})");
   };
   REQUIRE(with_orders(R"({\"orders\":{\"2\":[0,1]}})"));
   CHECK(FieldOf(with_orders(R"({\"orders\":{\"5\":[0]}})")) == "custom_data.orders.5");

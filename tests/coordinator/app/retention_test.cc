@@ -19,7 +19,8 @@ constexpr Duration kHour{3'600'000};
 
 SubmitRequest Saga(const std::string& gid) {
   SubmitRequest r{gid, TransType::kSaga, {}, {}};
-  r.steps.push_back({"http://p/action", "http://p/compensate", R"({"amount":30})"});
+  r.steps.push_back({"http://p/action", "http://p/compensate"});
+  r.payloads.push_back(R"({"amount":30})");
   return r;
 }
 

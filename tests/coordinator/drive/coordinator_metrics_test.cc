@@ -21,7 +21,8 @@ constexpr Duration kSecond{1000};
 SubmitRequest Saga(const std::string& gid, int steps) {
   SubmitRequest r{gid, TransType::kSaga, {}, {}};
   for (int i = 0; i < steps; ++i) {
-    r.steps.push_back({"http://p/action", "http://p/compensate", R"({"amount":30})"});
+    r.steps.push_back({"http://p/action", "http://p/compensate"});
+    r.payloads.push_back(R"({"amount":30})");
   }
   return r;
 }

@@ -22,12 +22,19 @@ using Names = std::vector<std::string>;
 constexpr Duration kSecond{1000};
 const std::string kQueryPrepared = "http://shop/query_prepared";
 
-std::vector<SagaStep> Steps(std::vector<std::string> actions) {
+std::vector<SagaStep> Steps(const std::vector<std::string>& actions) {
   std::vector<SagaStep> steps;
-  for (std::size_t i = 0; i < actions.size(); ++i) {
-    steps.push_back({actions[i], "", R"({"points":)" + std::to_string(i + 1) + "}"});
-  }
+  for (const std::string& action : actions) steps.push_back({action, ""});
   return steps;
+}
+
+// The payload of step i: {"points": i+1}.
+std::vector<std::string> Payloads(std::size_t steps) {
+  std::vector<std::string> payloads;
+  for (std::size_t i = 0; i < steps; ++i) {
+    payloads.push_back(R"({"points":)" + std::to_string(i + 1) + "}");
+  }
+  return payloads;
 }
 
 PrepareRequest PrepareMsg(const std::string& gid, std::vector<std::string> actions,
@@ -36,14 +43,15 @@ PrepareRequest PrepareMsg(const std::string& gid, std::vector<std::string> actio
   r.gid = gid;
   r.trans_type = TransType::kMsg;
   r.options = options;
-  r.steps = Steps(std::move(actions));
+  r.payloads = Payloads(actions.size());
+  r.steps = Steps(actions);
   r.query_prepared = kQueryPrepared;
   return r;
 }
 
 SubmitRequest SubmitMsg(const std::string& gid, std::vector<std::string> actions = {"http://p/a"},
                         RequestOptions options = {}) {
-  SubmitRequest r{gid, TransType::kMsg, options, Steps(std::move(actions))};
+  SubmitRequest r{gid, TransType::kMsg, options, Steps(actions), Payloads(actions.size())};
   return r;
 }
 
@@ -275,7 +283,7 @@ TEST_CASE("repeated prepares and submits of a message are harmless, other types 
   RegisterBranchRequest branch{"m1", "01", "", "http://p/c", "http://p/x"};
   CHECK(h.coordinator().RegisterBranch(branch).code() == StatusCode::kConflict);
   REQUIRE(h.coordinator()
-              .Submit(SubmitRequest{"s1", TransType::kSaga, {}, Steps({"http://p/a"})})
+              .Submit(SubmitRequest{"s1", TransType::kSaga, {}, Steps({"http://p/a"}), Payloads(1)})
               .ok());
   CHECK(h.coordinator().Submit(SubmitMsg("s1")).code() == StatusCode::kConflict);
 }

@@ -38,7 +38,8 @@ void StartTcc(CoordinatorHarness& h, const std::string& gid, int branches,
 SubmitRequest Saga(const std::string& gid, int steps, RequestOptions options = {}) {
   SubmitRequest r{gid, TransType::kSaga, options, {}};
   for (int i = 0; i < steps; ++i) {
-    r.steps.push_back({"http://p/action", "http://p/compensate", R"({"amount":30})"});
+    r.steps.push_back({"http://p/action", "http://p/compensate"});
+    r.payloads.push_back(R"({"amount":30})");
   }
   return r;
 }

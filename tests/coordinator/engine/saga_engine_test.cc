@@ -116,6 +116,36 @@ TEST_CASE("a concurrent saga runs a step only after the steps its orders name", 
   CHECK(Calls(tx, DecideSaga(tx, kT0)) == std::set<std::string>{"03:action"});
 }
 
+TEST_CASE("an action goes out only once the successes that let it start are stored",
+          "[engine][saga]") {
+  // The rows it names are the prerequisites' actions: a crash must not lose what says that
+  // the action may have started.
+  auto rows = [](const storage::Transaction& tx, const Decision& d) {
+    std::set<std::string> names;
+    for (std::size_t row : d.stored_before_calls) {
+      names.insert(tx.branches[row].branch_id + ":" + std::string(ToString(tx.branches[row].op)));
+    }
+    return names;
+  };
+  auto tx = TransactionBuilder::Saga(GlobalStatus::kSubmitted, kT0)
+                .SagaSteps(3)
+                .Concurrent({{2, {0, 1}}})
+                .Build();
+  CHECK(DecideSaga(tx, kT0).stored_before_calls.empty());  // the first actions wait for nothing
+  Succeed(tx, "01", BranchOp::kAction);
+  Succeed(tx, "02", BranchOp::kAction);
+  const Decision third = DecideSaga(tx, kT0);
+  CHECK(Calls(tx, third) == std::set<std::string>{"03:action"});
+  CHECK(rows(tx, third) == std::set<std::string>{"01:action", "02:action"});
+
+  auto serial = TransactionBuilder::Saga(GlobalStatus::kSubmitted, kT0).SagaSteps(2).Build();
+  Succeed(serial, "01", BranchOp::kAction);
+  CHECK(rows(serial, DecideSaga(serial, kT0)) == std::set<std::string>{"01:action"});
+  // Compensations wait for the move to aborting, which is stored before any call.
+  serial.global.status = GlobalStatus::kAborting;
+  CHECK(DecideSaga(serial, kT0).stored_before_calls.empty());
+}
+
 TEST_CASE("a concurrent saga compensates a step only after the steps that waited for it",
           "[engine][saga]") {
   auto tx = TransactionBuilder::Saga(GlobalStatus::kAborting, kT0)

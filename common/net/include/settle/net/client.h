@@ -8,8 +8,8 @@
 #include "settle/async/asio.h"
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
+#include "settle/core/url.h"
 #include "settle/net/message.h"
-#include "settle/net/url.h"
 
 namespace settle::net {
 

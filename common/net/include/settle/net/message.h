@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "settle/core/header_syntax.h"
+
 namespace settle::net {
 
 // Header fields in the order they were sent or are to be sent.
@@ -16,12 +18,6 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
 // The first value of the header `name` (compared without case), or nullptr.
 const std::string* FindHeader(const Headers& headers, std::string_view name);
-
-// RFC 9110 token: what a header name may be.
-bool IsValidHeaderName(std::string_view name);
-// No CR, LF, NUL or other control characters except tab: a value cannot smuggle in another
-// header or end the header block.
-bool IsValidHeaderValue(std::string_view value);
 
 // One HTTP request as a server's handler sees it: framed, checked and complete.
 struct Request {

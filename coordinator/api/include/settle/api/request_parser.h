@@ -6,18 +6,19 @@
 #include <string_view>
 
 #include "settle/core/status.h"
-#include "settle/drive/requests.h"
+#include "settle/engine/requests.h"
 #include "settle/storage/store.h"
 
-// Turns request bodies and query strings into requests. Pure functions: no I/O, no state,
-// never throw. Every failure is InvalidArgument with a message that starts with the field
-// ("gid: ...", "steps[1].action: ...", "body: ..."). Unknown fields are ignored and null
+// Turns request bodies and query strings into the engine's typed requests (requests.h). Pure
+// functions: no I/O, no state, never throw. They check what JSON decides: that the body is an
+// object, members' types, required members' presence, custom_data's own JSON; every rule about
+// the values (URLs, identifiers, counts, orders, lengths) is the engine's, checked by the
+// coordinator for every front door. Every failure is InvalidArgument with a message that starts
+// with the field ("gid: ...", "steps[1]: ...", "body: ..."). Unknown fields are ignored and null
 // means absent, as DTM's client SDKs expect.
 namespace settle::coordinator {
 
-inline constexpr std::size_t kMaxSagaSteps = 1000;
 inline constexpr std::size_t kMaxJsonDepth = 64;
-inline constexpr std::size_t kMaxReasonLength = 1024;
 
 Result<PrepareRequest> ParsePrepare(std::string_view body);
 Result<RegisterBranchRequest> ParseRegisterBranch(std::string_view body);
@@ -25,8 +26,8 @@ Result<SubmitRequest> ParseSubmit(std::string_view body);
 Result<AbortRequest> ParseAbort(std::string_view body);
 // resetNextCronTime: {"gid": "..."}.
 Result<std::string> ParseGidBody(std::string_view body);
-// forceStop: {"gid": "...", "reason": "..."}, the reason optional and at most kMaxReasonLength
-// bytes. The actor is not in the body: the caller sets it from the request's token.
+// forceStop: {"gid": "...", "reason": "..."}, the reason optional. The actor is not in the
+// body: the caller sets it from the request's token.
 Result<ForceStopRequest> ParseForceStop(std::string_view body);
 
 // Query strings (already split into parameters).

@@ -11,9 +11,9 @@
 
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
+#include "settle/core/url.h"
 #include "settle/drive/stuck_alerts.h"
 #include "settle/net/client.h"
-#include "settle/net/url.h"
 #include "settle/storage/records.h"
 
 namespace settle::coordinator {
@@ -57,14 +57,14 @@ class WebhookAlerts final : public StuckAlerts {
   std::uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
  private:
-  WebhookAlerts(net::Url url, const Clock& clock, asio::any_io_executor executor,
-                net::Client& client, WebhookSettings settings);
+  WebhookAlerts(Url url, const Clock& clock, asio::any_io_executor executor, net::Client& client,
+                WebhookSettings settings);
   // Sends queued alerts until the queue is empty.
   asio::awaitable<void> Drain();
   // One attempt; empty on success, otherwise why it failed.
   asio::awaitable<std::string> Post(std::string body, Duration timeout);
 
-  const net::Url url_;
+  const Url url_;
   const Clock& clock_;
   const WebhookSettings settings_;
   net::Client& client_;

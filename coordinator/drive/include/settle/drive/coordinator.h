@@ -9,8 +9,8 @@
 #include "settle/drive/async_store.h"
 #include "settle/drive/coordinator_metrics.h"
 #include "settle/drive/gid_generator.h"
-#include "settle/drive/requests.h"
 #include "settle/drive/scheduler.h"
+#include "settle/engine/requests.h"
 #include "settle/storage/store.h"
 
 namespace settle::coordinator {
@@ -76,21 +76,12 @@ class Coordinator {
   void BeginShutdown() { shutting_down_ = true; }
 
  private:
-  storage::TransOptions ResolveOptions(const RequestOptions& requested, TransType type) const;
-  // A new global record with resolved options, created and due now.
-  storage::GlobalRecord NewGlobal(const std::string& gid, TransType type, GlobalStatus status,
-                                  const RequestOptions& options, TimePoint now) const;
-  asio::awaitable<Status> SubmitSaga(SubmitRequest request);
-  // The submit of a prepared message, or of a new one.
-  asio::awaitable<Status> SubmitMsg(SubmitRequest request);
+  TransactionDefaults Defaults() const;
   // Stores a new submitted transaction with its rows and drives it. AlreadyExists, unchanged,
   // when the gid is taken.
   asio::awaitable<Status> InsertAndDrive(storage::Transaction tx, bool wait_result);
-  // A message's delivery rows: one per step, one per subscriber for a topic://NAME step.
-  // InvalidArgument naming the step for a topic without subscribers or too many deliveries.
-  asio::awaitable<Result<std::vector<storage::BranchRecord>>> MsgRows(std::string gid,
-                                                                      std::vector<SagaStep> steps,
-                                                                      TimePoint now);
+  // The subscribers of each of `topics` (a message's topic://NAME steps), as stored now.
+  asio::awaitable<Result<TopicSubscribers>> ReadSubscribers(std::vector<std::string> topics);
   // For a repeated prepare or submit whose insert found the gid taken: OK if the stored
   // transaction is of `type` and in `status` (the repeat is then harmless), otherwise the
   // Conflict that says why (Unavailable if it vanished meanwhile).

@@ -20,6 +20,12 @@ struct Decision {
 
   // Branch rows (indexes into Transaction::branches) to call now.
   std::vector<std::size_t> calls;
+  // Rows whose success let these calls start (a saga action's prerequisite steps' actions):
+  // the calls must not go out before those successes are stored. What may have started is
+  // known from storage only, so an action sent before the success that let it start was
+  // stored could, after a crash and an abort, stay done and never be compensated
+  // (saga_engine.h). Found by the deterministic simulation (tests/simulation).
+  std::vector<std::size_t> stored_before_calls;
 
   // With no call to make now: the earliest time one becomes due (a retry, a timeout).
   // Absent when nothing will ever be due without outside input (finished, or waiting for the

@@ -1,8 +1,41 @@
 #pragma once
 
+#include <string>
+#include <vector>
+
+#include "settle/core/status.h"
 #include "settle/engine/decision.h"
+#include "settle/engine/requests.h"
 
 namespace settle::coordinator {
+
+// A message's prepare (`preparing`) or submit (docs/protocol.md §3.9): 1 to kMaxSagaSteps
+// steps, each with an action that is an http(s) URL or topic://NAME and no compensate, one
+// payload per step, and a query_prepared URL (required when preparing). InvalidArgument naming
+// the field otherwise.
+Status CheckMsg(const std::vector<SagaStep>& steps, const std::vector<std::string>& payloads,
+                const std::string& query_prepared, bool preparing);
+
+// The topics the topic://NAME steps name, each once: what the caller reads the subscribers of.
+std::vector<std::string> TopicsOf(const std::vector<SagaStep>& steps);
+
+// A message's delivery rows: one per step (seq: the step index, the step's payload), one per
+// subscriber for a topic://NAME step, numbered as DTM does ("02" for a topic of one
+// subscriber, "02-01", "02-02", ... for more). InvalidArgument naming the step for a topic
+// without subscribers, or naming steps for more than kMaxMsgDeliveries rows.
+Result<std::vector<storage::BranchRecord>> MsgRows(const std::string& gid,
+                                                   const std::vector<SagaStep>& steps,
+                                                   const std::vector<std::string>& payloads,
+                                                   const TopicSubscribers& subscribers,
+                                                   TimePoint now);
+
+// A prepared message's back-check row: branch "00", op msg, seq -1, at query_prepared.
+storage::BranchRecord MsgBackCheckRow(const std::string& gid, const std::string& query_prepared,
+                                      TimePoint now);
+
+// A subscription (subscribe, unsubscribe): a topic name, an http(s) URL, a remark of at most
+// kMaxReasonLength bytes.
+Status CheckSubscription(const SubscribeRequest& request);
 
 // Transactional message (docs/protocol.md §2.1, §4.8). Its rows: the back-check (op msg,
 // branch "00", seq -1) of a message that was prepared, and one action row per delivery (seq:

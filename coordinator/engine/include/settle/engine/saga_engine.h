@@ -1,8 +1,23 @@
 #pragma once
 
+#include <vector>
+
+#include "settle/core/status.h"
 #include "settle/engine/decision.h"
+#include "settle/engine/requests.h"
 
 namespace settle::coordinator {
+
+// A saga's submit (docs/protocol.md §3.8): 1 to kMaxSagaSteps steps, each with an http(s)
+// action URL and an optional compensate URL, one payload per step; with `concurrent`, orders
+// that name existing steps and wait for each other in no cycle. InvalidArgument naming the
+// field otherwise.
+Status CheckSaga(const SubmitRequest& request);
+
+// The rows a saga's submit stores: step i's action and compensate rows, seq i, both with the
+// step's payload; a step without a compensate URL has nothing to undo (its compensate row is
+// succeeded already).
+std::vector<storage::BranchRecord> SagaRows(const SubmitRequest& request, TimePoint now);
 
 // Saga (docs/protocol.md §2.1, §4.5). Step i's action and compensate rows have seq i.
 // - submitted: calls each action once the steps it waits for have succeeded: the previous

@@ -1,8 +1,26 @@
 #pragma once
 
+#include <cstddef>
+#include <vector>
+
+#include "settle/core/status.h"
 #include "settle/engine/decision.h"
+#include "settle/engine/requests.h"
 
 namespace settle::coordinator {
+
+// A branch registration (docs/protocol.md §3.3): a TCC or XA gid, a branch id of 1..128
+// characters of [A-Za-z0-9_.:-], and http(s) URLs: TCC's confirm and cancel, XA's one url.
+// InvalidArgument naming the field otherwise.
+Status CheckRegisterBranch(const RegisterBranchRequest& request);
+
+// The two rows a registration stores: the rollback op's (cancel, XA's rollback) and the
+// commit op's (confirm, XA's commit), seq 0, both with the branch's data.
+std::vector<storage::BranchRecord> RegisteredRows(const RegisterBranchRequest& request,
+                                                  TimePoint now);
+
+// What a registration beyond `max_branches` branches answers.
+Status TooManyBranches(const RegisterBranchRequest& request, std::size_t max_branches);
 
 // The two-phase transactions: the client prepares, registers branches, then submits or aborts,
 // and the coordinator finishes every registered branch (docs/protocol.md §2.1, §4.4, §4.7):

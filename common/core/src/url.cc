@@ -1,9 +1,9 @@
-#include "settle/net/url.h"
+#include "settle/core/url.h"
 
 #include <cctype>
 #include <charconv>
 
-namespace settle::net {
+namespace settle {
 namespace {
 
 bool IsUnreserved(unsigned char c) {
@@ -169,4 +169,4 @@ Result<Url> ParseUrl(std::string_view url) {
   return out;
 }
 
-}  // namespace settle::net
+}  // namespace settle

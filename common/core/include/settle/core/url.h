@@ -7,7 +7,7 @@
 
 #include "settle/core/status.h"
 
-namespace settle::net {
+namespace settle {
 
 inline constexpr std::size_t kMaxUrlLength = 2048;
 
@@ -42,4 +42,4 @@ std::string PercentEncode(std::string_view s);
 // leaving its reserved characters (/ ? & = +) as they are.
 std::string PercentEncodeNonAscii(std::string_view s);
 
-}  // namespace settle::net
+}  // namespace settle

@@ -12,6 +12,18 @@
 
 namespace settle::coordinator {
 
+// The typed requests of docs/protocol.md §3, as every front door hands them to the coordinator:
+// a wire format (JSON over HTTP, protobuf over gRPC) is parsed into these by the front door,
+// which checks only its own format's shapes (types, presence). Every rule about the values
+// (identifiers, URLs, counts, orders, lengths) is the engine's: each type's home checks its
+// requests (CheckPrepare, CheckSubmit, ... in transaction_types.h), naming the field in the
+// protocol's JSON names ("steps[1].action: ...").
+
+// Steps one saga or message may have.
+inline constexpr std::size_t kMaxSagaSteps = 1000;
+// A rollback_reason, a forceStop's reason, a subscription's remark: at most this many bytes.
+inline constexpr std::size_t kMaxReasonLength = 1024;
+
 // Branches one TCC or XA may register (each is two rows): bounds how large a client can make
 // one transaction, which every pass loads whole.
 inline constexpr std::size_t kMaxTccBranches = 1000;
@@ -29,17 +41,29 @@ struct RequestOptions {
   int retry_limit = 0;  // 0: unlimited
   std::map<std::string, std::string> branch_headers;
   bool concurrent = false;                 // top-level `concurrent` or custom_data's
-  std::map<int, std::vector<int>> orders;  // from custom_data; validated against the steps
+  std::map<int, std::vector<int>> orders;  // from custom_data: step -> the steps it waits for
   std::string custom_data;                 // verbatim
   std::optional<Duration> delay;           // message: from custom_data's "delay"
   bool wait_result = false;
 };
 
-// A saga step, or a message step (no compensate; the action may be topic://NAME).
+// A saga step, or a message step (no compensate; the action may be topic://NAME). Its payload
+// is the request's payloads[i], as the protocol sends them.
 struct SagaStep {
   std::string action_url;
   std::string compensate_url;  // empty: the step needs no compensation
-  std::string payload;
+};
+
+// A message's topics, each with its subscribers' URLs in subscription order: what the driving
+// room reads from the store for the topic://NAME steps of a message it creates.
+using TopicSubscribers = std::map<std::string, std::vector<std::string>>;
+
+// The server-wide defaults a new transaction's options fall back to.
+struct TransactionDefaults {
+  Duration request_timeout{3000};
+  Duration retry_interval{1000};
+  // TCC, XA and message: how long one may stay prepared (saga: no default deadline).
+  Duration prepared_timeout_to_fail{35000};
 };
 
 // TCC, XA or message.
@@ -47,8 +71,9 @@ struct PrepareRequest {
   std::string gid;
   RequestOptions options;
   TransType trans_type = TransType::kTcc;
-  std::vector<SagaStep> steps;  // message only
-  std::string query_prepared;   // message only
+  std::vector<SagaStep> steps;        // message only
+  std::vector<std::string> payloads;  // message only: one per step, the body of its deliveries
+  std::string query_prepared;         // message only
 };
 
 // TCC or XA.
@@ -66,8 +91,9 @@ struct SubmitRequest {
   std::string gid;
   TransType trans_type = TransType::kTcc;
   RequestOptions options;
-  std::vector<SagaStep> steps;  // saga and message
-  std::string query_prepared;   // message: kept from the prepare when there was one
+  std::vector<SagaStep> steps;        // saga and message
+  std::vector<std::string> payloads;  // saga and message: one per step
+  std::string query_prepared;         // message: kept from the prepare when there was one
 };
 
 // A receiver of a topic's messages (DTM's subscribe and unsubscribe; remark is ignored by

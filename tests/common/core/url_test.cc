@@ -1,9 +1,9 @@
-#include "settle/net/url.h"
+#include "settle/core/url.h"
 
 #include <catch2/catch.hpp>
 #include <string>
 
-namespace settle::net {
+namespace settle {
 namespace {
 
 TEST_CASE("an http URL is split into host, port and target", "[common][url]") {
@@ -112,4 +112,4 @@ TEST_CASE("only the query's own start and a trailing & make the separator unnece
 }
 
 }  // namespace
-}  // namespace settle::net
+}  // namespace settle

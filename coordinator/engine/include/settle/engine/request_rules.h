@@ -1,0 +1,41 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "settle/core/status.h"
+#include "settle/engine/requests.h"
+
+// The rules every transaction type's requests share. Each check answers OK or an
+// InvalidArgument whose message starts with the field's path in the protocol's JSON names,
+// then ": " and what is wrong ("steps[1].action: ..."): a front door that speaks other names
+// rewords the path, up to the first ": ".
+namespace settle::coordinator {
+
+// InvalidArgument "path: problem".
+Status FieldError(std::string_view path, std::string_view problem);
+
+// "path[i]" and "path[i].member".
+std::string IndexPath(std::string_view path, std::size_t index);
+
+// A gid: required, 1..128 characters of [A-Za-z0-9_.:-].
+Status CheckGid(const std::string& gid);
+// An http(s) URL (docs/protocol.md §1.4), or empty when not `required`.
+Status CheckUrl(std::string_view path, const std::string& url, bool required);
+// A free text a client or an operator may store: at most kMaxReasonLength bytes.
+Status CheckReason(std::string_view path, const std::string& text);
+// A topic's name: required, 1..128 characters of [A-Za-z0-9_.:-].
+Status CheckTopic(std::string_view path, const std::string& topic);
+// A saga's or a message's steps (`kind`: "a saga", "a message"): 1 to kMaxSagaSteps of them,
+// and exactly one payload per step.
+Status CheckStepCounts(std::string_view kind, std::size_t steps, std::size_t payloads);
+// The options every type takes: branch headers must be sendable as HTTP headers.
+Status CheckOptions(const RequestOptions& options);
+// That `type` is one of `allowed`, for an operation that exists only for some types (so that
+// a client that calls one by mistake learns why: "trans_type: registerBranch applies to tcc
+// and xa transactions only").
+Status CheckTypeOf(TransType type, std::string_view operation,
+                   std::initializer_list<TransType> allowed);
+
+}  // namespace settle::coordinator

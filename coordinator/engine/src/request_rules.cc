@@ -1,0 +1,84 @@
+#include "settle/engine/request_rules.h"
+
+#include "settle/core/header_syntax.h"
+#include "settle/core/url.h"
+
+namespace settle::coordinator {
+
+Status FieldError(std::string_view path, std::string_view problem) {
+  std::string message(path);
+  message += ": ";
+  message += problem;
+  return Status::InvalidArgument(std::move(message));
+}
+
+std::string IndexPath(std::string_view path, std::size_t index) {
+  return std::string(path) + "[" + std::to_string(index) + "]";
+}
+
+Status CheckGid(const std::string& gid) {
+  if (gid.empty()) return FieldError("gid", "required");
+  if (!IsValidGid(gid)) {
+    return FieldError(
+        "gid", "must be 1 to " + std::to_string(kMaxGidLength) + " characters of [A-Za-z0-9_.:-]");
+  }
+  return Status::Ok();
+}
+
+Status CheckUrl(std::string_view path, const std::string& url, bool required) {
+  if (url.empty()) return required ? FieldError(path, "required") : Status::Ok();
+  if (auto parsed = ParseUrl(url); !parsed) return FieldError(path, parsed.status().message());
+  return Status::Ok();
+}
+
+Status CheckReason(std::string_view path, const std::string& text) {
+  if (text.size() <= kMaxReasonLength) return Status::Ok();
+  return FieldError(path, "longer than " + std::to_string(kMaxReasonLength) + " bytes");
+}
+
+Status CheckTopic(std::string_view path, const std::string& topic) {
+  if (topic.empty()) return FieldError(path, "required");
+  if (!IsValidTopic(topic)) {
+    return FieldError(path, "must be 1 to 128 characters of [A-Za-z0-9_.:-]");
+  }
+  return Status::Ok();
+}
+
+Status CheckStepCounts(std::string_view kind, std::size_t steps, std::size_t payloads) {
+  if (steps == 0) return FieldError("steps", std::string(kind) + " needs at least one step");
+  if (steps > kMaxSagaSteps) {
+    return FieldError("steps", "at most " + std::to_string(kMaxSagaSteps) + " steps");
+  }
+  if (payloads != steps) {
+    return FieldError("payloads", std::to_string(payloads) + " payloads for " +
+                                      std::to_string(steps) + " steps; expected one per step");
+  }
+  return Status::Ok();
+}
+
+Status CheckOptions(const RequestOptions& options) {
+  for (const auto& [name, value] : options.branch_headers) {
+    if (!IsValidHeaderName(name)) {
+      return FieldError("branch_headers", "\"" + name + "\" is not a header name");
+    }
+    if (!IsValidHeaderValue(value)) {
+      return FieldError("branch_headers." + name, "must not contain control characters");
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckTypeOf(TransType type, std::string_view operation,
+                   std::initializer_list<TransType> allowed) {
+  std::string names;
+  std::size_t i = 0;
+  for (TransType t : allowed) {
+    if (t == type) return Status::Ok();
+    names += (i == 0 ? "" : i + 1 == allowed.size() ? " and " : ", ") + std::string(ToString(t));
+    ++i;
+  }
+  return FieldError("trans_type",
+                    std::string(operation) + " applies to " + names + " transactions only");
+}
+
+}  // namespace settle::coordinator
