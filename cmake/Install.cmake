@@ -1,8 +1,8 @@
 # What `cmake --install` puts under a prefix (docs/install.md):
 #   bin/settled, bin/settle-check
 #   include/settle/{sdk,core,db}/   the SDK's headers and the ones they include
-#   lib/libsettle_*.a               the SDK and the static libraries it is built on
-#   lib/cmake/Settle/               find_package(Settle) -> Settle::sdk
+#   lib/libsettle_*.a               the SDK's rooms and the static libraries they are built on
+#   lib/cmake/Settle/               find_package(Settle) -> Settle::sdk (every room)
 #   lib/pkgconfig/settle-sdk.pc     pkg-config --cflags --libs settle-sdk
 #   share/doc/settle/               the docs the systemd unit and the README name
 #   lib/systemd/system/settled.service, share/settle/settled.toml (the unit's configuration)
@@ -12,7 +12,15 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(SETTLE_SDK_LIBRARIES settle_sdk settle_net settle_async settle_sqlite settle_postgres settle_core)
+# settle_sdk is the SDK's rooms as one name (participant-sdk/CMakeLists.txt): Settle::sdk links
+# them all; each is exported too, as Settle::sdk_<room>, since Settle::sdk names them.
+set(SETTLE_SDK_ROOM_LIBRARIES)
+foreach(room IN LISTS SETTLE_SDK_ROOMS)
+  list(APPEND SETTLE_SDK_ROOM_LIBRARIES settle_sdk_${room})
+  set_target_properties(settle_sdk_${room} PROPERTIES EXPORT_NAME sdk_${room})
+endforeach()
+set(SETTLE_SDK_LIBRARIES settle_sdk ${SETTLE_SDK_ROOM_LIBRARIES} settle_net settle_async
+                         settle_sqlite settle_postgres settle_core)
 set_target_properties(settle_sdk PROPERTIES EXPORT_NAME sdk)
 set_target_properties(settle_net PROPERTIES EXPORT_NAME net)
 set_target_properties(settle_async PROPERTIES EXPORT_NAME async)
@@ -24,7 +32,12 @@ install(TARGETS settled settle-check RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
 install(TARGETS ${SETTLE_SDK_LIBRARIES} EXPORT SettleTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/participant-sdk/include/settle
+# Each room's settle/sdk/ headers land in the one include/settle/sdk/.
+set(SETTLE_SDK_INCLUDE_DIRS)
+foreach(room IN LISTS SETTLE_SDK_ROOMS)
+  list(APPEND SETTLE_SDK_INCLUDE_DIRS ${PROJECT_SOURCE_DIR}/participant-sdk/${room}/include/settle)
+endforeach()
+install(DIRECTORY ${SETTLE_SDK_INCLUDE_DIRS}
                   ${PROJECT_SOURCE_DIR}/common/core/include/settle
                   ${PROJECT_SOURCE_DIR}/common/db/include/settle
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)

@@ -17,7 +17,8 @@ prefix=$work/prefix
 
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 for file in bin/settled bin/settle-check include/settle/sdk/saga.h include/settle/core/status.h \
-            include/settle/db/pg_connection.h lib/libsettle_sdk.a lib/cmake/Settle/SettleConfig.cmake \
+            include/settle/db/pg_connection.h lib/libsettle_sdk_{core,barrier,initiator,participant,idempotency,xa}.a \
+            lib/cmake/Settle/SettleConfig.cmake \
             lib/pkgconfig/settle-sdk.pc share/doc/settle/operations.md; do
   [ -e "$prefix/$file" ] || { echo "cmake --install did not install $file" >&2; exit 1; }
 done

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "settle/core/delete_in_batches.h"
+
 namespace settle::coordinator {
 
 Retention::Retention(storage::Store& store, const Clock& clock, RetentionSettings settings)
@@ -35,19 +37,14 @@ void Retention::Start() {
 void Retention::Stop() { thread_.Stop(); }
 
 void Retention::DeleteBacklog() {
-  std::size_t total = 0;
-  for (;;) {
-    Result<std::size_t> deleted = DeleteBatch();
-    if (!deleted) {
-      spdlog::warn("retention: cannot delete old transactions now: {}",
-                   deleted.status().ToString());
-      break;
-    }
-    total += *deleted;
-    // A short batch means the backlog is gone; a full one, that more may wait.
-    if (*deleted < settings_.batch_size || !thread_.Sleep(settings_.pause)) break;
+  // A full batch means more may wait: pause, to leave the writer to the live traffic, unless
+  // Stop() wakes the pause.
+  BatchedDeletion done = DeleteInBatches([this] { return DeleteBatch(); }, settings_.batch_size,
+                                         [this] { return !thread_.Sleep(settings_.pause); });
+  if (!done.status.ok()) {
+    spdlog::warn("retention: cannot delete old transactions now: {}", done.status.ToString());
   }
-  if (total > 0) spdlog::info("retention: deleted {} finished transactions", total);
+  if (done.deleted > 0) spdlog::info("retention: deleted {} finished transactions", done.deleted);
 }
 
 }  // namespace settle::coordinator

@@ -6,7 +6,8 @@ namespace settle::sdk {
 
 // The `barrier` table of docs/protocol.md §6.3 in the participant's PostgreSQL database, and the
 // statements on it, shared by PostgresBarrierStore and PostgresXa (whose branches leave their
-// mark in it). create_time is in unix milliseconds.
+// mark in it): public for PostgresXa, in the xa room, not for business code. create_time is in
+// unix milliseconds.
 
 // Creates the table and its create_time index if they are missing, under an advisory lock so
 // that several participant processes may start together. Run with PgConnection::Run. The index

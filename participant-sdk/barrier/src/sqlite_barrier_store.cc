@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "settle/db/sqlite_pool.h"
+#include "settle/sdk/sqlite_barrier_transaction.h"
 #include "sqlite_barrier_schema.h"
-#include "sqlite_barrier_transaction.h"
 
 namespace settle::sdk {
 

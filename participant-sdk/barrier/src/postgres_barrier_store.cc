@@ -5,8 +5,8 @@
 #include <limits>
 #include <utility>
 
-#include "postgres_barrier_schema.h"
 #include "settle/db/pg_pool.h"
+#include "settle/sdk/postgres_barrier_schema.h"
 
 namespace settle::sdk {
 namespace {

@@ -2,9 +2,9 @@
 
 #include <optional>
 
-#include "check_gid.h"
 #include "local_transaction_call.h"
 #include "settle/core/protocol.h"
+#include "settle/sdk/check_gid.h"
 
 namespace settle::sdk {
 namespace {

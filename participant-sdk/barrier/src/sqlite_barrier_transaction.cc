@@ -1,4 +1,4 @@
-#include "sqlite_barrier_transaction.h"
+#include "settle/sdk/sqlite_barrier_transaction.h"
 
 #include <algorithm>
 #include <cstdint>

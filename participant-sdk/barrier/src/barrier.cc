@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "local_transaction_call.h"
+#include "settle/core/delete_in_batches.h"
 
 namespace settle::sdk {
 namespace {
@@ -118,13 +119,10 @@ Result<std::size_t> Barrier::Cleanup(Duration retention, std::size_t batch_size)
     return Status::InvalidArgument("barrier cleanup: retention must not be negative");
   }
   const TimePoint cutoff = clock_.Now() - retention;
-  std::size_t total = 0;
-  for (;;) {
-    Result<std::size_t> deleted = store_.DeleteCreatedBefore(cutoff, batch_size);
-    if (!deleted) return deleted.status();
-    total += *deleted;
-    if (*deleted < batch_size) return total;
-  }
+  BatchedDeletion done =
+      DeleteInBatches([&] { return store_.DeleteCreatedBefore(cutoff, batch_size); }, batch_size);
+  if (!done.status.ok()) return done.status;
+  return done.deleted;
 }
 
 }  // namespace settle::sdk

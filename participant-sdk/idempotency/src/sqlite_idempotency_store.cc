@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "settle/db/sqlite_connection.h"
-#include "sqlite_barrier_transaction.h"
+#include "settle/sdk/sqlite_barrier_transaction.h"
 
 namespace settle::sdk {
 namespace {

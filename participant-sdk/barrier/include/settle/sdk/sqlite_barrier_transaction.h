@@ -16,6 +16,9 @@ namespace settle::sdk {
 // statement and racing transactions run one after the other (the later one sees the earlier
 // one's rows). Destroying it rolls
 // back if it is still open and gives the connection back to the pool.
+//
+// Not for business code (it sees a BarrierTransaction): public for SqliteIdempotencyStore, in
+// the idempotency room, which writes its keys in the same transaction on connection().
 class SqliteBarrierTransaction final : public BarrierTransaction {
  public:
   // Unavailable if no connection can be opened or the write lock is not obtained within the

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "settle/core/delete_in_batches.h"
+
 namespace settle::sdk {
 
 IdempotencyCleaner::IdempotencyCleaner(IdempotencyStore& store, const Clock& clock,
@@ -25,15 +27,17 @@ void IdempotencyCleaner::Stop() {
 
 Result<std::size_t> IdempotencyCleaner::CleanOnce() {
   const TimePoint now = clock_.Now();
-  std::size_t total = 0;
-  while (!stopping_.load()) {
-    Result<std::size_t> deleted = store_.DeleteExpired(now, options_.batch_size);
-    if (!deleted) return deleted.status();
-    total += *deleted;
-    deleted_.fetch_add(*deleted, std::memory_order_relaxed);
-    if (*deleted < options_.batch_size) break;
-  }
-  return total;
+  // Stop() came first: no batch starts after it (DeleteInBatches asks only between batches).
+  if (stopping_.load()) return std::size_t{0};
+  BatchedDeletion done = DeleteInBatches(
+      [&]() -> Result<std::size_t> {
+        Result<std::size_t> deleted = store_.DeleteExpired(now, options_.batch_size);
+        if (deleted) deleted_.fetch_add(*deleted, std::memory_order_relaxed);
+        return deleted;
+      },
+      options_.batch_size, [&] { return stopping_.load(); });
+  if (!done.status.ok()) return done.status;
+  return done.deleted;
 }
 
 void IdempotencyCleaner::CleanInBackground() {

@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "check_gid.h"
 #include "settle/core/protocol.h"
 #include "settle/core/url.h"
+#include "settle/sdk/check_gid.h"
 #include "submit_outcome.h"
 #include "trans_options_json.h"
 
