@@ -56,8 +56,9 @@ install -d -o settle -g settle -m 0700 "$work/state"
 start "$work/settled.log" "${as_root[@]}" runuser -u settle -- /usr/bin/settled \
   --config /etc/settle/settled.toml --port 0 --store "$work/state/settle.db"
 curl -sf "http://$address/api/ping" >/dev/null || fail "the installed settled does not answer"
-curl -sf "http://$address/api/metrics" | grep -q '^settle_build_info{' ||
-  fail "the installed settled has no settle_build_info"
+# Read whole first: grep -q stops at its match, and with pipefail curl's SIGPIPE would fail it.
+metrics=$(curl -sf "http://$address/api/metrics") || fail "the installed settled serves no metrics"
+grep -q '^settle_build_info{' <<<"$metrics" || fail "the installed settled has no settle_build_info"
 
 # A team's service against the installed settle-dev: no prefix path, as with any system package.
 cp -r "$source/tests/install/consumer" "$work/consumer"
