@@ -50,7 +50,7 @@ std::string MessageBody(const std::string& text) {
 
 struct ApiServer::Impl {
   Impl(Coordinator& c, const Clock& clk, asio::io_context& context, ApiServerOptions o,
-       MetricsWriter m);
+       MetricsWriter m, const HostGates* h);
 
   // A route answers with `handler` (JSON) or, for pages and metrics, with `page`. Requests
   // granted less than `access` are refused before either runs.
@@ -94,18 +94,19 @@ struct ApiServer::Impl {
   RouteMetrics* unmatched = nullptr;
   RouteMetrics* refused = nullptr;
   AdminConsole console;
-  const HostGatedCaller* hosts = nullptr;    // set before the server starts
+  const HostGates* const hosts;              // null: none
   std::function<ClockReading()> read_clock;  // set before the server starts
   net::Server server;
 };
 
 ApiServer::Impl::Impl(Coordinator& c, const Clock& clk, asio::io_context& context,
-                      ApiServerOptions o, MetricsWriter m)
+                      ApiServerOptions o, MetricsWriter m, const HostGates* h)
     : coordinator(c),
       clock(clk),
       options(std::move(o)),
       write_metrics(std::move(m)),
       console(options.tokens),
+      hosts(h),
       server(context,
              net::ServerOptions{.limits = {.max_body_bytes = options.max_body_bytes},
                                 .keep_alive_timeout = options.keep_alive_timeout,
@@ -356,15 +357,13 @@ void ApiServer::Impl::RegisterRoutes() {
 }
 
 ApiServer::ApiServer(Coordinator& coordinator, const Clock& clock, asio::io_context& context,
-                     ApiServerOptions options, MetricsWriter metrics)
+                     ApiServerOptions options, MetricsWriter metrics, const HostGates* hosts)
     : impl_(std::make_unique<Impl>(coordinator, clock, context, std::move(options),
-                                   std::move(metrics))) {
+                                   std::move(metrics), hosts)) {
   impl_->RegisterRoutes();
 }
 
 ApiServer::~ApiServer() { Stop(); }
-
-void ApiServer::SetHosts(const HostGatedCaller* hosts) { impl_->hosts = hosts; }
 
 void ApiServer::SetClock(std::function<ClockReading()> read) {
   impl_->read_clock = std::move(read);

@@ -94,7 +94,7 @@ void WriteAlerts(PrometheusText& out, const WebhookAlerts* alerts) {
 }
 
 // One series per participant host called since the start (gates live in memory only).
-void WriteHosts(PrometheusText& out, const HostGatedCaller& gates) {
+void WriteHosts(PrometheusText& out, const HostGates& gates) {
   const std::vector<HostView> hosts = gates.Hosts();
   out.Family("settle_circuit_state", "gauge",
              "The circuit of each participant host (scheme://host:port): 0 closed, 1 open "

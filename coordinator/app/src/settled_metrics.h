@@ -4,7 +4,7 @@
 
 #include "settle/app/retention.h"
 #include "settle/app/webhook_alerts.h"
-#include "settle/calls/host_gated_caller.h"
+#include "settle/calls/host_gates.h"
 #include "settle/core/build_info.h"
 #include "settle/drive/coordinator_metrics.h"
 #include "settle/drive/database_clock.h"
@@ -25,8 +25,8 @@ struct SettledMetricsSources {
   const Retention& retention;
   const WebhookAlerts* alerts;  // null without a webhook
   const BuildInfo& build;
-  const HostGatedCaller* hosts = nullptr;  // null: no per-host metrics
-  std::optional<ClockReading> clock;       // how this instance's clock stands
+  const HostGates* hosts = nullptr;   // null: no per-host metrics
+  std::optional<ClockReading> clock;  // how this instance's clock stands
 };
 
 void WriteSettledMetrics(PrometheusText& out, const SettledMetricsSources& sources);

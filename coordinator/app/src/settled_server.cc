@@ -57,16 +57,25 @@ struct SettledServer::Parts {
                                   : std::make_unique<InstanceLease>(*s.leases, clock, c.lease)),
         retention(*store, clock, c.retention),
         http_caller(*client, clock),
-        gated_caller(http_caller, clock, c.hosts),
+        // A transaction a host's gate held is driven when the gate wakes it (the scheduler is
+        // built below; no gate wakes anything before a call was made).
+        gated_caller(http_caller, clock, c.hosts,
+                     [this](const std::vector<std::string>& gids) {
+                       const TimePoint now = clock.Now();
+                       for (const std::string& gid : gids) scheduler.Schedule(gid, now);
+                     }),
         gate_ticks(HostGatedCaller::kTickEvery, [this] { gated_caller.Tick(); }),
         fenced_caller(lease == nullptr
                           ? nullptr
                           : std::make_unique<FencedBranchCaller>(gated_caller, *lease, clock)),
-        driver(async_store, caller(), clock, RetryPolicy(c.retry), metrics, nullptr),
+        // A pass of a transaction a gate woke makes its rows for that host due now.
+        driver(async_store, caller(), clock, RetryPolicy(c.retry), metrics, nullptr, &gated_caller),
         leased_driver(lease == nullptr ? nullptr
                                        : std::make_unique<LeasedPassRunner>(driver, *lease, clock,
                                                                             blocking.get())),
-        scheduler(clock, io.executor(), runner(), c.max_passes),
+        // A held transaction whose gate still holds it is not read again when its own time
+        // comes.
+        scheduler(clock, io.executor(), runner(), c.max_passes, &gated_caller),
         gids(clock),
         coordinator(async_store, scheduler, clock, gids, c.coordinator, metrics),
         repair(*store, scheduler, clock),
@@ -76,10 +85,13 @@ struct SettledServer::Parts {
                           spdlog::warn("looking for undone cancels: {}", found.status().ToString());
                         }
                       }),
-        api(coordinator, clock, io.context(), c.api, [this](PrometheusText& out) {
-          WriteSettledMetrics(out, {metrics, *store, scheduler, retention, alerts.get(),
-                                    config.build, &gated_caller, ReadClock()});
-        }) {}
+        api(
+            coordinator, clock, io.context(), c.api,
+            [this](PrometheusText& out) {
+              WriteSettledMetrics(out, {metrics, *store, scheduler, retention, alerts.get(),
+                                        config.build, &gated_caller, ReadClock()});
+            },
+            &gated_caller) {}
 
   static constexpr std::size_t kBlockingThreads = 4;
   // How often to look for failed transactions an earlier version left with undone cancels.
@@ -198,21 +210,8 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     parts->driver.SetAlerts(parts->alerts.get());
   }
   {
-    // A transaction a host's gate held is driven when the gate wakes it, its rows for that
-    // host due now.
-    parts->driver.SetHostGates(&parts->gated_caller);
-    parts->api.SetHosts(&parts->gated_caller);
     Parts* p = parts.get();
     parts->api.SetClock([p] { return p->ReadClock(); });
-    // A held transaction whose gate still holds it is not read again when its own time comes.
-    HostGatedCaller& gates = parts->gated_caller;
-    parts->scheduler.SetHeldCheck([&gates](const std::string& gid) { return gates.Holds(gid); });
-    Scheduler& scheduler = parts->scheduler;
-    const Clock& working = parts->clock;
-    parts->gated_caller.SetOnWake([&scheduler, &working](const std::vector<std::string>& gids) {
-      const TimePoint now = working.Now();
-      for (const std::string& gid : gids) scheduler.Schedule(gid, now);
-    });
   }
   parts->io.Start();
   if (parts->lease != nullptr) {

@@ -13,7 +13,7 @@
 namespace settle::coordinator {
 namespace {
 
-// The shortest wait of a held transaction between two looks of its own (see SetHeldCheck).
+// The shortest wait of a held transaction between two looks of its own (HostGates::Holds).
 constexpr Duration kMinHeldWait{1000};
 // How soon a pass that threw is retried. A throw is a bug; the transaction must not be lost.
 constexpr Duration kRetryAfterCrashedPass{1000};
@@ -29,11 +29,12 @@ std::optional<TimePoint> Earliest(std::optional<TimePoint> a, std::optional<Time
 }  // namespace
 
 Scheduler::Scheduler(const Clock& clock, asio::any_io_executor executor, PassRunner& runner,
-                     std::size_t max_passes)
+                     std::size_t max_passes, const HostGates* gates)
     : clock_(clock),
       executor_(std::move(executor)),
       runner_(runner),
       max_passes_(std::max<std::size_t>(1, max_passes)),
+      gates_(gates),
       timer_strand_(asio::make_strand(executor_)),
       timer_(timer_strand_) {}
 
@@ -90,7 +91,7 @@ std::size_t Scheduler::RunOnce() {
     while (!queue_.empty() && queue_.begin()->first <= now && background_ < max_passes_) {
       std::string gid = queue_.begin()->second;
       Entry& entry = entries_[gid];
-      if (entry.held && still_held_ && still_held_(gid)) {
+      if (entry.held && gates_ != nullptr && gates_->Holds(gid)) {
         // Its gate still holds it and wakes it: no pass (it would read the transaction only to
         // be held again), another wait instead.
         queue_.erase(queue_.begin());

@@ -73,13 +73,14 @@ void LogOutcome(const storage::BranchRecord& row, const BranchOutcome& outcome) 
 
 TransactionDriver::TransactionDriver(AsyncStore& store, BranchCaller& caller, const Clock& clock,
                                      RetryPolicy policy, CoordinatorMetrics& metrics,
-                                     StuckAlerts* alerts)
+                                     StuckAlerts* alerts, HostGates* gates)
     : store_(store),
       caller_(caller),
       clock_(clock),
       policy_(std::move(policy)),
       metrics_(metrics),
-      alerts_(alerts) {}
+      alerts_(alerts),
+      gates_(gates) {}
 
 void TransactionDriver::AfterStored(const storage::GlobalRecord& before,
                                     const storage::Transaction& tx) {
@@ -116,8 +117,7 @@ Decision TransactionDriver::AdvanceStatus(storage::Transaction& tx, TimePoint no
             return b.status == BranchStatus::kPrepared && policy_.IsStuck(b.failures);
           });
       spdlog::error("gid={} is stuck: branch {} ({}) at {} failed {} times in a row", tx.global.gid,
-                    stuck->branch_id, ToString(stuck->op), HostGatedCaller::OriginOf(stuck->url),
-                    stuck->failures);
+                    stuck->branch_id, ToString(stuck->op), OriginOf(stuck->url), stuck->failures);
     }
   }
   return d;
@@ -128,7 +128,7 @@ void TransactionDriver::ReleaseRows(storage::Transaction& tx, const std::vector<
   if (hosts.empty()) return;
   for (storage::BranchRecord& row : tx.branches) {
     if (row.status != BranchStatus::kPrepared || row.next_retry_at <= now) continue;
-    const std::string origin = HostGatedCaller::OriginOf(row.url);
+    const std::string origin = OriginOf(row.url);
     if (std::find(hosts.begin(), hosts.end(), origin) == hosts.end()) continue;
     row.next_retry_at = now;
     batch.Add(storage::UpdateBranch{row, BranchStatus::kPrepared});

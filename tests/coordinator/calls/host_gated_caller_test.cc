@@ -69,10 +69,10 @@ BranchOutcome RunOne(HostGatedCaller& caller, const std::string& url, const std:
 
 struct Fixture {
   explicit Fixture(HostGateSettings settings = Settings())
-      : caller(participants, clock, settings, [] { return 1.0; }) {
-    caller.SetOnWake(
-        [this](const Gids& gids) { woken.insert(woken.end(), gids.begin(), gids.end()); });
-  }
+      : caller(
+            participants, clock, settings,
+            [this](const Gids& gids) { woken.insert(woken.end(), gids.begin(), gids.end()); },
+            [] { return 1.0; }) {}
   FakeClock clock;
   ScriptedBranchCaller participants;
   HostGatedCaller caller;
@@ -204,9 +204,11 @@ TEST_CASE(
   asio::io_context io;
   FakeClock clock;
   HoldingCaller participant(io);
-  HostGatedCaller caller(participant, clock, Settings(5, 2, 0), [] { return 1.0; });
   Gids woken;
-  caller.SetOnWake([&](const Gids& gids) { woken.insert(woken.end(), gids.begin(), gids.end()); });
+  HostGatedCaller caller(
+      participant, clock, Settings(5, 2, 0),
+      [&](const Gids& gids) { woken.insert(woken.end(), gids.begin(), gids.end()); },
+      [] { return 1.0; });
   std::vector<BranchOutcome> outcomes(4);
   const Gids gids = {"g1", "g2", "g4", "g3"};
   for (std::size_t i = 0; i < gids.size(); ++i) {
@@ -274,7 +276,7 @@ TEST_CASE("FAILURE and ONGOING answers keep a circuit closed", "[circuit]") {
 TEST_CASE("with no circuits and no cap every call goes straight out", "[circuit]") {
   FakeClock clock;
   ScriptedBranchCaller participants;
-  HostGatedCaller caller(participants, clock, Settings(0, 0));
+  HostGatedCaller caller(participants, clock, Settings(0, 0), HostGatedCaller::OnWake());
   participants.Script("01", BranchOp::kAction, std::vector<BranchOutcome>(10, Refused()));
   for (int i = 0; i < 10; ++i) CHECK_FALSE(RunOne(caller, kDown, "g1").not_called_until);
   CHECK(participants.calls().size() == 10);

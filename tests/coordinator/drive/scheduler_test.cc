@@ -68,11 +68,21 @@ class FakeRunner final : public PassRunner {
   std::atomic<bool> overlapped_{false};
 };
 
+// Participant hosts' gates that hold every transaction while `holds` says so.
+class FakeGates final : public HostGates {
+ public:
+  std::vector<std::string> TakeReleased(const std::string&) override { return {}; }
+  bool Holds(const std::string&) const override { return holds; }
+  std::vector<HostView> Hosts() const override { return {}; }
+
+  std::atomic<bool> holds{false};
+};
+
 // A scheduler on an io_context that only runs when the test says: a started pass is pending
 // until Run(). A held pass stays suspended (Run returns meanwhile).
 struct Fixture {
   explicit Fixture(std::size_t max_passes = Scheduler::kDefaultMaxPasses)
-      : scheduler(clock, io.get_executor(), runner, max_passes) {}
+      : scheduler(clock, io.get_executor(), runner, max_passes, &gates) {}
   ~Fixture() {
     runner.release.Set();
     Run();
@@ -87,6 +97,7 @@ struct Fixture {
   testing::FakeClock clock;
   asio::io_context io;
   FakeRunner runner;
+  FakeGates gates;
   Scheduler scheduler;
 };
 
@@ -146,8 +157,7 @@ TEST_CASE(
     "[scheduler]") {
   Fixture f;
   const TimePoint t0 = f.clock.Now();
-  bool gate_holds = true;
-  f.scheduler.SetHeldCheck([&gate_holds](const std::string&) { return gate_holds; });
+  f.gates.holds = true;
   f.runner.answer = [&](const std::string&, std::stop_token) {
     PassResult held{f.clock.Now() + 300 * kSecond};
     held.held = true;
@@ -160,7 +170,7 @@ TEST_CASE(
   CHECK(f.scheduler.RunOnce() == 0);
   CHECK(f.scheduler.DueTime("g1") == t0 + 600 * kSecond);
   // The gate no longer holds it (a wake was lost, say): its own time runs it.
-  gate_holds = false;
+  f.gates.holds = false;
   f.clock.Advance(300 * kSecond);
   CHECK(f.scheduler.RunOnce() == 1);
   f.Run();

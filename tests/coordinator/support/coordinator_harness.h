@@ -107,17 +107,18 @@ class CoordinatorHarness {
     store_ = std::move(*store);
     faulty_ = std::make_unique<FailingStore>(*store_);
     async_store_ = std::make_unique<coordinator::AsyncStore>(*faulty_);
-    gates_ = std::make_unique<coordinator::HostGatedCaller>(caller_, clock_, gate_settings_,
-                                                            [] { return 1.0; });
+    gates_ = std::make_unique<coordinator::HostGatedCaller>(
+        caller_, clock_, gate_settings_,
+        [this](const std::vector<std::string>& gids) {
+          for (const std::string& gid : gids) scheduler_->Schedule(gid, clock_.Now());
+        },
+        [] { return 1.0; });
     driver_ = std::make_unique<coordinator::TransactionDriver>(
         *async_store_, *gates_, clock_,
-        coordinator::RetryPolicy(retry_, coordinator::RetryPolicy::NoJitter()), metrics_, &alerts_);
+        coordinator::RetryPolicy(retry_, coordinator::RetryPolicy::NoJitter()), metrics_, &alerts_,
+        gates_.get());
     scheduler_ =
         std::make_unique<coordinator::Scheduler>(clock_, context_.get_executor(), *driver_);
-    driver_->SetHostGates(gates_.get());
-    gates_->SetOnWake([this](const std::vector<std::string>& gids) {
-      for (const std::string& gid : gids) scheduler_->Schedule(gid, clock_.Now());
-    });
     gids_ = std::make_unique<coordinator::GidGenerator>(clock_);
     coordinator_ = std::make_unique<coordinator::Coordinator>(*async_store_, *scheduler_, clock_,
                                                               *gids_, settings_, metrics_);

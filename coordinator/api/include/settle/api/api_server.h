@@ -6,7 +6,7 @@
 #include <string>
 
 #include "settle/api/access_tokens.h"
-#include "settle/calls/host_gated_caller.h"
+#include "settle/calls/host_gates.h"
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
 #include "settle/drive/coordinator.h"
@@ -41,8 +41,8 @@ using MetricsWriter = std::function<void(PrometheusText&)>;
 // granting its access level (see Access): 401 without a valid token, 403 with one that grants
 // too little.
 //
-// Lifetime: `coordinator`, `clock` and `context` (and what SetHosts and SetClock are given)
-// must outlive the server; Stop() (or the destructor) returns once no request is in progress.
+// Lifetime: `coordinator`, `clock`, `context` and `hosts` (and what SetClock is given) must
+// outlive the server; Stop() (or the destructor) returns once no request is in progress.
 // Thread-safety: the setters and Start before serving, from one thread; Handle and the
 // requests it serves from any thread, at once; Start and Stop from one thread that is not one
 // of the context's.
@@ -50,14 +50,11 @@ class ApiServer {
  public:
   // Serves on `context`'s threads (net::Server): a request holds a coroutine, not a thread,
   // for as long as it takes, a wait_result submit included. Request durations (the metrics)
-  // are measured on `clock`'s monotonic reading.
+  // are measured on `clock`'s monotonic reading. GET /api/admin/hosts reads `hosts`, the
+  // participant hosts' gates (null: it lists none).
   ApiServer(Coordinator& coordinator, const Clock& clock, asio::io_context& context,
-            ApiServerOptions options, MetricsWriter metrics = {});
+            ApiServerOptions options, MetricsWriter metrics = {}, const HostGates* hosts = nullptr);
   ~ApiServer();  // Stop()
-
-  // Where GET /api/admin/hosts reads the participant hosts' gates (null: it lists none).
-  // Before Start().
-  void SetHosts(const HostGatedCaller* hosts);
 
   // What GET /api/admin/clock answers: how this instance's clock stands against the database's
   // (or the host's). Without it, 404. Before Start().

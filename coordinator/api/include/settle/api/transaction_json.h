@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "settle/calls/host_gated_caller.h"
+#include "settle/calls/host_gates.h"
 #include "settle/drive/database_clock.h"
 #include "settle/storage/store.h"
 

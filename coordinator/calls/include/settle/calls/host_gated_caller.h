@@ -10,34 +10,21 @@
 #include <vector>
 
 #include "settle/calls/branch_caller.h"
+#include "settle/calls/host_gates.h"
 #include "settle/core/clock.h"
 #include "settle/engine/host_gate.h"
 
 namespace settle::coordinator {
 
-// One participant host's gate as the metrics and the console see it.
-struct HostView {
-  std::string host;  // the origin: "http://127.0.0.1:9"
-  CircuitState state = CircuitState::kClosed;
-  std::uint64_t opens = 0;        // times its circuit opened
-  std::size_t waiting = 0;        // transactions held for it
-  int in_flight = 0;              // calls out now
-  std::uint64_t held_at_cap = 0;  // calls held because max_in_flight were out
-  bool releasing = false;         // its circuit closed and the waiting ones are being released
-  Duration open_for{0};           // since it opened, while open
-  Duration next_probe_in{0};      // while open
-  std::vector<std::string> oldest_waiting;  // the first kOldestShown gids held, oldest first
-};
-
 // Puts a HostGate (a circuit, a cap on calls in flight, paced releases) in front of `inner`
 // for every participant origin (scheme, host, port; docs/operations.md, "Participant
 // outages"). A call the gate holds is not made: its outcome has not_called_until, which the
 // driver does not store (the branch keeps its stored due time; docs/architecture.md), and the
-// transaction waits in the gate, costing nothing, until the gate wakes it: handed to the on-wake
-// function to be driven at once, its pass takes the hosts that woke it (TakeReleased) and
-// makes its rows bound for them due now whatever their stored due time. Every result of a call
-// that was made feeds the gate (HostFailed). Gates live in memory only: after a restart they
-// are rebuilt from failures, and every transaction is due at its stored time.
+// transaction waits in the gate, costing nothing, until the gate wakes it: handed to the
+// constructor's on-wake function to be driven at once, its pass takes the hosts that woke it
+// (TakeReleased) and makes its rows bound for them due now whatever their stored due time. Every
+// result of a call that was made feeds the gate (HostFailed). Gates live in memory only: after a
+// restart they are rebuilt from failures, and every transaction is due at its stored time.
 //
 // Tick() wakes what time releases: a due probe, the paced release after a circuit closes; the
 // end of a call wakes what its slot frees.
@@ -53,7 +40,7 @@ struct HostView {
 // Lifetime: `inner` and `clock` (and what the on-wake function reaches) must outlive it, and it
 // every CallAll still running. Thread-safe: CallAll from many coroutines at once, Tick from a
 // timer; the gates share one mutex, never held across a call or the on-wake function.
-class HostGatedCaller final : public BranchCaller {
+class HostGatedCaller final : public BranchCaller, public HostGates {
  public:
   using OnWake = std::function<void(const std::vector<std::string>& gids)>;
 
@@ -61,30 +48,20 @@ class HostGatedCaller final : public BranchCaller {
   static constexpr Duration kTickEvery{50};  // how often settled calls Tick()
   static constexpr std::size_t kOldestShown = 20;
 
+  // `on_wake` is called, outside the lock, with transactions a gate woke: to be driven now. It
+  // may reach what is built after this caller (the scheduler): no gate wakes anything before
+  // a call was made.
   HostGatedCaller(BranchCaller& inner, const Clock& clock, HostGateSettings settings,
-                  RetryPolicy::Jitter jitter = RetryPolicy::RandomJitter());
-
-  // Called, outside the lock, with transactions a gate woke: to be driven now. Set before any
-  // call.
-  void SetOnWake(OnWake on_wake) { on_wake_ = std::move(on_wake); }
+                  OnWake on_wake, RetryPolicy::Jitter jitter = RetryPolicy::RandomJitter());
 
   asio::awaitable<std::vector<BranchOutcome>> CallAll(std::vector<BranchCall> calls) override;
 
   // Wakes the transactions that time releases (see above) and logs the summaries.
   void Tick();
 
-  // The hosts whose gate woke `gid`, forgotten as they are returned: the transaction's rows
-  // bound for them are due now.
-  std::vector<std::string> TakeReleased(const std::string& gid);
-
-  // Whether some host's gate holds `gid`, and so will wake it.
-  bool Holds(const std::string& gid) const;
-
-  // "http://host:port" of a branch URL; empty if it does not parse (no gate).
-  static std::string OriginOf(const std::string& url);
-
-  // Every host called so far, sorted by host.
-  std::vector<HostView> Hosts() const;
+  std::vector<std::string> TakeReleased(const std::string& gid) override;
+  bool Holds(const std::string& gid) const override;
+  std::vector<HostView> Hosts() const override;
 
   const HostGateSettings& settings() const { return settings_; }
 
@@ -93,6 +70,22 @@ class HostGatedCaller final : public BranchCaller {
     HostGate gate;
     TimePoint last_summary;
   };
+  // What the gates said of a CallAll's calls: the held ones' outcomes, and which are made.
+  struct Admission {
+    std::vector<BranchOutcome> outcomes;  // a held call's: not_called_until and why
+    std::vector<std::string> origins;     // each call's host; empty: no gate
+    std::vector<bool> probes;             // whether the call is its open circuit's probe
+    std::vector<std::size_t> made;        // indexes of the calls to make
+    // Of each call made, what its gate tracks it by (the calls themselves are moved out).
+    std::vector<std::string> made_gids;
+    std::vector<TimePoint> made_created;
+  };
+
+  // Asks each call's gate whether it may be made now.
+  Admission Admit(const std::vector<BranchCall>& calls);
+  // Feeds the results of the calls made to their gates (the outcomes are moved into
+  // `admission`); answers the transactions the ended calls wake.
+  std::vector<std::string> Record(Admission& admission, std::vector<BranchOutcome> results);
 
   // The gate of `origin`, made on first use. Under mu_.
   Host& HostOf(const std::string& origin);
@@ -107,8 +100,8 @@ class HostGatedCaller final : public BranchCaller {
   BranchCaller& inner_;
   const Clock& clock_;
   const HostGateSettings settings_;
+  const OnWake on_wake_;
   const RetryPolicy::Jitter jitter_;
-  OnWake on_wake_;
 
   mutable std::mutex mu_;
   std::unordered_map<std::string, Host> hosts_;  // by origin

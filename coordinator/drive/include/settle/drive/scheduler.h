@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "settle/async/asio.h"
+#include "settle/calls/host_gates.h"
 #include "settle/core/clock.h"
 #include "settle/drive/pass_runner.h"
 
@@ -29,15 +30,18 @@ namespace settle::coordinator {
 // and run the executor's context themselves. Start() adds a timer (an Asio steady_timer, not
 // a poll) that wakes at the earliest due time and calls RunOnce().
 //
-// Lifetime: `clock` and `runner` must outlive it, and it every pass it started (Stop asks
+// Lifetime: `clock`, `runner` and `gates` must outlive it, and it every pass it started (Stop asks
 // them to return and waits up to its grace; WaitForPasses waits for the rest). Thread-safe.
 // Stop() and the destructor must not run on one of the executor's threads.
 class Scheduler {
  public:
   static constexpr std::size_t kDefaultMaxPasses = 1024;
 
+  // `gates`: the participant hosts' gates (null: none). A held transaction whose own
+  // look-again time comes while its gate still holds it (HostGates::Holds, asked under the
+  // scheduler's lock) is not run, only re-armed for another such wait.
   Scheduler(const Clock& clock, asio::any_io_executor executor, PassRunner& runner,
-            std::size_t max_passes = kDefaultMaxPasses);
+            std::size_t max_passes = kDefaultMaxPasses, const HostGates* gates = nullptr);
   // Stop(0), then waits for every started pass to finish: the executor must still be running.
   ~Scheduler();
 
@@ -48,13 +52,6 @@ class Scheduler {
   // pass ended held by a participant host's gate: its stored due time is past, but the gate
   // wakes it (with Schedule) when it may call.
   void ScheduleFound(const std::string& gid, TimePoint due);
-  // Whether a participant host's gate still holds `gid` (and so will wake it): a held
-  // transaction whose own look-again time comes while its gate still holds it is not run, only
-  // re-armed for another such wait. Called under the scheduler's lock: it must not call back
-  // into the scheduler. Before Start().
-  void SetHeldCheck(std::function<bool(const std::string&)> still_held) {
-    still_held_ = std::move(still_held);
-  }
 
   // Starts every transaction that is due and not running, within max_passes; returns how many.
   std::size_t RunOnce();
@@ -131,7 +128,7 @@ class Scheduler {
   const asio::any_io_executor executor_;
   PassRunner& runner_;
   const std::size_t max_passes_;
-  std::function<bool(const std::string&)> still_held_;  // empty: no check
+  const HostGates* const gates_;  // null: no gates
 
   mutable std::mutex mu_;
   std::condition_variable pass_done_cv_;

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "settle/calls/branch_caller.h"
-#include "settle/calls/host_gated_caller.h"
+#include "settle/calls/host_gates.h"
 #include "settle/core/clock.h"
 #include "settle/drive/async_store.h"
 #include "settle/drive/coordinator_metrics.h"
@@ -29,23 +29,22 @@ namespace settle::coordinator {
 // count too, so a branch registered since the read is never left out: a registerBranch is
 // either refused or driven.
 //
-// Lifetime: the store, caller, clock, metrics and alerts (and the host gates it is given) must
-// outlive it, and it every pass still running. Thread-safe: passes for different gids may run
-// at once, on any I/O threads.
+// `gates`: the participant hosts' gates the calls go through (null: none); a pass of a
+// transaction a gate woke makes its rows bound for that host due now (HostGates::TakeReleased).
+//
+// Lifetime: the store, caller, clock, metrics, alerts and gates must outlive it, and it every pass
+// still running. Thread-safe: passes for different gids may run at once, on any I/O threads.
 class TransactionDriver final : public PassRunner {
  public:
   TransactionDriver(AsyncStore& store, BranchCaller& caller, const Clock& clock, RetryPolicy policy,
-                    CoordinatorMetrics& metrics, StuckAlerts* alerts = nullptr);
+                    CoordinatorMetrics& metrics, StuckAlerts* alerts = nullptr,
+                    HostGates* gates = nullptr);
 
   asio::awaitable<PassResult> RunPass(std::string gid, std::optional<storage::Transaction> stored,
                                       std::stop_token stop) override;
 
   // Where stuck transactions are reported from now on (null: nowhere). Before any pass.
   void SetAlerts(StuckAlerts* alerts) { alerts_ = alerts; }
-  // The host gates the calls go through (null: none): a pass of a transaction a gate woke
-  // makes its rows bound for that host due now (HostGatedCaller::TakeReleased). Before any
-  // pass.
-  void SetHostGates(HostGatedCaller* gates) { gates_ = gates; }
 
   // Upper bound of rounds with calls in one pass, so a long saga yields to other transactions.
   static constexpr int kMaxRoundsPerPass = 64;
@@ -93,7 +92,7 @@ class TransactionDriver final : public PassRunner {
   RetryPolicy policy_;
   CoordinatorMetrics& metrics_;
   StuckAlerts* alerts_;  // null: no alerts
-  HostGatedCaller* gates_ = nullptr;
+  HostGates* const gates_;
 };
 
 }  // namespace settle::coordinator
