@@ -27,9 +27,9 @@
 namespace settle::fuzz {
 namespace {
 
-using coordinator::kMaxReasonLength;
-using coordinator::kMaxSagaSteps;
-using coordinator::RequestOptions;
+using engine::kMaxReasonLength;
+using engine::kMaxSagaSteps;
+using engine::RequestOptions;
 
 constexpr std::int64_t kTenYearsMillis = 10LL * 365 * 24 * 3600 * 1000;
 
@@ -106,7 +106,7 @@ void CheckOptions(const RequestOptions& o) {
 }
 
 void FuzzSubmit(std::string_view body) {
-  const auto r = Checked(coordinator::ParseSubmit(body), &coordinator::CheckSubmit);
+  const auto r = Checked(api::ParseSubmit(body), &engine::CheckSubmit);
   if (!r) return;
   FUZZ_CHECK(IsValidGid(r->gid));
   CheckOptions(r->options);
@@ -120,7 +120,7 @@ void FuzzSubmit(std::string_view body) {
   if (r->trans_type == TransType::kMsg) {
     for (const auto& step : r->steps) {
       FUZZ_CHECK(step.compensate_url.empty());
-      FUZZ_CHECK(IsUrl(step.action_url) || step.action_url.starts_with(coordinator::kTopicPrefix));
+      FUZZ_CHECK(IsUrl(step.action_url) || step.action_url.starts_with(engine::kTopicPrefix));
     }
     return;
   }
@@ -137,14 +137,14 @@ void FuzzSubmit(std::string_view body) {
 }
 
 void FuzzPrepare(std::string_view body) {
-  const auto r = Checked(coordinator::ParsePrepare(body), &coordinator::CheckPrepare);
+  const auto r = Checked(api::ParsePrepare(body), &engine::CheckPrepare);
   if (!r) return;
   FUZZ_CHECK(IsValidGid(r->gid));
   CheckOptions(r->options);
 }
 
 void FuzzRegisterBranch(std::string_view body) {
-  const auto r = Checked(coordinator::ParseRegisterBranch(body), &coordinator::CheckRegisterBranch);
+  const auto r = Checked(api::ParseRegisterBranch(body), &engine::CheckRegisterBranch);
   if (!r) return;
   FUZZ_CHECK(IsValidGid(r->gid));
   FUZZ_CHECK(IsValidBranchId(r->branch_id));
@@ -157,7 +157,7 @@ void FuzzRegisterBranch(std::string_view body) {
 }
 
 void FuzzAbort(std::string_view body) {
-  const auto r = Checked(coordinator::ParseAbort(body), &coordinator::CheckAbort);
+  const auto r = Checked(api::ParseAbort(body), &engine::CheckAbort);
   if (!r) return;
   FUZZ_CHECK(IsValidGid(r->gid));
   FUZZ_CHECK(r->rollback_reason.size() <= kMaxReasonLength);
@@ -165,10 +165,10 @@ void FuzzAbort(std::string_view body) {
 
 // resetNextCronTime's body, and forceStop's (the same gid, and an optional reason).
 void FuzzGidBody(std::string_view body) {
-  const auto r = coordinator::ParseGidBody(body);
+  const auto r = api::ParseGidBody(body);
   CheckFailure(r);
   if (r) FUZZ_CHECK(IsValidGid(*r));
-  const auto stop = Checked(coordinator::ParseForceStop(body), &coordinator::CheckForceStop);
+  const auto stop = Checked(api::ParseForceStop(body), &engine::CheckForceStop);
   if (!stop) return;
   FUZZ_CHECK(IsValidGid(stop->gid));
   FUZZ_CHECK(stop->reason.size() <= kMaxReasonLength);
@@ -176,13 +176,13 @@ void FuzzGidBody(std::string_view body) {
 }
 
 void FuzzQueryGid(std::string_view query) {
-  const auto r = coordinator::ParseQueryGid(net::ParseQueryString(query));
+  const auto r = api::ParseQueryGid(net::ParseQueryString(query));
   CheckFailure(r);
   if (r) FUZZ_CHECK(IsValidGid(*r));
 }
 
 void FuzzListQuery(std::string_view query) {
-  const auto r = coordinator::ParseListQuery(net::ParseQueryString(query));
+  const auto r = api::ParseListQuery(net::ParseQueryString(query));
   CheckFailure(r);
   if (!r) return;
   FUZZ_CHECK(r->limit >= 1 && r->limit <= 1000);

@@ -109,7 +109,7 @@ std::string Invariants::CheckClientStep(const Client& c, const storage::Transact
   return "";
 }
 
-std::string Invariants::CheckCallMade(const coordinator::BranchCall& call) {
+std::string Invariants::CheckCallMade(const engine::BranchCall& call) {
   if (call.trans_type != TransType::kSaga) return "";
   const auto [kind, step] = ParseSimulatedUrl(call.url);
   if (kind == "saga/action") {
@@ -129,7 +129,7 @@ std::string Invariants::CheckCallMade(const coordinator::BranchCall& call) {
   return "";
 }
 
-void Invariants::HeardSuccess(const coordinator::BranchCall& call) {
+void Invariants::HeardSuccess(const engine::BranchCall& call) {
   const auto [kind, step] = ParseSimulatedUrl(call.url);
   if (kind == "saga/compensate") saga_compensated_heard_.insert({call.gid, step});
 }

@@ -30,9 +30,9 @@ class Invariants {
 
   // As the coordinator makes a call: a saga compensates a step only after every started step
   // that waited for it was compensated (reverse order).
-  std::string CheckCallMade(const coordinator::BranchCall& call);
+  std::string CheckCallMade(const engine::BranchCall& call);
   // A coordinator heard `call` answered SUCCESS.
-  void HeardSuccess(const coordinator::BranchCall& call);
+  void HeardSuccess(const engine::BranchCall& call);
 
   // Once settled: every transaction ended, and every call it still owed was made (TCC: each
   // registered branch confirmed or each cancelled; saga: every action held, or none; message:

@@ -6,11 +6,11 @@
 
 namespace settle::simulation {
 
-asio::awaitable<std::vector<coordinator::BranchOutcome>> SimulatedCaller::CallAll(
-    std::vector<coordinator::BranchCall> calls) {
-  if (calls.empty()) co_return std::vector<coordinator::BranchOutcome>{};
-  for (const coordinator::BranchCall& call : calls) made_(call);
-  co_return co_await async::AwaitCallback<std::vector<coordinator::BranchOutcome>>(
+asio::awaitable<std::vector<engine::BranchOutcome>> SimulatedCaller::CallAll(
+    std::vector<engine::BranchCall> calls) {
+  if (calls.empty()) co_return std::vector<engine::BranchOutcome>{};
+  for (const engine::BranchCall& call : calls) made_(call);
+  co_return co_await async::AwaitCallback<std::vector<engine::BranchOutcome>>(
       [this, &calls](auto done) {
         auto group = std::make_shared<CallGroup>();
         group->outcomes.resize(calls.size());
@@ -23,9 +23,10 @@ asio::awaitable<std::vector<coordinator::BranchOutcome>> SimulatedCaller::CallAl
       });
 }
 
-Result<std::unique_ptr<Process>> StartProcess(
-    std::string name, storage::Store& database, storage::InstanceLeases* leases, const Clock& clock,
-    bool queued_commits, std::function<void(const coordinator::BranchCall&)> made) {
+Result<std::unique_ptr<Process>> StartProcess(std::string name, storage::Store& database,
+                                              storage::InstanceLeases* leases, const Clock& clock,
+                                              bool queued_commits,
+                                              std::function<void(const engine::BranchCall&)> made) {
   auto p = std::make_unique<Process>();
   p->name = std::move(name);
   if (queued_commits) {
@@ -33,40 +34,38 @@ Result<std::unique_ptr<Process>> StartProcess(
   } else {
     p->store = std::make_unique<InlineStore>(database);
   }
-  p->async_store = std::make_unique<coordinator::AsyncStore>(*p->store);
+  p->async_store = std::make_unique<drive::AsyncStore>(*p->store);
   p->caller = std::make_unique<SimulatedCaller>(p->pending, clock, std::move(made));
-  coordinator::BranchCaller* caller = p->caller.get();
+  calls::BranchCaller* caller = p->caller.get();
   if (leases != nullptr) {
-    p->lease = std::make_unique<coordinator::InstanceLease>(
+    p->lease = std::make_unique<drive::InstanceLease>(
         *leases, clock,
-        coordinator::InstanceLeaseSettings{.instance_id = p->name,
-                                           .lease = Duration(10000),
-                                           .poll = Duration(1000),
-                                           .own_thread = false});
-    p->fenced = std::make_unique<coordinator::FencedBranchCaller>(*caller, *p->lease, clock);
+        drive::InstanceLeaseSettings{.instance_id = p->name,
+                                     .lease = Duration(10000),
+                                     .poll = Duration(1000),
+                                     .own_thread = false});
+    p->fenced = std::make_unique<drive::FencedBranchCaller>(*caller, *p->lease, clock);
     caller = p->fenced.get();
   }
-  p->driver = std::make_unique<coordinator::TransactionDriver>(
+  p->driver = std::make_unique<drive::TransactionDriver>(
       *p->async_store, *caller, clock,
-      coordinator::RetryPolicy(coordinator::RetrySettings{Duration(8000), 1000},
-                               coordinator::RetryPolicy::NoJitter()),
+      engine::RetryPolicy(engine::RetrySettings{Duration(8000), 1000},
+                          engine::RetryPolicy::NoJitter()),
       p->metrics);
-  coordinator::PassRunner* runner = p->driver.get();
+  drive::PassRunner* runner = p->driver.get();
   if (leases != nullptr) {
     p->leased_driver =
-        std::make_unique<coordinator::LeasedPassRunner>(*p->driver, *p->lease, clock, nullptr);
+        std::make_unique<drive::LeasedPassRunner>(*p->driver, *p->lease, clock, nullptr);
     runner = p->leased_driver.get();
   }
-  p->scheduler =
-      std::make_unique<coordinator::Scheduler>(clock, p->context.get_executor(), *runner);
-  p->gids = std::make_unique<coordinator::GidGenerator>(clock);
-  p->coordinator =
-      std::make_unique<coordinator::Coordinator>(*p->async_store, *p->scheduler, clock, *p->gids,
-                                                 coordinator::CoordinatorSettings{}, p->metrics);
-  p->api = std::make_unique<coordinator::ApiServer>(*p->coordinator, clock, p->context,
-                                                    coordinator::ApiServerOptions{});
+  p->scheduler = std::make_unique<drive::Scheduler>(clock, p->context.get_executor(), *runner);
+  p->gids = std::make_unique<drive::GidGenerator>(clock);
+  p->coordinator = std::make_unique<drive::Coordinator>(
+      *p->async_store, *p->scheduler, clock, *p->gids, drive::CoordinatorSettings{}, p->metrics);
+  p->api =
+      std::make_unique<api::ApiServer>(*p->coordinator, clock, p->context, api::ApiServerOptions{});
   if (p->lease != nullptr) {
-    coordinator::Scheduler& scheduler = *p->scheduler;
+    drive::Scheduler& scheduler = *p->scheduler;
     if (Status s = p->lease->Start([&scheduler](const std::string& gid, TimePoint due) {
           scheduler.ScheduleFound(gid, due);
         });

@@ -63,7 +63,7 @@ struct CallGroup;
 // A branch call the driver made that no participant has answered yet. Past its deadline
 // (the call's timeout from when it was made) the caller gives up on it.
 struct PendingCall {
-  coordinator::BranchCall call;
+  engine::BranchCall call;
   std::shared_ptr<CallGroup> group;
   std::size_t index = 0;
   TimePoint deadline;
@@ -71,27 +71,27 @@ struct PendingCall {
 
 // The calls of one CallAll: the coroutine resumes once every one has an outcome.
 struct CallGroup {
-  std::vector<std::optional<coordinator::BranchOutcome>> outcomes;
+  std::vector<std::optional<engine::BranchOutcome>> outcomes;
   std::size_t left = 0;
-  std::function<void(std::vector<coordinator::BranchOutcome>)> done;
+  std::function<void(std::vector<engine::BranchOutcome>)> done;
 };
 
 // The BranchCaller the driver calls through: CallAll suspends its coroutine and leaves the
 // calls pending until the simulator answers them, one at a time. `made` sees each call as it
 // is made (the invariants that judge the order of calls).
-class SimulatedCaller final : public coordinator::BranchCaller {
+class SimulatedCaller final : public calls::BranchCaller {
  public:
   SimulatedCaller(std::vector<PendingCall>& pending, const Clock& clock,
-                  std::function<void(const coordinator::BranchCall&)> made)
+                  std::function<void(const engine::BranchCall&)> made)
       : pending_(pending), clock_(clock), made_(std::move(made)) {}
 
-  asio::awaitable<std::vector<coordinator::BranchOutcome>> CallAll(
-      std::vector<coordinator::BranchCall> calls) override;
+  asio::awaitable<std::vector<engine::BranchOutcome>> CallAll(
+      std::vector<engine::BranchCall> calls) override;
 
  private:
   std::vector<PendingCall>& pending_;
   const Clock& clock_;
-  std::function<void(const coordinator::BranchCall&)> made_;
+  std::function<void(const engine::BranchCall&)> made_;
 };
 
 // One coordinator process: everything a crash loses (the io_context with its handlers and
@@ -105,19 +105,19 @@ struct Process {
   std::string name;                  // the instance id with leases; "settled" without
   std::deque<QueuedCommit> commits;  // queued_commits only
   std::unique_ptr<InlineStore> store;
-  std::unique_ptr<coordinator::AsyncStore> async_store;
+  std::unique_ptr<drive::AsyncStore> async_store;
   asio::io_context context;
   std::vector<PendingCall> pending;
   std::unique_ptr<SimulatedCaller> caller;
-  coordinator::CoordinatorMetrics metrics;
-  std::unique_ptr<coordinator::InstanceLease> lease;        // null without leases
-  std::unique_ptr<coordinator::FencedBranchCaller> fenced;  // null without leases
-  std::unique_ptr<coordinator::TransactionDriver> driver;
-  std::unique_ptr<coordinator::LeasedPassRunner> leased_driver;  // null without leases
-  std::unique_ptr<coordinator::Scheduler> scheduler;
-  std::unique_ptr<coordinator::GidGenerator> gids;
-  std::unique_ptr<coordinator::Coordinator> coordinator;
-  std::unique_ptr<coordinator::ApiServer> api;
+  drive::CoordinatorMetrics metrics;
+  std::unique_ptr<drive::InstanceLease> lease;        // null without leases
+  std::unique_ptr<drive::FencedBranchCaller> fenced;  // null without leases
+  std::unique_ptr<drive::TransactionDriver> driver;
+  std::unique_ptr<drive::LeasedPassRunner> leased_driver;  // null without leases
+  std::unique_ptr<drive::Scheduler> scheduler;
+  std::unique_ptr<drive::GidGenerator> gids;
+  std::unique_ptr<drive::Coordinator> coordinator;
+  std::unique_ptr<api::ApiServer> api;
   int requests_in_flight = 0;
 
   // Whether anything is still in flight: a pending call, a request, a queued commit.
@@ -126,9 +126,10 @@ struct Process {
 
 // Builds a process over `database`, and starts it: Coordinator::Resume, or with `leases` the
 // instance lease named `name` (which schedules what the instance may drive).
-Result<std::unique_ptr<Process>> StartProcess(
-    std::string name, storage::Store& database, storage::InstanceLeases* leases, const Clock& clock,
-    bool queued_commits, std::function<void(const coordinator::BranchCall&)> made);
+Result<std::unique_ptr<Process>> StartProcess(std::string name, storage::Store& database,
+                                              storage::InstanceLeases* leases, const Clock& clock,
+                                              bool queued_commits,
+                                              std::function<void(const engine::BranchCall&)> made);
 
 // A crash: the process is abandoned, never destroyed (its destructors would wait for passes
 // suspended in calls nobody will answer, or resume coroutines of a process that no longer

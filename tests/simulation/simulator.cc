@@ -34,15 +34,15 @@ std::string SimulationResult::Report() const {
 
 namespace {
 
-using coordinator::BranchCall;
-using coordinator::BranchOutcome;
+using engine::BranchCall;
+using engine::BranchOutcome;
 
 std::string Str(GlobalStatus s) { return std::string(ToString(s)); }
 std::string Str(BranchOp op) { return std::string(ToString(op)); }
 std::string Name(const BranchCall& c) { return c.gid + "/" + c.branch_id + "/" + Str(c.op); }
 
 // A request's coroutine: the request lives in its frame while the API answers it.
-asio::awaitable<net::Response> Serve(coordinator::ApiServer& api, net::Request request) {
+asio::awaitable<net::Response> Serve(api::ApiServer& api, net::Request request) {
   co_return co_await api.Handle(request);
 }
 

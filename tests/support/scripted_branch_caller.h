@@ -15,12 +15,12 @@ namespace settle::testing {
 // A BranchCaller whose participants answer as the test scripts: per (branch_id, op), a queue
 // of outcomes, then SUCCESS. Records every call. Answers at once (the coroutine never
 // suspends). Thread-safe.
-class ScriptedBranchCaller final : public coordinator::BranchCaller {
+class ScriptedBranchCaller final : public calls::BranchCaller {
  public:
   using Key = std::pair<std::string, BranchOp>;
 
   void Script(const std::string& branch_id, BranchOp op,
-              std::vector<coordinator::BranchOutcome> outcomes) {
+              std::vector<engine::BranchOutcome> outcomes) {
     std::lock_guard lock(mu_);
     auto& queue = scripts_[{branch_id, op}];
     for (auto& o : outcomes) queue.push_back(std::move(o));
@@ -28,19 +28,18 @@ class ScriptedBranchCaller final : public coordinator::BranchCaller {
 
   // Runs before each call is answered, outside the caller's lock: lets a test act while a
   // pass is in the middle of its calls.
-  std::function<void(const coordinator::BranchCall&)> on_call;
+  std::function<void(const engine::BranchCall&)> on_call;
 
-  asio::awaitable<std::vector<coordinator::BranchOutcome>> CallAll(
-      std::vector<coordinator::BranchCall> calls) override {
+  asio::awaitable<std::vector<engine::BranchOutcome>> CallAll(
+      std::vector<engine::BranchCall> calls) override {
     co_return Answer(calls);
   }
 
-  std::vector<coordinator::BranchOutcome> Answer(
-      const std::vector<coordinator::BranchCall>& calls) {
+  std::vector<engine::BranchOutcome> Answer(const std::vector<engine::BranchCall>& calls) {
     if (on_call) {
       for (const auto& call : calls) on_call(call);
     }
-    std::vector<coordinator::BranchOutcome> outcomes;
+    std::vector<engine::BranchOutcome> outcomes;
     std::lock_guard lock(mu_);
     for (const auto& call : calls) {
       calls_.push_back(call);
@@ -55,7 +54,7 @@ class ScriptedBranchCaller final : public coordinator::BranchCaller {
     return outcomes;
   }
 
-  std::vector<coordinator::BranchCall> calls() const {
+  std::vector<engine::BranchCall> calls() const {
     std::lock_guard lock(mu_);
     return calls_;
   }
@@ -73,14 +72,14 @@ class ScriptedBranchCaller final : public coordinator::BranchCaller {
 
  private:
   mutable std::mutex mu_;
-  std::map<Key, std::deque<coordinator::BranchOutcome>> scripts_;
-  std::vector<coordinator::BranchCall> calls_;
+  std::map<Key, std::deque<engine::BranchOutcome>> scripts_;
+  std::vector<engine::BranchCall> calls_;
 };
 
-inline coordinator::BranchOutcome Unknown(std::string detail = "HTTP 500: boom") {
+inline engine::BranchOutcome Unknown(std::string detail = "HTTP 500: boom") {
   return {BranchResult::kUnknown, 500, std::move(detail)};
 }
-inline coordinator::BranchOutcome Failure() { return {BranchResult::kFailure, 409, "HTTP 409"}; }
-inline coordinator::BranchOutcome Ongoing() { return {BranchResult::kOngoing, 425, "HTTP 425"}; }
+inline engine::BranchOutcome Failure() { return {BranchResult::kFailure, 409, "HTTP 409"}; }
+inline engine::BranchOutcome Ongoing() { return {BranchResult::kOngoing, 425, "HTTP 425"}; }
 
 }  // namespace settle::testing

@@ -2,7 +2,7 @@
 
 #include <cstddef>
 
-namespace settle::coordinator {
+namespace settle::api {
 namespace {
 
 constexpr std::size_t kMinTokenLength = 16;
@@ -132,4 +132,4 @@ Caller AccessTokens::Identify(const std::string* authorization) const {
   return granted == nullptr ? Caller{} : Caller{granted->level, granted->name};
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::api

@@ -8,7 +8,7 @@
 #include "admin_assets.h"
 #include "settle/core/url.h"
 
-namespace settle::coordinator {
+namespace settle::api {
 namespace {
 
 constexpr std::string_view kCookieName = "settle_session";
@@ -82,8 +82,8 @@ net::Response AdminConsole::Page(const Caller& caller) const {
   const std::string access =
       tokens_.enabled() ? "signed in with " + std::string(ToString(caller.access)) + " access"
                         : "authentication is off";
-  return coordinator::Page(200, "text/html; charset=utf-8",
-                           Replace(admin_assets::kConsoleHtml, "<!--ACCESS-->", access));
+  return api::Page(200, "text/html; charset=utf-8",
+                   Replace(admin_assets::kConsoleHtml, "<!--ACCESS-->", access));
 }
 
 net::Response AdminConsole::RedirectFromRoot() { return RedirectToConsole(""); }
@@ -97,22 +97,21 @@ std::string WhoAmIResponseBody(const Caller& caller, bool authentication) {
 
 net::Response AdminConsole::Asset(const std::string& path, Access granted) const {
   if (path == "/admin/login.css") {
-    return coordinator::Page(200, "text/css; charset=utf-8", std::string(admin_assets::kLoginCss));
+    return api::Page(200, "text/css; charset=utf-8", std::string(admin_assets::kLoginCss));
   }
   if (granted < Access::kRead) {
-    return coordinator::Page(401, "text/plain; charset=utf-8", "sign in at /admin\n");
+    return api::Page(401, "text/plain; charset=utf-8", "sign in at /admin\n");
   }
   if (path == "/admin/console.js") {
-    return coordinator::Page(200, "text/javascript; charset=utf-8",
-                             std::string(admin_assets::kConsoleJs));
+    return api::Page(200, "text/javascript; charset=utf-8", std::string(admin_assets::kConsoleJs));
   }
-  return coordinator::Page(200, "text/css; charset=utf-8", std::string(admin_assets::kConsoleCss));
+  return api::Page(200, "text/css; charset=utf-8", std::string(admin_assets::kConsoleCss));
 }
 
 net::Response AdminConsole::SignInForm(int status, const std::string& error) const {
   // `error` is one of this file's own sentences: nothing the visitor sent is echoed.
-  return coordinator::Page(status, "text/html; charset=utf-8",
-                           Replace(admin_assets::kLoginHtml, "<!--ERROR-->", error));
+  return api::Page(status, "text/html; charset=utf-8",
+                   Replace(admin_assets::kLoginHtml, "<!--ERROR-->", error));
 }
 
 net::Response AdminConsole::SignIn(const net::Request& request) const {
@@ -130,4 +129,4 @@ net::Response AdminConsole::SignOut() const {
                            "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::api

@@ -6,7 +6,7 @@
 #include "settle/api/access_tokens.h"
 #include "settle/net/message.h"
 
-namespace settle::coordinator {
+namespace settle::api {
 
 // The admin console's own routes. The console is a static page whose script calls the API
 // (/api/settle/all, /query, /resetNextCronTime, /forceStop) with the visitor's session.
@@ -47,4 +47,4 @@ std::optional<std::string> SessionToken(const net::Request& request);
 // "authentication":true|false}, so that the console can disable what the session may not do.
 std::string WhoAmIResponseBody(const Caller& caller, bool authentication);
 
-}  // namespace settle::coordinator
+}  // namespace settle::api

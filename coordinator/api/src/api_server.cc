@@ -19,7 +19,7 @@
 #include "settle/core/http_status.h"
 #include "settle/net/route_table.h"
 
-namespace settle::coordinator {
+namespace settle::api {
 namespace {
 
 constexpr const char* kPrefixes[] = {"/api/settle", "/api/dtmsvr"};
@@ -49,8 +49,8 @@ std::string MessageBody(const std::string& text) {
 }  // namespace
 
 struct ApiServer::Impl {
-  Impl(Coordinator& c, const Clock& clk, asio::io_context& context, ApiServerOptions o,
-       MetricsWriter m, const HostGates* h);
+  Impl(drive::Coordinator& c, const Clock& clk, asio::io_context& context, ApiServerOptions o,
+       MetricsWriter m, const calls::HostGates* h);
 
   // A route answers with `handler` (JSON) or, for pages and metrics, with `page`. Requests
   // granted less than `access` are refused before either runs.
@@ -83,7 +83,7 @@ struct ApiServer::Impl {
     return route_metrics.emplace(label, std::make_unique<RouteMetrics>()).first->second.get();
   }
 
-  Coordinator& coordinator;
+  drive::Coordinator& coordinator;
   const Clock& clock;
   ApiServerOptions options;
   MetricsWriter write_metrics;
@@ -94,13 +94,13 @@ struct ApiServer::Impl {
   RouteMetrics* unmatched = nullptr;
   RouteMetrics* refused = nullptr;
   AdminConsole console;
-  const HostGates* const hosts;              // null: none
-  std::function<ClockReading()> read_clock;  // set before the server starts
+  const calls::HostGates* const hosts;              // null: none
+  std::function<drive::ClockReading()> read_clock;  // set before the server starts
   net::Server server;
 };
 
-ApiServer::Impl::Impl(Coordinator& c, const Clock& clk, asio::io_context& context,
-                      ApiServerOptions o, MetricsWriter m, const HostGates* h)
+ApiServer::Impl::Impl(drive::Coordinator& c, const Clock& clk, asio::io_context& context,
+                      ApiServerOptions o, MetricsWriter m, const calls::HostGates* h)
     : coordinator(c),
       clock(clk),
       options(std::move(o)),
@@ -228,7 +228,7 @@ std::string ApiServer::Impl::MetricsText() const {
 }
 
 void ApiServer::Impl::RegisterRoutes() {
-  Coordinator& c = coordinator;
+  drive::Coordinator& c = coordinator;
   AddRoute("GET", "/api/ping", Access::kNone, [](net::Request&) -> asio::awaitable<HttpAnswer> {
     co_return HttpAnswer{200, R"({"msg":"pong"})"};
   });
@@ -255,7 +255,8 @@ void ApiServer::Impl::RegisterRoutes() {
   });
   AddPage("GET", "/api/admin/hosts", Access::kRead, [this](const net::Request&, const Caller&) {
     return net::Response{
-        200, kJson, HostsResponseBody(hosts == nullptr ? std::vector<HostView>{} : hosts->Hosts())};
+        200, kJson,
+        HostsResponseBody(hosts == nullptr ? std::vector<calls::HostView>{} : hosts->Hosts())};
   });
   AddPage("GET", "/api/admin/clock", Access::kRead, [this](const net::Request&, const Caller&) {
     if (!read_clock) return net::Response{404, kJson, R"({"error":"no clock reading"})"};
@@ -280,11 +281,12 @@ void ApiServer::Impl::RegisterRoutes() {
               });
   AddApiRoute("POST", "/prepare", Access::kClient, [&c](net::Request& req) {
     return ParseThen(ParsePrepare(req.body),
-                     [&c](PrepareRequest r) { return c.Prepare(std::move(r)); });
+                     [&c](engine::PrepareRequest r) { return c.Prepare(std::move(r)); });
   });
   auto register_branch = [&c](net::Request& req) {
-    return ParseThen(ParseRegisterBranch(req.body),
-                     [&c](RegisterBranchRequest r) { return c.RegisterBranch(std::move(r)); });
+    return ParseThen(ParseRegisterBranch(req.body), [&c](engine::RegisterBranchRequest r) {
+      return c.RegisterBranch(std::move(r));
+    });
   };
   AddApiRoute("POST", "/registerBranch", Access::kClient, register_branch);
   AddApiRoute("POST", "/registerTccBranch", Access::kClient,
@@ -293,15 +295,16 @@ void ApiServer::Impl::RegisterRoutes() {
               register_branch);  // older SDKs
   AddApiRoute("POST", "/submit", Access::kClient, [&c](net::Request& req) {
     return ParseThen(ParseSubmit(req.body),
-                     [&c](SubmitRequest r) { return c.Submit(std::move(r)); });
+                     [&c](engine::SubmitRequest r) { return c.Submit(std::move(r)); });
   });
   AddApiRoute("POST", "/abort", Access::kClient, [&c](net::Request& req) {
-    return ParseThen(ParseAbort(req.body), [&c](AbortRequest r) { return c.Abort(std::move(r)); });
+    return ParseThen(ParseAbort(req.body),
+                     [&c](engine::AbortRequest r) { return c.Abort(std::move(r)); });
   });
   AddApiRoute("POST", "/forceStop", Access::kAdmin,
               CallerRouteHandler([&c](net::Request& req, const Caller& caller) {
                 return ParseThen(ParseForceStop(req.body),
-                                 [&c, actor = caller.name](ForceStopRequest r) {
+                                 [&c, actor = caller.name](engine::ForceStopRequest r) {
                                    r.actor = actor;
                                    return c.ForceStop(std::move(r));
                                  });
@@ -311,13 +314,13 @@ void ApiServer::Impl::RegisterRoutes() {
                      [&c](std::string gid) { return c.ResetNextCronTime(gid); });
   });
   // Topics: GET with a query string as DTM's SDKs call them, or POST with a JSON body.
-  auto subscribe = [&c](Result<SubscribeRequest> parsed) {
+  auto subscribe = [&c](Result<engine::SubscribeRequest> parsed) {
     return ParseThen(std::move(parsed),
-                     [&c](SubscribeRequest r) { return c.Subscribe(std::move(r)); });
+                     [&c](engine::SubscribeRequest r) { return c.Subscribe(std::move(r)); });
   };
-  auto unsubscribe = [&c](Result<SubscribeRequest> parsed) {
+  auto unsubscribe = [&c](Result<engine::SubscribeRequest> parsed) {
     return ParseThen(std::move(parsed),
-                     [&c](SubscribeRequest r) { return c.Unsubscribe(std::move(r)); });
+                     [&c](engine::SubscribeRequest r) { return c.Unsubscribe(std::move(r)); });
   };
   AddApiRoute("GET", "/subscribe", Access::kClient, [subscribe](net::Request& req) {
     return subscribe(ParseSubscribeQuery(req.params));
@@ -356,8 +359,8 @@ void ApiServer::Impl::RegisterRoutes() {
   });
 }
 
-ApiServer::ApiServer(Coordinator& coordinator, const Clock& clock, asio::io_context& context,
-                     ApiServerOptions options, MetricsWriter metrics, const HostGates* hosts)
+ApiServer::ApiServer(drive::Coordinator& coordinator, const Clock& clock, asio::io_context& context,
+                     ApiServerOptions options, MetricsWriter metrics, const calls::HostGates* hosts)
     : impl_(std::make_unique<Impl>(coordinator, clock, context, std::move(options),
                                    std::move(metrics), hosts)) {
   impl_->RegisterRoutes();
@@ -365,7 +368,7 @@ ApiServer::ApiServer(Coordinator& coordinator, const Clock& clock, asio::io_cont
 
 ApiServer::~ApiServer() { Stop(); }
 
-void ApiServer::SetClock(std::function<ClockReading()> read) {
+void ApiServer::SetClock(std::function<drive::ClockReading()> read) {
   impl_->read_clock = std::move(read);
 }
 
@@ -379,4 +382,4 @@ asio::awaitable<net::Response> ApiServer::Handle(net::Request& request) {
   return impl_->Serve(request);
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::api

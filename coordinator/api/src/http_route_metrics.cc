@@ -1,6 +1,6 @@
 #include "http_route_metrics.h"
 
-namespace settle::coordinator {
+namespace settle::api {
 
 void RouteMetrics::Count(int status, std::chrono::microseconds elapsed) {
   // The server only sends codes it knows; anything else would be a bug, counted as 500.
@@ -40,4 +40,4 @@ void WriteRouteMetrics(PrometheusText& out,
   }
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::api

@@ -11,7 +11,7 @@
 #include "settle/metrics/latency_histogram.h"
 #include "settle/metrics/prometheus_text.h"
 
-namespace settle::coordinator {
+namespace settle::api {
 
 // The API's requests of one route: how many got each status code, and how long they took.
 // Thread-safety: Count from any thread; a few relaxed atomic adds, no lock.
@@ -35,4 +35,4 @@ class RouteMetrics {
 void WriteRouteMetrics(PrometheusText& out,
                        const std::map<std::string, const RouteMetrics*>& routes);
 
-}  // namespace settle::coordinator
+}  // namespace settle::api

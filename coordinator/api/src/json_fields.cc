@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace settle::coordinator {
+namespace settle::api {
 namespace {
 
 // The deepest nesting of arrays and objects, counted outside strings.
@@ -134,4 +134,4 @@ Status JsonFields::ReadStringMap(const char* name,
   return Status::Ok();
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::api

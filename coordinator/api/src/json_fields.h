@@ -10,7 +10,7 @@
 
 #include "settle/core/status.h"
 
-namespace settle::coordinator {
+namespace settle::api {
 
 // Parses a request body that must be one JSON object, refusing nesting deeper than
 // `max_depth` before the parser sees it (hostile bodies must not exhaust the stack).
@@ -45,4 +45,4 @@ class JsonFields {
   std::string prefix_;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::api

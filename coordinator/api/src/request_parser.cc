@@ -7,7 +7,7 @@
 #include "json_fields.h"
 #include "settle/engine/request_rules.h"
 
-namespace settle::coordinator {
+namespace settle::api {
 namespace {
 
 using nlohmann::json;
@@ -50,7 +50,7 @@ Status ReadDuration(const JsonFields& fields, const char* name, std::optional<Du
 }
 
 // custom_data for a saga: {"concurrent":true,"orders":{"1":[0]}}.
-Status ReadSagaCustomData(const std::string& custom_data, RequestOptions& options) {
+Status ReadSagaCustomData(const std::string& custom_data, engine::RequestOptions& options) {
   if (custom_data.empty()) return Status::Ok();
   auto parsed = ParseJsonObject(custom_data, kMaxJsonDepth);
   if (!parsed) {
@@ -74,7 +74,7 @@ Status ReadSagaCustomData(const std::string& custom_data, RequestOptions& option
     std::vector<int>& list = options.orders[step];
     for (const json& w : waits) {
       if (!w.is_number_integer() || w.get<std::int64_t>() < 0 ||
-          w.get<std::int64_t>() > static_cast<std::int64_t>(kMaxSagaSteps)) {
+          w.get<std::int64_t>() > static_cast<std::int64_t>(engine::kMaxSagaSteps)) {
         return Status::InvalidArgument(path + ": must hold step indexes");
       }
       list.push_back(static_cast<int>(w.get<std::int64_t>()));
@@ -83,7 +83,7 @@ Status ReadSagaCustomData(const std::string& custom_data, RequestOptions& option
   return Status::Ok();
 }
 
-Status ReadOptions(const JsonFields& fields, RequestOptions& options) {
+Status ReadOptions(const JsonFields& fields, engine::RequestOptions& options) {
   std::optional<bool> flag;
   if (Status s = fields.ReadBool("wait_result", flag); !s.ok()) return s;
   options.wait_result = flag.value_or(false);
@@ -110,7 +110,7 @@ Status ReadOptions(const JsonFields& fields, RequestOptions& options) {
 // A saga's or a message's steps and their payloads, as JSON carries them: two arrays of the same
 // length, objects with string members and strings (their sizes bounded by the body's). Their
 // values and counts are the engine's to check.
-Status ReadSteps(const JsonFields& fields, const char* kind, std::vector<SagaStep>& steps,
+Status ReadSteps(const JsonFields& fields, const char* kind, std::vector<engine::SagaStep>& steps,
                  std::vector<std::string>& payloads) {
   const json* list = fields.Member("steps");
   if (list == nullptr) return Status::InvalidArgument(std::string("steps: required for ") + kind);
@@ -123,7 +123,7 @@ Status ReadSteps(const JsonFields& fields, const char* kind, std::vector<SagaSte
     const json& item = (*list)[i];
     if (!item.is_object()) return Status::InvalidArgument(prefix + ": must be an object");
     JsonFields step_fields(item, prefix + ".");
-    SagaStep step;
+    engine::SagaStep step;
     if (Status s = ReadText(step_fields, "action", step.action_url); !s.ok()) return s;
     if (Status s = ReadText(step_fields, "compensate", step.compensate_url); !s.ok()) return s;
     steps.push_back(std::move(step));
@@ -141,7 +141,7 @@ Status ReadSteps(const JsonFields& fields, const char* kind, std::vector<SagaSte
 
 // custom_data for a message: {"delay": seconds}, how long after its creation the first
 // delivery may go out.
-Status ReadMsgCustomData(const std::string& custom_data, RequestOptions& options) {
+Status ReadMsgCustomData(const std::string& custom_data, engine::RequestOptions& options) {
   if (custom_data.empty()) return Status::Ok();
   auto parsed = ParseJsonObject(custom_data, kMaxJsonDepth);
   if (!parsed) {
@@ -152,8 +152,9 @@ Status ReadMsgCustomData(const std::string& custom_data, RequestOptions& options
 }
 
 // A message's custom_data, steps, payloads and query_prepared.
-Status ReadMsg(const JsonFields& fields, RequestOptions& options, std::vector<SagaStep>& steps,
-               std::vector<std::string>& payloads, std::string& query_prepared) {
+Status ReadMsg(const JsonFields& fields, engine::RequestOptions& options,
+               std::vector<engine::SagaStep>& steps, std::vector<std::string>& payloads,
+               std::string& query_prepared) {
   if (Status s = ReadMsgCustomData(options.custom_data, options); !s.ok()) return s;
   if (Status s = ReadSteps(fields, "a message", steps, payloads); !s.ok()) return s;
   return ReadText(fields, "query_prepared", query_prepared);
@@ -179,30 +180,32 @@ std::optional<std::string> Param(const QueryParams& params, const std::string& n
 
 }  // namespace
 
-Result<PrepareRequest> ParsePrepare(std::string_view body) {
-  return ParseBody<PrepareRequest>(body, [](const JsonFields& f, PrepareRequest& r) {
-    if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
-    if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
-    if (Status s = ReadOptions(f, r.options); !s.ok()) return s;
-    if (r.trans_type != TransType::kMsg) return Status::Ok();
-    return ReadMsg(f, r.options, r.steps, r.payloads, r.query_prepared);
-  });
+Result<engine::PrepareRequest> ParsePrepare(std::string_view body) {
+  return ParseBody<engine::PrepareRequest>(
+      body, [](const JsonFields& f, engine::PrepareRequest& r) {
+        if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
+        if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
+        if (Status s = ReadOptions(f, r.options); !s.ok()) return s;
+        if (r.trans_type != TransType::kMsg) return Status::Ok();
+        return ReadMsg(f, r.options, r.steps, r.payloads, r.query_prepared);
+      });
 }
 
-Result<RegisterBranchRequest> ParseRegisterBranch(std::string_view body) {
-  return ParseBody<RegisterBranchRequest>(body, [](const JsonFields& f, RegisterBranchRequest& r) {
-    if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
-    if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
-    if (Status s = f.RequireString("branch_id", r.branch_id); !s.ok()) return s;
-    if (Status s = ReadText(f, "data", r.data); !s.ok()) return s;
-    if (Status s = ReadText(f, "url", r.url); !s.ok()) return s;
-    if (Status s = ReadText(f, "confirm", r.confirm_url); !s.ok()) return s;
-    return ReadText(f, "cancel", r.cancel_url);
-  });
+Result<engine::RegisterBranchRequest> ParseRegisterBranch(std::string_view body) {
+  return ParseBody<engine::RegisterBranchRequest>(
+      body, [](const JsonFields& f, engine::RegisterBranchRequest& r) {
+        if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
+        if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
+        if (Status s = f.RequireString("branch_id", r.branch_id); !s.ok()) return s;
+        if (Status s = ReadText(f, "data", r.data); !s.ok()) return s;
+        if (Status s = ReadText(f, "url", r.url); !s.ok()) return s;
+        if (Status s = ReadText(f, "confirm", r.confirm_url); !s.ok()) return s;
+        return ReadText(f, "cancel", r.cancel_url);
+      });
 }
 
-Result<SubmitRequest> ParseSubmit(std::string_view body) {
-  return ParseBody<SubmitRequest>(body, [](const JsonFields& f, SubmitRequest& r) {
+Result<engine::SubmitRequest> ParseSubmit(std::string_view body) {
+  return ParseBody<engine::SubmitRequest>(body, [](const JsonFields& f, engine::SubmitRequest& r) {
     if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
     if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
     if (Status s = ReadOptions(f, r.options); !s.ok()) return s;
@@ -215,8 +218,8 @@ Result<SubmitRequest> ParseSubmit(std::string_view body) {
   });
 }
 
-Result<AbortRequest> ParseAbort(std::string_view body) {
-  return ParseBody<AbortRequest>(body, [](const JsonFields& f, AbortRequest& r) {
+Result<engine::AbortRequest> ParseAbort(std::string_view body) {
+  return ParseBody<engine::AbortRequest>(body, [](const JsonFields& f, engine::AbortRequest& r) {
     if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
     if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
     if (Status s = ReadText(f, "rollback_reason", r.rollback_reason); !s.ok()) return s;
@@ -230,43 +233,45 @@ Result<AbortRequest> ParseAbort(std::string_view body) {
 Result<std::string> ParseGidBody(std::string_view body) {
   return ParseBody<std::string>(body, [](const JsonFields& f, std::string& gid) {
     if (Status s = ReadGid(f, gid); !s.ok()) return s;
-    return CheckGid(gid);
+    return engine::CheckGid(gid);
   });
 }
 
-Result<ForceStopRequest> ParseForceStop(std::string_view body) {
-  return ParseBody<ForceStopRequest>(body, [](const JsonFields& f, ForceStopRequest& r) {
-    if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
-    return ReadText(f, "reason", r.reason);
-  });
+Result<engine::ForceStopRequest> ParseForceStop(std::string_view body) {
+  return ParseBody<engine::ForceStopRequest>(body,
+                                             [](const JsonFields& f, engine::ForceStopRequest& r) {
+                                               if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
+                                               return ReadText(f, "reason", r.reason);
+                                             });
 }
 
-Result<SubscribeRequest> ParseSubscribeQuery(const QueryParams& params) {
-  SubscribeRequest r;
+Result<engine::SubscribeRequest> ParseSubscribeQuery(const QueryParams& params) {
+  engine::SubscribeRequest r;
   r.topic = Param(params, "topic").value_or("");
   r.url = Param(params, "url").value_or("");
   r.remark = Param(params, "remark").value_or("");
   return r;
 }
 
-Result<SubscribeRequest> ParseSubscribeBody(std::string_view body) {
-  return ParseBody<SubscribeRequest>(body, [](const JsonFields& f, SubscribeRequest& r) {
-    if (Status s = f.RequireString("topic", r.topic); !s.ok()) return s;
-    if (Status s = f.RequireString("url", r.url); !s.ok()) return s;
-    return ReadText(f, "remark", r.remark);
-  });
+Result<engine::SubscribeRequest> ParseSubscribeBody(std::string_view body) {
+  return ParseBody<engine::SubscribeRequest>(
+      body, [](const JsonFields& f, engine::SubscribeRequest& r) {
+        if (Status s = f.RequireString("topic", r.topic); !s.ok()) return s;
+        if (Status s = f.RequireString("url", r.url); !s.ok()) return s;
+        return ReadText(f, "remark", r.remark);
+      });
 }
 
 Result<std::string> ParseTopicBody(std::string_view body) {
   return ParseBody<std::string>(body, [](const JsonFields& f, std::string& topic) {
     if (Status s = f.RequireString("topic", topic); !s.ok()) return s;
-    return CheckTopic("topic", topic);
+    return engine::CheckTopic("topic", topic);
   });
 }
 
 Result<std::string> ParseQueryGid(const QueryParams& params) {
   std::string gid = Param(params, "gid").value_or("");
-  if (Status s = CheckGid(gid); !s.ok()) return s;
+  if (Status s = engine::CheckGid(gid); !s.ok()) return s;
   return gid;
 }
 
@@ -312,4 +317,4 @@ Result<storage::ListQuery> ParseListQuery(const QueryParams& params) {
   return query;
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::api

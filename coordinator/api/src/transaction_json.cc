@@ -4,7 +4,7 @@
 
 #include "settle/engine/decision.h"
 
-namespace settle::coordinator {
+namespace settle::api {
 namespace {
 
 using nlohmann::json;
@@ -101,9 +101,9 @@ std::string CountsResponseBody(const std::vector<storage::UnfinishedCount>& coun
            {"finished_since_start", {{"succeed", finished.succeed}, {"failed", finished.failed}}}});
 }
 
-std::string HostsResponseBody(const std::vector<HostView>& hosts) {
+std::string HostsResponseBody(const std::vector<calls::HostView>& hosts) {
   json list = json::array();
-  for (const HostView& h : hosts) {
+  for (const calls::HostView& h : hosts) {
     list.push_back({{"host", h.host},
                     {"circuit", std::string(ToString(h.state))},
                     {"opens", h.opens},
@@ -122,7 +122,7 @@ std::string QueryResponseBody(const std::optional<storage::Transaction>& tx) {
   json body = {{"transaction", nullptr}, {"branches", json::array()}};
   if (tx) {
     body["transaction"] = GlobalJson(tx->global);
-    const std::vector<bool> still_called = RowsStillCalled(*tx);
+    const std::vector<bool> still_called = engine::RowsStillCalled(*tx);
     for (std::size_t i = 0; i < tx->branches.size(); ++i) {
       body["branches"].push_back(BranchJson(tx->branches[i], still_called[i]));
     }
@@ -150,7 +150,7 @@ std::string TopicsResponseBody(const std::vector<storage::Topic>& topics) {
   return Dump(json{{"topics", std::move(list)}});
 }
 
-std::string ClockResponseBody(const ClockReading& clock) {
+std::string ClockResponseBody(const drive::ClockReading& clock) {
   return json{{"reference", clock.reference},
               {"measured", clock.measured},
               {"offset_ms", clock.offset.count()},
@@ -161,4 +161,4 @@ std::string ClockResponseBody(const ClockReading& clock) {
       .dump();
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::api

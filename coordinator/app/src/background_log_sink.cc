@@ -8,7 +8,7 @@
 
 #include "settle/core/thread_name.h"
 
-namespace settle::coordinator {
+namespace settle::app {
 namespace {
 
 // Once a line is pending, the writer waits this long for more before writing, so that a busy
@@ -110,4 +110,4 @@ void BackgroundLogSink::WriteAll(const std::string& text) const {
   }
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::app

@@ -12,7 +12,7 @@
 
 #include "settle/core/duration_text.h"
 
-namespace settle::coordinator {
+namespace settle::app {
 namespace {
 
 struct DurationFlag {
@@ -22,7 +22,7 @@ struct DurationFlag {
   std::string text;
 };
 
-Status AddAll(AccessTokens& tokens, Access level, const std::vector<std::string>& values,
+Status AddAll(api::AccessTokens& tokens, api::Access level, const std::vector<std::string>& values,
               const char* flag) {
   for (const std::string& token : values) {
     if (Status s = tokens.Add(level, token); !s.ok()) {
@@ -32,12 +32,12 @@ Status AddAll(AccessTokens& tokens, Access level, const std::vector<std::string>
   return Status::Ok();
 }
 
-Status CollectTokens(AccessTokens& tokens, const std::vector<std::string>& read,
+Status CollectTokens(api::AccessTokens& tokens, const std::vector<std::string>& read,
                      const std::vector<std::string>& client, const std::vector<std::string>& admin,
                      const std::string& file) {
-  if (Status s = AddAll(tokens, Access::kRead, read, "--read-token"); !s.ok()) return s;
-  if (Status s = AddAll(tokens, Access::kClient, client, "--client-token"); !s.ok()) return s;
-  if (Status s = AddAll(tokens, Access::kAdmin, admin, "--admin-token"); !s.ok()) return s;
+  if (Status s = AddAll(tokens, api::Access::kRead, read, "--read-token"); !s.ok()) return s;
+  if (Status s = AddAll(tokens, api::Access::kClient, client, "--client-token"); !s.ok()) return s;
+  if (Status s = AddAll(tokens, api::Access::kAdmin, admin, "--admin-token"); !s.ok()) return s;
   if (file.empty()) return Status::Ok();
   std::ifstream in(file, std::ios::binary);
   std::ostringstream text;
@@ -361,4 +361,4 @@ CommandLine ParseCommandLine(int argc, const char* const* argv, const BuildInfo&
   return result;
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::app

@@ -5,7 +5,7 @@
 
 #include "settle/app/background_log_sink.h"
 
-namespace settle::coordinator {
+namespace settle::app {
 
 void ConfigureLogging(const std::string& level) {
   auto sink = std::make_shared<BackgroundLogSink>(STDERR_FILENO);
@@ -18,4 +18,4 @@ void ConfigureLogging(const std::string& level) {
 
 void StopLogging() { spdlog::shutdown(); }
 
-}  // namespace settle::coordinator
+}  // namespace settle::app

@@ -12,7 +12,7 @@
 #include "settle/storage/open_store.h"
 
 int main(int argc, char** argv) {
-  using namespace settle::coordinator;
+  using namespace settle::app;
   const CommandLine command_line = ParseCommandLine(argc, argv, settle::ThisBuild());
   if (command_line.exit_now) {
     std::fputs(command_line.output.c_str(), command_line.exit_code == 0 ? stdout : stderr);

@@ -4,7 +4,7 @@
 
 #include "settle/core/delete_in_batches.h"
 
-namespace settle::coordinator {
+namespace settle::app {
 
 Retention::Retention(storage::Store& store, const Clock& clock, RetentionSettings settings)
     : store_(store),
@@ -47,4 +47,4 @@ void Retention::DeleteBacklog() {
   if (done.deleted > 0) spdlog::info("retention: deleted {} finished transactions", done.deleted);
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::app

@@ -8,7 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
-namespace settle::coordinator {
+namespace settle::app {
 namespace {
 
 constexpr std::array<TransType, 4> kTypes = {TransType::kTcc, TransType::kSaga, TransType::kMsg,
@@ -94,45 +94,45 @@ void WriteAlerts(PrometheusText& out, const WebhookAlerts* alerts) {
 }
 
 // One series per participant host called since the start (gates live in memory only).
-void WriteHosts(PrometheusText& out, const HostGates& gates) {
-  const std::vector<HostView> hosts = gates.Hosts();
+void WriteHosts(PrometheusText& out, const calls::HostGates& gates) {
+  const std::vector<calls::HostView> hosts = gates.Hosts();
   out.Family("settle_circuit_state", "gauge",
              "The circuit of each participant host (scheme://host:port): 0 closed, 1 open "
              "(its calls wait), 2 probing (one call is out to learn whether it is back).");
-  for (const HostView& h : hosts) {
+  for (const calls::HostView& h : hosts) {
     std::uint64_t state = 0;
-    if (h.state == CircuitState::kOpen) state = 1;
-    if (h.state == CircuitState::kProbing) state = 2;
+    if (h.state == engine::CircuitState::kOpen) state = 1;
+    if (h.state == engine::CircuitState::kProbing) state = 2;
     out.Sample("settle_circuit_state", {{"host", h.host}}, state);
   }
   out.Family("settle_circuit_opens_total", "counter",
              "Times the circuit of each participant host opened (--circuit-failures "
              "consecutive connection failures, timeouts or 5xx).");
-  for (const HostView& h : hosts) {
+  for (const calls::HostView& h : hosts) {
     out.Sample("settle_circuit_opens_total", {{"host", h.host}}, h.opens);
   }
   out.Family("settle_circuit_waiting", "gauge",
              "Transactions held for each participant host: its circuit is open, or they wait "
              "for their turn in the paced release after it closed, or for a slot under "
              "--host-max-in-flight.");
-  for (const HostView& h : hosts) {
+  for (const calls::HostView& h : hosts) {
     out.Sample("settle_circuit_waiting", {{"host", h.host}}, std::uint64_t{h.waiting});
   }
   out.Family("settle_host_calls_in_flight", "gauge",
              "Branch calls out to each participant host now (at most --host-max-in-flight).");
-  for (const HostView& h : hosts) {
+  for (const calls::HostView& h : hosts) {
     out.Sample("settle_host_calls_in_flight", {{"host", h.host}},
                static_cast<std::uint64_t>(std::max(h.in_flight, 0)));
   }
   out.Family("settle_host_held_at_cap_total", "counter",
              "Calls to each participant host held back because --host-max-in-flight calls "
              "were out (the transaction waits for a free slot).");
-  for (const HostView& h : hosts) {
+  for (const calls::HostView& h : hosts) {
     out.Sample("settle_host_held_at_cap_total", {{"host", h.host}}, h.held_at_cap);
   }
 }
 
-void WriteClock(PrometheusText& out, const ClockReading& clock) {
+void WriteClock(PrometheusText& out, const drive::ClockReading& clock) {
   const MetricLabels reference = {{"reference", clock.reference}};
   out.Family("settle_clock_offset_seconds", "gauge",
              "The reference clock (the database's, with several instances on PostgreSQL) minus "
@@ -168,7 +168,7 @@ void WriteBuild(PrometheusText& out, const BuildInfo& build) {
 }  // namespace
 
 void WriteSettledMetrics(PrometheusText& out, const SettledMetricsSources& sources) {
-  const Scheduler& scheduler = sources.scheduler;
+  const drive::Scheduler& scheduler = sources.scheduler;
   sources.coordinator.WriteTo(out);
   WriteUnfinished(out, sources.store);
   out.Family("settle_scheduler_running_passes", "gauge", "Transactions being driven right now.");
@@ -186,4 +186,4 @@ void WriteSettledMetrics(PrometheusText& out, const SettledMetricsSources& sourc
   WriteBuild(out, sources.build);
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::app

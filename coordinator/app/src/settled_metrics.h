@@ -12,23 +12,23 @@
 #include "settle/metrics/prometheus_text.h"
 #include "settle/storage/store.h"
 
-namespace settle::coordinator {
+namespace settle::app {
 
 // Everything settled exports at /api/metrics except the HTTP metrics: the coordinator's
 // counters, the unfinished and stuck transactions as stored, the scheduler's load, and the
 // store's commits, the gate of each participant host. A store that cannot be read is reported by
 // settle_store_up 0, not by failing the scrape.
 struct SettledMetricsSources {
-  const CoordinatorMetrics& coordinator;
+  const drive::CoordinatorMetrics& coordinator;
   storage::Store& store;
-  const Scheduler& scheduler;
+  const drive::Scheduler& scheduler;
   const Retention& retention;
   const WebhookAlerts* alerts;  // null without a webhook
   const BuildInfo& build;
-  const HostGates* hosts = nullptr;   // null: no per-host metrics
-  std::optional<ClockReading> clock;  // how this instance's clock stands
+  const calls::HostGates* hosts = nullptr;   // null: no per-host metrics
+  std::optional<drive::ClockReading> clock;  // how this instance's clock stands
 };
 
 void WriteSettledMetrics(PrometheusText& out, const SettledMetricsSources& sources);
 
-}  // namespace settle::coordinator
+}  // namespace settle::app

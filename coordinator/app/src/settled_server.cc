@@ -21,7 +21,7 @@
 #include "settle/storage/open_store.h"
 #include "settled_metrics.h"
 
-namespace settle::coordinator {
+namespace settle::app {
 namespace {
 
 std::string DefaultInstanceId() {
@@ -40,8 +40,9 @@ struct SettledServer::Parts {
         std::unique_ptr<net::Client> http_client)
       : config(c),
         host_clock(clk),
-        database_clock(s.leases == nullptr ? nullptr
-                                           : std::make_unique<DatabaseClock>(clk, c.clock_skew)),
+        database_clock(s.leases == nullptr
+                           ? nullptr
+                           : std::make_unique<drive::DatabaseClock>(clk, c.clock_skew)),
         host_tracking(s.leases != nullptr ? nullptr : std::make_unique<TrackingClock>(clk)),
         clock(database_clock != nullptr ? static_cast<const Clock&>(*database_clock)
                                         : *host_tracking),
@@ -53,8 +54,9 @@ struct SettledServer::Parts {
         client(std::move(http_client)),
         store(std::move(s.store)),
         async_store(*store, blocking.get()),
-        lease(s.leases == nullptr ? nullptr
-                                  : std::make_unique<InstanceLease>(*s.leases, clock, c.lease)),
+        lease(s.leases == nullptr
+                  ? nullptr
+                  : std::make_unique<drive::InstanceLease>(*s.leases, clock, c.lease)),
         retention(*store, clock, c.retention),
         http_caller(*client, clock),
         // A transaction a host's gate held is driven when the gate wakes it (the scheduler is
@@ -64,15 +66,16 @@ struct SettledServer::Parts {
                        const TimePoint now = clock.Now();
                        for (const std::string& gid : gids) scheduler.Schedule(gid, now);
                      }),
-        gate_ticks(HostGatedCaller::kTickEvery, [this] { gated_caller.Tick(); }),
-        fenced_caller(lease == nullptr
-                          ? nullptr
-                          : std::make_unique<FencedBranchCaller>(gated_caller, *lease, clock)),
+        gate_ticks(calls::HostGatedCaller::kTickEvery, [this] { gated_caller.Tick(); }),
+        fenced_caller(lease == nullptr ? nullptr
+                                       : std::make_unique<drive::FencedBranchCaller>(
+                                             gated_caller, *lease, clock)),
         // A pass of a transaction a gate woke makes its rows for that host due now.
-        driver(async_store, caller(), clock, RetryPolicy(c.retry), metrics, nullptr, &gated_caller),
+        driver(async_store, caller(), clock, engine::RetryPolicy(c.retry), metrics, nullptr,
+               &gated_caller),
         leased_driver(lease == nullptr ? nullptr
-                                       : std::make_unique<LeasedPassRunner>(driver, *lease, clock,
-                                                                            blocking.get())),
+                                       : std::make_unique<drive::LeasedPassRunner>(
+                                             driver, *lease, clock, blocking.get())),
         // A held transaction whose gate still holds it is not read again when its own time
         // comes.
         scheduler(clock, io.executor(), runner(), c.max_passes, &gated_caller),
@@ -103,8 +106,8 @@ struct SettledServer::Parts {
   // its monotonic one, so that a step of the wall clock neither fires timeouts early nor
   // freezes them (TrackingClock).
   const Clock& host_clock;
-  std::unique_ptr<DatabaseClock> database_clock;  // null without leases
-  std::unique_ptr<TrackingClock> host_tracking;   // null with leases
+  std::unique_ptr<drive::DatabaseClock> database_clock;  // null without leases
+  std::unique_ptr<TrackingClock> host_tracking;          // null with leases
   const Clock& clock;
   PeriodicThread host_follow;  // without leases: reads the host's wall clock into host_tracking
   static constexpr Duration kFollowHostEvery{1000};
@@ -126,9 +129,9 @@ struct SettledServer::Parts {
     }
   }
   // How this instance's clock stands against its reference.
-  ClockReading ReadClock() const {
+  drive::ClockReading ReadClock() const {
     if (database_clock != nullptr) return database_clock->Reading();
-    ClockReading r;
+    drive::ClockReading r;
     r.reference = "host";
     r.measured = host_tracking->target().has_value();
     if (r.measured) {
@@ -145,11 +148,12 @@ struct SettledServer::Parts {
   // Calls go through the gate of their participant host. With leases (a shared store), they
   // are fenced by the lease first (a call the lease refuses says nothing about its host), and
   // passes run only for transactions this instance owns.
-  BranchCaller& caller() {
-    return fenced_caller != nullptr ? static_cast<BranchCaller&>(*fenced_caller) : gated_caller;
+  calls::BranchCaller& caller() {
+    return fenced_caller != nullptr ? static_cast<calls::BranchCaller&>(*fenced_caller)
+                                    : gated_caller;
   }
-  PassRunner& runner() {
-    return leased_driver != nullptr ? static_cast<PassRunner&>(*leased_driver) : driver;
+  drive::PassRunner& runner() {
+    return leased_driver != nullptr ? static_cast<drive::PassRunner&>(*leased_driver) : driver;
   }
   // See SettledServer::Shutdown; also undoes a start that failed half-way.
   void Shutdown();
@@ -158,23 +162,23 @@ struct SettledServer::Parts {
   std::unique_ptr<asio::thread_pool> blocking;  // null unless the store is shared
   std::unique_ptr<net::Client> client;          // branch calls and the webhook
   std::unique_ptr<storage::Store> store;
-  AsyncStore async_store;
-  std::unique_ptr<InstanceLease> lease;   // null unless the store is shared
-  std::unique_ptr<WebhookAlerts> alerts;  // null without a webhook; set before any pass
+  drive::AsyncStore async_store;
+  std::unique_ptr<drive::InstanceLease> lease;  // null unless the store is shared
+  std::unique_ptr<WebhookAlerts> alerts;        // null without a webhook; set before any pass
   Retention retention;
-  CoordinatorMetrics metrics;
-  HttpBranchCaller http_caller;
-  HostGatedCaller gated_caller;
+  drive::CoordinatorMetrics metrics;
+  calls::HttpBranchCaller http_caller;
+  calls::HostGatedCaller gated_caller;
   PeriodicThread gate_ticks;  // wakes what the gates release by time; runs while serving
-  std::unique_ptr<FencedBranchCaller> fenced_caller;  // null without leases
-  TransactionDriver driver;
-  std::unique_ptr<LeasedPassRunner> leased_driver;  // null without leases
-  Scheduler scheduler;
-  GidGenerator gids;
-  Coordinator coordinator;
-  RollbackRepair repair;
+  std::unique_ptr<drive::FencedBranchCaller> fenced_caller;  // null without leases
+  drive::TransactionDriver driver;
+  std::unique_ptr<drive::LeasedPassRunner> leased_driver;  // null without leases
+  drive::Scheduler scheduler;
+  drive::GidGenerator gids;
+  drive::Coordinator coordinator;
+  drive::RollbackRepair repair;
   PeriodicThread repair_sweeps;  // at start, then every kRepairEvery
-  ApiServer api;
+  api::ApiServer api;
   int port = 0;
   bool stopped = false;
 };
@@ -216,7 +220,7 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
   parts->io.Start();
   if (parts->lease != nullptr) {
     // Shared store: this instance drives what it owns or may claim, found by the lease's poll.
-    Scheduler& scheduler = parts->scheduler;
+    drive::Scheduler& scheduler = parts->scheduler;
     if (Status s = parts->lease->Start([&scheduler](const std::string& gid, TimePoint due) {
           scheduler.ScheduleFound(gid, due);
         });
@@ -266,7 +270,7 @@ SettledServer::SettledServer(std::unique_ptr<Parts> parts) : parts_(std::move(pa
 SettledServer::~SettledServer() { Shutdown(); }
 
 int SettledServer::port() const { return parts_->port; }
-Coordinator& SettledServer::coordinator() { return parts_->coordinator; }
+drive::Coordinator& SettledServer::coordinator() { return parts_->coordinator; }
 storage::Store& SettledServer::store() { return *parts_->store; }
 
 void SettledServer::Shutdown() { parts_->Shutdown(); }
@@ -301,4 +305,4 @@ void SettledServer::Parts::Shutdown() {
       stats.writer_checkpoints);
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::app

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <utility>
 
-namespace settle::coordinator {
+namespace settle::app {
 namespace {
 
 constexpr std::size_t kMaxAnswerBytes = 4096;
@@ -164,4 +164,4 @@ asio::awaitable<void> WebhookAlerts::Drain() {
   }
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::app

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 
-namespace settle::coordinator {
+namespace settle::calls {
 namespace {
 
 // How the release after a close is paced, for its log line.
-std::string Pace(const HostGateSettings& s) {
+std::string Pace(const engine::HostGateSettings& s) {
   std::string pace = s.release_per_second > 0
                          ? "at up to " + std::to_string(s.release_per_second) + " a second"
                          : "as fast as the cap allows";
@@ -27,32 +27,32 @@ std::string Approx(Duration d) {
   return std::to_string(s / 60) + "m" + (s % 60 == 0 ? "" : std::to_string(s % 60) + "s");
 }
 
-std::string HeldDetail(const GateAdmission& admission, const std::string& origin,
-                       const HostGateSettings& settings) {
+std::string HeldDetail(const engine::GateAdmission& admission, const std::string& origin,
+                       const engine::HostGateSettings& settings) {
   if (admission.circuit_open) return "not called: the circuit for " + origin + " is open";
   if (admission.releasing) return "not called: waiting its turn in the release of " + origin;
   return "not called: " + std::to_string(settings.max_in_flight) + " calls to " + origin +
          " are in flight";
 }
 
-void LogCircuitChange(CircuitChange change, const std::string& origin, const HostGate& gate,
-                      const std::string& last_error, const HostGateSettings& settings,
-                      TimePoint now) {
-  const HostCircuit& c = gate.circuit();
+void LogCircuitChange(engine::CircuitChange change, const std::string& origin,
+                      const engine::HostGate& gate, const std::string& last_error,
+                      const engine::HostGateSettings& settings, TimePoint now) {
+  const engine::HostCircuit& c = gate.circuit();
   switch (change) {
-    case CircuitChange::kNone:
+    case engine::CircuitChange::kNone:
       return;
-    case CircuitChange::kOpened:
+    case engine::CircuitChange::kOpened:
       spdlog::warn(
           "circuit for {} open after {} consecutive failures (last: {}): its calls wait, "
           "next probe in {}",
           origin, c.consecutive_failures(), last_error, Approx(c.next_probe_at() - now));
       return;
-    case CircuitChange::kStillOpen:
+    case engine::CircuitChange::kStillOpen:
       spdlog::warn("circuit for {} still open: the probe failed ({}), next probe in {}", origin,
                    last_error, Approx(c.next_probe_at() - now));
       return;
-    case CircuitChange::kClosed:
+    case engine::CircuitChange::kClosed:
       spdlog::info(
           "circuit for {} closed after {}: the host answered; {} waiting transactions resume {}",
           origin, Approx(now - c.opened_at()), gate.waiting(), Pace(settings));
@@ -60,17 +60,17 @@ void LogCircuitChange(CircuitChange change, const std::string& origin, const Hos
   }
 }
 
-void LogReleaseDone(const std::string& origin, const HostGate& gate, TimePoint now) {
+void LogReleaseDone(const std::string& origin, const engine::HostGate& gate, TimePoint now) {
   spdlog::info("host {}: the {} transactions that waited for its circuit are released, in {}",
                origin, gate.released(), Approx(now - gate.closed_at()));
 }
 
-void LogHostSummary(const std::string& origin, const HostGate& gate, TimePoint now) {
-  const HostCircuit& c = gate.circuit();
+void LogHostSummary(const std::string& origin, const engine::HostGate& gate, TimePoint now) {
+  const engine::HostCircuit& c = gate.circuit();
   if (gate.releasing()) {
     spdlog::info("host {}: {} transactions released since its circuit closed {} ago, {} waiting",
                  origin, gate.released(), Approx(now - gate.closed_at()), gate.waiting());
-  } else if (c.state() == CircuitState::kProbing) {
+  } else if (c.state() == engine::CircuitState::kProbing) {
     spdlog::info("circuit for {} open for {}: {} transactions waiting, a probe is out", origin,
                  Approx(now - c.opened_at()), gate.waiting());
   } else {
@@ -79,4 +79,4 @@ void LogHostSummary(const std::string& origin, const HostGate& gate, TimePoint n
   }
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::calls

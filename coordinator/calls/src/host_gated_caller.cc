@@ -9,15 +9,16 @@
 #include "gate_log.h"
 #include "settle/core/url.h"
 
-namespace settle::coordinator {
+namespace settle::calls {
 
 std::string OriginOf(const std::string& url) {
   Result<Url> parsed = ParseUrl(url);
   return parsed ? parsed->Origin() : std::string();
 }
 
-HostGatedCaller::HostGatedCaller(BranchCaller& inner, const Clock& clock, HostGateSettings settings,
-                                 OnWake on_wake, RetryPolicy::Jitter jitter)
+HostGatedCaller::HostGatedCaller(BranchCaller& inner, const Clock& clock,
+                                 engine::HostGateSettings settings, OnWake on_wake,
+                                 engine::RetryPolicy::Jitter jitter)
     : inner_(inner),
       clock_(clock),
       settings_(settings),
@@ -39,7 +40,8 @@ std::vector<std::string> HostGatedCaller::TakeReleased(const std::string& gid) {
 
 HostGatedCaller::Host& HostGatedCaller::HostOf(const std::string& origin) {
   auto it = hosts_.find(origin);
-  if (it == hosts_.end()) it = hosts_.emplace(origin, Host{HostGate(settings_, jitter_), {}}).first;
+  if (it == hosts_.end())
+    it = hosts_.emplace(origin, Host{engine::HostGate(settings_, jitter_), {}}).first;
   return it->second;
 }
 
@@ -56,12 +58,12 @@ void HostGatedCaller::TakeWoken(const std::string& origin, Host& host, TimePoint
 
 void HostGatedCaller::Summarize(const std::string& origin, Host& host, TimePoint now,
                                 bool was_releasing) {
-  const HostGate& gate = host.gate;
+  const engine::HostGate& gate = host.gate;
   if (was_releasing && !gate.releasing()) {
     LogReleaseDone(origin, gate, now);
     return;
   }
-  const bool open = gate.circuit().state() != CircuitState::kClosed;
+  const bool open = gate.circuit().state() != engine::CircuitState::kClosed;
   if (!open && !gate.releasing()) return;
   if (now - host.last_summary < kSummaryEvery) return;
   host.last_summary = now;
@@ -85,23 +87,23 @@ void HostGatedCaller::Tick() {
   Wake(woken);
 }
 
-asio::awaitable<std::vector<BranchOutcome>> HostGatedCaller::CallAll(
-    std::vector<BranchCall> calls) {
+asio::awaitable<std::vector<engine::BranchOutcome>> HostGatedCaller::CallAll(
+    std::vector<engine::BranchCall> calls) {
   if (settings_.circuit.failures <= 0 && settings_.max_in_flight <= 0) {
-    std::vector<BranchOutcome> direct = co_await inner_.CallAll(std::move(calls));
+    std::vector<engine::BranchOutcome> direct = co_await inner_.CallAll(std::move(calls));
     co_return direct;
   }
   Admission admission = Admit(calls);
   if (admission.made.empty()) co_return std::move(admission.outcomes);
-  std::vector<BranchCall> made;
+  std::vector<engine::BranchCall> made;
   made.reserve(admission.made.size());
   for (std::size_t i : admission.made) made.push_back(std::move(calls[i]));
-  std::vector<BranchOutcome> results = co_await inner_.CallAll(std::move(made));
+  std::vector<engine::BranchOutcome> results = co_await inner_.CallAll(std::move(made));
   Wake(Record(admission, std::move(results)));
   co_return std::move(admission.outcomes);
 }
 
-HostGatedCaller::Admission HostGatedCaller::Admit(const std::vector<BranchCall>& calls) {
+HostGatedCaller::Admission HostGatedCaller::Admit(const std::vector<engine::BranchCall>& calls) {
   Admission a;
   a.outcomes.resize(calls.size());
   a.origins.resize(calls.size());
@@ -116,16 +118,16 @@ HostGatedCaller::Admission HostGatedCaller::Admit(const std::vector<BranchCall>&
       a.made_created.push_back(calls[i].created);
       continue;
     }
-    const GateAdmission admission =
+    const engine::GateAdmission admission =
         HostOf(a.origins[i]).gate.Admit(calls[i].gid, calls[i].created, now);
-    if (admission.kind == GateAdmission::Kind::kHeld) {
-      BranchOutcome& held = a.outcomes[i];
+    if (admission.kind == engine::GateAdmission::Kind::kHeld) {
+      engine::BranchOutcome& held = a.outcomes[i];
       held.not_called_until = admission.until;
       held.circuit_open = admission.circuit_open;
       held.detail = HeldDetail(admission, a.origins[i], settings_);
       continue;
     }
-    a.probes[i] = admission.kind == GateAdmission::Kind::kProbe;
+    a.probes[i] = admission.kind == engine::GateAdmission::Kind::kProbe;
     if (a.probes[i])
       spdlog::debug("circuit for {}: gid={} is the probe", a.origins[i], calls[i].gid);
     a.made.push_back(i);
@@ -136,22 +138,22 @@ HostGatedCaller::Admission HostGatedCaller::Admit(const std::vector<BranchCall>&
 }
 
 std::vector<std::string> HostGatedCaller::Record(Admission& admission,
-                                                 std::vector<BranchOutcome> results) {
+                                                 std::vector<engine::BranchOutcome> results) {
   std::vector<std::string> woken;
   const TimePoint now = clock_.Now();
   const std::lock_guard lock(mu_);
   for (std::size_t k = 0; k < admission.made.size(); ++k) {
     const std::size_t i = admission.made[k];
-    BranchOutcome& outcome = admission.outcomes[i];
+    engine::BranchOutcome& outcome = admission.outcomes[i];
     outcome = std::move(results[k]);
     const std::string& origin = admission.origins[i];
     if (origin.empty()) continue;
     Host& host = HostOf(origin);
-    const bool failed = HostFailed(outcome);
-    const bool was_closed = host.gate.circuit().state() == CircuitState::kClosed;
-    const CircuitChange change = host.gate.OnResult(
+    const bool failed = engine::HostFailed(outcome);
+    const bool was_closed = host.gate.circuit().state() == engine::CircuitState::kClosed;
+    const engine::CircuitChange change = host.gate.OnResult(
         admission.made_gids[k], admission.made_created[k], failed, admission.probes[i], now);
-    if (change == CircuitChange::kOpened || change == CircuitChange::kClosed) {
+    if (change == engine::CircuitChange::kOpened || change == engine::CircuitChange::kClosed) {
       host.last_summary = now;
     }
     LogCircuitChange(change, origin, host.gate, outcome.detail, settings_, now);
@@ -176,12 +178,12 @@ std::vector<HostView> HostGatedCaller::Hosts() const {
     const std::lock_guard lock(mu_);
     views.reserve(hosts_.size());
     for (const auto& [origin, host] : hosts_) {
-      const HostGate& g = host.gate;
-      const HostCircuit& c = g.circuit();
-      const bool open = c.state() != CircuitState::kClosed;
+      const engine::HostGate& g = host.gate;
+      const engine::HostCircuit& c = g.circuit();
+      const bool open = c.state() != engine::CircuitState::kClosed;
       views.push_back({origin, c.state(), c.opens(), g.waiting(), g.in_flight(), g.held_at_cap(),
                        g.releasing(), open ? now - c.opened_at() : Duration(0),
-                       c.state() == CircuitState::kOpen
+                       c.state() == engine::CircuitState::kOpen
                            ? std::max(c.next_probe_at() - now, Duration(0))
                            : Duration(0),
                        g.OldestWaiting(kOldestShown)});
@@ -192,4 +194,4 @@ std::vector<HostView> HostGatedCaller::Hosts() const {
   return views;
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::calls

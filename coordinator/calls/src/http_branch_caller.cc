@@ -10,11 +10,11 @@
 #include "settle/core/url.h"
 #include "settle/net/message.h"
 
-namespace settle::coordinator {
+namespace settle::calls {
 namespace {
 
-BranchOutcome Unknown(std::string detail) {
-  return BranchOutcome{BranchResult::kUnknown, 0, std::move(detail)};
+engine::BranchOutcome Unknown(std::string detail) {
+  return engine::BranchOutcome{BranchResult::kUnknown, 0, std::move(detail)};
 }
 
 }  // namespace
@@ -23,24 +23,24 @@ HttpBranchCaller::HttpBranchCaller(net::Client& client, const Clock& clock,
                                    HttpBranchCallerOptions options)
     : client_(client), clock_(clock), options_(options) {}
 
-asio::awaitable<std::vector<BranchOutcome>> HttpBranchCaller::CallAll(
-    std::vector<BranchCall> calls) {
+asio::awaitable<std::vector<engine::BranchOutcome>> HttpBranchCaller::CallAll(
+    std::vector<engine::BranchCall> calls) {
   if (calls.size() == 1) {
-    std::vector<BranchOutcome> one;
-    BranchOutcome outcome = co_await Call(std::move(calls[0]));
+    std::vector<engine::BranchOutcome> one;
+    engine::BranchOutcome outcome = co_await Call(std::move(calls[0]));
     one.push_back(std::move(outcome));
     co_return one;
   }
-  std::vector<asio::awaitable<BranchOutcome>> tasks;
+  std::vector<asio::awaitable<engine::BranchOutcome>> tasks;
   tasks.reserve(calls.size());
-  for (BranchCall& call : calls) tasks.push_back(Call(std::move(call)));
+  for (engine::BranchCall& call : calls) tasks.push_back(Call(std::move(call)));
   const asio::any_io_executor executor = co_await asio::this_coro::executor;
   co_return co_await async::AwaitAll(executor, std::move(tasks));
 }
 
-asio::awaitable<BranchOutcome> HttpBranchCaller::Call(BranchCall call) {
+asio::awaitable<engine::BranchOutcome> HttpBranchCaller::Call(engine::BranchCall call) {
   const MonoTime start = clock_.Monotonic();
-  BranchOutcome outcome;
+  engine::BranchOutcome outcome;
   try {
     Result<Url> url = ParseUrl(call.url);
     if (!url) {
@@ -78,4 +78,4 @@ asio::awaitable<BranchOutcome> HttpBranchCaller::Call(BranchCall call) {
   co_return outcome;
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::calls

@@ -2,7 +2,7 @@
 
 #include "settle/async/await.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 
 asio::awaitable<Status> AsyncStore::Commit(storage::WriteBatch batch) {
   co_return co_await async::AwaitCallback<Status>(
@@ -17,4 +17,4 @@ asio::awaitable<Result<storage::ListPage>> AsyncStore::List(storage::ListQuery q
   co_return co_await Read([this, &query] { return store_.List(query); });
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

@@ -12,7 +12,7 @@
 // GCC 12 mishandles temporaries with destructors that live across a co_await (aggregates,
 // braced lists, string literals turned into strings): every argument of a co_await here is
 // built in a named variable first.
-namespace settle::coordinator {
+namespace settle::drive {
 namespace {
 
 // A compare-and-set that loses to a concurrent change is retried this many times.
@@ -70,7 +70,7 @@ Status Coordinator::CheckServing() const {
   return Status::Ok();
 }
 
-TransactionDefaults Coordinator::Defaults() const {
+engine::TransactionDefaults Coordinator::Defaults() const {
   return {.request_timeout = settings_.request_timeout,
           .retry_interval = settings_.retry_interval,
           .prepared_timeout_to_fail = settings_.prepared_timeout_to_fail};
@@ -88,12 +88,12 @@ Result<std::size_t> Coordinator::Resume() {
 
 std::string Coordinator::NewGid() { return gids_.Next(); }
 
-asio::awaitable<Status> Coordinator::Prepare(PrepareRequest request) {
+asio::awaitable<Status> Coordinator::Prepare(engine::PrepareRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = CheckPrepare(request); !s.ok()) co_return s;
-  auto subscribers = co_await ReadSubscribers(TopicsOf(request.steps));
+  if (Status s = engine::CheckPrepare(request); !s.ok()) co_return s;
+  auto subscribers = co_await ReadSubscribers(engine::TopicsOf(request.steps));
   if (!subscribers) co_return subscribers.status();
-  auto built = BuildPrepared(request, *subscribers, Defaults(), clock_.Now());
+  auto built = engine::BuildPrepared(request, *subscribers, Defaults(), clock_.Now());
   if (!built) co_return built.status();
   const storage::GlobalRecord& g = built->global;
   storage::WriteBatch insert;
@@ -110,9 +110,9 @@ asio::awaitable<Status> Coordinator::Prepare(PrepareRequest request) {
   co_return co_await ExpectStored(g.gid, g.trans_type, GlobalStatus::kPrepared);
 }
 
-asio::awaitable<Result<TopicSubscribers>> Coordinator::ReadSubscribers(
+asio::awaitable<Result<engine::TopicSubscribers>> Coordinator::ReadSubscribers(
     std::vector<std::string> topics) {
-  TopicSubscribers subscribers;
+  engine::TopicSubscribers subscribers;
   for (const std::string& topic : topics) {
     auto read = co_await store_.Read([this, &topic] { return store_.store().Subscribers(topic); });
     if (!read) co_return read.status();
@@ -133,30 +133,30 @@ asio::awaitable<Status> Coordinator::ExpectStored(std::string gid, TransType typ
   co_return Status::Ok();
 }
 
-asio::awaitable<Status> Coordinator::RegisterBranch(RegisterBranchRequest request) {
+asio::awaitable<Status> Coordinator::RegisterBranch(engine::RegisterBranchRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = CheckRegisterBranch(request); !s.ok()) co_return s;
+  if (Status s = engine::CheckRegisterBranch(request); !s.ok()) co_return s;
   storage::WriteBatch batch;
   // Rows of another type's ops would be ignored by the transaction's engine: the branch would
   // never be finished.
   batch.Add(storage::ExpectGlobalType{request.gid, request.trans_type});
   batch.Add(storage::ExpectGlobalStatus{request.gid, {GlobalStatus::kPrepared}});
-  for (storage::BranchRecord& row : RegisteredRows(request, clock_.Now())) {
+  for (storage::BranchRecord& row : engine::RegisteredRows(request, clock_.Now())) {
     batch.Add(storage::InsertBranch{std::move(row)});
   }
   batch.Add(storage::LimitBranchRows{request.gid, 2 * settings_.max_tcc_branches});
   Status s = co_await store_.Commit(std::move(batch));
   if (s.code() == StatusCode::kInvalidArgument)
-    s = TooManyBranches(request, settings_.max_tcc_branches);
+    s = engine::TooManyBranches(request, settings_.max_tcc_branches);
   if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(request.gid);
   if (s.ok()) spdlog::debug("gid={} branch={} registered", request.gid, request.branch_id);
   co_return s;
 }
 
-asio::awaitable<Status> Coordinator::Submit(SubmitRequest request) {
+asio::awaitable<Status> Coordinator::Submit(engine::SubmitRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = CheckSubmit(request); !s.ok()) co_return s;
-  const SubmitPlan plan = PlanSubmit(request.trans_type);
+  if (Status s = engine::CheckSubmit(request); !s.ok()) co_return s;
+  const engine::SubmitPlan plan = engine::PlanSubmit(request.trans_type);
   const bool wait_result = request.options.wait_result;
   std::string no_reason;
   if (plan.moves_prepared) {
@@ -166,9 +166,9 @@ asio::awaitable<Status> Coordinator::Submit(SubmitRequest request) {
         request.gid, request.trans_type, GlobalStatus::kSubmitted, no_reason, wait_result);
     if (!plan.creates || changed.code() != StatusCode::kNotFound) co_return changed;
   }
-  auto subscribers = co_await ReadSubscribers(TopicsOf(request.steps));
+  auto subscribers = co_await ReadSubscribers(engine::TopicsOf(request.steps));
   if (!subscribers) co_return subscribers.status();
-  auto built = BuildSubmitted(request, *subscribers, Defaults(), clock_.Now());
+  auto built = engine::BuildSubmitted(request, *subscribers, Defaults(), clock_.Now());
   if (!built) co_return built.status();
   const Status inserted = co_await InsertAndDrive(std::move(*built), wait_result);
   if (inserted.code() != StatusCode::kAlreadyExists) co_return inserted;
@@ -218,12 +218,12 @@ asio::awaitable<Status> Coordinator::InsertAndDrive(storage::Transaction tx, boo
   co_return co_await DriveClaimed(std::move(*claim), std::move(tx), wait_result);
 }
 
-asio::awaitable<Status> Coordinator::Abort(AbortRequest request) {
+asio::awaitable<Status> Coordinator::Abort(engine::AbortRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = CheckAbort(request); !s.ok()) co_return s;
+  if (Status s = engine::CheckAbort(request); !s.ok()) co_return s;
   std::string reason =
       request.rollback_reason.empty() ? "aborted by the client" : request.rollback_reason;
-  const AbortPlan plan = PlanAbort(request.trans_type);
+  const engine::AbortPlan plan = engine::PlanAbort(request.trans_type);
   if (plan.drives) {
     co_return co_await ChangeTwoPhaseAndDrive(request.gid, request.trans_type, plan.to,
                                               std::move(reason), request.wait_result);
@@ -236,9 +236,9 @@ asio::awaitable<Status> Coordinator::Abort(AbortRequest request) {
   co_return Status::Ok();
 }
 
-asio::awaitable<Status> Coordinator::ForceStop(ForceStopRequest request) {
+asio::awaitable<Status> Coordinator::ForceStop(engine::ForceStopRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = CheckForceStop(request); !s.ok()) co_return s;
+  if (Status s = engine::CheckForceStop(request); !s.ok()) co_return s;
   const std::string& gid = request.gid;
   std::vector<GlobalStatus> from = {GlobalStatus::kPrepared, GlobalStatus::kSubmitted,
                                     GlobalStatus::kAborting};
@@ -269,9 +269,9 @@ asio::awaitable<Status> Coordinator::ResetNextCronTime(std::string gid) {
   co_return Status::Ok();
 }
 
-asio::awaitable<Status> Coordinator::Subscribe(SubscribeRequest request) {
+asio::awaitable<Status> Coordinator::Subscribe(engine::SubscribeRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = CheckSubscription(request); !s.ok()) co_return s;
+  if (Status s = engine::CheckSubscription(request); !s.ok()) co_return s;
   storage::Subscriber subscriber{request.url, request.remark, clock_.Now()};
   storage::WriteBatch batch;
   batch.Add(storage::Subscribe{request.topic, std::move(subscriber)});
@@ -280,9 +280,9 @@ asio::awaitable<Status> Coordinator::Subscribe(SubscribeRequest request) {
   co_return s;
 }
 
-asio::awaitable<Status> Coordinator::Unsubscribe(SubscribeRequest request) {
+asio::awaitable<Status> Coordinator::Unsubscribe(engine::SubscribeRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = CheckSubscription(request); !s.ok()) co_return s;
+  if (Status s = engine::CheckSubscription(request); !s.ok()) co_return s;
   storage::WriteBatch batch;
   batch.Add(storage::Unsubscribe{request.topic, request.url});
   const Status s = co_await store_.Commit(std::move(batch));
@@ -331,7 +331,7 @@ asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::Change
     if (std::find(from.begin(), from.end(), g.status) == from.end()) co_return StatusForbids(g);
     const GlobalStatus old = g.status;
     const TimePoint now = clock_.Now();
-    ApplyStatusChange(g, to, reason, now);
+    engine::ApplyStatusChange(g, to, reason, now);
     g.force_stopped = force_stop;
     if (!IsTerminal(to)) g.next_cron_time = now;
     // The branch count makes `tx` exactly what is stored after the commit: a branch
@@ -383,4 +383,4 @@ asio::awaitable<Status> Coordinator::AnswerAfterPass(std::string gid, PassResult
   co_return OutcomeOf(**loaded);
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

@@ -3,7 +3,7 @@
 #include <cctype>
 #include <string>
 
-namespace settle::coordinator {
+namespace settle::drive {
 namespace {
 
 constexpr std::array<TransType, 4> kAllTypes = {TransType::kTcc, TransType::kSaga, TransType::kMsg,
@@ -43,7 +43,8 @@ void CoordinatorMetrics::TransactionStuck(TransType type) {
   stuck_[Index(type)].fetch_add(1, std::memory_order_relaxed);
 }
 
-void CoordinatorMetrics::BranchCalled(BranchOp op, const BranchOutcome& outcome, bool retry) {
+void CoordinatorMetrics::BranchCalled(BranchOp op, const engine::BranchOutcome& outcome,
+                                      bool retry) {
   calls_[Index(op)][Index(outcome.result)].fetch_add(1, std::memory_order_relaxed);
   if (retry) retries_[Index(op)].fetch_add(1, std::memory_order_relaxed);
   call_time_[Index(op)].Record(outcome.elapsed);
@@ -104,4 +105,4 @@ void CoordinatorMetrics::WriteTo(PrometheusText& out) const {
   }
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 
-namespace settle::coordinator {
+namespace settle::drive {
 namespace {
 
 Duration Abs(Duration d) { return d < Duration(0) ? -d : d; }
@@ -87,4 +87,4 @@ ClockReading DatabaseClock::Reading() const {
   return r;
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace settle::coordinator {
+namespace settle::drive {
 namespace {
 
 constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
@@ -23,4 +23,4 @@ std::string GidGenerator::Next() {
   return gid;
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace settle::coordinator {
+namespace settle::drive {
 namespace {
 
 // Transactions scheduled per poll; the rest come with the next polls.
@@ -169,4 +169,4 @@ Duration InstanceLease::Remaining() const {
   return std::chrono::duration_cast<Duration>(remaining);
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

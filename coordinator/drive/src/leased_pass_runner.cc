@@ -8,7 +8,7 @@
 
 #include "settle/drive/transaction_driver.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 
 asio::awaitable<PassResult> LeasedPassRunner::RunPass(std::string gid,
                                                       std::optional<storage::Transaction> stored,
@@ -35,25 +35,25 @@ asio::awaitable<PassResult> LeasedPassRunner::RunPass(std::string gid,
   co_return result;
 }
 
-asio::awaitable<std::vector<BranchOutcome>> FencedBranchCaller::CallAll(
-    std::vector<BranchCall> calls) {
+asio::awaitable<std::vector<engine::BranchOutcome>> FencedBranchCaller::CallAll(
+    std::vector<engine::BranchCall> calls) {
   const auto refuse = [this, &calls](const char* why) {
-    BranchOutcome refused;
+    engine::BranchOutcome refused;
     refused.detail = why;
     refused.not_called_until = clock_.Now() + retry_;
-    return std::vector<BranchOutcome>(calls.size(), refused);
+    return std::vector<engine::BranchOutcome>(calls.size(), refused);
   };
   const Duration remaining = lease_.Remaining();
   if (remaining <= Duration(0)) {
     co_return refuse("this coordinator's instance lease is not held");
   }
-  for (const BranchCall& call : calls) {
+  for (const engine::BranchCall& call : calls) {
     if (!lease_.StillOwns(call.gid)) {
       co_return refuse("this instance's claim on the transaction lapsed with its lease");
     }
   }
-  for (BranchCall& call : calls) call.timeout = std::min(call.timeout, remaining);
+  for (engine::BranchCall& call : calls) call.timeout = std::min(call.timeout, remaining);
   co_return co_await inner_.CallAll(std::move(calls));
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

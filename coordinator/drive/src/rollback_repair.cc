@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-namespace settle::coordinator {
+namespace settle::drive {
 
 RollbackRepair::RollbackRepair(storage::Store& store, Scheduler& scheduler, const Clock& clock)
     : store_(store), scheduler_(scheduler), clock_(clock) {}
@@ -37,4 +37,4 @@ Result<std::size_t> RollbackRepair::Sweep() {
   return found;
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

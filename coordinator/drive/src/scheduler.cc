@@ -10,7 +10,7 @@
 
 #include "settle/async/event.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 namespace {
 
 // The shortest wait of a held transaction between two looks of its own (HostGates::Holds).
@@ -29,7 +29,7 @@ std::optional<TimePoint> Earliest(std::optional<TimePoint> a, std::optional<Time
 }  // namespace
 
 Scheduler::Scheduler(const Clock& clock, asio::any_io_executor executor, PassRunner& runner,
-                     std::size_t max_passes, const HostGates* gates)
+                     std::size_t max_passes, const calls::HostGates* gates)
     : clock_(clock),
       executor_(std::move(executor)),
       runner_(runner),
@@ -310,4 +310,4 @@ std::size_t Scheduler::Scheduled() const {
   return queue_.size();
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

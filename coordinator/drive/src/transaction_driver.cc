@@ -8,11 +8,11 @@
 #include "settle/engine/decision.h"
 #include "settle/engine/outcome_recorder.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 namespace {
 
-BranchCall CallFor(const storage::Transaction& tx, const storage::BranchRecord& row) {
-  BranchCall call;
+engine::BranchCall CallFor(const storage::Transaction& tx, const storage::BranchRecord& row) {
+  engine::BranchCall call;
   call.gid = row.gid;
   call.trans_type = tx.global.trans_type;
   call.branch_id = row.branch_id;
@@ -27,7 +27,7 @@ BranchCall CallFor(const storage::Transaction& tx, const storage::BranchRecord& 
 
 // Whether a row the calls of `d` may go out only once stored (Decision::stored_before_calls)
 // has an outcome in `batch` not stored yet.
-bool CallsWaitForBatch(const storage::Transaction& tx, const Decision& d,
+bool CallsWaitForBatch(const storage::Transaction& tx, const engine::Decision& d,
                        const storage::WriteBatch& batch) {
   if (d.stored_before_calls.empty()) return false;
   return std::any_of(batch.ops().begin(), batch.ops().end(), [&](const storage::WriteOp& op) {
@@ -43,7 +43,7 @@ bool CallsWaitForBatch(const storage::Transaction& tx, const Decision& d,
 
 // When the transaction must next be looked at, as stored for a restart: with calls about to
 // go out it is due now (a crash must not delay them), otherwise at the engine's wake time.
-std::optional<TimePoint> NextCronTime(const storage::GlobalRecord& g, const Decision& d,
+std::optional<TimePoint> NextCronTime(const storage::GlobalRecord& g, const engine::Decision& d,
                                       TimePoint now) {
   if (IsTerminal(g.status)) return std::nullopt;
   if (d.calls.empty()) return d.wake_at;
@@ -55,7 +55,7 @@ std::optional<TimePoint> NextCronTime(const storage::GlobalRecord& g, const Deci
 // status changes) tell its story at info, one or two lines a transaction rather than one a call.
 // A call that must be retried is a warning, unless its host's circuit is open: the circuit
 // logs for the host then, not one line per call.
-void LogOutcome(const storage::BranchRecord& row, const BranchOutcome& outcome) {
+void LogOutcome(const storage::BranchRecord& row, const engine::BranchOutcome& outcome) {
   if (outcome.not_called_until) {
     spdlog::debug("gid={} branch={} op={} not called: {} retry_at={}", row.gid, row.branch_id,
                   ToString(row.op), outcome.detail, FormatTime(row.next_retry_at));
@@ -71,9 +71,10 @@ void LogOutcome(const storage::BranchRecord& row, const BranchOutcome& outcome) 
 
 }  // namespace
 
-TransactionDriver::TransactionDriver(AsyncStore& store, BranchCaller& caller, const Clock& clock,
-                                     RetryPolicy policy, CoordinatorMetrics& metrics,
-                                     StuckAlerts* alerts, HostGates* gates)
+TransactionDriver::TransactionDriver(AsyncStore& store, calls::BranchCaller& caller,
+                                     const Clock& clock, engine::RetryPolicy policy,
+                                     CoordinatorMetrics& metrics, StuckAlerts* alerts,
+                                     calls::HostGates* gates)
     : store_(store),
       caller_(caller),
       clock_(clock),
@@ -99,25 +100,26 @@ void TransactionDriver::AfterStored(const storage::GlobalRecord& before,
   }
 }
 
-Decision TransactionDriver::AdvanceStatus(storage::Transaction& tx, TimePoint now) {
+engine::Decision TransactionDriver::AdvanceStatus(storage::Transaction& tx, TimePoint now) {
   const bool was_stuck = tx.global.stuck;
-  Decision d = Decide(tx, now);
+  engine::Decision d = engine::Decide(tx, now);
   while (d.next_status) {
     spdlog::info("gid={} {} -> {}{}{}", tx.global.gid, ToString(tx.global.status),
                  ToString(*d.next_status), d.reason.empty() ? "" : " reason=", d.reason);
-    ApplyStatusChange(tx.global, *d.next_status, d.reason, now);
-    d = Decide(tx, now);
+    engine::ApplyStatusChange(tx.global, *d.next_status, d.reason, now);
+    d = engine::Decide(tx, now);
   }
   tx.global.next_cron_time = NextCronTime(tx.global, d, now);
   if (!IsTerminal(tx.global.status)) {
-    tx.global.stuck = HasStuckBranch(tx, policy_);
+    tx.global.stuck = engine::HasStuckBranch(tx, policy_);
     if (tx.global.stuck && !was_stuck) {
       const auto stuck =
           std::find_if(tx.branches.begin(), tx.branches.end(), [this](const auto& b) {
             return b.status == BranchStatus::kPrepared && policy_.IsStuck(b.failures);
           });
       spdlog::error("gid={} is stuck: branch {} ({}) at {} failed {} times in a row", tx.global.gid,
-                    stuck->branch_id, ToString(stuck->op), OriginOf(stuck->url), stuck->failures);
+                    stuck->branch_id, ToString(stuck->op), calls::OriginOf(stuck->url),
+                    stuck->failures);
     }
   }
   return d;
@@ -128,7 +130,7 @@ void TransactionDriver::ReleaseRows(storage::Transaction& tx, const std::vector<
   if (hosts.empty()) return;
   for (storage::BranchRecord& row : tx.branches) {
     if (row.status != BranchStatus::kPrepared || row.next_retry_at <= now) continue;
-    const std::string origin = OriginOf(row.url);
+    const std::string origin = calls::OriginOf(row.url);
     if (std::find(hosts.begin(), hosts.end(), origin) == hosts.end()) continue;
     row.next_retry_at = now;
     batch.Add(storage::UpdateBranch{row, BranchStatus::kPrepared});
@@ -170,10 +172,10 @@ asio::awaitable<std::optional<PassResult>> TransactionDriver::StoreRound(
 
 asio::awaitable<TransactionDriver::Held> TransactionDriver::CallAndRecord(
     storage::Transaction& tx, const std::vector<std::size_t>& rows, storage::WriteBatch& batch) {
-  std::vector<BranchCall> calls;
+  std::vector<engine::BranchCall> calls;
   calls.reserve(rows.size());
   for (std::size_t row : rows) calls.push_back(CallFor(tx, tx.branches[row]));
-  const std::vector<BranchOutcome> outcomes = co_await caller_.CallAll(std::move(calls));
+  const std::vector<engine::BranchOutcome> outcomes = co_await caller_.CallAll(std::move(calls));
   const TimePoint now = clock_.Now();
   Held held;
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -185,8 +187,8 @@ asio::awaitable<TransactionDriver::Held> TransactionDriver::CallAndRecord(
     }
     held.answered = true;
     metrics_.BranchCalled(row.op, outcomes[i], row.attempts > 0);
-    RecordOutcome(row, tx.global.trans_type, outcomes[i], tx.global.options.retry_interval, policy_,
-                  now);
+    engine::RecordOutcome(row, tx.global.trans_type, outcomes[i], tx.global.options.retry_interval,
+                          policy_, now);
     LogOutcome(row, outcomes[i]);
     batch.Add(storage::UpdateBranch{row, BranchStatus::kPrepared});
   }
@@ -207,7 +209,7 @@ asio::awaitable<PassResult> TransactionDriver::EndHeldPass(storage::Transaction&
   // without them (a timeout, another branch's retry) or when they look again by themselves;
   // the gate wakes it before that when it may call. The held rows' times stay out of storage.
   for (const auto& [row, until] : held.rows) tx.branches[row].next_retry_at = until;
-  const Decision later = Decide(tx, now);
+  const engine::Decision later = engine::Decide(tx, now);
   const bool more = later.next_status || !later.calls.empty();
   PassResult result{more ? std::optional<TimePoint>(now) : later.wake_at, std::nullopt};
   result.held = !more;
@@ -238,7 +240,7 @@ asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
   for (int round = 0;; ++round) {
     const TimePoint now = clock_.Now();
     const storage::GlobalRecord before = tx.global;
-    const Decision d = AdvanceStatus(tx, now);
+    const engine::Decision d = AdvanceStatus(tx, now);
     // No calls once a stop is requested or the pass has had its rounds: what was learnt is
     // stored and the transaction is due again at once.
     const bool last_round = stop.stop_requested() || round == kMaxRoundsPerPass;
@@ -268,4 +270,4 @@ asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
   }
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

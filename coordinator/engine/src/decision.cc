@@ -4,7 +4,7 @@
 #include "settle/engine/saga_engine.h"
 #include "settle/engine/two_phase_engine.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 
 Decision Decide(const storage::Transaction& tx, TimePoint now) {
   switch (tx.global.trans_type) {
@@ -83,4 +83,4 @@ void ApplyStatusChange(storage::GlobalRecord& global, GlobalStatus to, const std
   }
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace settle::coordinator {
+namespace settle::engine {
 
 std::string_view ToString(CircuitState state) {
   switch (state) {
@@ -99,4 +99,4 @@ CircuitChange HostCircuit::OnResult(bool host_failed, bool probe, TimePoint now)
   return CircuitChange::kNone;
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <limits>
 
-namespace settle::coordinator {
+namespace settle::engine {
 
 HostGate::HostGate(HostGateSettings settings, RetryPolicy::Jitter jitter)
     : settings_(settings), jitter_(jitter), circuit_(settings.circuit, std::move(jitter)) {}
@@ -130,4 +130,4 @@ std::vector<std::string> HostGate::TakeWoken(TimePoint now) {
   return woken;
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

@@ -5,7 +5,7 @@
 #include "settle/engine/new_records.h"
 #include "settle/engine/request_rules.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 namespace {
 
 // The back-check row's branch id, as DTM calls query_prepared.
@@ -183,4 +183,4 @@ Decision DecideMsg(const storage::Transaction& tx, TimePoint now) {
   return {};
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

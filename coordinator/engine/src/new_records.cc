@@ -1,6 +1,6 @@
 #include "settle/engine/new_records.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 
 storage::TransOptions ResolveOptions(const RequestOptions& requested, TransType type,
                                      const TransactionDefaults& defaults) {
@@ -47,4 +47,4 @@ storage::BranchRecord NewBranchRow(const std::string& gid, std::string branch_id
   return row;
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

@@ -1,6 +1,6 @@
 #include "settle/engine/outcome_recorder.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 namespace {
 
 std::string Describe(const BranchOutcome& outcome) {
@@ -86,4 +86,4 @@ bool HasStuckBranch(const storage::Transaction& tx, const RetryPolicy& policy) {
   return false;
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

@@ -3,7 +3,7 @@
 #include "settle/core/header_syntax.h"
 #include "settle/core/url.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 
 Status FieldError(std::string_view path, std::string_view problem) {
   std::string message(path);
@@ -81,4 +81,4 @@ Status CheckTypeOf(TransType type, std::string_view operation,
                     std::string(operation) + " applies to " + names + " transactions only");
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <random>
 
-namespace settle::coordinator {
+namespace settle::engine {
 
 RetryPolicy::RetryPolicy(RetrySettings settings, Jitter jitter)
     : settings_(settings), jitter_(std::move(jitter)) {}
@@ -33,4 +33,4 @@ RetryPolicy::Jitter RetryPolicy::NoJitter() {
   return [] { return 1.0; };
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

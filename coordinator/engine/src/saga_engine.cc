@@ -6,7 +6,7 @@
 #include "settle/engine/new_records.h"
 #include "settle/engine/request_rules.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 namespace {
 
 constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
@@ -257,4 +257,4 @@ Decision DecideSaga(const storage::Transaction& tx, TimePoint now) {
   return {};
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

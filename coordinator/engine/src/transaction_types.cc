@@ -5,7 +5,7 @@
 #include "settle/engine/request_rules.h"
 #include "settle/engine/saga_engine.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 
 Status CheckPrepare(const PrepareRequest& request) {
   if (Status s = CheckGid(request.gid); !s.ok()) return s;
@@ -103,4 +103,4 @@ Result<storage::Transaction> BuildSubmitted(const SubmitRequest& request,
                           " transaction is created by its prepare, not its submit");
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

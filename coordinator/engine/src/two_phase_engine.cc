@@ -5,7 +5,7 @@
 #include "settle/engine/new_records.h"
 #include "settle/engine/request_rules.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 namespace {
 
 // Phase 2: every row of `op` is called in parallel until all have succeeded.
@@ -114,4 +114,4 @@ Decision DecideXa(const storage::Transaction& tx, TimePoint now) {
   return DecideTwoPhase(tx, now, BranchOp::kCommit, BranchOp::kRollback);
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace settle::coordinator {
+namespace settle::api {
 namespace {
 
 const std::string kRead = "read-token-0123456789";
@@ -128,4 +128,4 @@ TEST_CASE("a bad line in a token file is refused, naming the line", "[auth]") {
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::api

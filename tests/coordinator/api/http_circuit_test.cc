@@ -33,7 +33,7 @@ constexpr int kThreshold = 3;
 
 // Quick probes (200 ms, then 400 ms), and a stuck threshold that only a circuit gone wrong
 // would reach in these tests.
-void QuickCircuits(coordinator::ServerConfig& config) {
+void QuickCircuits(app::ServerConfig& config) {
   config.hosts.circuit.failures = kThreshold;
   config.hosts.circuit.probe_initial = Duration(200);
   config.hosts.circuit.probe_max = Duration(400);
@@ -180,7 +180,7 @@ TEST_CASE(
   constexpr int kSagas = 12;
   ParticipantServer slow;
   slow.HoldAfter(0);  // every call is held until released
-  InProcessSettled s([](coordinator::ServerConfig& config) {
+  InProcessSettled s([](app::ServerConfig& config) {
     QuickCircuits(config);
     config.hosts.max_in_flight = kCap;
   });

@@ -27,7 +27,7 @@ const std::string kClientToken = "console-client-token-bbbbbbbb";
 const std::string kAdminToken = "console-admin-token-cccccccc";
 
 // As an operator writes the token file: the comment after a token names it.
-void WithNamedTokens(coordinator::ServerConfig& config) {
+void WithNamedTokens(app::ServerConfig& config) {
   REQUIRE(config.api.tokens
               .AddFromText("read " + kReadToken + "  # Prometheus\n" + "client " + kClientToken +
                            "\n" + "admin " + kAdminToken + "  # on-call\n")

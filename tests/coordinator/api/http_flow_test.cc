@@ -395,7 +395,7 @@ TEST_CASE("a participant URL on localhost reaches a participant listening on 127
 TEST_CASE("resetNextCronTime makes a waiting retry happen now", "[http][operator]") {
   ParticipantServer p;
   p.Script("/step1", {{500, "down"}});
-  InProcessSettled s([](coordinator::ServerConfig& c) {
+  InProcessSettled s([](app::ServerConfig& c) {
     c.coordinator.retry_interval = std::chrono::seconds(60);  // far beyond the test's patience
     c.retry.max_interval = std::chrono::seconds(600);
   });

@@ -32,10 +32,10 @@ const std::string kReadToken = "read-token-aaaaaaaaaaaa";
 const std::string kClientToken = "client-token-bbbbbbbbbbbb";
 const std::string kAdminToken = "admin-token-cccccccccccc";
 
-void WithTokens(coordinator::ServerConfig& config) {
-  REQUIRE(config.api.tokens.Add(coordinator::Access::kRead, kReadToken).ok());
-  REQUIRE(config.api.tokens.Add(coordinator::Access::kClient, kClientToken).ok());
-  REQUIRE(config.api.tokens.Add(coordinator::Access::kAdmin, kAdminToken).ok());
+void WithTokens(app::ServerConfig& config) {
+  REQUIRE(config.api.tokens.Add(api::Access::kRead, kReadToken).ok());
+  REQUIRE(config.api.tokens.Add(api::Access::kClient, kClientToken).ok());
+  REQUIRE(config.api.tokens.Add(api::Access::kAdmin, kAdminToken).ok());
 }
 
 JsonClient ClientWith(int port, const std::string& token) {
@@ -165,7 +165,7 @@ TEST_CASE(
 TEST_CASE("a transaction that becomes stuck is POSTed to the alert webhook once",
           "[http][alerts]") {
   ParticipantServer webhook;
-  InProcessSettled s([&webhook](coordinator::ServerConfig& config) {
+  InProcessSettled s([&webhook](app::ServerConfig& config) {
     config.alert_webhook = webhook.Url("/hooks/settle?team=payments");
     // Each saga retries on its own here: no circuit holds the host's calls after 5 failures.
     config.hosts.circuit.failures = 0;
@@ -220,7 +220,7 @@ TEST_CASE("a webhook that is down does not hold up transactions, the failed aler
     ParticipantServer gone;  // a port that was listening a moment ago
     closed_port = gone.port();
   }
-  InProcessSettled s([closed_port](coordinator::ServerConfig& config) {
+  InProcessSettled s([closed_port](app::ServerConfig& config) {
     config.alert_webhook = "http://127.0.0.1:" + std::to_string(closed_port) + "/alert";
   });
   ParticipantServer p;
@@ -267,7 +267,7 @@ TEST_CASE(
   auto client = net::Client::Create();
   REQUIRE(client);
   auto alerts =
-      coordinator::WebhookAlerts::Create(webhook.Url("/alert"), clock, io.get_executor(), **client);
+      app::WebhookAlerts::Create(webhook.Url("/alert"), clock, io.get_executor(), **client);
   REQUIRE(alerts);
   storage::Transaction tx;
   for (const char* gid : {"s1", "s2"}) {
@@ -287,7 +287,7 @@ TEST_CASE(
 
 TEST_CASE("with retention, finished transactions disappear and unfinished ones stay",
           "[http][retention]") {
-  InProcessSettled s([](coordinator::ServerConfig& config) {
+  InProcessSettled s([](app::ServerConfig& config) {
     config.retention = {
         .keep = Duration(200), .batch_size = 2, .interval = Duration(50), .pause = Duration(1)};
   });

@@ -34,7 +34,7 @@ TEST_CASE("settled serves HTTPS and calls https:// participants and webhooks it 
   participant.SetDefault("/down", {503, "down"});
   ParticipantServer webhook(cert.cert_file, cert.key_file);
   InProcessSettled s(
-      [&](coordinator::ServerConfig& config) {
+      [&](app::ServerConfig& config) {
         config.api.tls = {cert.cert_file, cert.key_file};
         config.ca_file = ca.ca_file();
         config.alert_webhook = webhook.Url("/hooks/settle");
@@ -71,8 +71,7 @@ TEST_CASE(
   testing::TestCa stranger(dir.path(), "stranger");
   const testing::TestCa::Issued foreign = stranger.IssueForLocalhost();
   ParticipantServer impostor(foreign.cert_file, foreign.key_file);
-  InProcessSettled s(
-      [&](coordinator::ServerConfig& config) { config.ca_file = trusted.ca_file(); });
+  InProcessSettled s([&](app::ServerConfig& config) { config.ca_file = trusted.ca_file(); });
 
   json saga = Saga("unverified", impostor, "/action");
   saga["wait_result"] = false;

@@ -8,7 +8,7 @@
 #include "settle/engine/transaction_types.h"
 #include "settle/engine/two_phase_engine.h"
 
-namespace settle::coordinator {
+namespace settle::api {
 namespace {
 
 // What the HTTP front door hands on, as the coordinator acts on it: the parsed request once
@@ -21,18 +21,20 @@ Result<T> Checked(Result<T> parsed, Status (*check)(const T&)) {
   }
   return parsed;
 }
-Result<PrepareRequest> Prepare(std::string_view body) {
-  return Checked(ParsePrepare(body), &CheckPrepare);
+Result<engine::PrepareRequest> Prepare(std::string_view body) {
+  return Checked(ParsePrepare(body), &engine::CheckPrepare);
 }
-Result<SubmitRequest> Submit(std::string_view body) {
-  return Checked(ParseSubmit(body), &CheckSubmit);
+Result<engine::SubmitRequest> Submit(std::string_view body) {
+  return Checked(ParseSubmit(body), &engine::CheckSubmit);
 }
-Result<RegisterBranchRequest> Register(std::string_view body) {
-  return Checked(ParseRegisterBranch(body), &CheckRegisterBranch);
+Result<engine::RegisterBranchRequest> Register(std::string_view body) {
+  return Checked(ParseRegisterBranch(body), &engine::CheckRegisterBranch);
 }
-Result<AbortRequest> Abort(std::string_view body) { return Checked(ParseAbort(body), &CheckAbort); }
-Result<SubscribeRequest> Subscription(Result<SubscribeRequest> parsed) {
-  return Checked(std::move(parsed), &CheckSubscription);
+Result<engine::AbortRequest> Abort(std::string_view body) {
+  return Checked(ParseAbort(body), &engine::CheckAbort);
+}
+Result<engine::SubscribeRequest> Subscription(Result<engine::SubscribeRequest> parsed) {
+  return Checked(std::move(parsed), &engine::CheckSubscription);
 }
 
 // The field a 400 names: the message up to the first ':'.
@@ -335,4 +337,4 @@ TEST_CASE("query strings are checked like bodies", "[parser][bad-input]") {
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::api

@@ -17,7 +17,7 @@
 #include "eventually.h"
 #include "temp_dir.h"
 
-namespace settle::coordinator {
+namespace settle::app {
 namespace {
 
 // A logger writing through a BackgroundLogSink into a file of the test's own.
@@ -107,4 +107,4 @@ TEST_CASE("closing the sink writes the lines still pending", "[logging]") {
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::app

@@ -9,7 +9,7 @@
 
 #include "temp_dir.h"
 
-namespace settle::coordinator {
+namespace settle::app {
 namespace {
 
 CommandLine Parse(std::vector<const char*> args) {
@@ -204,13 +204,13 @@ TEST_CASE("tokens come from flags, the environment or a token file", "[cli][auth
   ::unsetenv("SETTLE_READ_TOKEN");
   REQUIRE_FALSE(cl.exit_now);
 
-  const coordinator::AccessTokens& tokens = cl.config.api.tokens;
+  const api::AccessTokens& tokens = cl.config.api.tokens;
   const std::string admin = "Bearer admin-from-flag-0123456789";
   const std::string client = "Bearer client-from-file-0123456789";
   const std::string read = "Bearer read-from-env-0123456789";
-  CHECK(tokens.Grant(&admin) == Access::kAdmin);
-  CHECK(tokens.Grant(&client) == Access::kClient);
-  CHECK(tokens.Grant(&read) == Access::kRead);
+  CHECK(tokens.Grant(&admin) == api::Access::kAdmin);
+  CHECK(tokens.Grant(&client) == api::Access::kClient);
+  CHECK(tokens.Grant(&read) == api::Access::kRead);
 }
 
 TEST_CASE("a bad token or token file stops settled with exit code 2, naming the flag",
@@ -329,4 +329,4 @@ TEST_CASE("settled --version prints the version, the commit and the build, and e
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::app

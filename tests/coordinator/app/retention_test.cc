@@ -10,15 +10,15 @@
 
 #include "coordinator_harness.h"
 
-namespace settle::coordinator {
+namespace settle::app {
 namespace {
 
 using testing::CoordinatorHarness;
 
 constexpr Duration kHour{3'600'000};
 
-SubmitRequest Saga(const std::string& gid) {
-  SubmitRequest r{gid, TransType::kSaga, {}, {}};
+engine::SubmitRequest Saga(const std::string& gid) {
+  engine::SubmitRequest r{gid, TransType::kSaga, {}, {}};
   r.steps.push_back({"http://p/action", "http://p/compensate"});
   r.payloads.push_back(R"({"amount":30})");
   return r;
@@ -100,4 +100,4 @@ TEST_CASE("the background thread deletes the backlog and stops promptly",
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::app

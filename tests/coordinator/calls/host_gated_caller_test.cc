@@ -12,7 +12,7 @@
 #include "fake_clock.h"
 #include "scripted_branch_caller.h"
 
-namespace settle::coordinator {
+namespace settle::calls {
 namespace {
 
 using settle::testing::FakeClock;
@@ -25,8 +25,9 @@ constexpr const char* kDown = "http://127.0.0.1:9/api/action";
 constexpr const char* kDownOrigin = "http://127.0.0.1:9";
 constexpr const char* kOther = "http://127.0.0.1:10/api/action";
 
-HostGateSettings Settings(int failures = 2, int max_in_flight = 0, int release_per_second = 0) {
-  HostGateSettings s;
+engine::HostGateSettings Settings(int failures = 2, int max_in_flight = 0,
+                                  int release_per_second = 0) {
+  engine::HostGateSettings s;
   s.circuit.failures = failures;
   s.circuit.probe_initial = seconds(1);
   s.circuit.probe_max = seconds(4);
@@ -36,8 +37,8 @@ HostGateSettings Settings(int failures = 2, int max_in_flight = 0, int release_p
 }
 
 // A call of transaction `gid` ("g<n>": g1 is the oldest).
-BranchCall CallTo(const std::string& url, const std::string& gid) {
-  BranchCall call;
+engine::BranchCall CallTo(const std::string& url, const std::string& gid) {
+  engine::BranchCall call;
   call.gid = gid;
   call.branch_id = "01";
   call.op = BranchOp::kAction;
@@ -46,16 +47,17 @@ BranchCall CallTo(const std::string& url, const std::string& gid) {
   return call;
 }
 
-BranchOutcome Refused() { return {BranchResult::kUnknown, 0, "connection refused"}; }
+engine::BranchOutcome Refused() { return {BranchResult::kUnknown, 0, "connection refused"}; }
 
 // Runs CallAll to its end (the scripted caller never suspends).
-std::vector<BranchOutcome> Run(HostGatedCaller& caller, std::vector<BranchCall> calls) {
+std::vector<engine::BranchOutcome> Run(HostGatedCaller& caller,
+                                       std::vector<engine::BranchCall> calls) {
   asio::io_context io;
-  std::vector<BranchOutcome> outcomes;
+  std::vector<engine::BranchOutcome> outcomes;
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
-        std::vector<BranchOutcome> got = co_await caller.CallAll(std::move(calls));
+        std::vector<engine::BranchOutcome> got = co_await caller.CallAll(std::move(calls));
         outcomes = std::move(got);
       },
       asio::detached);
@@ -63,12 +65,13 @@ std::vector<BranchOutcome> Run(HostGatedCaller& caller, std::vector<BranchCall> 
   return outcomes;
 }
 
-BranchOutcome RunOne(HostGatedCaller& caller, const std::string& url, const std::string& gid) {
+engine::BranchOutcome RunOne(HostGatedCaller& caller, const std::string& url,
+                             const std::string& gid) {
   return Run(caller, {CallTo(url, gid)}).at(0);
 }
 
 struct Fixture {
-  explicit Fixture(HostGateSettings settings = Settings())
+  explicit Fixture(engine::HostGateSettings settings = Settings())
       : caller(
             participants, clock, settings,
             [this](const Gids& gids) { woken.insert(woken.end(), gids.begin(), gids.end()); },
@@ -96,7 +99,7 @@ TEST_CASE("a call to a host whose circuit is open is not made: the transaction i
   Fixture f;
   f.OpenDown();
   f.clock.Advance(milliseconds(300));
-  const BranchOutcome held = RunOne(f.caller, kDown, "g3");
+  const engine::BranchOutcome held = RunOne(f.caller, kDown, "g3");
   CHECK(f.participants.calls().empty());
   REQUIRE(held.not_called_until);
   // It looks again by itself only after the hold; the gate wakes it before.
@@ -106,7 +109,7 @@ TEST_CASE("a call to a host whose circuit is open is not made: the transaction i
   const std::vector<HostView> hosts = f.caller.Hosts();
   REQUIRE(hosts.size() == 1);
   CHECK(hosts[0].host == kDownOrigin);
-  CHECK(hosts[0].state == CircuitState::kOpen);
+  CHECK(hosts[0].state == engine::CircuitState::kOpen);
   CHECK(hosts[0].opens == 1);
   CHECK(hosts[0].waiting == 2);  // g2, whose failure opened it, and g3
   CHECK(hosts[0].next_probe_in == milliseconds(700));
@@ -126,7 +129,7 @@ TEST_CASE("when a probe is due, a tick wakes the oldest waiting transaction to m
 
   f.participants.Script("01", BranchOp::kAction, {Refused()});
   // Two calls in one round to the same host: the first is the probe, the second is held.
-  const std::vector<BranchOutcome> outcomes =
+  const std::vector<engine::BranchOutcome> outcomes =
       Run(f.caller, {CallTo(kDown, "g2"), CallTo(kDown, "g3")});
   CHECK(f.participants.calls().size() == 1);
   CHECK_FALSE(outcomes[0].not_called_until);
@@ -147,10 +150,10 @@ TEST_CASE("a probe that succeeds closes the circuit and releases the waiting one
   f.OpenDown();
   for (const char* gid : {"g5", "g4", "g3"}) RunOne(f.caller, kDown, gid);
   f.clock.Advance(seconds(1));
-  const BranchOutcome probe = RunOne(f.caller, kDown, "g9");
+  const engine::BranchOutcome probe = RunOne(f.caller, kDown, "g9");
   CHECK(probe.result == BranchResult::kSuccess);
   CHECK_FALSE(probe.circuit_open);
-  CHECK(f.caller.Hosts().at(0).state == CircuitState::kClosed);
+  CHECK(f.caller.Hosts().at(0).state == engine::CircuitState::kClosed);
   CHECK(f.caller.Hosts().at(0).releasing);
   // Oldest first, one at once and one a tick.
   CHECK(f.TakeWoken() == Gids{"g2"});
@@ -167,7 +170,7 @@ TEST_CASE("a probe that succeeds closes the circuit and releases the waiting one
   CHECK(f.caller.TakeReleased("g4") == Gids{kDownOrigin});
   CHECK(f.caller.TakeReleased("g4").empty());
   CHECK(f.caller.TakeReleased("g9").empty());  // the probe was not held
-  const BranchOutcome after = RunOne(f.caller, kDown, "g4");
+  const engine::BranchOutcome after = RunOne(f.caller, kDown, "g4");
   CHECK_FALSE(after.not_called_until);
 }
 
@@ -176,13 +179,14 @@ class HoldingCaller final : public BranchCaller {
  public:
   explicit HoldingCaller(asio::io_context& io) : io_(io) {}
 
-  asio::awaitable<std::vector<BranchOutcome>> CallAll(std::vector<BranchCall> calls) override {
+  asio::awaitable<std::vector<engine::BranchOutcome>> CallAll(
+      std::vector<engine::BranchCall> calls) override {
     auto timer = std::make_shared<asio::steady_timer>(io_, asio::steady_timer::time_point::max());
     held_.push_back(timer);
     calls_ += calls.size();
     boost::system::error_code ignored;
     co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-    co_return std::vector<BranchOutcome>(calls.size(), {BranchResult::kSuccess, 200, ""});
+    co_return std::vector<engine::BranchOutcome>(calls.size(), {BranchResult::kSuccess, 200, ""});
   }
   // Answers the oldest call held.
   void ReleaseOne() {
@@ -209,14 +213,14 @@ TEST_CASE(
       participant, clock, Settings(5, 2, 0),
       [&](const Gids& gids) { woken.insert(woken.end(), gids.begin(), gids.end()); },
       [] { return 1.0; });
-  std::vector<BranchOutcome> outcomes(4);
+  std::vector<engine::BranchOutcome> outcomes(4);
   const Gids gids = {"g1", "g2", "g4", "g3"};
   for (std::size_t i = 0; i < gids.size(); ++i) {
     asio::co_spawn(
         io,
         [&, i]() -> asio::awaitable<void> {
-          std::vector<BranchCall> calls{CallTo(kDown, gids[i])};
-          std::vector<BranchOutcome> got = co_await caller.CallAll(std::move(calls));
+          std::vector<engine::BranchCall> calls{CallTo(kDown, gids[i])};
+          std::vector<engine::BranchOutcome> got = co_await caller.CallAll(std::move(calls));
           outcomes[i] = got.at(0);
         },
         asio::detached);
@@ -252,7 +256,7 @@ TEST_CASE(
 TEST_CASE("each host has its own gate", "[circuit]") {
   Fixture f;
   f.OpenDown();
-  const std::vector<BranchOutcome> outcomes =
+  const std::vector<engine::BranchOutcome> outcomes =
       Run(f.caller, {CallTo(kDown, "g3"), CallTo(kOther, "g3")});
   CHECK(outcomes[0].not_called_until);
   CHECK_FALSE(outcomes[1].not_called_until);
@@ -269,7 +273,7 @@ TEST_CASE("FAILURE and ONGOING answers keep a circuit closed", "[circuit]") {
   for (int i = 1; i <= 5; ++i) {
     CHECK_FALSE(RunOne(f.caller, kDown, "g" + std::to_string(i)).not_called_until);
   }
-  CHECK(f.caller.Hosts().at(0).state == CircuitState::kClosed);
+  CHECK(f.caller.Hosts().at(0).state == engine::CircuitState::kClosed);
   CHECK(f.caller.Hosts().at(0).opens == 0);
 }
 
@@ -277,7 +281,7 @@ TEST_CASE("with no circuits and no cap every call goes straight out", "[circuit]
   FakeClock clock;
   ScriptedBranchCaller participants;
   HostGatedCaller caller(participants, clock, Settings(0, 0), HostGatedCaller::OnWake());
-  participants.Script("01", BranchOp::kAction, std::vector<BranchOutcome>(10, Refused()));
+  participants.Script("01", BranchOp::kAction, std::vector<engine::BranchOutcome>(10, Refused()));
   for (int i = 0; i < 10; ++i) CHECK_FALSE(RunOne(caller, kDown, "g1").not_called_until);
   CHECK(participants.calls().size() == 10);
   CHECK(caller.Hosts().empty());
@@ -285,11 +289,11 @@ TEST_CASE("with no circuits and no cap every call goes straight out", "[circuit]
 
 TEST_CASE("a call whose URL does not parse has no gate", "[circuit]") {
   Fixture f;
-  const BranchOutcome outcome = RunOne(f.caller, "not a url", "g1");
+  const engine::BranchOutcome outcome = RunOne(f.caller, "not a url", "g1");
   CHECK_FALSE(outcome.not_called_until);
   CHECK(f.participants.calls().size() == 1);
   CHECK(f.caller.Hosts().empty());
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::calls

@@ -10,15 +10,15 @@
 #include "settle/calls/http_branch_caller.h"
 #include "sync_branch_caller.h"
 
-namespace settle::coordinator {
+namespace settle::calls {
 namespace {
 
 using settle::testing::ParticipantServer;
 using settle::testing::ReceivedCall;
 using settle::testing::ScriptedAnswer;
 
-BranchCall CallTo(const std::string& url, const std::string& branch_id = "01") {
-  BranchCall call;
+engine::BranchCall CallTo(const std::string& url, const std::string& branch_id = "01") {
+  engine::BranchCall call;
   call.gid = "gid-1";
   call.branch_id = branch_id;
   call.url = url;
@@ -59,7 +59,7 @@ TEST_CASE("CallAll returns the outcomes in the order of the calls",
   participant.SetDefault("/error", {500, "boom"});
   testing::SyncBranchCaller caller;
 
-  const std::vector<BranchOutcome> outcomes = caller.CallAll({
+  const std::vector<engine::BranchOutcome> outcomes = caller.CallAll({
       CallTo(participant.Url("/success")),
       CallTo(participant.Url("/failure")),
       CallTo(participant.Url("/ongoing")),
@@ -85,7 +85,8 @@ TEST_CASE("CallAll makes one call, or none for none", "[coordinator][http_branch
   testing::SyncBranchCaller caller;
 
   CHECK(caller.CallAll({}).empty());
-  const std::vector<BranchOutcome> outcomes = caller.CallAll({CallTo(participant.Url("/confirm"))});
+  const std::vector<engine::BranchOutcome> outcomes =
+      caller.CallAll({CallTo(participant.Url("/confirm"))});
 
   REQUIRE(outcomes.size() == 1);
   CHECK(outcomes[0].result == BranchResult::kSuccess);
@@ -99,16 +100,16 @@ TEST_CASE("CallAll makes its calls at the same time, on a single I/O thread",
   Gate gate(kCalls);
   participant.SetHandler("/confirm", [&gate](const ReceivedCall&) { return gate.Pass(); });
   testing::SyncBranchCaller caller(/*io_threads=*/1);
-  std::vector<BranchCall> calls;
+  std::vector<engine::BranchCall> calls;
   for (std::size_t i = 0; i < kCalls; ++i) {
     calls.push_back(CallTo(participant.Url("/confirm"), "0" + std::to_string(i + 1)));
     calls.back().timeout = Duration(30'000);  // longer than the gate waits
   }
 
-  const std::vector<BranchOutcome> outcomes = caller.CallAll(calls);
+  const std::vector<engine::BranchOutcome> outcomes = caller.CallAll(calls);
 
   REQUIRE(outcomes.size() == kCalls);
-  for (const BranchOutcome& outcome : outcomes) {
+  for (const engine::BranchOutcome& outcome : outcomes) {
     CHECK(outcome.result == BranchResult::kSuccess);
     CHECK(outcome.detail.empty());
   }
@@ -124,8 +125,8 @@ TEST_CASE("CallAll may run from many coroutines at once", "[coordinator][http_br
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
-      std::vector<BranchCall> calls(kCallsPerThread, CallTo(participant.Url("/confirm")));
-      for (const BranchOutcome& outcome : caller.CallAll(calls)) {
+      std::vector<engine::BranchCall> calls(kCallsPerThread, CallTo(participant.Url("/confirm")));
+      for (const engine::BranchOutcome& outcome : caller.CallAll(calls)) {
         if (outcome.result == BranchResult::kSuccess) ++successes;
       }
     });
@@ -137,4 +138,4 @@ TEST_CASE("CallAll may run from many coroutines at once", "[coordinator][http_br
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::calls

@@ -14,14 +14,14 @@
 #include "settle/calls/http_branch_caller.h"
 #include "sync_branch_caller.h"
 
-namespace settle::coordinator {
+namespace settle::calls {
 namespace {
 
 using settle::testing::ParticipantServer;
 using settle::testing::ReceivedCall;
 
-BranchCall GetCall(const std::string& url) {
-  BranchCall call;
+engine::BranchCall GetCall(const std::string& url) {
+  engine::BranchCall call;
   call.gid = "gid-1";
   call.branch_id = "01";
   call.url = url;
@@ -126,7 +126,7 @@ TEST_CASE("localhost reaches a participant that listens only on 127.0.0.1",
   ParticipantServer participant;  // bound to 127.0.0.1 only
   testing::SyncBranchCaller caller;
 
-  const BranchOutcome outcome =
+  const engine::BranchOutcome outcome =
       caller.Call(GetCall("http://localhost:" + std::to_string(participant.port()) + "/confirm"));
 
   CHECK(outcome.result == BranchResult::kSuccess);
@@ -167,7 +167,7 @@ TEST_CASE("a participant that closes its connection after each answer is still r
   testing::SyncBranchCaller caller;
 
   for (int i = 0; i < 3; ++i) {
-    const BranchOutcome outcome = caller.Call(GetCall(participant.Url("/confirm")));
+    const engine::BranchOutcome outcome = caller.Call(GetCall(participant.Url("/confirm")));
     CHECK(outcome.result == BranchResult::kSuccess);
     CHECK(outcome.detail.empty());
   }
@@ -182,7 +182,7 @@ TEST_CASE("a reused connection the participant closed is retried once on a new c
 
   REQUIRE(caller.Call(GetCall(participant.Url("/confirm"))).result == BranchResult::kSuccess);
   // Sent on the kept-alive connection, which the participant closes without answering.
-  const BranchOutcome outcome = caller.Call(GetCall(participant.Url("/confirm")));
+  const engine::BranchOutcome outcome = caller.Call(GetCall(participant.Url("/confirm")));
 
   CHECK(outcome.result == BranchResult::kSuccess);
   CHECK(outcome.http_status == 200);
@@ -197,7 +197,7 @@ TEST_CASE("a chunked answer is read whole and classified by its body",
                                  "5\r\n{\"dtm\r\n13\r\n_result\":\"FAILURE\"}\r\n0\r\n\r\n");
   testing::SyncBranchCaller caller;
 
-  const BranchOutcome outcome = caller.Call(GetCall(participant.Url("/confirm")));
+  const engine::BranchOutcome outcome = caller.Call(GetCall(participant.Url("/confirm")));
 
   CHECK(outcome.result == BranchResult::kFailure);
   CHECK(outcome.http_status == 409);
@@ -210,7 +210,7 @@ TEST_CASE("an answer that is not HTTP is an unknown outcome that says so",
                                  "SSH-2.0-OpenSSH_9.2\r\n\r\n");
   testing::SyncBranchCaller caller;
 
-  const BranchOutcome outcome = caller.Call(GetCall(participant.Url("/confirm")));
+  const engine::BranchOutcome outcome = caller.Call(GetCall(participant.Url("/confirm")));
 
   CHECK(outcome.result == BranchResult::kUnknown);
   CHECK_THAT(outcome.detail, Catch::Contains("malformed answer from 127.0.0.1:") &&
@@ -218,4 +218,4 @@ TEST_CASE("an answer that is not HTTP is an unknown outcome that says so",
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::calls

@@ -10,7 +10,7 @@
 #include "participant_server.h"
 #include "sync_branch_caller.h"
 
-namespace settle::coordinator {
+namespace settle::calls {
 namespace {
 
 using Catch::Matchers::Contains;
@@ -19,8 +19,8 @@ using settle::testing::ParticipantServer;
 using settle::testing::ReceivedCall;
 using settle::testing::ScriptedAnswer;
 
-BranchCall CallTo(const std::string& url, std::string data = "") {
-  BranchCall call;
+engine::BranchCall CallTo(const std::string& url, std::string data = "") {
+  engine::BranchCall call;
   call.gid = "gid-1";
   call.trans_type = TransType::kTcc;
   call.branch_id = "01";
@@ -49,13 +49,13 @@ TEST_CASE("a branch with data is POSTed byte for byte with the protocol's parame
           "[coordinator][http_branch_caller]") {
   ParticipantServer participant;
   testing::SyncBranchCaller caller;
-  BranchCall call = CallTo(participant.Url("/compensate"), R"({"amount": 30})");
+  engine::BranchCall call = CallTo(participant.Url("/compensate"), R"({"amount": 30})");
   call.trans_type = TransType::kSaga;
   call.branch_id = "02";
   call.op = BranchOp::kCompensate;
   call.headers = {{"X-Tenant", "acme"}, {"Authorization", "Bearer t0k"}};
 
-  const BranchOutcome outcome = caller.Call(call);
+  const engine::BranchOutcome outcome = caller.Call(call);
 
   CHECK(outcome.result == BranchResult::kSuccess);
   CHECK(outcome.http_status == 200);
@@ -76,7 +76,7 @@ TEST_CASE("a branch without data is called with GET", "[coordinator][http_branch
   ParticipantServer participant;
   testing::SyncBranchCaller caller;
 
-  const BranchOutcome outcome = caller.Call(CallTo(participant.Url("/confirm")));
+  const engine::BranchOutcome outcome = caller.Call(CallTo(participant.Url("/confirm")));
 
   CHECK(outcome.result == BranchResult::kSuccess);
   const std::vector<ReceivedCall> received = participant.CallsTo("/confirm");
@@ -94,7 +94,7 @@ TEST_CASE("a registered URL's own query is kept as registered and the parameters
   testing::SyncBranchCaller caller;
 
   // '+' means a space in a query; re-encoding it as %2B would change what the participant reads.
-  const BranchOutcome outcome =
+  const engine::BranchOutcome outcome =
       caller.Call(CallTo(participant.Url("/confirm?tenant=a+b&region=eu"), "{}"));
 
   CHECK(outcome.result == BranchResult::kSuccess);
@@ -140,7 +140,7 @@ TEST_CASE("answers are classified in the protocol's order", "[coordinator][http_
 
   for (const Case& c : cases) {
     INFO("HTTP " << c.answer.status << " with body '" << c.answer.body << "'");
-    const BranchOutcome outcome = caller.Call(CallTo(participant.Url("/confirm")));
+    const engine::BranchOutcome outcome = caller.Call(CallTo(participant.Url("/confirm")));
     CHECK(outcome.result == c.result);
     CHECK(outcome.http_status == c.answer.status);
     CHECK(outcome.detail == c.detail);
@@ -151,7 +151,7 @@ TEST_CASE("a refused connection is an unknown outcome that says so",
           "[coordinator][http_branch_caller]") {
   testing::SyncBranchCaller caller;
 
-  const BranchOutcome outcome =
+  const engine::BranchOutcome outcome =
       caller.Call(CallTo("http://127.0.0.1:" + std::to_string(UnusedPort()) + "/confirm"));
 
   CHECK(outcome.result == BranchResult::kUnknown);
@@ -165,7 +165,7 @@ TEST_CASE("an invalid stored URL is an unknown outcome, not a crash",
 
   for (const std::string url : {"", "ftp://127.0.0.1/confirm", "http://", "http://h:99999/x"}) {
     INFO("url '" << url << "'");
-    const BranchOutcome outcome = caller.Call(CallTo(url));
+    const engine::BranchOutcome outcome = caller.Call(CallTo(url));
     CHECK(outcome.result == BranchResult::kUnknown);
     CHECK(outcome.http_status == 0);
     CHECK_THAT(outcome.detail, StartsWith("invalid branch URL"));
@@ -176,10 +176,10 @@ TEST_CASE("a branch header that would break the request is an unknown outcome",
           "[coordinator][http_branch_caller]") {
   ParticipantServer participant;
   testing::SyncBranchCaller caller;
-  BranchCall call = CallTo(participant.Url("/confirm"));
+  engine::BranchCall call = CallTo(participant.Url("/confirm"));
   call.headers = {{"X-Evil", "a\r\nX-Injected: 1"}};
 
-  const BranchOutcome outcome = caller.Call(call);
+  const engine::BranchOutcome outcome = caller.Call(call);
 
   CHECK(outcome.result == BranchResult::kUnknown);
   CHECK_THAT(outcome.detail, Contains("invalid branch header 'X-Evil'"));
@@ -190,10 +190,10 @@ TEST_CASE("branch headers cannot override the message framing",
           "[coordinator][http_branch_caller]") {
   ParticipantServer participant;
   testing::SyncBranchCaller caller;
-  BranchCall call = CallTo(participant.Url("/confirm"), R"({"amount": 30})");
+  engine::BranchCall call = CallTo(participant.Url("/confirm"), R"({"amount": 30})");
   call.headers = {{"Content-Length", "3"}, {"Connection", "close"}};
 
-  const BranchOutcome outcome = caller.Call(call);
+  const engine::BranchOutcome outcome = caller.Call(call);
 
   CHECK(outcome.result == BranchResult::kSuccess);
   const std::vector<ReceivedCall> received = participant.CallsTo("/confirm");
@@ -207,10 +207,10 @@ TEST_CASE("a participant slower than the call's timeout is an unknown outcome: t
   participant.SetDefault(
       "/confirm", ScriptedAnswer{200, R"({"dtm_result":"SUCCESS"})", std::chrono::seconds(30)});
   testing::SyncBranchCaller caller;
-  BranchCall call = CallTo(participant.Url("/confirm"));
+  engine::BranchCall call = CallTo(participant.Url("/confirm"));
   call.timeout = Duration(200);
 
-  const BranchOutcome outcome = caller.Call(call);
+  const engine::BranchOutcome outcome = caller.Call(call);
 
   CHECK(outcome.result == BranchResult::kUnknown);
   CHECK(outcome.http_status == 0);
@@ -225,18 +225,18 @@ TEST_CASE("only the start of a huge answer is kept and classified",
   testing::SyncBranchCaller caller(2, {}, {.max_response_bytes = 4096});
 
   // FAILURE past the limit is never seen.
-  const BranchOutcome beyond_limit = caller.Call(CallTo(participant.Url("/confirm")));
+  const engine::BranchOutcome beyond_limit = caller.Call(CallTo(participant.Url("/confirm")));
   CHECK(beyond_limit.result == BranchResult::kSuccess);
   CHECK(beyond_limit.http_status == 200);
 
-  const BranchOutcome within_limit = caller.Call(CallTo(participant.Url("/confirm")));
+  const engine::BranchOutcome within_limit = caller.Call(CallTo(participant.Url("/confirm")));
   CHECK(within_limit.result == BranchResult::kFailure);
   CHECK(within_limit.http_status == 500);
   CHECK_THAT(within_limit.detail, StartsWith("HTTP 500: FAILURExxx"));
   CHECK(within_limit.detail.size() <= 300);
 
   // The rest of each body was read and discarded, so the connection stayed usable.
-  const BranchOutcome after = caller.Call(CallTo(participant.Url("/confirm")));
+  const engine::BranchOutcome after = caller.Call(CallTo(participant.Url("/confirm")));
   CHECK(after.result == BranchResult::kSuccess);
   const std::vector<ReceivedCall> received = participant.CallsTo("/confirm");
   REQUIRE(received.size() == 3);
@@ -244,4 +244,4 @@ TEST_CASE("only the start of a huge answer is kept and classified",
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::calls

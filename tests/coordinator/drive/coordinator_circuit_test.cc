@@ -8,15 +8,15 @@
 
 #include "coordinator_harness.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 namespace {
 
 using testing::CoordinatorHarness;
 
 constexpr Duration kSecond{1000};
 
-HostGateSettings TwoFailures(int release_per_second = 0) {
-  HostGateSettings g;
+engine::HostGateSettings TwoFailures(int release_per_second = 0) {
+  engine::HostGateSettings g;
   g.circuit.failures = 2;
   g.circuit.probe_initial = kSecond;
   g.circuit.probe_max = 4 * kSecond;
@@ -25,14 +25,14 @@ HostGateSettings TwoFailures(int release_per_second = 0) {
   return g;
 }
 
-SubmitRequest Saga(const std::string& gid) {
-  SubmitRequest r{gid, TransType::kSaga, {}, {}};
+engine::SubmitRequest Saga(const std::string& gid) {
+  engine::SubmitRequest r{gid, TransType::kSaga, {}, {}};
   r.steps.push_back({"http://p/action", "http://p/compensate"});
   r.payloads.push_back(R"({"amount":30})");
   return r;
 }
 
-BranchOutcome Refused() { return {BranchResult::kUnknown, 0, "connection refused"}; }
+engine::BranchOutcome Refused() { return {BranchResult::kUnknown, 0, "connection refused"}; }
 
 const storage::BranchRecord& Action(const storage::Transaction& tx) {
   for (const auto& b : tx.branches) {
@@ -48,9 +48,9 @@ TEST_CASE(
     "sagas whose host's circuit is open are not called, count no failure and write nothing: "
     "they wait for its probes, and resume when one succeeds",
     "[coordinator][circuit]") {
-  CoordinatorHarness h(RetrySettings{Duration(60'000), 10}, {}, TwoFailures());
+  CoordinatorHarness h(engine::RetrySettings{Duration(60'000), 10}, {}, TwoFailures());
   // Two failed calls open the circuit, then three probes fail; the fourth succeeds.
-  h.caller().Script("01", BranchOp::kAction, std::vector<BranchOutcome>(5, Refused()));
+  h.caller().Script("01", BranchOp::kAction, std::vector<engine::BranchOutcome>(5, Refused()));
   const TimePoint t0 = h.clock().Now();
   for (const char* gid : {"g1", "g2", "g3", "g4"}) REQUIRE(h.coordinator().Submit(Saga(gid)).ok());
   CHECK(CallCount(h) == 2);
@@ -99,13 +99,14 @@ TEST_CASE(
     CHECK(h.StatusOf(gid) == GlobalStatus::kSucceed);
   }
   CHECK(CallCount(h) == 9);
-  CHECK(h.gates().Hosts().at(0).state == CircuitState::kClosed);
+  CHECK(h.gates().Hosts().at(0).state == engine::CircuitState::kClosed);
   CHECK(h.gates().Hosts().at(0).waiting == 0);
 }
 
 TEST_CASE("when the circuit closes, the sagas that waited resume oldest first at the release rate",
           "[coordinator][circuit]") {
-  CoordinatorHarness h(RetrySettings{Duration(60'000), 10}, {}, TwoFailures(/*release=*/20));
+  CoordinatorHarness h(engine::RetrySettings{Duration(60'000), 10}, {},
+                       TwoFailures(/*release=*/20));
   h.caller().Script("01", BranchOp::kAction, {Refused(), Refused()});
   for (int i = 1; i <= 8; ++i) {
     REQUIRE(h.coordinator().Submit(Saga("g" + std::to_string(i))).ok());
@@ -127,7 +128,7 @@ TEST_CASE("when the circuit closes, the sagas that waited resume oldest first at
   };
   std::size_t before = succeeded().size();
   for (int tick = 0; tick < 8 && before < 8; ++tick) {
-    h.Advance(HostGatedCaller::kTickEvery);
+    h.Advance(calls::HostGatedCaller::kTickEvery);
     const std::vector<std::string> done = succeeded();
     CHECK(done.size() == before + 1);
     before = done.size();
@@ -139,7 +140,7 @@ TEST_CASE("when the circuit closes, the sagas that waited resume oldest first at
 
 TEST_CASE("a restart forgets the gates: held sagas are due at their stored times, at once",
           "[coordinator][circuit]") {
-  CoordinatorHarness h(RetrySettings{Duration(60'000), 10}, {}, TwoFailures());
+  CoordinatorHarness h(engine::RetrySettings{Duration(60'000), 10}, {}, TwoFailures());
   h.caller().Script("01", BranchOp::kAction, {Refused(), Refused()});
   const TimePoint t0 = h.clock().Now();
   for (const char* gid : {"g1", "g2", "g3"}) REQUIRE(h.coordinator().Submit(Saga(gid)).ok());
@@ -156,4 +157,4 @@ TEST_CASE("a restart forgets the gates: held sagas are due at their stored times
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::drive

@@ -9,7 +9,7 @@
 #include "coordinator_harness.h"
 #include "settle/app/webhook_alerts.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 namespace {
 
 using testing::CoordinatorHarness;
@@ -18,8 +18,8 @@ using testing::Unknown;
 
 constexpr Duration kSecond{1000};
 
-SubmitRequest Saga(const std::string& gid, int steps) {
-  SubmitRequest r{gid, TransType::kSaga, {}, {}};
+engine::SubmitRequest Saga(const std::string& gid, int steps) {
+  engine::SubmitRequest r{gid, TransType::kSaga, {}, {}};
   for (int i = 0; i < steps; ++i) {
     r.steps.push_back({"http://p/action", "http://p/compensate"});
     r.payloads.push_back(R"({"amount":30})");
@@ -109,7 +109,7 @@ TEST_CASE(
   CHECK_THAT(Render(h.metrics()),
              Catch::Contains("settle_transactions_stuck_total{type=\"saga\"} 1\n"));
 
-  const std::string body = StuckAlertBody(alerted, h.clock().Now());
+  const std::string body = app::StuckAlertBody(alerted, h.clock().Now());
   const auto json = nlohmann::json::parse(body);
   CHECK(json["event"] == "transaction_stuck");
   CHECK(json["gid"] == "s1");
@@ -121,4 +121,4 @@ TEST_CASE(
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::drive

@@ -9,7 +9,7 @@
 #include "settle/drive/coordinator.h"
 #include "transaction_builder.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 namespace {
 
 using testing::CoordinatorHarness;
@@ -22,8 +22,8 @@ using Names = std::vector<std::string>;
 constexpr Duration kSecond{1000};
 const std::string kQueryPrepared = "http://shop/query_prepared";
 
-std::vector<SagaStep> Steps(const std::vector<std::string>& actions) {
-  std::vector<SagaStep> steps;
+std::vector<engine::SagaStep> Steps(const std::vector<std::string>& actions) {
+  std::vector<engine::SagaStep> steps;
   for (const std::string& action : actions) steps.push_back({action, ""});
   return steps;
 }
@@ -37,9 +37,9 @@ std::vector<std::string> Payloads(std::size_t steps) {
   return payloads;
 }
 
-PrepareRequest PrepareMsg(const std::string& gid, std::vector<std::string> actions,
-                          RequestOptions options = {}) {
-  PrepareRequest r;
+engine::PrepareRequest PrepareMsg(const std::string& gid, std::vector<std::string> actions,
+                                  engine::RequestOptions options = {}) {
+  engine::PrepareRequest r;
   r.gid = gid;
   r.trans_type = TransType::kMsg;
   r.options = options;
@@ -49,14 +49,15 @@ PrepareRequest PrepareMsg(const std::string& gid, std::vector<std::string> actio
   return r;
 }
 
-SubmitRequest SubmitMsg(const std::string& gid, std::vector<std::string> actions = {"http://p/a"},
-                        RequestOptions options = {}) {
-  SubmitRequest r{gid, TransType::kMsg, options, Steps(actions), Payloads(actions.size())};
+engine::SubmitRequest SubmitMsg(const std::string& gid,
+                                std::vector<std::string> actions = {"http://p/a"},
+                                engine::RequestOptions options = {}) {
+  engine::SubmitRequest r{gid, TransType::kMsg, options, Steps(actions), Payloads(actions.size())};
   return r;
 }
 
-AbortRequest AbortMsg(const std::string& gid) {
-  AbortRequest r;
+engine::AbortRequest AbortMsg(const std::string& gid) {
+  engine::AbortRequest r;
   r.gid = gid;
   r.trans_type = TransType::kMsg;
   return r;
@@ -88,7 +89,7 @@ TEST_CASE("a message submitted without a prepare is delivered", "[coordinator][m
 
 TEST_CASE("a concurrent message delivers every step at once", "[coordinator][msg]") {
   CoordinatorHarness h;
-  RequestOptions options;
+  engine::RequestOptions options;
   options.concurrent = true;
   h.caller().Script("01", BranchOp::kAction, {Unknown()});
   REQUIRE(h.coordinator().Submit(SubmitMsg("m1", {"http://p/a", "http://p/b"}, options)).ok());
@@ -101,7 +102,7 @@ TEST_CASE("a concurrent message delivers every step at once", "[coordinator][msg
 TEST_CASE("a prepared message nobody submits is checked back at timeout_to_fail",
           "[coordinator][msg]") {
   CoordinatorHarness h;
-  RequestOptions options;
+  engine::RequestOptions options;
   options.timeout_to_fail = 10 * kSecond;
 
   SECTION("SUCCESS: the local transaction committed, the message is delivered") {
@@ -181,7 +182,7 @@ TEST_CASE("a receiver that answers FAILURE is asked again: the message is stuck,
 TEST_CASE("best-effort notification: with retry_limit the message gives up, failed, with an alert",
           "[coordinator][msg]") {
   CoordinatorHarness h;
-  RequestOptions options;
+  engine::RequestOptions options;
   options.retry_limit = 3;
   h.caller().Script("02", BranchOp::kAction,
                     {Unknown("connection refused"), Unknown("connection refused"),
@@ -203,7 +204,7 @@ TEST_CASE("best-effort notification: with retry_limit the message gives up, fail
 
 TEST_CASE("custom_data's delay holds the first delivery back", "[coordinator][msg]") {
   CoordinatorHarness h;
-  RequestOptions options;
+  engine::RequestOptions options;
   options.delay = 30 * kSecond;
   REQUIRE(h.coordinator().Submit(SubmitMsg("m1", {"http://p/a"}, options)).ok());
   h.Advance(29 * kSecond);
@@ -248,7 +249,7 @@ TEST_CASE("a topic step goes to every subscriber the topic has when the message 
 TEST_CASE("a message carries on after a crash: prepared, submitted, half delivered",
           "[coordinator][msg][crash]") {
   CoordinatorHarness h;
-  RequestOptions options;
+  engine::RequestOptions options;
   options.timeout_to_fail = 10 * kSecond;
   h.caller().Script("02", BranchOp::kAction, {Unknown()});
   REQUIRE(h.coordinator().Prepare(PrepareMsg("prepared", {"http://p/a"}, options)).ok());
@@ -280,13 +281,14 @@ TEST_CASE("repeated prepares and submits of a message are harmless, other types 
   CHECK(h.coordinator().Prepare(PrepareMsg("m1", {"http://p/a"})).code() == StatusCode::kConflict);
 
   // A TCC's branch cannot join a message, nor a message's submit a saga.
-  RegisterBranchRequest branch{"m1", "01", "", "http://p/c", "http://p/x"};
+  engine::RegisterBranchRequest branch{"m1", "01", "", "http://p/c", "http://p/x"};
   CHECK(h.coordinator().RegisterBranch(branch).code() == StatusCode::kConflict);
   REQUIRE(h.coordinator()
-              .Submit(SubmitRequest{"s1", TransType::kSaga, {}, Steps({"http://p/a"}), Payloads(1)})
+              .Submit(engine::SubmitRequest{
+                  "s1", TransType::kSaga, {}, Steps({"http://p/a"}), Payloads(1)})
               .ok());
   CHECK(h.coordinator().Submit(SubmitMsg("s1")).code() == StatusCode::kConflict);
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::drive

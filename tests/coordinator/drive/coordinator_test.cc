@@ -11,7 +11,7 @@
 #include "coordinator_harness.h"
 #include "transaction_builder.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 namespace {
 
 using testing::CoordinatorHarness;
@@ -22,21 +22,21 @@ using Names = std::vector<std::string>;
 
 constexpr Duration kSecond{1000};
 
-RegisterBranchRequest Branch(const std::string& gid, const std::string& id) {
+engine::RegisterBranchRequest Branch(const std::string& gid, const std::string& id) {
   return {gid, id, R"({"amount":30})", "http://p/confirm" + id, "http://p/cancel" + id};
 }
 
 // Prepares a TCC and registers branches "01".."0n" as a client SDK would.
 void StartTcc(CoordinatorHarness& h, const std::string& gid, int branches,
-              RequestOptions options = {}) {
+              engine::RequestOptions options = {}) {
   REQUIRE(h.coordinator().Prepare({gid, options}).ok());
   for (int i = 1; i <= branches; ++i) {
     REQUIRE(h.coordinator().RegisterBranch(Branch(gid, BranchIdForIndex(i - 1))).ok());
   }
 }
 
-SubmitRequest Saga(const std::string& gid, int steps, RequestOptions options = {}) {
-  SubmitRequest r{gid, TransType::kSaga, options, {}};
+engine::SubmitRequest Saga(const std::string& gid, int steps, engine::RequestOptions options = {}) {
+  engine::SubmitRequest r{gid, TransType::kSaga, options, {}};
   for (int i = 0; i < steps; ++i) {
     r.steps.push_back({"http://p/action", "http://p/compensate"});
     r.payloads.push_back(R"({"amount":30})");
@@ -44,8 +44,8 @@ SubmitRequest Saga(const std::string& gid, int steps, RequestOptions options = {
   return r;
 }
 
-SubmitRequest TccSubmit(const std::string& gid, bool wait_result = false) {
-  SubmitRequest r{gid, TransType::kTcc, {}, {}};
+engine::SubmitRequest TccSubmit(const std::string& gid, bool wait_result = false) {
+  engine::SubmitRequest r{gid, TransType::kTcc, {}, {}};
   r.options.wait_result = wait_result;
   return r;
 }
@@ -106,7 +106,7 @@ TEST_CASE("an aborted TCC cancels every registered branch and fails", "[coordina
 
 TEST_CASE("a TCC nobody submits is aborted at timeout_to_fail", "[coordinator][tcc]") {
   CoordinatorHarness h;
-  RequestOptions options;
+  engine::RequestOptions options;
   options.timeout_to_fail = 10 * kSecond;
   StartTcc(h, "g1", 1, options);
   h.Advance(9 * kSecond);
@@ -154,7 +154,7 @@ TEST_CASE("a saga stores each action's success before the next action starts",
 TEST_CASE("a concurrent saga is written twice: at submit, and at its end with every outcome",
           "[coordinator][saga]") {
   CoordinatorHarness h;
-  RequestOptions options;
+  engine::RequestOptions options;
   options.concurrent = true;
   REQUIRE(h.coordinator().Submit(Saga("s1", 3, options)).ok());
   CHECK(h.faulty_store().commits() == 2);
@@ -184,10 +184,10 @@ TEST_CASE("a saga longer than one pass's rounds stores what it learnt and goes o
 TEST_CASE("steps whose outcomes a crash lost are called again after the restart",
           "[coordinator][saga][crash]") {
   CoordinatorHarness h;
-  RequestOptions options;
+  engine::RequestOptions options;
   options.concurrent = true;
   // The calls "crash" the coordinator: nothing more can be stored.
-  h.caller().on_call = [&](const BranchCall& call) {
+  h.caller().on_call = [&](const engine::BranchCall& call) {
     if (call.branch_id == "02") h.faulty_store().FailCommits(true);
   };
   REQUIRE(h.coordinator().Submit(Saga("s1", 2, options)).ok());
@@ -209,15 +209,15 @@ TEST_CASE("a saga aborted after a crash compensates the action that started last
   // fail, and be the only step compensated) and 02's action would stay done at its
   // participant, never compensated (found by tests/simulation, seed 7).
   CoordinatorHarness h;
-  RequestOptions options;
+  engine::RequestOptions options;
   options.timeout_to_fail = 10 * kSecond;
-  h.caller().on_call = [&](const BranchCall& call) {
+  h.caller().on_call = [&](const engine::BranchCall& call) {
     if (call.branch_id == "02") h.faulty_store().FailCommits(true);
   };
-  std::vector<BranchOutcome> first_then_errors(20, Unknown());
-  first_then_errors.front() = BranchOutcome{BranchResult::kSuccess, 200, ""};
+  std::vector<engine::BranchOutcome> first_then_errors(20, Unknown());
+  first_then_errors.front() = engine::BranchOutcome{BranchResult::kSuccess, 200, ""};
   h.caller().Script("01", BranchOp::kAction, first_then_errors);
-  h.caller().Script("02", BranchOp::kAction, std::vector<BranchOutcome>(20, Unknown()));
+  h.caller().Script("02", BranchOp::kAction, std::vector<engine::BranchOutcome>(20, Unknown()));
   REQUIRE(h.coordinator().Submit(Saga("s1", 2, options)).ok());
   h.caller().on_call = nullptr;
   h.faulty_store().FailCommits(false);
@@ -244,7 +244,7 @@ TEST_CASE("a failed saga compensates the started steps, the failed one included,
 
 TEST_CASE("a concurrent saga honours orders", "[coordinator][saga]") {
   CoordinatorHarness h;
-  RequestOptions options;
+  engine::RequestOptions options;
   options.concurrent = true;
   options.orders = {{2, {0, 1}}};
   REQUIRE(h.coordinator().Submit(Saga("s1", 3, options)).ok());
@@ -312,7 +312,7 @@ TEST_CASE("a branch that keeps failing flags its transaction stuck until it comp
 TEST_CASE("a saga action that keeps erroring aborts the saga at retry_limit",
           "[coordinator][retry]") {
   CoordinatorHarness h;
-  RequestOptions options;
+  engine::RequestOptions options;
   options.retry_limit = 2;
   h.caller().Script("02", BranchOp::kAction, {Unknown(), Unknown()});
   REQUIRE(h.coordinator().Submit(Saga("s1", 2, options)).ok());
@@ -325,9 +325,9 @@ TEST_CASE("a saga action that keeps erroring aborts the saga at retry_limit",
 TEST_CASE("a saga still running at timeout_to_fail is aborted and compensated",
           "[coordinator][saga]") {
   CoordinatorHarness h;
-  RequestOptions options;
+  engine::RequestOptions options;
   options.timeout_to_fail = 5 * kSecond;
-  h.caller().Script("02", BranchOp::kAction, std::vector<BranchOutcome>(10, Unknown()));
+  h.caller().Script("02", BranchOp::kAction, std::vector<engine::BranchOutcome>(10, Unknown()));
   REQUIRE(h.coordinator().Submit(Saga("s1", 2, options)).ok());
   for (int i = 0; i < 5; ++i) h.Advance(kSecond);
   const auto tx = h.Load("s1");
@@ -339,7 +339,7 @@ TEST_CASE("a saga still running at timeout_to_fail is aborted and compensated",
 
 TEST_CASE("wait_result answers with the outcome of one pass", "[coordinator][wait]") {
   CoordinatorHarness h;
-  RequestOptions wait;
+  engine::RequestOptions wait;
   wait.wait_result = true;
   CHECK(h.coordinator().Submit(Saga("ok", 2, wait)).ok());
 
@@ -361,7 +361,7 @@ TEST_CASE("duplicate prepare, submit and abort are idempotent, late ones are ref
   StartTcc(h, "g1", 1);
   CHECK(h.coordinator().Prepare({"g1", {}}).ok());
   CHECK(h.coordinator().RegisterBranch(Branch("g1", "01")).ok());
-  RegisterBranchRequest other_url = Branch("g1", "01");
+  engine::RegisterBranchRequest other_url = Branch("g1", "01");
   other_url.confirm_url = "http://elsewhere/confirm";
   CHECK(h.coordinator().RegisterBranch(other_url).code() == StatusCode::kConflict);
 
@@ -410,7 +410,7 @@ TEST_CASE("operations on unknown gids or the wrong type are refused", "[coordina
 TEST_CASE("forceStop fails an unfinished transaction and its retries stop",
           "[coordinator][operator]") {
   CoordinatorHarness h;
-  h.caller().Script("01", BranchOp::kConfirm, std::vector<BranchOutcome>(10, Unknown()));
+  h.caller().Script("01", BranchOp::kConfirm, std::vector<engine::BranchOutcome>(10, Unknown()));
   StartTcc(h, "g1", 1);
   REQUIRE(h.coordinator().Submit(TccSubmit("g1")).ok());
   REQUIRE(h.coordinator().ForceStop("g1").ok());
@@ -426,7 +426,7 @@ TEST_CASE(
     "forceStop of a rolling-back transaction keeps why it rolled back and adds who stopped it",
     "[coordinator][operator]") {
   CoordinatorHarness h;
-  h.caller().Script("01", BranchOp::kCancel, std::vector<BranchOutcome>(10, Unknown()));
+  h.caller().Script("01", BranchOp::kCancel, std::vector<engine::BranchOutcome>(10, Unknown()));
   StartTcc(h, "g1", 1);
   REQUIRE(h.coordinator().Abort({"g1", "out of stock", false}).ok());
   REQUIRE(h.StatusOf("g1") == GlobalStatus::kAborting);
@@ -440,7 +440,7 @@ TEST_CASE("an operator's forceStop during a pass is not overwritten by the pass"
   CoordinatorHarness h;
   StartTcc(h, "g1", 1);
   bool stopped = false;
-  h.caller().on_call = [&](const BranchCall&) {
+  h.caller().on_call = [&](const engine::BranchCall&) {
     if (stopped) return;
     stopped = true;
     REQUIRE(h.coordinator().ForceStop("g1").ok());
@@ -498,7 +498,7 @@ TEST_CASE("a pass whose outcome cannot be stored is retried once storage returns
           "[coordinator][storage-failure]") {
   CoordinatorHarness h;
   StartTcc(h, "g1", 1);
-  h.caller().on_call = [&](const BranchCall&) { h.faulty_store().FailCommits(true); };
+  h.caller().on_call = [&](const engine::BranchCall&) { h.faulty_store().FailCommits(true); };
   REQUIRE(h.coordinator().Submit(TccSubmit("g1")).ok());
   // The confirm succeeded but its outcome was not stored: the transaction is not finished.
   CHECK(h.StatusOf("g1") == GlobalStatus::kSubmitted);
@@ -548,4 +548,4 @@ TEST_CASE("a TCC registers at most max_tcc_branches branches, a repeated one sti
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::drive

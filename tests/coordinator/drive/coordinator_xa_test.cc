@@ -9,7 +9,7 @@
 #include "coordinator_harness.h"
 #include "settle/drive/coordinator.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 namespace {
 
 using testing::CoordinatorHarness;
@@ -19,12 +19,13 @@ using Names = std::vector<std::string>;
 constexpr Duration kSecond{1000};
 
 void StartXa(CoordinatorHarness& h, const std::string& gid, int branches,
-             RequestOptions options = {}) {
-  PrepareRequest prepare{gid, options, TransType::kXa};
+             engine::RequestOptions options = {}) {
+  engine::PrepareRequest prepare{gid, options, TransType::kXa};
   REQUIRE(h.coordinator().Prepare(prepare).ok());
   for (int i = 0; i < branches; ++i) {
     const std::string id = BranchIdForIndex(static_cast<std::size_t>(i));
-    RegisterBranchRequest branch{gid, id, "", "", "", TransType::kXa, "http://db" + id + "/xa"};
+    engine::RegisterBranchRequest branch{
+        gid, id, "", "", "", TransType::kXa, "http://db" + id + "/xa"};
     REQUIRE(h.coordinator().RegisterBranch(branch).ok());
   }
 }
@@ -35,7 +36,7 @@ TEST_CASE("a submitted XA commits every registered branch at its phase-2 URL",
   StartXa(h, "x1", 2);
   CHECK(h.caller().calls().empty());
   h.caller().Script("02", BranchOp::kCommit, {Unknown()});
-  REQUIRE(h.coordinator().Submit(SubmitRequest{"x1", TransType::kXa, {}, {}}).ok());
+  REQUIRE(h.coordinator().Submit(engine::SubmitRequest{"x1", TransType::kXa, {}, {}}).ok());
   CHECK(h.StatusOf("x1") == GlobalStatus::kSubmitted);  // 02 is retried
   h.Advance(kSecond);
   CHECK(h.StatusOf("x1") == GlobalStatus::kSucceed);
@@ -47,7 +48,7 @@ TEST_CASE("a submitted XA commits every registered branch at its phase-2 URL",
 TEST_CASE("an aborted XA rolls back every registered branch", "[coordinator][xa]") {
   CoordinatorHarness h;
   StartXa(h, "x1", 2);
-  AbortRequest abort{"x1", "branch 02 failed", false, TransType::kXa};
+  engine::AbortRequest abort{"x1", "branch 02 failed", false, TransType::kXa};
   REQUIRE(h.coordinator().Abort(abort).ok());
   const auto tx = h.Load("x1");
   CHECK(tx.global.status == GlobalStatus::kFailed);
@@ -59,7 +60,7 @@ TEST_CASE("an aborted XA rolls back every registered branch", "[coordinator][xa]
 TEST_CASE("an XA nobody submits is rolled back at timeout_to_fail, even after a restart",
           "[coordinator][xa][crash]") {
   CoordinatorHarness h;
-  RequestOptions options;
+  engine::RequestOptions options;
   options.timeout_to_fail = 10 * kSecond;
   StartXa(h, "x1", 1, options);
   h.Restart();
@@ -74,17 +75,17 @@ TEST_CASE("XA and TCC branches cannot be registered with each other's transactio
           "[coordinator][xa]") {
   CoordinatorHarness h;
   StartXa(h, "x1", 1);
-  RegisterBranchRequest tcc_branch{"x1", "02", "", "http://p/confirm", "http://p/cancel"};
+  engine::RegisterBranchRequest tcc_branch{"x1", "02", "", "http://p/confirm", "http://p/cancel"};
   const Status refused = h.coordinator().RegisterBranch(tcc_branch);
   CHECK(refused.code() == StatusCode::kConflict);
   CHECK_THAT(refused.message(), Catch::Contains("xa transaction, not tcc"));
 
   REQUIRE(h.coordinator().Prepare({"t1", {}}).ok());
-  RegisterBranchRequest xa_branch{"t1", "01", "", "", "", TransType::kXa, "http://db/xa"};
+  engine::RegisterBranchRequest xa_branch{"t1", "01", "", "", "", TransType::kXa, "http://db/xa"};
   CHECK(h.coordinator().RegisterBranch(xa_branch).code() == StatusCode::kConflict);
-  CHECK(h.coordinator().Submit(SubmitRequest{"t1", TransType::kXa, {}, {}}).code() ==
+  CHECK(h.coordinator().Submit(engine::SubmitRequest{"t1", TransType::kXa, {}, {}}).code() ==
         StatusCode::kConflict);
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::drive

@@ -14,7 +14,7 @@
 #include "fake_leases.h"
 #include "settle/drive/instance_lease.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 namespace {
 
 using testing::FakeClock;
@@ -157,4 +157,4 @@ TEST_CASE(
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::drive

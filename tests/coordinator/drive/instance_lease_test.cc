@@ -18,7 +18,7 @@
 #include "scripted_branch_caller.h"
 #include "settle/drive/leased_pass_runner.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 namespace {
 
 using Catch::Matchers::Contains;
@@ -47,15 +47,16 @@ bool Owns(InstanceLease& lease, const std::string& gid) {
   return owned.ok() && *owned;
 }
 
-std::vector<BranchOutcome> CallAll(BranchCaller& caller, std::vector<BranchCall> calls) {
+std::vector<engine::BranchOutcome> CallAll(calls::BranchCaller& caller,
+                                           std::vector<engine::BranchCall> calls) {
   asio::io_context io;
   auto outcomes = asio::co_spawn(io, caller.CallAll(std::move(calls)), asio::use_future);
   io.run();
   return outcomes.get();
 }
 
-BranchCall CallWithTimeout(const std::string& branch_id, Duration timeout) {
-  BranchCall call;
+engine::BranchCall CallWithTimeout(const std::string& branch_id, Duration timeout) {
+  engine::BranchCall call;
   call.gid = "g1";
   call.branch_id = branch_id;
   call.url = "http://participant.invalid/confirm";
@@ -142,7 +143,7 @@ TEST_CASE(
   REQUIRE(Owns(f.lease, "g1"));  // the pass's claim
 
   f.clock.Advance(Duration(6'000));  // 3 s left
-  std::vector<BranchOutcome> outcomes = CallAll(
+  std::vector<engine::BranchOutcome> outcomes = CallAll(
       fenced, {CallWithTimeout("01", Duration(10'000)), CallWithTimeout("02", Duration(1'000))});
   REQUIRE(outcomes.size() == 2);
   CHECK(outcomes[0].result == BranchResult::kSuccess);
@@ -180,7 +181,8 @@ TEST_CASE(
   f.lease.RunOnce();        // on waking: renewed, and what was owned is forgotten
   REQUIRE(f.lease.Remaining() == kHeldFor);
   CHECK_FALSE(f.lease.StillOwns("g1"));
-  std::vector<BranchOutcome> outcomes = CallAll(fenced, {CallWithTimeout("01", Duration(1'000))});
+  std::vector<engine::BranchOutcome> outcomes =
+      CallAll(fenced, {CallWithTimeout("01", Duration(1'000))});
   REQUIRE(outcomes.size() == 1);
   CHECK_THAT(outcomes[0].detail, Contains("claim on the transaction lapsed"));
   CHECK(outcomes[0].not_called_until.has_value());
@@ -194,4 +196,4 @@ TEST_CASE(
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::drive

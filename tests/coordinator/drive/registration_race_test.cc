@@ -12,7 +12,7 @@
 #include "settle/drive/rollback_repair.h"
 #include "settle/engine/decision.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 namespace {
 
 using testing::CoordinatorHarness;
@@ -21,10 +21,10 @@ using Names = std::vector<std::string>;
 
 constexpr Duration kSecond{1000};
 
-RegisterBranchRequest Branch(const std::string& gid, const std::string& id,
-                             TransType type = TransType::kTcc) {
-  RegisterBranchRequest r{gid, id, R"({"amount":30})", "http://p/confirm" + id,
-                          "http://p/cancel" + id};
+engine::RegisterBranchRequest Branch(const std::string& gid, const std::string& id,
+                                     TransType type = TransType::kTcc) {
+  engine::RegisterBranchRequest r{gid, id, R"({"amount":30})", "http://p/confirm" + id,
+                                  "http://p/cancel" + id};
   r.trans_type = type;
   if (type == TransType::kXa) r.url = "http://p/xa" + id;
   return r;
@@ -33,7 +33,7 @@ RegisterBranchRequest Branch(const std::string& gid, const std::string& id,
 // Prepares a TCC (or XA) that times out after 10 s, with branch "01" registered.
 void PrepareWithTimeout(CoordinatorHarness& h, const std::string& gid,
                         TransType type = TransType::kTcc) {
-  PrepareRequest prepare{gid, {}};
+  engine::PrepareRequest prepare{gid, {}};
   prepare.trans_type = type;
   prepare.options.timeout_to_fail = 10 * kSecond;
   REQUIRE(h.coordinator().Prepare(prepare).ok());
@@ -48,8 +48,9 @@ void StoreAsTheRaceLeftIt(CoordinatorHarness& h, const std::string& gid, int bra
     REQUIRE(h.coordinator().RegisterBranch(Branch(gid, BranchIdForIndex(i - 1))).ok());
   }
   storage::GlobalRecord g = h.Load(gid).global;
-  ApplyStatusChange(g, GlobalStatus::kAborting, "timeout_to_fail: not submitted", h.clock().Now());
-  ApplyStatusChange(g, GlobalStatus::kFailed, "", h.clock().Now());
+  engine::ApplyStatusChange(g, GlobalStatus::kAborting, "timeout_to_fail: not submitted",
+                            h.clock().Now());
+  engine::ApplyStatusChange(g, GlobalStatus::kFailed, "", h.clock().Now());
   storage::WriteBatch failed;
   failed.Add(storage::UpdateGlobal{g, GlobalStatus::kPrepared});
   REQUIRE(h.store().Commit(failed).ok());
@@ -177,7 +178,8 @@ TEST_CASE("retention deletes a repaired transaction only once its cancels are ma
           "[coordinator][repair]") {
   CoordinatorHarness h;
   StoreAsTheRaceLeftIt(h, "left", 1);
-  Retention retention(h.store(), h.clock(), RetentionSettings{kSecond, 10, kSecond, Duration(0)});
+  app::Retention retention(h.store(), h.clock(),
+                           app::RetentionSettings{kSecond, 10, kSecond, Duration(0)});
   h.clock().Advance(60 * kSecond);
   CHECK(retention.DeleteBatch().value() == 0);
 
@@ -190,4 +192,4 @@ TEST_CASE("retention deletes a repaired transaction only once its cancels are ma
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::drive

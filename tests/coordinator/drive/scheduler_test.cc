@@ -14,7 +14,7 @@
 #include "settle/async/event.h"
 #include "settle/async/io_threads.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 namespace {
 
 constexpr Duration kSecond{1000};
@@ -69,11 +69,11 @@ class FakeRunner final : public PassRunner {
 };
 
 // Participant hosts' gates that hold every transaction while `holds` says so.
-class FakeGates final : public HostGates {
+class FakeGates final : public calls::HostGates {
  public:
   std::vector<std::string> TakeReleased(const std::string&) override { return {}; }
   bool Holds(const std::string&) const override { return holds; }
-  std::vector<HostView> Hosts() const override { return {}; }
+  std::vector<calls::HostView> Hosts() const override { return {}; }
 
   std::atomic<bool> holds{false};
 };
@@ -386,4 +386,4 @@ TEST_CASE("the background timer wakes up for a transaction when it is due", "[sc
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::drive

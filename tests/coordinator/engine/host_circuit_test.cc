@@ -4,7 +4,7 @@
 
 #include <vector>
 
-namespace settle::coordinator {
+namespace settle::engine {
 namespace {
 
 using std::chrono::milliseconds;
@@ -214,4 +214,4 @@ TEST_CASE("a probe whose result never comes is given up after probe_timeout", "[
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::engine

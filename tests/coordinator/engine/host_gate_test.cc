@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace settle::coordinator {
+namespace settle::engine {
 namespace {
 
 using std::chrono::milliseconds;
@@ -248,4 +248,4 @@ TEST_CASE("a call that fails while the circuit is open waits for it like a held 
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::engine

@@ -7,7 +7,7 @@
 
 #include "transaction_builder.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 namespace {
 
 using testing::RowOf;
@@ -164,4 +164,4 @@ TEST_CASE("a finished message needs nothing", "[engine][msg]") {
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::engine

@@ -6,7 +6,7 @@
 
 #include "transaction_builder.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 namespace {
 
 using testing::RowOf;
@@ -171,4 +171,4 @@ TEST_CASE("calls that do not succeed are kept in a bounded history, oldest first
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::engine

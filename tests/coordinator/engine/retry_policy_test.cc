@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-namespace settle::coordinator {
+namespace settle::engine {
 namespace {
 
 using std::chrono::milliseconds;
@@ -52,4 +52,4 @@ TEST_CASE("a branch is stuck once it has failed stuck_after times in a row", "[r
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::engine

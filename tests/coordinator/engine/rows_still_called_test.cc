@@ -8,7 +8,7 @@
 #include "settle/engine/decision.h"
 #include "transaction_builder.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 namespace {
 
 using testing::RowOf;
@@ -77,4 +77,4 @@ TEST_CASE("a TCC will call the confirms when submitted, the cancels when abortin
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::engine

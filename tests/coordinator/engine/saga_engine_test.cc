@@ -7,7 +7,7 @@
 
 #include "transaction_builder.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 namespace {
 
 using testing::RowOf;
@@ -179,4 +179,4 @@ TEST_CASE("a finished saga needs nothing", "[engine][saga]") {
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::engine

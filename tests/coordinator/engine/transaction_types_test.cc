@@ -11,7 +11,7 @@
 #include "settle/engine/two_phase_engine.h"
 #include "transaction_builder.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 namespace {
 
 using testing::kSecond;
@@ -238,4 +238,4 @@ TEST_CASE("a subscription names a topic, an http(s) url and a short remark", "[e
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::engine

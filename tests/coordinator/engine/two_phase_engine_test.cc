@@ -7,7 +7,7 @@
 
 #include "transaction_builder.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 namespace {
 
 using testing::RowOf;
@@ -165,4 +165,4 @@ TEST_CASE("a prepared XA rolls back once timeout_to_fail has passed", "[engine][
 }
 
 }  // namespace
-}  // namespace settle::coordinator
+}  // namespace settle::engine

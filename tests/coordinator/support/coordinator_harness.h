@@ -22,7 +22,7 @@
 namespace settle::testing {
 
 // Keeps every stuck alert the driver raises.
-class RecordingAlerts final : public coordinator::StuckAlerts {
+class RecordingAlerts final : public drive::StuckAlerts {
  public:
   void TransactionStuck(const storage::Transaction& tx) override {
     std::lock_guard lock(mutex_);
@@ -46,15 +46,15 @@ class RecordingAlerts final : public coordinator::StuckAlerts {
 // participants.
 class CoordinatorHarness {
  public:
-  explicit CoordinatorHarness(coordinator::RetrySettings retry = {Duration(60'000), 10},
-                              coordinator::CoordinatorSettings settings = {},
-                              coordinator::HostGateSettings gates = NoGates())
+  explicit CoordinatorHarness(engine::RetrySettings retry = {Duration(60'000), 10},
+                              drive::CoordinatorSettings settings = {},
+                              engine::HostGateSettings gates = NoGates())
       : retry_(retry), settings_(settings), gate_settings_(gates) {
     Open();
   }
 
-  static coordinator::HostGateSettings NoGates() {
-    coordinator::HostGateSettings none;
+  static engine::HostGateSettings NoGates() {
+    engine::HostGateSettings none;
     none.circuit.failures = 0;
     none.max_in_flight = 0;
     return none;
@@ -70,16 +70,16 @@ class CoordinatorHarness {
   }
 
   SyncCoordinator& coordinator() { return *sync_; }
-  const coordinator::CoordinatorMetrics& metrics() const { return metrics_; }
+  const drive::CoordinatorMetrics& metrics() const { return metrics_; }
   // The stuck alerts the driver raised.
   std::vector<storage::Transaction> alerts() const { return alerts_.raised(); }
-  coordinator::Scheduler& scheduler() { return *scheduler_; }
+  drive::Scheduler& scheduler() { return *scheduler_; }
   storage::SqliteStore& store() { return *store_; }
   // The store the coordinator and driver write through; it can be told to fail.
   FailingStore& faulty_store() { return *faulty_; }
   FakeClock& clock() { return clock_; }
   ScriptedBranchCaller& caller() { return caller_; }
-  coordinator::HostGatedCaller& gates() { return *gates_; }
+  calls::HostGatedCaller& gates() { return *gates_; }
 
   storage::Transaction Load(const std::string& gid) {
     auto tx = store_->Load(gid);
@@ -106,22 +106,21 @@ class CoordinatorHarness {
     REQUIRE(store);
     store_ = std::move(*store);
     faulty_ = std::make_unique<FailingStore>(*store_);
-    async_store_ = std::make_unique<coordinator::AsyncStore>(*faulty_);
-    gates_ = std::make_unique<coordinator::HostGatedCaller>(
+    async_store_ = std::make_unique<drive::AsyncStore>(*faulty_);
+    gates_ = std::make_unique<calls::HostGatedCaller>(
         caller_, clock_, gate_settings_,
         [this](const std::vector<std::string>& gids) {
           for (const std::string& gid : gids) scheduler_->Schedule(gid, clock_.Now());
         },
         [] { return 1.0; });
-    driver_ = std::make_unique<coordinator::TransactionDriver>(
+    driver_ = std::make_unique<drive::TransactionDriver>(
         *async_store_, *gates_, clock_,
-        coordinator::RetryPolicy(retry_, coordinator::RetryPolicy::NoJitter()), metrics_, &alerts_,
+        engine::RetryPolicy(retry_, engine::RetryPolicy::NoJitter()), metrics_, &alerts_,
         gates_.get());
-    scheduler_ =
-        std::make_unique<coordinator::Scheduler>(clock_, context_.get_executor(), *driver_);
-    gids_ = std::make_unique<coordinator::GidGenerator>(clock_);
-    coordinator_ = std::make_unique<coordinator::Coordinator>(*async_store_, *scheduler_, clock_,
-                                                              *gids_, settings_, metrics_);
+    scheduler_ = std::make_unique<drive::Scheduler>(clock_, context_.get_executor(), *driver_);
+    gids_ = std::make_unique<drive::GidGenerator>(clock_);
+    coordinator_ = std::make_unique<drive::Coordinator>(*async_store_, *scheduler_, clock_, *gids_,
+                                                        settings_, metrics_);
     sync_ = std::make_unique<SyncCoordinator>(context_, *coordinator_);
   }
   void Close() {
@@ -141,19 +140,19 @@ class CoordinatorHarness {
   FakeClock clock_;
   ScriptedBranchCaller caller_;
   asio::io_context context_;
-  coordinator::RetrySettings retry_;
-  coordinator::CoordinatorSettings settings_;
-  coordinator::HostGateSettings gate_settings_;
-  coordinator::CoordinatorMetrics metrics_;  // counts survive a Restart(), as in one process
+  engine::RetrySettings retry_;
+  drive::CoordinatorSettings settings_;
+  engine::HostGateSettings gate_settings_;
+  drive::CoordinatorMetrics metrics_;  // counts survive a Restart(), as in one process
   RecordingAlerts alerts_;
   std::unique_ptr<storage::SqliteStore> store_;
   std::unique_ptr<FailingStore> faulty_;
-  std::unique_ptr<coordinator::AsyncStore> async_store_;
-  std::unique_ptr<coordinator::HostGatedCaller> gates_;  // in memory: lost on Restart()
-  std::unique_ptr<coordinator::TransactionDriver> driver_;
-  std::unique_ptr<coordinator::Scheduler> scheduler_;
-  std::unique_ptr<coordinator::GidGenerator> gids_;
-  std::unique_ptr<coordinator::Coordinator> coordinator_;
+  std::unique_ptr<drive::AsyncStore> async_store_;
+  std::unique_ptr<calls::HostGatedCaller> gates_;  // in memory: lost on Restart()
+  std::unique_ptr<drive::TransactionDriver> driver_;
+  std::unique_ptr<drive::Scheduler> scheduler_;
+  std::unique_ptr<drive::GidGenerator> gids_;
+  std::unique_ptr<drive::Coordinator> coordinator_;
   std::unique_ptr<SyncCoordinator> sync_;
 };
 

@@ -21,9 +21,9 @@ namespace settle::testing {
 class InProcessSettled {
  public:
   explicit InProcessSettled(
-      std::function<void(coordinator::ServerConfig&)> adjust = [](coordinator::ServerConfig&) {},
+      std::function<void(app::ServerConfig&)> adjust = [](app::ServerConfig&) {},
       std::string client_ca_file = "") {
-    coordinator::ServerConfig config;
+    app::ServerConfig config;
     config.port = 0;
     config.db_path = dir_.File("settle.db");
     config.coordinator.retry_interval = Duration(50);
@@ -32,7 +32,7 @@ class InProcessSettled {
     config.io_threads = 2;
     config.shutdown_grace = Duration(2000);
     adjust(config);
-    auto server = coordinator::SettledServer::Start(config, clock_);
+    auto server = app::SettledServer::Start(config, clock_);
     if (!server) FAIL("settled did not start: " << server.status().ToString());
     server_ = std::move(*server);
     client_ = std::make_unique<JsonClient>(server_->port(), "127.0.0.1", client_ca_file);
@@ -40,7 +40,7 @@ class InProcessSettled {
 
   int port() const { return server_->port(); }
   JsonClient& client() { return *client_; }
-  coordinator::SettledServer& server() { return *server_; }
+  app::SettledServer& server() { return *server_; }
 
   // POST /api/settle/<route>.
   JsonResponse Call(const std::string& route, const nlohmann::json& body) {
@@ -69,7 +69,7 @@ class InProcessSettled {
  private:
   TempDir dir_;
   SystemClock clock_;
-  std::unique_ptr<coordinator::SettledServer> server_;
+  std::unique_ptr<app::SettledServer> server_;
   std::unique_ptr<JsonClient> client_;
 };
 

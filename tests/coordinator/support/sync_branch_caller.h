@@ -14,12 +14,12 @@ namespace settle::testing {
 class SyncBranchCaller {
  public:
   explicit SyncBranchCaller(std::size_t io_threads = 2, net::ClientOptions options = {},
-                            coordinator::HttpBranchCallerOptions caller_options = {})
+                            calls::HttpBranchCallerOptions caller_options = {})
       : io_(io_threads) {
     auto client = net::Client::Create(std::move(options));
     if (!client) throw std::runtime_error(client.status().ToString());
     client_ = std::move(*client);
-    caller_ = std::make_unique<coordinator::HttpBranchCaller>(*client_, clock_, caller_options);
+    caller_ = std::make_unique<calls::HttpBranchCaller>(*client_, clock_, caller_options);
     io_.Start();
   }
   ~SyncBranchCaller() {
@@ -28,21 +28,21 @@ class SyncBranchCaller {
     client_.reset();
   }
 
-  coordinator::BranchOutcome Call(coordinator::BranchCall call) {
+  engine::BranchOutcome Call(engine::BranchCall call) {
     return asio::co_spawn(io_.context(), caller_->Call(std::move(call)), asio::use_future).get();
   }
-  std::vector<coordinator::BranchOutcome> CallAll(std::vector<coordinator::BranchCall> calls) {
+  std::vector<engine::BranchOutcome> CallAll(std::vector<engine::BranchCall> calls) {
     return asio::co_spawn(io_.context(), caller_->CallAll(std::move(calls)), asio::use_future)
         .get();
   }
-  coordinator::HttpBranchCaller& caller() { return *caller_; }
+  calls::HttpBranchCaller& caller() { return *caller_; }
   async::IoThreads& io() { return io_; }
 
  private:
   SystemClock clock_;
   async::IoThreads io_;
   std::unique_ptr<net::Client> client_;
-  std::unique_ptr<coordinator::HttpBranchCaller> caller_;
+  std::unique_ptr<calls::HttpBranchCaller> caller_;
 };
 
 }  // namespace settle::testing

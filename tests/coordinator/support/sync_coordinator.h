@@ -39,7 +39,7 @@ T RunCoroutine(asio::io_context& context, asio::awaitable<T> task) {
 // The Coordinator's operations as plain calls, for tests: each runs as RunCoroutine does.
 class SyncCoordinator {
  public:
-  SyncCoordinator(asio::io_context& context, coordinator::Coordinator& coordinator)
+  SyncCoordinator(asio::io_context& context, drive::Coordinator& coordinator)
       : context_(context), coordinator_(coordinator) {}
 
   Result<std::size_t> Resume() {
@@ -48,12 +48,12 @@ class SyncCoordinator {
     return resumed;
   }
   std::string NewGid() { return coordinator_.NewGid(); }
-  Status Prepare(coordinator::PrepareRequest r) { return Run(coordinator_.Prepare(std::move(r))); }
-  Status RegisterBranch(coordinator::RegisterBranchRequest r) {
+  Status Prepare(engine::PrepareRequest r) { return Run(coordinator_.Prepare(std::move(r))); }
+  Status RegisterBranch(engine::RegisterBranchRequest r) {
     return Run(coordinator_.RegisterBranch(std::move(r)));
   }
-  Status Submit(coordinator::SubmitRequest r) { return Run(coordinator_.Submit(std::move(r))); }
-  Status Abort(coordinator::AbortRequest r) { return Run(coordinator_.Abort(std::move(r))); }
+  Status Submit(engine::SubmitRequest r) { return Run(coordinator_.Submit(std::move(r))); }
+  Status Abort(engine::AbortRequest r) { return Run(coordinator_.Abort(std::move(r))); }
   Result<std::optional<storage::Transaction>> Query(const std::string& gid) {
     return Run(coordinator_.Query(gid));
   }
@@ -62,15 +62,13 @@ class SyncCoordinator {
   }
   Status ForceStop(const std::string& gid, const std::string& reason = "",
                    const std::string& actor = "") {
-    return Run(coordinator_.ForceStop(coordinator::ForceStopRequest{gid, reason, actor}));
+    return Run(coordinator_.ForceStop(engine::ForceStopRequest{gid, reason, actor}));
   }
   Status ResetNextCronTime(const std::string& gid) {
     return Run(coordinator_.ResetNextCronTime(gid));
   }
-  Status Subscribe(coordinator::SubscribeRequest r) {
-    return Run(coordinator_.Subscribe(std::move(r)));
-  }
-  Status Unsubscribe(coordinator::SubscribeRequest r) {
+  Status Subscribe(engine::SubscribeRequest r) { return Run(coordinator_.Subscribe(std::move(r))); }
+  Status Unsubscribe(engine::SubscribeRequest r) {
     return Run(coordinator_.Unsubscribe(std::move(r)));
   }
   Result<std::vector<storage::Topic>> Topics() { return Run(coordinator_.Topics()); }
@@ -91,7 +89,7 @@ class SyncCoordinator {
   }
 
   asio::io_context& context_;
-  coordinator::Coordinator& coordinator_;
+  drive::Coordinator& coordinator_;
 };
 
 }  // namespace settle::testing

@@ -7,7 +7,7 @@
 
 #include "settle/core/status.h"
 
-namespace settle::coordinator {
+namespace settle::api {
 
 // What a request may do. Each level includes the ones before it.
 enum class Access {
@@ -66,4 +66,4 @@ class AccessTokens {
 // Parses "read", "client" or "admin".
 std::optional<Access> ParseAccess(std::string_view text);
 
-}  // namespace settle::coordinator
+}  // namespace settle::api

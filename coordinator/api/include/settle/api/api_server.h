@@ -14,7 +14,7 @@
 #include "settle/metrics/prometheus_text.h"
 #include "settle/net/server.h"
 
-namespace settle::coordinator {
+namespace settle::api {
 
 struct ApiServerOptions {
   std::size_t max_body_bytes = 1 << 20;
@@ -52,13 +52,14 @@ class ApiServer {
   // for as long as it takes, a wait_result submit included. Request durations (the metrics)
   // are measured on `clock`'s monotonic reading. GET /api/admin/hosts reads `hosts`, the
   // participant hosts' gates (null: it lists none).
-  ApiServer(Coordinator& coordinator, const Clock& clock, asio::io_context& context,
-            ApiServerOptions options, MetricsWriter metrics = {}, const HostGates* hosts = nullptr);
+  ApiServer(drive::Coordinator& coordinator, const Clock& clock, asio::io_context& context,
+            ApiServerOptions options, MetricsWriter metrics = {},
+            const calls::HostGates* hosts = nullptr);
   ~ApiServer();  // Stop()
 
   // What GET /api/admin/clock answers: how this instance's clock stands against the database's
   // (or the host's). Without it, 404. Before Start().
-  void SetClock(std::function<ClockReading()> read);
+  void SetClock(std::function<drive::ClockReading()> read);
 
   // Answers one request as a connection does once it has framed it (routes, access, the
   // coordinator's answer, the metrics), without a socket: the deterministic simulation
@@ -77,4 +78,4 @@ class ApiServer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::api

@@ -16,29 +16,29 @@
 // coordinator for every front door. Every failure is InvalidArgument with a message that starts
 // with the field ("gid: ...", "steps[1]: ...", "body: ..."). Unknown fields are ignored and null
 // means absent, as DTM's client SDKs expect.
-namespace settle::coordinator {
+namespace settle::api {
 
 inline constexpr std::size_t kMaxJsonDepth = 64;
 
-Result<PrepareRequest> ParsePrepare(std::string_view body);
-Result<RegisterBranchRequest> ParseRegisterBranch(std::string_view body);
-Result<SubmitRequest> ParseSubmit(std::string_view body);
-Result<AbortRequest> ParseAbort(std::string_view body);
+Result<engine::PrepareRequest> ParsePrepare(std::string_view body);
+Result<engine::RegisterBranchRequest> ParseRegisterBranch(std::string_view body);
+Result<engine::SubmitRequest> ParseSubmit(std::string_view body);
+Result<engine::AbortRequest> ParseAbort(std::string_view body);
 // resetNextCronTime: {"gid": "..."}.
 Result<std::string> ParseGidBody(std::string_view body);
 // forceStop: {"gid": "...", "reason": "..."}, the reason optional. The actor is not in the
 // body: the caller sets it from the request's token.
-Result<ForceStopRequest> ParseForceStop(std::string_view body);
+Result<engine::ForceStopRequest> ParseForceStop(std::string_view body);
 
 // Query strings (already split into parameters).
 using QueryParams = std::multimap<std::string, std::string>;
 Result<std::string> ParseQueryGid(const QueryParams& params);
 // subscribe and unsubscribe as DTM's SDKs call them: topic, url, remark (unsubscribe ignores
 // it) in the query string; the same as a JSON body; deleteTopic's {"topic": "..."}.
-Result<SubscribeRequest> ParseSubscribeQuery(const QueryParams& params);
-Result<SubscribeRequest> ParseSubscribeBody(std::string_view body);
+Result<engine::SubscribeRequest> ParseSubscribeQuery(const QueryParams& params);
+Result<engine::SubscribeRequest> ParseSubscribeBody(std::string_view body);
 Result<std::string> ParseTopicBody(std::string_view body);
 // status, trans_type, stuck, limit (1..1000, default 100), position (from next_position).
 Result<storage::ListQuery> ParseListQuery(const QueryParams& params);
 
-}  // namespace settle::coordinator
+}  // namespace settle::api

@@ -8,7 +8,7 @@
 #include "settle/drive/database_clock.h"
 #include "settle/storage/store.h"
 
-namespace settle::coordinator {
+namespace settle::api {
 
 // Response bodies of /query and /all (docs/protocol.md §3.9, §3.10). Times are RFC 3339
 // strings or null; durations in options are seconds. Text that came from participants
@@ -30,10 +30,10 @@ std::string CountsResponseBody(const std::vector<storage::UnfinishedCount>& coun
 // GET /api/admin/hosts: {"hosts":[{"host","circuit":"closed|open|probing","opens","waiting",
 // "in_flight","held_at_cap","releasing","open_for_ms","next_probe_in_ms","oldest_waiting":[gid]}]},
 // every participant host called since settled started, by host.
-std::string HostsResponseBody(const std::vector<HostView>& hosts);
+std::string HostsResponseBody(const std::vector<calls::HostView>& hosts);
 
 // GET /api/admin/clock: {"reference","measured","offset_ms","error_ms","following_ms",
 // "claiming","max_clock_skew_ms"}.
-std::string ClockResponseBody(const ClockReading& clock);
+std::string ClockResponseBody(const drive::ClockReading& clock);
 
-}  // namespace settle::coordinator
+}  // namespace settle::api

@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-namespace settle::coordinator {
+namespace settle::app {
 
 // A spdlog sink that formats each line on the logging thread and leaves the writing to one
 // background thread, which writes everything logged meanwhile with a single write(2): a busy
@@ -47,4 +47,4 @@ class BackgroundLogSink final : public spdlog::sinks::sink {
   std::thread writer_;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::app

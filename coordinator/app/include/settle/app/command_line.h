@@ -4,7 +4,7 @@
 
 #include "settle/app/server_config.h"
 
-namespace settle::coordinator {
+namespace settle::app {
 
 struct CommandLine {
   ServerConfig config;
@@ -23,4 +23,4 @@ struct CommandLine {
 // that would run, as a commented TOML file, and exits 0.
 CommandLine ParseCommandLine(int argc, const char* const* argv, const BuildInfo& build = {});
 
-}  // namespace settle::coordinator
+}  // namespace settle::app

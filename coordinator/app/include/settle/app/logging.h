@@ -2,7 +2,7 @@
 
 #include <string>
 
-namespace settle::coordinator {
+namespace settle::app {
 
 // Sends every log line to stderr with a timestamp and level, at `level` and above
 // (trace, debug, info, warn, error, critical, off). Lines are written by a background thread;
@@ -12,4 +12,4 @@ void ConfigureLogging(const std::string& level);
 // Writes every pending line and stops the background thread; call before main returns.
 void StopLogging();
 
-}  // namespace settle::coordinator
+}  // namespace settle::app

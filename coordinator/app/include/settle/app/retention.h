@@ -9,7 +9,7 @@
 #include "settle/core/status.h"
 #include "settle/storage/store.h"
 
-namespace settle::coordinator {
+namespace settle::app {
 
 struct RetentionSettings {
   // Finished transactions are deleted once they have been finished this long; 0 keeps them
@@ -56,4 +56,4 @@ class Retention {
   PeriodicThread thread_;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::app

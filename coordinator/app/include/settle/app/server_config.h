@@ -12,7 +12,7 @@
 #include "settle/engine/retry_policy.h"
 #include "settle/storage/sqlite_store.h"
 
-namespace settle::coordinator {
+namespace settle::app {
 
 // Everything settled is configured with; the command line fills it in.
 struct ServerConfig {
@@ -22,24 +22,24 @@ struct ServerConfig {
   storage::SqliteStoreOptions store;
   // With a shared (PostgreSQL) store: this instance's lease. An empty instance_id is replaced
   // by "<hostname>-<pid>" at start.
-  InstanceLeaseSettings lease;
+  drive::InstanceLeaseSettings lease;
   // With a shared store: how far this host's clock may be from the database's before it is
   // logged, and before the instance stops claiming transactions (--max-clock-skew).
-  ClockSkewSettings clock_skew;
-  CoordinatorSettings coordinator;
-  RetrySettings retry;
+  drive::ClockSkewSettings clock_skew;
+  drive::CoordinatorSettings coordinator;
+  engine::RetrySettings retry;
   // The gate of every participant host: its circuit (--circuit-failures 0: none), its cap on
   // calls in flight, the pace of releases after an outage.
-  HostGateSettings hosts;
+  engine::HostGateSettings hosts;
   // Threads that run every socket, timer and coroutine (the API, passes, branch calls).
   // 0: one per core.
   std::size_t io_threads = 0;
   // Transaction passes the scheduler runs at once (each may hold connections to participants).
-  std::size_t max_passes = Scheduler::kDefaultMaxPasses;
+  std::size_t max_passes = drive::Scheduler::kDefaultMaxPasses;
   // https:// participants and webhooks are verified against this CA file (PEM); empty: the
   // system's CA store.
   std::string ca_file;
-  ApiServerOptions api;
+  api::ApiServerOptions api;
   RetentionSettings retention;
   std::string alert_webhook;       // empty: no alerts
   Duration shutdown_grace{10000};  // how long in-flight branch calls may finish on shutdown
@@ -49,4 +49,4 @@ struct ServerConfig {
   BuildInfo build;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::app

@@ -10,9 +10,11 @@ namespace settle::storage {
 class Store;
 }
 
-namespace settle::coordinator {
-
+namespace settle::drive {
 class Coordinator;
+}
+
+namespace settle::app {
 
 // settled, assembled: the store (SQLite or PostgreSQL), the I/O threads, the HTTP client for
 // branch calls and alerts, the transaction driver, the scheduler, the coordinator and the API
@@ -25,7 +27,7 @@ class SettledServer {
   ~SettledServer();  // Shutdown()
 
   int port() const;
-  Coordinator& coordinator();
+  drive::Coordinator& coordinator();
   storage::Store& store();
 
   // Graceful: refuses new changes (503), lets in-flight branch calls finish within the
@@ -40,4 +42,4 @@ class SettledServer {
   std::unique_ptr<Parts> parts_;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::app

@@ -16,7 +16,7 @@
 #include "settle/net/client.h"
 #include "settle/storage/records.h"
 
-namespace settle::coordinator {
+namespace settle::app {
 
 struct WebhookSettings {
   Duration timeout{5000};         // per attempt
@@ -35,7 +35,7 @@ std::string StuckAlertBody(const storage::Transaction& tx, TimePoint now);
 // own, so that a slow or failing webhook never holds up a transaction: alerts queue (bounded)
 // and are sent one at a time in order, each attempted a few times with backoff; what cannot be
 // sent is logged and counted.
-class WebhookAlerts final : public StuckAlerts {
+class WebhookAlerts final : public drive::StuckAlerts {
  public:
   // InvalidArgument naming the URL when it is not an http(s):// URL. Sends through `client`
   // on `executor`; both must outlive the alerts.
@@ -81,4 +81,4 @@ class WebhookAlerts final : public StuckAlerts {
   std::atomic<std::uint64_t> dropped_{0};
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::app

@@ -5,7 +5,7 @@
 #include "settle/async/asio.h"
 #include "settle/engine/branch_call.h"
 
-namespace settle::coordinator {
+namespace settle::calls {
 
 // Makes branch calls. The seam where tests script participants' answers.
 //
@@ -16,7 +16,8 @@ class BranchCaller {
 
   // Makes every call, concurrently, and returns their outcomes in the same order once every
   // call has one. Never throws; every failure is an outcome.
-  virtual asio::awaitable<std::vector<BranchOutcome>> CallAll(std::vector<BranchCall> calls) = 0;
+  virtual asio::awaitable<std::vector<engine::BranchOutcome>> CallAll(
+      std::vector<engine::BranchCall> calls) = 0;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::calls

@@ -14,7 +14,7 @@
 #include "settle/core/clock.h"
 #include "settle/engine/host_gate.h"
 
-namespace settle::coordinator {
+namespace settle::calls {
 
 // Puts a HostGate (a circuit, a cap on calls in flight, paced releases) in front of `inner`
 // for every participant origin (scheme, host, port; docs/operations.md, "Participant
@@ -51,10 +51,12 @@ class HostGatedCaller final : public BranchCaller, public HostGates {
   // `on_wake` is called, outside the lock, with transactions a gate woke: to be driven now. It
   // may reach what is built after this caller (the scheduler): no gate wakes anything before
   // a call was made.
-  HostGatedCaller(BranchCaller& inner, const Clock& clock, HostGateSettings settings,
-                  OnWake on_wake, RetryPolicy::Jitter jitter = RetryPolicy::RandomJitter());
+  HostGatedCaller(BranchCaller& inner, const Clock& clock, engine::HostGateSettings settings,
+                  OnWake on_wake,
+                  engine::RetryPolicy::Jitter jitter = engine::RetryPolicy::RandomJitter());
 
-  asio::awaitable<std::vector<BranchOutcome>> CallAll(std::vector<BranchCall> calls) override;
+  asio::awaitable<std::vector<engine::BranchOutcome>> CallAll(
+      std::vector<engine::BranchCall> calls) override;
 
   // Wakes the transactions that time releases (see above) and logs the summaries.
   void Tick();
@@ -63,29 +65,29 @@ class HostGatedCaller final : public BranchCaller, public HostGates {
   bool Holds(const std::string& gid) const override;
   std::vector<HostView> Hosts() const override;
 
-  const HostGateSettings& settings() const { return settings_; }
+  const engine::HostGateSettings& settings() const { return settings_; }
 
  private:
   struct Host {
-    HostGate gate;
+    engine::HostGate gate;
     TimePoint last_summary;
   };
   // What the gates said of a CallAll's calls: the held ones' outcomes, and which are made.
   struct Admission {
-    std::vector<BranchOutcome> outcomes;  // a held call's: not_called_until and why
-    std::vector<std::string> origins;     // each call's host; empty: no gate
-    std::vector<bool> probes;             // whether the call is its open circuit's probe
-    std::vector<std::size_t> made;        // indexes of the calls to make
+    std::vector<engine::BranchOutcome> outcomes;  // a held call's: not_called_until and why
+    std::vector<std::string> origins;             // each call's host; empty: no gate
+    std::vector<bool> probes;                     // whether the call is its open circuit's probe
+    std::vector<std::size_t> made;                // indexes of the calls to make
     // Of each call made, what its gate tracks it by (the calls themselves are moved out).
     std::vector<std::string> made_gids;
     std::vector<TimePoint> made_created;
   };
 
   // Asks each call's gate whether it may be made now.
-  Admission Admit(const std::vector<BranchCall>& calls);
+  Admission Admit(const std::vector<engine::BranchCall>& calls);
   // Feeds the results of the calls made to their gates (the outcomes are moved into
   // `admission`); answers the transactions the ended calls wake.
-  std::vector<std::string> Record(Admission& admission, std::vector<BranchOutcome> results);
+  std::vector<std::string> Record(Admission& admission, std::vector<engine::BranchOutcome> results);
 
   // The gate of `origin`, made on first use. Under mu_.
   Host& HostOf(const std::string& origin);
@@ -99,9 +101,9 @@ class HostGatedCaller final : public BranchCaller, public HostGates {
 
   BranchCaller& inner_;
   const Clock& clock_;
-  const HostGateSettings settings_;
+  const engine::HostGateSettings settings_;
   const OnWake on_wake_;
-  const RetryPolicy::Jitter jitter_;
+  const engine::RetryPolicy::Jitter jitter_;
 
   mutable std::mutex mu_;
   std::unordered_map<std::string, Host> hosts_;  // by origin
@@ -111,4 +113,4 @@ class HostGatedCaller final : public BranchCaller, public HostGates {
   std::atomic<std::size_t> released_size_{0};
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::calls

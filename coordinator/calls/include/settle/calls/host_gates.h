@@ -8,12 +8,12 @@
 #include "settle/core/clock.h"
 #include "settle/engine/host_circuit.h"
 
-namespace settle::coordinator {
+namespace settle::calls {
 
 // One participant host's gate as the metrics and the console see it.
 struct HostView {
   std::string host;  // the origin: "http://127.0.0.1:9"
-  CircuitState state = CircuitState::kClosed;
+  engine::CircuitState state = engine::CircuitState::kClosed;
   std::uint64_t opens = 0;        // times its circuit opened
   std::size_t waiting = 0;        // transactions held for it
   int in_flight = 0;              // calls out now
@@ -46,4 +46,4 @@ class HostGates {
 // (no gate).
 std::string OriginOf(const std::string& url);
 
-}  // namespace settle::coordinator
+}  // namespace settle::calls

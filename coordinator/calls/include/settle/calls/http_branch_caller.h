@@ -6,7 +6,7 @@
 #include "settle/core/clock.h"
 #include "settle/net/client.h"
 
-namespace settle::coordinator {
+namespace settle::calls {
 
 struct HttpBranchCallerOptions {
   // A participant's answer beyond this many bytes is read and discarded: only the start of a
@@ -29,10 +29,11 @@ class HttpBranchCaller final : public BranchCaller {
  public:
   HttpBranchCaller(net::Client& client, const Clock& clock, HttpBranchCallerOptions options = {});
 
-  asio::awaitable<std::vector<BranchOutcome>> CallAll(std::vector<BranchCall> calls) override;
+  asio::awaitable<std::vector<engine::BranchOutcome>> CallAll(
+      std::vector<engine::BranchCall> calls) override;
 
   // One call.
-  asio::awaitable<BranchOutcome> Call(BranchCall call);
+  asio::awaitable<engine::BranchOutcome> Call(engine::BranchCall call);
 
  private:
   net::Client& client_;
@@ -40,4 +41,4 @@ class HttpBranchCaller final : public BranchCaller {
   HttpBranchCallerOptions options_;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::calls

@@ -8,7 +8,7 @@
 #include "settle/core/status.h"
 #include "settle/storage/store.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 
 // The Store as coroutines see it. A commit is handed to the store's group-commit thread and
 // the coroutine resumes on its own executor once the batch is durable: no thread waits for
@@ -46,4 +46,4 @@ asio::awaitable<std::invoke_result_t<Work>> AsyncStore::Read(Work work) {
   co_return co_await async::Offload(*blocking_reads_, std::move(work));
 }
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

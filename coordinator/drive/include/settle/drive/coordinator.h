@@ -13,7 +13,7 @@
 #include "settle/engine/requests.h"
 #include "settle/storage/store.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 
 // Server-wide defaults, applied when a transaction is created and stored with it.
 struct CoordinatorSettings {
@@ -24,7 +24,7 @@ struct CoordinatorSettings {
   // How long a wait_result request waits for a pass already running for its gid.
   Duration wait_result_max_wait{30000};
   // Branches one TCC may register; registering more is refused (400).
-  std::size_t max_tcc_branches = kMaxTccBranches;
+  std::size_t max_tcc_branches = engine::kMaxTccBranches;
 };
 
 // The operations of docs/protocol.md §3. Each builds its change as storage records, commits it
@@ -51,24 +51,24 @@ class Coordinator {
   Result<std::size_t> Resume();
 
   std::string NewGid();
-  asio::awaitable<Status> Prepare(PrepareRequest request);
-  asio::awaitable<Status> RegisterBranch(RegisterBranchRequest request);
-  asio::awaitable<Status> Submit(SubmitRequest request);
-  asio::awaitable<Status> Abort(AbortRequest request);
+  asio::awaitable<Status> Prepare(engine::PrepareRequest request);
+  asio::awaitable<Status> RegisterBranch(engine::RegisterBranchRequest request);
+  asio::awaitable<Status> Submit(engine::SubmitRequest request);
+  asio::awaitable<Status> Abort(engine::AbortRequest request);
   asio::awaitable<Result<std::optional<storage::Transaction>>> Query(std::string gid);
   asio::awaitable<Result<storage::ListPage>> List(storage::ListQuery query);
   // Unfinished transactions counted by type and status (the admin console's summary).
   asio::awaitable<Result<std::vector<storage::UnfinishedCount>>> CountUnfinished();
   // What this coordinator counted since it started (the metrics' counters).
   const CoordinatorMetrics& metrics() const { return metrics_; }
-  asio::awaitable<Status> ForceStop(ForceStopRequest request);
+  asio::awaitable<Status> ForceStop(engine::ForceStopRequest request);
   asio::awaitable<Status> ResetNextCronTime(std::string gid);
 
   // Topics (docs/protocol.md §3.12): a message step topic://NAME goes to every subscriber the
   // topic has when the message is created. AlreadyExists for a url subscribed already;
   // NotFound for an unknown subscription or topic.
-  asio::awaitable<Status> Subscribe(SubscribeRequest request);
-  asio::awaitable<Status> Unsubscribe(SubscribeRequest request);
+  asio::awaitable<Status> Subscribe(engine::SubscribeRequest request);
+  asio::awaitable<Status> Unsubscribe(engine::SubscribeRequest request);
   asio::awaitable<Status> DeleteTopic(std::string topic);
   asio::awaitable<Result<std::vector<storage::Topic>>> Topics();
 
@@ -76,12 +76,13 @@ class Coordinator {
   void BeginShutdown() { shutting_down_ = true; }
 
  private:
-  TransactionDefaults Defaults() const;
+  engine::TransactionDefaults Defaults() const;
   // Stores a new submitted transaction with its rows and drives it. AlreadyExists, unchanged,
   // when the gid is taken.
   asio::awaitable<Status> InsertAndDrive(storage::Transaction tx, bool wait_result);
   // The subscribers of each of `topics` (a message's topic://NAME steps), as stored now.
-  asio::awaitable<Result<TopicSubscribers>> ReadSubscribers(std::vector<std::string> topics);
+  asio::awaitable<Result<engine::TopicSubscribers>> ReadSubscribers(
+      std::vector<std::string> topics);
   // For a repeated prepare or submit whose insert found the gid taken: OK if the stored
   // transaction is of `type` and in `status` (the repeat is then harmless), otherwise the
   // Conflict that says why (Unavailable if it vanished meanwhile).
@@ -120,4 +121,4 @@ class Coordinator {
   std::atomic<bool> shutting_down_{false};
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

@@ -9,7 +9,7 @@
 #include "settle/metrics/latency_histogram.h"
 #include "settle/metrics/prometheus_text.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 
 // What the coordinator counts as it works: transactions started, finished and flagged stuck,
 // and every branch call with its outcome and duration. Counters start at zero with the
@@ -23,7 +23,7 @@ class CoordinatorMetrics {
   void TransactionFinished(TransType type, GlobalStatus status);
   void TransactionStuck(TransType type);
   // `retry`: the branch had been called before.
-  void BranchCalled(BranchOp op, const BranchOutcome& outcome, bool retry);
+  void BranchCalled(BranchOp op, const engine::BranchOutcome& outcome, bool retry);
 
   // settle_transactions_started_total, settle_transactions_finished_total,
   // settle_transactions_stuck_total, settle_branch_calls_total, settle_branch_retries_total
@@ -47,4 +47,4 @@ class CoordinatorMetrics {
   std::array<LatencyHistogram, kOps> call_time_;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

@@ -8,7 +8,7 @@
 #include "settle/core/clock.h"
 #include "settle/core/tracking_clock.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 
 struct ClockSkewSettings {
   // A host clock further than this from the database's is logged (once per change).
@@ -73,4 +73,4 @@ class DatabaseClock final : public Clock {
   Duration logged_offset_{0};       // guarded by mutex_: the offset the last log line named
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

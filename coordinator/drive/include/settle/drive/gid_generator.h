@@ -6,7 +6,7 @@
 
 #include "settle/core/clock.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 
 // Makes gids for /newGid: the creation time in milliseconds (base 36, so ids sort roughly by
 // age) followed by 12 random base-62 characters (71 bits), unique across restarts without
@@ -22,4 +22,4 @@ class GidGenerator {
   std::mt19937_64 rng_;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

@@ -14,7 +14,7 @@
 #include "settle/drive/database_clock.h"
 #include "settle/storage/instance_leases.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 
 struct InstanceLeaseSettings {
   std::string instance_id;  // unique among the instances sharing the database
@@ -114,4 +114,4 @@ class InstanceLease {
   std::atomic<bool> stood_down_{false};  // stood down for the clock's skew, not renewed since
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

@@ -7,7 +7,7 @@
 #include "settle/drive/instance_lease.h"
 #include "settle/drive/pass_runner.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 
 // Runs a pass only for a transaction this instance owns (InstanceLease::Claim): a transaction
 // another live instance drives is left to it (the pass returns with nothing due; if that
@@ -43,19 +43,20 @@ class LeasedPassRunner final : public PassRunner {
 //
 // Lifetime: `inner`, `lease` and `clock` must outlive it, and it every CallAll still running.
 // Thread-safe: CallAll from any thread, at once.
-class FencedBranchCaller final : public BranchCaller {
+class FencedBranchCaller final : public calls::BranchCaller {
  public:
-  FencedBranchCaller(BranchCaller& inner, InstanceLease& lease, const Clock& clock,
+  FencedBranchCaller(calls::BranchCaller& inner, InstanceLease& lease, const Clock& clock,
                      Duration retry = Duration(1000))
       : inner_(inner), lease_(lease), clock_(clock), retry_(retry) {}
 
-  asio::awaitable<std::vector<BranchOutcome>> CallAll(std::vector<BranchCall> calls) override;
+  asio::awaitable<std::vector<engine::BranchOutcome>> CallAll(
+      std::vector<engine::BranchCall> calls) override;
 
  private:
-  BranchCaller& inner_;
+  calls::BranchCaller& inner_;
   InstanceLease& lease_;
   const Clock& clock_;
   const Duration retry_;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

@@ -8,7 +8,7 @@
 #include "settle/core/clock.h"
 #include "settle/storage/records.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 
 struct PassResult {
   // When the transaction needs another pass; absent when it is finished or waits for the
@@ -38,4 +38,4 @@ class PassRunner {
                                               std::stop_token stop) = 0;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

@@ -11,7 +11,7 @@
 #include "settle/drive/scheduler.h"
 #include "settle/storage/store.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 
 // Finds the failed TCC and XA transactions that a version with the timeout/registration race
 // left with a registered branch never cancelled (rolled back), and not because an operator
@@ -46,4 +46,4 @@ class RollbackRepair {
   std::unordered_set<std::string> logged_;  // guarded by mutex_
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

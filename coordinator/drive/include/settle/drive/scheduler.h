@@ -17,7 +17,7 @@
 #include "settle/core/clock.h"
 #include "settle/drive/pass_runner.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 
 // Knows when each unfinished transaction is next due and starts due ones as coroutines on
 // `executor`, each on a strand of its own (so that its branch calls run in place, see
@@ -41,7 +41,7 @@ class Scheduler {
   // look-again time comes while its gate still holds it (HostGates::Holds, asked under the
   // scheduler's lock) is not run, only re-armed for another such wait.
   Scheduler(const Clock& clock, asio::any_io_executor executor, PassRunner& runner,
-            std::size_t max_passes = kDefaultMaxPasses, const HostGates* gates = nullptr);
+            std::size_t max_passes = kDefaultMaxPasses, const calls::HostGates* gates = nullptr);
   // Stop(0), then waits for every started pass to finish: the executor must still be running.
   ~Scheduler();
 
@@ -128,7 +128,7 @@ class Scheduler {
   const asio::any_io_executor executor_;
   PassRunner& runner_;
   const std::size_t max_passes_;
-  const HostGates* const gates_;  // null: no gates
+  const calls::HostGates* const gates_;  // null: no gates
 
   mutable std::mutex mu_;
   std::condition_variable pass_done_cv_;
@@ -144,4 +144,4 @@ class Scheduler {
   asio::steady_timer timer_;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

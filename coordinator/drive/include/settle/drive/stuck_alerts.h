@@ -2,7 +2,7 @@
 
 #include "settle/storage/records.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 
 // Where the driver reports a transaction that needs an operator: one it has just flagged stuck
 // (stored as stuck), or a message that has just given up delivering (stored as failed, with
@@ -15,4 +15,4 @@ class StuckAlerts {
   virtual void TransactionStuck(const storage::Transaction& tx) = 0;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

@@ -11,7 +11,7 @@
 #include "settle/engine/retry_policy.h"
 #include "settle/storage/store.h"
 
-namespace settle::coordinator {
+namespace settle::drive {
 
 // Drives one transaction from its stored rows, in rounds:
 //   decide (engine) -> store the status change and schedule fields, together with the
@@ -36,9 +36,9 @@ namespace settle::coordinator {
 // still running. Thread-safe: passes for different gids may run at once, on any I/O threads.
 class TransactionDriver final : public PassRunner {
  public:
-  TransactionDriver(AsyncStore& store, BranchCaller& caller, const Clock& clock, RetryPolicy policy,
-                    CoordinatorMetrics& metrics, StuckAlerts* alerts = nullptr,
-                    HostGates* gates = nullptr);
+  TransactionDriver(AsyncStore& store, calls::BranchCaller& caller, const Clock& clock,
+                    engine::RetryPolicy policy, CoordinatorMetrics& metrics,
+                    StuckAlerts* alerts = nullptr, calls::HostGates* gates = nullptr);
 
   asio::awaitable<PassResult> RunPass(std::string gid, std::optional<storage::Transaction> stored,
                                       std::stop_token stop) override;
@@ -56,7 +56,7 @@ class TransactionDriver final : public PassRunner {
  private:
   // Applies the engine's status changes for this round to `tx` (logging each), then its
   // next_cron_time and stuck flag; returns the decision whose calls are due now.
-  Decision AdvanceStatus(storage::Transaction& tx, TimePoint now);
+  engine::Decision AdvanceStatus(storage::Transaction& tx, TimePoint now);
   // The one commit of a pass: `batch` (outcomes not yet stored) with the global's change from
   // `before`, or with a check that its status is still `before`'s. Nullopt once stored;
   // otherwise what the pass returns (storage unavailable: retry later; a concurrent change:
@@ -87,12 +87,12 @@ class TransactionDriver final : public PassRunner {
   void AfterStored(const storage::GlobalRecord& before, const storage::Transaction& tx);
 
   AsyncStore& store_;
-  BranchCaller& caller_;
+  calls::BranchCaller& caller_;
   const Clock& clock_;
-  RetryPolicy policy_;
+  engine::RetryPolicy policy_;
   CoordinatorMetrics& metrics_;
   StuckAlerts* alerts_;  // null: no alerts
-  HostGates* const gates_;
+  calls::HostGates* const gates_;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::drive

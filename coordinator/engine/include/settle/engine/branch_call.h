@@ -9,7 +9,7 @@
 #include "settle/core/clock.h"
 #include "settle/core/protocol.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 
 // One call of a participant's confirm/cancel/action/compensate URL (docs/protocol.md §4.1).
 struct BranchCall {
@@ -42,4 +42,4 @@ struct BranchOutcome {
   bool circuit_open = false;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

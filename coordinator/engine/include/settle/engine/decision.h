@@ -9,7 +9,7 @@
 #include "settle/core/protocol.h"
 #include "settle/storage/records.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 
 // What the engine says to do with a transaction now. Pure data: computing it does no I/O.
 struct Decision {
@@ -52,4 +52,4 @@ std::vector<bool> RowsStillCalled(const storage::Transaction& tx);
 void ApplyStatusChange(storage::GlobalRecord& global, GlobalStatus to, const std::string& reason,
                        TimePoint now);
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

@@ -7,7 +7,7 @@
 #include "settle/engine/branch_call.h"
 #include "settle/engine/retry_policy.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 
 // Server-wide circuit settings (--circuit-failures, --circuit-probe-max).
 struct CircuitSettings {
@@ -98,4 +98,4 @@ class HostCircuit {
   std::uint64_t opens_ = 0;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

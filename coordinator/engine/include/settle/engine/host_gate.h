@@ -12,7 +12,7 @@
 #include "settle/core/clock.h"
 #include "settle/engine/host_circuit.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 
 // Server-wide settings of the gate in front of every participant host (docs/operations.md,
 // "Participant outages").
@@ -119,4 +119,4 @@ class HostGate {
   std::uint64_t held_at_cap_ = 0;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

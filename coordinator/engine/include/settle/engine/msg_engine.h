@@ -7,7 +7,7 @@
 #include "settle/engine/decision.h"
 #include "settle/engine/requests.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 
 // A message's prepare (`preparing`) or submit (docs/protocol.md §3.9): 1 to kMaxSagaSteps
 // steps, each with an action that is an http(s) URL or topic://NAME and no compensate, one
@@ -52,4 +52,4 @@ Status CheckSubscription(const SubscribeRequest& request);
 //   failed retry_limit times in a row ends the message failed (best-effort notification).
 Decision DecideMsg(const storage::Transaction& tx, TimePoint now);
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

@@ -7,7 +7,7 @@
 #include "settle/storage/records.h"
 
 // The rows a new transaction or branch starts with, as every type's home builds them.
-namespace settle::coordinator {
+namespace settle::engine {
 
 // The options stored with a new transaction: what the client sent, else the defaults. A saga
 // has no deadline unless asked; the others wait for their client (TCC, XA) or for its local
@@ -24,4 +24,4 @@ storage::GlobalRecord NewGlobal(const std::string& gid, TransType type, GlobalSt
 storage::BranchRecord NewBranchRow(const std::string& gid, std::string branch_id, BranchOp op,
                                    int seq, std::string url, std::string data, TimePoint now);
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

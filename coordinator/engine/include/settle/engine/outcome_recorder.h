@@ -4,7 +4,7 @@
 #include "settle/engine/retry_policy.h"
 #include "settle/storage/records.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 
 // Records the outcome of one call in its branch row of a transaction of `type` (pure; the
 // caller stores the row):
@@ -25,4 +25,4 @@ void RecordOutcome(storage::BranchRecord& row, TransType type, const BranchOutco
 // Whether a branch still to be called has failed the policy's stuck threshold times in a row.
 bool HasStuckBranch(const storage::Transaction& tx, const RetryPolicy& policy);
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

@@ -11,7 +11,7 @@
 // InvalidArgument whose message starts with the field's path in the protocol's JSON names,
 // then ": " and what is wrong ("steps[1].action: ..."): a front door that speaks other names
 // rewords the path, up to the first ": ".
-namespace settle::coordinator {
+namespace settle::engine {
 
 // InvalidArgument "path: problem".
 Status FieldError(std::string_view path, std::string_view problem);
@@ -38,4 +38,4 @@ Status CheckOptions(const RequestOptions& options);
 Status CheckTypeOf(TransType type, std::string_view operation,
                    std::initializer_list<TransType> allowed);
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

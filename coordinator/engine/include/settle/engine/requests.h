@@ -10,7 +10,7 @@
 #include "settle/core/clock.h"
 #include "settle/core/protocol.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 
 // The typed requests of docs/protocol.md §3, as every front door hands them to the coordinator:
 // a wire format (JSON over HTTP, protobuf over gRPC) is parsed into these by the front door,
@@ -120,4 +120,4 @@ struct AbortRequest {
   TransType trans_type = TransType::kTcc;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

@@ -4,7 +4,7 @@
 
 #include "settle/core/clock.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 
 // Server-wide retry settings (per-transaction ones live in TransOptions).
 struct RetrySettings {
@@ -45,4 +45,4 @@ class RetryPolicy {
   Jitter jitter_;
 };
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

@@ -6,7 +6,7 @@
 #include "settle/engine/decision.h"
 #include "settle/engine/requests.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 
 // A saga's submit (docs/protocol.md §3.8): 1 to kMaxSagaSteps steps, each with an http(s)
 // action URL and an optional compensate URL, one payload per step; with `concurrent`, orders
@@ -34,4 +34,4 @@ Decision DecideSaga(const storage::Transaction& tx, TimePoint now);
 // For each row of `tx`: whether the saga will still call it (RowsStillCalled).
 std::vector<bool> SagaRowsStillCalled(const storage::Transaction& tx);
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

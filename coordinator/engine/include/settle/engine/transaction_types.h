@@ -9,7 +9,7 @@
 // and what it stores, from each type's home (saga_engine, msg_engine, two_phase_engine). The
 // driving room runs these without asking which type it holds; what needs the store (a
 // message's topic subscribers) it reads first and passes in.
-namespace settle::coordinator {
+namespace settle::engine {
 
 // prepare: TCC, XA or message. InvalidArgument naming the field.
 Status CheckPrepare(const PrepareRequest& request);
@@ -50,4 +50,4 @@ Result<storage::Transaction> BuildSubmitted(const SubmitRequest& request,
                                             const TopicSubscribers& subscribers,
                                             const TransactionDefaults& defaults, TimePoint now);
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine

@@ -7,7 +7,7 @@
 #include "settle/engine/decision.h"
 #include "settle/engine/requests.h"
 
-namespace settle::coordinator {
+namespace settle::engine {
 
 // A branch registration (docs/protocol.md §3.3): a TCC or XA gid, a branch id of 1..128
 // characters of [A-Za-z0-9_.:-], and http(s) URLs: TCC's confirm and cancel, XA's one url.
@@ -39,4 +39,4 @@ Status TooManyBranches(const RegisterBranchRequest& request, std::size_t max_bra
 Decision DecideTcc(const storage::Transaction& tx, TimePoint now);
 Decision DecideXa(const storage::Transaction& tx, TimePoint now);
 
-}  // namespace settle::coordinator
+}  // namespace settle::engine
