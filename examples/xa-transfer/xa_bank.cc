@@ -54,11 +54,11 @@ Result<Transfer> ParseTransfer(const std::string& body) {
 // Adds `sign` * amount to the account named in the branch's body, in the branch's local
 // transaction. Conflict (409 FAILURE: the initiator aborts) for an unknown account, or when
 // the CHECK refuses a balance below zero.
-Status Add(const sdk::XaRequest& request, PgConnection& db, int sign) {
+Status Add(const sdk::XaRequest& request, db::PgConnection& db, int sign) {
   Result<Transfer> t = ParseTransfer(request.body);
   if (!t) return t.status();
-  Result<PgResult> updated =
-      db.Query(kAddSql, PgParams().Text(t->account_id).Int(sign * t->amount));
+  Result<db::PgResult> updated =
+      db.Query(kAddSql, db::PgParams().Text(t->account_id).Int(sign * t->amount));
   if (!updated) {
     if (updated.status().code() == StatusCode::kConflict) {
       return Status::Conflict("insufficient funds in account " + t->account_id);
@@ -86,12 +86,13 @@ Result<std::unique_ptr<XaBank>> XaBank::Open(const XaBankOptions& options) {
   if (!coordinator) return coordinator.status();
   std::unique_ptr<XaBank> bank(new XaBank(options.conninfo, std::move(*coordinator)));
 
-  Result<std::unique_ptr<PgPool::Lease>> lease = bank->reads_.Acquire();
+  Result<std::unique_ptr<db::PgPool::Lease>> lease = bank->reads_.Acquire();
   if (!lease) return lease.status();
-  PgConnection& db = ***lease;
+  db::PgConnection& db = ***lease;
   if (Status s = db.Run(kSchemaSql); !s.ok()) return s;
   for (const auto& [id, balance] : options.accounts) {
-    Result<PgResult> created = db.Query(kCreateAccountSql, PgParams().Text(id).Int(balance));
+    Result<db::PgResult> created =
+        db.Query(kCreateAccountSql, db::PgParams().Text(id).Int(balance));
     if (!created) return created.status();
   }
   lease->reset();
@@ -101,10 +102,10 @@ Result<std::unique_ptr<XaBank>> XaBank::Open(const XaBankOptions& options) {
   if (!xa) return xa.status();
   bank->xa_ = std::move(*xa);
   bank->participant_
-      .OnXa("/api/TransOutXa", bank->xa_->Handler([](const sdk::XaRequest& r, PgConnection& db) {
-        return Add(r, db, -1);
-      }))
-      .OnXa("/api/TransInXa", bank->xa_->Handler([](const sdk::XaRequest& r, PgConnection& db) {
+      .OnXa("/api/TransOutXa",
+            bank->xa_->Handler(
+                [](const sdk::XaRequest& r, db::PgConnection& db) { return Add(r, db, -1); }))
+      .OnXa("/api/TransInXa", bank->xa_->Handler([](const sdk::XaRequest& r, db::PgConnection& db) {
         return Add(r, db, +1);
       }))
       .OnGet("/api/accounts",
@@ -124,14 +125,14 @@ Result<int> XaBank::Start(const std::string& host, int port) {
 void XaBank::Stop() { participant_.Stop(); }
 
 sdk::HttpReply XaBank::Accounts() {
-  Result<std::unique_ptr<PgPool::Lease>> lease = reads_.Acquire();
+  Result<std::unique_ptr<db::PgPool::Lease>> lease = reads_.Acquire();
   if (!lease) return Message(503, lease.status().message());
-  PgConnection& db = ***lease;
+  db::PgConnection& db = ***lease;
   // Plain reads never wait for a prepared transaction's row locks: they see the balances as
   // last committed.
-  Result<PgResult> balances = db.Query(kBalancesSql);
+  Result<db::PgResult> balances = db.Query(kBalancesSql);
   if (!balances) return Message(503, balances.status().message());
-  Result<PgResult> prepared = db.Query(kPreparedSql);
+  Result<db::PgResult> prepared = db.Query(kPreparedSql);
   if (!prepared) return Message(503, prepared.status().message());
   nlohmann::json accounts = nlohmann::json::object();
   for (int i = 0; i < balances->rows(); ++i) accounts[balances->Text(i, 0)] = balances->Int(i, 1);

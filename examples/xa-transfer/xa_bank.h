@@ -49,7 +49,7 @@ class XaBank {
   sdk::HttpReply Accounts();
 
   SystemClock clock_;
-  PgPool reads_;
+  db::PgPool reads_;
   std::unique_ptr<sdk::Client> coordinator_;
   std::unique_ptr<sdk::PostgresXa> xa_;
   sdk::Participant participant_;  // last: stopped before what its handlers use goes away

@@ -111,11 +111,11 @@ class GroupCommitter {
   std::atomic<std::uint64_t> failed_commits_{0};
   std::atomic<std::uint64_t> commit_micros_total_{0};
   std::atomic<std::uint64_t> delayed_commits_{0};
-  LatencyHistogram commit_time_;
+  metrics::LatencyHistogram commit_time_;
   // Powers of two up to the largest group (max_batches_per_commit's default).
   static constexpr std::array<std::uint64_t, 11> kBatchBounds = {1,  2,   4,   8,   16,  32,
                                                                  64, 128, 256, 512, 1024};
-  Histogram batches_per_commit_{kBatchBounds};
+  metrics::Histogram batches_per_commit_{kBatchBounds};
 };
 
 }  // namespace settle::storage

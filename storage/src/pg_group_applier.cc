@@ -236,9 +236,9 @@ GroupResult PgGroupApplier::ApplyGroup(std::span<const WriteBatch* const> batche
   // A group that locks global rows in another order than a concurrent one (two instances, each
   // registering a branch of one transaction and deciding another) may be chosen by the server
   // to break the deadlock: nothing of it took effect, and it runs again.
-  std::optional<Result<PgResult>> applied;
+  std::optional<Result<db::PgResult>> applied;
   for (int attempt = 0; attempt <= kDeadlockRetries; ++attempt) {
-    applied.emplace(connection_.Query(kApplyGroup, PgParams().Text(group)));
+    applied.emplace(connection_.Query(kApplyGroup, db::PgParams().Text(group)));
     if (*applied || !connection_.LastFailureRetryable()) break;
   }
   if (!*applied) return FailGroup(batches.size(), applied->status());

@@ -23,7 +23,7 @@ namespace settle::storage {
 // Thread-safety: none; it uses the connection it was given, which nothing else may use.
 class PgGroupApplier {
  public:
-  explicit PgGroupApplier(PgConnection& connection) : connection_(connection) {}
+  explicit PgGroupApplier(db::PgConnection& connection) : connection_(connection) {}
 
   GroupResult ApplyGroup(std::span<const WriteBatch* const> batches);
 
@@ -32,7 +32,7 @@ class PgGroupApplier {
   static Result<std::string> EncodeBatch(const WriteBatch& batch);
 
  private:
-  PgConnection& connection_;
+  db::PgConnection& connection_;
 };
 
 }  // namespace settle::storage

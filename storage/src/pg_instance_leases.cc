@@ -36,36 +36,37 @@ constexpr std::string_view kListClaimable =
 }  // namespace
 
 Result<TimePoint> PgInstanceLeases::Renew(const std::string& instance, Duration lease) {
-  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
-  Result<PgResult> renewed = (**c)->Query(kRenew, PgParams().Text(instance).Int(lease.count()));
+  Result<db::PgResult> renewed =
+      (**c)->Query(kRenew, db::PgParams().Text(instance).Int(lease.count()));
   if (!renewed) return renewed.status();
   return FromUnixMillis(renewed->Int(0, 0));
 }
 
 Result<TimePoint> PgInstanceLeases::DatabaseNow() {
-  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
-  Result<PgResult> now = (**c)->Query(kDatabaseNow);
+  Result<db::PgResult> now = (**c)->Query(kDatabaseNow);
   if (!now) return now.status();
   return FromUnixMillis(now->Int(0, 0));
 }
 
 Status PgInstanceLeases::Release(const std::string& instance) {
-  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
-  Result<PgResult> released = (**c)->Query(kRelease, PgParams().Text(instance));
+  Result<db::PgResult> released = (**c)->Query(kRelease, db::PgParams().Text(instance));
   if (!released) return released.status();
   return Status::Ok();
 }
 
 Result<bool> PgInstanceLeases::Claim(const std::string& gid, const std::string& instance) {
-  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
-  Result<PgResult> claimed = (**c)->Query(kClaim, PgParams().Text(instance).Text(gid));
+  Result<db::PgResult> claimed = (**c)->Query(kClaim, db::PgParams().Text(instance).Text(gid));
   if (!claimed) return claimed.status();
   if (claimed->rows() == 1) return true;
-  Result<PgResult> exists = (**c)->Query(kExists, PgParams().Text(gid));
+  Result<db::PgResult> exists = (**c)->Query(kExists, db::PgParams().Text(gid));
   if (!exists) return exists.status();
   if (exists->rows() == 0) return Status::NotFound("gid " + gid + " not found");
   return false;
@@ -75,13 +76,14 @@ Result<std::vector<DueEntry>> PgInstanceLeases::ListClaimable(const std::string&
                                                               TimePoint due_by,
                                                               TimePoint unowned_due_by,
                                                               std::size_t limit) {
-  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
-  Result<PgResult> rows = (**c)->Query(kListClaimable, PgParams()
-                                                           .Text(instance)
-                                                           .Int(ToUnixMillis(due_by))
-                                                           .Int(ToUnixMillis(unowned_due_by))
-                                                           .Int(static_cast<std::int64_t>(limit)));
+  Result<db::PgResult> rows =
+      (**c)->Query(kListClaimable, db::PgParams()
+                                       .Text(instance)
+                                       .Int(ToUnixMillis(due_by))
+                                       .Int(ToUnixMillis(unowned_due_by))
+                                       .Int(static_cast<std::int64_t>(limit)));
   if (!rows) return rows.status();
   std::vector<DueEntry> entries;
   entries.reserve(static_cast<std::size_t>(rows->rows()));

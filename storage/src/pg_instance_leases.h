@@ -9,7 +9,7 @@ namespace settle::storage {
 // a pooled connection.
 class PgInstanceLeases final : public InstanceLeases {
  public:
-  explicit PgInstanceLeases(PgPool& pool) : pool_(pool) {}
+  explicit PgInstanceLeases(db::PgPool& pool) : pool_(pool) {}
 
   Result<TimePoint> Renew(const std::string& instance, Duration lease) override;
   Result<TimePoint> DatabaseNow() override;
@@ -19,7 +19,7 @@ class PgInstanceLeases final : public InstanceLeases {
                                               TimePoint unowned_due_by, std::size_t limit) override;
 
  private:
-  PgPool& pool_;
+  db::PgPool& pool_;
 };
 
 }  // namespace settle::storage

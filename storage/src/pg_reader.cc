@@ -54,7 +54,7 @@ constexpr std::string_view kSelectSubscribers =
 constexpr std::string_view kSelectTopics =
     "SELECT topic, url, remark, create_time FROM topic_subscriber ORDER BY topic, seq";
 
-std::optional<TimePoint> OptionalTime(const PgResult& rows, int row, int column) {
+std::optional<TimePoint> OptionalTime(const db::PgResult& rows, int row, int column) {
   std::optional<std::int64_t> ms = rows.OptionalInt(row, column);
   if (!ms) return std::nullopt;
   return FromUnixMillis(*ms);
@@ -64,7 +64,7 @@ Status Corrupt(const std::string& gid, std::string_view what) {
   return Status::Internal("stored transaction " + gid + " is corrupt: " + std::string(what));
 }
 
-Result<GlobalRecord> ReadGlobal(const PgResult& rows, int row) {
+Result<GlobalRecord> ReadGlobal(const db::PgResult& rows, int row) {
   GlobalRecord g;
   g.id = rows.Int(row, 0);
   g.gid = rows.Text(row, 1);
@@ -91,7 +91,7 @@ Result<GlobalRecord> ReadGlobal(const PgResult& rows, int row) {
 }
 
 // The branch columns of a kSelectTransaction row, which start at column `c`.
-Result<BranchRecord> ReadBranch(const std::string& gid, const PgResult& rows, int row, int c) {
+Result<BranchRecord> ReadBranch(const std::string& gid, const db::PgResult& rows, int row, int c) {
   BranchRecord b;
   b.gid = gid;
   b.branch_id = rows.Text(row, c);
@@ -122,14 +122,14 @@ Result<BranchRecord> ReadBranch(const std::string& gid, const PgResult& rows, in
 
 // A subscriber from the row's columns `first`, `first` + 1 and `first` + 2: url, remark,
 // create_time.
-Subscriber ReadSubscriber(const PgResult& rows, int row, int first) {
+Subscriber ReadSubscriber(const db::PgResult& rows, int row, int first) {
   return Subscriber{rows.Text(row, first), rows.Bytes(row, first + 1),
                     FromUnixMillis(rows.Int(row, first + 2))};
 }
 
 // The List statement for the filters present; each shape is its own prepared statement.
 // Parameters are numbered in the order the filters appear.
-std::string ListSql(const ListQuery& q, PgParams& params) {
+std::string ListSql(const ListQuery& q, db::PgParams& params) {
   std::string sql = "SELECT " SETTLE_GLOBAL_COLUMNS " FROM trans_global AS g WHERE true";
   int n = 0;
   if (q.status) {
@@ -154,9 +154,9 @@ std::string ListSql(const ListQuery& q, PgParams& params) {
 }  // namespace
 
 Result<std::optional<Transaction>> PgReader::Load(const std::string& gid) {
-  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
-  Result<PgResult> rows = (**c)->Query(kSelectTransaction, PgParams().Text(gid));
+  Result<db::PgResult> rows = (**c)->Query(kSelectTransaction, db::PgParams().Text(gid));
   if (!rows) return rows.status();
   if (rows->rows() == 0) return std::optional<Transaction>();
   Transaction t;
@@ -177,11 +177,11 @@ Result<ListPage> PgReader::List(const ListQuery& query) {
     return Status::InvalidArgument("limit: must be 1.." + std::to_string(kMaxListLimit) + ", got " +
                                    std::to_string(query.limit));
   }
-  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
-  PgParams params;
+  db::PgParams params;
   const std::string sql = ListSql(query, params);
-  Result<PgResult> rows = (**c)->Query(sql, params);
+  Result<db::PgResult> rows = (**c)->Query(sql, params);
   if (!rows) return rows.status();
   ListPage page;
   const int shown = std::min(rows->rows(), static_cast<int>(query.limit));
@@ -195,9 +195,9 @@ Result<ListPage> PgReader::List(const ListQuery& query) {
 }
 
 Result<std::vector<DueEntry>> PgReader::ListUnfinished() {
-  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
-  Result<PgResult> rows = (**c)->Query(kSelectUnfinished);
+  Result<db::PgResult> rows = (**c)->Query(kSelectUnfinished);
   if (!rows) return rows.status();
   std::vector<DueEntry> entries;
   entries.reserve(static_cast<std::size_t>(rows->rows()));
@@ -208,9 +208,9 @@ Result<std::vector<DueEntry>> PgReader::ListUnfinished() {
 }
 
 Result<std::vector<UnfinishedCount>> PgReader::CountUnfinished() {
-  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
-  Result<PgResult> rows = (**c)->Query(kCountUnfinished);
+  Result<db::PgResult> rows = (**c)->Query(kCountUnfinished);
   if (!rows) return rows.status();
   std::vector<UnfinishedCount> counts;
   for (int row = 0; row < rows->rows(); ++row) {
@@ -230,11 +230,11 @@ Result<std::vector<UnfinishedCount>> PgReader::CountUnfinished() {
 }
 
 Result<std::vector<std::string>> PgReader::ListFinishedBefore(TimePoint cutoff, std::size_t limit) {
-  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
-  Result<PgResult> rows =
+  Result<db::PgResult> rows =
       (**c)->Query(kSelectFinishedBefore,
-                   PgParams().Int(ToUnixMillis(cutoff)).Int(static_cast<std::int64_t>(limit)));
+                   db::PgParams().Int(ToUnixMillis(cutoff)).Int(static_cast<std::int64_t>(limit)));
   if (!rows) return rows.status();
   std::vector<std::string> gids;
   for (int row = 0; row < rows->rows(); ++row) gids.push_back(rows->Text(row, 0));
@@ -247,10 +247,10 @@ Result<std::vector<UndoneRollback>> PgReader::ListUndoneRollbacks(TimePoint fini
   if (limit < 1 || limit > kMaxListLimit) {
     return Status::InvalidArgument("limit must be 1.." + std::to_string(kMaxListLimit));
   }
-  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
-  Result<PgResult> rows =
-      (**c)->Query(kSelectUndoneRollbacks, PgParams()
+  Result<db::PgResult> rows =
+      (**c)->Query(kSelectUndoneRollbacks, db::PgParams()
                                                .Int(ToUnixMillis(finished_since))
                                                .Int(after_id)
                                                .Int(static_cast<std::int64_t>(limit)));
@@ -263,9 +263,9 @@ Result<std::vector<UndoneRollback>> PgReader::ListUndoneRollbacks(TimePoint fini
 }
 
 Result<std::vector<Subscriber>> PgReader::Subscribers(const std::string& topic) {
-  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
-  Result<PgResult> rows = (**c)->Query(kSelectSubscribers, PgParams().Text(topic));
+  Result<db::PgResult> rows = (**c)->Query(kSelectSubscribers, db::PgParams().Text(topic));
   if (!rows) return rows.status();
   std::vector<Subscriber> subscribers;
   subscribers.reserve(static_cast<std::size_t>(rows->rows()));
@@ -276,9 +276,9 @@ Result<std::vector<Subscriber>> PgReader::Subscribers(const std::string& topic) 
 }
 
 Result<std::vector<Topic>> PgReader::ListTopics() {
-  Result<std::unique_ptr<PgPool::Lease>> c = pool_.Acquire();
+  Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
-  Result<PgResult> rows = (**c)->Query(kSelectTopics);
+  Result<db::PgResult> rows = (**c)->Query(kSelectTopics);
   if (!rows) return rows.status();
   std::vector<Topic> topics;
   for (int row = 0; row < rows->rows(); ++row) {

@@ -16,7 +16,7 @@ namespace settle::storage {
 // Thread-safety: every method from any thread.
 class PgReader {
  public:
-  explicit PgReader(PgPool& pool) : pool_(pool) {}
+  explicit PgReader(db::PgPool& pool) : pool_(pool) {}
 
   Result<std::optional<Transaction>> Load(const std::string& gid);
   Result<ListPage> List(const ListQuery& query);
@@ -29,7 +29,7 @@ class PgReader {
   Result<std::vector<Topic>> ListTopics();
 
  private:
-  PgPool& pool_;
+  db::PgPool& pool_;
 };
 
 }  // namespace settle::storage

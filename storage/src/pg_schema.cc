@@ -482,7 +482,7 @@ END $$;
 constexpr const char* kMigrationLock =
     "SELECT pg_advisory_xact_lock(74372853, hashtext(current_schema()))";
 
-Status Failed(PgConnection& connection, int version, const Status& cause) {
+Status Failed(db::PgConnection& connection, int version, const Status& cause) {
   if (connection.InTransaction()) connection.Run("ROLLBACK").IgnoreError();
   return Status::Unavailable("migrating the postgresql schema to version " +
                              std::to_string(version) + ": " + cause.message());
@@ -492,11 +492,11 @@ Status Failed(PgConnection& connection, int version, const Status& cause) {
 
 int LatestPgSchemaVersion() { return static_cast<int>(kMigrations.size()); }
 
-Result<int> ReadPgSchemaVersion(PgConnection& connection) {
-  Result<PgResult> exists = connection.Query("SELECT to_regclass('settle_schema') IS NOT NULL");
+Result<int> ReadPgSchemaVersion(db::PgConnection& connection) {
+  Result<db::PgResult> exists = connection.Query("SELECT to_regclass('settle_schema') IS NOT NULL");
   if (!exists) return exists.status();
   if (exists->Text(0, 0) != "t") return 0;
-  Result<PgResult> version = connection.Query("SELECT version FROM settle_schema");
+  Result<db::PgResult> version = connection.Query("SELECT version FROM settle_schema");
   if (!version) return version.status();
   if (version->rows() == 0) return 0;  // created, and nothing migrated yet
   if (version->rows() != 1) {
@@ -506,11 +506,11 @@ Result<int> ReadPgSchemaVersion(PgConnection& connection) {
   return static_cast<int>(version->Int(0, 0));
 }
 
-Status MigratePgSchema(PgConnection& connection) {
+Status MigratePgSchema(db::PgConnection& connection) {
   return MigratePgSchema(connection, LatestPgSchemaVersion());
 }
 
-Status MigratePgSchema(PgConnection& connection, int target_version) {
+Status MigratePgSchema(db::PgConnection& connection, int target_version) {
   const int latest = LatestPgSchemaVersion();
   if (target_version < 1 || target_version > latest) {
     return Status::InvalidArgument("no postgresql schema version " +

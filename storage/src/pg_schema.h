@@ -9,16 +9,16 @@ namespace settle::storage {
 int LatestPgSchemaVersion();
 
 // The database's schema version (0 for a database Settle has not used yet).
-Result<int> ReadPgSchemaVersion(PgConnection& connection);
+Result<int> ReadPgSchemaVersion(db::PgConnection& connection);
 
 // Applies every migration newer than the database's version, each in its own transaction with
 // its version bump. Several coordinators may start at once: an advisory lock makes them take
 // turns, and each sees what the ones before it did. Unavailable, naming both versions, if the
 // database is newer than this binary; Unavailable if a migration fails.
-Status MigratePgSchema(PgConnection& connection);
+Status MigratePgSchema(db::PgConnection& connection);
 
 // The same, stopping at `target_version` (1..LatestPgSchemaVersion()): tests build databases
 // as older binaries left them. InvalidArgument for a version this binary does not know.
-Status MigratePgSchema(PgConnection& connection, int target_version);
+Status MigratePgSchema(db::PgConnection& connection, int target_version);
 
 }  // namespace settle::storage

@@ -25,10 +25,10 @@ constexpr const char* kExclusiveUnlock =
     "SELECT pg_advisory_unlock(74372854, hashtext(current_schema()))";
 
 // A connection that holds the exclusive lock, or Unavailable if another store holds it.
-Result<std::unique_ptr<PgConnection>> HoldExclusively(const std::string& conninfo) {
-  Result<std::unique_ptr<PgConnection>> holder = PgConnection::Open(conninfo);
+Result<std::unique_ptr<db::PgConnection>> HoldExclusively(const std::string& conninfo) {
+  Result<std::unique_ptr<db::PgConnection>> holder = db::PgConnection::Open(conninfo);
   if (!holder) return holder.status();
-  Result<PgResult> locked = (*holder)->Query(kExclusiveLock);
+  Result<db::PgResult> locked = (*holder)->Query(kExclusiveLock);
   if (!locked) return locked.status();
   if (locked->Text(0, 0) != "t") {
     return Status::Unavailable(
@@ -42,7 +42,7 @@ Result<std::unique_ptr<PgConnection>> HoldExclusively(const std::string& conninf
 
 class PostgresStore::Impl {
  public:
-  Impl(std::unique_ptr<PgConnection> holder, std::unique_ptr<PgConnection> writer,
+  Impl(std::unique_ptr<db::PgConnection> holder, std::unique_ptr<db::PgConnection> writer,
        const std::string& conninfo, const PostgresStoreOptions& options)
       : holder_(std::move(holder)),
         writer_connection_(std::move(writer)),
@@ -71,10 +71,10 @@ class PostgresStore::Impl {
   PgInstanceLeases& leases() { return leases_; }
 
  private:
-  std::unique_ptr<PgConnection> holder_;  // null unless exclusive; closed last
-  std::unique_ptr<PgConnection> writer_connection_;
+  std::unique_ptr<db::PgConnection> holder_;  // null unless exclusive; closed last
+  std::unique_ptr<db::PgConnection> writer_connection_;
   PgGroupApplier applier_;
-  PgPool pool_;
+  db::PgPool pool_;
   PgReader reader_;
   PgInstanceLeases leases_;
   std::unique_ptr<GroupCommitter> committer_;  // last: stopped before what it uses goes
@@ -82,13 +82,13 @@ class PostgresStore::Impl {
 
 Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& conninfo,
                                                            PostgresStoreOptions options) {
-  std::unique_ptr<PgConnection> holder;
+  std::unique_ptr<db::PgConnection> holder;
   if (options.exclusive) {
-    Result<std::unique_ptr<PgConnection>> held = HoldExclusively(conninfo);
+    Result<std::unique_ptr<db::PgConnection>> held = HoldExclusively(conninfo);
     if (!held) return held.status();
     holder = std::move(held).value();
   }
-  Result<std::unique_ptr<PgConnection>> writer = PgConnection::Open(conninfo);
+  Result<std::unique_ptr<db::PgConnection>> writer = db::PgConnection::Open(conninfo);
   if (!writer) return writer.status();
   if (Status s = MigratePgSchema(**writer); !s.ok()) return s;
   auto impl =

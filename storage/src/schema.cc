@@ -127,7 +127,7 @@ UPDATE trans_global SET force_stopped = 1
 )sql",
 };
 
-Status RollbackQuietly(SqliteConnection& connection, Status cause) {
+Status RollbackQuietly(db::SqliteConnection& connection, Status cause) {
   if (connection.InTransaction()) connection.Exec("ROLLBACK").IgnoreError();
   return cause;
 }
@@ -136,8 +136,8 @@ Status RollbackQuietly(SqliteConnection& connection, Status cause) {
 
 int LatestSchemaVersion() { return static_cast<int>(kMigrations.size()); }
 
-Result<int> ReadSchemaVersion(SqliteConnection& connection) {
-  Result<SqliteStatement> stmt = connection.Prepare("PRAGMA user_version");
+Result<int> ReadSchemaVersion(db::SqliteConnection& connection) {
+  Result<db::SqliteStatement> stmt = connection.Prepare("PRAGMA user_version");
   if (!stmt) return stmt.status();
   Result<bool> row = stmt->Step();
   if (!row) return row.status();
@@ -145,11 +145,11 @@ Result<int> ReadSchemaVersion(SqliteConnection& connection) {
   return static_cast<int>(stmt->ColumnInt64(0));
 }
 
-Status MigrateSchema(SqliteConnection& connection) {
+Status MigrateSchema(db::SqliteConnection& connection) {
   return MigrateSchema(connection, LatestSchemaVersion());
 }
 
-Status MigrateSchema(SqliteConnection& connection, int target_version) {
+Status MigrateSchema(db::SqliteConnection& connection, int target_version) {
   Result<int> version = ReadSchemaVersion(connection);
   if (!version) return version.status();
   const int latest = LatestSchemaVersion();

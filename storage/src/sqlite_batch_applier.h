@@ -7,10 +7,10 @@
 namespace settle::storage {
 
 // Group commit's transaction on SQLite: BEGIN IMMEDIATE takes the write lock at once.
-class SqliteBatchApplier : public BatchApplier<SqliteConnection> {
+class SqliteBatchApplier : public BatchApplier<db::SqliteConnection> {
  public:
   using GroupResult = storage::GroupResult;
-  explicit SqliteBatchApplier(SqliteConnection& connection)
+  explicit SqliteBatchApplier(db::SqliteConnection& connection)
       : BatchApplier(connection, "BEGIN IMMEDIATE") {}
 };
 

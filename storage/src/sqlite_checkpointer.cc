@@ -9,8 +9,8 @@ namespace settle::storage {
 
 Result<std::unique_ptr<SqliteCheckpointer>> SqliteCheckpointer::Start(const std::string& path,
                                                                       int busy_timeout_ms) {
-  Result<std::unique_ptr<SqliteConnection>> connection =
-      SqliteConnection::Open(path, SQLITE_OPEN_READWRITE, busy_timeout_ms);
+  Result<std::unique_ptr<db::SqliteConnection>> connection =
+      db::SqliteConnection::Open(path, SQLITE_OPEN_READWRITE, busy_timeout_ms);
   if (!connection) return connection.status();
   if (Status s = (*connection)->Exec("PRAGMA synchronous = FULL"); !s.ok()) return s;
   auto checkpointer =
@@ -26,7 +26,7 @@ Result<std::unique_ptr<SqliteCheckpointer>> SqliteCheckpointer::Start(const std:
   return checkpointer;
 }
 
-SqliteCheckpointer::SqliteCheckpointer(std::unique_ptr<SqliteConnection> connection)
+SqliteCheckpointer::SqliteCheckpointer(std::unique_ptr<db::SqliteConnection> connection)
     : connection_(std::move(connection)) {}
 
 SqliteCheckpointer::~SqliteCheckpointer() {

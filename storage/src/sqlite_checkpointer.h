@@ -41,10 +41,10 @@ class SqliteCheckpointer {
   std::uint64_t checkpoints() const { return checkpoints_.load(std::memory_order_relaxed); }
 
  private:
-  explicit SqliteCheckpointer(std::unique_ptr<SqliteConnection> connection);
+  explicit SqliteCheckpointer(std::unique_ptr<db::SqliteConnection> connection);
   void Loop();
 
-  std::unique_ptr<SqliteConnection> connection_;
+  std::unique_ptr<db::SqliteConnection> connection_;
   std::atomic<bool> requested_{false};
   std::mutex mutex_;
   std::condition_variable wake_;

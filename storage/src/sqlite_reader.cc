@@ -56,7 +56,7 @@ constexpr std::string_view kSelectSubscribers =
 constexpr std::string_view kSelectTopics =
     "SELECT topic, url, remark, create_time FROM topic_subscriber ORDER BY topic, seq";
 
-std::optional<TimePoint> OptionalTime(const SqliteStatement& row, int column) {
+std::optional<TimePoint> OptionalTime(const db::SqliteStatement& row, int column) {
   std::optional<std::int64_t> ms = row.ColumnOptionalInt64(column);
   if (!ms) return std::nullopt;
   return FromUnixMillis(*ms);
@@ -66,7 +66,7 @@ Status Corrupt(const std::string& gid, std::string_view what) {
   return Status::Internal("stored transaction " + gid + " is corrupt: " + std::string(what));
 }
 
-Result<GlobalRecord> ReadGlobal(const SqliteStatement& row) {
+Result<GlobalRecord> ReadGlobal(const db::SqliteStatement& row) {
   GlobalRecord g;
   g.id = row.ColumnInt64(0);
   g.gid = row.ColumnBytes(1);
@@ -93,7 +93,7 @@ Result<GlobalRecord> ReadGlobal(const SqliteStatement& row) {
 }
 
 // A row of kSelectBranches, which belongs to the transaction `gid`.
-Result<BranchRecord> ReadBranch(const std::string& gid, const SqliteStatement& row) {
+Result<BranchRecord> ReadBranch(const std::string& gid, const db::SqliteStatement& row) {
   BranchRecord b;
   b.gid = gid;
   b.branch_id = row.ColumnBytes(0);
@@ -126,7 +126,7 @@ Result<BranchRecord> ReadBranch(const std::string& gid, const SqliteStatement& r
 
 // A subscriber from the row's columns `first`, `first` + 1 and `first` + 2: url, remark,
 // create_time.
-Subscriber ReadSubscriber(const SqliteStatement& row, int first) {
+Subscriber ReadSubscriber(const db::SqliteStatement& row, int first) {
   return Subscriber{row.ColumnBytes(first), row.ColumnBytes(first + 1),
                     FromUnixMillis(row.ColumnInt64(first + 2))};
 }
@@ -152,7 +152,8 @@ std::string ListSql(const ListQuery& q) {
   return sql;
 }
 
-Status ReadAll(SqliteStatement& stmt, const std::function<Status(const SqliteStatement&)>& f) {
+Status ReadAll(db::SqliteStatement& stmt,
+               const std::function<Status(const db::SqliteStatement&)>& f) {
   for (;;) {
     Result<bool> row = stmt.Step();
     if (!row) return row.status();
@@ -166,18 +167,18 @@ Status ReadAll(SqliteStatement& stmt, const std::function<Status(const SqliteSta
 // A connection borrowed from the pool, returned on destruction outside any transaction.
 class SqliteReader::Lease {
  public:
-  Lease(SqliteReader& pool, std::unique_ptr<SqliteConnection> connection)
+  Lease(SqliteReader& pool, std::unique_ptr<db::SqliteConnection> connection)
       : pool_(pool), connection_(std::move(connection)) {}
   ~Lease() {
     if (connection_->InTransaction()) connection_->Run("ROLLBACK").IgnoreError();
     pool_.Release(std::move(connection_));
   }
-  SqliteConnection& operator*() { return *connection_; }
-  SqliteConnection* operator->() { return connection_.get(); }
+  db::SqliteConnection& operator*() { return *connection_; }
+  db::SqliteConnection* operator->() { return connection_.get(); }
 
  private:
   SqliteReader& pool_;
-  std::unique_ptr<SqliteConnection> connection_;
+  std::unique_ptr<db::SqliteConnection> connection_;
 };
 
 SqliteReader::SqliteReader(std::string path, int busy_timeout_ms)
@@ -185,26 +186,26 @@ SqliteReader::SqliteReader(std::string path, int busy_timeout_ms)
 
 SqliteReader::~SqliteReader() = default;
 
-Result<std::unique_ptr<SqliteConnection>> SqliteReader::Acquire() {
+Result<std::unique_ptr<db::SqliteConnection>> SqliteReader::Acquire() {
   {
     std::lock_guard lock(mutex_);
     if (!idle_.empty()) {
-      std::unique_ptr<SqliteConnection> connection = std::move(idle_.back());
+      std::unique_ptr<db::SqliteConnection> connection = std::move(idle_.back());
       idle_.pop_back();
       return connection;
     }
   }
   // Opened outside the lock: opening reads the file and must not hold up other readers.
-  return SqliteConnection::Open(path_, SQLITE_OPEN_READONLY, busy_timeout_ms_);
+  return db::SqliteConnection::Open(path_, SQLITE_OPEN_READONLY, busy_timeout_ms_);
 }
 
-void SqliteReader::Release(std::unique_ptr<SqliteConnection> connection) {
+void SqliteReader::Release(std::unique_ptr<db::SqliteConnection> connection) {
   std::lock_guard lock(mutex_);
   idle_.push_back(std::move(connection));
 }
 
 Result<std::optional<Transaction>> SqliteReader::Load(const std::string& gid) {
-  Result<std::unique_ptr<SqliteConnection>> acquired = Acquire();
+  Result<std::unique_ptr<db::SqliteConnection>> acquired = Acquire();
   if (!acquired) return acquired.status();
   Lease c(*this, std::move(acquired).value());
 
@@ -212,7 +213,7 @@ Result<std::optional<Transaction>> SqliteReader::Load(const std::string& gid) {
   if (Status s = c->Run("BEGIN"); !s.ok()) return s;
   Transaction t;
   {
-    Result<SqliteStatement> stmt = c->Prepare(kSelectGlobal);
+    Result<db::SqliteStatement> stmt = c->Prepare(kSelectGlobal);
     if (!stmt) return stmt.status();
     stmt->BindText(1, gid);
     Result<bool> row = stmt->Step();
@@ -223,10 +224,10 @@ Result<std::optional<Transaction>> SqliteReader::Load(const std::string& gid) {
     t.global = std::move(global).value();
   }
   {
-    Result<SqliteStatement> stmt = c->Prepare(kSelectBranches);
+    Result<db::SqliteStatement> stmt = c->Prepare(kSelectBranches);
     if (!stmt) return stmt.status();
     stmt->BindInt64(1, t.global.id);
-    Status s = ReadAll(*stmt, [&t](const SqliteStatement& row) {
+    Status s = ReadAll(*stmt, [&t](const db::SqliteStatement& row) {
       Result<BranchRecord> branch = ReadBranch(t.global.gid, row);
       if (!branch) return branch.status();
       t.branches.push_back(std::move(branch).value());
@@ -243,11 +244,11 @@ Result<ListPage> SqliteReader::List(const ListQuery& query) {
     return Status::InvalidArgument("limit: must be 1.." + std::to_string(kMaxListLimit) + ", got " +
                                    std::to_string(query.limit));
   }
-  Result<std::unique_ptr<SqliteConnection>> acquired = Acquire();
+  Result<std::unique_ptr<db::SqliteConnection>> acquired = Acquire();
   if (!acquired) return acquired.status();
   Lease c(*this, std::move(acquired).value());
 
-  Result<SqliteStatement> stmt = c->Prepare(ListSql(query));
+  Result<db::SqliteStatement> stmt = c->Prepare(ListSql(query));
   if (!stmt) return stmt.status();
   if (query.status) stmt->BindText(1, ToString(*query.status));
   if (query.trans_type) stmt->BindText(2, ToString(*query.trans_type));
@@ -257,7 +258,7 @@ Result<ListPage> SqliteReader::List(const ListQuery& query) {
 
   ListPage page;
   bool more = false;
-  Status s = ReadAll(*stmt, [&](const SqliteStatement& row) {
+  Status s = ReadAll(*stmt, [&](const db::SqliteStatement& row) {
     if (page.transactions.size() == query.limit) {
       more = true;
       return Status::Ok();
@@ -273,14 +274,14 @@ Result<ListPage> SqliteReader::List(const ListQuery& query) {
 }
 
 Result<std::vector<DueEntry>> SqliteReader::ListUnfinished() {
-  Result<std::unique_ptr<SqliteConnection>> acquired = Acquire();
+  Result<std::unique_ptr<db::SqliteConnection>> acquired = Acquire();
   if (!acquired) return acquired.status();
   Lease c(*this, std::move(acquired).value());
 
-  Result<SqliteStatement> stmt = c->Prepare(kSelectUnfinished);
+  Result<db::SqliteStatement> stmt = c->Prepare(kSelectUnfinished);
   if (!stmt) return stmt.status();
   std::vector<DueEntry> entries;
-  Status s = ReadAll(*stmt, [&entries](const SqliteStatement& row) {
+  Status s = ReadAll(*stmt, [&entries](const db::SqliteStatement& row) {
     entries.push_back(DueEntry{row.ColumnBytes(0), OptionalTime(row, 1)});
     return Status::Ok();
   });
@@ -289,14 +290,14 @@ Result<std::vector<DueEntry>> SqliteReader::ListUnfinished() {
 }
 
 Result<std::vector<UnfinishedCount>> SqliteReader::CountUnfinished() {
-  Result<std::unique_ptr<SqliteConnection>> acquired = Acquire();
+  Result<std::unique_ptr<db::SqliteConnection>> acquired = Acquire();
   if (!acquired) return acquired.status();
   Lease c(*this, std::move(acquired).value());
 
-  Result<SqliteStatement> stmt = c->Prepare(kCountUnfinished);
+  Result<db::SqliteStatement> stmt = c->Prepare(kCountUnfinished);
   if (!stmt) return stmt.status();
   std::vector<UnfinishedCount> counts;
-  Status s = ReadAll(*stmt, [&counts](const SqliteStatement& row) {
+  Status s = ReadAll(*stmt, [&counts](const db::SqliteStatement& row) {
     const std::string trans_type = row.ColumnBytes(0);
     const std::string status = row.ColumnBytes(1);
     std::optional<TransType> type = ParseTransType(trans_type);
@@ -316,15 +317,15 @@ Result<std::vector<UnfinishedCount>> SqliteReader::CountUnfinished() {
 
 Result<std::vector<std::string>> SqliteReader::ListFinishedBefore(TimePoint cutoff,
                                                                   std::size_t limit) {
-  Result<std::unique_ptr<SqliteConnection>> acquired = Acquire();
+  Result<std::unique_ptr<db::SqliteConnection>> acquired = Acquire();
   if (!acquired) return acquired.status();
   Lease c(*this, std::move(acquired).value());
 
-  Result<SqliteStatement> stmt = c->Prepare(kSelectFinishedBefore);
+  Result<db::SqliteStatement> stmt = c->Prepare(kSelectFinishedBefore);
   if (!stmt) return stmt.status();
   stmt->BindInt64(1, ToUnixMillis(cutoff)).BindInt64(2, static_cast<std::int64_t>(limit));
   std::vector<std::string> gids;
-  Status s = ReadAll(*stmt, [&gids](const SqliteStatement& row) {
+  Status s = ReadAll(*stmt, [&gids](const db::SqliteStatement& row) {
     gids.push_back(row.ColumnBytes(0));
     return Status::Ok();
   });
@@ -338,17 +339,17 @@ Result<std::vector<UndoneRollback>> SqliteReader::ListUndoneRollbacks(TimePoint 
   if (limit < 1 || limit > static_cast<std::size_t>(kMaxListLimit)) {
     return Status::InvalidArgument("limit must be 1.." + std::to_string(kMaxListLimit));
   }
-  Result<std::unique_ptr<SqliteConnection>> acquired = Acquire();
+  Result<std::unique_ptr<db::SqliteConnection>> acquired = Acquire();
   if (!acquired) return acquired.status();
   Lease c(*this, std::move(acquired).value());
 
-  Result<SqliteStatement> stmt = c->Prepare(kSelectUndoneRollbacks);
+  Result<db::SqliteStatement> stmt = c->Prepare(kSelectUndoneRollbacks);
   if (!stmt) return stmt.status();
   stmt->BindInt64(1, ToUnixMillis(finished_since))
       .BindInt64(2, after_id)
       .BindInt64(3, static_cast<std::int64_t>(limit));
   std::vector<UndoneRollback> found;
-  Status s = ReadAll(*stmt, [&found](const SqliteStatement& row) {
+  Status s = ReadAll(*stmt, [&found](const db::SqliteStatement& row) {
     found.push_back(UndoneRollback{row.ColumnInt64(0), row.ColumnBytes(1)});
     return Status::Ok();
   });
@@ -357,15 +358,15 @@ Result<std::vector<UndoneRollback>> SqliteReader::ListUndoneRollbacks(TimePoint 
 }
 
 Result<std::vector<Subscriber>> SqliteReader::Subscribers(const std::string& topic) {
-  Result<std::unique_ptr<SqliteConnection>> acquired = Acquire();
+  Result<std::unique_ptr<db::SqliteConnection>> acquired = Acquire();
   if (!acquired) return acquired.status();
   Lease c(*this, std::move(acquired).value());
 
-  Result<SqliteStatement> stmt = c->Prepare(kSelectSubscribers);
+  Result<db::SqliteStatement> stmt = c->Prepare(kSelectSubscribers);
   if (!stmt) return stmt.status();
   stmt->BindText(1, topic);
   std::vector<Subscriber> subscribers;
-  Status s = ReadAll(*stmt, [&subscribers](const SqliteStatement& row) {
+  Status s = ReadAll(*stmt, [&subscribers](const db::SqliteStatement& row) {
     subscribers.push_back(ReadSubscriber(row, 0));
     return Status::Ok();
   });
@@ -374,14 +375,14 @@ Result<std::vector<Subscriber>> SqliteReader::Subscribers(const std::string& top
 }
 
 Result<std::vector<Topic>> SqliteReader::ListTopics() {
-  Result<std::unique_ptr<SqliteConnection>> acquired = Acquire();
+  Result<std::unique_ptr<db::SqliteConnection>> acquired = Acquire();
   if (!acquired) return acquired.status();
   Lease c(*this, std::move(acquired).value());
 
-  Result<SqliteStatement> stmt = c->Prepare(kSelectTopics);
+  Result<db::SqliteStatement> stmt = c->Prepare(kSelectTopics);
   if (!stmt) return stmt.status();
   std::vector<Topic> topics;
-  Status s = ReadAll(*stmt, [&topics](const SqliteStatement& row) {
+  Status s = ReadAll(*stmt, [&topics](const db::SqliteStatement& row) {
     std::string name = row.ColumnBytes(0);
     if (topics.empty() || topics.back().name != name) topics.push_back(Topic{std::move(name), {}});
     topics.back().subscribers.push_back(ReadSubscriber(row, 1));

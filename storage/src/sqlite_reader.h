@@ -38,13 +38,13 @@ class SqliteReader {
  private:
   class Lease;
 
-  Result<std::unique_ptr<SqliteConnection>> Acquire();
-  void Release(std::unique_ptr<SqliteConnection> connection);
+  Result<std::unique_ptr<db::SqliteConnection>> Acquire();
+  void Release(std::unique_ptr<db::SqliteConnection> connection);
 
   const std::string path_;
   const int busy_timeout_ms_;
   std::mutex mutex_;
-  std::vector<std::unique_ptr<SqliteConnection>> idle_;  // guarded by mutex_
+  std::vector<std::unique_ptr<db::SqliteConnection>> idle_;  // guarded by mutex_
 };
 
 }  // namespace settle::storage

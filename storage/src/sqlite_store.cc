@@ -14,8 +14,8 @@
 namespace settle::storage {
 namespace {
 
-Status UseWal(SqliteConnection& connection) {
-  Result<SqliteStatement> stmt = connection.Prepare("PRAGMA journal_mode = WAL");
+Status UseWal(db::SqliteConnection& connection) {
+  Result<db::SqliteStatement> stmt = connection.Prepare("PRAGMA journal_mode = WAL");
   if (!stmt) return stmt.status();
   Result<bool> row = stmt->Step();
   if (!row) return row.status();
@@ -25,12 +25,12 @@ Status UseWal(SqliteConnection& connection) {
 }
 
 // The write connection: durable commits (an fsync of the WAL per COMMIT), schema up to date.
-Result<std::unique_ptr<SqliteConnection>> OpenWriteConnection(const std::string& path,
-                                                              const SqliteStoreOptions& options) {
-  Result<std::unique_ptr<SqliteConnection>> connection = SqliteConnection::Open(
+Result<std::unique_ptr<db::SqliteConnection>> OpenWriteConnection(
+    const std::string& path, const SqliteStoreOptions& options) {
+  Result<std::unique_ptr<db::SqliteConnection>> connection = db::SqliteConnection::Open(
       path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, options.busy_timeout_ms);
   if (!connection) return connection.status();
-  SqliteConnection& c = **connection;
+  db::SqliteConnection& c = **connection;
   if (Status s = c.Exec("PRAGMA synchronous = FULL"); !s.ok()) return s;
   // Before WAL: a file that is not a database, or is newer than this binary, is refused
   // before anything in it changes.
@@ -66,10 +66,10 @@ class SqliteStore::Impl {
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
                                                        SqliteStoreOptions options) {
-  if (Status s = CreateParentDirectory(path); !s.ok()) return s;
+  if (Status s = db::CreateParentDirectory(path); !s.ok()) return s;
   Result<std::unique_ptr<FileLock>> lock = FileLock::Acquire(path + ".lock", path);
   if (!lock) return lock.status();
-  Result<std::unique_ptr<SqliteConnection>> connection = OpenWriteConnection(path, options);
+  Result<std::unique_ptr<db::SqliteConnection>> connection = OpenWriteConnection(path, options);
   if (!connection) return connection.status();
   // After the write connection: the file is then migrated and in WAL mode.
   Result<std::unique_ptr<SqliteCheckpointer>> checkpointer =

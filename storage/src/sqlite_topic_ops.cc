@@ -17,8 +17,8 @@ constexpr std::string_view kDeleteTopic = "DELETE FROM topic_subscriber WHERE to
 
 }  // namespace
 
-Status ApplyTopicOp(SqliteConnection& c, const Subscribe& op) {
-  Result<SqliteStatement> stmt = c.Prepare(kInsertSubscriber);
+Status ApplyTopicOp(db::SqliteConnection& c, const Subscribe& op) {
+  Result<db::SqliteStatement> stmt = c.Prepare(kInsertSubscriber);
   if (!stmt) return stmt.status();
   stmt->BindText(1, op.topic)
       .BindText(2, op.subscriber.url)
@@ -30,8 +30,8 @@ Status ApplyTopicOp(SqliteConnection& c, const Subscribe& op) {
                                op.topic);
 }
 
-Status ApplyTopicOp(SqliteConnection& c, const Unsubscribe& op) {
-  Result<SqliteStatement> stmt = c.Prepare(kDeleteSubscriber);
+Status ApplyTopicOp(db::SqliteConnection& c, const Unsubscribe& op) {
+  Result<db::SqliteStatement> stmt = c.Prepare(kDeleteSubscriber);
   if (!stmt) return stmt.status();
   stmt->BindText(1, op.topic).BindText(2, op.url);
   if (Status s = stmt->Run(); !s.ok()) return s;
@@ -39,8 +39,8 @@ Status ApplyTopicOp(SqliteConnection& c, const Unsubscribe& op) {
   return Status::NotFound("url " + op.url + " does not subscribe to topic " + op.topic);
 }
 
-Status ApplyTopicOp(SqliteConnection& c, const DeleteTopic& op) {
-  Result<SqliteStatement> stmt = c.Prepare(kDeleteTopic);
+Status ApplyTopicOp(db::SqliteConnection& c, const DeleteTopic& op) {
+  Result<db::SqliteStatement> stmt = c.Prepare(kDeleteTopic);
   if (!stmt) return stmt.status();
   stmt->BindText(1, op.topic);
   if (Status s = stmt->Run(); !s.ok()) return s;

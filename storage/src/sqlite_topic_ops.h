@@ -10,8 +10,8 @@ namespace settle::storage {
 // with the semantics stated in write_batch.h and the contract of ApplyWriteOp
 // (sqlite_write_ops.h), which dispatches to them: OK, a refusal of the batch (AlreadyExists,
 // NotFound, naming the topic and the url) that changed nothing, or a storage failure.
-Status ApplyTopicOp(SqliteConnection& connection, const Subscribe& op);
-Status ApplyTopicOp(SqliteConnection& connection, const Unsubscribe& op);
-Status ApplyTopicOp(SqliteConnection& connection, const DeleteTopic& op);
+Status ApplyTopicOp(db::SqliteConnection& connection, const Subscribe& op);
+Status ApplyTopicOp(db::SqliteConnection& connection, const Unsubscribe& op);
+Status ApplyTopicOp(db::SqliteConnection& connection, const DeleteTopic& op);
 
 }  // namespace settle::storage

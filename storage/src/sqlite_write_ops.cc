@@ -90,8 +90,8 @@ std::string BranchName(const BranchRecord& b) {
 }
 
 // The stored status text of the global, or nullopt if the gid is unknown.
-Result<std::optional<std::string>> GlobalStatusOf(SqliteConnection& c, const std::string& gid) {
-  Result<SqliteStatement> stmt = c.Prepare(kSelectGlobalStatus);
+Result<std::optional<std::string>> GlobalStatusOf(db::SqliteConnection& c, const std::string& gid) {
+  Result<db::SqliteStatement> stmt = c.Prepare(kSelectGlobalStatus);
   if (!stmt) return stmt.status();
   stmt->BindText(1, gid);
   Result<bool> row = stmt->Step();
@@ -101,20 +101,21 @@ Result<std::optional<std::string>> GlobalStatusOf(SqliteConnection& c, const std
 }
 
 // Why a compare-and-set on a global matched no row.
-Status GlobalCasFailure(SqliteConnection& c, const std::string& gid, std::string_view expected) {
+Status GlobalCasFailure(db::SqliteConnection& c, const std::string& gid,
+                        std::string_view expected) {
   Result<std::optional<std::string>> status = GlobalStatusOf(c, gid);
   if (!status) return status.status();
   if (!*status) return Status::NotFound("gid " + gid + " not found");
   return Status::Conflict("gid " + gid + " is " + **status + ", expected " + std::string(expected));
 }
 
-Status Apply(SqliteConnection& c, const InsertGlobal& op) {
+Status Apply(db::SqliteConnection& c, const InsertGlobal& op) {
   const GlobalRecord& g = op.record;
   Result<std::string> options = EncodeOptions(g.options);
   if (!options) {
     return Status(options.status().code(), "gid " + g.gid + ": " + options.status().message());
   }
-  Result<SqliteStatement> stmt = c.Prepare(kInsertGlobal);
+  Result<db::SqliteStatement> stmt = c.Prepare(kInsertGlobal);
   if (!stmt) return stmt.status();
   stmt->BindText(1, g.gid)
       .BindText(2, ToString(g.trans_type))
@@ -133,11 +134,11 @@ Status Apply(SqliteConnection& c, const InsertGlobal& op) {
   return Status::Ok();
 }
 
-Status Apply(SqliteConnection& c, const InsertBranch& op) {
+Status Apply(db::SqliteConnection& c, const InsertBranch& op) {
   const BranchRecord& b = op.record;
   const std::string failed_attempts = EncodeFailedAttempts(b.failed_attempts);  // bound as is
   {
-    Result<SqliteStatement> stmt = c.Prepare(kInsertBranch);
+    Result<db::SqliteStatement> stmt = c.Prepare(kInsertBranch);
     if (!stmt) return stmt.status();
     stmt->BindText(1, b.gid)
         .BindText(2, b.branch_id)
@@ -156,7 +157,7 @@ Status Apply(SqliteConnection& c, const InsertBranch& op) {
     if (Status s = stmt->Run(); !s.ok()) return s;
     if (c.Changes() == 1) return Status::Ok();
   }
-  Result<SqliteStatement> stmt = c.Prepare(kSelectBranchUrl);
+  Result<db::SqliteStatement> stmt = c.Prepare(kSelectBranchUrl);
   if (!stmt) return stmt.status();
   stmt->BindText(1, b.gid).BindText(2, b.branch_id).BindText(3, ToString(b.op));
   Result<bool> row = stmt->Step();
@@ -167,7 +168,7 @@ Status Apply(SqliteConnection& c, const InsertBranch& op) {
                           stmt->ColumnBytes(0));
 }
 
-Status Apply(SqliteConnection& c, const ExpectGlobalStatus& op) {
+Status Apply(db::SqliteConnection& c, const ExpectGlobalStatus& op) {
   Result<std::optional<std::string>> status = GlobalStatusOf(c, op.gid);
   if (!status) return status.status();
   if (!*status) return Status::NotFound("gid " + op.gid + " not found");
@@ -182,11 +183,11 @@ Status Apply(SqliteConnection& c, const ExpectGlobalStatus& op) {
 }
 
 // The number of branch rows of the gid; NotFound if it is unknown.
-Result<std::size_t> BranchRowCount(SqliteConnection& c, const std::string& gid) {
+Result<std::size_t> BranchRowCount(db::SqliteConnection& c, const std::string& gid) {
   Result<std::optional<std::string>> status = GlobalStatusOf(c, gid);
   if (!status) return status.status();
   if (!*status) return Status::NotFound("gid " + gid + " not found");
-  Result<SqliteStatement> stmt = c.Prepare(kCountBranches);
+  Result<db::SqliteStatement> stmt = c.Prepare(kCountBranches);
   if (!stmt) return stmt.status();
   stmt->BindText(1, gid);
   Result<bool> row = stmt->Step();
@@ -194,8 +195,8 @@ Result<std::size_t> BranchRowCount(SqliteConnection& c, const std::string& gid) 
   return static_cast<std::size_t>(*row ? stmt->ColumnInt64(0) : 0);
 }
 
-Status Apply(SqliteConnection& c, const ExpectGlobalType& op) {
-  Result<SqliteStatement> stmt = c.Prepare(kSelectGlobalType);
+Status Apply(db::SqliteConnection& c, const ExpectGlobalType& op) {
+  Result<db::SqliteStatement> stmt = c.Prepare(kSelectGlobalType);
   if (!stmt) return stmt.status();
   stmt->BindText(1, op.gid);
   Result<bool> row = stmt->Step();
@@ -207,7 +208,7 @@ Status Apply(SqliteConnection& c, const ExpectGlobalType& op) {
                           std::string(ToString(op.trans_type)));
 }
 
-Status Apply(SqliteConnection& c, const LimitBranchRows& op) {
+Status Apply(db::SqliteConnection& c, const LimitBranchRows& op) {
   Result<std::size_t> count = BranchRowCount(c, op.gid);
   if (!count) return count.status();
   if (*count <= op.max_rows) return Status::Ok();
@@ -216,7 +217,7 @@ Status Apply(SqliteConnection& c, const LimitBranchRows& op) {
                                  std::to_string(op.max_rows) + " allowed");
 }
 
-Status Apply(SqliteConnection& c, const ExpectBranchCount& op) {
+Status Apply(db::SqliteConnection& c, const ExpectBranchCount& op) {
   Result<std::size_t> counted = BranchRowCount(c, op.gid);
   if (!counted) return counted.status();
   const std::size_t count = *counted;
@@ -225,10 +226,10 @@ Status Apply(SqliteConnection& c, const ExpectBranchCount& op) {
                           " branch rows, expected " + std::to_string(op.count));
 }
 
-Status Apply(SqliteConnection& c, const UpdateGlobal& op) {
+Status Apply(db::SqliteConnection& c, const UpdateGlobal& op) {
   const GlobalRecord& g = op.record;
   {
-    Result<SqliteStatement> stmt = c.Prepare(kUpdateGlobal);
+    Result<db::SqliteStatement> stmt = c.Prepare(kUpdateGlobal);
     if (!stmt) return stmt.status();
     stmt->BindText(1, ToString(g.status))
         .BindInt64(2, ToUnixMillis(g.update_time))
@@ -246,11 +247,11 @@ Status Apply(SqliteConnection& c, const UpdateGlobal& op) {
   return GlobalCasFailure(c, g.gid, ToString(op.expected));
 }
 
-Status Apply(SqliteConnection& c, const UpdateBranch& op) {
+Status Apply(db::SqliteConnection& c, const UpdateBranch& op) {
   const BranchRecord& b = op.record;
   const std::string failed_attempts = EncodeFailedAttempts(b.failed_attempts);  // bound as is
   {
-    Result<SqliteStatement> stmt = c.Prepare(kUpdateBranch);
+    Result<db::SqliteStatement> stmt = c.Prepare(kUpdateBranch);
     if (!stmt) return stmt.status();
     stmt->BindText(1, b.gid)
         .BindText(2, ToString(b.status))
@@ -266,7 +267,7 @@ Status Apply(SqliteConnection& c, const UpdateBranch& op) {
     if (Status s = stmt->Run(); !s.ok()) return s;
   }
   if (c.Changes() == 1) return Status::Ok();
-  Result<SqliteStatement> stmt = c.Prepare(kSelectBranchStatus);
+  Result<db::SqliteStatement> stmt = c.Prepare(kSelectBranchStatus);
   if (!stmt) return stmt.status();
   stmt->BindText(1, b.gid).BindText(2, b.branch_id).BindText(3, ToString(b.op));
   Result<bool> row = stmt->Step();
@@ -276,10 +277,10 @@ Status Apply(SqliteConnection& c, const UpdateBranch& op) {
                           std::string(ToString(op.expected)));
 }
 
-Status Apply(SqliteConnection& c, const RetryNow& op) {
+Status Apply(db::SqliteConnection& c, const RetryNow& op) {
   const std::int64_t at = ToUnixMillis(op.at);
   {
-    Result<SqliteStatement> stmt = c.Prepare(kRetryGlobal);
+    Result<db::SqliteStatement> stmt = c.Prepare(kRetryGlobal);
     if (!stmt) return stmt.status();
     stmt->BindInt64(1, at).BindText(2, op.gid);
     if (Status s = stmt->Run(); !s.ok()) return s;
@@ -290,20 +291,20 @@ Status Apply(SqliteConnection& c, const RetryNow& op) {
     if (!*status) return Status::NotFound("gid " + op.gid + " not found");
     return Status::Conflict("gid " + op.gid + " is " + **status + ", already finished");
   }
-  Result<SqliteStatement> stmt = c.Prepare(kRetryBranches);
+  Result<db::SqliteStatement> stmt = c.Prepare(kRetryBranches);
   if (!stmt) return stmt.status();
   stmt->BindText(1, op.gid).BindInt64(2, at);
   return stmt->Run();
 }
 
-Status Apply(SqliteConnection& c, const DeleteFinished& op) {
+Status Apply(db::SqliteConnection& c, const DeleteFinished& op) {
   {
-    Result<SqliteStatement> stmt = c.Prepare(kDeleteFinishedBranches);
+    Result<db::SqliteStatement> stmt = c.Prepare(kDeleteFinishedBranches);
     if (!stmt) return stmt.status();
     stmt->BindText(1, op.gid);
     if (Status s = stmt->Run(); !s.ok()) return s;
   }
-  Result<SqliteStatement> stmt = c.Prepare(kDeleteFinishedGlobal);
+  Result<db::SqliteStatement> stmt = c.Prepare(kDeleteFinishedGlobal);
   if (!stmt) return stmt.status();
   stmt->BindText(1, op.gid);
   if (Status s = stmt->Run(); !s.ok()) return s;
@@ -318,13 +319,13 @@ Status Apply(SqliteConnection& c, const DeleteFinished& op) {
 }
 
 // Topics: sqlite_topic_ops.h.
-Status Apply(SqliteConnection& c, const Subscribe& op) { return ApplyTopicOp(c, op); }
-Status Apply(SqliteConnection& c, const Unsubscribe& op) { return ApplyTopicOp(c, op); }
-Status Apply(SqliteConnection& c, const DeleteTopic& op) { return ApplyTopicOp(c, op); }
+Status Apply(db::SqliteConnection& c, const Subscribe& op) { return ApplyTopicOp(c, op); }
+Status Apply(db::SqliteConnection& c, const Unsubscribe& op) { return ApplyTopicOp(c, op); }
+Status Apply(db::SqliteConnection& c, const DeleteTopic& op) { return ApplyTopicOp(c, op); }
 
 }  // namespace
 
-Status ApplyWriteOp(SqliteConnection& connection, const WriteOp& op) {
+Status ApplyWriteOp(db::SqliteConnection& connection, const WriteOp& op) {
   return std::visit([&connection](const auto& o) { return Apply(connection, o); }, op);
 }
 

@@ -14,6 +14,6 @@ namespace settle::storage {
 // cannot be stored); or a storage failure (Unavailable, Internal) that concerns the whole
 // transaction. A refused operation has changed nothing; earlier operations of its batch are the
 // caller's to roll back.
-Status ApplyWriteOp(SqliteConnection& connection, const WriteOp& op);
+Status ApplyWriteOp(db::SqliteConnection& connection, const WriteOp& op);
 
 }  // namespace settle::storage

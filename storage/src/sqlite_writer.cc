@@ -9,8 +9,8 @@
 namespace settle::storage {
 
 Result<std::unique_ptr<SqliteWriter>> SqliteWriter::Start(
-    std::unique_ptr<SqliteConnection> connection, std::unique_ptr<SqliteCheckpointer> checkpointer,
-    const SqliteStoreOptions& options) {
+    std::unique_ptr<db::SqliteConnection> connection,
+    std::unique_ptr<SqliteCheckpointer> checkpointer, const SqliteStoreOptions& options) {
   auto writer = std::unique_ptr<SqliteWriter>(
       new SqliteWriter(std::move(connection), std::move(checkpointer), options));
   // Replaces SQLite's automatic checkpoint (itself a WAL hook) on this connection.
@@ -25,7 +25,7 @@ Result<std::unique_ptr<SqliteWriter>> SqliteWriter::Start(
   return writer;
 }
 
-SqliteWriter::SqliteWriter(std::unique_ptr<SqliteConnection> connection,
+SqliteWriter::SqliteWriter(std::unique_ptr<db::SqliteConnection> connection,
                            std::unique_ptr<SqliteCheckpointer> checkpointer,
                            const SqliteStoreOptions& options)
     : connection_(std::move(connection)),

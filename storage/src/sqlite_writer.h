@@ -31,7 +31,7 @@ class SqliteWriter {
  public:
   // Takes a configured, migrated write connection and starts the group-commit thread.
   static Result<std::unique_ptr<SqliteWriter>> Start(
-      std::unique_ptr<SqliteConnection> connection,
+      std::unique_ptr<db::SqliteConnection> connection,
       std::unique_ptr<SqliteCheckpointer> checkpointer, const SqliteStoreOptions& options);
 
   // Shutdown().
@@ -51,12 +51,12 @@ class SqliteWriter {
   StoreStats Stats() const;
 
  private:
-  SqliteWriter(std::unique_ptr<SqliteConnection> connection,
+  SqliteWriter(std::unique_ptr<db::SqliteConnection> connection,
                std::unique_ptr<SqliteCheckpointer> checkpointer, const SqliteStoreOptions& options);
   // The WAL hook: runs on the group-commit thread after each commit, with the WAL's length.
   static int OnWalCommit(void* writer, sqlite3* db, const char* database, int wal_pages);
 
-  std::unique_ptr<SqliteConnection> connection_;
+  std::unique_ptr<db::SqliteConnection> connection_;
   std::unique_ptr<SqliteCheckpointer> checkpointer_;
   SqliteBatchApplier applier_;
   const int checkpoint_pages_;

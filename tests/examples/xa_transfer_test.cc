@@ -44,7 +44,7 @@ class Bank {
  public:
   Bank(std::string name, const testing::TempDir& dir, std::vector<std::string> accounts)
       : name_(std::move(name)), log_(dir.File(name_ + ".log")), accounts_(std::move(accounts)) {
-    auto reader = PgConnection::Open(database_.conninfo());
+    auto reader = db::PgConnection::Open(database_.conninfo());
     REQUIRE(reader);
     reader_ = std::move(reader).value();
   }
@@ -117,7 +117,7 @@ class Bank {
   std::string log_;
   std::vector<std::string> accounts_;
   PostgresTestDatabase database_;
-  std::unique_ptr<PgConnection> reader_;
+  std::unique_ptr<db::PgConnection> reader_;
   std::unique_ptr<ChildProcess> process_;
   int port_ = 0;
 };

@@ -138,8 +138,8 @@ class PostgresOrderTable final : public OrderTable {
   IdempotencyStore& idempotency() override { return *store_; }
 
   Result<std::int64_t> Insert(BarrierTransaction& tx, const std::string& body) override {
-    Result<PgResult> row = PostgresBarrierStore::Connection(tx)->Query(
-        "INSERT INTO orders (body) VALUES ($1) RETURNING id", PgParams().Text(body));
+    Result<db::PgResult> row = PostgresBarrierStore::Connection(tx)->Query(
+        "INSERT INTO orders (body) VALUES ($1) RETURNING id", db::PgParams().Text(body));
     if (!row) return row.status();
     return row->Int(0, 0);
   }
@@ -147,7 +147,7 @@ class PostgresOrderTable final : public OrderTable {
   Result<std::int64_t> Count() override {
     Result<std::unique_ptr<BarrierTransaction>> tx = barrier_->Begin();
     if (!tx) return tx.status();
-    Result<PgResult> rows =
+    Result<db::PgResult> rows =
         PostgresBarrierStore::Connection(**tx)->Query("SELECT count(*) FROM orders");
     if (!rows) return rows.status();
     return rows->Int(0, 0);

@@ -63,7 +63,7 @@ class Bank {
   Barrier::Business Try() {
     return [this](BarrierTransaction& tx) -> Status {
       ++runs;
-      Result<PgResult> updated = PostgresBarrierStore::Connection(tx)->Query(
+      Result<db::PgResult> updated = PostgresBarrierStore::Connection(tx)->Query(
           "UPDATE account SET balance = balance - 30, frozen = frozen + 30 "
           "WHERE id = 1 AND balance >= 30");
       if (!updated) return updated.status();
@@ -79,7 +79,7 @@ class Bank {
   Account account() {
     Result<std::unique_ptr<BarrierTransaction>> tx = store_->Begin();
     REQUIRE(tx);
-    Result<PgResult> rows =
+    Result<db::PgResult> rows =
         PostgresBarrierStore::Connection(**tx)->Query("SELECT balance, frozen FROM account");
     REQUIRE(rows);
     REQUIRE(rows->rows() == 1);
@@ -88,7 +88,7 @@ class Bank {
   std::int64_t barrier_rows() {
     Result<std::unique_ptr<BarrierTransaction>> tx = store_->Begin();
     REQUIRE(tx);
-    Result<PgResult> rows =
+    Result<db::PgResult> rows =
         PostgresBarrierStore::Connection(**tx)->Query("SELECT count(*) FROM barrier");
     REQUIRE(rows);
     return rows->Int(0, 0);
@@ -153,7 +153,7 @@ TEST_CASE("postgres barrier: a business error rolls back its change and the barr
   Bank bank;
   BarrierResult failed =
       bank.barrier().Call(Request(BranchOp::kTry), [](BarrierTransaction& tx) -> Status {
-        PgConnection* c = PostgresBarrierStore::Connection(tx);
+        db::PgConnection* c = PostgresBarrierStore::Connection(tx);
         if (Status s = c->Run("UPDATE account SET balance = 0"); !s.ok()) return s;
         return Status::Unavailable("the business gave up");
       });

@@ -39,16 +39,16 @@ class PostgresIdempotencyDb final : public IdempotencyDb {
   IdempotencyStore& store() override { return *store_; }
 
   Status Write(BarrierTransaction& tx, const std::string& name) override {
-    Result<PgResult> inserted = PostgresBarrierStore::Connection(tx)->Query(
-        "INSERT INTO orders VALUES ($1)", PgParams().Text(name));
+    Result<db::PgResult> inserted = PostgresBarrierStore::Connection(tx)->Query(
+        "INSERT INTO orders VALUES ($1)", db::PgParams().Text(name));
     return inserted ? Status::Ok() : inserted.status();
   }
 
   int Orders(const std::string& name) override {
     Result<std::unique_ptr<BarrierTransaction>> tx = barrier_->Begin();
     REQUIRE(tx);
-    Result<PgResult> rows = PostgresBarrierStore::Connection(**tx)->Query(
-        "SELECT count(*) FROM orders WHERE name = $1", PgParams().Text(name));
+    Result<db::PgResult> rows = PostgresBarrierStore::Connection(**tx)->Query(
+        "SELECT count(*) FROM orders WHERE name = $1", db::PgParams().Text(name));
     REQUIRE(rows);
     return static_cast<int>(rows->Int(0, 0));
   }

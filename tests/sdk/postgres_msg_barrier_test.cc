@@ -65,7 +65,7 @@ class PostgresLedger final : public MsgLedger {
   std::int64_t Count(const std::string& sql) {
     Result<std::unique_ptr<BarrierTransaction>> tx = store_->Begin();
     REQUIRE(tx);
-    Result<PgResult> rows = PostgresBarrierStore::Connection(**tx)->Query(sql);
+    Result<db::PgResult> rows = PostgresBarrierStore::Connection(**tx)->Query(sql);
     INFO(rows.status().ToString());
     REQUIRE(rows);
     return rows->Int(0, 0);

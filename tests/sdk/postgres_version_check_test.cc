@@ -34,7 +34,7 @@ class PostgresVersionDb final : public VersionDb {
   std::string Text(const std::string& sql) override {
     Result<std::unique_ptr<BarrierTransaction>> tx = store_->Begin();
     REQUIRE(tx);
-    Result<PgResult> rows = PostgresBarrierStore::Connection(**tx)->Query(sql);
+    Result<db::PgResult> rows = PostgresBarrierStore::Connection(**tx)->Query(sql);
     INFO(rows.status().ToString());
     REQUIRE(rows);
     REQUIRE(rows->rows() == 1);

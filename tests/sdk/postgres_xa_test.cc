@@ -37,9 +37,9 @@ constexpr const char* kRegister = "/api/settle/registerBranch";
 
 // Business code: one row per branch in `transfer`, or a refusal, or SQL that fails.
 XaBusiness Insert() {
-  return [](const XaRequest& request, PgConnection& db) -> Status {
+  return [](const XaRequest& request, db::PgConnection& db) -> Status {
     auto inserted = db.Query("INSERT INTO transfer (branch, amount) VALUES ($1::text, 30)",
-                             PgParams().Text(request.gid + "/" + request.branch_id));
+                             db::PgParams().Text(request.gid + "/" + request.branch_id));
     return inserted ? Status::Ok() : inserted.status();
   };
 }
@@ -52,7 +52,7 @@ class XaBank {
     INFO(opened.status().ToString());
     REQUIRE(opened);
     xa_ = std::move(opened).value();
-    auto reader = PgConnection::Open(database_.conninfo());
+    auto reader = db::PgConnection::Open(database_.conninfo());
     REQUIRE(reader);
     reader_ = std::move(reader).value();
     REQUIRE(reader_->Run("CREATE TABLE transfer (branch TEXT PRIMARY KEY, amount BIGINT)").ok());
@@ -61,7 +61,7 @@ class XaBank {
   // dropped.
   ~XaBank() {
     auto rows = reader_->Query("SELECT gid FROM pg_prepared_xacts WHERE gid LIKE $1::text",
-                               PgParams().Text("settle-xa/" + gid_ + "%"));
+                               db::PgParams().Text("settle-xa/" + gid_ + "%"));
     if (!rows) return;
     for (int i = 0; i < rows->rows(); ++i) {
       reader_->Run("ROLLBACK PREPARED '" + rows->Text(i, 0) + "'").IgnoreError();
@@ -103,7 +103,7 @@ class XaBank {
     auto name = PostgresXa::PreparedTransactionName(gid_, branch_id);
     REQUIRE(name);
     auto rows = reader_->Query("SELECT 1 FROM pg_prepared_xacts WHERE gid = $1::text",
-                               PgParams().Text(*name));
+                               db::PgParams().Text(*name));
     REQUIRE(rows);
     return rows->rows() == 1;
   }
@@ -114,7 +114,7 @@ class XaBank {
           auto rows = reader_->Query(
               "SELECT 1 FROM pg_stat_activity WHERE application_name = $1::text "
               "AND wait_event_type = 'Lock'",
-              PgParams().Text(database_.schema()));
+              db::PgParams().Text(database_.schema()));
           REQUIRE(rows);
           return rows->rows() > 0;
         },
@@ -134,7 +134,7 @@ class XaBank {
   FakeClock clock_;
   std::string gid_;
   std::unique_ptr<PostgresXa> xa_;
-  std::unique_ptr<PgConnection> reader_;
+  std::unique_ptr<db::PgConnection> reader_;
 };
 
 TEST_CASE(
@@ -235,21 +235,21 @@ TEST_CASE("a registration that gets no verdict rolls back too and answers an err
 TEST_CASE("a business error prepares and registers nothing, and is the branch's answer",
           "[sdk][xa][postgres]") {
   XaBank bank;
-  BranchReply refused = bank.Action([](const XaRequest&, PgConnection& db) -> Status {
+  BranchReply refused = bank.Action([](const XaRequest&, db::PgConnection& db) -> Status {
     if (Status s = db.Run("INSERT INTO transfer VALUES ('half-done', 1)"); !s.ok()) return s;
     return Status::Conflict("insufficient funds");
   });
   CHECK(refused.status.code() == StatusCode::kConflict);
   CHECK(refused.status.message() == "insufficient funds");
 
-  BranchReply broken = bank.Action([](const XaRequest&, PgConnection& db) -> Status {
+  BranchReply broken = bank.Action([](const XaRequest&, db::PgConnection& db) -> Status {
     return db.Run("INSERT INTO no_such_table VALUES (1)");
   });
   CHECK_FALSE(broken.status.ok());
   CHECK(broken.status.code() != StatusCode::kConflict);  // retried, not FAILURE
 
   BranchReply thrown = bank.Action(
-      [](const XaRequest&, PgConnection&) -> Status { throw std::runtime_error("bug"); });
+      [](const XaRequest&, db::PgConnection&) -> Status { throw std::runtime_error("bug"); });
   CHECK(thrown.status.code() == StatusCode::kInternal);
 
   CHECK_FALSE(bank.Prepared());
@@ -265,7 +265,7 @@ TEST_CASE("a duplicate action of a committed branch changes nothing and answers 
   REQUIRE(bank.Action().status.ok());
   REQUIRE(bank.Commit().status.ok());
   int runs = 0;
-  BranchReply again = bank.Action([&](const XaRequest& r, PgConnection& db) {
+  BranchReply again = bank.Action([&](const XaRequest& r, db::PgConnection& db) {
     ++runs;
     return Insert()(r, db);
   });
@@ -284,7 +284,7 @@ TEST_CASE(
   REQUIRE(bank.Action().status.ok());
   std::atomic<int> runs{0};
   auto duplicate = std::async(std::launch::async, [&] {
-    return bank.Action([&](const XaRequest& r, PgConnection& db) {
+    return bank.Action([&](const XaRequest& r, db::PgConnection& db) {
       ++runs;
       return Insert()(r, db);
     });

@@ -28,8 +28,8 @@ namespace {
 
 using settle::testing::PostgresTestDatabase;
 
-std::unique_ptr<PgConnection> Connect(const PostgresTestDatabase& database) {
-  Result<std::unique_ptr<PgConnection>> c = PgConnection::Open(database.conninfo());
+std::unique_ptr<db::PgConnection> Connect(const PostgresTestDatabase& database) {
+  Result<std::unique_ptr<db::PgConnection>> c = db::PgConnection::Open(database.conninfo());
   INFO(c.status().ToString());
   REQUIRE(c);
   return std::move(c).value();
@@ -44,9 +44,9 @@ std::string Group(const WriteBatch& batch) {
 
 // Runs the group in the session's open transaction; answers settle_apply_group's result: "[null]"
 // when the batch applied, else its refusal.
-std::string Apply(PgConnection& session, const std::string& group) {
-  Result<PgResult> applied =
-      session.Query("SELECT settle_apply_group($1::jsonb)::text", PgParams().Text(group));
+std::string Apply(db::PgConnection& session, const std::string& group) {
+  Result<db::PgResult> applied =
+      session.Query("SELECT settle_apply_group($1::jsonb)::text", db::PgParams().Text(group));
   INFO(applied.status().ToString());
   REQUIRE(applied);
   return applied->Text(0, 0);
@@ -68,14 +68,14 @@ WriteBatch Registration(const std::string& id) {
 }
 
 // Whether `count` sessions of this test's schema wait for a lock, polled for up to 10 s.
-bool WaitersForLock(PgConnection& observer, const PostgresTestDatabase& database,
+bool WaitersForLock(db::PgConnection& observer, const PostgresTestDatabase& database,
                     std::int64_t count) {
   return settle::testing::Eventually(
       [&] {
-        Result<PgResult> waiting = observer.Query(
+        Result<db::PgResult> waiting = observer.Query(
             "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1::text "
             "AND wait_event_type = 'Lock'",
-            PgParams().Text(database.schema()));
+            db::PgParams().Text(database.schema()));
         REQUIRE(waiting);
         return waiting->Int(0, 0) == count;
       },
@@ -96,16 +96,16 @@ struct RaceWorld {
   }
   // The global's status and branch rows, as committed.
   std::pair<std::string, std::int64_t> Stored() {
-    Result<PgResult> row = observer->Query(
+    Result<db::PgResult> row = observer->Query(
         "SELECT status, (SELECT count(*) FROM trans_branch_op) FROM trans_global WHERE gid = 'g'");
     REQUIRE(row);
     return {row->Text(0, 0), row->Int(0, 1)};
   }
 
   PostgresTestDatabase database;
-  std::unique_ptr<PgConnection> first;
-  std::unique_ptr<PgConnection> second;
-  std::unique_ptr<PgConnection> observer;
+  std::unique_ptr<db::PgConnection> first;
+  std::unique_ptr<db::PgConnection> second;
+  std::unique_ptr<db::PgConnection> observer;
 };
 
 TEST_CASE(
@@ -213,7 +213,7 @@ TEST_CASE(
   CHECK(result.statuses[0].ok());
   CHECK(result.statuses[1].ok());
   CHECK(result.statuses[2].ok());
-  Result<PgResult> stored =
+  Result<db::PgResult> stored =
       observer->Query("SELECT count(*) FROM trans_global WHERE status = 'aborting'");
   REQUIRE(stored);
   CHECK(stored->Int(0, 0) == 3);

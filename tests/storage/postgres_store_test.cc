@@ -250,7 +250,7 @@ TEST_CASE("a version 3 database gains topics with every transaction kept", "[sto
   PostgresTestDatabase database;
   {
     // The database as the release before topics left it: version 3, a saga with a branch row.
-    Result<std::unique_ptr<PgConnection>> raw = PgConnection::Open(database.conninfo());
+    Result<std::unique_ptr<db::PgConnection>> raw = db::PgConnection::Open(database.conninfo());
     INFO(raw.status().ToString());
     REQUIRE(raw);
     REQUIRE(MigratePgSchema(**raw, 3).ok());
@@ -295,7 +295,7 @@ TEST_CASE(
     "[storage][postgres][repair]") {
   PostgresTestDatabase database;
   {
-    Result<std::unique_ptr<PgConnection>> raw = PgConnection::Open(database.conninfo());
+    Result<std::unique_ptr<db::PgConnection>> raw = db::PgConnection::Open(database.conninfo());
     INFO(raw.status().ToString());
     REQUIRE(raw);
     REQUIRE(MigratePgSchema(**raw, 4).ok());

@@ -20,24 +20,24 @@ using settle::testing::TempDir;
 class Database {
  public:
   Database() {
-    Result<std::unique_ptr<SqliteConnection>> c = SqliteConnection::Open(
+    Result<std::unique_ptr<db::SqliteConnection>> c = db::SqliteConnection::Open(
         dir_.File("settle.db"), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 5000);
     REQUIRE(c);
     connection_ = std::move(c).value();
     REQUIRE(MigrateSchema(*connection_).ok());
   }
 
-  SqliteConnection& connection() { return *connection_; }
+  db::SqliteConnection& connection() { return *connection_; }
 
   std::int64_t Count(const std::string& table) {
-    Result<SqliteStatement> stmt = connection_->Prepare("SELECT count(*) FROM " + table);
+    Result<db::SqliteStatement> stmt = connection_->Prepare("SELECT count(*) FROM " + table);
     REQUIRE(stmt);
     REQUIRE(*stmt->Step());
     return stmt->ColumnInt64(0);
   }
 
   bool HasGlobal(const std::string& gid) {
-    Result<SqliteStatement> stmt =
+    Result<db::SqliteStatement> stmt =
         connection_->Prepare("SELECT count(*) FROM trans_global WHERE gid = ?1");
     REQUIRE(stmt);
     stmt->BindText(1, gid);
@@ -47,7 +47,7 @@ class Database {
 
  private:
   TempDir dir_;
-  std::unique_ptr<SqliteConnection> connection_;
+  std::unique_ptr<db::SqliteConnection> connection_;
 };
 
 TEST_CASE("a refused batch is rolled back alone while the rest of its group commits",
@@ -98,7 +98,7 @@ TEST_CASE("a storage failure in one batch fails every batch of its group and sto
   SqliteBatchApplier applier(db.connection());
   // A database capped a few pages above its current size: a 1 MiB body cannot fit.
   const std::int64_t pages = [&] {
-    Result<SqliteStatement> stmt = db.connection().Prepare("PRAGMA page_count");
+    Result<db::SqliteStatement> stmt = db.connection().Prepare("PRAGMA page_count");
     REQUIRE(stmt);
     REQUIRE(*stmt->Step());
     return stmt->ColumnInt64(0);

@@ -34,16 +34,16 @@ std::unique_ptr<SqliteStore> MustOpen(const std::string& path, SqliteStoreOption
 
 // A plain SQLite connection to the same file, beside the store (as an operator's sqlite3
 // shell would be).
-std::unique_ptr<SqliteConnection> RawConnection(const std::string& path) {
-  Result<std::unique_ptr<SqliteConnection>> c =
-      SqliteConnection::Open(path, SQLITE_OPEN_READWRITE, /*busy_timeout_ms=*/5000);
+std::unique_ptr<db::SqliteConnection> RawConnection(const std::string& path) {
+  Result<std::unique_ptr<db::SqliteConnection>> c =
+      db::SqliteConnection::Open(path, SQLITE_OPEN_READWRITE, /*busy_timeout_ms=*/5000);
   INFO(c.status().ToString());
   REQUIRE(c);
   return std::move(c).value();
 }
 
-std::int64_t QueryInt(SqliteConnection& c, const std::string& sql) {
-  Result<SqliteStatement> stmt = c.Prepare(sql);
+std::int64_t QueryInt(db::SqliteConnection& c, const std::string& sql) {
+  Result<db::SqliteStatement> stmt = c.Prepare(sql);
   REQUIRE(stmt);
   Result<bool> row = stmt->Step();
   REQUIRE(row);
@@ -145,8 +145,8 @@ TEST_CASE("a version 1 database is migrated with every transaction and branch ke
   const std::string path = dir.File("settle.db");
   {
     // The file as the first release wrote it: branch rows keyed by gid.
-    Result<std::unique_ptr<SqliteConnection>> raw =
-        SqliteConnection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 5000);
+    Result<std::unique_ptr<db::SqliteConnection>> raw =
+        db::SqliteConnection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 5000);
     REQUIRE(raw);
     REQUIRE(MigrateSchema(**raw, 1).ok());
     REQUIRE(
@@ -197,8 +197,8 @@ TEST_CASE("a version 4 database gains topics with every transaction kept", "[sto
   const std::string path = dir.File("settle.db");
   {
     // The file as the release before topics left it: version 4, a saga with two branch rows.
-    Result<std::unique_ptr<SqliteConnection>> raw =
-        SqliteConnection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 5000);
+    Result<std::unique_ptr<db::SqliteConnection>> raw =
+        db::SqliteConnection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 5000);
     REQUIRE(raw);
     REQUIRE(MigrateSchema(**raw, 4).ok());
     REQUIRE(
@@ -248,8 +248,8 @@ TEST_CASE(
   {
     // Two failed TCCs with a cancel never made, as the release before left them: one an
     // operator stopped while it rolled back, one the race left.
-    Result<std::unique_ptr<SqliteConnection>> raw =
-        SqliteConnection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 5000);
+    Result<std::unique_ptr<db::SqliteConnection>> raw =
+        db::SqliteConnection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 5000);
     REQUIRE(raw);
     REQUIRE(MigrateSchema(**raw, 5).ok());
     REQUIRE((*raw)

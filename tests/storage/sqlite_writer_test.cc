@@ -19,8 +19,8 @@ namespace {
 using settle::testing::TempDir;
 
 std::unique_ptr<SqliteWriter> StartWriter(const std::string& path) {
-  Result<std::unique_ptr<SqliteConnection>> c =
-      SqliteConnection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 5000);
+  Result<std::unique_ptr<db::SqliteConnection>> c =
+      db::SqliteConnection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 5000);
   REQUIRE(c);
   REQUIRE(MigrateSchema(**c).ok());
   SqliteStoreOptions options;
@@ -32,10 +32,10 @@ std::unique_ptr<SqliteWriter> StartWriter(const std::string& path) {
 }
 
 std::int64_t CountGlobals(const std::string& path) {
-  Result<std::unique_ptr<SqliteConnection>> c =
-      SqliteConnection::Open(path, SQLITE_OPEN_READONLY, 5000);
+  Result<std::unique_ptr<db::SqliteConnection>> c =
+      db::SqliteConnection::Open(path, SQLITE_OPEN_READONLY, 5000);
   REQUIRE(c);
-  Result<SqliteStatement> stmt = (*c)->Prepare("SELECT count(*) FROM trans_global");
+  Result<db::SqliteStatement> stmt = (*c)->Prepare("SELECT count(*) FROM trans_global");
   REQUIRE(stmt);
   REQUIRE(*stmt->Step());
   return stmt->ColumnInt64(0);

@@ -34,12 +34,12 @@ PostgresTestDatabase::PostgresTestDatabase() : server_conninfo_(PostgresTestServ
 }
 
 PostgresTestDatabase::~PostgresTestDatabase() {
-  Result<std::unique_ptr<PgConnection>> c = PgConnection::Open(server_conninfo_);
+  Result<std::unique_ptr<db::PgConnection>> c = db::PgConnection::Open(server_conninfo_);
   if (c) (*c)->Run("DROP SCHEMA IF EXISTS " + schema_ + " CASCADE").IgnoreError();
 }
 
 void PostgresTestDatabase::Admin(const std::string& sql) const {
-  Result<std::unique_ptr<PgConnection>> c = PgConnection::Open(server_conninfo_);
+  Result<std::unique_ptr<db::PgConnection>> c = db::PgConnection::Open(server_conninfo_);
   INFO(c.status().ToString());
   REQUIRE(c);
   Status s = (*c)->Run(sql);

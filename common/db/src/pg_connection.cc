@@ -7,7 +7,7 @@
 
 #include "sql_in_message.h"
 
-namespace settle {
+namespace settle::db {
 namespace {
 
 // libpq's messages end with a newline (and sometimes carry a DETAIL line after it).
@@ -210,4 +210,4 @@ bool PgConnection::InFailedTransaction() const {
 
 int PgConnection::server_version() const { return PQserverVersion(connection_); }
 
-}  // namespace settle
+}  // namespace settle::db

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-namespace settle {
+namespace settle::db {
 
 // A statement as error messages quote it: cut after 60 characters, enough to recognise the
 // statement and short in logs.
@@ -14,4 +14,4 @@ inline std::string AbbreviateSql(std::string_view sql) {
   return std::string(sql.substr(0, kSqlInMessage)) + "...";
 }
 
-}  // namespace settle
+}  // namespace settle::db

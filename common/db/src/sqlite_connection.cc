@@ -6,7 +6,7 @@
 
 #include "sql_in_message.h"
 
-namespace settle {
+namespace settle::db {
 namespace {
 
 // Errors after which a connection's state is not to be trusted for the next transaction.
@@ -197,4 +197,4 @@ Status SqliteConnection::Run(std::string_view sql) {
   return stmt->Run();
 }
 
-}  // namespace settle
+}  // namespace settle::db

@@ -1,6 +1,6 @@
 #include "settle/db/sqlite_pool.h"
 
-namespace settle {
+namespace settle::db {
 
 Result<std::unique_ptr<SqliteConnection>> SqlitePool::Acquire() {
   {
@@ -67,4 +67,4 @@ void SqlitePool::LeaveWrites() {
   turn_cv_.notify_all();
 }
 
-}  // namespace settle
+}  // namespace settle::db

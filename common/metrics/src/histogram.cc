@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace settle {
+namespace settle::metrics {
 
 Histogram::Histogram(std::span<const std::uint64_t> bounds)
     : bounds_(bounds), counts_(new std::atomic<std::uint64_t>[bounds.size() + 1]) {
@@ -41,4 +41,4 @@ std::uint64_t Histogram::Snapshot::CountAbove(std::uint64_t value) const {
   return above;
 }
 
-}  // namespace settle
+}  // namespace settle::metrics

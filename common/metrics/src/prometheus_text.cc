@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cmath>
 
-namespace settle {
+namespace settle::metrics {
 namespace {
 
 void AppendEscaped(std::string& out, std::string_view value) {
@@ -117,4 +117,4 @@ void PrometheusText::Histogram(std::string_view name, const MetricLabels& labels
   Sample(std::string(name) + "_count", labels, snapshot.count);
 }
 
-}  // namespace settle
+}  // namespace settle::metrics

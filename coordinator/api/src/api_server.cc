@@ -219,7 +219,7 @@ asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
 }
 
 std::string ApiServer::Impl::MetricsText() const {
-  PrometheusText out;
+  metrics::PrometheusText out;
   if (write_metrics) write_metrics(out);
   std::map<std::string, const RouteMetrics*> routes_by_label;
   for (const auto& [label, metrics] : route_metrics) routes_by_label.emplace(label, metrics.get());
@@ -233,7 +233,7 @@ void ApiServer::Impl::RegisterRoutes() {
     co_return HttpAnswer{200, R"({"msg":"pong"})"};
   });
   AddPage("GET", "/api/metrics", Access::kRead, [this](const net::Request&, const Caller&) {
-    return net::Response{200, PrometheusText::kContentType, MetricsText()};
+    return net::Response{200, metrics::PrometheusText::kContentType, MetricsText()};
   });
   // A browser pointed at the coordinator itself lands on the console.
   AddPage("GET", "/", Access::kNone,

@@ -20,7 +20,7 @@ std::map<int, std::uint64_t> RouteMetrics::ByStatus() const {
   return counts;
 }
 
-void WriteRouteMetrics(PrometheusText& out,
+void WriteRouteMetrics(metrics::PrometheusText& out,
                        const std::map<std::string, const RouteMetrics*>& routes) {
   out.Family("settle_http_requests_total", "counter",
              "Requests answered by the API, by route and HTTP status code (route \"unmatched\": "
@@ -34,7 +34,7 @@ void WriteRouteMetrics(PrometheusText& out,
   out.Family("settle_http_request_duration_seconds", "histogram",
              "Time spent handling requests, from routing to the answer, by route.");
   for (const auto& [route, metrics] : routes) {
-    const LatencyHistogram::Snapshot durations = metrics->Durations();
+    const metrics::LatencyHistogram::Snapshot durations = metrics->Durations();
     if (durations.count == 0) continue;
     out.Histogram("settle_http_request_duration_seconds", {{"route", route}}, durations, 1e6);
   }

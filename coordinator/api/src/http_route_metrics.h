@@ -21,18 +21,18 @@ class RouteMetrics {
 
   // The status codes counted so far (100..599) with their counts.
   std::map<int, std::uint64_t> ByStatus() const;
-  LatencyHistogram::Snapshot Durations() const { return durations_.Read(); }
+  metrics::LatencyHistogram::Snapshot Durations() const { return durations_.Read(); }
 
  private:
   static constexpr int kFirstStatus = 100;
   static constexpr int kStatuses = 500;  // 100..599
   std::array<std::atomic<std::uint64_t>, kStatuses> by_status_{};
-  LatencyHistogram durations_;
+  metrics::LatencyHistogram durations_;
 };
 
 // settle_http_requests_total{route,code} and settle_http_request_duration_seconds{route}
 // for `routes` (route label -> its metrics).
-void WriteRouteMetrics(PrometheusText& out,
+void WriteRouteMetrics(metrics::PrometheusText& out,
                        const std::map<std::string, const RouteMetrics*>& routes);
 
 }  // namespace settle::api

@@ -18,7 +18,7 @@ constexpr std::array<GlobalStatus, 3> kUnfinished = {
 
 std::string Label(auto value) { return std::string(ToString(value)); }
 
-void WriteUnfinished(PrometheusText& out, storage::Store& store) {
+void WriteUnfinished(metrics::PrometheusText& out, storage::Store& store) {
   auto counts = store.CountUnfinished();
   out.Family("settle_store_up", "gauge",
              "1 if the store answered the queries behind these metrics, 0 if it failed.");
@@ -50,7 +50,7 @@ void WriteUnfinished(PrometheusText& out, storage::Store& store) {
   }
 }
 
-void WriteStore(PrometheusText& out, const storage::StoreStats& stats) {
+void WriteStore(metrics::PrometheusText& out, const storage::StoreStats& stats) {
   out.Family("settle_store_commits_total", "counter",
              "Database transactions committed by the store's group commit, each one sync.");
   out.Sample("settle_store_commits_total", {}, stats.commits);
@@ -81,7 +81,7 @@ void WriteStore(PrometheusText& out, const storage::StoreStats& stats) {
 
 // Written with or without a webhook (zeros without one), so that an alerting rule on it
 // works before the webhook is configured.
-void WriteAlerts(PrometheusText& out, const WebhookAlerts* alerts) {
+void WriteAlerts(metrics::PrometheusText& out, const WebhookAlerts* alerts) {
   out.Family("settle_alerts_total", "counter",
              "Stuck-transaction alerts for the webhook (--alert-webhook), by result: sent, "
              "failed (every attempt failed) or dropped (the queue was full).");
@@ -94,7 +94,7 @@ void WriteAlerts(PrometheusText& out, const WebhookAlerts* alerts) {
 }
 
 // One series per participant host called since the start (gates live in memory only).
-void WriteHosts(PrometheusText& out, const calls::HostGates& gates) {
+void WriteHosts(metrics::PrometheusText& out, const calls::HostGates& gates) {
   const std::vector<calls::HostView> hosts = gates.Hosts();
   out.Family("settle_circuit_state", "gauge",
              "The circuit of each participant host (scheme://host:port): 0 closed, 1 open "
@@ -132,8 +132,8 @@ void WriteHosts(PrometheusText& out, const calls::HostGates& gates) {
   }
 }
 
-void WriteClock(PrometheusText& out, const drive::ClockReading& clock) {
-  const MetricLabels reference = {{"reference", clock.reference}};
+void WriteClock(metrics::PrometheusText& out, const drive::ClockReading& clock) {
+  const metrics::MetricLabels reference = {{"reference", clock.reference}};
   out.Family("settle_clock_offset_seconds", "gauge",
              "The reference clock (the database's, with several instances on PostgreSQL) minus "
              "this host's wall clock, at the last reading: positive when the host is behind. "
@@ -155,7 +155,7 @@ void WriteClock(PrometheusText& out, const drive::ClockReading& clock) {
   out.Sample("settle_clock_claiming", reference, std::uint64_t{clock.claiming ? 1u : 0u});
 }
 
-void WriteBuild(PrometheusText& out, const BuildInfo& build) {
+void WriteBuild(metrics::PrometheusText& out, const BuildInfo& build) {
   out.Family("settle_build_info", "gauge",
              "Always 1; its labels say which build runs: version, commit, build type.");
   out.Sample("settle_build_info",
@@ -167,7 +167,7 @@ void WriteBuild(PrometheusText& out, const BuildInfo& build) {
 
 }  // namespace
 
-void WriteSettledMetrics(PrometheusText& out, const SettledMetricsSources& sources) {
+void WriteSettledMetrics(metrics::PrometheusText& out, const SettledMetricsSources& sources) {
   const drive::Scheduler& scheduler = sources.scheduler;
   sources.coordinator.WriteTo(out);
   WriteUnfinished(out, sources.store);

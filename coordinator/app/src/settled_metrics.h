@@ -29,6 +29,6 @@ struct SettledMetricsSources {
   std::optional<drive::ClockReading> clock;  // how this instance's clock stands
 };
 
-void WriteSettledMetrics(PrometheusText& out, const SettledMetricsSources& sources);
+void WriteSettledMetrics(metrics::PrometheusText& out, const SettledMetricsSources& sources);
 
 }  // namespace settle::app

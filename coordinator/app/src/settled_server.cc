@@ -90,7 +90,7 @@ struct SettledServer::Parts {
                       }),
         api(
             coordinator, clock, io.context(), c.api,
-            [this](PrometheusText& out) {
+            [this](metrics::PrometheusText& out) {
               WriteSettledMetrics(out, {metrics, *store, scheduler, retention, alerts.get(),
                                         config.build, &gated_caller, ReadClock()});
             },

@@ -59,7 +59,7 @@ std::uint64_t CoordinatorMetrics::BranchCalls(BranchOp op, BranchResult result) 
   return calls_[Index(op)][Index(result)].load(std::memory_order_relaxed);
 }
 
-void CoordinatorMetrics::WriteTo(PrometheusText& out) const {
+void CoordinatorMetrics::WriteTo(metrics::PrometheusText& out) const {
   out.Family("settle_transactions_started_total", "counter",
              "Global transactions created (TCC prepare, saga submit), by type.");
   for (TransType t : kAllTypes) {

@@ -17,15 +17,15 @@ constexpr std::string_view kDeleteCreatedBeforeSql =
 
 class PostgresBarrierTransaction final : public BarrierTransaction {
  public:
-  explicit PostgresBarrierTransaction(std::unique_ptr<PgPool::Lease> lease)
+  explicit PostgresBarrierTransaction(std::unique_ptr<db::PgPool::Lease> lease)
       : lease_(std::move(lease)) {}
   // The lease rolls back whatever is still open when it goes back to the pool.
   ~PostgresBarrierTransaction() override = default;
 
   Result<bool> InsertIfAbsent(const BarrierRow& row) override {
     if (Status s = CheckOpen("inserting a barrier row"); !s.ok()) return s;
-    Result<PgResult> inserted =
-        connection().Query(kInsertPostgresBarrierRowSql, PgParams()
+    Result<db::PgResult> inserted =
+        connection().Query(kInsertPostgresBarrierRowSql, db::PgParams()
                                                              .Text(row.trans_type)
                                                              .Text(row.gid)
                                                              .Text(row.branch_id)
@@ -41,9 +41,9 @@ class PostgresBarrierTransaction final : public BarrierTransaction {
                                               const std::string& op,
                                               const std::string& barrier_id) override {
     if (Status s = CheckOpen("reading a barrier row"); !s.ok()) return s;
-    Result<PgResult> rows =
+    Result<db::PgResult> rows =
         connection().Query(kSelectPostgresBarrierReasonSql,
-                           PgParams().Text(gid).Text(branch_id).Text(op).Text(barrier_id));
+                           db::PgParams().Text(gid).Text(branch_id).Text(op).Text(barrier_id));
     if (!rows) return rows.status();
     if (rows->rows() == 0) return std::optional<std::string>();
     return std::optional<std::string>(rows->Text(0, 0));
@@ -52,9 +52,10 @@ class PostgresBarrierTransaction final : public BarrierTransaction {
   Result<std::size_t> DeleteCreatedBefore(TimePoint cutoff, std::size_t limit) {
     if (Status s = CheckOpen("deleting barrier rows"); !s.ok()) return s;
     const auto max = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
-    Result<PgResult> deleted = connection().Query(
-        kDeleteCreatedBeforeSql,
-        PgParams().Int(ToUnixMillis(cutoff)).Int(static_cast<std::int64_t>(std::min(limit, max))));
+    Result<db::PgResult> deleted = connection().Query(
+        kDeleteCreatedBeforeSql, db::PgParams()
+                                     .Int(ToUnixMillis(cutoff))
+                                     .Int(static_cast<std::int64_t>(std::min(limit, max))));
     if (!deleted) return deleted.status();
     return static_cast<std::size_t>(deleted->affected());
   }
@@ -84,7 +85,7 @@ class PostgresBarrierTransaction final : public BarrierTransaction {
     if (connection().InTransaction()) connection().Run("ROLLBACK").IgnoreError();
   }
 
-  PgConnection& connection() { return **lease_; }
+  db::PgConnection& connection() { return **lease_; }
 
  private:
   Status CheckOpen(std::string_view operation) {
@@ -98,7 +99,7 @@ class PostgresBarrierTransaction final : public BarrierTransaction {
     return Status::Ok();
   }
 
-  std::unique_ptr<PgPool::Lease> lease_;
+  std::unique_ptr<db::PgPool::Lease> lease_;
   bool open_ = true;
 };
 
@@ -108,16 +109,16 @@ class PostgresBarrierStore::Impl {
  public:
   Impl(const std::string& conninfo, const PostgresBarrierOptions& options)
       : pool_(conninfo, options.max_idle_connections) {}
-  PgPool& pool() { return pool_; }
+  db::PgPool& pool() { return pool_; }
 
  private:
-  PgPool pool_;
+  db::PgPool pool_;
 };
 
 Result<std::unique_ptr<PostgresBarrierStore>> PostgresBarrierStore::Open(
     const std::string& conninfo, PostgresBarrierOptions options) {
   auto impl = std::make_unique<Impl>(conninfo, options);
-  Result<std::unique_ptr<PgPool::Lease>> lease = impl->pool().Acquire();
+  Result<std::unique_ptr<db::PgPool::Lease>> lease = impl->pool().Acquire();
   if (!lease) return lease.status();
   if (Status s = (**lease)->Run(kCreatePostgresBarrierSchemaSql); !s.ok()) {
     return Status(s.code(), "creating the barrier table: " + s.message());
@@ -130,7 +131,7 @@ PostgresBarrierStore::PostgresBarrierStore(std::unique_ptr<Impl> impl) : impl_(s
 PostgresBarrierStore::~PostgresBarrierStore() = default;
 
 Result<std::unique_ptr<BarrierTransaction>> PostgresBarrierStore::Begin() {
-  Result<std::unique_ptr<PgPool::Lease>> lease = impl_->pool().Acquire();
+  Result<std::unique_ptr<db::PgPool::Lease>> lease = impl_->pool().Acquire();
   if (!lease) return lease.status();
   // A pooled connection may have died while idle: BEGIN notices, and the retry connects again.
   Status s = (**lease)->Run("BEGIN; SET LOCAL synchronous_commit = on");
@@ -150,7 +151,7 @@ Result<std::size_t> PostgresBarrierStore::DeleteCreatedBefore(TimePoint cutoff, 
   return deleted;
 }
 
-PgConnection* PostgresBarrierStore::Connection(BarrierTransaction& tx) {
+db::PgConnection* PostgresBarrierStore::Connection(BarrierTransaction& tx) {
   auto* pg = dynamic_cast<PostgresBarrierTransaction*>(&tx);
   return pg != nullptr ? &pg->connection() : nullptr;
 }

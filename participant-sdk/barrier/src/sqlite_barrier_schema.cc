@@ -21,8 +21,8 @@ CREATE INDEX IF NOT EXISTS barrier_create_time ON barrier(create_time);
 COMMIT;
 )sql";
 
-Status SetWal(SqliteConnection& connection) {
-  Result<SqliteStatement> pragma = connection.Prepare("PRAGMA journal_mode=WAL");
+Status SetWal(db::SqliteConnection& connection) {
+  Result<db::SqliteStatement> pragma = connection.Prepare("PRAGMA journal_mode=WAL");
   if (!pragma) return pragma.status();
   Result<bool> row = pragma->Step();
   if (!row) return row.status();
@@ -41,7 +41,7 @@ Status NotSettles(const Status& why) {
 
 }  // namespace
 
-Status PrepareBarrierSchema(SqliteConnection& connection) {
+Status PrepareBarrierSchema(db::SqliteConnection& connection) {
   Status s = SetWal(connection);
   if (!s.ok()) return s;
   s = connection.Exec(kCreateSchemaSql);
@@ -58,7 +58,7 @@ Status PrepareBarrierSchema(SqliteConnection& connection) {
        {std::string_view("SELECT trans_type, gid, branch_id, op, "
                          "barrier_id, reason, create_time FROM barrier"),
         kInsertBarrierRowSql, kSelectBarrierReasonSql, kDeleteBarrierRowsCreatedBeforeSql}) {
-    Result<SqliteStatement> stmt = connection.Prepare(sql);
+    Result<db::SqliteStatement> stmt = connection.Prepare(sql);
     if (!stmt) {
       if ((sqlite3_errcode(connection.handle()) & 0xff) != SQLITE_ERROR) return stmt.status();
       return NotSettles(stmt.status());

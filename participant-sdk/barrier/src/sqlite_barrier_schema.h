@@ -27,6 +27,6 @@ inline constexpr std::string_view kDeleteBarrierRowsCreatedBeforeSql =
 // Switches the file to WAL and creates the barrier table and its create_time index if they
 // are missing. InvalidArgument if the file has a `barrier` table that is not Settle's (a
 // column or the unique key is missing); Unavailable if the file cannot be set up.
-Status PrepareBarrierSchema(SqliteConnection& connection);
+Status PrepareBarrierSchema(db::SqliteConnection& connection);
 
 }  // namespace settle::sdk

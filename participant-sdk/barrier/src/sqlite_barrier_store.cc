@@ -14,7 +14,7 @@ class SqliteBarrierStore::Impl {
  public:
   // Shared with the transactions, so that one that outlives the store can still give its
   // connection back.
-  std::shared_ptr<SqlitePool> pool;
+  std::shared_ptr<db::SqlitePool> pool;
 };
 
 namespace {
@@ -36,12 +36,12 @@ Status CheckOptions(const std::string& path, const SqliteBarrierOptions& options
 Result<std::unique_ptr<SqliteBarrierStore>> SqliteBarrierStore::Open(const std::string& path,
                                                                      SqliteBarrierOptions options) {
   Status s = CheckOptions(path, options);
-  if (s.ok()) s = CreateParentDirectory(path);
+  if (s.ok()) s = db::CreateParentDirectory(path);
   if (!s.ok()) return s;
 
-  auto pool = std::make_shared<SqlitePool>(
-      path, SqlitePoolOptions{options.busy_timeout_ms, options.max_idle_connections});
-  Result<std::unique_ptr<SqliteConnection>> first = pool->Acquire();
+  auto pool = std::make_shared<db::SqlitePool>(
+      path, db::SqlitePoolOptions{options.busy_timeout_ms, options.max_idle_connections});
+  Result<std::unique_ptr<db::SqliteConnection>> first = pool->Acquire();
   if (!first) return first.status();
   s = PrepareBarrierSchema(**first);
   if (!s.ok()) return s;

@@ -9,11 +9,11 @@
 namespace settle::sdk {
 
 Result<std::unique_ptr<SqliteBarrierTransaction>> SqliteBarrierTransaction::Begin(
-    std::shared_ptr<SqlitePool> pool) {
+    std::shared_ptr<db::SqlitePool> pool) {
   if (!pool->EnterWrites()) {
     return Status::Unavailable("beginning a barrier transaction: database is locked");
   }
-  Result<std::unique_ptr<SqliteConnection>> connection = pool->Acquire();
+  Result<std::unique_ptr<db::SqliteConnection>> connection = pool->Acquire();
   if (!connection) {
     pool->LeaveWrites();
     return connection.status();
@@ -49,7 +49,7 @@ Status SqliteBarrierTransaction::CheckOpen(std::string_view operation) const {
 Result<bool> SqliteBarrierTransaction::InsertIfAbsent(const BarrierRow& row) {
   Status s = CheckOpen("inserting a barrier row");
   if (!s.ok()) return s;
-  Result<SqliteStatement> insert = connection_->Prepare(kInsertBarrierRowSql);
+  Result<db::SqliteStatement> insert = connection_->Prepare(kInsertBarrierRowSql);
   if (!insert) return insert.status();
   s = insert->BindText(1, row.trans_type)
           .BindText(2, row.gid)
@@ -68,7 +68,7 @@ Result<std::optional<std::string>> SqliteBarrierTransaction::ReasonOf(
     const std::string& barrier_id) {
   Status s = CheckOpen("reading a barrier row");
   if (!s.ok()) return s;
-  Result<SqliteStatement> select = connection_->Prepare(kSelectBarrierReasonSql);
+  Result<db::SqliteStatement> select = connection_->Prepare(kSelectBarrierReasonSql);
   if (!select) return select.status();
   Result<bool> row = select->BindText(1, gid)
                          .BindText(2, branch_id)
@@ -84,7 +84,7 @@ Result<std::size_t> SqliteBarrierTransaction::DeleteCreatedBefore(TimePoint cuto
                                                                   std::size_t limit) {
   Status s = CheckOpen("deleting barrier rows");
   if (!s.ok()) return s;
-  Result<SqliteStatement> del = connection_->Prepare(kDeleteBarrierRowsCreatedBeforeSql);
+  Result<db::SqliteStatement> del = connection_->Prepare(kDeleteBarrierRowsCreatedBeforeSql);
   if (!del) return del.status();
   const auto max = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
   s = del->BindInt64(1, ToUnixMillis(cutoff))

@@ -92,13 +92,13 @@ class SqliteEngine final : public Engine {
 
 class PostgresEngine final : public Engine {
  public:
-  explicit PostgresEngine(PgConnection& connection) : connection_(connection) {}
+  explicit PostgresEngine(db::PgConnection& connection) : connection_(connection) {}
 
   std::string Param(int n) const override { return "$" + std::to_string(n); }
 
   Result<std::int64_t> Change(const std::string& sql,
                               const std::vector<CasValue>& values) override {
-    Result<PgResult> result = connection_.Query(sql, Params(values));
+    Result<db::PgResult> result = connection_.Query(sql, Params(values));
     if (!result) return result.status();
     return result->affected();
   }
@@ -106,7 +106,7 @@ class PostgresEngine final : public Engine {
   Result<std::optional<std::vector<std::string>>> Row(const std::string& sql,
                                                       const std::vector<CasValue>& values,
                                                       int columns) override {
-    Result<PgResult> result = connection_.Query(sql, Params(values));
+    Result<db::PgResult> result = connection_.Query(sql, Params(values));
     if (!result) return result.status();
     if (result->rows() == 0) return std::optional<std::vector<std::string>>();
     std::vector<std::string> row;
@@ -115,8 +115,8 @@ class PostgresEngine final : public Engine {
   }
 
  private:
-  static PgParams Params(const std::vector<CasValue>& values) {
-    PgParams params;
+  static db::PgParams Params(const std::vector<CasValue>& values) {
+    db::PgParams params;
     for (const CasValue& value : values) {
       if (std::holds_alternative<std::int64_t>(value)) {
         params.Int(std::get<std::int64_t>(value));
@@ -127,14 +127,14 @@ class PostgresEngine final : public Engine {
     return params;
   }
 
-  PgConnection& connection_;
+  db::PgConnection& connection_;
 };
 
 Result<std::unique_ptr<Engine>> EngineOf(BarrierTransaction& tx) {
   if (sqlite3* db = SqliteBarrierStore::Connection(tx); db != nullptr) {
     return std::unique_ptr<Engine>(std::make_unique<SqliteEngine>(db));
   }
-  if (PgConnection* connection = PostgresBarrierStore::Connection(tx); connection != nullptr) {
+  if (db::PgConnection* connection = PostgresBarrierStore::Connection(tx); connection != nullptr) {
     return std::unique_ptr<Engine>(std::make_unique<PostgresEngine>(*connection));
   }
   return Status::InvalidArgument(

@@ -71,16 +71,17 @@ constexpr std::string_view kDeleteExpiredTokensSql =
     "DELETE FROM idempotency_token WHERE ctid IN "
     "(SELECT ctid FROM idempotency_token WHERE expires < $1::bigint LIMIT $2::bigint)";
 
-Result<PgConnection*> Own(BarrierTransaction& tx) {
-  PgConnection* connection = PostgresBarrierStore::Connection(tx);
+Result<db::PgConnection*> Own(BarrierTransaction& tx) {
+  db::PgConnection* connection = PostgresBarrierStore::Connection(tx);
   if (connection == nullptr) {
     return Status::InvalidArgument("idempotency store: a transaction of another store");
   }
   return connection;
 }
 
-Result<std::optional<IdempotencyRecord>> Select(PgConnection& connection, const std::string& key) {
-  Result<PgResult> rows = connection.Query(kSelectSql, PgParams().Text(key));
+Result<std::optional<IdempotencyRecord>> Select(db::PgConnection& connection,
+                                                const std::string& key) {
+  Result<db::PgResult> rows = connection.Query(kSelectSql, db::PgParams().Text(key));
   if (!rows) return rows.status();
   if (rows->rows() == 0) return std::optional<IdempotencyRecord>();
   IdempotencyRecord record;
@@ -104,7 +105,7 @@ Result<std::unique_ptr<PostgresIdempotencyStore>> PostgresIdempotencyStore::Open
     PostgresBarrierStore& barrier) {
   Result<std::unique_ptr<BarrierTransaction>> tx = barrier.Begin();
   if (!tx) return tx.status();
-  Result<PgConnection*> connection = Own(**tx);
+  Result<db::PgConnection*> connection = Own(**tx);
   if (!connection) return connection.status();
   Status s = (*connection)->Run(kCreateSchemaSql);
   if (s.ok()) s = (*tx)->Commit();
@@ -119,64 +120,65 @@ Result<std::unique_ptr<BarrierTransaction>> PostgresIdempotencyStore::Begin() {
 Result<std::optional<IdempotencyRecord>> PostgresIdempotencyStore::Peek(const std::string& key) {
   Result<std::unique_ptr<BarrierTransaction>> tx = barrier_.Begin();
   if (!tx) return tx.status();
-  Result<PgConnection*> connection = Own(**tx);
+  Result<db::PgConnection*> connection = Own(**tx);
   if (!connection) return connection.status();
   return Select(**connection, key);  // the transaction rolls back as it goes
 }
 
 Result<std::optional<IdempotencyRecord>> PostgresIdempotencyStore::Find(BarrierTransaction& tx,
                                                                         const std::string& key) {
-  Result<PgConnection*> connection = Own(tx);
+  Result<db::PgConnection*> connection = Own(tx);
   if (!connection) return connection.status();
-  Result<PgResult> locked = (*connection)->Query(kLockKeySql, PgParams().Text(key));
+  Result<db::PgResult> locked = (*connection)->Query(kLockKeySql, db::PgParams().Text(key));
   if (!locked) return locked.status();
   return Select(**connection, key);
 }
 
 Status PostgresIdempotencyStore::Put(BarrierTransaction& tx, const IdempotencyRecord& record) {
-  Result<PgConnection*> connection = Own(tx);
+  Result<db::PgConnection*> connection = Own(tx);
   if (!connection) return connection.status();
   const bool done = record.state == IdempotencyRecord::State::kDone;
-  Result<PgResult> put = (*connection)
-                             ->Query(kPutSql, PgParams()
-                                                  .Text(record.key)
-                                                  .Text(record.fingerprint)
-                                                  .Text(done ? "done" : "in_progress")
-                                                  .Text(record.owner)
-                                                  .Int(ToUnixMillis(record.lease_until))
-                                                  .Int(record.status)
-                                                  .Text(record.content_type)
-                                                  .Bytes(record.body)
-                                                  .Int(ToUnixMillis(record.create_time))
-                                                  .Int(ToUnixMillis(record.expires)));
+  Result<db::PgResult> put = (*connection)
+                                 ->Query(kPutSql, db::PgParams()
+                                                      .Text(record.key)
+                                                      .Text(record.fingerprint)
+                                                      .Text(done ? "done" : "in_progress")
+                                                      .Text(record.owner)
+                                                      .Int(ToUnixMillis(record.lease_until))
+                                                      .Int(record.status)
+                                                      .Text(record.content_type)
+                                                      .Bytes(record.body)
+                                                      .Int(ToUnixMillis(record.create_time))
+                                                      .Int(ToUnixMillis(record.expires)));
   return put ? Status::Ok() : put.status();
 }
 
 Result<bool> PostgresIdempotencyStore::DeleteClaim(BarrierTransaction& tx, const std::string& key,
                                                    const std::string& owner) {
-  Result<PgConnection*> connection = Own(tx);
+  Result<db::PgConnection*> connection = Own(tx);
   if (!connection) return connection.status();
-  Result<PgResult> deleted =
-      (*connection)->Query(kDeleteClaimSql, PgParams().Text(key).Text(owner));
+  Result<db::PgResult> deleted =
+      (*connection)->Query(kDeleteClaimSql, db::PgParams().Text(key).Text(owner));
   if (!deleted) return deleted.status();
   return deleted->affected() > 0;
 }
 
 Status PostgresIdempotencyStore::PutToken(BarrierTransaction& tx, const IssuedToken& token) {
-  Result<PgConnection*> connection = Own(tx);
+  Result<db::PgConnection*> connection = Own(tx);
   if (!connection) return connection.status();
-  Result<PgResult> put =
+  Result<db::PgResult> put =
       (*connection)
-          ->Query(kPutTokenSql,
-                  PgParams().Text(token.token).Text(token.caller).Int(ToUnixMillis(token.expires)));
+          ->Query(
+              kPutTokenSql,
+              db::PgParams().Text(token.token).Text(token.caller).Int(ToUnixMillis(token.expires)));
   return put ? Status::Ok() : put.status();
 }
 
 Result<std::optional<IssuedToken>> PostgresIdempotencyStore::FindToken(BarrierTransaction& tx,
                                                                        const std::string& token) {
-  Result<PgConnection*> connection = Own(tx);
+  Result<db::PgConnection*> connection = Own(tx);
   if (!connection) return connection.status();
-  Result<PgResult> rows = (*connection)->Query(kSelectTokenSql, PgParams().Text(token));
+  Result<db::PgResult> rows = (*connection)->Query(kSelectTokenSql, db::PgParams().Text(token));
   if (!rows) return rows.status();
   if (rows->rows() == 0) return std::optional<IssuedToken>();
   return std::optional<IssuedToken>(
@@ -185,9 +187,9 @@ Result<std::optional<IssuedToken>> PostgresIdempotencyStore::FindToken(BarrierTr
 
 Result<bool> PostgresIdempotencyStore::DeleteToken(BarrierTransaction& tx,
                                                    const std::string& token) {
-  Result<PgConnection*> connection = Own(tx);
+  Result<db::PgConnection*> connection = Own(tx);
   if (!connection) return connection.status();
-  Result<PgResult> deleted = (*connection)->Query(kDeleteTokenSql, PgParams().Text(token));
+  Result<db::PgResult> deleted = (*connection)->Query(kDeleteTokenSql, db::PgParams().Text(token));
   if (!deleted) return deleted.status();
   return deleted->affected() > 0;
 }
@@ -195,16 +197,16 @@ Result<bool> PostgresIdempotencyStore::DeleteToken(BarrierTransaction& tx,
 Result<std::size_t> PostgresIdempotencyStore::DeleteExpired(TimePoint now, std::size_t limit) {
   Result<std::unique_ptr<BarrierTransaction>> tx = barrier_.Begin();
   if (!tx) return tx.status();
-  Result<PgConnection*> connection = Own(**tx);
+  Result<db::PgConnection*> connection = Own(**tx);
   if (!connection) return connection.status();
   const auto max = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
   std::size_t deleted = 0;
   // Keys first, then tokens, at most `limit` rows in all.
   for (std::string_view sql : {kDeleteExpiredSql, kDeleteExpiredTokensSql}) {
     if (deleted == limit) break;
-    Result<PgResult> done =
+    Result<db::PgResult> done =
         (*connection)
-            ->Query(sql, PgParams()
+            ->Query(sql, db::PgParams()
                              .Int(ToUnixMillis(now))
                              .Int(static_cast<std::int64_t>(std::min(limit - deleted, max))));
     if (!done) return done.status();

@@ -67,9 +67,9 @@ constexpr std::string_view kDeleteExpiredTokensSql =
 constexpr std::string_view kInProgress = "in_progress";
 constexpr std::string_view kDone = "done";
 
-Result<std::optional<IdempotencyRecord>> Select(SqliteConnection& connection,
+Result<std::optional<IdempotencyRecord>> Select(db::SqliteConnection& connection,
                                                 const std::string& key) {
-  Result<SqliteStatement> select = connection.Prepare(kSelectSql);
+  Result<db::SqliteStatement> select = connection.Prepare(kSelectSql);
   if (!select) return select.status();
   Result<bool> row = select->BindText(1, key).Step();
   if (!row) return row.status();
@@ -89,7 +89,7 @@ Result<std::optional<IdempotencyRecord>> Select(SqliteConnection& connection,
   return std::optional<IdempotencyRecord>(std::move(record));
 }
 
-Result<SqliteConnection*> Own(BarrierTransaction& tx) {
+Result<db::SqliteConnection*> Own(BarrierTransaction& tx) {
   auto* own = dynamic_cast<SqliteBarrierTransaction*>(&tx);
   if (own == nullptr) {
     return Status::InvalidArgument("idempotency store: a transaction of another store");
@@ -106,7 +106,7 @@ class SqliteIdempotencyStore::Impl {
  public:
   SqliteBarrierStore* barrier = nullptr;
   std::mutex peek_mu;  // guards `peek`, which one thread uses at a time
-  std::unique_ptr<SqliteConnection> peek;
+  std::unique_ptr<db::SqliteConnection> peek;
 };
 
 Result<std::unique_ptr<SqliteIdempotencyStore>> SqliteIdempotencyStore::Open(
@@ -114,7 +114,7 @@ Result<std::unique_ptr<SqliteIdempotencyStore>> SqliteIdempotencyStore::Open(
   // DDL inside a barrier transaction: the write lock keeps two processes from racing.
   Result<std::unique_ptr<BarrierTransaction>> tx = barrier.Begin();
   if (!tx) return tx.status();
-  Result<SqliteConnection*> connection = Own(**tx);
+  Result<db::SqliteConnection*> connection = Own(**tx);
   if (!connection) return connection.status();
   Status s = (*connection)->Exec(kCreateSchemaSql);
   if (s.ok()) s = (*tx)->Commit();
@@ -122,8 +122,8 @@ Result<std::unique_ptr<SqliteIdempotencyStore>> SqliteIdempotencyStore::Open(
 
   auto impl = std::make_unique<Impl>();
   impl->barrier = &barrier;
-  Result<std::unique_ptr<SqliteConnection>> peek =
-      SqliteConnection::Open(path, SQLITE_OPEN_READWRITE, 10'000);
+  Result<std::unique_ptr<db::SqliteConnection>> peek =
+      db::SqliteConnection::Open(path, SQLITE_OPEN_READWRITE, 10'000);
   if (!peek) return peek.status();
   impl->peek = std::move(*peek);
   return std::unique_ptr<SqliteIdempotencyStore>(new SqliteIdempotencyStore(std::move(impl)));
@@ -145,15 +145,15 @@ Result<std::optional<IdempotencyRecord>> SqliteIdempotencyStore::Peek(const std:
 
 Result<std::optional<IdempotencyRecord>> SqliteIdempotencyStore::Find(BarrierTransaction& tx,
                                                                       const std::string& key) {
-  Result<SqliteConnection*> connection = Own(tx);
+  Result<db::SqliteConnection*> connection = Own(tx);
   if (!connection) return connection.status();
   return Select(**connection, key);
 }
 
 Status SqliteIdempotencyStore::Put(BarrierTransaction& tx, const IdempotencyRecord& record) {
-  Result<SqliteConnection*> connection = Own(tx);
+  Result<db::SqliteConnection*> connection = Own(tx);
   if (!connection) return connection.status();
-  Result<SqliteStatement> put = (*connection)->Prepare(kPutSql);
+  Result<db::SqliteStatement> put = (*connection)->Prepare(kPutSql);
   if (!put) return put.status();
   const bool done = record.state == IdempotencyRecord::State::kDone;
   return put->BindText(1, record.key)
@@ -171,9 +171,9 @@ Status SqliteIdempotencyStore::Put(BarrierTransaction& tx, const IdempotencyReco
 
 Result<bool> SqliteIdempotencyStore::DeleteClaim(BarrierTransaction& tx, const std::string& key,
                                                  const std::string& owner) {
-  Result<SqliteConnection*> connection = Own(tx);
+  Result<db::SqliteConnection*> connection = Own(tx);
   if (!connection) return connection.status();
-  Result<SqliteStatement> del = (*connection)->Prepare(kDeleteClaimSql);
+  Result<db::SqliteStatement> del = (*connection)->Prepare(kDeleteClaimSql);
   if (!del) return del.status();
   Status s = del->BindText(1, key).BindText(2, owner).Run();
   if (!s.ok()) return s;
@@ -181,9 +181,9 @@ Result<bool> SqliteIdempotencyStore::DeleteClaim(BarrierTransaction& tx, const s
 }
 
 Status SqliteIdempotencyStore::PutToken(BarrierTransaction& tx, const IssuedToken& token) {
-  Result<SqliteConnection*> connection = Own(tx);
+  Result<db::SqliteConnection*> connection = Own(tx);
   if (!connection) return connection.status();
-  Result<SqliteStatement> put = (*connection)->Prepare(kPutTokenSql);
+  Result<db::SqliteStatement> put = (*connection)->Prepare(kPutTokenSql);
   if (!put) return put.status();
   return put->BindText(1, token.token)
       .BindText(2, token.caller)
@@ -193,9 +193,9 @@ Status SqliteIdempotencyStore::PutToken(BarrierTransaction& tx, const IssuedToke
 
 Result<std::optional<IssuedToken>> SqliteIdempotencyStore::FindToken(BarrierTransaction& tx,
                                                                      const std::string& token) {
-  Result<SqliteConnection*> connection = Own(tx);
+  Result<db::SqliteConnection*> connection = Own(tx);
   if (!connection) return connection.status();
-  Result<SqliteStatement> select = (*connection)->Prepare(kSelectTokenSql);
+  Result<db::SqliteStatement> select = (*connection)->Prepare(kSelectTokenSql);
   if (!select) return select.status();
   Result<bool> row = select->BindText(1, token).Step();
   if (!row) return row.status();
@@ -205,9 +205,9 @@ Result<std::optional<IssuedToken>> SqliteIdempotencyStore::FindToken(BarrierTran
 }
 
 Result<bool> SqliteIdempotencyStore::DeleteToken(BarrierTransaction& tx, const std::string& token) {
-  Result<SqliteConnection*> connection = Own(tx);
+  Result<db::SqliteConnection*> connection = Own(tx);
   if (!connection) return connection.status();
-  Result<SqliteStatement> del = (*connection)->Prepare(kDeleteTokenSql);
+  Result<db::SqliteStatement> del = (*connection)->Prepare(kDeleteTokenSql);
   if (!del) return del.status();
   if (Status s = del->BindText(1, token).Run(); !s.ok()) return s;
   return (*connection)->Changes() > 0;
@@ -216,13 +216,13 @@ Result<bool> SqliteIdempotencyStore::DeleteToken(BarrierTransaction& tx, const s
 Result<std::size_t> SqliteIdempotencyStore::DeleteExpired(TimePoint now, std::size_t limit) {
   Result<std::unique_ptr<BarrierTransaction>> tx = Begin();
   if (!tx) return tx.status();
-  Result<SqliteConnection*> connection = Own(**tx);
+  Result<db::SqliteConnection*> connection = Own(**tx);
   if (!connection) return connection.status();
   std::size_t deleted = 0;
   // Keys first, then tokens, at most `limit` rows in all.
   for (std::string_view sql : {kDeleteExpiredSql, kDeleteExpiredTokensSql}) {
     if (deleted == limit) break;
-    Result<SqliteStatement> del = (*connection)->Prepare(sql);
+    Result<db::SqliteStatement> del = (*connection)->Prepare(sql);
     if (!del) return del.status();
     Status s = del->BindInt64(1, ToUnixMillis(now))
                    .BindInt64(2, static_cast<std::int64_t>(limit - deleted))

@@ -36,7 +36,7 @@ std::string BranchName(const XaRequest& request) {
   return "xa branch " + request.gid + "/" + request.branch_id;
 }
 
-Status RunBusiness(const XaBusiness& business, const XaRequest& request, PgConnection& db) {
+Status RunBusiness(const XaBusiness& business, const XaRequest& request, db::PgConnection& db) {
   try {
     return business(request, db);
   } catch (const std::exception& e) {
@@ -54,7 +54,7 @@ class PostgresXa::Impl {
        const PostgresXaOptions& options)
       : pool_(conninfo, options.max_idle_connections), coordinator_(coordinator), clock_(clock) {}
 
-  PgPool& pool() { return pool_; }
+  db::PgPool& pool() { return pool_; }
 
   BranchReply LocalTransaction(const XaRequest& request, const XaBusiness& business) {
     if (request.op != XaOp::kAction) {
@@ -102,9 +102,9 @@ class PostgresXa::Impl {
     // A name too long to be prepared was never prepared.
     if (!name) return Unprepared(request, commit, false);
 
-    Result<std::unique_ptr<PgPool::Lease>> lease = pool_.Acquire();
+    Result<std::unique_ptr<db::PgPool::Lease>> lease = pool_.Acquire();
     if (!lease) return BranchReply::Error(lease.status());
-    PgConnection& db = ***lease;
+    db::PgConnection& db = ***lease;
     const Status finished =
         db.Run((commit ? "COMMIT PREPARED " : "ROLLBACK PREPARED ") + QuoteLiteral(*name));
     if (finished.ok()) return BranchReply::Success();
@@ -127,9 +127,9 @@ class PostgresXa::Impl {
  private:
   // Steps 1 to 3 of the header: OK once the transaction is prepared.
   Status Prepare(const XaRequest& request, const XaBusiness& business, const std::string& name) {
-    Result<std::unique_ptr<PgPool::Lease>> lease = pool_.Acquire();
+    Result<std::unique_ptr<db::PgPool::Lease>> lease = pool_.Acquire();
     if (!lease) return lease.status();
-    PgConnection& db = ***lease;
+    db::PgConnection& db = ***lease;
     // A pooled connection may have died while idle: BEGIN notices, and the retry connects
     // again.
     Status begun = db.Run("BEGIN; SET LOCAL synchronous_commit = on");
@@ -138,8 +138,8 @@ class PostgresXa::Impl {
       return Status(begun.code(), "beginning " + BranchName(request) + ": " + begun.message());
     }
     // From here on, an early return rolls back: the lease does when it goes back to the pool.
-    Result<PgResult> marked =
-        db.Query(kInsertPostgresBarrierRowSql, PgParams()
+    Result<db::PgResult> marked =
+        db.Query(kInsertPostgresBarrierRowSql, db::PgParams()
                                                    .Text("xa")
                                                    .Text(request.gid)
                                                    .Text(request.branch_id)
@@ -179,9 +179,9 @@ class PostgresXa::Impl {
 
   // ROLLBACK PREPARED; OK too when the name is not prepared (any more).
   Status RollbackPrepared(const std::string& name) {
-    Result<std::unique_ptr<PgPool::Lease>> lease = pool_.Acquire();
+    Result<std::unique_ptr<db::PgPool::Lease>> lease = pool_.Acquire();
     if (!lease) return lease.status();
-    PgConnection& db = ***lease;
+    db::PgConnection& db = ***lease;
     const Status rolled_back = db.Run("ROLLBACK PREPARED " + QuoteLiteral(name));
     if (rolled_back.ok()) return rolled_back;
     Result<bool> prepared = IsPrepared(db, name);
@@ -203,22 +203,25 @@ class PostgresXa::Impl {
                                                ": it has been committed already"));
   }
 
-  static Result<bool> IsPrepared(PgConnection& db, const std::string& name) {
-    Result<PgResult> rows = db.Query(kIsPreparedSql, PgParams().Text(name));
+  static Result<bool> IsPrepared(db::PgConnection& db, const std::string& name) {
+    Result<db::PgResult> rows = db.Query(kIsPreparedSql, db::PgParams().Text(name));
     if (!rows) return rows.status();
     return rows->rows() > 0;
   }
 
   // Whether the branch's barrier row is visible: its prepared transaction committed.
-  static Result<bool> HasCommitted(PgConnection& db, const XaRequest& request) {
-    Result<PgResult> rows = db.Query(
-        kSelectPostgresBarrierReasonSql,
-        PgParams().Text(request.gid).Text(request.branch_id).Text(kMarkOp).Text(kMarkBarrierId));
+  static Result<bool> HasCommitted(db::PgConnection& db, const XaRequest& request) {
+    Result<db::PgResult> rows =
+        db.Query(kSelectPostgresBarrierReasonSql, db::PgParams()
+                                                      .Text(request.gid)
+                                                      .Text(request.branch_id)
+                                                      .Text(kMarkOp)
+                                                      .Text(kMarkBarrierId));
     if (!rows) return rows.status();
     return rows->rows() > 0;
   }
 
-  PgPool pool_;
+  db::PgPool pool_;
   Client& coordinator_;
   const Clock& clock_;
 };
@@ -227,7 +230,7 @@ Result<std::unique_ptr<PostgresXa>> PostgresXa::Open(const std::string& conninfo
                                                      Client& coordinator, const Clock& clock,
                                                      PostgresXaOptions options) {
   auto impl = std::make_unique<Impl>(conninfo, coordinator, clock, options);
-  Result<std::unique_ptr<PgPool::Lease>> lease = impl->pool().Acquire();
+  Result<std::unique_ptr<db::PgPool::Lease>> lease = impl->pool().Acquire();
   if (!lease) return lease.status();
   if (Status s = (**lease)->Run(kCreatePostgresBarrierSchemaSql); !s.ok()) {
     return Status(s.code(), "creating the barrier table: " + s.message());

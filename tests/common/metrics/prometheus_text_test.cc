@@ -9,7 +9,7 @@ namespace settle {
 namespace {
 
 TEST_CASE("a family starts with its HELP and TYPE lines, then its samples", "[common]") {
-  PrometheusText out;
+  metrics::PrometheusText out;
   out.Family("jobs_total", "counter", "Jobs done.");
   out.Sample("jobs_total", {{"kind", "a"}, {"result", "ok"}}, std::uint64_t{3});
   out.Sample("jobs_total", {}, 1.5);
@@ -22,7 +22,7 @@ TEST_CASE("a family starts with its HELP and TYPE lines, then its samples", "[co
 }
 
 TEST_CASE("label values are escaped: backslash, double quote and newline", "[common]") {
-  PrometheusText out;
+  metrics::PrometheusText out;
   out.Sample("m", {{"route", "a\\b\"c\nd"}}, std::uint64_t{1});
 
   CHECK(out.text() == "m{route=\"a\\\\b\\\"c\\nd\"} 1\n");
@@ -33,13 +33,13 @@ TEST_CASE(
     "given",
     "[common]") {
   static constexpr std::array<std::uint64_t, 2> kBounds = {1'000, 250'000};
-  Histogram h(kBounds);
+  metrics::Histogram h(kBounds);
   h.Record(500);      // <= 1 ms
   h.Record(1'000);    // <= 1 ms: bounds are inclusive
   h.Record(200'000);  // <= 250 ms
   h.Record(900'000);  // above every bound
 
-  PrometheusText out;
+  metrics::PrometheusText out;
   out.Histogram("d_seconds", {{"op", "x"}}, h.Read(), 1e6);
 
   CHECK(out.text() ==
@@ -52,10 +52,10 @@ TEST_CASE(
 
 TEST_CASE("a histogram without labels has only le on its buckets", "[common]") {
   static constexpr std::array<std::uint64_t, 1> kBounds = {4};
-  Histogram h(kBounds);
+  metrics::Histogram h(kBounds);
   h.Record(9);
 
-  PrometheusText out;
+  metrics::PrometheusText out;
   out.Histogram("batch", {}, h.Read());
 
   CHECK(out.text() ==

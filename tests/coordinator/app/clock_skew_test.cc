@@ -105,13 +105,13 @@ long long ChildClockOffsetMs(const std::vector<std::string>& env, const std::str
 
 // The database's clock minus the test's, from the reading with the shortest round trip.
 long long DatabaseClockOffsetMs(const std::string& conninfo) {
-  Result<std::unique_ptr<PgConnection>> connection = PgConnection::Open(conninfo);
+  Result<std::unique_ptr<db::PgConnection>> connection = db::PgConnection::Open(conninfo);
   REQUIRE(connection.ok());
   long long best_round_trip = -1;
   long long offset = 0;
   for (int i = 0; i < 5; ++i) {
     const long long before = WallMillis(Wall::now());
-    Result<PgResult> now =
+    Result<db::PgResult> now =
         (*connection)->Query("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint");
     const long long after = WallMillis(Wall::now());
     REQUIRE(now.ok());

@@ -28,7 +28,7 @@ engine::SubmitRequest Saga(const std::string& gid, int steps) {
 }
 
 std::string Render(const CoordinatorMetrics& metrics) {
-  PrometheusText out;
+  metrics::PrometheusText out;
   metrics.WriteTo(out);
   return out.Take();
 }

@@ -13,10 +13,10 @@ struct StoreStats {
   std::uint64_t commits = 0;  // database transactions committed (one sync each)
   std::uint64_t batches = 0;  // caller batches applied (committed or refused)
   std::uint64_t failed_commits = 0;
-  std::uint64_t commit_micros_total = 0;   // time spent from BEGIN to COMMIT
-  LatencyHistogram::Snapshot commit_time;  // of every commit, committed or failed
-  Histogram::Snapshot batches_per_commit;  // callers' batches in each committed group
-  std::uint64_t delayed_commits = 0;       // commits that waited commit_delay for company
+  std::uint64_t commit_micros_total = 0;            // time spent from BEGIN to COMMIT
+  metrics::LatencyHistogram::Snapshot commit_time;  // of every commit, committed or failed
+  metrics::Histogram::Snapshot batches_per_commit;  // callers' batches in each committed group
+  std::uint64_t delayed_commits = 0;                // commits that waited commit_delay for company
 
   // SQLite's write-ahead log (zero for other stores).
   std::uint64_t wal_pages_written = 0;  // WAL frames appended by commits

@@ -13,7 +13,7 @@
 struct pg_conn;
 struct pg_result;
 
-namespace settle {
+namespace settle::db {
 
 // The parameters of one statement, $1 upward in the order added. Values are copied: nothing
 // needs to outlive the call.
@@ -108,4 +108,4 @@ class PgConnection {
   mutable bool last_failure_retryable_ = false;
 };
 
-}  // namespace settle
+}  // namespace settle::db

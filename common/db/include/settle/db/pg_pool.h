@@ -9,7 +9,7 @@
 #include "settle/core/status.h"
 #include "settle/db/pg_connection.h"
 
-namespace settle {
+namespace settle::db {
 
 // Connections to one PostgreSQL database, opened on demand and reused. At most `max_idle` are
 // kept open between uses; more may be open at once while that many callers need one.
@@ -67,4 +67,4 @@ class PgPool {
   std::vector<std::unique_ptr<PgConnection>> idle_;  // guarded by mutex_
 };
 
-}  // namespace settle
+}  // namespace settle::db

@@ -15,7 +15,7 @@
 // A small SQLite wrapper shared by the coordinator's store and the participant SDK's barrier
 // (library settle_sqlite): a connection with a cache of prepared statements, and errors as a
 // Status naming the operation. Nothing here throws.
-namespace settle {
+namespace settle::db {
 
 // The Status for a failed SQLite call: Internal for API misuse (a bug in Settle),
 // Unavailable for everything else (busy, I/O, full disk), with SQLite's message and what was
@@ -123,4 +123,4 @@ class SqliteConnection {
   std::unordered_map<std::string, CachedStatement, StringHash, std::equal_to<>> statements_;
 };
 
-}  // namespace settle
+}  // namespace settle::db

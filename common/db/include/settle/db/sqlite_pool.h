@@ -12,7 +12,7 @@
 #include "settle/core/status.h"
 #include "settle/db/sqlite_connection.h"
 
-namespace settle {
+namespace settle::db {
 
 struct SqlitePoolOptions {
   int busy_timeout_ms = 10'000;  // each connection's busy_timeout, and the wait for a write turn
@@ -60,4 +60,4 @@ class SqlitePool {
   std::vector<std::uint64_t> given_up_;  // tickets whose holders timed out; guarded by turn_mutex_
 };
 
-}  // namespace settle
+}  // namespace settle::db

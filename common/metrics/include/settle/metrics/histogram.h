@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-namespace settle {
+namespace settle::metrics {
 
 // Values counted into fixed buckets, shaped for a Prometheus histogram: Record() is a few
 // relaxed atomic adds, so hot paths (every commit, every request) can afford it.
@@ -42,4 +42,4 @@ class Histogram {
   std::atomic<std::uint64_t> max_{0};
 };
 
-}  // namespace settle
+}  // namespace settle::metrics

@@ -7,7 +7,7 @@
 
 #include "settle/metrics/histogram.h"
 
-namespace settle {
+namespace settle::metrics {
 
 // A Histogram of durations, in microseconds, with buckets from 100 us to 5 s.
 class LatencyHistogram {
@@ -27,4 +27,4 @@ class LatencyHistogram {
   Histogram histogram_{kBoundsMicros};
 };
 
-}  // namespace settle
+}  // namespace settle::metrics

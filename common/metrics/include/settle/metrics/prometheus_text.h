@@ -8,7 +8,7 @@
 
 #include "settle/metrics/histogram.h"
 
-namespace settle {
+namespace settle::metrics {
 
 using MetricLabels = std::vector<std::pair<std::string, std::string>>;
 
@@ -36,4 +36,4 @@ class PrometheusText {
   std::string text_;
 };
 
-}  // namespace settle
+}  // namespace settle::metrics

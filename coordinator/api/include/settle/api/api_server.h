@@ -29,7 +29,7 @@ struct ApiServerOptions {
 
 // Writes the metrics of everything behind the API (the coordinator, the store, the
 // scheduler) for /api/metrics; the API adds its own HTTP request metrics.
-using MetricsWriter = std::function<void(PrometheusText&)>;
+using MetricsWriter = std::function<void(metrics::PrometheusText&)>;
 
 // The HTTP face of the coordinator: every route of docs/protocol.md §3 under /api/settle and
 // /api/dtmsvr, /api/ping and /api/metrics (Prometheus), and the admin console's (GET /, /admin

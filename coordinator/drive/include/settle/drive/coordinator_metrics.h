@@ -28,7 +28,7 @@ class CoordinatorMetrics {
   // settle_transactions_started_total, settle_transactions_finished_total,
   // settle_transactions_stuck_total, settle_branch_calls_total, settle_branch_retries_total
   // and settle_branch_call_duration_seconds.
-  void WriteTo(PrometheusText& out) const;
+  void WriteTo(metrics::PrometheusText& out) const;
 
   std::uint64_t Finished(TransType type, GlobalStatus status) const;
   std::uint64_t BranchCalls(BranchOp op, BranchResult result) const;
@@ -44,7 +44,7 @@ class CoordinatorMetrics {
   std::array<Counter, kTypes> stuck_{};
   std::array<std::array<Counter, kResults>, kOps> calls_{};
   std::array<Counter, kOps> retries_{};
-  std::array<LatencyHistogram, kOps> call_time_;
+  std::array<metrics::LatencyHistogram, kOps> call_time_;
 };
 
 }  // namespace settle::drive

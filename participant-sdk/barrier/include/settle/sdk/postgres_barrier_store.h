@@ -35,7 +35,7 @@ class PostgresBarrierStore final : public BarrierStore {
 
   // The connection of a transaction this store began, for the business code's own statements
   // inside it; nullptr for a transaction from another store.
-  static PgConnection* Connection(BarrierTransaction& tx);
+  static db::PgConnection* Connection(BarrierTransaction& tx);
 
   class Impl;
 

@@ -23,7 +23,8 @@ class SqliteBarrierTransaction final : public BarrierTransaction {
  public:
   // Unavailable if no connection can be opened or the write lock is not obtained within the
   // busy timeout.
-  static Result<std::unique_ptr<SqliteBarrierTransaction>> Begin(std::shared_ptr<SqlitePool> pool);
+  static Result<std::unique_ptr<SqliteBarrierTransaction>> Begin(
+      std::shared_ptr<db::SqlitePool> pool);
   ~SqliteBarrierTransaction() override;
 
   Result<bool> InsertIfAbsent(const BarrierRow& row) override;
@@ -41,11 +42,11 @@ class SqliteBarrierTransaction final : public BarrierTransaction {
   sqlite3* handle() const { return connection_->handle(); }
   // The same connection with its statement cache, for the SDK's other tables (the
   // idempotency keys) in this transaction.
-  SqliteConnection& connection() const { return *connection_; }
+  db::SqliteConnection& connection() const { return *connection_; }
 
  private:
-  SqliteBarrierTransaction(std::shared_ptr<SqlitePool> pool,
-                           std::unique_ptr<SqliteConnection> connection)
+  SqliteBarrierTransaction(std::shared_ptr<db::SqlitePool> pool,
+                           std::unique_ptr<db::SqliteConnection> connection)
       : pool_(std::move(pool)), connection_(std::move(connection)) {}
 
   // OK while BEGIN has not been followed by COMMIT or ROLLBACK, here or by SQLite itself
@@ -54,8 +55,8 @@ class SqliteBarrierTransaction final : public BarrierTransaction {
   // Marks the transaction ended and gives the process's write turn to the next one.
   void End();
 
-  std::shared_ptr<SqlitePool> pool_;
-  std::unique_ptr<SqliteConnection> connection_;
+  std::shared_ptr<db::SqlitePool> pool_;
+  std::unique_ptr<db::SqliteConnection> connection_;
   bool open_ = true;
 };
 

@@ -22,7 +22,7 @@ struct PostgresXaOptions {
 // The business code of an XA branch: its SQL on `db`, inside the branch's local transaction
 // (do not COMMIT or ROLLBACK it). OK lets the transaction be prepared; an error rolls it back
 // and is the branch's answer (Conflict: 409 FAILURE, the initiator aborts; see BranchReply).
-using XaBusiness = std::function<Status(const XaRequest& request, PgConnection& db)>;
+using XaBusiness = std::function<Status(const XaRequest& request, db::PgConnection& db)>;
 
 // An XA participant on PostgreSQL: each branch is a local transaction that the action prepares
 // (PREPARE TRANSACTION) and phase 2 commits or rolls back (COMMIT / ROLLBACK PREPARED). The
