@@ -422,6 +422,307 @@ void Fail(bool& ok, const std::string& what) {
   ok = false;
 }
 
+// ---- the phases -----------------------------------------------------------------------------
+
+// What every phase shares: the arguments, the two settled processes (A gets the outage, B is
+// the baseline of the healthy load), the down participant's address and the clients.
+struct Bench {
+  const Args& a;
+  Settled& outage_settled;
+  Settled& baseline_settled;
+  int down_port = 0;
+  std::string down_host;
+  std::string run_id;
+  fs::path work;
+  net::BlockingClient& blocking;
+  net::Client& http;
+  async::IoThreads& io;
+  bool ok = true;  // every sanity check passed
+
+  void Fail(const std::string& what) { ::Fail(ok, what); }
+};
+
+// Phase 1: the N sagas submitted to A without wait_result, until the circuit is open and every
+// one of them waits in the gate.
+struct Held {
+  settle::bench::LoadResult submitted;
+  double submit_seconds = 0;
+  double hold_seconds = 0;  // from the first submit until all were held
+};
+
+Held SubmitAndHold(Bench& b, settle::Duration hold_timeout) {
+  const std::string step = R"("steps":[{"action":")" + b.down_host +
+                           R"(/api/TransOut","compensate":")" + b.down_host +
+                           R"(/api/TransOutCompensate"}],"payloads":["{\"amount\":1}"]})";
+  Held held;
+  const Steady::time_point submit_begin = Steady::now();
+  held.submitted = settle::bench::RunLoad(
+      b.io.executor(), "submit", LoadPlan{b.a.submit_clients, {}, b.a.sagas, !b.a.quiet, 0},
+      [&](int, std::uint64_t n) {
+        net::ClientRequest request;
+        request.method = "POST";
+        request.url.host = "127.0.0.1";
+        request.url.port = b.outage_settled.port();
+        request.url.path_and_query = "/api/settle/submit";
+        request.body = R"({"gid":"outage-)" + b.run_id + "-" + std::to_string(n) +
+                       R"(","trans_type":"saga",)" + step;
+        request.timeout = std::chrono::seconds(60);
+        return PostSubmit(b.http, std::move(request));
+      });
+  held.submit_seconds = SecondsSince(submit_begin);
+  std::printf("%s\n", settle::bench::Describe("submitted (down host)", held.submitted).c_str());
+  if (held.submitted.summary.errors > 0) b.Fail("some submits failed");
+
+  Metrics m;
+  const Steady::time_point hold_begin = Steady::now();
+  for (;;) {
+    m = ReadMetrics(b.blocking, b.outage_settled.port(), b.down_host);
+    const double expected = static_cast<double>(held.submitted.summary.count);
+    if (m.ok && m.circuit_state >= 1 && m.unfinished == expected && m.waiting >= expected - 1) {
+      break;
+    }
+    if (Steady::now() - hold_begin > hold_timeout) {
+      b.Fail("not all held within " + settle::FormatDuration(hold_timeout));
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  held.hold_seconds = SecondsSince(submit_begin);
+  std::printf(
+      "held: circuit state %.0f, %.0f waiting, %.0f unfinished, %.1f s after the first "
+      "submit\n",
+      m.circuit_state, m.waiting, m.unfinished, held.hold_seconds);
+  std::fflush(stdout);
+  return held;
+}
+
+// Phase 2: the quiet outage, nothing but the N held sagas, measured minute by minute.
+struct Quiet {
+  Usage usage;
+  double worst_cpu_percent = 0;  // of its minutes
+  double worst_log_kb = 0;       // per minute
+  Metrics after;
+};
+
+Quiet QuietOutage(Bench& b, settle::Duration outage) {
+  Quiet quiet;
+  const UsageSpan span(b.outage_settled);
+  const Steady::time_point end = Steady::now() + outage;
+  for (int minute = 1; Steady::now() < end; ++minute) {
+    const UsageSpan window(b.outage_settled);
+    std::this_thread::sleep_until(std::min(end, Steady::now() + std::chrono::minutes(1)));
+    Usage u;
+    window.AddTo(u);
+    std::printf("  quiet outage, minute %d: %.2f%% of a core, %.2f KB of log per minute\n", minute,
+                u.CpuPercent(), u.LogKbPerMinute());
+    std::fflush(stdout);
+    quiet.worst_cpu_percent = std::max(quiet.worst_cpu_percent, u.CpuPercent());
+    quiet.worst_log_kb = std::max(quiet.worst_log_kb, u.LogKbPerMinute());
+  }
+  span.AddTo(quiet.usage);
+  quiet.after = ReadMetrics(b.blocking, b.outage_settled.port(), b.down_host);
+  std::printf("quiet outage: %.2f%% of a core, %.2f KB of log per minute, over %.1f s\n",
+              quiet.usage.CpuPercent(), quiet.usage.LogKbPerMinute(), quiet.usage.seconds);
+  std::fflush(stdout);
+  return quiet;
+}
+
+// Phase 3: the healthy load, in slices alternating between A (outage pending) and B (none).
+struct Healthy {
+  settle::bench::LoadResult a;  // outage pending
+  settle::bench::LoadResult b;  // no outage
+  Usage loaded_a, loaded_b;
+};
+
+settle::Result<Healthy> HealthyLoad(Bench& b, settle::Duration load) {
+  auto participants = settle::bench::BenchParticipants::Start(
+      settle::bench::BenchParticipants::Kind::kEmpty, (b.work / "participants").string(), 16, 16);
+  if (!participants) return participants.status();
+  LatencyRecorder with_outage, without_outage;
+  Healthy healthy;
+  double seconds_a = 0, seconds_b = 0;
+  std::vector<std::unique_ptr<settle::bench::Workload>> workloads[2];
+  for (int which = 0; which < 2; ++which) {
+    settle::bench::Endpoints e;
+    e.coordinator_port = which == 0 ? b.outage_settled.port() : b.baseline_settled.port();
+    e.participant_a_port = (*participants)->port_a();
+    e.participant_b_port = (*participants)->port_b();
+    e.run_id = b.run_id + (which == 0 ? "a" : "b");
+    for (int c = 0; c < b.a.clients; ++c) {
+      workloads[which].push_back(
+          std::make_unique<settle::bench::Workload>(b.http, e, settle::bench::Mode::kSaga, c));
+    }
+  }
+  const auto slice = std::chrono::milliseconds(load.count() / b.a.rounds);
+  std::uint64_t offset[2] = {0, 0};
+  for (int round = 0; round < b.a.rounds; ++round) {
+    for (int k = 0; k < 2; ++k) {
+      // B (no outage) first in even rounds, A (outage pending) first in odd ones.
+      const bool outage_side = (round + k) % 2 == 1;
+      auto& mine = workloads[outage_side ? 0 : 1];
+      std::uint64_t& base = offset[outage_side ? 0 : 1];
+      const std::uint64_t first = base;
+      const settle::bench::Operation op = [&mine, first](int client, std::uint64_t n) {
+        return mine[static_cast<std::size_t>(client)]->ThroughCoordinator(first + n);
+      };
+      const Settled& measured = outage_side ? b.outage_settled : b.baseline_settled;
+      const char* label = outage_side ? "healthy, outage pending" : "healthy, no outage";
+      const UsageSpan span(measured);
+      LatencyRecorder this_slice;
+      const double seconds = settle::bench::RunLoadInto(
+          b.io.executor(), label, LoadPlan{b.a.clients, slice, 0, !b.a.quiet, b.a.rate}, op,
+          this_slice);
+      span.AddTo(outage_side ? healthy.loaded_a : healthy.loaded_b);
+      (outage_side ? with_outage : without_outage).Add(this_slice);
+      const LatencyRecorder::Summary sum = this_slice.Summarize();
+      std::printf("  round %d, %s: p50 %.2f ms, p99 %.2f ms, max %.2f ms, errors %llu\n", round + 1,
+                  label, sum.p50_ms, sum.p99_ms, sum.max_ms,
+                  static_cast<unsigned long long>(sum.errors));
+      std::fflush(stdout);
+      (outage_side ? seconds_a : seconds_b) += seconds;
+      base += 1'000'000'000;
+    }
+  }
+  healthy.a = {with_outage.Summarize(), seconds_a};
+  healthy.b = {without_outage.Summarize(), seconds_b};
+  std::printf("%s\n%s\n", settle::bench::Describe("healthy, no outage (B)", healthy.b).c_str(),
+              settle::bench::Describe("healthy, outage pending (A)", healthy.a).c_str());
+  std::fflush(stdout);
+  if (healthy.a.summary.errors + healthy.b.summary.errors > 0) {
+    b.Fail("the healthy load had errors");
+  }
+  return healthy;
+}
+
+// Phase 4: the participant returns; how long until all N are finished, and how many calls at
+// once it sees.
+struct Recovery {
+  bool finished = false;
+  Metrics last;                    // settled's metrics at the end
+  double seconds = 0;              // from the return until all finished (or the timeout)
+  double first_call = -1;          // seconds from the return to its first call (the probe)
+  double closed_after = -1;        // seconds from the return to a poll with the circuit closed
+  double release_seconds = 0;      // first to last call
+  double most_in_flight_seen = 0;  // settled's own gauge, polled
+  int peak = 0;                    // calls at once, as the participant saw them
+  std::uint64_t calls = 0;
+  std::uint32_t busiest = 0;  // calls in its busiest second
+  std::string per_ten;        // calls of every 10 s
+};
+
+settle::Result<Recovery> ParticipantReturns(Bench& b, settle::Duration answer_delay,
+                                            settle::Duration recovery_timeout) {
+  Counters counters;
+  async::IoThreads participant_io(2, "down-participant");
+  net::Server participant(
+      participant_io.context(), net::ServerOptions{},
+      [&counters, answer_delay](net::Request&) { return AnswerLater(&counters, answer_delay); });
+  participant_io.Start();
+  const Steady::time_point back_at = Steady::now();
+  counters.origin_ns = NowNs();
+  if (auto started = participant.Start("127.0.0.1", b.down_port); !started) {
+    return Status::Unavailable("the participant cannot listen on " + std::to_string(b.down_port) +
+                               ": " + started.status().ToString());
+  }
+  Recovery r;
+  for (;;) {
+    r.last = ReadMetrics(b.blocking, b.outage_settled.port(), b.down_host);
+    if (r.last.ok) {
+      r.most_in_flight_seen = std::max(r.most_in_flight_seen, r.last.in_flight);
+      if (r.closed_after < 0 && r.last.circuit_state == 0) r.closed_after = SecondsSince(back_at);
+      if (r.last.unfinished == 0) {
+        r.finished = true;
+        break;
+      }
+    }
+    if (Steady::now() - back_at > recovery_timeout) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  r.seconds = SecondsSince(back_at);
+  if (counters.first_call_ns.load() != 0) {
+    r.first_call = static_cast<double>(counters.first_call_ns.load() -
+                                       std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                           back_at.time_since_epoch())
+                                           .count()) /
+                   1e9;
+  }
+  r.release_seconds =
+      static_cast<double>(counters.last_call_ns.load() - counters.first_call_ns.load()) / 1e9;
+  participant.Stop();
+  participant_io.Stop();
+  r.peak = counters.peak.load();
+  r.calls = counters.calls.load();
+  r.per_ten = "participant calls per 10 s since it came back:";
+  const auto last = static_cast<std::size_t>(
+      std::min<double>(r.seconds + 1, static_cast<double>(counters.per_second.size())));
+  std::uint64_t ten = 0;
+  for (std::size_t i = 0; i < last; ++i) {
+    const std::uint32_t calls = counters.per_second[i].load();
+    r.busiest = std::max(r.busiest, calls);
+    ten += calls;
+    if (i % 10 == 9 || i + 1 == last) {
+      r.per_ten += " " + std::to_string(ten);
+      ten = 0;
+    }
+  }
+  std::printf("%s\n", r.per_ten.c_str());
+  return r;
+}
+
+// The table of docs/benchmarks.md, and its targets.
+void PrintTable(const Bench& b, const Held& held, const Quiet& quiet, const Healthy& healthy,
+                const Recovery& r) {
+  const Args& a = b.a;
+  const auto n = static_cast<double>(held.submitted.summary.count);
+  const double achieved = r.release_seconds > 0 ? n / r.release_seconds : 0;
+  // The gate lets a tenth of a second's worth through at once on top of the rate.
+  const bool rate_met = achieved >= 0.9 * a.release_rate && achieved <= 1.05 * a.release_rate &&
+                        r.busiest <= 1.1 * a.release_rate + 1;
+  const double ratio =
+      healthy.b.summary.p99_ms > 0 ? healthy.a.summary.p99_ms / healthy.b.summary.p99_ms : 0;
+  std::printf("\n| measure | value | target |\n|---|---|---|\n");
+  std::printf(
+      "| sagas held for the down host | %.0f (submitted in %.1f s, all held %.1f s after "
+      "the first submit) | |\n",
+      n, held.submit_seconds, held.hold_seconds);
+  std::printf(
+      "| settled CPU over the quiet outage (%.0f s) | %.2f%% of a core | under 5%%: %s "
+      "|\n",
+      quiet.usage.seconds, quiet.usage.CpuPercent(), Met(quiet.usage.CpuPercent() < 5));
+  std::printf("| settled log over the quiet outage | %.2f KB/min | under 10 KB/min: %s |\n",
+              quiet.usage.LogKbPerMinute(), Met(quiet.usage.LogKbPerMinute() < 10));
+  std::printf(
+      "| the quiet outage's worst minute | %.2f%% of a core; %.2f KB of log per minute "
+      "| under 5%% and 10 KB: %s |\n",
+      quiet.worst_cpu_percent, quiet.worst_log_kb,
+      Met(quiet.worst_cpu_percent < 5 && quiet.worst_log_kb < 10));
+  std::printf("| healthy p50 / p99, no outage (B) | %s / %s | |\n",
+              Ms(healthy.b.summary.p50_ms).c_str(), Ms(healthy.b.summary.p99_ms).c_str());
+  std::printf("| healthy p50 / p99, outage pending (A) | %s / %s | |\n",
+              Ms(healthy.a.summary.p50_ms).c_str(), Ms(healthy.a.summary.p99_ms).c_str());
+  std::printf("| healthy p99 ratio, outage / none | %.2f | at most 1.25: %s |\n", ratio,
+              Met(ratio > 0 && ratio <= 1.25));
+  std::printf("| settled CPU under the healthy load, A / B | %.1f%% / %.1f%% of a core | |\n",
+              healthy.loaded_a.CpuPercent(), healthy.loaded_b.CpuPercent());
+  std::printf("| settled log under the healthy load, A / B | %.1f / %.1f KB/min | |\n",
+              healthy.loaded_a.LogKbPerMinute(), healthy.loaded_b.LogKbPerMinute());
+  std::printf("| participant back to its first call (the probe) | %.1f s | |\n", r.first_call);
+  std::printf("| participant back to circuit closed (metrics, 200 ms polls) | %.1f s | |\n",
+              r.closed_after);
+  std::printf("| participant back to all %.0f finished | %.1f s | |\n", n, r.seconds);
+  std::printf(
+      "| release: first to last call | %.1f s, %.0f sagas/s of %d configured; busiest "
+      "second %u calls | at the configured rate: %s |\n",
+      r.release_seconds, achieved, a.release_rate, r.busiest, Met(rate_met));
+  std::printf(
+      "| participant calls / peak in flight | %llu / %d (cap %d; settled's gauge "
+      "peaked at %.0f) | never above the cap: %s |\n",
+      static_cast<unsigned long long>(r.calls), r.peak, a.host_max_in_flight, r.most_in_flight_seen,
+      Met(r.peak <= a.host_max_in_flight));
+  std::printf("| quiet outage metrics after | circuit %.0f, %.0f waiting | |\n",
+              quiet.after.circuit_state, quiet.after.waiting);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -499,269 +800,42 @@ int main(int argc, char** argv) {
       .max_idle_per_host = static_cast<std::size_t>(std::max(a.submit_clients, a.clients))});
   if (!blocking || !http) return 2;
   io.Start();
-  bool ok = true;
+  Bench bench{a,         outage_settled, baseline_settled,
+              down_port, down_host,      std::to_string(std::random_device{}()),
+              work,      **blocking,     **http,
+              io};
 
-  // 1. Submit the N sagas to A, without wait_result.
-  const std::string run_id = std::to_string(std::random_device{}());
-  const std::string step = R"("steps":[{"action":")" + down_host +
-                           R"(/api/TransOut","compensate":")" + down_host +
-                           R"(/api/TransOutCompensate"}],"payloads":["{\"amount\":1}"]})";
-  const Steady::time_point submit_begin = Steady::now();
-  const settle::bench::LoadResult submitted = settle::bench::RunLoad(
-      io.executor(), "submit", LoadPlan{a.submit_clients, {}, a.sagas, !a.quiet, 0},
-      [&](int, std::uint64_t n) {
-        net::ClientRequest request;
-        request.method = "POST";
-        request.url.host = "127.0.0.1";
-        request.url.port = outage_settled.port();
-        request.url.path_and_query = "/api/settle/submit";
-        request.body = R"({"gid":"outage-)" + run_id + "-" + std::to_string(n) +
-                       R"(","trans_type":"saga",)" + step;
-        request.timeout = std::chrono::seconds(60);
-        return PostSubmit(**http, std::move(request));
-      });
-  const double submit_seconds = SecondsSince(submit_begin);
-  std::printf("%s\n", settle::bench::Describe("submitted (down host)", submitted).c_str());
-  if (submitted.summary.errors > 0) Fail(ok, "some submits failed");
-
-  // ...and wait until the circuit is open and every one of them waits in the gate.
-  Metrics m;
-  const Steady::time_point hold_begin = Steady::now();
-  for (;;) {
-    m = ReadMetrics(**blocking, outage_settled.port(), down_host);
-    const double expected = static_cast<double>(submitted.summary.count);
-    if (m.ok && m.circuit_state >= 1 && m.unfinished == expected && m.waiting >= expected - 1) {
-      break;
-    }
-    if (Steady::now() - hold_begin > *hold_timeout) {
-      Fail(ok, "not all held within " + settle::FormatDuration(*hold_timeout));
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
-  const double hold_seconds = SecondsSince(submit_begin);
-  std::printf(
-      "held: circuit state %.0f, %.0f waiting, %.0f unfinished, %.1f s after the first "
-      "submit\n",
-      m.circuit_state, m.waiting, m.unfinished, hold_seconds);
-  std::fflush(stdout);
-
-  // 2. The quiet outage: nothing but the N held sagas, minute by minute.
-  Usage quiet;
-  double worst_cpu_percent = 0;  // of the minutes of the quiet outage
-  double worst_log_kb = 0;       // per minute
-  {
-    const UsageSpan span(outage_settled);
-    const Steady::time_point end = Steady::now() + *outage;
-    for (int minute = 1; Steady::now() < end; ++minute) {
-      const UsageSpan window(outage_settled);
-      std::this_thread::sleep_until(std::min(end, Steady::now() + std::chrono::minutes(1)));
-      Usage u;
-      window.AddTo(u);
-      std::printf("  quiet outage, minute %d: %.2f%% of a core, %.2f KB of log per minute\n",
-                  minute, u.CpuPercent(), u.LogKbPerMinute());
-      std::fflush(stdout);
-      worst_cpu_percent = std::max(worst_cpu_percent, u.CpuPercent());
-      worst_log_kb = std::max(worst_log_kb, u.LogKbPerMinute());
-    }
-    span.AddTo(quiet);
-  }
-  const Metrics after_quiet = ReadMetrics(**blocking, outage_settled.port(), down_host);
-  std::printf("quiet outage: %.2f%% of a core, %.2f KB of log per minute, over %.1f s\n",
-              quiet.CpuPercent(), quiet.LogKbPerMinute(), quiet.seconds);
-  std::fflush(stdout);
-
-  // 3. The healthy load, alternating between A (outage pending) and B (no outage).
-  auto participants = settle::bench::BenchParticipants::Start(
-      settle::bench::BenchParticipants::Kind::kEmpty, (work / "participants").string(), 16, 16);
-  if (!participants) {
-    std::fprintf(stderr, "settle-outage-bench: %s\n", participants.status().ToString().c_str());
+  const Held held = SubmitAndHold(bench, *hold_timeout);
+  const Quiet quiet = QuietOutage(bench, *outage);
+  const settle::Result<Healthy> healthy = HealthyLoad(bench, *load);
+  if (!healthy) {
+    std::fprintf(stderr, "settle-outage-bench: %s\n", healthy.status().ToString().c_str());
     return 2;
   }
-  LatencyRecorder with_outage, without_outage;
-  Usage loaded_a, loaded_b;
-  double seconds_a = 0, seconds_b = 0;
-  {
-    std::vector<std::unique_ptr<settle::bench::Workload>> workloads[2];
-    for (int which = 0; which < 2; ++which) {
-      settle::bench::Endpoints e;
-      e.coordinator_port = which == 0 ? outage_settled.port() : baseline_settled.port();
-      e.participant_a_port = (*participants)->port_a();
-      e.participant_b_port = (*participants)->port_b();
-      e.run_id = run_id + (which == 0 ? "a" : "b");
-      for (int c = 0; c < a.clients; ++c) {
-        workloads[which].push_back(
-            std::make_unique<settle::bench::Workload>(**http, e, settle::bench::Mode::kSaga, c));
-      }
-    }
-    const auto slice = std::chrono::milliseconds(load->count() / a.rounds);
-    std::uint64_t offset[2] = {0, 0};
-    for (int round = 0; round < a.rounds; ++round) {
-      for (int k = 0; k < 2; ++k) {
-        // B (no outage) first in even rounds, A (outage pending) first in odd ones.
-        const bool outage_side = (round + k) % 2 == 1;
-        auto& mine = workloads[outage_side ? 0 : 1];
-        std::uint64_t& base = offset[outage_side ? 0 : 1];
-        const std::uint64_t first = base;
-        const settle::bench::Operation op = [&mine, first](int client, std::uint64_t n) {
-          return mine[static_cast<std::size_t>(client)]->ThroughCoordinator(first + n);
-        };
-        const Settled& measured = outage_side ? outage_settled : baseline_settled;
-        const char* label = outage_side ? "healthy, outage pending" : "healthy, no outage";
-        const UsageSpan span(measured);
-        LatencyRecorder this_slice;
-        const double seconds = settle::bench::RunLoadInto(
-            io.executor(), label, LoadPlan{a.clients, slice, 0, !a.quiet, a.rate}, op, this_slice);
-        span.AddTo(outage_side ? loaded_a : loaded_b);
-        (outage_side ? with_outage : without_outage).Add(this_slice);
-        const LatencyRecorder::Summary sum = this_slice.Summarize();
-        std::printf("  round %d, %s: p50 %.2f ms, p99 %.2f ms, max %.2f ms, errors %llu\n",
-                    round + 1, label, sum.p50_ms, sum.p99_ms, sum.max_ms,
-                    static_cast<unsigned long long>(sum.errors));
-        std::fflush(stdout);
-        (outage_side ? seconds_a : seconds_b) += seconds;
-        base += 1'000'000'000;
-      }
-    }
-  }
-  const settle::bench::LoadResult healthy_a{with_outage.Summarize(), seconds_a};
-  const settle::bench::LoadResult healthy_b{without_outage.Summarize(), seconds_b};
-  std::printf("%s\n%s\n", settle::bench::Describe("healthy, no outage (B)", healthy_b).c_str(),
-              settle::bench::Describe("healthy, outage pending (A)", healthy_a).c_str());
-  std::fflush(stdout);
-  if (healthy_a.summary.errors + healthy_b.summary.errors > 0) {
-    Fail(ok, "the healthy load had errors");
-  }
-
-  // 4. The participant returns: how long until all N are finished, and how many calls at once.
-  Counters counters;
-  async::IoThreads participant_io(2, "down-participant");
-  const settle::Duration answer_delay = *delay;
-  net::Server participant(
-      participant_io.context(), net::ServerOptions{},
-      [&counters, answer_delay](net::Request&) { return AnswerLater(&counters, answer_delay); });
-  participant_io.Start();
-  const Steady::time_point back_at = Steady::now();
-  counters.origin_ns = NowNs();
-  if (auto started = participant.Start("127.0.0.1", down_port); !started) {
-    std::fprintf(stderr, "settle-outage-bench: the participant cannot listen on %d: %s\n",
-                 down_port, started.status().ToString().c_str());
+  const settle::Result<Recovery> recovery = ParticipantReturns(bench, *delay, *recovery_timeout);
+  if (!recovery) {
+    std::fprintf(stderr, "settle-outage-bench: %s\n", recovery.status().ToString().c_str());
     return 2;
   }
-  double most_in_flight_seen = 0;  // settled's own gauge, polled
-  double closed_after = -1;        // seconds from the return to the first poll with it closed
-  bool finished = false;
-  for (;;) {
-    m = ReadMetrics(**blocking, outage_settled.port(), down_host);
-    if (m.ok) {
-      most_in_flight_seen = std::max(most_in_flight_seen, m.in_flight);
-      if (closed_after < 0 && m.circuit_state == 0) closed_after = SecondsSince(back_at);
-      if (m.unfinished == 0) {
-        finished = true;
-        break;
-      }
-    }
-    if (Steady::now() - back_at > *recovery_timeout) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  const double recovery_seconds = SecondsSince(back_at);
-  const double first_call =
-      counters.first_call_ns.load() == 0
-          ? -1
-          : static_cast<double>(
-                counters.first_call_ns.load() -
-                std::chrono::duration_cast<std::chrono::nanoseconds>(back_at.time_since_epoch())
-                    .count()) /
-                1e9;
-  const double release_seconds =
-      static_cast<double>(counters.last_call_ns.load() - counters.first_call_ns.load()) / 1e9;
-  participant.Stop();
-  participant_io.Stop();
   io.Stop();
   http->reset();
-  participants->reset();
-  if (!finished) {
-    Fail(ok, std::to_string(static_cast<long long>(m.unfinished)) + " sagas unfinished " +
-                 settle::FormatDuration(*recovery_timeout) + " after the participant returned");
+  if (!recovery->finished) {
+    bench.Fail(std::to_string(static_cast<long long>(recovery->last.unfinished)) +
+               " sagas unfinished " + settle::FormatDuration(*recovery_timeout) +
+               " after the participant returned");
   }
-  const int peak = counters.peak.load();
-  if (peak > a.host_max_in_flight) {
-    Fail(ok, "the participant saw " + std::to_string(peak) + " calls at once, above the cap " +
-                 std::to_string(a.host_max_in_flight));
+  if (recovery->peak > a.host_max_in_flight) {
+    bench.Fail("the participant saw " + std::to_string(recovery->peak) +
+               " calls at once, above the cap " + std::to_string(a.host_max_in_flight));
   }
-  if (m.failed > 0) Fail(ok, "some sagas ended failed");
-  const auto n = static_cast<double>(submitted.summary.count);
-  const double achieved = release_seconds > 0 ? n / release_seconds : 0;
-  // The release second by second: the busiest second, and the calls of every 10 s.
-  std::uint32_t busiest = 0;
-  std::string per_ten = "participant calls per 10 s since it came back:";
-  {
-    const auto last = static_cast<std::size_t>(
-        std::min<double>(recovery_seconds + 1, static_cast<double>(counters.per_second.size())));
-    std::uint64_t ten = 0;
-    for (std::size_t i = 0; i < last; ++i) {
-      const std::uint32_t calls = counters.per_second[i].load();
-      busiest = std::max(busiest, calls);
-      ten += calls;
-      if (i % 10 == 9 || i + 1 == last) {
-        per_ten += " " + std::to_string(ten);
-        ten = 0;
-      }
-    }
-  }
-  std::printf("%s\n", per_ten.c_str());
-  // The gate lets a tenth of a second's worth through at once on top of the rate.
-  const bool rate_met = achieved >= 0.9 * a.release_rate && achieved <= 1.05 * a.release_rate &&
-                        busiest <= 1.1 * a.release_rate + 1;
+  if (recovery->last.failed > 0) bench.Fail("some sagas ended failed");
 
-  // The table.
-  const double ratio =
-      healthy_b.summary.p99_ms > 0 ? healthy_a.summary.p99_ms / healthy_b.summary.p99_ms : 0;
-  std::printf("\n| measure | value | target |\n|---|---|---|\n");
-  std::printf(
-      "| sagas held for the down host | %.0f (submitted in %.1f s, all held %.1f s after "
-      "the first submit) | |\n",
-      n, submit_seconds, hold_seconds);
-  std::printf(
-      "| settled CPU over the quiet outage (%.0f s) | %.2f%% of a core | under 5%%: %s "
-      "|\n",
-      quiet.seconds, quiet.CpuPercent(), Met(quiet.CpuPercent() < 5));
-  std::printf("| settled log over the quiet outage | %.2f KB/min | under 10 KB/min: %s |\n",
-              quiet.LogKbPerMinute(), Met(quiet.LogKbPerMinute() < 10));
-  std::printf(
-      "| the quiet outage's worst minute | %.2f%% of a core; %.2f KB of log per minute "
-      "| under 5%% and 10 KB: %s |\n",
-      worst_cpu_percent, worst_log_kb, Met(worst_cpu_percent < 5 && worst_log_kb < 10));
-  std::printf("| healthy p50 / p99, no outage (B) | %s / %s | |\n",
-              Ms(healthy_b.summary.p50_ms).c_str(), Ms(healthy_b.summary.p99_ms).c_str());
-  std::printf("| healthy p50 / p99, outage pending (A) | %s / %s | |\n",
-              Ms(healthy_a.summary.p50_ms).c_str(), Ms(healthy_a.summary.p99_ms).c_str());
-  std::printf("| healthy p99 ratio, outage / none | %.2f | at most 1.25: %s |\n", ratio,
-              Met(ratio > 0 && ratio <= 1.25));
-  std::printf("| settled CPU under the healthy load, A / B | %.1f%% / %.1f%% of a core | |\n",
-              loaded_a.CpuPercent(), loaded_b.CpuPercent());
-  std::printf("| settled log under the healthy load, A / B | %.1f / %.1f KB/min | |\n",
-              loaded_a.LogKbPerMinute(), loaded_b.LogKbPerMinute());
-  std::printf("| participant back to its first call (the probe) | %.1f s | |\n", first_call);
-  std::printf("| participant back to circuit closed (metrics, 200 ms polls) | %.1f s | |\n",
-              closed_after);
-  std::printf("| participant back to all %.0f finished | %.1f s | |\n", n, recovery_seconds);
-  std::printf(
-      "| release: first to last call | %.1f s, %.0f sagas/s of %d configured; busiest "
-      "second %u calls | at the configured rate: %s |\n",
-      release_seconds, achieved, a.release_rate, busiest, Met(rate_met));
-  std::printf(
-      "| participant calls / peak in flight | %llu / %d (cap %d; settled's gauge "
-      "peaked at %.0f) | never above the cap: %s |\n",
-      static_cast<unsigned long long>(counters.calls.load()), peak, a.host_max_in_flight,
-      most_in_flight_seen, Met(peak <= a.host_max_in_flight));
-  std::printf("| quiet outage metrics after | circuit %.0f, %.0f waiting | |\n",
-              after_quiet.circuit_state, after_quiet.waiting);
+  PrintTable(bench, held, quiet, *healthy, *recovery);
   if (!own_dir) {
     std::printf("logs: %s, %s\n", outage_settled.log().c_str(), baseline_settled.log().c_str());
   }
-  std::printf("%s\n", ok ? "sanity: all finished, peak within the cap" : "sanity: FAILED");
+  std::printf("%s\n", bench.ok ? "sanity: all finished, peak within the cap" : "sanity: FAILED");
   outage_settled.Stop();
   baseline_settled.Stop();
-  return ok ? 0 : 1;
+  return bench.ok ? 0 : 1;
 }
