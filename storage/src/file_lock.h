@@ -10,6 +10,8 @@ namespace settle::storage {
 // An exclusive advisory lock (flock) on a file, held until destruction or process death.
 // flock locks belong to the open file description, so a second lock on the same file fails
 // even from the same process.
+//
+// Owns the file descriptor (closes it on destruction). Not thread-safe; nothing shares it.
 class FileLock {
  public:
   // Creates `path` if needed and locks it without waiting. Unavailable naming `owner_name` if

@@ -7,6 +7,9 @@ namespace settle::storage {
 
 // InstanceLeases in PostgreSQL (schema version 3): each call is one autocommitted statement on
 // a pooled connection.
+//
+// Lifetime: `pool` must outlive it (PostgresStore owns both). Thread-safe as the pool is: calls
+// from any threads at once.
 class PgInstanceLeases final : public InstanceLeases {
  public:
   explicit PgInstanceLeases(db::PgPool& pool) : pool_(pool) {}

@@ -7,6 +7,9 @@
 namespace settle::storage {
 
 // Group commit's transaction on SQLite: BEGIN IMMEDIATE takes the write lock at once.
+//
+// Lifetime: `connection` must outlive it. Not thread-safe: only the store's writer thread uses
+// it, as it does the connection.
 class SqliteBatchApplier : public BatchApplier<db::SqliteConnection> {
  public:
   using GroupResult = storage::GroupResult;

@@ -42,6 +42,9 @@ struct PostgresStoreOptions {
 // the next group connects again. If it was lost during COMMIT itself, the group may or may
 // not have been stored: its callers, told Unavailable, retry, and each operation's
 // precondition then tells them what happened (AlreadyExists, Conflict).
+//
+// Thread-safe: every method from any threads at once (reads take a pooled connection each,
+// writes queue for the group). leases() lives as long as the store.
 class PostgresStore final : public Store {
  public:
   // `conninfo`: a postgresql:// URL or libpq's key=value form. Unavailable if the database

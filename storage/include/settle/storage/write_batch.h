@@ -121,6 +121,7 @@ using WriteOp = std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, Exp
 
 // An ordered list of operations that the store applies atomically: all of them, or, if any
 // precondition fails or storage fails, none. Later operations see the effects of earlier ones.
+// A value: built by one thread, then moved into Store::Commit.
 class WriteBatch {
  public:
   WriteBatch() = default;

@@ -10,6 +10,8 @@
 namespace settle::metrics {
 
 // A Histogram of durations, in microseconds, with buckets from 100 us to 5 s.
+//
+// Thread-safe as Histogram is: Record from any threads at once, Read meanwhile.
 class LatencyHistogram {
  public:
   static constexpr std::array<std::uint64_t, 14> kBoundsMicros = {

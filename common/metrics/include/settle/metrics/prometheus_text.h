@@ -14,6 +14,8 @@ using MetricLabels = std::vector<std::pair<std::string, std::string>>;
 
 // Writes metrics in Prometheus's text exposition format (version 0.0.4): a family's HELP and
 // TYPE lines, then its samples. Label values are escaped; names are the caller's constants.
+//
+// A value that holds the text it writes; not thread-safe: one writer builds one page.
 class PrometheusText {
  public:
   static constexpr const char* kContentType = "text/plain; version=0.0.4; charset=utf-8";

@@ -12,6 +12,10 @@ namespace settle::net {
 // Routes by exact path, then method. A known path asked with another method is told which
 // methods it has (405 with Allow), an unknown one is a 404: every server of the project
 // answers both the same way.
+//
+// Not thread-safe while routes are added: fill it before serving; Find is then safe from any
+// threads at once (it only reads). A found Route is a pointer into the table, valid while the
+// table lives and no route is added.
 template <typename Route>
 class RouteTable {
  public:

@@ -19,6 +19,9 @@ namespace settle::app {
 // flush() (spdlog calls it for warn and above) returns once every earlier line is written;
 // the destructor writes the rest. A kill -9 can lose the lines
 // of the last moment, never the stored state they describe.
+//
+// Lifetime: `fd` stays open until the sink is destroyed (it does not close it). Thread-safe:
+// spdlog calls it from any threads at once.
 class BackgroundLogSink final : public spdlog::sinks::sink {
  public:
   explicit BackgroundLogSink(int fd);

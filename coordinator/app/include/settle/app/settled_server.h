@@ -19,6 +19,10 @@ namespace settle::app {
 // settled, assembled: the store (SQLite or PostgreSQL), the I/O threads, the HTTP client for
 // branch calls and alerts, the transaction driver, the scheduler, the coordinator and the API
 // server. main() wraps it with signal handling; tests run it in-process.
+//
+// Lifetime: the clock given to Start must outlive it; coordinator() and store() are valid until
+// it is destroyed. Thread-safety: Shutdown (also the destructor's) from one thread that is not
+// one of its I/O threads; coordinator() and store() from any.
 class SettledServer {
  public:
   // Opens the store, resumes every unfinished transaction and starts serving.
