@@ -1,0 +1,53 @@
+#pragma once
+
+namespace settle::storage {
+
+// Forward-only migrations; migration i (0-based) brings the database to version i + 1. Never
+// edit a migration that has shipped: add a new one.
+//
+// The tables mirror the SQLite schema at its version 4 (see schema.cc): times are Unix
+// milliseconds; branch rows are keyed by their global's id. Bodies, errors, options and
+// reasons are BYTEA: they carry whatever bytes a client or participant sent, which TEXT
+// would refuse (NUL bytes, invalid UTF-8). gid, branch_id and url are TEXT; the coordinator
+// validates them before they get here.
+//
+// Version 2 adds settle_apply_group (pg_group_applier.h): a group commit is then one
+// statement, one round trip and one WAL flush, instead of a round trip per operation. It
+// applies each batch in its own subtransaction (an exception block) with the checks and
+// messages of write_batch.h; a refusal raises SQLSTATE SE404 (NotFound), SE409 (Conflict),
+// SE410 (AlreadyExists) or SE400 (InvalidArgument), which rolls back that batch alone and is
+// reported in the result: a JSON array with null for each applied batch and [sqlstate,
+// message] for each refused one. Bytes arrive hex-encoded. A data exception (class 22) in a
+// batch is its refusal too; any other error fails the whole group.
+//
+// Version 3 adds instance leases (instance_leases.h): settle_instances holds each
+// coordinator instance's lease expiry in the database's clock (Unix milliseconds, from
+// settle_now()), trans_global.owner the instance driving each transaction ('' for none). A
+// partial index on next_cron_time serves ListClaimable's scan of unfinished transactions by
+// due time.
+//
+// Version 4 adds topic subscriptions, as SQLite's version 5 does: topic_subscriber holds one
+// row per (topic, url), and its identity `seq` is the subscription order. Topic names use the
+// "C" collation, so that they compare and sort byte for byte as in SQLite, whatever the
+// database's locale. settle_apply_topic_op applies the topic operations with the checks and
+// messages of write_batch.h, and settle_apply_group is replaced by one that hands them to it
+// and every other operation to settle_apply_op, unchanged: a coordinator of the previous
+// version still running on the database goes on working.
+//
+// Version 5 serializes a branch registration with every decision on its transaction (the
+// timeout/registration race): the status check of 'eg' (ExpectGlobalStatus) locks the global
+// row FOR SHARE until the group commits, and 'ec' (ExpectBranchCount) locks it as an UPDATE
+// does before it counts, so under READ COMMITTED a count cannot miss a registration whose
+// status check passed, and a registration waiting on a decision reads the status it committed.
+// It adds force_stopped (an operator's forceStop, as SQLite's version 6; the transactions whose
+// reason names one are marked), which 'ig' and 'ug' write when the batch carries it (a
+// coordinator of the previous version sends none: 0, or left as it is), and 'df' keeps a failed TCC
+// or XA whose cancels are still to be made (undone_rollbacks.h). settle_apply_op is replaced whole;
+// its other operations are unchanged.
+extern const char* const kPgMigration1;
+extern const char* const kPgMigration2;
+extern const char* const kPgMigration3;
+extern const char* const kPgMigration4;
+extern const char* const kPgMigration5;
+
+}  // namespace settle::storage
