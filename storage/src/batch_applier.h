@@ -30,8 +30,8 @@ inline bool IsRefusal(const Status& status) {
 // `Status Run(std::string_view sql)` and `bool InTransaction() const`, and
 // `ApplyWriteOp(Connection&, const WriteOp&)` applies one operation (its SQL dialect).
 //
-// Thread-safety: none; it uses the connection it was given, which nothing else may use at
-// the same time.
+// Lifetime: `connection` must outlive it. Thread-safety: none; it uses the connection it was
+// given, which nothing else may use at the same time.
 template <typename Connection>
 class BatchApplier {
  public:

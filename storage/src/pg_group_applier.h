@@ -20,7 +20,8 @@ namespace settle::storage {
 // options JSON cannot carry) is refused with InvalidArgument here and the rest of the group
 // goes on. If the statement fails, every batch gets Unavailable and nothing is stored.
 //
-// Thread-safety: none; it uses the connection it was given, which nothing else may use.
+// Lifetime: `connection` must outlive it. Thread-safety: none; it uses the connection it was
+// given, which nothing else may use.
 class PgGroupApplier {
  public:
   explicit PgGroupApplier(db::PgConnection& connection) : connection_(connection) {}

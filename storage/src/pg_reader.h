@@ -13,7 +13,7 @@ namespace settle::storage {
 // The read side of PostgresStore. Each read is one statement on a pooled connection, so it
 // sees one snapshot that holds every commit that returned before it started.
 //
-// Thread-safety: every method from any thread.
+// Lifetime: `pool` must outlive it. Thread-safety: every method from any thread.
 class PgReader {
  public:
   explicit PgReader(db::PgPool& pool) : pool_(pool) {}

@@ -18,6 +18,8 @@ namespace settle::api {
 //
 // Every page is sent with a Content-Security-Policy that allows only this origin's script and
 // style, and is never cached.
+//
+// Lifetime: `tokens` must outlive it. Thread-safe: read-only once built.
 class AdminConsole {
  public:
   explicit AdminConsole(const AccessTokens& tokens) : tokens_(tokens) {}

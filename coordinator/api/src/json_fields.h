@@ -19,6 +19,8 @@ Result<nlohmann::json> ParseJsonObject(std::string_view body, std::size_t max_de
 // Typed, null-tolerant reads of an object's members. Each Read* leaves `out` untouched and
 // returns OK when the member is absent or null; a member of the wrong type is an
 // InvalidArgument naming `path` (the member's name, prefixed for nested objects).
+//
+// A view: `object` must outlive it. Reads only, so any threads may share one.
 class JsonFields {
  public:
   JsonFields(const nlohmann::json& object, std::string prefix = "")

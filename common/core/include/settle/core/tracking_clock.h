@@ -20,7 +20,7 @@ namespace settle {
 // millisecond of the target (the reference's own resolution) leaves it as it is, so that once
 // caught up Now() takes no lock.
 //
-// Thread-safe.
+// Lifetime: `base` must outlive it. Thread-safe.
 class TrackingClock final : public Clock {
  public:
   explicit TrackingClock(const Clock& base, double max_slew = 0.01);

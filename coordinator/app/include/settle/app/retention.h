@@ -30,6 +30,7 @@ struct RetentionSettings {
 // drive it with a fake clock. Start() adds a background thread that, every interval, deletes
 // batches until one comes back short.
 //
+// Lifetime: `store` and `clock` must outlive it (Stop, or the destructor, ends its thread).
 // Thread-safety: DeleteBatch from any thread; Start and Stop from one.
 class Retention {
  public:

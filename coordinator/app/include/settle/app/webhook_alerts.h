@@ -35,6 +35,10 @@ std::string StuckAlertBody(const storage::Transaction& tx, TimePoint now);
 // own, so that a slow or failing webhook never holds up a transaction: alerts queue (bounded)
 // and are sent one at a time in order, each attempted a few times with backoff; what cannot be
 // sent is logged and counted.
+//
+// Lifetime: `clock`, `client` and the executor's context must outlive it; Stop (or the
+// destructor) returns once nothing is being sent. Thread-safety: TransactionStuck and the
+// counters from any threads at once; Stop from one thread that is not an I/O thread.
 class WebhookAlerts final : public drive::StuckAlerts {
  public:
   // InvalidArgument naming the URL when it is not an http(s):// URL. Sends through `client`

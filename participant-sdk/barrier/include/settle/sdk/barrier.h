@@ -37,7 +37,7 @@ struct BarrierResult {
 //   back (barrier rows included, so that a retry runs it again) on an error.
 // The business code's Status becomes the reply as BranchReply says: OK -> SUCCESS, Conflict
 // (NotFound, AlreadyExists) -> FAILURE (409), Pending -> ONGOING (425), anything else an error
-// the coordinator retries. Thread-safe.
+// the coordinator retries. Lifetime: `store` and `clock` must outlive it. Thread-safe.
 class Barrier {
  public:
   Barrier(BarrierStore& store, const Clock& clock);

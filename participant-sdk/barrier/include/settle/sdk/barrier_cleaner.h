@@ -21,6 +21,7 @@ struct BarrierCleanerOptions {
 // Runs Barrier::Cleanup in the background: at Start(), then every interval, so that the
 // barrier table stays bounded as the coordinator's retention keeps its logs bounded.
 //
+// Lifetime: `barrier` must outlive it (Stop, or the destructor, ends its thread).
 // Thread-safety: Start and Stop from one thread.
 class BarrierCleaner {
  public:

@@ -19,6 +19,7 @@ struct IdempotencyCleanerOptions {
 // every interval, a batch per short transaction until none is left, so that the table stays
 // bounded and the write lock is never held for long.
 //
+// Lifetime: `store` and `clock` must outlive it (Stop, or the destructor, ends its thread).
 // Thread-safety: Start, Stop and CleanOnce from one thread.
 class IdempotencyCleaner {
  public:

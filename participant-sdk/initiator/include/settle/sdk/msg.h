@@ -26,7 +26,7 @@ namespace settle::sdk {
 // participant.OnQueryPrepared("/QueryPrepared", barrier). Every call checks its input first:
 // InvalidArgument naming the field (gid, steps, steps[i].action, query_prepared, delay), and
 // no request is made. Errors from the coordinator are the Client's (settle/sdk/client.h).
-// Not thread-safe: one thread builds and sends a message.
+// Lifetime: `client` must outlive it. Not thread-safe: one thread builds and sends a message.
 class Msg {
  public:
   Msg(Client& client, std::string gid) : client_(client), gid_(std::move(gid)) {}

@@ -16,6 +16,8 @@ namespace settle::sdk {
 //   saga.Add(out + "/TransOut", out + "/TransOutCompensate", R"({"amount":30})")
 //       .Add(in + "/TransIn", in + "/TransInCompensate", R"({"amount":30})");
 //   Result<Outcome> outcome = saga.Submit();
+//
+// Lifetime: `client` must outlive it. Not thread-safe: one thread builds and submits a saga.
 class Saga {
  public:
   Saga(Client& client, std::string gid) : client_(client), gid_(std::move(gid)) {}

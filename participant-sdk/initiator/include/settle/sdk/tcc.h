@@ -10,7 +10,8 @@
 
 namespace settle::sdk {
 
-// The TCC transaction a RunTcc closure works in.
+// The TCC transaction a RunTcc closure works in: valid during the closure only (it refers to
+// RunTcc's client and options). Not thread-safe: the closure's thread registers its branches.
 class Tcc {
  public:
   const std::string& gid() const { return gid_; }

@@ -13,7 +13,8 @@ namespace settle::sdk {
 // The XA transaction a RunXa closure works in. The wire protocol is DTM's: the participant
 // prepares its local transaction inside the call and registers the branch with the
 // coordinator itself (see postgres_xa.h); the coordinator then calls the branch's phase-2 URL
-// with op=commit or op=rollback.
+// with op=commit or op=rollback. Valid during the RunXa closure only (it refers to RunXa's
+// client and options). Not thread-safe: the closure's thread calls its branches.
 class Xa {
  public:
   const std::string& gid() const { return gid_; }
