@@ -2,7 +2,6 @@
 
 #include <charconv>
 #include <functional>
-#include <initializer_list>
 
 #include "json_fields.h"
 #include "settle/engine/request_rules.h"
@@ -198,7 +197,8 @@ Result<engine::RegisterBranchRequest> ParseRegisterBranch(std::string_view body)
         if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
         if (Status s = f.RequireString("branch_id", r.branch_id); !s.ok()) return s;
         if (Status s = ReadText(f, "data", r.data); !s.ok()) return s;
-        if (Status s = ReadText(f, "url", r.url); !s.ok()) return s;
+        // XA's one phase-2 url, TCC's confirm and cancel: the other type's are ignored.
+        if (r.trans_type == TransType::kXa) return ReadText(f, "url", r.url);
         if (Status s = ReadText(f, "confirm", r.confirm_url); !s.ok()) return s;
         return ReadText(f, "cancel", r.cancel_url);
       });

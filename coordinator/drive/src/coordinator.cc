@@ -6,6 +6,7 @@
 
 #include "settle/engine/decision.h"
 #include "settle/engine/msg_engine.h"
+#include "settle/engine/request_rules.h"
 #include "settle/engine/transaction_types.h"
 #include "settle/engine/two_phase_engine.h"
 
@@ -258,6 +259,7 @@ asio::awaitable<Status> Coordinator::ForceStop(engine::ForceStopRequest request)
 
 asio::awaitable<Status> Coordinator::ResetNextCronTime(std::string gid) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = engine::CheckGid(gid); !s.ok()) co_return s;
   const TimePoint now = clock_.Now();
   storage::WriteBatch retry;
   retry.Add(storage::RetryNow{gid, now});
