@@ -20,6 +20,7 @@
 #include "settle/core/protocol.h"
 #include "settle/core/url.h"
 #include "settle/engine/msg_engine.h"
+#include "settle/engine/request_rules.h"
 #include "settle/engine/transaction_types.h"
 #include "settle/engine/two_phase_engine.h"
 #include "settle/net/message.h"
@@ -94,7 +95,7 @@ void CheckDuration(const std::optional<Duration>& d) {
   if (d) FUZZ_CHECK(d->count() > 0 && d->count() <= kTenYearsMillis);  // 0 means "not sent"
 }
 
-void CheckOptions(const RequestOptions& o) {
+void ExpectValidOptions(const RequestOptions& o) {
   CheckDuration(o.timeout_to_fail);
   CheckDuration(o.request_timeout);
   CheckDuration(o.retry_interval);
@@ -109,7 +110,7 @@ void FuzzSubmit(std::string_view body) {
   const auto r = Checked(api::ParseSubmit(body), &engine::CheckSubmit);
   if (!r) return;
   FUZZ_CHECK(IsValidGid(r->gid));
-  CheckOptions(r->options);
+  ExpectValidOptions(r->options);
   if (r->trans_type != TransType::kSaga && r->trans_type != TransType::kMsg) {
     FUZZ_CHECK(r->steps.empty());
     return;
@@ -140,7 +141,7 @@ void FuzzPrepare(std::string_view body) {
   const auto r = Checked(api::ParsePrepare(body), &engine::CheckPrepare);
   if (!r) return;
   FUZZ_CHECK(IsValidGid(r->gid));
-  CheckOptions(r->options);
+  ExpectValidOptions(r->options);
 }
 
 void FuzzRegisterBranch(std::string_view body) {
@@ -165,8 +166,7 @@ void FuzzAbort(std::string_view body) {
 
 // resetNextCronTime's body, and forceStop's (the same gid, and an optional reason).
 void FuzzGidBody(std::string_view body) {
-  const auto r = api::ParseGidBody(body);
-  CheckFailure(r);
+  const auto r = Checked(api::ParseGidBody(body), &engine::CheckGid);
   if (r) FUZZ_CHECK(IsValidGid(*r));
   const auto stop = Checked(api::ParseForceStop(body), &engine::CheckForceStop);
   if (!stop) return;

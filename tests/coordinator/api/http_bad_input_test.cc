@@ -84,6 +84,7 @@ std::vector<BadCase> BadCases() {
       {"abort", R"({"gid":"bad-18","trans_type":"saga"})", "trans_type"},
       {"forceStop", R"({"gid":""})", "gid"},
       {"resetNextCronTime", R"({})", "gid"},
+      {"resetNextCronTime", R"({"gid":"a/b"})", "gid"},
       {"registerXaBranch", R"({"gid":"bad-19","trans_type":"xa","branch_id":"01"})", "url"},
       {"subscribe", R"({"topic":"orders","url":"ftp://x"})", "url"},
       {"unsubscribe", R"({"url":"http://p/x"})", "topic"},

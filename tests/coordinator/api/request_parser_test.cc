@@ -207,6 +207,9 @@ TEST_CASE("an XA branch registers its one phase-2 url", "[parser][xa]") {
   REQUIRE(r);
   CHECK(r->trans_type == TransType::kXa);
   CHECK(r->url == "http://db/xa");
+  // TCC's members are not an XA's: whatever they hold is ignored.
+  CHECK(Register(R"({"gid":"x","trans_type":"xa","branch_id":"01","url":"http://db/xa",
+    "confirm":7,"cancel":{}})"));
   CHECK(FieldOf(Register(R"({"gid":"x","trans_type":"xa","branch_id":"01"})")) == "url");
   CHECK(FieldOf(Register(R"({"gid":"x","trans_type":"xa","branch_id":"01","url":"db/xa"})")) ==
         "url");
