@@ -4,7 +4,9 @@
 // request_parser.h and the engine's checks (transaction_types.h) promise pure functions that
 // never throw and fail only with InvalidArgument naming the field; what passes both is what
 // the coordinator acts on, and must be valid: each of those is checked. Branch URLs may be
-// http:// or https:// (ParseUrl).
+// http:// or https:// (ParseUrl). The members nothing read are named (request_fields.h) in a
+// form safe for a header line, and a request's fingerprint matches itself
+// (request_fingerprint.h).
 //
 // Input: [function selector] body or query string...
 
@@ -20,6 +22,8 @@
 #include "settle/core/protocol.h"
 #include "settle/core/url.h"
 #include "settle/engine/msg_engine.h"
+#include "settle/engine/request_fields.h"
+#include "settle/engine/request_fingerprint.h"
 #include "settle/engine/request_rules.h"
 #include "settle/engine/transaction_types.h"
 #include "settle/engine/two_phase_engine.h"
@@ -70,6 +74,13 @@ bool NamesAField(const std::string& message) {
   return false;
 }
 
+// The unknown members of a parsed request, as Settle-Ignored-Fields names them: visible ASCII,
+// separated by ", ", never a CR or LF (a header line).
+void CheckUnknownFields(const engine::UnreadFields& unread) {
+  const std::string list = engine::ListOfFields(engine::UnknownFields(unread));
+  for (char c : list) FUZZ_CHECK(c == ' ' || (c > 0x20 && c < 0x7f));
+}
+
 template <typename T>
 void CheckFailure(const Result<T>& result) {
   if (result) return;
@@ -81,6 +92,7 @@ void CheckFailure(const Result<T>& result) {
 // failure of either checked like a parser's.
 template <typename T>
 Result<T> Checked(Result<T> parsed, Status (*check)(const T&)) {
+  if (parsed) CheckUnknownFields(parsed->unread_fields);
   if (parsed) {
     if (Status s = check(*parsed); !s.ok()) parsed = s;
   }
@@ -110,6 +122,8 @@ void FuzzSubmit(std::string_view body) {
   const auto r = Checked(api::ParseSubmit(body), &engine::CheckSubmit);
   if (!r) return;
   FUZZ_CHECK(IsValidGid(r->gid));
+  const std::string fingerprint = engine::FingerprintOf(*r);
+  FUZZ_CHECK(engine::MatchStored(r->gid, fingerprint, engine::Repeat{fingerprint, {}}).ok());
   ExpectValidOptions(r->options);
   if (r->trans_type != TransType::kSaga && r->trans_type != TransType::kMsg) {
     FUZZ_CHECK(r->steps.empty());
@@ -166,8 +180,9 @@ void FuzzAbort(std::string_view body) {
 
 // resetNextCronTime's body, and forceStop's (the same gid, and an optional reason).
 void FuzzGidBody(std::string_view body) {
-  const auto r = Checked(api::ParseGidBody(body), &engine::CheckGid);
-  if (r) FUZZ_CHECK(IsValidGid(*r));
+  const auto r = api::ParseRetryNow(body);
+  if (r) CheckUnknownFields(r->unread_fields);
+  if (r && engine::CheckGid(r->gid).ok()) FUZZ_CHECK(IsValidGid(r->gid));
   const auto stop = Checked(api::ParseForceStop(body), &engine::CheckForceStop);
   if (!stop) return;
   FUZZ_CHECK(IsValidGid(stop->gid));

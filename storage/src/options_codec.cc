@@ -95,6 +95,10 @@ Result<TransOptions> Decode(std::string_view text) {
     if (!v.is_string()) return Corrupt("custom_data is not a string");
     o.custom_data = v.get<std::string>();
   }
+  if (const json& v = Field(j, "request_fingerprint"); !v.is_null()) {
+    if (!v.is_string()) return Corrupt("request_fingerprint is not a string");
+    o.request_fingerprint = v.get<std::string>();
+  }
   return o;
 }
 
@@ -115,6 +119,9 @@ Result<std::string> EncodeOptions(const TransOptions& options) {
         {"branch_headers", options.branch_headers},
         {"custom_data", options.custom_data},
     };
+    if (!options.request_fingerprint.empty()) {
+      j["request_fingerprint"] = options.request_fingerprint;
+    }
     return j.dump();
   } catch (const json::type_error& e) {
     // dump() refuses strings that are not valid UTF-8 (error 316).

@@ -11,7 +11,7 @@ namespace settle::storage {
 // TransOptions as the JSON text stored in trans_global.options:
 //   {"branch_headers":{"Authorization":"Bearer t"},"concurrent":true,"custom_data":"",
 //    "orders":{"1":[0]},"request_timeout":3000,"retry_interval":1000,"retry_limit":0,
-//    "timeout_to_fail":35000}
+//    "timeout_to_fail":35000,"request_fingerprint":"trans_type=saga\n..."}
 // Durations are integer milliseconds. Missing keys and nulls decode as the defaults, so a
 // field added later reads from older rows.
 

@@ -20,6 +20,7 @@ TEST_CASE("options round-trip through their JSON encoding", "[storage]") {
   o.orders = {{1, {0}}, {3, {1, 2}}, {10, {}}};
   o.branch_headers = {{"Authorization", "Bearer a\"b"}, {"X-Ünicode", "wert ✓"}};
   o.custom_data = R"({"concurrent":true,"orders":{"1":[0]}})";
+  o.request_fingerprint = "trans_type=saga\nsteps=1\nsteps[0]=#0123456789abcdef\n";
 
   Result<std::string> encoded = EncodeOptions(o);
   REQUIRE(encoded);
@@ -41,6 +42,20 @@ TEST_CASE("options are stored as readable JSON with durations in milliseconds", 
   CHECK_THAT(*encoded, Catch::Contains(R"("timeout_to_fail":35000)") &&
                            Catch::Contains(R"("orders":{"1":[0]})") &&
                            Catch::Contains(R"("branch_headers":{"k":"v"})"));
+}
+
+TEST_CASE("options stored before fingerprints decode with none, and none is not written",
+          "[storage]") {
+  // As an earlier version wrote them.
+  Result<TransOptions> old = DecodeOptions(
+      R"({"timeout_to_fail":0,"request_timeout":3000,"retry_interval":1000,"retry_limit":0,)"
+      R"("delay":0,"concurrent":false,"orders":{},"branch_headers":{},"custom_data":""})");
+  REQUIRE(old);
+  CHECK(old->request_fingerprint.empty());
+  Result<std::string> encoded = EncodeOptions(*old);
+  REQUIRE(encoded);
+  CHECK(encoded->find("request_fingerprint") == std::string::npos);
+  CHECK_FALSE(DecodeOptions(R"({"request_fingerprint":7})"));
 }
 
 TEST_CASE("missing and null option fields decode as defaults", "[storage]") {

@@ -17,6 +17,7 @@
 #include "settle/api/request_parser.h"
 #include "settle/api/transaction_json.h"
 #include "settle/core/http_status.h"
+#include "settle/engine/request_fields.h"
 #include "settle/net/route_table.h"
 
 namespace settle::api {
@@ -33,12 +34,22 @@ using CallerRouteHandler = std::function<asio::awaitable<HttpAnswer>(net::Reques
 // granted.
 using PageHandler = std::function<net::Response(const net::Request&, const Caller&)>;
 
-// Parses with `parse`, then answers what `act` says of the parsed request.
+// docs/protocol.md §1.5: the members of a request that settle read nowhere and DTM's SDKs do
+// not send, when it ignored them.
+constexpr const char* kIgnoredFieldsHeader = "Settle-Ignored-Fields";
+
+// Parses with `parse`, then answers what `act` says of the parsed request, naming the unknown
+// members it had (the engine's list, escaped for a header).
 template <typename Request, typename Act>
 asio::awaitable<HttpAnswer> ParseThen(Result<Request> parsed, Act act) {
   if (!parsed) co_return ToHttpAnswer(parsed.status());
+  const std::vector<std::string> unknown = engine::UnknownFields(parsed->unread_fields);
   const Status status = co_await act(std::move(*parsed));
-  co_return ToHttpAnswer(status);
+  HttpAnswer answer = ToHttpAnswer(status);
+  if (!unknown.empty()) {
+    answer.headers.emplace_back(kIgnoredFieldsHeader, engine::ListOfFields(unknown));
+  }
+  co_return answer;
 }
 
 // {"message": text}, the body of every answer that is not from the protocol's vocabulary.
@@ -212,6 +223,7 @@ asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
     }
     response.status = answer.status;
     response.body = std::move(answer.body);
+    for (auto& header : answer.headers) response.headers.push_back(std::move(header));
   }
   metrics->Count(response.status,
                  std::chrono::duration_cast<std::chrono::microseconds>(clock.Monotonic() - start));
@@ -310,8 +322,8 @@ void ApiServer::Impl::RegisterRoutes() {
                                  });
               }));
   AddApiRoute("POST", "/resetNextCronTime", Access::kAdmin, [&c](net::Request& req) {
-    return ParseThen(ParseGidBody(req.body),
-                     [&c](std::string gid) { return c.ResetNextCronTime(gid); });
+    return ParseThen(ParseRetryNow(req.body),
+                     [&c](engine::RetryNowRequest r) { return c.ResetNextCronTime(std::move(r)); });
   });
   // Topics: GET with a query string as DTM's SDKs call them, or POST with a JSON body.
   auto subscribe = [&c](Result<engine::SubscribeRequest> parsed) {
@@ -334,8 +346,8 @@ void ApiServer::Impl::RegisterRoutes() {
     return unsubscribe(ParseSubscribeBody(req.body));
   });
   AddApiRoute("POST", "/deleteTopic", Access::kAdmin, [&c](net::Request& req) {
-    return ParseThen(ParseTopicBody(req.body),
-                     [&c](std::string topic) { return c.DeleteTopic(std::move(topic)); });
+    return ParseThen(ParseDeleteTopic(req.body),
+                     [&c](engine::DeleteTopicRequest r) { return c.DeleteTopic(std::move(r)); });
   });
   AddApiRoute("GET", "/topics", Access::kRead, [&c](net::Request&) -> asio::awaitable<HttpAnswer> {
     auto topics = co_await c.Topics();

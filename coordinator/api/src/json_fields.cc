@@ -1,5 +1,6 @@
 #include "json_fields.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace settle::api {
@@ -59,9 +60,20 @@ Result<nlohmann::json> ParseJsonObject(std::string_view body, std::size_t max_de
 bool JsonFields::Has(const char* name) const { return Member(name) != nullptr; }
 
 const nlohmann::json* JsonFields::Member(const char* name) const {
+  looked_up_.emplace_back(name);
   auto it = object_.find(name);
   if (it == object_.end() || it->is_null()) return nullptr;
   return &*it;
+}
+
+std::vector<std::string> JsonFields::Unread() const {
+  std::vector<std::string> unread;
+  for (const auto& [name, value] : object_.items()) {
+    if (value.is_null()) continue;
+    if (std::find(looked_up_.begin(), looked_up_.end(), name) != looked_up_.end()) continue;
+    unread.push_back(prefix_ + name);
+  }
+  return unread;
 }
 
 Status JsonFields::ReadString(const char* name, std::optional<std::string>& out) const {
@@ -89,12 +101,13 @@ Status JsonFields::ReadBool(const char* name, std::optional<bool>& out) const {
   return Status::Ok();
 }
 
-Status JsonFields::ReadCount(const char* name, std::int64_t max,
-                             std::optional<std::int64_t>& out) const {
+Status JsonFields::ReadCount(const char* name, std::int64_t max, std::optional<std::int64_t>& out,
+                             std::string_view unit) const {
   const nlohmann::json* v = Member(name);
   if (v == nullptr) return Status::Ok();
+  const std::string of_unit = unit.empty() ? "" : " of " + std::string(unit);
   const std::string range =
-      PathOf(name) + ": must be a whole number from 0 to " + std::to_string(max);
+      PathOf(name) + ": must be a whole number" + of_unit + " from 0 to " + std::to_string(max);
   if (v->is_number_unsigned()) {
     const auto n = v->get<std::uint64_t>();
     if (n > static_cast<std::uint64_t>(max)) return Status::InvalidArgument(range);

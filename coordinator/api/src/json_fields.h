@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -18,9 +19,10 @@ Result<nlohmann::json> ParseJsonObject(std::string_view body, std::size_t max_de
 
 // Typed, null-tolerant reads of an object's members. Each Read* leaves `out` untouched and
 // returns OK when the member is absent or null; a member of the wrong type is an
-// InvalidArgument naming `path` (the member's name, prefixed for nested objects).
+// InvalidArgument naming `path` (the member's name, prefixed for nested objects). It remembers
+// which members were looked up, so that the caller can name the ones nothing read (Unread).
 //
-// A view: `object` must outlive it. Reads only, so any threads may share one.
+// A view: `object` must outlive it. One thread at a time (it records its lookups).
 class JsonFields {
  public:
   JsonFields(const nlohmann::json& object, std::string prefix = "")
@@ -32,7 +34,9 @@ class JsonFields {
   Status ReadString(const char* name, std::optional<std::string>& out) const;
   Status ReadBool(const char* name, std::optional<bool>& out) const;
   // A whole number in [0, max]; a float with an integral value counts.
-  Status ReadCount(const char* name, std::int64_t max, std::optional<std::int64_t>& out) const;
+  // `unit`, when given, is named in the error ("a whole number of seconds from 0 to 9").
+  Status ReadCount(const char* name, std::int64_t max, std::optional<std::int64_t>& out,
+                   std::string_view unit = "") const;
   // An object whose every member is a string.
   Status ReadStringMap(const char* name,
                        std::optional<std::map<std::string, std::string>>& out) const;
@@ -42,9 +46,14 @@ class JsonFields {
 
   const nlohmann::json* Member(const char* name) const;  // nullptr when absent or null
 
+  // The paths of the members no call above looked up, by name (the order the parsed object
+  // keeps); null members count as absent and are left out.
+  std::vector<std::string> Unread() const;
+
  private:
   const nlohmann::json& object_;
   std::string prefix_;
+  mutable std::vector<std::string> looked_up_;
 };
 
 }  // namespace settle::api

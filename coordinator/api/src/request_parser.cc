@@ -43,7 +43,7 @@ Status ReadText(const JsonFields& fields, const char* name, std::string& out) {
 
 Status ReadDuration(const JsonFields& fields, const char* name, std::optional<Duration>& out) {
   std::optional<std::int64_t> seconds;
-  if (Status s = fields.ReadCount(name, kMaxSeconds, seconds); !s.ok()) return s;
+  if (Status s = fields.ReadCount(name, kMaxSeconds, seconds, "seconds"); !s.ok()) return s;
   if (seconds && *seconds > 0) out = std::chrono::seconds(*seconds);
   return Status::Ok();
 }
@@ -110,7 +110,7 @@ Status ReadOptions(const JsonFields& fields, engine::RequestOptions& options) {
 // length, objects with string members and strings (their sizes bounded by the body's). Their
 // values and counts are the engine's to check.
 Status ReadSteps(const JsonFields& fields, const char* kind, std::vector<engine::SagaStep>& steps,
-                 std::vector<std::string>& payloads) {
+                 std::vector<std::string>& payloads, engine::UnreadFields& unread) {
   const json* list = fields.Member("steps");
   if (list == nullptr) return Status::InvalidArgument(std::string("steps: required for ") + kind);
   if (!list->is_array()) return Status::InvalidArgument("steps: must be an array");
@@ -125,6 +125,7 @@ Status ReadSteps(const JsonFields& fields, const char* kind, std::vector<engine:
     engine::SagaStep step;
     if (Status s = ReadText(step_fields, "action", step.action_url); !s.ok()) return s;
     if (Status s = ReadText(step_fields, "compensate", step.compensate_url); !s.ok()) return s;
+    for (std::string& path : step_fields.Unread()) unread.push_back(std::move(path));
     steps.push_back(std::move(step));
   }
   for (std::size_t i = 0; i < bodies->size(); ++i) {
@@ -151,23 +152,30 @@ Status ReadMsgCustomData(const std::string& custom_data, engine::RequestOptions&
 }
 
 // A message's custom_data, steps, payloads and query_prepared.
-Status ReadMsg(const JsonFields& fields, engine::RequestOptions& options,
-               std::vector<engine::SagaStep>& steps, std::vector<std::string>& payloads,
-               std::string& query_prepared) {
-  if (Status s = ReadMsgCustomData(options.custom_data, options); !s.ok()) return s;
-  if (Status s = ReadSteps(fields, "a message", steps, payloads); !s.ok()) return s;
-  return ReadText(fields, "query_prepared", query_prepared);
+template <typename Request>
+Status ReadMsg(const JsonFields& fields, Request& r) {
+  if (Status s = ReadMsgCustomData(r.options.custom_data, r.options); !s.ok()) return s;
+  if (Status s = ReadSteps(fields, "a message", r.steps, r.payloads, r.unread_fields); !s.ok()) {
+    return s;
+  }
+  return ReadText(fields, "query_prepared", r.query_prepared);
 }
 
 template <typename T>
 using Reader = std::function<Status(const JsonFields&, T&)>;
 
+// Reads the body into a T, then lists in its unread_fields the members nothing read: the
+// body's own first, then those its reader listed (a step's).
 template <typename T>
 Result<T> ParseBody(std::string_view body, const Reader<T>& read) {
   auto parsed = ParseJsonObject(body, kMaxJsonDepth);
   if (!parsed) return parsed.status();
   T request;
-  if (Status s = read(JsonFields(*parsed), request); !s.ok()) return s;
+  const JsonFields fields(*parsed);
+  if (Status s = read(fields, request); !s.ok()) return s;
+  engine::UnreadFields unread = fields.Unread();
+  unread.insert(unread.end(), request.unread_fields.begin(), request.unread_fields.end());
+  request.unread_fields = std::move(unread);
   return request;
 }
 
@@ -180,14 +188,17 @@ std::optional<std::string> Param(const QueryParams& params, const std::string& n
 }  // namespace
 
 Result<engine::PrepareRequest> ParsePrepare(std::string_view body) {
-  return ParseBody<engine::PrepareRequest>(
-      body, [](const JsonFields& f, engine::PrepareRequest& r) {
-        if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
-        if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
-        if (Status s = ReadOptions(f, r.options); !s.ok()) return s;
-        if (r.trans_type != TransType::kMsg) return Status::Ok();
-        return ReadMsg(f, r.options, r.steps, r.payloads, r.query_prepared);
-      });
+  return ParseBody<engine::PrepareRequest>(body,
+                                           [](const JsonFields& f, engine::PrepareRequest& r) {
+                                             if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
+                                             if (Status s = ReadTransType(f, r.trans_type); !s.ok())
+                                               return s;
+                                             if (Status s = ReadOptions(f, r.options); !s.ok())
+                                               return s;
+                                             if (r.trans_type != TransType::kMsg)
+                                               return Status::Ok();
+                                             return ReadMsg(f, r);
+                                           });
 }
 
 Result<engine::RegisterBranchRequest> ParseRegisterBranch(std::string_view body) {
@@ -209,12 +220,10 @@ Result<engine::SubmitRequest> ParseSubmit(std::string_view body) {
     if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
     if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
     if (Status s = ReadOptions(f, r.options); !s.ok()) return s;
-    if (r.trans_type == TransType::kMsg) {
-      return ReadMsg(f, r.options, r.steps, r.payloads, r.query_prepared);
-    }
+    if (r.trans_type == TransType::kMsg) return ReadMsg(f, r);
     if (r.trans_type != TransType::kSaga) return Status::Ok();
     if (Status s = ReadSagaCustomData(r.options.custom_data, r.options); !s.ok()) return s;
-    return ReadSteps(f, "a saga", r.steps, r.payloads);
+    return ReadSteps(f, "a saga", r.steps, r.payloads, r.unread_fields);
   });
 }
 
@@ -230,9 +239,9 @@ Result<engine::AbortRequest> ParseAbort(std::string_view body) {
   });
 }
 
-Result<std::string> ParseGidBody(std::string_view body) {
-  return ParseBody<std::string>(
-      body, [](const JsonFields& f, std::string& gid) { return ReadGid(f, gid); });
+Result<engine::RetryNowRequest> ParseRetryNow(std::string_view body) {
+  return ParseBody<engine::RetryNowRequest>(
+      body, [](const JsonFields& f, engine::RetryNowRequest& r) { return ReadGid(f, r.gid); });
 }
 
 Result<engine::ForceStopRequest> ParseForceStop(std::string_view body) {
@@ -260,11 +269,12 @@ Result<engine::SubscribeRequest> ParseSubscribeBody(std::string_view body) {
       });
 }
 
-Result<std::string> ParseTopicBody(std::string_view body) {
-  return ParseBody<std::string>(body, [](const JsonFields& f, std::string& topic) {
-    if (Status s = f.RequireString("topic", topic); !s.ok()) return s;
-    return engine::CheckTopic("topic", topic);
-  });
+Result<engine::DeleteTopicRequest> ParseDeleteTopic(std::string_view body) {
+  return ParseBody<engine::DeleteTopicRequest>(
+      body, [](const JsonFields& f, engine::DeleteTopicRequest& r) {
+        if (Status s = f.RequireString("topic", r.topic); !s.ok()) return s;
+        return engine::CheckTopic("topic", r.topic);
+      });
 }
 
 Result<std::string> ParseQueryGid(const QueryParams& params) {

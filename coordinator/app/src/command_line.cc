@@ -229,6 +229,10 @@ void AddOperatorOptions(CLI::App& app, ServerConfig& c) {
                  "PEM CA certificates that https:// participants and webhooks are verified "
                  "against (default: the system's CA store)")
       ->check(CLI::ExistingFile);
+  app.add_flag("--strict-requests", c.coordinator.strict_requests,
+               "Refuse (400) a request with a member this coordinator does not know, other than "
+               "those DTM's client SDKs send, instead of ignoring it and naming it in the "
+               "answer's Settle-Ignored-Fields header and the log");
   app.add_option("--log-level", c.log_level, "trace, debug, info, warn, error, critical or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();

@@ -6,6 +6,8 @@
 
 #include "settle/engine/decision.h"
 #include "settle/engine/msg_engine.h"
+#include "settle/engine/request_fields.h"
+#include "settle/engine/request_fingerprint.h"
 #include "settle/engine/request_rules.h"
 #include "settle/engine/transaction_types.h"
 #include "settle/engine/two_phase_engine.h"
@@ -64,10 +66,20 @@ Coordinator::Coordinator(AsyncStore& store, Scheduler& scheduler, const Clock& c
       clock_(clock),
       gids_(gids),
       settings_(settings),
-      metrics_(metrics) {}
+      metrics_(metrics),
+      ignored_fields_(clock) {}
 
 Status Coordinator::CheckServing() const {
   if (shutting_down_) return Status::Unavailable("the coordinator is shutting down");
+  return Status::Ok();
+}
+
+Status Coordinator::AdmitFields(std::string_view operation, const engine::UnreadFields& unread) {
+  if (unread.empty()) return Status::Ok();
+  const std::vector<std::string> unknown = engine::UnknownFields(unread);
+  if (unknown.empty()) return Status::Ok();
+  if (settings_.strict_requests) return engine::RefuseUnknownField(unknown.front());
+  ignored_fields_.Note(operation, unknown);
   return Status::Ok();
 }
 
@@ -91,6 +103,7 @@ std::string Coordinator::NewGid() { return gids_.Next(); }
 
 asio::awaitable<Status> Coordinator::Prepare(engine::PrepareRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = AdmitFields("prepare", request.unread_fields); !s.ok()) co_return s;
   if (Status s = engine::CheckPrepare(request); !s.ok()) co_return s;
   auto subscribers = co_await ReadSubscribers(engine::TopicsOf(request.steps));
   if (!subscribers) co_return subscribers.status();
@@ -108,7 +121,8 @@ asio::awaitable<Status> Coordinator::Prepare(engine::PrepareRequest request) {
     co_return Status::Ok();
   }
   if (inserted.code() != StatusCode::kAlreadyExists) co_return inserted;
-  co_return co_await ExpectStored(g.gid, g.trans_type, GlobalStatus::kPrepared);
+  engine::Repeat repeat{.fingerprint = g.options.request_fingerprint};
+  co_return co_await ExpectStored(g.gid, g.trans_type, GlobalStatus::kPrepared, std::move(repeat));
 }
 
 asio::awaitable<Result<engine::TopicSubscribers>> Coordinator::ReadSubscribers(
@@ -124,18 +138,19 @@ asio::awaitable<Result<engine::TopicSubscribers>> Coordinator::ReadSubscribers(
 }
 
 asio::awaitable<Status> Coordinator::ExpectStored(std::string gid, TransType type,
-                                                  GlobalStatus status) {
+                                                  GlobalStatus status, engine::Repeat repeat) {
   auto existing = co_await store_.Load(gid);
   if (!existing) co_return existing.status();
   if (!existing->has_value()) co_return Status::Unavailable("gid " + gid + " vanished; try again");
   const storage::GlobalRecord& stored = (**existing).global;
   if (stored.trans_type != type) co_return WrongType(stored, type);
   if (stored.status != status) co_return StatusForbids(stored);
-  co_return Status::Ok();
+  co_return engine::MatchStored(gid, stored.options.request_fingerprint, repeat);
 }
 
 asio::awaitable<Status> Coordinator::RegisterBranch(engine::RegisterBranchRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = AdmitFields("registerBranch", request.unread_fields); !s.ok()) co_return s;
   if (Status s = engine::CheckRegisterBranch(request); !s.ok()) co_return s;
   storage::WriteBatch batch;
   // Rows of another type's ops would be ignored by the transaction's engine: the branch would
@@ -156,15 +171,20 @@ asio::awaitable<Status> Coordinator::RegisterBranch(engine::RegisterBranchReques
 
 asio::awaitable<Status> Coordinator::Submit(engine::SubmitRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = AdmitFields("submit", request.unread_fields); !s.ok()) co_return s;
   if (Status s = engine::CheckSubmit(request); !s.ok()) co_return s;
   const engine::SubmitPlan plan = engine::PlanSubmit(request.trans_type);
   const bool wait_result = request.options.wait_result;
   std::string no_reason;
+  // What the stored transaction must have been created with, when this request carries it.
+  std::optional<engine::Repeat> repeat;
+  if (plan.carries_content)
+    repeat = engine::Repeat{engine::FingerprintOf(request), plan.repeat_rules};
   if (plan.moves_prepared) {
     // The common case for a message: try the change first, so that its topics are not looked
     // up again.
     const Status changed = co_await ChangeTwoPhaseAndDrive(
-        request.gid, request.trans_type, GlobalStatus::kSubmitted, no_reason, wait_result);
+        request.gid, request.trans_type, GlobalStatus::kSubmitted, no_reason, wait_result, repeat);
     if (!plan.creates || changed.code() != StatusCode::kNotFound) co_return changed;
   }
   auto subscribers = co_await ReadSubscribers(engine::TopicsOf(request.steps));
@@ -175,25 +195,27 @@ asio::awaitable<Status> Coordinator::Submit(engine::SubmitRequest request) {
   if (inserted.code() != StatusCode::kAlreadyExists) co_return inserted;
   if (plan.moves_prepared) {
     // Prepared or submitted by someone else meanwhile: the same submit again settles it.
-    co_return co_await ChangeTwoPhaseAndDrive(request.gid, request.trans_type,
-                                              GlobalStatus::kSubmitted, no_reason, wait_result);
+    co_return co_await ChangeTwoPhaseAndDrive(
+        request.gid, request.trans_type, GlobalStatus::kSubmitted, no_reason, wait_result, repeat);
   }
-  // A duplicate submit re-drives the transaction from its stored rows, whatever this request
-  // says.
-  const Status same =
-      co_await ExpectStored(request.gid, request.trans_type, GlobalStatus::kSubmitted);
+  // A duplicate submit that matches the stored request re-drives the transaction from its
+  // stored rows.
+  engine::Repeat same_request = repeat.value_or(engine::Repeat{});
+  const Status same = co_await ExpectStored(request.gid, request.trans_type,
+                                            GlobalStatus::kSubmitted, std::move(same_request));
   if (!same.ok()) co_return same;
   co_return co_await DriveAfterChange(request.gid, wait_result);
 }
 
 asio::awaitable<Status> Coordinator::ChangeTwoPhaseAndDrive(std::string gid, TransType type,
                                                             GlobalStatus to, std::string reason,
-                                                            bool wait_result) {
+                                                            bool wait_result,
+                                                            std::optional<engine::Repeat> repeat) {
   // Without a claim (a pass of this gid is running, e.g. its timeout abort) the change still
   // happens and the pass reads it back.
   std::optional<Scheduler::PassClaim> claim = scheduler_.TryClaim(gid);
   std::vector<GlobalStatus> from = {GlobalStatus::kPrepared};
-  auto changed = co_await ChangeStatus(gid, type, std::move(from), to, to, reason);
+  auto changed = co_await ChangeStatus(gid, type, std::move(from), to, to, reason, false, repeat);
   if (!changed) co_return changed.status();  // an unused claim restores the due time
   if (!claim || !changed->has_value()) {
     claim.reset();
@@ -221,13 +243,15 @@ asio::awaitable<Status> Coordinator::InsertAndDrive(storage::Transaction tx, boo
 
 asio::awaitable<Status> Coordinator::Abort(engine::AbortRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = AdmitFields("abort", request.unread_fields); !s.ok()) co_return s;
   if (Status s = engine::CheckAbort(request); !s.ok()) co_return s;
   std::string reason =
       request.rollback_reason.empty() ? "aborted by the client" : request.rollback_reason;
   const engine::AbortPlan plan = engine::PlanAbort(request.trans_type);
   if (plan.drives) {
+    std::optional<engine::Repeat> no_repeat;  // an abort carries nothing to compare
     co_return co_await ChangeTwoPhaseAndDrive(request.gid, request.trans_type, plan.to,
-                                              std::move(reason), request.wait_result);
+                                              std::move(reason), request.wait_result, no_repeat);
   }
   std::vector<GlobalStatus> from = {GlobalStatus::kPrepared};
   const auto changed = co_await ChangeStatus(request.gid, request.trans_type, std::move(from),
@@ -239,6 +263,7 @@ asio::awaitable<Status> Coordinator::Abort(engine::AbortRequest request) {
 
 asio::awaitable<Status> Coordinator::ForceStop(engine::ForceStopRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = AdmitFields("forceStop", request.unread_fields); !s.ok()) co_return s;
   if (Status s = engine::CheckForceStop(request); !s.ok()) co_return s;
   const std::string& gid = request.gid;
   std::vector<GlobalStatus> from = {GlobalStatus::kPrepared, GlobalStatus::kSubmitted,
@@ -257,8 +282,10 @@ asio::awaitable<Status> Coordinator::ForceStop(engine::ForceStopRequest request)
   co_return Status::Ok();
 }
 
-asio::awaitable<Status> Coordinator::ResetNextCronTime(std::string gid) {
+asio::awaitable<Status> Coordinator::ResetNextCronTime(engine::RetryNowRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = AdmitFields("resetNextCronTime", request.unread_fields); !s.ok()) co_return s;
+  const std::string& gid = request.gid;
   if (Status s = engine::CheckGid(gid); !s.ok()) co_return s;
   const TimePoint now = clock_.Now();
   storage::WriteBatch retry;
@@ -273,6 +300,7 @@ asio::awaitable<Status> Coordinator::ResetNextCronTime(std::string gid) {
 
 asio::awaitable<Status> Coordinator::Subscribe(engine::SubscribeRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = AdmitFields("subscribe", request.unread_fields); !s.ok()) co_return s;
   if (Status s = engine::CheckSubscription(request); !s.ok()) co_return s;
   storage::Subscriber subscriber{request.url, request.remark, clock_.Now()};
   storage::WriteBatch batch;
@@ -284,6 +312,7 @@ asio::awaitable<Status> Coordinator::Subscribe(engine::SubscribeRequest request)
 
 asio::awaitable<Status> Coordinator::Unsubscribe(engine::SubscribeRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = AdmitFields("unsubscribe", request.unread_fields); !s.ok()) co_return s;
   if (Status s = engine::CheckSubscription(request); !s.ok()) co_return s;
   storage::WriteBatch batch;
   batch.Add(storage::Unsubscribe{request.topic, request.url});
@@ -292,8 +321,10 @@ asio::awaitable<Status> Coordinator::Unsubscribe(engine::SubscribeRequest reques
   co_return s;
 }
 
-asio::awaitable<Status> Coordinator::DeleteTopic(std::string topic) {
+asio::awaitable<Status> Coordinator::DeleteTopic(engine::DeleteTopicRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = AdmitFields("deleteTopic", request.unread_fields); !s.ok()) co_return s;
+  const std::string& topic = request.topic;
   storage::WriteBatch batch;
   batch.Add(storage::DeleteTopic{topic});
   const Status s = co_await store_.Commit(std::move(batch));
@@ -319,7 +350,8 @@ asio::awaitable<Result<storage::ListPage>> Coordinator::List(storage::ListQuery 
 
 asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::ChangeStatus(
     std::string gid, std::optional<TransType> type, std::vector<GlobalStatus> from, GlobalStatus to,
-    std::optional<GlobalStatus> already_done, std::string reason, bool force_stop) {
+    std::optional<GlobalStatus> already_done, std::string reason, bool force_stop,
+    std::optional<engine::Repeat> repeat) {
   for (int attempt = 0; attempt < kStatusChangeAttempts; ++attempt) {
     auto loaded = co_await store_.Load(gid);
     if (!loaded) co_return loaded.status();
@@ -327,6 +359,10 @@ asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::Change
     storage::Transaction tx = std::move(**loaded);
     storage::GlobalRecord& g = tx.global;
     if (type && g.trans_type != *type) co_return WrongType(g, *type);
+    if (repeat) {
+      const Status same = engine::MatchStored(gid, g.options.request_fingerprint, *repeat);
+      if (!same.ok()) co_return same;
+    }
     if (already_done && g.status == *already_done) {
       co_return std::optional<storage::Transaction>();
     }

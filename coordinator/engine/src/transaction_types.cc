@@ -2,6 +2,7 @@
 
 #include "settle/engine/msg_engine.h"
 #include "settle/engine/new_records.h"
+#include "settle/engine/request_fingerprint.h"
 #include "settle/engine/request_rules.h"
 #include "settle/engine/saga_engine.h"
 
@@ -46,10 +47,13 @@ Status CheckForceStop(const ForceStopRequest& request) {
 SubmitPlan PlanSubmit(TransType type) {
   switch (type) {
     case TransType::kSaga:
-      return {.moves_prepared = false, .creates = true};
+      return {.moves_prepared = false, .creates = true, .carries_content = true};
     case TransType::kMsg:
       // The submit of a prepared message keeps the rows of its prepare, as DTM does.
-      return {.moves_prepared = true, .creates = true};
+      return {.moves_prepared = true,
+              .creates = true,
+              .carries_content = true,
+              .repeat_rules = {.query_prepared_optional = true, .custom_data_ignored = true}};
     case TransType::kTcc:
     case TransType::kXa:
       break;
@@ -71,6 +75,7 @@ Result<storage::Transaction> BuildPrepared(const PrepareRequest& request,
   tx.global = NewGlobal(request.gid, request.trans_type, GlobalStatus::kPrepared, request.options,
                         defaults, now);
   tx.global.next_cron_time = now + tx.global.options.timeout_to_fail;
+  tx.global.options.request_fingerprint = FingerprintOf(request);
   if (request.trans_type != TransType::kMsg) return tx;
   auto rows = MsgRows(request.gid, request.steps, request.payloads, subscribers, now);
   if (!rows) return rows.status();
@@ -85,6 +90,7 @@ Result<storage::Transaction> BuildSubmitted(const SubmitRequest& request,
   storage::Transaction tx;
   tx.global = NewGlobal(request.gid, request.trans_type, GlobalStatus::kSubmitted, request.options,
                         defaults, now);
+  tx.global.options.request_fingerprint = FingerprintOf(request);
   switch (request.trans_type) {
     case TransType::kSaga:
       tx.branches = SagaRows(request, now);

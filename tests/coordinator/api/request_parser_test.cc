@@ -106,6 +106,32 @@ TEST_CASE("what DTM client SDKs really send is accepted", "[parser][compat]") {
   CHECK(go->options.orders.at(1) == std::vector<int>{0});
 }
 
+TEST_CASE("the members nothing read are listed, the body's then each step's, nulls left out",
+          "[parser][fields]") {
+  using Fields = engine::UnreadFields;
+  auto saga = Submit(R"({"gid":"g","trans_type":"saga","wait_resutl":true,"protocol":"http",
+    "query_prepared":"http://p/q","nothing":null,
+    "steps":[{"action":"http://p/a","actoin":"http://p/a"},{"action":"http://p/b","data":"x"}],
+    "payloads":["",""]})");
+  REQUIRE(saga);
+  CHECK(saga->unread_fields ==
+        Fields{"protocol", "query_prepared", "wait_resutl", "steps[0].actoin", "steps[1].data"});
+  // What one type reads is what another leaves unread: a TCC's prepare reads no steps.
+  auto tcc = Prepare(R"({"gid":"g","trans_type":"tcc","steps":[],"retry_limit":1})");
+  REQUIRE(tcc);
+  CHECK(tcc->unread_fields == Fields{"steps"});
+  auto xa = Register(R"({"gid":"g","trans_type":"xa","branch_id":"01","url":"http://p/xa",
+    "confirm":"http://p/c","op":"action"})");
+  REQUIRE(xa);
+  CHECK(xa->unread_fields == Fields{"confirm", "op"});
+  auto retry = ParseRetryNow(R"({"gid":"g","gdi":"g"})");
+  REQUIRE(retry);
+  CHECK(retry->unread_fields == Fields{"gdi"});
+  auto topic = ParseDeleteTopic(R"({"topic":"t"})");
+  REQUIRE(topic);
+  CHECK(topic->unread_fields.empty());
+}
+
 TEST_CASE("malformed bodies are refused naming the body", "[parser][bad-input]") {
   CHECK(FieldOf(Prepare("")) == "body");
   CHECK(FieldOf(Prepare("   ")) == "body");
@@ -240,7 +266,7 @@ TEST_CASE("subscriptions name a topic and an http(s) url", "[parser][topics]") {
   REQUIRE(body);
   CHECK(body->url == "https://a/b");
   CHECK(FieldOf(Subscription(ParseSubscribeBody(R"({"topic":"t","url":5})"))) == "url");
-  CHECK(FieldOf(ParseTopicBody(R"({"topic":""})")) == "topic");
+  CHECK(FieldOf(ParseDeleteTopic(R"({"topic":""})")) == "topic");
 }
 
 TEST_CASE("options of the wrong type are refused naming the option", "[parser][bad-input]") {

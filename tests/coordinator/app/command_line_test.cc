@@ -110,8 +110,11 @@ TEST_CASE("every setting can be given on the command line", "[cli]") {
                                 "--log-level",
                                 "debug",
                                 "--shutdown-grace",
-                                "3s"});
+                                "3s",
+                                "--strict-requests"});
   REQUIRE_FALSE(cl.exit_now);
+  CHECK(cl.config.coordinator.strict_requests);
+  CHECK_FALSE(Parse({}).config.coordinator.strict_requests);
   CHECK(cl.config.host == "0.0.0.0");
   CHECK(cl.config.port == 0);
   CHECK(cl.config.db_path == "/tmp/x.db");

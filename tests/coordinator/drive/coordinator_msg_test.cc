@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "coordinator_harness.h"
+#include "message_requests.h"
 #include "settle/drive/coordinator.h"
 #include "transaction_builder.h"
 
@@ -16,6 +17,7 @@ using testing::CoordinatorHarness;
 using testing::Failure;
 using testing::Ongoing;
 using testing::RowOf;
+using testing::SubmitOfPrepared;
 using testing::Unknown;
 using Names = std::vector<std::string>;
 
@@ -66,16 +68,17 @@ engine::AbortRequest AbortMsg(const std::string& gid) {
 TEST_CASE("a prepared message delivers nothing until submitted, then every step in order",
           "[coordinator][msg]") {
   CoordinatorHarness h;
-  REQUIRE(h.coordinator().Prepare(PrepareMsg("m1", {"http://p/points", "http://p/ship"})).ok());
+  const engine::PrepareRequest prepare = PrepareMsg("m1", {"http://p/points", "http://p/ship"});
+  REQUIRE(h.coordinator().Prepare(prepare).ok());
   h.Advance(10 * kSecond);
   CHECK(h.caller().calls().empty());
   CHECK(h.StatusOf("m1") == GlobalStatus::kPrepared);
 
-  REQUIRE(h.coordinator().Submit(SubmitMsg("m1")).ok());
+  REQUIRE(h.coordinator().Submit(SubmitOfPrepared(prepare)).ok());
   CHECK(h.StatusOf("m1") == GlobalStatus::kSucceed);
   CHECK(h.caller().CallNames() == Names{"01:action", "02:action"});
   const auto call = h.caller().calls()[0];
-  CHECK(call.url == "http://p/points");  // the prepare's steps, not the submit's
+  CHECK(call.url == "http://p/points");
   CHECK(call.data == R"({"points":1})");
   CHECK(call.trans_type == TransType::kMsg);
 }
@@ -223,10 +226,11 @@ TEST_CASE("a topic step goes to every subscriber the topic has when the message 
         StatusCode::kAlreadyExists);
   REQUIRE(h.coordinator().Subscribe({"audit", "http://audit/log", ""}).ok());
 
-  REQUIRE(h.coordinator().Prepare(PrepareMsg("m1", {"topic://orders", "topic://audit"})).ok());
+  const engine::PrepareRequest prepare = PrepareMsg("m1", {"topic://orders", "topic://audit"});
+  REQUIRE(h.coordinator().Prepare(prepare).ok());
   // Later subscriptions do not change a message already created.
   REQUIRE(h.coordinator().Unsubscribe({"orders", "http://mail/confirm", ""}).ok());
-  REQUIRE(h.coordinator().Submit(SubmitMsg("m1")).ok());
+  REQUIRE(h.coordinator().Submit(SubmitOfPrepared(prepare)).ok());
   // One after another, in subscription order, as DTM delivers a topic.
   CHECK(h.caller().CallNames() == Names{"01-01:action", "01-02:action", "02:action"});
   CHECK(h.caller().calls()[1].url == "http://mail/confirm");
@@ -253,11 +257,12 @@ TEST_CASE("a message carries on after a crash: prepared, submitted, half deliver
   options.timeout_to_fail = 10 * kSecond;
   h.caller().Script("02", BranchOp::kAction, {Unknown()});
   REQUIRE(h.coordinator().Prepare(PrepareMsg("prepared", {"http://p/a"}, options)).ok());
-  REQUIRE(h.coordinator().Prepare(PrepareMsg("submitted", {"http://p/a"}, options)).ok());
+  const engine::PrepareRequest submitted = PrepareMsg("submitted", {"http://p/a"}, options);
+  REQUIRE(h.coordinator().Prepare(submitted).ok());
   REQUIRE(h.coordinator().Submit(SubmitMsg("half", {"http://p/a", "http://p/b"})).ok());
   REQUIRE(h.StatusOf("half") == GlobalStatus::kSubmitted);  // step 2 failed once
   h.Restart();
-  REQUIRE(h.coordinator().Submit(SubmitMsg("submitted")).ok());
+  REQUIRE(h.coordinator().Submit(SubmitOfPrepared(submitted)).ok());
   h.Advance(10 * kSecond);  // the prepared one is checked back; the half one retried
   CHECK(h.StatusOf("prepared") == GlobalStatus::kSucceed);
   CHECK(h.StatusOf("submitted") == GlobalStatus::kSucceed);

@@ -62,10 +62,10 @@ class SyncCoordinator {
   }
   Status ForceStop(const std::string& gid, const std::string& reason = "",
                    const std::string& actor = "") {
-    return Run(coordinator_.ForceStop(engine::ForceStopRequest{gid, reason, actor}));
+    return Run(coordinator_.ForceStop(engine::ForceStopRequest{gid, reason, actor, {}}));
   }
   Status ResetNextCronTime(const std::string& gid) {
-    return Run(coordinator_.ResetNextCronTime(gid));
+    return Run(coordinator_.ResetNextCronTime(engine::RetryNowRequest{gid}));
   }
   Status Subscribe(engine::SubscribeRequest r) { return Run(coordinator_.Subscribe(std::move(r))); }
   Status Unsubscribe(engine::SubscribeRequest r) {

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "settle/core/status.h"
 
@@ -9,6 +11,8 @@ namespace settle {
 struct HttpAnswer {
   int status = 200;
   std::string body;
+  // More header lines (name, value), each free of CR and LF.
+  std::vector<std::pair<std::string, std::string>> headers = {};
 };
 
 // The one place where a Status becomes an HTTP answer, for settled's API (docs/protocol.md

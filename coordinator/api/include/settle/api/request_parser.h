@@ -14,8 +14,10 @@
 // object, members' types, required members' presence, custom_data's own JSON; every rule about
 // the values (URLs, identifiers, counts, orders, lengths) is the engine's, checked by the
 // coordinator for every front door. Every failure is InvalidArgument with a message that starts
-// with the field ("gid: ...", "steps[1]: ...", "body: ..."). Unknown fields are ignored and null
-// means absent, as DTM's client SDKs expect.
+// with the field ("gid: ...", "steps[1]: ...", "body: ..."). Null means absent, as DTM's client
+// SDKs expect. The members of a body (and of its steps) that nothing read are listed in the
+// request's unread_fields, for the engine to tell DTM's from unknown ones (request_fields.h);
+// a query string's parameters are not.
 namespace settle::api {
 
 inline constexpr std::size_t kMaxJsonDepth = 64;
@@ -25,7 +27,7 @@ Result<engine::RegisterBranchRequest> ParseRegisterBranch(std::string_view body)
 Result<engine::SubmitRequest> ParseSubmit(std::string_view body);
 Result<engine::AbortRequest> ParseAbort(std::string_view body);
 // resetNextCronTime: {"gid": "..."}.
-Result<std::string> ParseGidBody(std::string_view body);
+Result<engine::RetryNowRequest> ParseRetryNow(std::string_view body);
 // forceStop: {"gid": "...", "reason": "..."}, the reason optional. The actor is not in the
 // body: the caller sets it from the request's token.
 Result<engine::ForceStopRequest> ParseForceStop(std::string_view body);
@@ -37,7 +39,7 @@ Result<std::string> ParseQueryGid(const QueryParams& params);
 // it) in the query string; the same as a JSON body; deleteTopic's {"topic": "..."}.
 Result<engine::SubscribeRequest> ParseSubscribeQuery(const QueryParams& params);
 Result<engine::SubscribeRequest> ParseSubscribeBody(std::string_view body);
-Result<std::string> ParseTopicBody(std::string_view body);
+Result<engine::DeleteTopicRequest> ParseDeleteTopic(std::string_view body);
 // status, trans_type, stuck, limit (1..1000, default 100), position (from next_position).
 Result<storage::ListQuery> ParseListQuery(const QueryParams& params);
 

@@ -9,7 +9,9 @@
 #include "settle/drive/async_store.h"
 #include "settle/drive/coordinator_metrics.h"
 #include "settle/drive/gid_generator.h"
+#include "settle/drive/ignored_fields_log.h"
 #include "settle/drive/scheduler.h"
+#include "settle/engine/request_fingerprint.h"
 #include "settle/engine/requests.h"
 #include "settle/storage/store.h"
 
@@ -25,12 +27,21 @@ struct CoordinatorSettings {
   Duration wait_result_max_wait{30000};
   // Branches one TCC may register; registering more is refused (400).
   std::size_t max_tcc_branches = engine::kMaxTccBranches;
+  // A request member settle does not know (engine/request_fields.h) is refused (400) instead
+  // of ignored and logged.
+  bool strict_requests = false;
 };
 
 // The operations of docs/protocol.md §3. Each builds its change as storage records, commits it
 // (durable before it returns OK), then hands the transaction to the scheduler. Each is a
 // coroutine on an I/O thread: it awaits the store's commit and, for wait_result, the pass,
 // without holding a thread.
+//
+// Every operation that takes a request checks it with the engine's rules first (the one home
+// both front doors share): its values (transaction_types.h) and its members
+// (request_fields.h: unknown ones are logged, or refused under strict_requests). A repeated
+// prepare or submit must match the request that created the transaction
+// (request_fingerprint.h).
 //
 // Errors: InvalidArgument for requests that contradict themselves; NotFound for an unknown
 // gid; Conflict when the transaction's state does not allow the operation; Pending when
@@ -62,14 +73,14 @@ class Coordinator {
   // What this coordinator counted since it started (the metrics' counters).
   const CoordinatorMetrics& metrics() const { return metrics_; }
   asio::awaitable<Status> ForceStop(engine::ForceStopRequest request);
-  asio::awaitable<Status> ResetNextCronTime(std::string gid);
+  asio::awaitable<Status> ResetNextCronTime(engine::RetryNowRequest request);
 
   // Topics (docs/protocol.md §3.12): a message step topic://NAME goes to every subscriber the
   // topic has when the message is created. AlreadyExists for a url subscribed already;
   // NotFound for an unknown subscription or topic.
   asio::awaitable<Status> Subscribe(engine::SubscribeRequest request);
   asio::awaitable<Status> Unsubscribe(engine::SubscribeRequest request);
-  asio::awaitable<Status> DeleteTopic(std::string topic);
+  asio::awaitable<Status> DeleteTopic(engine::DeleteTopicRequest request);
   asio::awaitable<Result<std::vector<storage::Topic>>> Topics();
 
   // From now on every operation that changes state answers Unavailable.
@@ -84,23 +95,29 @@ class Coordinator {
   asio::awaitable<Result<engine::TopicSubscribers>> ReadSubscribers(
       std::vector<std::string> topics);
   // For a repeated prepare or submit whose insert found the gid taken: OK if the stored
-  // transaction is of `type` and in `status` (the repeat is then harmless), otherwise the
-  // Conflict that says why (Unavailable if it vanished meanwhile).
-  asio::awaitable<Status> ExpectStored(std::string gid, TransType type, GlobalStatus status);
+  // transaction is of `type`, in `status` and created by a request that `repeat` matches
+  // (the repeat is then harmless), otherwise the Conflict that says why
+  // (Unavailable if it vanished meanwhile).
+  asio::awaitable<Status> ExpectStored(std::string gid, TransType type, GlobalStatus status,
+                                       engine::Repeat repeat);
   // Moves gid from one of the `from` statuses to `to`, retrying when a concurrent change wins
   // the compare-and-set or a branch is registered meanwhile. Answers the transaction as stored
   // by the change; nullopt for one already in `already_done`, left unchanged. One of another
   // type than `type` (when given) is a Conflict. `force_stop`: an operator's forceStop, stored
   // so that the calls it leaves undone stay undone (GlobalRecord::force_stopped).
+  // `repeat`, when given: a message's submit, which must match the request that created the
+  // message (a Conflict naming the difference otherwise, before anything changes).
   asio::awaitable<Result<std::optional<storage::Transaction>>> ChangeStatus(
       std::string gid, std::optional<TransType> type, std::vector<GlobalStatus> from,
       GlobalStatus to, std::optional<GlobalStatus> already_done, std::string reason,
-      bool force_stop = false);
+      bool force_stop = false, std::optional<engine::Repeat> repeat = std::nullopt);
   // Phase two of a TCC or XA, or the submit of a prepared message: ChangeStatus of the gid,
-  // which must be of `type`, from prepared to `to`, then DriveClaimed from the rows it stored,
-  // under a claim taken before the load so that nothing else drives it in between.
+  // which must be of `type` (and match `repeat`, when given), from prepared to `to`,
+  // then DriveClaimed from the rows it stored, under a claim taken before the load so that
+  // nothing else drives it in between.
   asio::awaitable<Status> ChangeTwoPhaseAndDrive(std::string gid, TransType type, GlobalStatus to,
-                                                 std::string reason, bool wait_result);
+                                                 std::string reason, bool wait_result,
+                                                 std::optional<engine::Repeat> repeat);
   // Drives the transaction now: a pass in this coroutine for wait_result, which then maps the
   // status it reached; otherwise the scheduler starts one.
   asio::awaitable<Status> DriveAfterChange(std::string gid, bool wait_result);
@@ -111,6 +128,9 @@ class Coordinator {
   // What a wait_result request answers after its pass.
   asio::awaitable<Status> AnswerAfterPass(std::string gid, PassResult pass);
   Status CheckServing() const;
+  // The members of a request nothing read: the unknown ones are refused under
+  // strict_requests (InvalidArgument naming the first), otherwise logged (IgnoredFieldsLog).
+  Status AdmitFields(std::string_view operation, const engine::UnreadFields& unread);
 
   AsyncStore& store_;
   Scheduler& scheduler_;
@@ -118,6 +138,7 @@ class Coordinator {
   GidGenerator& gids_;
   CoordinatorSettings settings_;
   CoordinatorMetrics& metrics_;
+  IgnoredFieldsLog ignored_fields_;
   std::atomic<bool> shutting_down_{false};
 };
 

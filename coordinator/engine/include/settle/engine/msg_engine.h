@@ -9,7 +9,7 @@
 
 namespace settle::engine {
 
-// A message's prepare (`preparing`) or submit (docs/protocol.md §3.9): 1 to kMaxSagaSteps
+// A message's prepare (`preparing`) or submit (docs/protocol.md §3.3, §3.5): 1 to kMaxSagaSteps
 // steps, each with an action that is an http(s) URL or topic://NAME and no compensate, one
 // payload per step, and a query_prepared URL (required when preparing). InvalidArgument naming
 // the field otherwise.

@@ -19,6 +19,11 @@ namespace settle::engine {
 // requests (CheckPrepare, CheckSubmit, ... in transaction_types.h), naming the field in the
 // protocol's JSON names ("steps[1].action: ...").
 
+// The members a front door found in a request and read nowhere, by path in the protocol's JSON
+// names ("wait_resutl", "steps[0].actoin"): the body's own, then each step's. The engine tells the
+// ones DTM's client SDKs send from the unknown ones (request_fields.h).
+using UnreadFields = std::vector<std::string>;
+
 // Steps one saga or message may have.
 inline constexpr std::size_t kMaxSagaSteps = 1000;
 // A rollback_reason, a forceStop's reason, a subscription's remark: at most this many bytes.
@@ -74,6 +79,7 @@ struct PrepareRequest {
   std::vector<SagaStep> steps;        // message only
   std::vector<std::string> payloads;  // message only: one per step, the body of its deliveries
   std::string query_prepared;         // message only
+  UnreadFields unread_fields;
 };
 
 // TCC or XA.
@@ -85,6 +91,7 @@ struct RegisterBranchRequest {
   std::string cancel_url;   // TCC
   TransType trans_type = TransType::kTcc;
   std::string url;  // XA: phase 2, called with op=commit or op=rollback
+  UnreadFields unread_fields;
 };
 
 struct SubmitRequest {
@@ -94,6 +101,7 @@ struct SubmitRequest {
   std::vector<SagaStep> steps;        // saga and message
   std::vector<std::string> payloads;  // saga and message: one per step
   std::string query_prepared;         // message: kept from the prepare when there was one
+  UnreadFields unread_fields;
 };
 
 // A receiver of a topic's messages (DTM's subscribe and unsubscribe; remark is ignored by
@@ -102,6 +110,7 @@ struct SubscribeRequest {
   std::string topic;
   std::string url;
   std::string remark;
+  UnreadFields unread_fields;
 };
 
 // An operator's forceStop: `reason` (may be empty) and `actor` (the name of the token that
@@ -110,6 +119,7 @@ struct ForceStopRequest {
   std::string gid;
   std::string reason;
   std::string actor;
+  UnreadFields unread_fields;
 };
 
 // TCC, XA or message.
@@ -118,6 +128,19 @@ struct AbortRequest {
   std::string rollback_reason;
   bool wait_result = false;
   TransType trans_type = TransType::kTcc;
+  UnreadFields unread_fields;
+};
+
+// resetNextCronTime.
+struct RetryNowRequest {
+  std::string gid;
+  UnreadFields unread_fields;
+};
+
+// deleteTopic.
+struct DeleteTopicRequest {
+  std::string topic;
+  UnreadFields unread_fields;
 };
 
 }  // namespace settle::engine

@@ -2,6 +2,7 @@
 
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
+#include "settle/engine/request_fingerprint.h"
 #include "settle/engine/requests.h"
 #include "settle/storage/records.h"
 
@@ -27,6 +28,12 @@ struct SubmitPlan {
   // An absent one is created submitted from the request's steps (saga; a message submitted
   // without a prepare).
   bool creates = false;
+  // The request carries the transaction's content (steps, payloads, options): one that finds
+  // the gid stored must match the request that created it (request_fingerprint.h). A TCC's or
+  // XA's submit carries nothing of the kind: its branches come from registerBranch.
+  bool carries_content = false;
+  // How such a request is compared with the stored one.
+  RepeatRules repeat_rules;
 };
 SubmitPlan PlanSubmit(TransType type);
 
@@ -39,13 +46,14 @@ struct AbortPlan {
 };
 AbortPlan PlanAbort(TransType type);
 
-// The prepared transaction a prepare stores: due when its timeout_to_fail runs out; a
-// message with its back-check and delivery rows. InvalidArgument for a topic without
-// subscribers or too many deliveries.
+// The prepared transaction a prepare stores, with the request's fingerprint in its options:
+// due when its timeout_to_fail runs out; a message with its back-check and delivery rows.
+// InvalidArgument for a topic without subscribers or too many deliveries.
 Result<storage::Transaction> BuildPrepared(const PrepareRequest& request,
                                            const TopicSubscribers& subscribers,
                                            const TransactionDefaults& defaults, TimePoint now);
-// The submitted transaction a submit creates (PlanSubmit's `creates`), due now.
+// The submitted transaction a submit creates (PlanSubmit's `creates`), due now, with the
+// request's fingerprint.
 Result<storage::Transaction> BuildSubmitted(const SubmitRequest& request,
                                             const TopicSubscribers& subscribers,
                                             const TransactionDefaults& defaults, TimePoint now);

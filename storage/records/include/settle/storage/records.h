@@ -28,6 +28,9 @@ struct TransOptions {
   std::map<int, std::vector<int>> orders;
   std::map<std::string, std::string> branch_headers;
   std::string custom_data;  // as the client sent it
+  // What a repeat of the request that created the transaction must match
+  // (settle/engine/request_fingerprint.h); empty for one stored before fingerprints existed.
+  std::string request_fingerprint;
 
   bool operator==(const TransOptions&) const = default;
 };
