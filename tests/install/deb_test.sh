@@ -54,7 +54,7 @@ getent passwd settle >/dev/null || fail "installing did not create the settle us
 # The packaged configuration, as the packaged user; the store moved to a scratch directory.
 install -d -o settle -g settle -m 0700 "$work/state"
 start "$work/settled.log" "${as_root[@]}" runuser -u settle -- /usr/bin/settled \
-  --config /etc/settle/settled.toml --port 0 --store "$work/state/settle.db"
+  --config /etc/settle/settled.toml --port 0 --grpc-port 0 --store "$work/state/settle.db"
 curl -sf "http://$address/api/ping" >/dev/null || fail "the installed settled does not answer"
 # Read whole first: grep -q stops at its match, and with pipefail curl's SIGPIPE would fail it.
 metrics=$(curl -sf "http://$address/api/metrics") || fail "the installed settled serves no metrics"

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace settle::testing {
@@ -14,6 +15,10 @@ SettledProcess::SettledProcess(const std::string& store, std::vector<std::string
   std::vector<std::string> argv = {BinaryPath(),         "--host",  "127.0.0.1", "--port",
                                    std::to_string(port), "--store", store};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  // Tests run side by side: the gRPC API's fixed default port is off unless a test asks.
+  if (std::find(extra_args.begin(), extra_args.end(), "--grpc-port") == extra_args.end()) {
+    argv.insert(argv.end(), {"--grpc-port", "0"});
+  }
   process_ = std::make_unique<ChildProcess>(argv, log_path_, env);
   const std::string line = process_->WaitForLine("settled listening on", std::chrono::seconds(20));
   const std::size_t colon = line.rfind(':');

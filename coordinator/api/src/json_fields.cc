@@ -37,23 +37,31 @@ std::size_t NestingDepth(std::string_view text, std::size_t stop_above) {
 
 }  // namespace
 
-Result<nlohmann::json> ParseJsonObject(std::string_view body, std::size_t max_depth) {
-  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
-    return Status::InvalidArgument("body: empty; expected a JSON object");
-  }
-  if (NestingDepth(body, max_depth) > max_depth) {
-    return Status::InvalidArgument("body: nested deeper than " + std::to_string(max_depth) +
+Result<nlohmann::json> ParseJsonText(std::string_view text, std::size_t max_depth,
+                                     std::string_view field) {
+  const std::string name(field);
+  if (NestingDepth(text, max_depth) > max_depth) {
+    return Status::InvalidArgument(name + ": nested deeper than " + std::to_string(max_depth) +
                                    " levels");
   }
   nlohmann::json parsed;
   try {
-    parsed = nlohmann::json::parse(body.begin(), body.end());
+    parsed = nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::parse_error& e) {
-    return Status::InvalidArgument("body: malformed JSON at byte " + std::to_string(e.byte));
+    return Status::InvalidArgument(name + ": malformed JSON at byte " + std::to_string(e.byte));
   } catch (const nlohmann::json::exception& e) {
-    return Status::InvalidArgument(std::string("body: malformed JSON: ") + e.what());
+    return Status::InvalidArgument(name + ": malformed JSON: " + e.what());
   }
-  if (!parsed.is_object()) return Status::InvalidArgument("body: must be a JSON object");
+  return parsed;
+}
+
+Result<nlohmann::json> ParseJsonObject(std::string_view body, std::size_t max_depth) {
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return Status::InvalidArgument("body: empty; expected a JSON object");
+  }
+  auto parsed = ParseJsonText(body, max_depth, "body");
+  if (!parsed) return parsed.status();
+  if (!parsed->is_object()) return Status::InvalidArgument("body: must be a JSON object");
   return parsed;
 }
 

@@ -16,6 +16,10 @@ namespace settle::api {
 // Parses a request body that must be one JSON object, refusing nesting deeper than
 // `max_depth` before the parser sees it (hostile bodies must not exhaust the stack).
 Result<nlohmann::json> ParseJsonObject(std::string_view body, std::size_t max_depth);
+// Any JSON value, with the same depth guard; errors name `field` ("steps: malformed JSON at
+// byte 7").
+Result<nlohmann::json> ParseJsonText(std::string_view text, std::size_t max_depth,
+                                     std::string_view field);
 
 // Typed, null-tolerant reads of an object's members. Each Read* leaves `out` untouched and
 // returns OK when the member is absent or null; a member of the wrong type is an

@@ -106,6 +106,24 @@ Status ReadOptions(const JsonFields& fields, engine::RequestOptions& options) {
   return Status::Ok();
 }
 
+// A saga's or a message's steps: objects with string members; the members nothing read go to
+// `unread`.
+Status ReadStepObjects(const json& list, std::vector<engine::SagaStep>& steps,
+                       engine::UnreadFields& unread) {
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string prefix = "steps[" + std::to_string(i) + "]";
+    const json& item = list[i];
+    if (!item.is_object()) return Status::InvalidArgument(prefix + ": must be an object");
+    JsonFields step_fields(item, prefix + ".");
+    engine::SagaStep step;
+    if (Status s = ReadText(step_fields, "action", step.action_url); !s.ok()) return s;
+    if (Status s = ReadText(step_fields, "compensate", step.compensate_url); !s.ok()) return s;
+    for (std::string& path : step_fields.Unread()) unread.push_back(std::move(path));
+    steps.push_back(std::move(step));
+  }
+  return Status::Ok();
+}
+
 // A saga's or a message's steps and their payloads, as JSON carries them: two arrays of the same
 // length, objects with string members and strings (their sizes bounded by the body's). Their
 // values and counts are the engine's to check.
@@ -117,17 +135,7 @@ Status ReadSteps(const JsonFields& fields, const char* kind, std::vector<engine:
   const json* bodies = fields.Member("payloads");
   if (bodies == nullptr) return Status::InvalidArgument("payloads: required, one per step");
   if (!bodies->is_array()) return Status::InvalidArgument("payloads: must be an array");
-  for (std::size_t i = 0; i < list->size(); ++i) {
-    const std::string prefix = "steps[" + std::to_string(i) + "]";
-    const json& item = (*list)[i];
-    if (!item.is_object()) return Status::InvalidArgument(prefix + ": must be an object");
-    JsonFields step_fields(item, prefix + ".");
-    engine::SagaStep step;
-    if (Status s = ReadText(step_fields, "action", step.action_url); !s.ok()) return s;
-    if (Status s = ReadText(step_fields, "compensate", step.compensate_url); !s.ok()) return s;
-    for (std::string& path : step_fields.Unread()) unread.push_back(std::move(path));
-    steps.push_back(std::move(step));
-  }
+  if (Status s = ReadStepObjects(*list, steps, unread); !s.ok()) return s;
   for (std::size_t i = 0; i < bodies->size(); ++i) {
     const json& payload = (*bodies)[i];
     if (!payload.is_string()) {
@@ -272,9 +280,25 @@ Result<engine::SubscribeRequest> ParseSubscribeBody(std::string_view body) {
 Result<engine::DeleteTopicRequest> ParseDeleteTopic(std::string_view body) {
   return ParseBody<engine::DeleteTopicRequest>(
       body, [](const JsonFields& f, engine::DeleteTopicRequest& r) {
-        if (Status s = f.RequireString("topic", r.topic); !s.ok()) return s;
-        return engine::CheckTopic("topic", r.topic);
+        return f.RequireString("topic", r.topic);
       });
+}
+
+Status ParseStepsJson(std::string_view steps_json, std::vector<engine::SagaStep>& steps,
+                      engine::UnreadFields& unread) {
+  if (steps_json.find_first_not_of(" \t\r\n") == std::string_view::npos) return Status::Ok();
+  auto parsed = ParseJsonText(steps_json, kMaxJsonDepth, "steps");
+  if (!parsed) return parsed.status();
+  const json& list = *parsed;
+  if (list.is_null()) return Status::Ok();
+  if (!list.is_array()) return Status::InvalidArgument("steps: must be a JSON array of objects");
+  return ReadStepObjects(list, steps, unread);
+}
+
+Status ReadCustomData(TransType type, engine::RequestOptions& options) {
+  if (type == TransType::kSaga) return ReadSagaCustomData(options.custom_data, options);
+  if (type == TransType::kMsg) return ReadMsgCustomData(options.custom_data, options);
+  return Status::Ok();
 }
 
 Result<std::string> ParseQueryGid(const QueryParams& params) {

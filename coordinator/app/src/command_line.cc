@@ -63,6 +63,16 @@ void AddListenAndStoreOptions(CLI::App& app, ServerConfig& c) {
   app.add_option("--port", c.port, "Port to listen on (0: any free port)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
+  app.add_option_function<int>(
+         "--grpc-port",
+         [&c](int port) {
+           c.grpc.enabled = port != 0;
+           c.grpc.port = port;
+         },
+         "Port of DTM's gRPC API (dtmgimp.Dtm), on --host, with the same TLS files and tokens "
+         "(0: off)")
+      ->check(CLI::Range(0, 65535))
+      ->default_str(std::to_string(c.grpc.port));
   app.add_option("--store,--db", c.db_path,
                  "Where transactions are stored: an SQLite file, created on first start, or a "
                  "postgresql://user:password@host:port/database URL, which several settled "

@@ -17,6 +17,7 @@
 #include "settle/drive/rollback_repair.h"
 #include "settle/drive/scheduler.h"
 #include "settle/drive/transaction_driver.h"
+#include "settle/grpc_api/grpc_server.h"
 #include "settle/net/client.h"
 #include "settle/storage/open_store.h"
 #include "settled_metrics.h"
@@ -179,6 +180,7 @@ struct SettledServer::Parts {
   drive::RollbackRepair repair;
   PeriodicThread repair_sweeps;  // at start, then every kRepairEvery
   api::ApiServer api;
+  std::unique_ptr<grpc_api::GrpcServer> grpc;  // null when off
   int port = 0;
   bool stopped = false;
 };
@@ -250,6 +252,22 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     return port.status();
   }
   parts->port = *port;
+  if (config.grpc.enabled) {
+    grpc_api::GrpcServerOptions grpc{.host = config.host,
+                                     .port = config.grpc.port,
+                                     .max_message_bytes = config.api.max_body_bytes,
+                                     .tls = config.api.tls,
+                                     .tokens = config.api.tokens};
+    auto grpc_server =
+        grpc_api::GrpcServer::Start(parts->coordinator, parts->io.context(), std::move(grpc));
+    if (!grpc_server) {
+      parts->Shutdown();
+      return grpc_server.status();
+    }
+    parts->grpc = std::move(*grpc_server);
+    spdlog::info("settled gRPC API (dtmgimp.Dtm) listening on {}:{}", config.host,
+                 parts->grpc->port());
+  }
   spdlog::info("serving on {} I/O threads; the API over {}", parts->io.size(),
                config.api.tls.enabled() ? "HTTPS" : "HTTP");
   if (config.api.tls.enabled()) {
@@ -270,6 +288,7 @@ SettledServer::SettledServer(std::unique_ptr<Parts> parts) : parts_(std::move(pa
 SettledServer::~SettledServer() { Shutdown(); }
 
 int SettledServer::port() const { return parts_->port; }
+int SettledServer::grpc_port() const { return parts_->grpc == nullptr ? 0 : parts_->grpc->port(); }
 drive::Coordinator& SettledServer::coordinator() { return parts_->coordinator; }
 storage::Store& SettledServer::store() { return *parts_->store; }
 
@@ -285,6 +304,8 @@ void SettledServer::Parts::Shutdown() {
   host_follow.Stop();
   scheduler.Stop(config.shutdown_grace);
   api.Stop();
+  // Its calls in flight end with the passes they wait for, on the I/O threads, still running.
+  if (grpc != nullptr) grpc->Stop(config.shutdown_grace);
   retention.Stop();
   scheduler.WaitForPasses();
   // After the last pass: the other instances may take this one's transactions over at once.

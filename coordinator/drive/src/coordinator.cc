@@ -324,6 +324,7 @@ asio::awaitable<Status> Coordinator::Unsubscribe(engine::SubscribeRequest reques
 asio::awaitable<Status> Coordinator::DeleteTopic(engine::DeleteTopicRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
   if (Status s = AdmitFields("deleteTopic", request.unread_fields); !s.ok()) co_return s;
+  if (Status s = engine::CheckTopic("topic", request.topic); !s.ok()) co_return s;
   const std::string& topic = request.topic;
   storage::WriteBatch batch;
   batch.Add(storage::DeleteTopic{topic});

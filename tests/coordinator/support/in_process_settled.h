@@ -31,6 +31,8 @@ class InProcessSettled {
     config.retry.stuck_after = 3;
     config.io_threads = 2;
     config.shutdown_grace = Duration(2000);
+    config.grpc.enabled = false;  // a test that wants it sets enabled, on port 0 (any)
+    config.grpc.port = 0;
     adjust(config);
     auto server = app::SettledServer::Start(config, clock_);
     if (!server) FAIL("settled did not start: " << server.status().ToString());
@@ -39,6 +41,7 @@ class InProcessSettled {
   }
 
   int port() const { return server_->port(); }
+  int grpc_port() const { return server_->grpc_port(); }
   JsonClient& client() { return *client_; }
   app::SettledServer& server() { return *server_; }
 

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "settle/core/status.h"
 #include "settle/engine/requests.h"
@@ -31,6 +32,17 @@ Result<engine::RetryNowRequest> ParseRetryNow(std::string_view body);
 // forceStop: {"gid": "...", "reason": "..."}, the reason optional. The actor is not in the
 // body: the caller sets it from the request's token.
 Result<engine::ForceStopRequest> ParseForceStop(std::string_view body);
+
+// The JSON inside other wire formats (the gRPC door's DtmRequest carries its steps and
+// custom_data as JSON strings), read by the same rules:
+// - a saga's or a message's steps, as the JSON array `steps_json` holds them
+//   ([{"action":...,"compensate":...}]); empty or null: none. Their unread members go to
+//   `unread` ("steps[0].x").
+Status ParseStepsJson(std::string_view steps_json, std::vector<engine::SagaStep>& steps,
+                      engine::UnreadFields& unread);
+// - options.custom_data of a transaction of `type`: a saga's concurrent and orders, a message's
+//   delay, into `options`.
+Status ReadCustomData(TransType type, engine::RequestOptions& options);
 
 // Query strings (already split into parameters).
 using QueryParams = std::multimap<std::string, std::string>;

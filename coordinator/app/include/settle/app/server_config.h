@@ -15,9 +15,17 @@
 namespace settle::app {
 
 // Everything settled is configured with; the command line fills it in.
+// DTM's gRPC API (docs/protocol.md §10), on the same host as the HTTP API, with its TLS files,
+// tokens and body limit.
+struct GrpcSettings {
+  bool enabled = true;  // --grpc-port 0 turns it off
+  int port = 36790;     // 0 with enabled: any free port (tests)
+};
+
 struct ServerConfig {
   std::string host = "127.0.0.1";
   int port = 36789;
+  GrpcSettings grpc;
   std::string db_path = "./data/settle.db";
   storage::SqliteStoreOptions store;
   // With a shared (PostgreSQL) store: this instance's lease. An empty instance_id is replaced

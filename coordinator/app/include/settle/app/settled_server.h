@@ -31,6 +31,8 @@ class SettledServer {
   ~SettledServer();  // Shutdown()
 
   int port() const;
+  // The gRPC API's port; 0 when it is off.
+  int grpc_port() const;
   drive::Coordinator& coordinator();
   storage::Store& store();
 

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "settle/api/access_tokens.h"
+#include "settle/async/asio.h"
+#include "settle/core/status.h"
+#include "settle/drive/coordinator.h"
+#include "settle/net/server.h"
+
+namespace settle::grpc_api {
+
+struct GrpcServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 36790;  // 0: any free port (GrpcServer::port() says which)
+  // A larger request message is refused with RESOURCE_EXHAUSTED before it is read.
+  std::size_t max_message_bytes = 1 << 20;
+  // With a certificate and key, the API is served over TLS only (the HTTP API's files).
+  net::TlsFiles tls;
+  // The HTTP API's bearer tokens, read from the "authorization" metadata: "Bearer <token>".
+  api::AccessTokens tokens;
+};
+
+// DTM's gRPC API (service dtmgimp.Dtm, proto/dtmgimp.proto) in front of the coordinator
+// (docs/protocol.md §10): each RPC is translated into the engine's typed request
+// (request_translator.h), handed to the same Coordinator operation as over HTTP, and its Status
+// mapped in one place (grpc_status.h). Unknown members are named in the "settle-ignored-fields"
+// initial metadata, as HTTP's Settle-Ignored-Fields header names them. PrepareWorkflow answers
+// UNIMPLEMENTED.
+//
+// gRPC's own threads receive the calls; the coordinator's operation runs as a coroutine on
+// `context` (settled's I/O threads), which finishes the call when it ends, so no gRPC thread
+// waits on storage or on a pass.
+//
+// Lifetime: `coordinator` and `context` must outlive it, and `context` must run until Stop has
+// returned. Thread-safety: Stop from any one thread.
+class GrpcServer {
+ public:
+  // Binds and starts serving; Unavailable if the address cannot be bound.
+  static Result<std::unique_ptr<GrpcServer>> Start(drive::Coordinator& coordinator,
+                                                   asio::io_context& context,
+                                                   GrpcServerOptions options);
+  ~GrpcServer();
+  GrpcServer(const GrpcServer&) = delete;
+  GrpcServer& operator=(const GrpcServer&) = delete;
+
+  int port() const;
+  // Stops taking calls and waits up to `grace` for those in flight, then cancels them.
+  void Stop(Duration grace);
+
+ private:
+  struct Impl;
+  explicit GrpcServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace settle::grpc_api

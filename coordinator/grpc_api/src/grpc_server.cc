@@ -1,0 +1,247 @@
+#include "settle/grpc_api/grpc_server.h"
+
+#include <grpc/support/time.h>
+#include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
+
+#include <exception>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "dtmgimp.grpc.pb.h"
+#include "settle/engine/request_fields.h"
+#include "settle/grpc_api/grpc_status.h"
+#include "settle/grpc_api/request_translator.h"
+
+namespace settle::grpc_api {
+namespace {
+
+using google::protobuf::Empty;
+
+// The metadata that names the unknown members of a request (docs/protocol.md §1.5).
+constexpr const char* kIgnoredFieldsKey = "settle-ignored-fields";
+// What an "url" of the engine's is called in a topic request.
+constexpr std::string_view kTopicUrl = "URL";
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) return Status::Unavailable("cannot read " + path);
+  return text.str();
+}
+
+class DtmService final : public dtmgimp::Dtm::CallbackService {
+ public:
+  DtmService(drive::Coordinator& coordinator, asio::io_context& context,
+             const api::AccessTokens& tokens)
+      : coordinator_(coordinator), context_(context), tokens_(tokens) {}
+
+  grpc::ServerUnaryReactor* NewGid(grpc::CallbackServerContext* ctx, const Empty*,
+                                   dtmgimp::DtmGidReply* reply) override {
+    grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+    if (auto refused = Authorize(*ctx, api::Access::kClient, "NewGid")) {
+      reactor->Finish(*refused);
+      return reactor;
+    }
+    try {
+      reply->set_gid(coordinator_.NewGid());
+      reactor->Finish(grpc::Status::OK);
+    } catch (const std::exception& e) {
+      reactor->Finish({grpc::StatusCode::INTERNAL, std::string("internal error: ") + e.what()});
+    }
+    return reactor;
+  }
+
+  grpc::ServerUnaryReactor* Prepare(grpc::CallbackServerContext* ctx,
+                                    const dtmgimp::DtmRequest* request, Empty*) override {
+    return Serve(ctx, api::Access::kClient, "Prepare", ToPrepare(*request),
+                 [this](engine::PrepareRequest r) { return coordinator_.Prepare(std::move(r)); });
+  }
+
+  grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* ctx,
+                                   const dtmgimp::DtmRequest* request, Empty*) override {
+    return Serve(ctx, api::Access::kClient, "Submit", ToSubmit(*request),
+                 [this](engine::SubmitRequest r) { return coordinator_.Submit(std::move(r)); });
+  }
+
+  grpc::ServerUnaryReactor* Abort(grpc::CallbackServerContext* ctx,
+                                  const dtmgimp::DtmRequest* request, Empty*) override {
+    return Serve(ctx, api::Access::kClient, "Abort", ToAbort(*request),
+                 [this](engine::AbortRequest r) { return coordinator_.Abort(std::move(r)); });
+  }
+
+  grpc::ServerUnaryReactor* RegisterBranch(grpc::CallbackServerContext* ctx,
+                                           const dtmgimp::DtmBranchRequest* request,
+                                           Empty*) override {
+    return Serve(ctx, api::Access::kClient, "RegisterBranch", ToRegisterBranch(*request),
+                 [this](engine::RegisterBranchRequest r) {
+                   return coordinator_.RegisterBranch(std::move(r));
+                 });
+  }
+
+  grpc::ServerUnaryReactor* PrepareWorkflow(grpc::CallbackServerContext* ctx,
+                                            const dtmgimp::DtmRequest*,
+                                            dtmgimp::DtmProgressesReply*) override {
+    grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+    if (auto refused = Authorize(*ctx, api::Access::kClient, "PrepareWorkflow")) {
+      reactor->Finish(*refused);
+      return reactor;
+    }
+    reactor->Finish({grpc::StatusCode::UNIMPLEMENTED,
+                     "PrepareWorkflow: workflow transactions are not served by settle; saga, "
+                     "tcc, msg and xa are"});
+    return reactor;
+  }
+
+  grpc::ServerUnaryReactor* Subscribe(grpc::CallbackServerContext* ctx,
+                                      const dtmgimp::DtmTopicRequest* request, Empty*) override {
+    return Serve(
+        ctx, api::Access::kClient, "Subscribe", ToSubscription(*request),
+        [this](engine::SubscribeRequest r) { return coordinator_.Subscribe(std::move(r)); },
+        kTopicUrl);
+  }
+
+  grpc::ServerUnaryReactor* Unsubscribe(grpc::CallbackServerContext* ctx,
+                                        const dtmgimp::DtmTopicRequest* request, Empty*) override {
+    return Serve(
+        ctx, api::Access::kClient, "Unsubscribe", ToSubscription(*request),
+        [this](engine::SubscribeRequest r) { return coordinator_.Unsubscribe(std::move(r)); },
+        kTopicUrl);
+  }
+
+  grpc::ServerUnaryReactor* DeleteTopic(grpc::CallbackServerContext* ctx,
+                                        const dtmgimp::DtmTopicRequest* request, Empty*) override {
+    return Serve(
+        ctx, api::Access::kAdmin, "DeleteTopic", ToDeleteTopic(*request),
+        [this](engine::DeleteTopicRequest r) { return coordinator_.DeleteTopic(std::move(r)); },
+        kTopicUrl);
+  }
+
+ private:
+  // UNAUTHENTICATED or PERMISSION_DENIED when the call's token does not grant `needed`, as the
+  // HTTP API's 401 and 403.
+  std::optional<grpc::Status> Authorize(const grpc::CallbackServerContext& ctx, api::Access needed,
+                                        std::string_view method) const {
+    const auto& metadata = ctx.client_metadata();
+    const auto it = metadata.find("authorization");
+    std::string authorization;
+    if (it != metadata.end()) authorization.assign(it->second.data(), it->second.size());
+    const api::Caller caller = tokens_.Identify(it == metadata.end() ? nullptr : &authorization);
+    if (caller.access >= needed) return std::nullopt;
+    if (caller.access == api::Access::kNone) {
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                          "authorization: a bearer token is required (metadata authorization: "
+                          "Bearer <token>); none or an unknown one was sent");
+    }
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        "authorization: this token grants " +
+                            std::string(api::ToString(caller.access)) + " access; " +
+                            std::string(method) + " needs " + std::string(api::ToString(needed)));
+  }
+
+  // Authorizes, then runs `operation` on the translated request as a coroutine on the I/O
+  // threads, which finishes the call with its Status.
+  template <typename Request, typename Operation>
+  grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* ctx, api::Access needed,
+                                  std::string_view method, Result<Request> translated,
+                                  Operation operation, std::string_view url_name = "Data.url") {
+    grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+    if (auto refused = Authorize(*ctx, needed, method)) {
+      reactor->Finish(*refused);
+      return reactor;
+    }
+    if (!translated) {
+      reactor->Finish(ToGrpcStatus(translated.status(), url_name));
+      return reactor;
+    }
+    const std::vector<std::string> unknown = engine::UnknownFields(translated->unread_fields);
+    if (!unknown.empty()) ctx->AddInitialMetadata(kIgnoredFieldsKey, engine::ListOfFields(unknown));
+    asio::co_spawn(context_, operation(std::move(*translated)),
+                   [reactor, url_name, method](std::exception_ptr failure, Status status) {
+                     if (failure) {
+                       std::string what = "unknown exception";
+                       try {
+                         std::rethrow_exception(failure);
+                       } catch (const std::exception& e) {
+                         what = e.what();
+                       } catch (...) {
+                       }
+                       spdlog::critical("gRPC {} failed with an exception (a bug): {}", method,
+                                        what);
+                       reactor->Finish({grpc::StatusCode::INTERNAL, "internal error: " + what});
+                       return;
+                     }
+                     reactor->Finish(ToGrpcStatus(status, url_name));
+                   });
+    return reactor;
+  }
+
+  drive::Coordinator& coordinator_;
+  asio::io_context& context_;
+  const api::AccessTokens& tokens_;
+};
+
+std::string ListenAddress(const std::string& host, int port) {
+  const bool v6 = host.find(':') != std::string::npos && !host.starts_with('[');
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+struct GrpcServer::Impl {
+  GrpcServerOptions options;
+  std::unique_ptr<DtmService> service;
+  std::unique_ptr<grpc::Server> server;
+  int port = 0;
+  bool stopped = false;
+};
+
+GrpcServer::GrpcServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+GrpcServer::~GrpcServer() { Stop(Duration(0)); }
+
+int GrpcServer::port() const { return impl_->port; }
+
+Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(drive::Coordinator& coordinator,
+                                                      asio::io_context& context,
+                                                      GrpcServerOptions options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = std::move(options);
+  const GrpcServerOptions& o = impl->options;
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (o.tls.enabled()) {
+    auto cert = ReadFile(o.tls.cert_file);
+    if (!cert) return cert.status();
+    auto key = ReadFile(o.tls.key_file);
+    if (!key) return key.status();
+    grpc::SslServerCredentialsOptions tls;
+    tls.pem_key_cert_pairs.push_back({*key, *cert});
+    credentials = grpc::SslServerCredentials(tls);
+  }
+  impl->service = std::make_unique<DtmService>(coordinator, context, impl->options.tokens);
+  grpc::ServerBuilder builder;
+  const std::string address = ListenAddress(o.host, o.port);
+  builder.AddListeningPort(address, credentials, &impl->port);
+  builder.RegisterService(impl->service.get());
+  builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
+  impl->server = builder.BuildAndStart();
+  if (!impl->server || impl->port == 0) {
+    return Status::Unavailable("cannot serve gRPC on " + address +
+                               " (taken, or not an address of this host)");
+  }
+  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(impl)));
+}
+
+void GrpcServer::Stop(Duration grace) {
+  if (impl_ == nullptr || impl_->stopped) return;
+  impl_->stopped = true;
+  // A deadline on gRPC's own monotonic clock, which its timers run on.
+  const gpr_timespec deadline =
+      gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(grace.count(), GPR_TIMESPAN));
+  impl_->server->Shutdown(deadline);
+  impl_->server->Wait();
+}
+
+}  // namespace settle::grpc_api

@@ -1,0 +1,393 @@
+// settled's gRPC API (docs/protocol.md §10) end to end: DTM's dtmgimp.Dtm served by the
+// settled of this process on a real socket, called through a stub generated from DTM's proto,
+// driving real HTTP participants on 127.0.0.1. A transaction started over gRPC is the same
+// transaction over HTTP.
+#include <grpcpp/grpcpp.h>
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "child_process.h"
+#include "dtmgimp.grpc.pb.h"
+#include "in_process_settled.h"
+#include "participant_server.h"
+#include "settle/core/protocol.h"
+#include "temp_dir.h"
+#include "test_ca.h"
+
+namespace settle {
+namespace {
+
+using google::protobuf::Empty;
+using testing::InProcessSettled;
+using testing::ParticipantServer;
+
+constexpr std::string_view kBody = R"({"amount":30})";
+
+void WithGrpc(app::ServerConfig& c) {
+  c.grpc.enabled = true;
+  c.grpc.port = 0;
+}
+
+// A DTM gRPC client as DTM's dtmgrpc makes its calls: one channel, a stub, metadata per call.
+class DtmClient {
+ public:
+  explicit DtmClient(
+      int port,
+      std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials(),
+      std::string host = "127.0.0.1")
+      : stub_(dtmgimp::Dtm::NewStub(
+            grpc::CreateChannel(host + ":" + std::to_string(port), credentials))) {}
+
+  void SetToken(std::string token) { token_ = std::move(token); }
+
+  grpc::Status Call(grpc::Status (dtmgimp::Dtm::Stub::*rpc)(grpc::ClientContext*,
+                                                            const dtmgimp::DtmRequest&, Empty*),
+                    const dtmgimp::DtmRequest& request) {
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    Empty reply;
+    grpc::Status s = (stub_.get()->*rpc)(&ctx, request, &reply);
+    RememberIgnored(ctx);
+    return s;
+  }
+  grpc::Status Submit(const dtmgimp::DtmRequest& r) { return Call(&dtmgimp::Dtm::Stub::Submit, r); }
+  grpc::Status PrepareTx(const dtmgimp::DtmRequest& r) {
+    return Call(&dtmgimp::Dtm::Stub::Prepare, r);
+  }
+  grpc::Status Abort(const dtmgimp::DtmRequest& r) { return Call(&dtmgimp::Dtm::Stub::Abort, r); }
+  grpc::Status RegisterBranch(const dtmgimp::DtmBranchRequest& r) {
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    Empty reply;
+    return stub_->RegisterBranch(&ctx, r, &reply);
+  }
+  grpc::Status Topic(grpc::Status (dtmgimp::Dtm::Stub::*rpc)(grpc::ClientContext*,
+                                                             const dtmgimp::DtmTopicRequest&,
+                                                             Empty*),
+                     const std::string& topic, const std::string& url) {
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    dtmgimp::DtmTopicRequest r;
+    r.set_topic(topic);
+    r.set_url(url);
+    Empty reply;
+    return (stub_.get()->*rpc)(&ctx, r, &reply);
+  }
+  Result<std::string> NewGid() {
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    dtmgimp::DtmGidReply reply;
+    const grpc::Status s = stub_->NewGid(&ctx, Empty(), &reply);
+    if (!s.ok()) return Status::Unavailable(s.error_message());
+    return reply.gid();
+  }
+  dtmgimp::Dtm::Stub& stub() { return *stub_; }
+  // The settle-ignored-fields metadata of the last Prepare, Submit or Abort; empty: none.
+  const std::string& ignored() const { return ignored_; }
+
+ private:
+  void Prepare(grpc::ClientContext& ctx) {
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    if (!token_.empty()) ctx.AddMetadata("authorization", "Bearer " + token_);
+  }
+  void RememberIgnored(const grpc::ClientContext& ctx) {
+    ignored_.clear();
+    const auto& metadata = ctx.GetServerInitialMetadata();
+    if (auto it = metadata.find("settle-ignored-fields"); it != metadata.end()) {
+      ignored_.assign(it->second.data(), it->second.size());
+    }
+  }
+
+  std::unique_ptr<dtmgimp::Dtm::Stub> stub_;
+  std::string token_;
+  std::string ignored_;
+};
+
+dtmgimp::DtmRequest SagaRequest(const std::string& gid, ParticipantServer& p,
+                                std::vector<std::string> actions) {
+  dtmgimp::DtmRequest r;
+  r.set_gid(gid);
+  r.set_transtype("saga");
+  nlohmann::json steps = nlohmann::json::array();
+  for (const std::string& action : actions) {
+    steps.push_back({{"action", p.Url("/" + action)}, {"compensate", p.Url("/undo")}});
+    r.add_binpayloads(std::string(kBody));
+  }
+  r.set_steps(steps.dump());
+  r.mutable_transoptions();  // as dtmgrpc always sends it
+  return r;
+}
+
+TEST_CASE("a saga submitted over gRPC runs its HTTP steps and is the same transaction over HTTP",
+          "[grpc][saga]") {
+  ParticipantServer p;
+  InProcessSettled s(WithGrpc);
+  REQUIRE(s.grpc_port() > 0);
+  DtmClient client(s.grpc_port());
+  dtmgimp::DtmRequest saga = SagaRequest("g-saga", p, {"out", "in"});
+  saga.mutable_transoptions()->set_waitresult(true);
+  (*saga.mutable_transoptions()->mutable_branchheaders())["Authorization"] = "Bearer b";
+  const grpc::Status submitted = client.Submit(saga);
+  CHECK(submitted.ok());
+  CHECK(s.StatusOf("g-saga") == "succeed");
+  const auto out = p.CallsTo("/out");
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].body == kBody);
+  CHECK(out[0].query.at("trans_type") == "saga");
+  CHECK(out[0].headers.at("Authorization") == "Bearer b");
+  CHECK(p.CountCalls("/in") == 1);
+
+  // While one runs (its step keeps failing), the same request again is the harmless duplicate,
+  // and another one is refused naming the step, as over HTTP.
+  p.SetDefault("/busy", {503, "{}"});
+  const dtmgimp::DtmRequest held = SagaRequest("g-held", p, {"busy", "in"});
+  REQUIRE(client.Submit(held).ok());
+  CHECK(client.Submit(held).ok());
+  const grpc::Status other = client.Submit(SagaRequest("g-held", p, {"busy", "elsewhere"}));
+  CHECK(other.error_code() == grpc::StatusCode::ABORTED);
+  CHECK_THAT(other.error_message(), Catch::StartsWith("steps[1]: differs"));
+  CHECK(p.CountCalls("/elsewhere") == 0);
+}
+
+TEST_CASE("a TCC over gRPC: its submit confirms the registered branches, its abort cancels them",
+          "[grpc][tcc]") {
+  ParticipantServer p;
+  InProcessSettled s(WithGrpc);
+  DtmClient client(s.grpc_port());
+  for (const std::string gid : {"g-commit", "g-abort"}) {
+    dtmgimp::DtmRequest tcc;
+    tcc.set_gid(gid);
+    tcc.set_transtype("tcc");
+    tcc.set_steps("null");
+    REQUIRE(client.PrepareTx(tcc).ok());
+    for (const std::string id : {"01", "02"}) {
+      dtmgimp::DtmBranchRequest branch;
+      branch.set_gid(gid);
+      branch.set_transtype("tcc");
+      branch.set_branchid(id);
+      branch.set_busipayload(std::string(kBody));
+      (*branch.mutable_data())["confirm"] = p.Url("/confirm" + id);
+      (*branch.mutable_data())["cancel"] = p.Url("/cancel" + id);
+      REQUIRE(client.RegisterBranch(branch).ok());
+    }
+    tcc.mutable_transoptions()->set_waitresult(true);
+    if (gid == "g-commit") {
+      CHECK(client.Submit(tcc).ok());
+    } else {
+      tcc.set_rollbackreason("the Try of 02 failed");
+      // A completed wait_result abort is DTM's FAILURE: ABORTED with the reason.
+      const grpc::Status aborted = client.Abort(tcc);
+      CHECK(aborted.error_code() == grpc::StatusCode::ABORTED);
+      CHECK(aborted.error_message() == "the Try of 02 failed");
+    }
+  }
+  CHECK(s.StatusOf("g-commit") == "succeed");
+  CHECK(s.StatusOf("g-abort") == "failed");
+  CHECK(p.CountCalls("/confirm01") == 1);
+  CHECK(p.CountCalls("/confirm02") == 1);
+  CHECK(p.CountCalls("/cancel01") == 1);
+  CHECK(p.CountCalls("/cancel02") == 1);
+  CHECK(p.CallsTo("/confirm01").at(0).body == kBody);
+}
+
+TEST_CASE("a message over gRPC: topics subscribed over gRPC, prepared, submitted, delivered",
+          "[grpc][msg][topics]") {
+  ParticipantServer p;
+  InProcessSettled s(WithGrpc);
+  DtmClient client(s.grpc_port());
+  REQUIRE(client.Topic(&dtmgimp::Dtm::Stub::Subscribe, "orders", p.Url("/points")).ok());
+  REQUIRE(client.Topic(&dtmgimp::Dtm::Stub::Subscribe, "orders", p.Url("/mail")).ok());
+  CHECK(client.Topic(&dtmgimp::Dtm::Stub::Subscribe, "orders", p.Url("/mail")).error_code() ==
+        grpc::StatusCode::ABORTED);  // subscribed already
+  dtmgimp::DtmRequest msg;
+  msg.set_gid("g-msg");
+  msg.set_transtype("msg");
+  msg.set_steps(nlohmann::json::array({{{"action", "topic://orders"}}}).dump());
+  msg.add_binpayloads(std::string(kBody));
+  msg.set_queryprepared(p.Url("/query"));
+  REQUIRE(client.PrepareTx(msg).ok());
+  CHECK(s.StatusOf("g-msg") == "prepared");
+  REQUIRE(client.Submit(msg).ok());
+  REQUIRE(p.WaitForCalls("/mail", 1));
+  CHECK(p.CountCalls("/points") == 1);
+  CHECK(p.CallsTo("/mail").at(0).body == kBody);
+  REQUIRE(s.WaitForStatus("g-msg", "succeed"));
+  CHECK(client.Topic(&dtmgimp::Dtm::Stub::Unsubscribe, "orders", p.Url("/mail")).ok());
+  CHECK(client.Topic(&dtmgimp::Dtm::Stub::DeleteTopic, "orders", "").ok());
+  CHECK(s.client().Get("/api/settle/topics").json["topics"].empty());
+}
+
+TEST_CASE("an XA over gRPC rolls its branches back on abort", "[grpc][xa]") {
+  ParticipantServer p;
+  InProcessSettled s(WithGrpc);
+  DtmClient client(s.grpc_port());
+  dtmgimp::DtmRequest xa;
+  xa.set_gid("g-xa");
+  xa.set_transtype("xa");
+  REQUIRE(client.PrepareTx(xa).ok());
+  dtmgimp::DtmBranchRequest branch;
+  branch.set_gid("g-xa");
+  branch.set_transtype("xa");
+  branch.set_branchid("01");
+  (*branch.mutable_data())["url"] = p.Url("/xa");
+  REQUIRE(client.RegisterBranch(branch).ok());
+  REQUIRE(client.Abort(xa).ok());
+  REQUIRE(p.WaitForCalls("/xa", 1));
+  CHECK(p.CallsTo("/xa").at(0).query.at("op") == "rollback");
+  CHECK(s.WaitForStatus("g-xa", "failed"));
+}
+
+TEST_CASE("NewGid answers a fresh gid, PrepareWorkflow UNIMPLEMENTED naming the mode", "[grpc]") {
+  InProcessSettled s(WithGrpc);
+  DtmClient client(s.grpc_port());
+  auto a = client.NewGid();
+  auto b = client.NewGid();
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(IsValidGid(*a));
+  CHECK(*a != *b);
+  grpc::ClientContext ctx;
+  dtmgimp::DtmRequest workflow;
+  workflow.set_gid("w1");
+  workflow.set_transtype("workflow");
+  dtmgimp::DtmProgressesReply reply;
+  const grpc::Status s2 = client.stub().PrepareWorkflow(&ctx, workflow, &reply);
+  CHECK(s2.error_code() == grpc::StatusCode::UNIMPLEMENTED);
+  CHECK_THAT(s2.error_message(), Catch::Contains("workflow"));
+}
+
+TEST_CASE("bad input over gRPC is INVALID_ARGUMENT naming the field, and nothing is stored",
+          "[grpc][bad-input]") {
+  ParticipantServer p;
+  InProcessSettled s([](app::ServerConfig& c) {
+    WithGrpc(c);
+    c.api.max_body_bytes = 4096;
+  });
+  DtmClient client(s.grpc_port());
+  dtmgimp::DtmRequest r = SagaRequest("g-bad", p, {"a", "b"});
+  r.add_binpayloads("one too many");
+  grpc::Status refused = client.Submit(r);
+  CHECK(refused.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK_THAT(refused.error_message(), Catch::StartsWith("BinPayloads: 3 payloads for 2 steps"));
+  r = SagaRequest("g-bad", p, {"a"});
+  r.set_steps(R"([{"action":"http://p/a","compensate":5}])");
+  CHECK_THAT(client.Submit(r).error_message(), Catch::StartsWith("Steps[0].compensate:"));
+  r = SagaRequest("g bad", p, {"a"});
+  CHECK_THAT(client.Submit(r).error_message(), Catch::StartsWith("Gid:"));
+  r = SagaRequest("g-bad", p, {"a"});
+  r.mutable_transoptions()->set_timeouttofail(-5);
+  CHECK_THAT(client.Submit(r).error_message(),
+             Catch::StartsWith("TransOptions.TimeoutToFail: must be a whole number of seconds"));
+  // A message over the size limit is refused before it is read.
+  r = SagaRequest("g-big", p, {"a"});
+  r.set_binpayloads(0, std::string(8192, 'x'));
+  CHECK(client.Submit(r).error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
+  CHECK(s.StatusOf("g-bad").empty());
+  CHECK(s.StatusOf("g-big").empty());
+  CHECK(client.Submit(SagaRequest("g-good", p, {"a"})).ok());  // still serving
+}
+
+TEST_CASE("unknown fields over gRPC are named in metadata, or refused when strict",
+          "[grpc][fields]") {
+  ParticipantServer p;
+  dtmgimp::DtmRequest r = SagaRequest("g-1", p, {"a"});
+  r.GetReflection()->MutableUnknownFields(&r)->AddVarint(42, 1);  // a field of a newer proto
+  r.set_steps(nlohmann::json::array({{{"action", p.Url("/a")}, {"actoin", "x"}}}).dump());
+  SECTION("by default") {
+    InProcessSettled s(WithGrpc);
+    DtmClient client(s.grpc_port());
+    CHECK(client.Submit(r).ok());
+    CHECK(client.ignored() == "#42, steps[0].actoin");
+  }
+  SECTION("with --strict-requests") {
+    InProcessSettled s([](app::ServerConfig& c) {
+      WithGrpc(c);
+      c.coordinator.strict_requests = true;
+    });
+    DtmClient client(s.grpc_port());
+    const grpc::Status refused = client.Submit(r);
+    CHECK(refused.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    CHECK_THAT(refused.error_message(), Catch::StartsWith("#42: unknown field"));
+    CHECK(s.StatusOf("g-1").empty());
+  }
+}
+
+TEST_CASE("the HTTP API's tokens guard the gRPC API, read from authorization metadata",
+          "[grpc][auth]") {
+  ParticipantServer p;
+  InProcessSettled s([](app::ServerConfig& c) {
+    WithGrpc(c);
+    REQUIRE(c.api.tokens.Add(api::Access::kRead, "reader-token-0123456789abcdef").ok());
+    REQUIRE(c.api.tokens.Add(api::Access::kClient, "client-token-0123456789abcdef").ok());
+  });
+  DtmClient client(s.grpc_port());
+  const grpc::Status anonymous = client.Submit(SagaRequest("g-1", p, {"a"}));
+  CHECK(anonymous.error_code() == grpc::StatusCode::UNAUTHENTICATED);
+  client.SetToken("reader-token-0123456789abcdef");
+  const grpc::Status reader = client.Submit(SagaRequest("g-1", p, {"a"}));
+  CHECK(reader.error_code() == grpc::StatusCode::PERMISSION_DENIED);
+  CHECK_THAT(reader.error_message(), Catch::Contains("Submit needs client"));
+  client.SetToken("client-token-0123456789abcdef");
+  CHECK(client.Submit(SagaRequest("g-1", p, {"a"})).ok());
+  CHECK(client.Topic(&dtmgimp::Dtm::Stub::DeleteTopic, "t", "").error_code() ==
+        grpc::StatusCode::PERMISSION_DENIED);  // admin only, as over HTTP
+}
+
+std::string FileText(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST_CASE("with --tls-cert the gRPC API is served over TLS only", "[grpc][tls]") {
+  testing::TempDir dir;
+  testing::TestCa ca(dir.path());
+  const testing::TestCa::Issued cert = ca.IssueForLocalhost();
+  ParticipantServer p;
+  InProcessSettled s(
+      [&](app::ServerConfig& c) {
+        WithGrpc(c);
+        c.api.tls = {cert.cert_file, cert.key_file};
+      },
+      ca.ca_file());
+  grpc::SslCredentialsOptions trust;
+  trust.pem_root_certs = FileText(ca.ca_file());
+  DtmClient secure(s.grpc_port(), grpc::SslCredentials(trust), "localhost");
+  CHECK(secure.Submit(SagaRequest("g-tls", p, {"a"})).ok());
+  DtmClient plain(s.grpc_port());
+  CHECK(plain.Submit(SagaRequest("g-plain", p, {"a"})).error_code() ==
+        grpc::StatusCode::UNAVAILABLE);
+  CHECK(s.StatusOf("g-plain").empty());
+}
+
+TEST_CASE("a client that is not ours, Python's grpcio with DTM's proto, drives every mode",
+          "[grpc][interop]") {
+  ParticipantServer p;
+  InProcessSettled s(WithGrpc);
+  testing::TempDir work;
+  testing::ChildProcess client(
+      {"/usr/bin/python3", std::string(SETTLE_INTEROP_DIR) + "/dtm_grpc_client.py",
+       std::to_string(s.grpc_port()), p.Url(""), SETTLE_DTM_PROTO_DIR, work.path()},
+      work.File("client.log"));
+  const std::string last = client.WaitForLine("python grpc client:", std::chrono::seconds(60));
+  CHECK(client.Wait(std::chrono::seconds(20)) == 0);
+  INFO("the client's stderr is in " << work.File("client.log"));
+  REQUIRE(last == "python grpc client: done");
+  CHECK(s.StatusOf("py-saga") == "succeed");
+  CHECK(s.StatusOf("py-tcc") == "succeed");
+  CHECK(p.CallsTo("/TransIn").at(0).body == R"({"amount": 30})");
+  CHECK(p.CountCalls("/Confirm01") == 1);
+  CHECK(p.CountCalls("/Confirm02") == 1);
+  REQUIRE(p.WaitForCalls("/Points", 1));
+  CHECK(s.WaitForStatus("py-msg", "succeed"));
+  CHECK(s.StatusOf("py-bad").empty());
+}
+
+}  // namespace
+}  // namespace settle
