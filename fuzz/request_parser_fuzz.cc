@@ -4,9 +4,9 @@
 // request_parser.h and the engine's checks (transaction_types.h) promise pure functions that
 // never throw and fail only with InvalidArgument naming the field; what passes both is what
 // the coordinator acts on, and must be valid: each of those is checked. Branch URLs may be
-// http:// or https:// (ParseUrl). The members nothing read are named (request_fields.h) in a
-// form safe for a header line, and a request's fingerprint matches itself
-// (request_fingerprint.h).
+// http:// or https:// (ParseUrl) or gRPC methods (ParseGrpcTarget). The members nothing read
+// are named (request_fields.h) in a form safe for a header line, and a request's fingerprint
+// matches itself (request_fingerprint.h).
 //
 // Input: [function selector] body or query string...
 
@@ -18,6 +18,7 @@
 
 #include "fuzz_support.h"
 #include "settle/api/request_parser.h"
+#include "settle/core/grpc_target.h"
 #include "settle/core/header_syntax.h"
 #include "settle/core/protocol.h"
 #include "settle/core/url.h"
@@ -100,8 +101,11 @@ Result<T> Checked(Result<T> parsed, Status (*check)(const T&)) {
   return parsed;
 }
 
-// A URL the branch caller can call: http:// or https://, as ParseUrl takes it.
-bool IsUrl(const std::string& url) { return static_cast<bool>(ParseUrl(url)); }
+// An address a branch caller can call: http:// or https://, as ParseUrl takes it, or a gRPC
+// method, as ParseGrpcTarget takes it.
+bool IsUrl(const std::string& url) {
+  return static_cast<bool>(ParseUrl(url)) || static_cast<bool>(ParseGrpcTarget(url));
+}
 
 void CheckDuration(const std::optional<Duration>& d) {
   if (d) FUZZ_CHECK(d->count() > 0 && d->count() <= kTenYearsMillis);  // 0 means "not sent"

@@ -1,5 +1,5 @@
-// ParseUrl (branch URLs from clients, http:// and https://) and ParseDuration
-// (command-line durations). Both run on every input.
+// ParseUrl (branch URLs from clients, http:// and https://), ParseGrpcTarget (gRPC methods)
+// and ParseDuration (command-line durations). All three run on every input.
 //
 // A URL it accepts must be what url.h promises, must come back the same when written out
 // again from its parts (Origin() and path_and_query, with the scheme in any case, and with
@@ -17,6 +17,7 @@
 
 #include "fuzz_support.h"
 #include "settle/core/duration_text.h"
+#include "settle/core/grpc_target.h"
 #include "settle/core/url.h"
 #include "settle/net/message.h"
 #include "settle/net/request_reader.h"
@@ -151,12 +152,34 @@ void FuzzDuration(std::string_view text) {
 }  // namespace
 }  // namespace settle::fuzz
 
+namespace settle::fuzz {
+
+// A gRPC method's address (grpc_target.h): refused with a message, or a host, a port and a
+// method of two parts that the origin names again.
+void FuzzGrpcTarget(std::string_view text) {
+  const Result<GrpcTarget> target = ParseGrpcTarget(text);
+  if (!target) {
+    FUZZ_CHECK(target.status().code() == StatusCode::kInvalidArgument);
+    FUZZ_CHECK(!target.status().message().empty());
+    return;
+  }
+  FUZZ_CHECK(LooksLikeGrpcTarget(text));
+  FUZZ_CHECK(!target->host.empty());
+  FUZZ_CHECK(target->port >= 1 && target->port <= 65535);
+  FUZZ_CHECK(target->method.size() >= 4 && target->method.front() == '/');
+  FUZZ_CHECK(std::count(target->method.begin(), target->method.end(), '/') == 2);
+  FUZZ_CHECK(target->Origin().ends_with(target->HostPort()));
+}
+
+}  // namespace settle::fuzz
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace settle::fuzz;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   // Some arbitrary bytes for the gid: the last few of the input.
   const std::string_view gid = text.substr(text.size() - std::min<std::size_t>(text.size(), 12));
   FuzzUrl(text, gid);
+  FuzzGrpcTarget(text);
   FuzzDuration(text);
   return 0;
 }

@@ -5,6 +5,7 @@
 
 #include "settle/api/api_server.h"
 #include "settle/async/io_threads.h"
+#include "settle/calls/grpc_branch_caller.h"
 #include "settle/calls/host_gated_caller.h"
 #include "settle/calls/http_branch_caller.h"
 #include "settle/core/periodic_thread.h"
@@ -29,6 +30,13 @@ std::string DefaultInstanceId() {
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
   return std::string(host[0] != '\0' ? host : "settled") + "-" + std::to_string(getpid());
+}
+
+// What gRPC participants are told (dtm-dtm) reaches this coordinator's gRPC API; empty when
+// it is off or on a port chosen at start.
+std::string GrpcAddress(const ServerConfig& c) {
+  if (!c.grpc.enabled || c.grpc.port == 0) return "";
+  return c.host + ":" + std::to_string(c.grpc.port);
 }
 
 }  // namespace
@@ -60,9 +68,11 @@ struct SettledServer::Parts {
                   : std::make_unique<drive::InstanceLease>(*s.leases, clock, c.lease)),
         retention(*store, clock, c.retention),
         http_caller(*client, clock),
+        grpc_caller(clock, {.ca_file = c.ca_file, .coordinator = GrpcAddress(c)}),
+        routing_caller(http_caller, grpc_caller),
         // A transaction a host's gate held is driven when the gate wakes it (the scheduler is
         // built below; no gate wakes anything before a call was made).
-        gated_caller(http_caller, clock, c.hosts,
+        gated_caller(routing_caller, clock, c.hosts,
                      [this](const std::vector<std::string>& gids) {
                        const TimePoint now = clock.Now();
                        for (const std::string& gid : gids) scheduler.Schedule(gid, now);
@@ -169,6 +179,8 @@ struct SettledServer::Parts {
   Retention retention;
   drive::CoordinatorMetrics metrics;
   calls::HttpBranchCaller http_caller;
+  calls::GrpcBranchCaller grpc_caller;
+  calls::SchemeRoutingCaller routing_caller;  // each call to the caller its URL needs
   calls::HostGatedCaller gated_caller;
   PeriodicThread gate_ticks;  // wakes what the gates release by time; runs while serving
   std::unique_ptr<drive::FencedBranchCaller> fenced_caller;  // null without leases

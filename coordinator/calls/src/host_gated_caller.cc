@@ -7,11 +7,16 @@
 #include <utility>
 
 #include "gate_log.h"
+#include "settle/core/grpc_target.h"
 #include "settle/core/url.h"
 
 namespace settle::calls {
 
 std::string OriginOf(const std::string& url) {
+  if (LooksLikeGrpcTarget(url)) {
+    Result<GrpcTarget> target = ParseGrpcTarget(url);
+    return target ? target->Origin() : std::string();
+  }
   Result<Url> parsed = ParseUrl(url);
   return parsed ? parsed->Origin() : std::string();
 }

@@ -25,17 +25,8 @@ HttpBranchCaller::HttpBranchCaller(net::Client& client, const Clock& clock,
 
 asio::awaitable<std::vector<engine::BranchOutcome>> HttpBranchCaller::CallAll(
     std::vector<engine::BranchCall> calls) {
-  if (calls.size() == 1) {
-    std::vector<engine::BranchOutcome> one;
-    engine::BranchOutcome outcome = co_await Call(std::move(calls[0]));
-    one.push_back(std::move(outcome));
-    co_return one;
-  }
-  std::vector<asio::awaitable<engine::BranchOutcome>> tasks;
-  tasks.reserve(calls.size());
-  for (engine::BranchCall& call : calls) tasks.push_back(Call(std::move(call)));
-  const asio::any_io_executor executor = co_await asio::this_coro::executor;
-  co_return co_await async::AwaitAll(executor, std::move(tasks));
+  return CallEach(std::move(calls),
+                  [this](engine::BranchCall call) { return Call(std::move(call)); });
 }
 
 asio::awaitable<engine::BranchOutcome> HttpBranchCaller::Call(engine::BranchCall call) {

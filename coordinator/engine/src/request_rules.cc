@@ -1,5 +1,6 @@
 #include "settle/engine/request_rules.h"
 
+#include "settle/core/grpc_target.h"
 #include "settle/core/header_syntax.h"
 #include "settle/core/url.h"
 
@@ -27,6 +28,12 @@ Status CheckGid(const std::string& gid) {
 
 Status CheckUrl(std::string_view path, const std::string& url, bool required) {
   if (url.empty()) return required ? FieldError(path, "required") : Status::Ok();
+  if (LooksLikeGrpcTarget(url)) {
+    if (auto target = ParseGrpcTarget(url); !target) {
+      return FieldError(path, target.status().message());
+    }
+    return Status::Ok();
+  }
   if (auto parsed = ParseUrl(url); !parsed) return FieldError(path, parsed.status().message());
   return Status::Ok();
 }
@@ -63,6 +70,23 @@ Status CheckOptions(const RequestOptions& options) {
     }
     if (!IsValidHeaderValue(value)) {
       return FieldError("branch_headers." + name, "must not contain control characters");
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckGrpcHeaders(const RequestOptions& options, const std::vector<std::string>& urls) {
+  bool any_grpc = false;
+  for (const std::string& url : urls) {
+    if (!url.empty() && !url.starts_with(kTopicPrefix) && LooksLikeGrpcTarget(url)) any_grpc = true;
+  }
+  if (!any_grpc) return Status::Ok();
+  for (const auto& [name, value] : options.branch_headers) {
+    if (!IsGrpcMetadataHeader(name, value)) {
+      return FieldError("branch_headers." + name,
+                        "cannot be sent as gRPC metadata to this transaction's gRPC participants "
+                        "(a name of [0-9A-Za-z-_.], not grpc-* or *-bin, and a printable ASCII "
+                        "value)");
     }
   }
   return Status::Ok();

@@ -7,6 +7,20 @@
 #include "settle/engine/saga_engine.h"
 
 namespace settle::engine {
+namespace {
+
+// Every participant address a request names: its steps' and its back-check's.
+std::vector<std::string> UrlsOf(const std::vector<SagaStep>& steps,
+                                const std::string& query_prepared) {
+  std::vector<std::string> urls{query_prepared};
+  for (const SagaStep& step : steps) {
+    urls.push_back(step.action_url);
+    urls.push_back(step.compensate_url);
+  }
+  return urls;
+}
+
+}  // namespace
 
 Status CheckPrepare(const PrepareRequest& request) {
   if (Status s = CheckGid(request.gid); !s.ok()) return s;
@@ -14,22 +28,29 @@ Status CheckPrepare(const PrepareRequest& request) {
   if (Status s = CheckTypeOf(request.trans_type, "prepare", types); !s.ok()) return s;
   if (Status s = CheckOptions(request.options); !s.ok()) return s;
   if (request.trans_type != TransType::kMsg) return Status::Ok();
-  return CheckMsg(request.steps, request.payloads, request.query_prepared, true);
+  if (Status s = CheckMsg(request.steps, request.payloads, request.query_prepared, true); !s.ok()) {
+    return s;
+  }
+  return CheckGrpcHeaders(request.options, UrlsOf(request.steps, request.query_prepared));
 }
 
 Status CheckSubmit(const SubmitRequest& request) {
   if (Status s = CheckGid(request.gid); !s.ok()) return s;
   if (Status s = CheckOptions(request.options); !s.ok()) return s;
+  Status checked = Status::Ok();
   switch (request.trans_type) {
     case TransType::kSaga:
-      return CheckSaga(request);
+      checked = CheckSaga(request);
+      break;
     case TransType::kMsg:
-      return CheckMsg(request.steps, request.payloads, request.query_prepared, false);
+      checked = CheckMsg(request.steps, request.payloads, request.query_prepared, false);
+      break;
     case TransType::kTcc:
     case TransType::kXa:
       break;
   }
-  return Status::Ok();
+  if (!checked.ok()) return checked;
+  return CheckGrpcHeaders(request.options, UrlsOf(request.steps, request.query_prepared));
 }
 
 Status CheckAbort(const AbortRequest& request) {

@@ -42,8 +42,9 @@ class HostGates {
   virtual std::vector<HostView> Hosts() const = 0;
 };
 
-// "http://host:port" of a branch URL, the key of its host's gate; empty if it does not parse
-// (no gate).
+// "http://host:port" of a branch URL (or "grpc://host:port", "grpcs://host:port" of a gRPC
+// method), the key of its host's gate: one gate per scheme, host and port; empty if it does
+// not parse (no gate).
 std::string OriginOf(const std::string& url);
 
 }  // namespace settle::calls

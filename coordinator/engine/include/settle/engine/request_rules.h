@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "settle/core/status.h"
 #include "settle/engine/requests.h"
@@ -21,7 +22,8 @@ std::string IndexPath(std::string_view path, std::size_t index);
 
 // A gid: required, 1..128 characters of [A-Za-z0-9_.:-].
 Status CheckGid(const std::string& gid);
-// An http(s) URL (docs/protocol.md §1.4), or empty when not `required`.
+// A participant's address: an http(s) URL (docs/protocol.md §1.4) or a gRPC method
+// (grpc_target.h, §10.4); or empty when not `required`.
 Status CheckUrl(std::string_view path, const std::string& url, bool required);
 // A free text a client or an operator may store: at most kMaxReasonLength bytes.
 Status CheckReason(std::string_view path, const std::string& text);
@@ -32,6 +34,9 @@ Status CheckTopic(std::string_view path, const std::string& topic);
 Status CheckStepCounts(std::string_view kind, std::size_t steps, std::size_t payloads);
 // The options every type takes: branch headers must be sendable as HTTP headers.
 Status CheckOptions(const RequestOptions& options);
+// The branch headers a transaction with a gRPC participant among `urls` sends: each must be
+// sendable as gRPC metadata (grpc_target.h); nothing to check without one.
+Status CheckGrpcHeaders(const RequestOptions& options, const std::vector<std::string>& urls);
 // That `type` is one of `allowed`, for an operation that exists only for some types (so that
 // a client that calls one by mistake learns why: "trans_type: registerBranch applies to tcc
 // and xa transactions only").

@@ -1,0 +1,99 @@
+#include "settle/core/grpc_target.h"
+
+#include "settle/core/url.h"
+
+namespace settle {
+namespace {
+
+bool StartsWithNoCase(std::string_view text, std::string_view prefix) {
+  if (text.size() < prefix.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    char c = text[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != prefix[i]) return false;
+  }
+  return true;
+}
+
+bool IsMethodPart(std::string_view part) {
+  if (part.empty()) return false;
+  for (char c : part) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string GrpcTarget::HostPort() const {
+  const bool ipv6 = host.find(':') != std::string::npos;
+  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+std::string GrpcTarget::Origin() const { return (tls ? "grpcs://" : "grpc://") + HostPort(); }
+
+bool LooksLikeGrpcTarget(std::string_view url) {
+  return StartsWithNoCase(url, "grpc://") || StartsWithNoCase(url, "grpcs://") ||
+         url.find("://") == std::string_view::npos;
+}
+
+Result<GrpcTarget> ParseGrpcTarget(std::string_view url) {
+  GrpcTarget target;
+  std::string as_http;
+  if (StartsWithNoCase(url, "grpcs://")) {
+    target.tls = true;
+    as_http = "https://" + std::string(url.substr(8));
+  } else if (StartsWithNoCase(url, "grpc://")) {
+    as_http = "http://" + std::string(url.substr(7));
+  } else if (url.find("://") == std::string_view::npos) {
+    // DTM's form names its port: a host alone is no gRPC address.
+    const std::size_t slash = url.find('/');
+    const std::string_view authority = url.substr(0, slash);
+    if (authority.empty() || authority.find(':') == std::string_view::npos ||
+        authority.back() == ']') {
+      return Status::InvalidArgument(
+          "must be an http:// or https:// URL, or a gRPC method: host:port/package.Service/Method "
+          "(or grpc://, grpcs://)");
+    }
+    as_http = "http://" + std::string(url);
+  } else {
+    return Status::InvalidArgument("must be a gRPC method: grpc:// or grpcs://");
+  }
+  Result<Url> parsed = ParseUrl(as_http);
+  if (!parsed) {
+    std::string problem = parsed.status().message();
+    if (problem.starts_with("must be an http")) problem = "has no host";
+    return Status::InvalidArgument("is not a gRPC method: it " + problem);
+  }
+  const std::string& path = parsed->path_and_query;
+  const std::size_t second = path.find('/', 1);
+  if (path.find('?') != std::string::npos || second == std::string::npos ||
+      !IsMethodPart(std::string_view(path).substr(1, second - 1)) ||
+      !IsMethodPart(std::string_view(path).substr(second + 1))) {
+    return Status::InvalidArgument(
+        "must name a gRPC method as /package.Service/Method, without a query");
+  }
+  target.host = parsed->host;
+  target.port = parsed->port;
+  target.method = path;
+  return target;
+}
+
+bool IsGrpcMetadataHeader(std::string_view name, std::string_view value) {
+  if (name.empty() || StartsWithNoCase(name, "grpc-")) return false;
+  if (name.size() >= 4 && StartsWithNoCase(name.substr(name.size() - 4), "-bin")) return false;
+  for (char c : name) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  for (unsigned char c : value) {
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+}  // namespace settle
