@@ -1,0 +1,81 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "settle/core/status.h"
+#include "settle/sdk/barrier.h"
+#include "settle/sdk/branch_request.h"
+#include "settle/sdk/participant.h"
+
+namespace grpc {
+class ServerBuilder;
+}
+
+namespace settle::sdk {
+
+struct GrpcBranchServerOptions {
+  // Handlers run on a pool of this many threads: each holds one while its business code runs.
+  // gRPC's own threads only receive calls and send answers.
+  std::size_t threads = 32;
+  // With a PEM certificate chain and key, Start serves over TLS only (grpcs://).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+};
+
+// A participant's branches as gRPC methods (docs/protocol.md §10.4): the coordinator calls
+// "/package.Service/Method" with the branch's bytes as the request message and dtm-gid,
+// dtm-trans_type, dtm-branch_id and dtm-op in the metadata. Each call becomes the same
+// BranchRequest an HTTP branch URL gets (path: the method; body: the message's bytes;
+// headers: the metadata), runs the same handler, under the same Barrier when it is Guarded,
+// and its BranchReply becomes the status DTM's gRPC protocol uses: OK (with the reply's body
+// as the answer's bytes), ABORTED for FAILURE (Conflict, NotFound, AlreadyExists),
+// FAILED_PRECONDITION for ONGOING (Pending), INVALID_ARGUMENT, UNAVAILABLE or INTERNAL for the
+// errors the coordinator retries. A call without valid dtm-* metadata is ABORTED naming the
+// key, as an HTTP branch URL refuses a bad query; a method nobody serves is UNIMPLEMENTED; a
+// handler that throws answers INTERNAL.
+//
+// Mount it on a grpc::ServerBuilder of the service's own (its typed services keep their
+// methods), or let Start run a server of its own.
+//
+// Lifetime: it must outlive the server it is mounted on, and a Barrier given to
+// OnQueryPrepared must outlive it. Thread-safety: register handlers before serving; calls are
+// then served from any number of threads at once.
+class GrpcBranchServer {
+ public:
+  explicit GrpcBranchServer(GrpcBranchServerOptions options = {});
+  ~GrpcBranchServer();  // Stop()
+  GrpcBranchServer(const GrpcBranchServer&) = delete;
+  GrpcBranchServer& operator=(const GrpcBranchServer&) = delete;
+
+  // `method` is "/package.Service/Method", as gRPC names it on the wire.
+  GrpcBranchServer& OnBranch(const std::string& method, BranchHandler handler);
+  // One op only: a call with another op is ABORTED.
+  GrpcBranchServer& OnTry(const std::string& method, BranchHandler handler);
+  GrpcBranchServer& OnConfirm(const std::string& method, BranchHandler handler);
+  GrpcBranchServer& OnCancel(const std::string& method, BranchHandler handler);
+  GrpcBranchServer& OnAction(const std::string& method, BranchHandler handler);
+  GrpcBranchServer& OnCompensate(const std::string& method, BranchHandler handler);
+  // A transactional message's back-check (QueryPrepared on `barrier`, msg_barrier.h).
+  GrpcBranchServer& OnQueryPrepared(const std::string& method, Barrier& barrier);
+
+  // Serves every registered method on `builder`'s server (as its generic service: at most one
+  // per server). Once.
+  void MountOn(grpc::ServerBuilder& builder);
+  // A server of its own on host:port (0: any free port); returns the port. Unavailable if it
+  // cannot listen there, InvalidArgument for an unreadable certificate or key.
+  Result<int> Start(const std::string& host, int port);
+  // Stops a server Start made, letting calls in progress answer. Idempotent.
+  void Stop();
+
+  struct Impl;  // the routes, the handler pool and the generic service (its calls see it)
+
+ private:
+  GrpcBranchServer& OnOp(const std::string& method, std::optional<BranchOp> op,
+                         BranchHandler handler);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace settle::sdk

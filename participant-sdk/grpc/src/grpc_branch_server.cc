@@ -1,0 +1,260 @@
+#include "settle/sdk/grpc_branch_server.h"
+
+#include <grpcpp/generic/async_generic_service.h>
+#include <grpcpp/grpcpp.h>
+
+#include <exception>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include "settle/async/asio.h"
+#include "settle/sdk/msg_barrier.h"
+
+namespace settle::sdk {
+namespace {
+
+grpc::Status ToGrpc(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kOk:
+      return grpc::Status::OK;
+    case StatusCode::kConflict:
+    case StatusCode::kNotFound:
+    case StatusCode::kAlreadyExists:
+      return {grpc::StatusCode::ABORTED, status.message()};
+    case StatusCode::kPending:
+      return {grpc::StatusCode::FAILED_PRECONDITION, status.message()};
+    case StatusCode::kInvalidArgument:
+      return {grpc::StatusCode::INVALID_ARGUMENT, status.message()};
+    case StatusCode::kUnavailable:
+      return {grpc::StatusCode::UNAVAILABLE, status.message()};
+    default:
+      break;
+  }
+  return {grpc::StatusCode::INTERNAL, status.message()};
+}
+
+std::string Metadata(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+                     const char* key, bool& present) {
+  const auto it = metadata.find(key);
+  present = it != metadata.end();
+  return present ? std::string(it->second.data(), it->second.size()) : std::string();
+}
+
+// The dtm-* metadata into `request`, as ParseBranchQuery reads an HTTP branch URL's query.
+Status ReadBranchMetadata(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+                          BranchRequest& request) {
+  std::multimap<std::string, std::string> params;
+  for (const auto& [key, param] :
+       {std::pair{"dtm-gid", "gid"}, std::pair{"dtm-trans_type", "trans_type"},
+        std::pair{"dtm-branch_id", "branch_id"}, std::pair{"dtm-op", "op"}}) {
+    bool present = false;
+    std::string value = Metadata(metadata, key, present);
+    if (present) params.emplace(param, std::move(value));
+  }
+  Status s = ParseBranchQuery(params, request);
+  if (s.ok()) return s;
+  // Name the metadata key, not the query parameter the HTTP form has.
+  return Status::Conflict("dtm-" + s.message());
+}
+
+struct Route {
+  std::optional<BranchOp> op;
+  BranchHandler handler;
+};
+
+}  // namespace
+
+struct GrpcBranchServer::Impl;
+
+namespace {
+
+class BranchReactor final : public grpc::ServerGenericBidiReactor {
+ public:
+  BranchReactor(grpc::GenericCallbackServerContext* context, GrpcBranchServer::Impl& server)
+      : context_(context), server_(server) {
+    StartRead(&request_);
+  }
+  void OnReadDone(bool ok) override;
+  void OnDone() override { delete this; }
+
+ private:
+  void Answer(const BranchReply& reply);
+
+  grpc::GenericCallbackServerContext* context_;
+  GrpcBranchServer::Impl& server_;
+  grpc::ByteBuffer request_;
+  grpc::ByteBuffer response_;
+};
+
+class Service final : public grpc::CallbackGenericService {
+ public:
+  explicit Service(GrpcBranchServer::Impl& server) : server_(server) {}
+  grpc::ServerGenericBidiReactor* CreateReactor(
+      grpc::GenericCallbackServerContext* context) override {
+    return new BranchReactor(context, server_);
+  }
+
+ private:
+  GrpcBranchServer::Impl& server_;
+};
+
+}  // namespace
+
+struct GrpcBranchServer::Impl {
+  explicit Impl(GrpcBranchServerOptions o)
+      : options(std::move(o)), pool(options.threads), service(*this) {}
+
+  GrpcBranchServerOptions options;
+  std::map<std::string, Route> routes;  // by method; fixed once serving
+  asio::thread_pool pool;
+  Service service;
+  bool mounted = false;
+  std::unique_ptr<grpc::Server> own_server;
+};
+
+namespace {
+
+BranchReply RunHandler(const Route& route, const BranchRequest& request) {
+  if (route.op && request.op != *route.op) {
+    return BranchReply::Failure("this method serves op " + std::string(ToString(*route.op)) +
+                                ", not " + std::string(ToString(request.op)));
+  }
+  try {
+    return route.handler(request);
+  } catch (const std::exception& e) {
+    return BranchReply::Error(Status::Internal(std::string("handler threw: ") + e.what()));
+  } catch (...) {
+    return BranchReply::Error(Status::Internal("handler threw"));
+  }
+}
+
+}  // namespace
+
+void BranchReactor::OnReadDone(bool ok) {
+  if (!ok) {
+    Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no request message"));
+    return;
+  }
+  const auto route = server_.routes.find(context_->method());
+  if (route == server_.routes.end()) {
+    Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                        "no branch handler for " + context_->method()));
+    return;
+  }
+  BranchRequest request;
+  request.path = context_->method();
+  if (Status s = ReadBranchMetadata(context_->client_metadata(), request); !s.ok()) {
+    Answer(BranchReply::Error(std::move(s)));
+    return;
+  }
+  std::vector<grpc::Slice> slices;
+  if (request_.Dump(&slices).ok()) {
+    for (const grpc::Slice& slice : slices) {
+      request.body.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    }
+  }
+  for (const auto& [key, value] : context_->client_metadata()) {
+    request.headers.emplace(std::string(key.data(), key.size()),
+                            std::string(value.data(), value.size()));
+  }
+  // The business code may block: on the handler pool, never on gRPC's threads.
+  const Route* chosen = &route->second;
+  asio::post(server_.pool, [this, chosen, request = std::move(request)] {
+    Answer(RunHandler(*chosen, request));
+  });
+}
+
+void BranchReactor::Answer(const BranchReply& reply) {
+  if (!reply.status.ok()) {
+    Finish(ToGrpc(reply.status));
+    return;
+  }
+  grpc::Slice bytes(reply.body);
+  response_ = grpc::ByteBuffer(&bytes, 1);
+  StartWriteAndFinish(&response_, grpc::WriteOptions(), grpc::Status::OK);
+}
+
+GrpcBranchServer::GrpcBranchServer(GrpcBranchServerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+GrpcBranchServer::~GrpcBranchServer() {
+  Stop();
+  impl_->pool.join();
+}
+
+GrpcBranchServer& GrpcBranchServer::OnOp(const std::string& method, std::optional<BranchOp> op,
+                                         BranchHandler handler) {
+  impl_->routes[method] = Route{op, std::move(handler)};
+  return *this;
+}
+
+GrpcBranchServer& GrpcBranchServer::OnBranch(const std::string& method, BranchHandler handler) {
+  return OnOp(method, std::nullopt, std::move(handler));
+}
+GrpcBranchServer& GrpcBranchServer::OnTry(const std::string& method, BranchHandler handler) {
+  return OnOp(method, BranchOp::kTry, std::move(handler));
+}
+GrpcBranchServer& GrpcBranchServer::OnConfirm(const std::string& method, BranchHandler handler) {
+  return OnOp(method, BranchOp::kConfirm, std::move(handler));
+}
+GrpcBranchServer& GrpcBranchServer::OnCancel(const std::string& method, BranchHandler handler) {
+  return OnOp(method, BranchOp::kCancel, std::move(handler));
+}
+GrpcBranchServer& GrpcBranchServer::OnAction(const std::string& method, BranchHandler handler) {
+  return OnOp(method, BranchOp::kAction, std::move(handler));
+}
+GrpcBranchServer& GrpcBranchServer::OnCompensate(const std::string& method, BranchHandler handler) {
+  return OnOp(method, BranchOp::kCompensate, std::move(handler));
+}
+
+GrpcBranchServer& GrpcBranchServer::OnQueryPrepared(const std::string& method, Barrier& barrier) {
+  return OnOp(method, std::nullopt, [&barrier](const BranchRequest& request) {
+    return QueryPrepared(barrier, request.gid);
+  });
+}
+
+void GrpcBranchServer::MountOn(grpc::ServerBuilder& builder) {
+  impl_->mounted = true;
+  builder.RegisterCallbackGenericService(&impl_->service);
+}
+
+Result<int> GrpcBranchServer::Start(const std::string& host, int port) {
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (!impl_->options.tls_cert_file.empty()) {
+    auto read = [](const std::string& path) -> std::optional<std::string> {
+      std::ifstream in(path, std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      if (!in) return std::nullopt;
+      return text.str();
+    };
+    const auto cert = read(impl_->options.tls_cert_file);
+    const auto key = read(impl_->options.tls_key_file);
+    if (!cert || !key) return Status::InvalidArgument("cannot read the TLS certificate or key");
+    grpc::SslServerCredentialsOptions tls;
+    tls.pem_key_cert_pairs.push_back({*key, *cert});
+    credentials = grpc::SslServerCredentials(tls);
+  }
+  grpc::ServerBuilder builder;
+  int bound = 0;
+  const bool v6 = host.find(':') != std::string::npos;
+  const std::string address = (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+  builder.AddListeningPort(address, credentials, &bound);
+  MountOn(builder);
+  impl_->own_server = builder.BuildAndStart();
+  if (impl_->own_server == nullptr || bound == 0) {
+    impl_->own_server.reset();
+    return Status::Unavailable("cannot serve gRPC on " + address);
+  }
+  return bound;
+}
+
+void GrpcBranchServer::Stop() {
+  if (impl_->own_server == nullptr) return;
+  impl_->own_server->Shutdown();
+  impl_->own_server.reset();
+}
+
+}  // namespace settle::sdk
