@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "settle/async/await.h"
+#include "settle/core/grpc_codes.h"
 #include "settle/core/grpc_target.h"
 
 namespace settle::calls {
@@ -25,58 +26,6 @@ engine::BranchOutcome Unknown(std::string detail) {
 std::string Lowercase(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return text;
-}
-
-BranchResult ResultOf(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::OK:
-      return BranchResult::kSuccess;
-    case grpc::StatusCode::ABORTED:
-      return BranchResult::kFailure;
-    case grpc::StatusCode::FAILED_PRECONDITION:
-      return BranchResult::kOngoing;
-    default:
-      return BranchResult::kUnknown;
-  }
-}
-
-std::string CodeName(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::CANCELLED:
-      return "CANCELLED";
-    case grpc::StatusCode::UNKNOWN:
-      return "UNKNOWN";
-    case grpc::StatusCode::INVALID_ARGUMENT:
-      return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::NOT_FOUND:
-      return "NOT_FOUND";
-    case grpc::StatusCode::ALREADY_EXISTS:
-      return "ALREADY_EXISTS";
-    case grpc::StatusCode::PERMISSION_DENIED:
-      return "PERMISSION_DENIED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::FAILED_PRECONDITION:
-      return "FAILED_PRECONDITION";
-    case grpc::StatusCode::ABORTED:
-      return "ABORTED";
-    case grpc::StatusCode::OUT_OF_RANGE:
-      return "OUT_OF_RANGE";
-    case grpc::StatusCode::UNIMPLEMENTED:
-      return "UNIMPLEMENTED";
-    case grpc::StatusCode::INTERNAL:
-      return "INTERNAL";
-    case grpc::StatusCode::UNAVAILABLE:
-      return "UNAVAILABLE";
-    case grpc::StatusCode::DATA_LOSS:
-      return "DATA_LOSS";
-    case grpc::StatusCode::UNAUTHENTICATED:
-      return "UNAUTHENTICATED";
-    default:
-      return "code " + std::to_string(static_cast<int>(code));
-  }
 }
 
 }  // namespace
@@ -163,11 +112,11 @@ asio::awaitable<engine::BranchOutcome> GrpcBranchCaller::Call(engine::BranchCall
               &exchange->response,
               [exchange, done = std::move(done)](grpc::Status s) mutable { done(std::move(s)); });
         });
-    outcome.result = ResultOf(status.error_code());
+    const int code = static_cast<int>(status.error_code());
+    outcome.result = ClassifyGrpcCode(code);
     if (outcome.result != BranchResult::kSuccess) {
       std::string message = status.error_message().substr(0, 200);
-      outcome.detail =
-          "gRPC " + CodeName(status.error_code()) + (message.empty() ? "" : ": " + message);
+      outcome.detail = "gRPC " + GrpcCodeName(code) + (message.empty() ? "" : ": " + message);
     }
   } catch (const std::exception& e) {
     outcome = Unknown(std::string("internal error calling the branch: ") + e.what());

@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "settle/core/grpc_codes.h"
+
 namespace settle::grpc_api {
 namespace {
 
@@ -47,23 +49,12 @@ std::string InProtoNames(std::string_view message, std::string_view url_name) {
 }
 
 grpc::Status ToGrpcStatus(const Status& status, std::string_view url_name) {
-  switch (status.code()) {
-    case StatusCode::kOk:
-      return grpc::Status::OK;
-    case StatusCode::kInvalidArgument:
-      return {grpc::StatusCode::INVALID_ARGUMENT, InProtoNames(status.message(), url_name)};
-    case StatusCode::kNotFound:
-    case StatusCode::kAlreadyExists:
-    case StatusCode::kConflict:
-      return {grpc::StatusCode::ABORTED, status.message()};
-    case StatusCode::kPending:
-      return {grpc::StatusCode::FAILED_PRECONDITION, status.message()};
-    case StatusCode::kUnavailable:
-      return {grpc::StatusCode::UNAVAILABLE, status.message()};
-    default:
-      break;
+  if (status.ok()) return grpc::Status::OK;
+  const auto code = static_cast<grpc::StatusCode>(GrpcCodeOf(status.code()));
+  if (status.code() == StatusCode::kInvalidArgument) {
+    return {code, InProtoNames(status.message(), url_name)};
   }
-  return {grpc::StatusCode::INTERNAL, status.message()};
+  return {code, status.message()};
 }
 
 }  // namespace settle::grpc_api

@@ -10,29 +10,15 @@
 #include <utility>
 
 #include "settle/async/asio.h"
+#include "settle/core/grpc_codes.h"
 #include "settle/sdk/msg_barrier.h"
 
 namespace settle::sdk {
 namespace {
 
 grpc::Status ToGrpc(const Status& status) {
-  switch (status.code()) {
-    case StatusCode::kOk:
-      return grpc::Status::OK;
-    case StatusCode::kConflict:
-    case StatusCode::kNotFound:
-    case StatusCode::kAlreadyExists:
-      return {grpc::StatusCode::ABORTED, status.message()};
-    case StatusCode::kPending:
-      return {grpc::StatusCode::FAILED_PRECONDITION, status.message()};
-    case StatusCode::kInvalidArgument:
-      return {grpc::StatusCode::INVALID_ARGUMENT, status.message()};
-    case StatusCode::kUnavailable:
-      return {grpc::StatusCode::UNAVAILABLE, status.message()};
-    default:
-      break;
-  }
-  return {grpc::StatusCode::INTERNAL, status.message()};
+  if (status.ok()) return grpc::Status::OK;
+  return {static_cast<grpc::StatusCode>(GrpcCodeOf(status.code())), status.message()};
 }
 
 std::string Metadata(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
@@ -63,12 +49,6 @@ struct Route {
   std::optional<BranchOp> op;
   BranchHandler handler;
 };
-
-}  // namespace
-
-struct GrpcBranchServer::Impl;
-
-namespace {
 
 class BranchReactor final : public grpc::ServerGenericBidiReactor {
  public:

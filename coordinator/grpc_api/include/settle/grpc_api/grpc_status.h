@@ -7,15 +7,9 @@
 
 #include "settle/core/status.h"
 
-// The one place where a Status becomes a gRPC status, for settled's gRPC API as DTM's clients
-// read it (docs/protocol.md §10.3):
-//
-//   OK                                  OK
-//   InvalidArgument                     INVALID_ARGUMENT, the field in the proto's names
-//   NotFound, AlreadyExists, Conflict   ABORTED (DTM's FAILURE)
-//   Pending                             FAILED_PRECONDITION (DTM's ONGOING)
-//   Unavailable                         UNAVAILABLE
-//   Internal and anything else          INTERNAL
+// A Status as settled's gRPC API answers it (docs/protocol.md §10.3): the code from the one
+// mapping of settle/core/grpc_codes.h (ABORTED for FAILURE, FAILED_PRECONDITION for ONGOING,
+// ...), and for INVALID_ARGUMENT the field in the proto's names.
 namespace settle::grpc_api {
 
 // `url_name`: what the engine's "url" is in this request: an XA branch's "Data.url", a topic
