@@ -46,6 +46,7 @@ Result<std::unique_ptr<BankService>> BankService::Open(const BankOptions& option
 BankService::BankService(std::unique_ptr<sdk::SqliteBarrierStore> store, const BankOptions& options)
     : store_(std::move(store)),
       barrier_(*store_, clock_),
+      grpc_(sdk::GrpcBranchServerOptions{.threads = options.threads}),
       participant_(sdk::ParticipantOptions{.threads = options.threads}) {
   if (options.barrier_retention.count() > 0) {
     cleaner_ = std::make_unique<sdk::BarrierCleaner>(
@@ -63,6 +64,16 @@ BankService::BankService(std::unique_ptr<sdk::SqliteBarrierStore> store, const B
       .OnCompensate("/api/TransInCompensate", GuardedTransfer(barrier_, TransInCompensate))
       .OnGet("/api/accounts", ListAccountsRoute(*store_))
       .OnGet(R"(/api/accounts/([^/]+))", GetAccountRoute(*store_));
+  grpc_.OnTry("/bank.Bank/TransOutTry", GuardedTransfer(barrier_, TransOutTry))
+      .OnConfirm("/bank.Bank/TransOutConfirm", GuardedTransfer(barrier_, TransOutConfirm))
+      .OnCancel("/bank.Bank/TransOutCancel", GuardedTransfer(barrier_, TransOutCancel))
+      .OnTry("/bank.Bank/TransInTry", GuardedTransfer(barrier_, TransInTry))
+      .OnConfirm("/bank.Bank/TransInConfirm", GuardedTransfer(barrier_, TransInConfirm))
+      .OnCancel("/bank.Bank/TransInCancel", GuardedTransfer(barrier_, TransInCancel))
+      .OnAction("/bank.Bank/TransOut", GuardedTransfer(barrier_, TransOut))
+      .OnCompensate("/bank.Bank/TransOutCompensate", GuardedTransfer(barrier_, TransOutCompensate))
+      .OnAction("/bank.Bank/TransIn", GuardedTransfer(barrier_, TransIn))
+      .OnCompensate("/bank.Bank/TransInCompensate", GuardedTransfer(barrier_, TransInCompensate));
 }
 
 BankService::~BankService() { Stop(); }
@@ -73,7 +84,12 @@ Result<int> BankService::Start(const std::string& host, int port) {
   return bound;
 }
 
+Result<int> BankService::StartGrpc(const std::string& host, int port) {
+  return grpc_.Start(host, port);
+}
+
 void BankService::Stop() {
+  grpc_.Stop();
   participant_.Stop();
   if (cleaner_ != nullptr) cleaner_->Stop();
 }

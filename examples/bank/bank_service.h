@@ -8,6 +8,7 @@
 #include "settle/core/status.h"
 #include "settle/sdk/barrier.h"
 #include "settle/sdk/barrier_cleaner.h"
+#include "settle/sdk/grpc_branch_server.h"
 #include "settle/sdk/participant.h"
 #include "settle/sdk/sqlite_barrier_store.h"
 
@@ -25,7 +26,9 @@ struct BankOptions {
 
 // The bank: its accounts and the barrier in one SQLite file, and the branch URLs of a TCC and
 // a saga transfer (transfer_branches.h) plus the account reads (account_routes.h) on a
-// participant server. Thread-safe; Stop() (or the destructor) waits for calls in progress.
+// participant server; with StartGrpc, the same branches as gRPC methods too
+// (/bank.Bank/TransOut, /bank.Bank/TransInConfirm, ...; the request message is the same JSON
+// body). Thread-safe; Stop() (or the destructor) waits for calls in progress.
 class BankService {
  public:
   // Opens the database, creating the tables and, on the first start, the accounts.
@@ -35,6 +38,8 @@ class BankService {
 
   // Serves on host:port (0: any free port); returns the port.
   Result<int> Start(const std::string& host, int port);
+  // Serves the branches as gRPC methods on host:port (0: any free port); returns the port.
+  Result<int> StartGrpc(const std::string& host, int port);
   void Stop();
 
  private:
@@ -44,6 +49,7 @@ class BankService {
   std::unique_ptr<sdk::SqliteBarrierStore> store_;
   sdk::Barrier barrier_;
   std::unique_ptr<sdk::BarrierCleaner> cleaner_;  // null without a barrier retention
+  sdk::GrpcBranchServer grpc_;
   sdk::Participant participant_;  // last: stopped before what its handlers use goes away
 };
 

@@ -1,7 +1,8 @@
 // bank-participant: a bank with accounts "1".."K" in its own SQLite file, serving the branch
 // URLs of a TCC transfer (TransOutTry/Confirm/Cancel, TransInTry/Confirm/Cancel) and of a saga
 // transfer (TransOut, TransIn and their compensations), each guarded by the SDK's barrier, plus
-// GET /api/accounts[/ID]. Calls carry {"account_id":"1","amount":30}.
+// GET /api/accounts[/ID]; with --grpc-port, the same branches as gRPC methods too
+// (/bank.Bank/TransOut, ...). Calls carry {"account_id":"1","amount":30}.
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -29,6 +30,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::int64_t{0}, settle::bank::kMaxAmount))
       ->capture_default_str();
   app.add_option("--host", host, "Address to listen on")->capture_default_str();
+  int grpc_port = -1;
+  app.add_option("--grpc-port", grpc_port,
+                 "Also serve the branches as gRPC methods (bank.Bank/TransOut, ...) on this port "
+                 "(0: any free port; absent: no gRPC)")
+      ->check(CLI::Range(0, 65535));
   app.add_option("--threads", options.threads,
                  "Requests handled at once (idle keep-alive connections hold no thread)")
       ->check(CLI::Range(1, 4096))
@@ -50,9 +56,19 @@ int main(int argc, char** argv) {
 
   auto bank = settle::bank::BankService::Open(options);
   if (!bank) return std::fprintf(stderr, "%s\n", bank.status().ToString().c_str()), 1;
+  // gRPC first: once the HTTP port answers, both do.
+  int grpc_bound = 0;
+  if (grpc_port >= 0) {
+    auto started = (*bank)->StartGrpc(host, grpc_port);
+    if (!started) return std::fprintf(stderr, "%s\n", started.status().ToString().c_str()), 1;
+    grpc_bound = *started;
+  }
   auto bound = (*bank)->Start(host, port);
   if (!bound) return std::fprintf(stderr, "%s\n", bound.status().ToString().c_str()), 1;
   std::printf("bank-participant listening on http://%s:%d\n", host.c_str(), *bound);
+  if (grpc_bound > 0) {
+    std::printf("bank-participant gRPC branches on %s:%d\n", host.c_str(), grpc_bound);
+  }
   std::fflush(stdout);
 
   settle::WaitForStopSignal();

@@ -34,6 +34,14 @@ std::string ApiBase(const std::string& coordinator) {
   return coordinator;
 }
 
+// A branch of `bank` named `name`: http://host:port/api/<name> for an HTTP bank,
+// host:port/bank.Bank/<name> (or grpc://host:port/bank.Bank/<name>) for a bank serving its
+// branches over gRPC (bank-participant --grpc-port).
+std::string Branch(const std::string& bank, const std::string& name) {
+  const bool http = bank.starts_with("http://") || bank.starts_with("https://");
+  return bank + (http ? "/api/" : "/bank.Bank/") + name;
+}
+
 std::string Body(const std::string& account, long long amount) {
   return R"({"account_id":")" + account + R"(","amount":)" + std::to_string(amount) + "}";
 }
@@ -43,12 +51,13 @@ settle::Result<settle::sdk::Outcome> RunTcc(settle::sdk::Client& client, const s
   settle::sdk::TransOptions options;
   options.wait_result = true;
   return settle::sdk::RunTcc(client, gid, options, [&](settle::sdk::Tcc& tcc) {
-    auto out =
-        tcc.CallBranch(Body(a.from, a.amount), a.from_bank + "/api/TransOutTry",
-                       a.from_bank + "/api/TransOutConfirm", a.from_bank + "/api/TransOutCancel");
+    auto out = tcc.CallBranch(Body(a.from, a.amount), Branch(a.from_bank, "TransOutTry"),
+                              Branch(a.from_bank, "TransOutConfirm"),
+                              Branch(a.from_bank, "TransOutCancel"));
     if (!out) return out.status();
-    auto in = tcc.CallBranch(Body(a.to, a.amount), a.to_bank + "/api/TransInTry",
-                             a.to_bank + "/api/TransInConfirm", a.to_bank + "/api/TransInCancel");
+    auto in =
+        tcc.CallBranch(Body(a.to, a.amount), Branch(a.to_bank, "TransInTry"),
+                       Branch(a.to_bank, "TransInConfirm"), Branch(a.to_bank, "TransInCancel"));
     return in ? settle::Status::Ok() : in.status();
   });
 }
@@ -56,9 +65,10 @@ settle::Result<settle::sdk::Outcome> RunTcc(settle::sdk::Client& client, const s
 settle::Result<settle::sdk::Outcome> RunSaga(settle::sdk::Client& client, const std::string& gid,
                                              const Args& a) {
   settle::sdk::Saga saga(client, gid);
-  saga.Add(a.from_bank + "/api/TransOut", a.from_bank + "/api/TransOutCompensate",
+  saga.Add(Branch(a.from_bank, "TransOut"), Branch(a.from_bank, "TransOutCompensate"),
            Body(a.from, a.amount))
-      .Add(a.to_bank + "/api/TransIn", a.to_bank + "/api/TransInCompensate", Body(a.to, a.amount));
+      .Add(Branch(a.to_bank, "TransIn"), Branch(a.to_bank, "TransInCompensate"),
+           Body(a.to, a.amount));
   saga.options().wait_result = true;
   return saga.Submit();
 }
@@ -73,7 +83,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--from-bank", a.from_bank, "URL of the bank paying, e.g. http://127.0.0.1:8081")
       ->required();
-  app.add_option("--to-bank", a.to_bank, "URL of the bank receiving")->required();
+  app.add_option("--to-bank", a.to_bank,
+                 "URL of the bank receiving; with --mode saga, either bank may be a gRPC one: "
+                 "host:port of its --grpc-port")
+      ->required();
   app.add_option("--from", a.from, "Account paying")->required();
   app.add_option("--to", a.to, "Account receiving")->required();
   app.add_option("--amount", a.amount, "Amount, a positive integer")
@@ -83,6 +96,12 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"tcc", "saga"}))
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  for (const std::string* bank : {&a.from_bank, &a.to_bank}) {
+    if (a.mode == "tcc" && !bank->starts_with("http")) {
+      // A TCC's Try is called by this client, which speaks HTTP to participants.
+      return std::fprintf(stderr, "--mode tcc needs HTTP banks; a gRPC bank takes a saga\n"), 2;
+    }
+  }
   for (std::string* bank : {&a.from_bank, &a.to_bank}) {
     while (!bank->empty() && bank->back() == '/') bank->pop_back();
   }
