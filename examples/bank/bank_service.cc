@@ -23,6 +23,51 @@ Status CheckOptions(const BankOptions& options) {
   return Status::Ok();
 }
 
+// A transfer's branches: the name each is served under (/api/<name> over HTTP,
+// /bank.Bank/<name> over gRPC), the one op it serves, its business code.
+struct TransferBranch {
+  const char* name;
+  BranchOp op;
+  TransferBusiness business;
+};
+const TransferBranch kTransferBranches[] = {
+    {"TransOutTry", BranchOp::kTry, TransOutTry},
+    {"TransOutConfirm", BranchOp::kConfirm, TransOutConfirm},
+    {"TransOutCancel", BranchOp::kCancel, TransOutCancel},
+    {"TransInTry", BranchOp::kTry, TransInTry},
+    {"TransInConfirm", BranchOp::kConfirm, TransInConfirm},
+    {"TransInCancel", BranchOp::kCancel, TransInCancel},
+    {"TransOut", BranchOp::kAction, TransOut},
+    {"TransOutCompensate", BranchOp::kCompensate, TransOutCompensate},
+    {"TransIn", BranchOp::kAction, TransIn},
+    {"TransInCompensate", BranchOp::kCompensate, TransInCompensate},
+};
+
+// Registers `handler` for `op` only on `server` (a Participant or a GrpcBranchServer).
+template <typename Server>
+void Serve(Server& server, const std::string& path, BranchOp op, sdk::BranchHandler handler) {
+  switch (op) {
+    case BranchOp::kTry:
+      server.OnTry(path, std::move(handler));
+      return;
+    case BranchOp::kConfirm:
+      server.OnConfirm(path, std::move(handler));
+      return;
+    case BranchOp::kCancel:
+      server.OnCancel(path, std::move(handler));
+      return;
+    case BranchOp::kAction:
+      server.OnAction(path, std::move(handler));
+      return;
+    case BranchOp::kCompensate:
+      server.OnCompensate(path, std::move(handler));
+      return;
+    default:
+      server.OnBranch(path, std::move(handler));
+      return;
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<BankService>> BankService::Open(const BankOptions& options) {
@@ -52,28 +97,13 @@ BankService::BankService(std::unique_ptr<sdk::SqliteBarrierStore> store, const B
     cleaner_ = std::make_unique<sdk::BarrierCleaner>(
         barrier_, sdk::BarrierCleanerOptions{.retention = options.barrier_retention});
   }
-  participant_.OnTry("/api/TransOutTry", GuardedTransfer(barrier_, TransOutTry))
-      .OnConfirm("/api/TransOutConfirm", GuardedTransfer(barrier_, TransOutConfirm))
-      .OnCancel("/api/TransOutCancel", GuardedTransfer(barrier_, TransOutCancel))
-      .OnTry("/api/TransInTry", GuardedTransfer(barrier_, TransInTry))
-      .OnConfirm("/api/TransInConfirm", GuardedTransfer(barrier_, TransInConfirm))
-      .OnCancel("/api/TransInCancel", GuardedTransfer(barrier_, TransInCancel))
-      .OnAction("/api/TransOut", GuardedTransfer(barrier_, TransOut))
-      .OnCompensate("/api/TransOutCompensate", GuardedTransfer(barrier_, TransOutCompensate))
-      .OnAction("/api/TransIn", GuardedTransfer(barrier_, TransIn))
-      .OnCompensate("/api/TransInCompensate", GuardedTransfer(barrier_, TransInCompensate))
-      .OnGet("/api/accounts", ListAccountsRoute(*store_))
+  for (const TransferBranch& branch : kTransferBranches) {
+    const sdk::BranchHandler handler = GuardedTransfer(barrier_, branch.business);
+    Serve(participant_, std::string("/api/") + branch.name, branch.op, handler);
+    Serve(grpc_, std::string("/bank.Bank/") + branch.name, branch.op, handler);
+  }
+  participant_.OnGet("/api/accounts", ListAccountsRoute(*store_))
       .OnGet(R"(/api/accounts/([^/]+))", GetAccountRoute(*store_));
-  grpc_.OnTry("/bank.Bank/TransOutTry", GuardedTransfer(barrier_, TransOutTry))
-      .OnConfirm("/bank.Bank/TransOutConfirm", GuardedTransfer(barrier_, TransOutConfirm))
-      .OnCancel("/bank.Bank/TransOutCancel", GuardedTransfer(barrier_, TransOutCancel))
-      .OnTry("/bank.Bank/TransInTry", GuardedTransfer(barrier_, TransInTry))
-      .OnConfirm("/bank.Bank/TransInConfirm", GuardedTransfer(barrier_, TransInConfirm))
-      .OnCancel("/bank.Bank/TransInCancel", GuardedTransfer(barrier_, TransInCancel))
-      .OnAction("/bank.Bank/TransOut", GuardedTransfer(barrier_, TransOut))
-      .OnCompensate("/bank.Bank/TransOutCompensate", GuardedTransfer(barrier_, TransOutCompensate))
-      .OnAction("/bank.Bank/TransIn", GuardedTransfer(barrier_, TransIn))
-      .OnCompensate("/bank.Bank/TransInCompensate", GuardedTransfer(barrier_, TransInCompensate));
 }
 
 BankService::~BankService() { Stop(); }
