@@ -82,7 +82,7 @@ function startSettled() {
                            `admin ${tokens.admin}  # on-call\n`, { mode: 0o600 });
   return new Promise((resolve, reject) => {
     settled = spawn(settledBinary, [
-      '--port', '0', '--db', path.join(workDir, 'settle.db'), '--log-level', 'warn',
+      '--port', '0', '--grpc-port', '0', '--db', path.join(workDir, 'settle.db'), '--log-level', 'warn',
       '--token-file', tokenFile,
       // Failed calls are retried only an hour later, or when the operator asks.
       '--retry-interval', '1h', '--retry-max', '1h',

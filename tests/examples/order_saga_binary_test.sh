@@ -13,7 +13,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$settled" --port 0 --db "$work/settle.db" >"$work/settled.log" 2>&1 &
+"$settled" --port 0 --grpc-port 0 --db "$work/settle.db" >"$work/settled.log" 2>&1 &
 pid=$!
 for _ in $(seq 200); do
   grep -q "listening on http://" "$work/settled.log" && break

@@ -35,7 +35,7 @@ cmake --build "$work/consumer/build" >"$work/build.log" 2>&1 || { cat "$work/bui
 g++ -O1 -o "$work/stock-service-pc" "$work/consumer/stock_service.cc" \
   $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs settle-sdk)
 
-start "$work/settled.log" "$prefix/bin/settled" --port 0 --db "$work/settle.db"
+start "$work/settled.log" "$prefix/bin/settled" --port 0 --grpc-port 0 --db "$work/settle.db"
 api="http://$address"
 
 "$work/consumer/build/stock-service" "$api/api/settle" "$work/cmake.db"

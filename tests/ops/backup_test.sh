@@ -16,7 +16,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-start "$work/settled.log" "$settled" --port 0 --db "$work/settle.db" --log-level warn
+start "$work/settled.log" "$settled" --port 0 --grpc-port 0 --db "$work/settle.db" --log-level warn
 live=$address
 
 prepare() {  # prepare GID: a TCC left prepared, acknowledged when this returns 200
@@ -41,7 +41,7 @@ if "$root/scripts/backup" "$work/settle.db" "$work/backup.db" 2>/dev/null; then
   echo "FAIL: backup overwrote an existing file" >&2; exit 1
 fi
 
-start "$work/restored.log" "$settled" --port 0 --db "$work/backup.db" --log-level warn
+start "$work/restored.log" "$settled" --port 0 --grpc-port 0 --db "$work/backup.db" --log-level warn
 restored=$address
 # Everything acknowledged before the backup began is in it: the first 50, and during-1..20.
 for gid in $(seq -f "before-%g" 1 50) $(seq -f "during-%g" 1 20); do

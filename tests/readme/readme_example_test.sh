@@ -17,7 +17,7 @@ trap cleanup EXIT
 
 start "$work/participant.log" "$participant" --port 0
 participant_at=$address
-start "$work/settled.log" "$settled" --port 0 --db "$work/settle.db"
+start "$work/settled.log" "$settled" --port 0 --grpc-port 0 --db "$work/settle.db"
 settled_at=$address
 
 # The lines between <!-- NAME-example:start --> and its end marker, pointed at our ports.

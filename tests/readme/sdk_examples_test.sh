@@ -30,7 +30,7 @@ for file in $examples; do
 done
 
 
-start "$work/settled.log" "$settled" --port 0 --db "$work/settle.db"
+start "$work/settled.log" "$settled" --port 0 --grpc-port 0 --db "$work/settle.db"
 api="http://$address/api/settle"
 start "$work/hello.log" "$hello" --port 0
 service="http://$address/api"

@@ -91,7 +91,8 @@ TEST_CASE("settled's startup log says whether authentication and TLS are on", "[
 TEST_CASE("a second settled on the same database refuses to start", "[process]") {
   testing::TempDir dir;
   SettledProcess first(dir.File("settle.db"));
-  ChildProcess second({SettledProcess::BinaryPath(), "--port", "0", "--db", dir.File("settle.db")},
+  ChildProcess second({SettledProcess::BinaryPath(), "--port", "0", "--grpc-port", "0", "--db",
+                       dir.File("settle.db")},
                       dir.File("second.log"));
   const int status = second.Wait(std::chrono::seconds(10));
   REQUIRE(WIFEXITED(status));
