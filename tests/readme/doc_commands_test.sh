@@ -293,6 +293,27 @@ finish_file() {  # first last
   background_of=()
 }
 
+# The documented ports 36789 and 36790 lie in Linux's ephemeral range (32768-60999): a
+# connection another test made may have been given one as its local port, and hold it in
+# TIME_WAIT for up to a minute, in which a documented settled could not listen there. Wait
+# until no socket uses a documented port, at most 90 s (then the blocks say what failed).
+wait_for_free_ports() {
+  local deadline=$((SECONDS + 90)) port busy
+  while :; do
+    busy=
+    for port in 36789 36790 8081 8082 8083 8084 8090; do
+      if [ -n "$(ss -Htan "( sport = :$port )" 2>/dev/null)" ]; then busy=$port; break; fi
+    done
+    [ -z "$busy" ] && return 0
+    if [ $SECONDS -ge $deadline ]; then
+      echo "port $busy is still in use; the blocks that need it will fail" >&2
+      return 0
+    fi
+    sleep 0.2
+  done
+}
+wait_for_free_ports
+
 mkdir -p "$work/logs"
 declare -A background_of
 files=("$source_dir/README.md")
