@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "settle/core/clock.h"
+#include "settle/sdk/client.h"
 #include "settle/sdk/msg.h"
 
 namespace settle::notify {

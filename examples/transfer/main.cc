@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "settle/sdk/client.h"
 #include "settle/sdk/saga.h"
 #include "settle/sdk/tcc.h"
 

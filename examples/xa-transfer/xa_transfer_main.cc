@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <string>
 
+#include "settle/sdk/client.h"
 #include "settle/sdk/xa.h"
 
 namespace {

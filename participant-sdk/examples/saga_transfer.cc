@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "settle/sdk/client.h"
 #include "settle/sdk/saga.h"
 
 int main(int argc, char** argv) {

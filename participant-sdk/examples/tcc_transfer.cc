@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "settle/core/protocol.h"
+#include "settle/sdk/client.h"
 #include "settle/sdk/tcc.h"
 
 int main(int argc, char** argv) {

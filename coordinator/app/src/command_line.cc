@@ -4,13 +4,13 @@
 
 #include <chrono>
 #include <cstdint>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "settle/core/duration_text.h"
+#include "settle/core/file_text.h"
 
 namespace settle::app {
 namespace {
@@ -39,11 +39,9 @@ Status CollectTokens(api::AccessTokens& tokens, const std::vector<std::string>& 
   if (Status s = AddAll(tokens, api::Access::kClient, client, "--client-token"); !s.ok()) return s;
   if (Status s = AddAll(tokens, api::Access::kAdmin, admin, "--admin-token"); !s.ok()) return s;
   if (file.empty()) return Status::Ok();
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) return Status::InvalidArgument("--token-file: cannot read " + file);
-  if (Status s = tokens.AddFromText(text.str()); !s.ok()) {
+  Result<std::string> text = ReadFileText(file);
+  if (!text) return Status::InvalidArgument("--token-file: " + text.status().message());
+  if (Status s = tokens.AddFromText(*text); !s.ok()) {
     return Status::InvalidArgument("--token-file " + file + ": " + s.message());
   }
   return Status::Ok();

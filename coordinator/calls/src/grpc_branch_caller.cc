@@ -6,13 +6,12 @@
 #include <cctype>
 #include <chrono>
 #include <exception>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <utility>
 
 #include "settle/async/await.h"
+#include "settle/core/file_text.h"
 #include "settle/core/grpc_codes.h"
 #include "settle/core/grpc_target.h"
 
@@ -38,11 +37,9 @@ struct GrpcBranchCaller::Channels {
 
 GrpcBranchCaller::GrpcBranchCaller(const Clock& clock, GrpcBranchCallerOptions options)
     : clock_(clock), options_(std::move(options)), channels_(std::make_unique<Channels>()) {
+  // settled checked the file when it started (its HTTP client reads it too).
   if (!options_.ca_file.empty()) {
-    std::ifstream in(options_.ca_file, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    channels_->roots = text.str();
+    if (Result<std::string> roots = ReadFileText(options_.ca_file)) channels_->roots = *roots;
   }
 }
 

@@ -5,11 +5,10 @@
 #include <spdlog/spdlog.h>
 
 #include <exception>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "dtmgimp.grpc.pb.h"
+#include "settle/core/file_text.h"
 #include "settle/engine/request_fields.h"
 #include "settle/grpc_api/grpc_status.h"
 #include "settle/grpc_api/request_translator.h"
@@ -23,14 +22,6 @@ using google::protobuf::Empty;
 constexpr const char* kIgnoredFieldsKey = "settle-ignored-fields";
 // What an "url" of the engine's is called in a topic request.
 constexpr std::string_view kTopicUrl = "URL";
-
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) return Status::Unavailable("cannot read " + path);
-  return text.str();
-}
 
 class DtmService final : public dtmgimp::Dtm::CallbackService {
  public:
@@ -212,9 +203,9 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(drive::Coordinator& coordi
   const GrpcServerOptions& o = impl->options;
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (o.tls.enabled()) {
-    auto cert = ReadFile(o.tls.cert_file);
+    auto cert = ReadFileText(o.tls.cert_file);
     if (!cert) return cert.status();
-    auto key = ReadFile(o.tls.key_file);
+    auto key = ReadFileText(o.tls.key_file);
     if (!key) return key.status();
     grpc::SslServerCredentialsOptions tls;
     tls.pem_key_cert_pairs.push_back({*key, *cert});

@@ -4,12 +4,11 @@
 #include <grpcpp/grpcpp.h>
 
 #include <exception>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <utility>
 
 #include "settle/async/asio.h"
+#include "settle/core/file_text.h"
 #include "settle/core/grpc_codes.h"
 #include "settle/sdk/msg_barrier.h"
 
@@ -203,16 +202,10 @@ void GrpcBranchServer::MountOn(grpc::ServerBuilder& builder) {
 Result<int> GrpcBranchServer::Start(const std::string& host, int port) {
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (!impl_->options.tls_cert_file.empty()) {
-    auto read = [](const std::string& path) -> std::optional<std::string> {
-      std::ifstream in(path, std::ios::binary);
-      std::ostringstream text;
-      text << in.rdbuf();
-      if (!in) return std::nullopt;
-      return text.str();
-    };
-    const auto cert = read(impl_->options.tls_cert_file);
-    const auto key = read(impl_->options.tls_key_file);
-    if (!cert || !key) return Status::InvalidArgument("cannot read the TLS certificate or key");
+    const Result<std::string> cert = ReadFileText(impl_->options.tls_cert_file);
+    if (!cert) return Status::InvalidArgument("tls_cert_file: " + cert.status().message());
+    const Result<std::string> key = ReadFileText(impl_->options.tls_key_file);
+    if (!key) return Status::InvalidArgument("tls_key_file: " + key.status().message());
     grpc::SslServerCredentialsOptions tls;
     tls.pem_key_cert_pairs.push_back({*key, *cert});
     credentials = grpc::SslServerCredentials(tls);

@@ -9,7 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "global_call_json.h"
 #include "settle/core/branch_result.h"
+#include "settle/core/grpc_target.h"
 #include "settle/core/url.h"
 #include "settle/net/blocking_client.h"
 #include "settle/net/message.h"
@@ -290,6 +292,68 @@ Result<Client::HttpAnswer> Client::CallUrl(const std::string& url, const std::st
   auto answer = transport_->http->Send(std::move(request));
   if (!answer) return Status::Unavailable(method + " " + url + ": " + answer.status().message());
   return HttpAnswer{answer->status, std::move(answer->body)};
+}
+
+namespace {
+
+std::string_view RouteOf(GlobalOp op) {
+  switch (op) {
+    case GlobalOp::kPrepare:
+      return "prepare";
+    case GlobalOp::kSubmit:
+      return "submit";
+    case GlobalOp::kAbort:
+      break;
+  }
+  return "abort";
+}
+
+}  // namespace
+
+Result<std::string> Client::Send(GlobalOp op, const GlobalCall& call) {
+  return transport_->CallForBody(options_, "POST", RouteOf(op), GlobalCallJson(call));
+}
+
+Status Client::RegisterBranch(const BranchRegistration& branch) {
+  auto answer =
+      transport_->CallForBody(options_, "POST", "registerBranch", RegistrationJson(branch));
+  return answer ? Status::Ok() : answer.status();
+}
+
+Status Client::CheckOwnBranchUrl(const std::string& url) const {
+  auto parsed = ParseUrl(url);
+  if (parsed) return Status::Ok();
+  if (LooksLikeGrpcTarget(url) && ParseGrpcTarget(url)) {
+    return Status::InvalidArgument(
+        "'" + url +
+        "' is a gRPC method: the HTTP client calls http(s):// URLs only; start the transaction "
+        "with the gRPC client (settle/sdk/grpc_client.h) to call it");
+  }
+  return Status::InvalidArgument("'" + url + "' " + parsed.status().message());
+}
+
+Result<BranchAnswer> Client::CallBranch(const OwnBranchCall& call) {
+  if (Status s = CheckOwnBranchUrl(call.url); !s.ok()) return s;
+  const Url url = *ParseUrl(call.url);
+  std::vector<std::pair<std::string, std::string>> query = {{"gid", call.gid},
+                                                            {"trans_type", call.trans_type},
+                                                            {"branch_id", call.branch_id},
+                                                            {"op", call.op}};
+  query.insert(query.end(), call.extra.begin(), call.extra.end());
+  // docs/protocol.md §6.1: the protocol's words as query parameters, after the URL's own.
+  std::string target = url.Origin() + url.path_and_query;
+  char separator = url.path_and_query.find('?') == std::string::npos ? '?' : '&';
+  for (const auto& [name, value] : query) {
+    target += separator + name + "=" + PercentEncode(value);
+    separator = '&';
+  }
+  auto answer = CallUrl(target, call.body, call.timeout, call.headers);
+  if (!answer) return answer.status();
+  BranchAnswer out;
+  out.result = ClassifyBranchResponse(answer->status, answer->body);
+  out.description = DescribeAnswer(answer->status, answer->body);
+  out.body = std::move(answer->body);
+  return out;
 }
 
 }  // namespace settle::sdk

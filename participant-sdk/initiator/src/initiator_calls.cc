@@ -4,14 +4,10 @@
 #include <utility>
 
 #include "settle/core/branch_result.h"
-#include "settle/net/message.h"
 #include "submit_outcome.h"
-#include "trans_options_json.h"
 
 namespace settle::sdk {
 namespace {
-
-using nlohmann::json;
 
 // The coordinator refuses a rollback_reason over 1024 bytes; the start of a long error says
 // enough.
@@ -25,19 +21,23 @@ std::string Truncate(const std::string& text, std::size_t max) {
   return text.substr(0, end);
 }
 
-Result<Outcome> Submit(Client& client, std::string_view trans_type, const std::string& gid,
+Result<Outcome> Submit(CoordinatorLink& link, std::string_view trans_type, const std::string& gid,
                        const TransOptions& options) {
-  json request = GlobalBody(gid, trans_type);
-  if (options.wait_result) request["wait_result"] = true;
-  return SubmitOutcome(gid, options.wait_result, client.Post("submit", DumpJson(request)));
+  GlobalCall call;
+  call.gid = gid;
+  call.trans_type = trans_type;
+  call.options.wait_result = options.wait_result;
+  return SubmitOutcome(gid, options.wait_result, link.Send(GlobalOp::kSubmit, call));
 }
 
-Result<Outcome> Abort(Client& client, std::string_view trans_type, const std::string& gid,
+Result<Outcome> Abort(CoordinatorLink& link, std::string_view trans_type, const std::string& gid,
                       const TransOptions& options, const std::string& reason) {
-  json request = GlobalBody(gid, trans_type);
-  request["rollback_reason"] = reason;
-  if (options.wait_result) request["wait_result"] = true;
-  auto answer = client.Post("abort", DumpJson(request));
+  GlobalCall call;
+  call.gid = gid;
+  call.trans_type = trans_type;
+  call.options.wait_result = options.wait_result;
+  call.rollback_reason = reason;
+  auto answer = link.Send(GlobalOp::kAbort, call);
   // Settle answers a completed wait_result abort with 409 (below); a 200 there comes from a
   // server that reports the pass itself as the success.
   if (answer) {
@@ -56,58 +56,47 @@ Result<Outcome> Abort(Client& client, std::string_view trans_type, const std::st
 
 }  // namespace
 
-json GlobalBody(const std::string& gid, std::string_view trans_type) {
-  return {{"gid", gid}, {"trans_type", trans_type}};
-}
-
-std::string DumpJson(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-Status PrepareGlobal(Client& client, std::string_view trans_type, const std::string& gid,
+Status PrepareGlobal(CoordinatorLink& link, std::string_view trans_type, const std::string& gid,
                      const TransOptions& options) {
-  json prepare = GlobalBody(gid, trans_type);
-  AddTransOptions(options, prepare);
-  auto prepared = client.Post("prepare", DumpJson(prepare));
+  const GlobalCall call{.gid = gid, .trans_type = std::string(trans_type), .options = options};
+  auto prepared = link.Send(GlobalOp::kPrepare, call);
   return prepared ? Status::Ok() : prepared.status();
 }
 
-Result<Outcome> FinishGlobal(Client& client, std::string_view trans_type, const std::string& gid,
-                             const TransOptions& options, const Status& result) {
-  if (result.ok()) return Submit(client, trans_type, gid, options);
+Result<Outcome> FinishGlobal(CoordinatorLink& link, std::string_view trans_type,
+                             const std::string& gid, const TransOptions& options,
+                             const Status& result) {
+  if (result.ok()) return Submit(link, trans_type, gid, options);
   std::string reason =
       result.message().empty() ? std::string(StatusCodeName(result.code())) : result.message();
-  return Abort(client, trans_type, gid, options, Truncate(reason, kMaxRollbackReasonBytes));
+  return Abort(link, trans_type, gid, options, Truncate(reason, kMaxRollbackReasonBytes));
 }
 
-Result<std::string> CallOwnBranch(Client& client, const TransOptions& options,
-                                  const std::string& call_url, const std::string& body,
-                                  const std::string& branch_id, std::string_view op,
-                                  const std::string& url) {
-  const std::chrono::milliseconds timeout =
+Result<std::string> CallOwnBranch(CoordinatorLink& link, const TransOptions& options,
+                                  OwnBranchCall call) {
+  call.timeout =
       options.request_timeout && options.request_timeout->count() > 0
           ? std::chrono::duration_cast<std::chrono::milliseconds>(*options.request_timeout)
-          : client.options().timeout;
+          : link.timeout();
   // Like the coordinator's calls, the initiator's own carry the transaction's branch_headers.
-  auto answer = client.CallUrl(call_url, body, timeout, options.branch_headers);
-  const std::string name = "branch " + branch_id + " " + std::string(op);
+  call.headers = options.branch_headers;
+  auto answer = link.CallBranch(call);
+  const std::string name = "branch " + call.branch_id + " " + call.op;
   if (!answer) return Status::Unavailable(name + ": " + answer.status().message());
-  const std::string detail = name + " " + url + " answered ";
-  switch (ClassifyBranchResponse(answer->status, answer->body)) {
+  const std::string detail = name + " " + call.url + " answered ";
+  switch (answer->result) {
     case BranchResult::kSuccess:
       return std::move(answer->body);
     case BranchResult::kFailure:
-      return Status::Conflict(detail +
-                              "FAILURE: " + net::DescribeAnswer(answer->status, answer->body));
+      return Status::Conflict(detail + "FAILURE: " + answer->description);
     case BranchResult::kOngoing:
       // The initiator does not wait for its own call: the transaction cannot go on without
       // its result.
-      return Status::Unavailable(detail +
-                                 "ONGOING: " + net::DescribeAnswer(answer->status, answer->body));
+      return Status::Unavailable(detail + "ONGOING: " + answer->description);
     case BranchResult::kUnknown:
       break;
   }
-  return Status::Unavailable(detail + net::DescribeAnswer(answer->status, answer->body));
+  return Status::Unavailable(detail + answer->description);
 }
 
 }  // namespace settle::sdk

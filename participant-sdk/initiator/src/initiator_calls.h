@@ -5,10 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
-
 #include "settle/core/status.h"
-#include "settle/sdk/client.h"
+#include "settle/sdk/coordinator_link.h"
 #include "settle/sdk/outcome.h"
 #include "settle/sdk/trans_options.h"
 
@@ -18,21 +16,16 @@ namespace settle::sdk {
 // prepare the global transaction, call each branch themselves, and then submit when every
 // branch succeeded or abort otherwise. `trans_type` is the protocol's name, "tcc" or "xa".
 
-// {"gid": gid, "trans_type": trans_type}: the start of every call about the transaction.
-nlohmann::json GlobalBody(const std::string& gid, std::string_view trans_type);
-
-// JSON text, invalid UTF-8 replaced rather than thrown on.
-std::string DumpJson(const nlohmann::json& j);
-
-// POST prepare with the options; the coordinator's refusal as it came.
-Status PrepareGlobal(Client& client, std::string_view trans_type, const std::string& gid,
+// Prepare with the options; the coordinator's refusal as it came.
+Status PrepareGlobal(CoordinatorLink& link, std::string_view trans_type, const std::string& gid,
                      const TransOptions& options);
 
 // Submit when `result` is OK, abort with its message as the rollback reason otherwise. The
 // outcome says which and, with wait_result, how it ended; an error Result only when the
 // coordinator could not be told.
-Result<Outcome> FinishGlobal(Client& client, std::string_view trans_type, const std::string& gid,
-                             const TransOptions& options, const Status& result);
+Result<Outcome> FinishGlobal(CoordinatorLink& link, std::string_view trans_type,
+                             const std::string& gid, const TransOptions& options,
+                             const Status& result);
 
 // The application's closure; an exception becomes Internal, which aborts.
 template <typename T>
@@ -48,14 +41,12 @@ Status RunInitiatorBody(const std::function<Status(T&)>& body, T& transaction,
   }
 }
 
-// A branch call the initiator makes itself (a TCC's try, an XA branch's action): `call_url`
-// already carries the protocol's query parameters; POST with `body` (GET when empty) and the
-// options' branch_headers, within request_timeout (or the client's timeout). The answer's body
-// on SUCCESS; Conflict on FAILURE; Unavailable on ONGOING (the initiator does not wait), on
-// another answer or on none. Messages name "branch <branch_id> <op> <url>".
-Result<std::string> CallOwnBranch(Client& client, const TransOptions& options,
-                                  const std::string& call_url, const std::string& body,
-                                  const std::string& branch_id, std::string_view op,
-                                  const std::string& url);
+// A branch call the initiator makes itself (a TCC's try, an XA branch's action), through the
+// link: `call` without its timeout, which is request_timeout or else the link's, and its
+// headers, the options' branch_headers. The answer's body on SUCCESS; Conflict on FAILURE;
+// Unavailable on ONGOING (the initiator does not wait), on another answer or on none.
+// Messages name "branch <branch_id> <op> <url>".
+Result<std::string> CallOwnBranch(CoordinatorLink& link, const TransOptions& options,
+                                  OwnBranchCall call);
 
 }  // namespace settle::sdk

@@ -5,11 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "global_call_json.h"
+#include "settle/core/grpc_target.h"
 #include "settle/core/protocol.h"
 #include "settle/core/url.h"
 #include "settle/sdk/check_gid.h"
 #include "submit_outcome.h"
-#include "trans_options_json.h"
 
 namespace settle::sdk {
 namespace {
@@ -20,14 +21,20 @@ constexpr std::string_view kTopicScheme = "topic://";
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+// A URL the coordinator calls: http(s)://, or a gRPC method (docs/protocol.md §10.4).
 Status CheckUrl(const std::string& field, const std::string& url) {
   if (url.empty()) return Status::InvalidArgument(field + ": required");
+  if (LooksLikeGrpcTarget(url)) {
+    Result<GrpcTarget> target = ParseGrpcTarget(url);
+    return target ? Status::Ok()
+                  : Status::InvalidArgument(field + ": " + target.status().message());
+  }
   Result<Url> parsed = ParseUrl(url);
   if (!parsed) return Status::InvalidArgument(field + ": " + parsed.status().message());
   return Status::Ok();
 }
 
-// A step's action: an http(s) URL, or topic://NAME with a name that can travel in a URL.
+// A step's action: a URL, or topic://NAME with a name that can travel in a URL.
 Status CheckAction(const std::string& field, const std::string& action) {
   if (!action.starts_with(kTopicScheme)) return CheckUrl(field, action);
   const std::string_view topic = std::string_view(action).substr(kTopicScheme.size());
@@ -68,21 +75,22 @@ Msg& Msg::SetOptions(TransOptions options) {
   return *this;
 }
 
-std::string Msg::ToJson() const {
-  json steps = json::array();
-  json payloads = json::array();
+GlobalCall Msg::ToCall() const {
+  GlobalCall call{.gid = gid_,
+                  .trans_type = "msg",
+                  .options = options_,
+                  .concurrent = concurrent_,
+                  .query_prepared = query_prepared_};
   for (const Step& step : steps_) {
-    steps.push_back(json{{"action", step.action}});
-    payloads.push_back(step.payload);
+    call.steps.push_back({{"action", step.action}});
+    call.payloads.push_back(step.payload);
   }
-  json body = {{"gid", gid_}, {"trans_type", "msg"}, {"steps", steps}, {"payloads", payloads}};
-  if (!query_prepared_.empty()) body["query_prepared"] = query_prepared_;
-  AddTransOptions(options_, body);
-  if (concurrent_) body["concurrent"] = true;
   // As DTM's Go SDK sends it: a JSON string.
-  if (delay_) body["custom_data"] = Dump(json{{"delay", delay_->count()}});
-  return Dump(body);
+  if (delay_) call.custom_data = Dump(json{{"delay", delay_->count()}});
+  return call;
 }
+
+std::string Msg::ToJson() const { return GlobalCallJson(ToCall()); }
 
 Status Msg::CheckMessage() const {
   if (Status s = CheckGid(gid_); !s.ok()) return s;
@@ -99,18 +107,19 @@ Status Msg::Prepare(const std::string& query_prepared_url) {
   if (Status s = CheckMessage(); !s.ok()) return s;
   if (Status s = CheckUrl("query_prepared", query_prepared_url); !s.ok()) return s;
   query_prepared_ = query_prepared_url;
-  Result<std::string> answer = client_.Post("prepare", ToJson());
+  Result<std::string> answer = link_.Send(GlobalOp::kPrepare, ToCall());
   return answer ? Status::Ok() : answer.status();
 }
 
 Result<Outcome> Msg::Submit() {
   if (Status s = CheckMessage(); !s.ok()) return s;
-  return SubmitOutcome(gid_, options_.wait_result, client_.Post("submit", ToJson()));
+  return SubmitOutcome(gid_, options_.wait_result, link_.Send(GlobalOp::kSubmit, ToCall()));
 }
 
 Result<Outcome> Msg::Abort() {
   if (Status s = CheckGid(gid_); !s.ok()) return s;
-  Result<std::string> answer = client_.Post("abort", Dump({{"gid", gid_}, {"trans_type", "msg"}}));
+  Result<std::string> answer =
+      link_.Send(GlobalOp::kAbort, GlobalCall{.gid = gid_, .trans_type = "msg"});
   if (!answer) return answer.status();
   return Outcome{gid_, GlobalStatus::kFailed, ""};
 }

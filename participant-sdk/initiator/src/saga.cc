@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "global_call_json.h"
 #include "submit_outcome.h"
-#include "trans_options_json.h"
 
 namespace settle::sdk {
 
@@ -32,28 +32,27 @@ Saga& Saga::SetOptions(TransOptions options) {
   return *this;
 }
 
-std::string Saga::ToJson() const {
-  json steps = json::array();
-  json payloads = json::array();
+GlobalCall Saga::ToCall() const {
+  GlobalCall call{.gid = gid_, .trans_type = "saga", .options = options_};
   for (const Step& step : steps_) {
-    steps.push_back(json{{"action", step.action}, {"compensate", step.compensate}});
-    payloads.push_back(step.payload);
+    call.steps.push_back({{"action", step.action}, {"compensate", step.compensate}});
+    call.payloads.push_back(step.payload);
   }
-  json body = {{"gid", gid_}, {"trans_type", "saga"}, {"steps", steps}, {"payloads", payloads}};
-  AddTransOptions(options_, body);
   if (concurrent_) {
     // As DTM's Go SDK sends it: a JSON string, with the step indexes of "orders" as keys.
     json orders = json::object();
     for (const auto& [step, waits] : orders_) orders[std::to_string(step)] = waits;
     const json custom = {{"concurrent", true}, {"orders", orders}};
-    body["custom_data"] = custom.dump();
+    call.custom_data = custom.dump();
   }
-  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+  return call;
 }
+
+std::string Saga::ToJson() const { return GlobalCallJson(ToCall()); }
 
 Result<Outcome> Saga::Submit() {
   if (steps_.empty()) return Status::InvalidArgument("steps: a saga needs at least one step");
-  return SubmitOutcome(gid_, options_.wait_result, client_.Post("submit", ToJson()));
+  return SubmitOutcome(gid_, options_.wait_result, link_.Send(GlobalOp::kSubmit, ToCall()));
 }
 
 }  // namespace settle::sdk

@@ -50,7 +50,7 @@ Status RunBusiness(const XaBusiness& business, const XaRequest& request, db::PgC
 
 class PostgresXa::Impl {
  public:
-  Impl(const std::string& conninfo, Client& coordinator, const Clock& clock,
+  Impl(const std::string& conninfo, CoordinatorLink& coordinator, const Clock& clock,
        const PostgresXaOptions& options)
       : pool_(conninfo, options.max_idle_connections), coordinator_(coordinator), clock_(clock) {}
 
@@ -67,20 +67,17 @@ class PostgresXa::Impl {
 
     if (Status s = Prepare(request, business, *name); !s.ok()) return BranchReply::Error(s);
 
-    nlohmann::json registration = {{"gid", request.gid},
-                                   {"branch_id", request.branch_id},
-                                   {"trans_type", "xa"},
-                                   {"url", request.phase2_url},
-                                   {"data", ""}};
-    auto registered = coordinator_.Post(
-        "registerBranch",
-        registration.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-    if (registered) return BranchReply::Success();
+    const Status registered =
+        coordinator_.RegisterBranch(BranchRegistration{.gid = request.gid,
+                                                       .trans_type = "xa",
+                                                       .branch_id = request.branch_id,
+                                                       .urls = {{"url", request.phase2_url}}});
+    if (registered.ok()) return BranchReply::Success();
 
     // Not registered, or not known to be: this branch answers an error, so its global will
     // not be submitted, and the prepared transaction must not keep its locks until someone
     // notices (see the header).
-    const Status& refusal = registered.status();
+    const Status& refusal = registered;
     std::string why = "registering " + BranchName(request) + ": " + refusal.message();
     const Status rolled_back = RollbackPrepared(*name);
     why += rolled_back.ok() ? "; its local transaction was rolled back"
@@ -222,12 +219,13 @@ class PostgresXa::Impl {
   }
 
   db::PgPool pool_;
-  Client& coordinator_;
+  CoordinatorLink& coordinator_;
   const Clock& clock_;
 };
 
 Result<std::unique_ptr<PostgresXa>> PostgresXa::Open(const std::string& conninfo,
-                                                     Client& coordinator, const Clock& clock,
+                                                     CoordinatorLink& coordinator,
+                                                     const Clock& clock,
                                                      PostgresXaOptions options) {
   auto impl = std::make_unique<Impl>(conninfo, coordinator, clock, options);
   Result<std::unique_ptr<db::PgPool::Lease>> lease = impl->pool().Acquire();

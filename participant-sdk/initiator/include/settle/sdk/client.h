@@ -9,6 +9,7 @@
 
 #include "settle/core/protocol.h"
 #include "settle/core/status.h"
+#include "settle/sdk/coordinator_link.h"
 
 namespace settle::sdk {
 
@@ -21,26 +22,6 @@ struct ClientOptions {
   // https:// coordinators and Try URLs are verified against this CA file (PEM); empty: the
   // system's CA store.
   std::string ca_file;
-};
-
-// A branch row as /query shows it.
-struct BranchInfo {
-  std::string branch_id;
-  BranchOp op = BranchOp::kConfirm;
-  std::string url;
-  BranchStatus status = BranchStatus::kPrepared;
-  int attempts = 0;
-  std::string last_error;
-};
-
-// A transaction as /query shows it.
-struct TransactionInfo {
-  std::string gid;
-  TransType trans_type = TransType::kTcc;
-  GlobalStatus status = GlobalStatus::kPrepared;
-  std::string rollback_reason;
-  bool stuck = false;
-  std::vector<BranchInfo> branches;
 };
 
 // Talks to any coordinator that speaks the protocol of docs/protocol.md (Settle or DTM; how it
@@ -56,7 +37,7 @@ struct TransactionInfo {
 // out or answered anything else. Messages carry the coordinator's own.
 //
 // Thread-safe: calls from several threads share a small pool of connections.
-class Client {
+class Client : public CoordinatorLink {
  public:
   // `server` is the API base: "http://127.0.0.1:36789/api/settle", or ".../api/dtmsvr".
   // InvalidArgument if it is not an http(s):// URL, or the CA file cannot be used.
@@ -64,9 +45,17 @@ class Client {
                                                 ClientOptions options = {});
   ~Client();
 
-  Result<std::string> NewGid();
-  // nullopt for an unknown gid.
-  Result<std::optional<TransactionInfo>> Query(const std::string& gid);
+  Result<std::string> NewGid() override;
+  Result<std::optional<TransactionInfo>> Query(const std::string& gid) override;
+  // POST prepare, submit or abort with the call as the JSON body of §3.
+  Result<std::string> Send(GlobalOp op, const GlobalCall& call) override;
+  // POST registerBranch.
+  Status RegisterBranch(const BranchRegistration& branch) override;
+  // http:// and https:// URLs; a gRPC one is the gRPC client's (grpc_client.h).
+  Status CheckOwnBranchUrl(const std::string& url) const override;
+  // POST the body (GET when empty) to the URL with the protocol's query parameters.
+  Result<BranchAnswer> CallBranch(const OwnBranchCall& call) override;
+  std::chrono::milliseconds timeout() const override { return options_.timeout; }
 
   // One protocol call: POST <server>/<route> with a JSON body; the answer's body on SUCCESS.
   Result<std::string> Post(const std::string& route, const std::string& json_body);

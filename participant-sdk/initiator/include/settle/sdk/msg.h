@@ -7,7 +7,7 @@
 
 #include "settle/core/status.h"
 #include "settle/sdk/barrier.h"
-#include "settle/sdk/client.h"
+#include "settle/sdk/coordinator_link.h"
 #include "settle/sdk/msg_barrier.h"
 #include "settle/sdk/outcome.h"
 #include "settle/sdk/trans_options.h"
@@ -29,7 +29,7 @@ namespace settle::sdk {
 // Lifetime: `client` must outlive it. Not thread-safe: one thread builds and sends a message.
 class Msg {
  public:
-  Msg(Client& client, std::string gid) : client_(client), gid_(std::move(gid)) {}
+  Msg(CoordinatorLink& link, std::string gid) : link_(link), gid_(std::move(gid)) {}
 
   // A step: POST `payload` (byte for byte; empty: GET) to `action_url` until it succeeds.
   Msg& Add(std::string action_url, std::string payload);
@@ -73,13 +73,14 @@ class Msg {
   std::string ToJson() const;
 
  private:
+  GlobalCall ToCall() const;
   struct Step {
     std::string action;
     std::string payload;
   };
   Status CheckMessage() const;
 
-  Client& client_;
+  CoordinatorLink& link_;
   std::string gid_;
   std::vector<Step> steps_;
   bool concurrent_ = false;

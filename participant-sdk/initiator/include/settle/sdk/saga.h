@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "settle/core/status.h"
-#include "settle/sdk/client.h"
+#include "settle/sdk/coordinator_link.h"
 #include "settle/sdk/outcome.h"
 #include "settle/sdk/trans_options.h"
 
@@ -20,7 +20,7 @@ namespace settle::sdk {
 // Lifetime: `client` must outlive it. Not thread-safe: one thread builds and submits a saga.
 class Saga {
  public:
-  Saga(Client& client, std::string gid) : client_(client), gid_(std::move(gid)) {}
+  Saga(CoordinatorLink& link, std::string gid) : link_(link), gid_(std::move(gid)) {}
 
   // A step: its action URL, its compensate URL ("" when there is nothing to undo) and the body
   // both are called with, byte for byte (empty: GET).
@@ -39,16 +39,17 @@ class Saga {
   // coordinator cannot be reached.
   Result<Outcome> Submit();
 
-  // The submit body as JSON (for logging and tests).
+  // The submit body as JSON, as the HTTP Client sends it (for logging and tests).
   std::string ToJson() const;
 
  private:
+  GlobalCall ToCall() const;
   struct Step {
     std::string action;
     std::string compensate;
     std::string payload;
   };
-  Client& client_;
+  CoordinatorLink& link_;
   std::string gid_;
   std::vector<Step> steps_;
   bool concurrent_ = false;

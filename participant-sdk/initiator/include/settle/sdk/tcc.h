@@ -4,7 +4,7 @@
 #include <string>
 
 #include "settle/core/status.h"
-#include "settle/sdk/client.h"
+#include "settle/sdk/coordinator_link.h"
 #include "settle/sdk/outcome.h"
 #include "settle/sdk/trans_options.h"
 
@@ -27,12 +27,12 @@ class Tcc {
                                  const std::string& confirm_url, const std::string& cancel_url);
 
  private:
-  friend Result<Outcome> RunTcc(Client&, const std::string&, const TransOptions&,
+  friend Result<Outcome> RunTcc(CoordinatorLink&, const std::string&, const TransOptions&,
                                 const std::function<Status(Tcc&)>&);
-  Tcc(Client& client, std::string gid, const TransOptions& options)
-      : client_(client), gid_(std::move(gid)), options_(options) {}
+  Tcc(CoordinatorLink& link, std::string gid, const TransOptions& options)
+      : link_(link), gid_(std::move(gid)), options_(options) {}
 
-  Client& client_;
+  CoordinatorLink& link_;
   std::string gid_;
   const TransOptions& options_;
   int branches_ = 0;
@@ -44,7 +44,7 @@ class Tcc {
 // with the reason of an abort. An error Result only when the coordinator could not be told:
 // prepare failed (nothing happened), or submit/abort could not be delivered (the
 // coordinator's timeout_to_fail then aborts the transaction).
-Result<Outcome> RunTcc(Client& client, const std::string& gid, const TransOptions& options,
+Result<Outcome> RunTcc(CoordinatorLink& link, const std::string& gid, const TransOptions& options,
                        const std::function<Status(Tcc&)>& body);
 
 }  // namespace settle::sdk

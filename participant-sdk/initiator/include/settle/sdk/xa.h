@@ -4,7 +4,7 @@
 #include <string>
 
 #include "settle/core/status.h"
-#include "settle/sdk/client.h"
+#include "settle/sdk/coordinator_link.h"
 #include "settle/sdk/outcome.h"
 #include "settle/sdk/trans_options.h"
 
@@ -31,12 +31,12 @@ class Xa {
                                  const std::string& phase2_url = "");
 
  private:
-  friend Result<Outcome> RunXa(Client&, const std::string&, const TransOptions&,
+  friend Result<Outcome> RunXa(CoordinatorLink&, const std::string&, const TransOptions&,
                                const std::function<Status(Xa&)>&);
-  Xa(Client& client, std::string gid, const TransOptions& options)
-      : client_(client), gid_(std::move(gid)), options_(options) {}
+  Xa(CoordinatorLink& link, std::string gid, const TransOptions& options)
+      : link_(link), gid_(std::move(gid)), options_(options) {}
 
-  Client& client_;
+  CoordinatorLink& link_;
   std::string gid_;
   const TransOptions& options_;
   int branches_ = 0;
@@ -49,7 +49,7 @@ class Xa {
 // aborting (failed with wait_result), with the reason of an abort. An error Result only when
 // the coordinator could not be told: prepare failed (nothing happened), or submit/abort could
 // not be delivered (timeout_to_fail then aborts the transaction).
-Result<Outcome> RunXa(Client& client, const std::string& gid, const TransOptions& options,
+Result<Outcome> RunXa(CoordinatorLink& link, const std::string& gid, const TransOptions& options,
                       const std::function<Status(Xa&)>& body);
 
 }  // namespace settle::sdk

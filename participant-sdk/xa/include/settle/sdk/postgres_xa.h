@@ -9,7 +9,7 @@
 #include "settle/core/status.h"
 #include "settle/db/pg_connection.h"
 #include "settle/sdk/branch_request.h"
-#include "settle/sdk/client.h"
+#include "settle/sdk/coordinator_link.h"
 #include "settle/sdk/participant.h"
 #include "settle/sdk/xa_request.h"
 
@@ -64,8 +64,8 @@ class PostgresXa {
  public:
   // `conninfo`: a postgresql:// URL or libpq's key=value form. `coordinator` (for
   // registerBranch) and `clock` (the barrier row's create_time) must outlive this object.
-  static Result<std::unique_ptr<PostgresXa>> Open(const std::string& conninfo, Client& coordinator,
-                                                  const Clock& clock,
+  static Result<std::unique_ptr<PostgresXa>> Open(const std::string& conninfo,
+                                                  CoordinatorLink& coordinator, const Clock& clock,
                                                   PostgresXaOptions options = {});
   ~PostgresXa();
 

@@ -1,0 +1,277 @@
+#include "settle/sdk/grpc_client.h"
+
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+
+#include <future>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "dtm_request.h"
+#include "dtmgimp.grpc.pb.h"
+#include "settle/core/file_text.h"
+#include "settle/core/grpc_codes.h"
+#include "settle/core/grpc_target.h"
+#include "settle/core/url.h"
+#include "settle/sdk/client.h"
+
+namespace settle::sdk {
+namespace {
+
+// How much longer than the timeout a wait_result call may take: the coordinator holds the
+// answer for at most one pass over the transaction, 30 s by default.
+constexpr std::chrono::milliseconds kWaitResultAllowance{30'000};
+
+// A deadline `timeout` from now, on gRPC's own clock.
+gpr_timespec DeadlineIn(std::chrono::milliseconds timeout) {
+  return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                      gpr_time_from_millis(timeout.count(), GPR_TIMESPAN));
+}
+
+std::string Lowercase(std::string text) {
+  for (char& c : text) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return text;
+}
+
+std::string Describe(const grpc::Status& status) {
+  const int code = static_cast<int>(status.error_code());
+  const std::string message = status.error_message().substr(0, 500);
+  return GrpcCodeName(code) + (message.empty() ? "" : ": " + message);
+}
+
+// The coordinator's answer as the initiators read it (the header's table).
+Status StatusOfAnswer(std::string_view rpc, const grpc::Status& status) {
+  switch (status.error_code()) {
+    case grpc::StatusCode::OK:
+      return Status::Ok();
+    case grpc::StatusCode::ABORTED:
+      return Status::Conflict(status.error_message());
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return Status::Pending(status.error_message());
+    case grpc::StatusCode::INVALID_ARGUMENT:
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return Status::InvalidArgument(status.error_message());
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED:
+      // Not retryable, and the caller's to fix: an argument (the token), not an outage.
+      return Status::InvalidArgument("coordinator refused credentials (" + Describe(status) + ")");
+    default:
+      break;
+  }
+  return Status::Unavailable(std::string(rpc) + ": " + Describe(status));
+}
+
+Status CheckMetadata(const std::map<std::string, std::string>& metadata) {
+  for (const auto& [name, value] : metadata) {
+    if (name != Lowercase(name) || !IsGrpcMetadataHeader(name, value)) {
+      return Status::InvalidArgument("metadata." + name +
+                                     ": gRPC metadata needs a lowercase name of [0-9a-z-_.] and "
+                                     "a printable ASCII value");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+struct GrpcClient::Impl {
+  GrpcClientOptions options;
+  std::string coordinator;  // as given: what dtm-dtm tells a participant
+  std::string roots;        // PEM; empty: the system's
+  std::shared_ptr<grpc::Channel> coordinator_channel;
+  std::unique_ptr<dtmgimp::Dtm::Stub> stub;
+  std::unique_ptr<Client> http;  // GrpcClientOptions::http_server; null without one
+
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<grpc::Channel>> channels;  // by origin, for Try calls
+
+  std::shared_ptr<grpc::ChannelCredentials> Credentials(bool tls) const {
+    if (!tls) return grpc::InsecureChannelCredentials();
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = roots;
+    return grpc::SslCredentials(ssl);
+  }
+
+  std::shared_ptr<grpc::Channel> ChannelTo(const GrpcTarget& target) {
+    std::lock_guard lock(mu);
+    std::shared_ptr<grpc::Channel>& slot = channels[target.Origin()];
+    if (slot == nullptr) slot = grpc::CreateChannel(target.HostPort(), Credentials(target.tls));
+    return slot;
+  }
+
+  // A context for one call to the coordinator, with its metadata and deadline.
+  void Prepare(grpc::ClientContext& context, bool wait_result) const {
+    for (const auto& [name, value] : options.metadata) context.AddMetadata(name, value);
+    context.set_deadline(DeadlineIn(
+        options.timeout + (wait_result ? kWaitResultAllowance : std::chrono::milliseconds(0))));
+  }
+};
+
+Result<std::unique_ptr<GrpcClient>> GrpcClient::Create(const std::string& server,
+                                                       GrpcClientOptions options) {
+  // The coordinator's address is a gRPC target without a method.
+  Result<GrpcTarget> target =
+      ParseGrpcTarget(server + (server.ends_with('/') ? "" : "/") + "dtmgimp.Dtm/Submit");
+  if (!LooksLikeGrpcTarget(server) || !target) {
+    return Status::InvalidArgument("server '" + server +
+                                   "': expected grpc://host:port, grpcs://host:port or host:port");
+  }
+  if (options.timeout <= std::chrono::milliseconds::zero()) {
+    return Status::InvalidArgument("timeout: must be positive");
+  }
+  if (Status s = CheckMetadata(options.metadata); !s.ok()) return s;
+  auto impl = std::make_unique<Impl>();
+  if (!options.ca_file.empty()) {
+    Result<std::string> roots = ReadFileText(options.ca_file);
+    if (!roots) return Status::InvalidArgument("ca_file: " + roots.status().message());
+    impl->roots = std::move(*roots);
+  }
+  if (!options.http_server.empty()) {
+    ClientOptions http_options{.timeout = options.timeout, .ca_file = options.ca_file};
+    for (const auto& [name, value] : options.metadata) http_options.headers.emplace(name, value);
+    auto http = Client::Create(options.http_server, std::move(http_options));
+    if (!http) return Status::InvalidArgument("http_server: " + http.status().message());
+    impl->http = std::move(*http);
+  }
+  impl->coordinator = target->HostPort();
+  impl->coordinator_channel =
+      grpc::CreateChannel(target->HostPort(), impl->Credentials(target->tls));
+  impl->stub = dtmgimp::Dtm::NewStub(impl->coordinator_channel);
+  impl->options = std::move(options);
+  return std::unique_ptr<GrpcClient>(new GrpcClient(std::move(impl)));
+}
+
+GrpcClient::GrpcClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+GrpcClient::~GrpcClient() = default;
+
+std::chrono::milliseconds GrpcClient::timeout() const { return impl_->options.timeout; }
+
+Result<std::string> GrpcClient::NewGid() {
+  grpc::ClientContext context;
+  impl_->Prepare(context, false);
+  dtmgimp::DtmGidReply reply;
+  const grpc::Status status = impl_->stub->NewGid(&context, google::protobuf::Empty(), &reply);
+  if (Status s = StatusOfAnswer("NewGid", status); !s.ok()) return s;
+  if (reply.gid().empty()) return Status::Unavailable("NewGid: the answer has no Gid");
+  return reply.gid();
+}
+
+Result<std::optional<TransactionInfo>> GrpcClient::Query(const std::string& gid) {
+  if (impl_->http == nullptr) {
+    return Status::InvalidArgument(
+        "query: DTM's gRPC API has none; set GrpcClientOptions::http_server to the "
+        "coordinator's HTTP API");
+  }
+  return impl_->http->Query(gid);
+}
+
+Result<std::string> GrpcClient::Send(GlobalOp op, const GlobalCall& call) {
+  Result<dtmgimp::DtmRequest> request = ToDtmRequest(call);
+  if (!request) return request.status();
+  grpc::ClientContext context;
+  impl_->Prepare(context, call.options.wait_result);
+  google::protobuf::Empty reply;
+  grpc::Status status;
+  std::string_view rpc;
+  switch (op) {
+    case GlobalOp::kPrepare:
+      rpc = "Prepare";
+      status = impl_->stub->Prepare(&context, *request, &reply);
+      break;
+    case GlobalOp::kSubmit:
+      rpc = "Submit";
+      status = impl_->stub->Submit(&context, *request, &reply);
+      break;
+    case GlobalOp::kAbort:
+      rpc = "Abort";
+      status = impl_->stub->Abort(&context, *request, &reply);
+      break;
+  }
+  if (Status s = StatusOfAnswer(rpc, status); !s.ok()) return s;
+  return std::string();
+}
+
+Status GrpcClient::RegisterBranch(const BranchRegistration& branch) {
+  grpc::ClientContext context;
+  impl_->Prepare(context, false);
+  google::protobuf::Empty reply;
+  const grpc::Status status =
+      impl_->stub->RegisterBranch(&context, ToDtmBranchRequest(branch), &reply);
+  return StatusOfAnswer("RegisterBranch", status);
+}
+
+Status GrpcClient::CheckOwnBranchUrl(const std::string& url) const {
+  if (LooksLikeGrpcTarget(url)) {
+    Result<GrpcTarget> target = ParseGrpcTarget(url);
+    if (!target) return Status::InvalidArgument("'" + url + "' " + target.status().message());
+    return Status::Ok();
+  }
+  if (Result<Url> parsed = ParseUrl(url); !parsed) {
+    return Status::InvalidArgument("'" + url + "' " + parsed.status().message());
+  }
+  if (impl_->http == nullptr) {
+    return Status::InvalidArgument("'" + url +
+                                   "' is an HTTP URL: the gRPC client calls one only when "
+                                   "GrpcClientOptions::http_server is set");
+  }
+  return Status::Ok();
+}
+
+Result<BranchAnswer> GrpcClient::CallBranch(const OwnBranchCall& call) {
+  if (Status s = CheckOwnBranchUrl(call.url); !s.ok()) return s;
+  if (!LooksLikeGrpcTarget(call.url)) return impl_->http->CallBranch(call);
+  const GrpcTarget target = *ParseGrpcTarget(call.url);
+
+  // Everything the call needs lives here until its callback has run.
+  struct Exchange {
+    grpc::ClientContext context;
+    grpc::ByteBuffer request;
+    grpc::ByteBuffer response;
+    std::promise<grpc::Status> done;
+  };
+  auto exchange = std::make_shared<Exchange>();
+  exchange->context.set_deadline(DeadlineIn(call.timeout));
+  for (const auto& [name, value] : call.headers) {
+    if (!IsGrpcMetadataHeader(name, value)) {
+      return Status::InvalidArgument("branch_headers." + name +
+                                     ": cannot be sent as gRPC metadata (a name of "
+                                     "[0-9A-Za-z-_.], not grpc-*, and a printable ASCII value)");
+    }
+    exchange->context.AddMetadata(Lowercase(name), value);
+  }
+  // As the coordinator calls a gRPC branch (docs/protocol.md §10.4).
+  exchange->context.AddMetadata("dtm-gid", call.gid);
+  exchange->context.AddMetadata("dtm-trans_type", call.trans_type);
+  exchange->context.AddMetadata("dtm-branch_id", call.branch_id);
+  exchange->context.AddMetadata("dtm-op", call.op);
+  exchange->context.AddMetadata("dtm-dtm", impl_->coordinator);
+  for (const auto& [name, value] : call.extra) exchange->context.AddMetadata("dtm-" + name, value);
+  grpc::Slice slice(call.body);
+  exchange->request = grpc::ByteBuffer(&slice, 1);
+  std::future<grpc::Status> finished = exchange->done.get_future();
+  grpc::GenericStub stub(impl_->ChannelTo(target));
+  stub.UnaryCall(&exchange->context, target.method, grpc::StubOptions(), &exchange->request,
+                 &exchange->response,
+                 [exchange](grpc::Status s) { exchange->done.set_value(std::move(s)); });
+  const grpc::Status status = finished.get();
+
+  BranchAnswer answer;
+  answer.result = ClassifyGrpcCode(static_cast<int>(status.error_code()));
+  answer.description = Describe(status);
+  if (status.ok()) {
+    std::vector<grpc::Slice> slices;
+    if (exchange->response.Dump(&slices).ok()) {
+      for (const grpc::Slice& s : slices) {
+        answer.body.append(reinterpret_cast<const char*>(s.begin()), s.size());
+      }
+    }
+  }
+  return answer;
+}
+
+}  // namespace settle::sdk
