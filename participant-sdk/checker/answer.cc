@@ -1,18 +1,23 @@
 #include "answer.h"
 
+#include "settle/core/grpc_codes.h"
 #include "settle/net/message.h"
 
 namespace settle::checker {
 
 BranchResult Answer::result() const {
-  return answered() ? ClassifyBranchResponse(http_status, body) : BranchResult::kUnknown;
+  if (!answered()) return BranchResult::kUnknown;
+  if (grpc_code >= 0) return ClassifyGrpcCode(grpc_code);
+  return ClassifyBranchResponse(http_status, body);
 }
 
 std::string Answer::Describe() const {
   if (!answered()) return "no answer (" + error + ")";
   const BranchResult r = result();
   if (r == BranchResult::kSuccess) return "SUCCESS";
-  std::string http = "HTTP " + std::to_string(http_status);
+  // A gRPC answer's body is its status message.
+  std::string http =
+      grpc_code >= 0 ? "gRPC " + GrpcCodeName(grpc_code) : "HTTP " + std::to_string(http_status);
   if (!body.empty()) http += ": " + OneLine(body);
   if (r == BranchResult::kUnknown) return http;
   return std::string(ToString(r)) + " (" + http + ")";

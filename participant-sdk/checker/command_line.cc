@@ -8,6 +8,8 @@
 
 #include "exit_codes.h"
 #include "settle/core/duration_text.h"
+#include "settle/core/file_text.h"
+#include "settle/core/grpc_target.h"
 #include "settle/core/status.h"
 #include "settle/core/url.h"
 #include "settle/net/message.h"
@@ -20,7 +22,8 @@ constexpr const char* kDescription =
     "coordinator really does: duplicate deliveries, a cancel/compensate for a try/action that\n"
     "never ran (empty rollback), and a try/action arriving after its cancel/compensate\n"
     "(hanging). No coordinator is needed: it calls the branch URLs itself, as the coordinator\n"
-    "would.\n"
+    "would: over HTTP, or over gRPC when a branch is a gRPC method\n"
+    "(--participant grpc://host:port/package.Service).\n"
     "\n"
     "With --entry it checks a service's own entry point instead (a POST that creates something):\n"
     "that it keeps the Idempotency-Key contract for missing, invalid, repeated, reused and\n"
@@ -44,6 +47,9 @@ constexpr const char* kFooter =
     "  settle-check --participant http://127.0.0.1:8081/api --tcc TransOut \\\n"
     "    --body '{\"account_id\":\"1\",\"amount\":1}' "
     "--state http://127.0.0.1:8081/api/accounts/1\n"
+    "  settle-check --participant grpc://127.0.0.1:8083/bank.Bank --tcc TransOut \\\n"
+    "    --body '{\"account_id\":\"1\",\"amount\":1}' "
+    "--state http://127.0.0.1:8082/api/accounts/1\n"
     "  settle-check --entry http://127.0.0.1:8090/orders --body '{\"item\":\"book\"}' \\\n"
     "    --state http://127.0.0.1:8090/orders/count";
 
@@ -82,6 +88,7 @@ struct Flags {
   std::string tcc_name;
   std::string saga_name;
   std::string body;
+  std::string body_file;
   std::string state_url;
   std::string timeout_text = "3s";
   std::string ca_file;
@@ -123,6 +130,10 @@ void AddOptions(CLI::App& app, Flags& f) {
                  "JSON body of every branch call (with --entry: of every request), e.g. "
                  "'{\"amount\":1}'")
       ->type_name("JSON");
+  app.add_option("--body-file", f.body_file,
+                 "The body of every branch call, byte for byte, from a file: for a gRPC method, "
+                 "its serialized request message (instead of --body)")
+      ->type_name("FILE");
   app.add_option("--state", f.state_url,
                  "URL whose GET body shows the branch's effect, e.g. an account; compared "
                  "before and after the calls")
@@ -167,6 +178,15 @@ bool AnyUrlGiven(const std::vector<OpFlag>& ops) {
 Status CheckUrl(const std::string& what, const std::string& url) {
   if (Result<Url> parsed = ParseUrl(url); !parsed) {
     return Status::InvalidArgument(what + " " + url + ": " + parsed.status().message());
+  }
+  return Status::Ok();
+}
+
+// A branch handler: an http(s):// URL, or a gRPC method (docs/protocol.md §10.4).
+Status CheckBranchUrl(const std::string& what, const std::string& url) {
+  if (!LooksLikeGrpcTarget(url)) return CheckUrl(what, url);
+  if (Result<GrpcTarget> target = ParseGrpcTarget(url); !target) {
+    return Status::InvalidArgument(what + " " + url + ": " + target.status().message());
   }
   return Status::Ok();
 }
@@ -231,10 +251,20 @@ Status ResolveTarget(Flags& f, CheckerOptions& o) {
       }
       url = f.participant + "/" + name + op.suffix;
     }
-    if (Status s = CheckUrl(op.flag, url); !s.ok()) return s;
+    if (Status s = CheckBranchUrl(op.flag, url); !s.ok()) return s;
     o.urls[op.op] = url;
   }
-  if (!f.participant.empty()) return CheckUrl("--participant", f.participant);
+  if (f.participant.empty()) return Status::Ok();
+  // A gRPC participant is named by its service: grpc://host:port/package.Service.
+  if (LooksLikeGrpcTarget(f.participant)) {
+    if (!ParseGrpcTarget(f.participant + "/Method")) {
+      return Status::InvalidArgument("--participant " + f.participant +
+                                     ": a gRPC participant is grpc://host:port/package.Service "
+                                     "(or grpcs://, or host:port/package.Service)");
+    }
+    return Status::Ok();
+  }
+  return CheckUrl("--participant", f.participant);
   return Status::Ok();
 }
 
@@ -244,6 +274,14 @@ Status ResolveRequest(const Flags& f, CheckerOptions& o) {
     return Status::InvalidArgument("--body: not valid JSON: " + f.body);
   }
   o.body = f.body;
+  if (!f.body_file.empty()) {
+    if (!f.body.empty() || !f.entry.empty()) {
+      return Status::InvalidArgument("--body-file: the body of a branch check, instead of --body");
+    }
+    Result<std::string> bytes = ReadFileText(f.body_file);
+    if (!bytes) return Status::InvalidArgument("--body-file: " + bytes.status().message());
+    o.body = std::move(*bytes);
+  }
   o.ca_file = f.ca_file;
   if (!f.state_url.empty()) {
     if (Status s = CheckUrl("--state", f.state_url); !s.ok()) return s;

@@ -16,7 +16,7 @@ namespace settle::checker {
 struct CheckerOptions {
   TransType trans_type = TransType::kTcc;
   std::map<BranchOp, std::string> urls;  // try/confirm/cancel, or action/compensate
-  std::string body;                      // valid JSON, or empty (then calls are GETs)
+  std::string body;  // valid JSON, --body-file's bytes, or empty (then HTTP calls are GETs)
   std::optional<std::string> state_url;
   Duration timeout = std::chrono::seconds(3);
   std::vector<std::pair<std::string, std::string>> headers;  // valid names and values

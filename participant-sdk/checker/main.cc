@@ -10,6 +10,7 @@
 #include "command_line.h"
 #include "entry_check_runner.h"
 #include "exit_codes.h"
+#include "grpc_participant_client.h"
 #include "http_participant_client.h"
 
 using namespace settle::checker;
@@ -50,7 +51,10 @@ int main(int argc, char** argv) {
   }
   const CheckerOptions& options = command_line.options;
 
-  HttpParticipantClient client(options.headers, options.timeout, options.ca_file);
+  // Branches that are gRPC methods are called over gRPC; everything else over HTTP.
+  GrpcParticipantClient client(
+      std::make_unique<HttpParticipantClient>(options.headers, options.timeout, options.ca_file),
+      options.headers, options.timeout, options.ca_file);
   if (!options.entry_url.empty()) {
     EntryCheckRunner runner(
         client, EntrySettings{options.entry_url, options.body, options.other_body,

@@ -13,6 +13,7 @@
 
 #include "child_process.h"
 #include "participant_server.h"
+#include "settle/sdk/grpc_branch_server.h"
 #include "settle_check_run.h"
 #include "temp_dir.h"
 
@@ -28,23 +29,32 @@ using settle::testing::TempDir;
 
 const std::string kBody = R"({"account_id":"1","amount":1})";
 
-// The real bank example on a port of its own, with a database in a fresh directory.
+// The real bank example on ports of its own, with a database in a fresh directory: its
+// branches over HTTP and as gRPC methods.
 class Bank {
  public:
   Bank()
-      : process_({BANK_PARTICIPANT_BINARY, "--port", "0", "--db", dir_.File("bank.db")},
+      : process_({BANK_PARTICIPANT_BINARY, "--port", "0", "--grpc-port", "0", "--db",
+                  dir_.File("bank.db")},
                  dir_.File("bank.err")) {
     const std::string prefix = "bank-participant listening on ";
     const std::string line = process_.WaitForLine(prefix, std::chrono::seconds(30));
     REQUIRE(line.rfind(prefix, 0) == 0);
     base_ = line.substr(prefix.size());
+    const std::string grpc_prefix = "bank-participant gRPC branches on ";
+    const std::string grpc_line = process_.WaitForLine(grpc_prefix, std::chrono::seconds(30));
+    REQUIRE(grpc_line.rfind(grpc_prefix, 0) == 0);
+    grpc_ = grpc_line.substr(grpc_prefix.size());
   }
   std::string Api() const { return base_ + "/api"; }
+  // The bank's gRPC service, as --participant names it.
+  std::string GrpcService() const { return "grpc://" + grpc_ + "/bank.Bank"; }
 
  private:
   TempDir dir_;
   ChildProcess process_;
   std::string base_;
+  std::string grpc_;
 };
 
 // A participant with no barrier at all: every call is applied as it comes. Try reserves every
@@ -66,21 +76,40 @@ class NaiveParticipant {
   }
   ParticipantServer& server() { return server_; }
   std::string Api() const { return server_.Url("/api"); }
+  // The same handlers as the gRPC methods of naive.Naive.
+  std::string GrpcService() {
+    if (grpc_port_ == 0) {
+      auto port = grpc_.Start("127.0.0.1", 0);
+      REQUIRE(port);
+      grpc_port_ = *port;
+    }
+    return "grpc://127.0.0.1:" + std::to_string(grpc_port_) + "/naive.Naive";
+  }
 
  private:
   void Apply(const std::string& path, int balance, int frozen) {
-    server_.SetHandler(path, [this, balance, frozen](const ReceivedCall&) {
+    auto apply = [this, balance, frozen] {
       std::lock_guard<std::mutex> lock(mu_);
       balance_ += balance;
       frozen_ += frozen;
+    };
+    server_.SetHandler(path, [apply](const ReceivedCall&) {
+      apply();
       return ScriptedAnswer{};
+    });
+    // "/api/TransOutTry" is "/naive.Naive/TransOutTry".
+    grpc_.OnBranch("/naive.Naive" + path.substr(4), [apply](const settle::sdk::BranchRequest&) {
+      apply();
+      return settle::sdk::BranchReply::Success();
     });
   }
 
   std::mutex mu_;
   int balance_ = 100;
   int frozen_ = 0;
-  ParticipantServer server_;  // last: stops serving before the state above goes away
+  ParticipantServer server_;  // last: stop serving before the state above goes away
+  settle::sdk::GrpcBranchServer grpc_;
+  int grpc_port_ = 0;
 };
 
 const std::vector<std::string> kTccChecks = {"empty rollback",   "hanging try",
@@ -162,6 +191,72 @@ TEST_CASE("settle-check fails exactly the saga checks that catch a participant w
   CHECK(run.Verdict("compensate after action") == "PASS");
   CHECK(run.Verdict("duplicate compensate") == "FAIL");
   CHECK(run.out.find("saga: 5 checks, 1 passed, 4 failed, 0 unverified") != std::string::npos);
+}
+
+TEST_CASE("settle-check passes every check of the bank example's gRPC branches",
+          "[fault][settle-check][grpc]") {
+  Bank bank;
+  const std::string state = bank.Api() + "/accounts/1";
+  const CheckRun tcc = RunSettleCheck({"--participant", bank.GrpcService(), "--tcc", "TransOut",
+                                       "--body", kBody, "--state", state});
+  INFO(tcc.out << tcc.err);
+  CHECK(tcc.exit_code == 0);
+  for (const std::string& check : kTccChecks) CHECK(tcc.Verdict(check) == "PASS");
+
+  // DTM's form of a gRPC method, and the body from a file, byte for byte.
+  TempDir dir;
+  { std::ofstream(dir.File("body.bin"), std::ios::binary) << kBody; }
+  const std::string dtm_form = bank.GrpcService().substr(std::string("grpc://").size());
+  const CheckRun saga = RunSettleCheck({"--participant", dtm_form, "--saga", "TransOut",
+                                        "--body-file", dir.File("body.bin"), "--state", state});
+  INFO(saga.out << saga.err);
+  CHECK(saga.exit_code == 0);
+  for (const std::string& check : kSagaChecks) CHECK(saga.Verdict(check) == "PASS");
+}
+
+TEST_CASE("settle-check fails the gRPC checks that catch a participant without a barrier",
+          "[fault][settle-check][grpc]") {
+  NaiveParticipant naive;
+  const CheckRun run =
+      RunSettleCheck({"--participant", naive.GrpcService(), "--tcc", "TransOut", "--body", kBody,
+                      "--state", naive.server().Url("/api/state")});
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 1);
+  CHECK(run.Verdict("empty rollback") == "FAIL");
+  CHECK(run.Verdict("hanging try") == "FAIL");
+  CHECK(run.Verdict("duplicate try") == "FAIL");
+  CHECK(run.Verdict("duplicate confirm") == "FAIL");
+  CHECK(run.Verdict("cancel after try") == "PASS");
+  CHECK(run.Verdict("duplicate cancel") == "FAIL");
+  CHECK(run.Line("hanging try").find("the try after its cancel answered SUCCESS") !=
+        std::string::npos);
+}
+
+TEST_CASE("settle-check reports a gRPC method's status code as the coordinator reads it",
+          "[fault][settle-check][grpc]") {
+  NaiveParticipant naive;
+  // No such methods: UNIMPLEMENTED is an error, neither SUCCESS nor FAILURE.
+  const CheckRun run =
+      RunSettleCheck({"--participant", naive.GrpcService(), "--saga", "Missing", "--body", kBody});
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 1);
+  CHECK(run.Line("empty compensate")
+            .find("answered gRPC UNIMPLEMENTED: no branch handler for /naive.Naive/"
+                  "MissingCompensate") != std::string::npos);
+}
+
+TEST_CASE("settle-check exits 2 when a gRPC participant cannot be reached",
+          "[fault][settle-check][grpc]") {
+  std::string service;
+  {
+    NaiveParticipant gone;  // its port is free again once it is destroyed
+    service = gone.GrpcService();
+  }
+  const CheckRun run =
+      RunSettleCheck({"--participant", service, "--tcc", "TransOut", "--body", kBody});
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("cannot reach the participant") != std::string::npos);
 }
 
 TEST_CASE("settle-check calls each branch as the coordinator does, one gid per check",
@@ -251,6 +346,13 @@ TEST_CASE("settle-check exits 2 with a message on bad arguments", "[fault][settl
       {{"--participant", api, "--tcc", "TransOut", "--header", "no colon"}, "'Name: value'"},
       {{"--participant", api, "--tcc", "TransOut", "--state", "localhost"}, "--state localhost"},
       {{"--participant", api, "--tcc", "TransOut", "--bogus"}, "--bogus"},
+      {{"--participant", "grpc://127.0.0.1:9", "--tcc", "TransOut"}, "package.Service"},
+      {{"--participant", "grpc://127.0.0.1:9/a.B", "--try", "grpc://127.0.0.1:9/Try", "--tcc", "T"},
+       "--try grpc://127.0.0.1:9/Try"},
+      {{"--participant", api, "--tcc", "TransOut", "--body", "{}", "--body-file", "/dev/null"},
+       "--body-file: the body of a branch check, instead of --body"},
+      {{"--participant", api, "--tcc", "TransOut", "--body-file", "/nonexistent/body"},
+       "--body-file: cannot read /nonexistent/body"},
   };
   for (const auto& [args, message] : cases) {
     const CheckRun run = RunSettleCheck(args);

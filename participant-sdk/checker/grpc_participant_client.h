@@ -1,0 +1,50 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "participant_client.h"
+#include "settle/core/clock.h"
+
+namespace grpc {
+class Channel;
+}
+
+namespace settle::checker {
+
+// A participant whose branches may be gRPC methods (docs/protocol.md §10.4): a branch URL that
+// is one ("grpc://host:port/pkg.Service/Method", grpcs://, or DTM's "host:port/...") is called
+// as settled calls it, with the body as the request message's bytes and dtm-gid,
+// dtm-trans_type, dtm-branch_id, dtm-op and dtm-dtm in the metadata, plus the extra headers
+// lowercased; its status code is the answer. Everything else (http(s):// branches, the state
+// URL, a service's own URLs) goes to `http`. grpcs:// is verified against `ca_file` (empty: the
+// system's CA store). One channel per origin.
+class GrpcParticipantClient final : public ParticipantClient {
+ public:
+  GrpcParticipantClient(std::unique_ptr<ParticipantClient> http,
+                        std::vector<std::pair<std::string, std::string>> headers, Duration timeout,
+                        std::string ca_file = "");
+  ~GrpcParticipantClient() override;
+
+  Answer CallBranch(const BranchCall& call) override;
+  Answer GetState(const std::string& url) override { return http_->GetState(url); }
+  Answer Call(const HttpCall& call) override { return http_->Call(call); }
+  std::vector<Answer> CallAtOnce(const std::vector<HttpCall>& calls) override {
+    return http_->CallAtOnce(calls);
+  }
+
+ private:
+  std::unique_ptr<ParticipantClient> http_;
+  std::vector<std::pair<std::string, std::string>> headers_;
+  Duration timeout_;
+  std::string roots_;  // PEM; empty: the system's
+  std::string roots_error_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<grpc::Channel>> channels_;
+};
+
+}  // namespace settle::checker
