@@ -2,7 +2,8 @@
 #   bin/settled, bin/settle-check
 #   include/settle/{sdk,core,db}/   the SDK's headers and the ones they include
 #   lib/libsettle_*.a               the SDK's rooms and the static libraries they are built on
-#   lib/cmake/Settle/               find_package(Settle) -> Settle::sdk (every room)
+#   lib/cmake/Settle/               find_package(Settle) -> Settle::sdk (every room), and
+#                                   Settle::sdk_grpc, Settle::sdk_grpc_client (gRPC)
 #   lib/pkgconfig/settle-sdk.pc     pkg-config --cflags --libs settle-sdk
 #   share/doc/settle/               the docs the systemd unit and the README name
 #   lib/systemd/system/settled.service, share/settle/settled.toml (the unit's configuration)
@@ -19,8 +20,15 @@ foreach(room IN LISTS SETTLE_SDK_ROOMS)
   list(APPEND SETTLE_SDK_ROOM_LIBRARIES settle_sdk_${room})
   set_target_properties(settle_sdk_${room} PROPERTIES EXPORT_NAME sdk_${room})
 endforeach()
+# The gRPC rooms stand apart (a service links them by name) with DTM's generated proto, which
+# the gRPC client links privately.
+foreach(room IN LISTS SETTLE_SDK_GRPC_ROOMS)
+  list(APPEND SETTLE_SDK_ROOM_LIBRARIES settle_sdk_${room})
+  set_target_properties(settle_sdk_${room} PROPERTIES EXPORT_NAME sdk_${room})
+endforeach()
+set_target_properties(settle_dtm_proto PROPERTIES EXPORT_NAME dtm_proto)
 set(SETTLE_SDK_LIBRARIES settle_sdk ${SETTLE_SDK_ROOM_LIBRARIES} settle_net settle_async
-                         settle_sqlite settle_postgres settle_core)
+                         settle_sqlite settle_postgres settle_core settle_dtm_proto)
 set_target_properties(settle_sdk PROPERTIES EXPORT_NAME sdk)
 set_target_properties(settle_net PROPERTIES EXPORT_NAME net)
 set_target_properties(settle_async PROPERTIES EXPORT_NAME async)
@@ -34,7 +42,7 @@ install(TARGETS ${SETTLE_SDK_LIBRARIES} EXPORT SettleTargets
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # Each room's settle/sdk/ headers land in the one include/settle/sdk/.
 set(SETTLE_SDK_INCLUDE_DIRS)
-foreach(room IN LISTS SETTLE_SDK_ROOMS)
+foreach(room IN LISTS SETTLE_SDK_ROOMS SETTLE_SDK_GRPC_ROOMS)
   list(APPEND SETTLE_SDK_INCLUDE_DIRS ${PROJECT_SOURCE_DIR}/participant-sdk/${room}/include/settle)
 endforeach()
 install(DIRECTORY ${SETTLE_SDK_INCLUDE_DIRS}

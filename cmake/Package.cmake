@@ -35,9 +35,11 @@ set(CPACK_DEBIAN_SERVER_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME settle-dev)
 set(CPACK_DEBIAN_DEV_DESCRIPTION
-    "Settle participant SDK (C++)\n Join Settle transactions from C++: TCC, saga, messages and XA, the barrier,\n idempotent entry points. find_package(Settle) gives Settle::sdk.")
+    "Settle participant SDK (C++)\n Join Settle transactions from C++: TCC, saga, messages and XA, the barrier,\n idempotent entry points. find_package(Settle) gives Settle::sdk (and Settle::sdk_grpc,\n Settle::sdk_grpc_client for gRPC).")
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
     "libsqlite3-dev, libpq-dev, libssl-dev, libboost-dev, nlohmann-json3-dev, pkg-config")
+# Settle::sdk_grpc and Settle::sdk_grpc_client need these; Settle::sdk does not.
+set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "libgrpc++-dev, libprotobuf-dev")
 set(CPACK_DEBIAN_DEV_PACKAGE_ARCHITECTURE amd64)
 
 include(CPack)

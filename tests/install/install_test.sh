@@ -17,7 +17,8 @@ prefix=$work/prefix
 
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 for file in bin/settled bin/settle-check include/settle/sdk/saga.h include/settle/core/status.h \
-            include/settle/db/pg_connection.h lib/libsettle_sdk_{core,barrier,initiator,participant,idempotency,xa}.a \
+            include/settle/db/pg_connection.h lib/libsettle_sdk_{core,barrier,initiator,participant,idempotency,xa,grpc,grpc_client}.a \
+            include/settle/sdk/grpc_client.h include/settle/sdk/grpc_branch_server.h \
             lib/cmake/Settle/SettleConfig.cmake \
             lib/pkgconfig/settle-sdk.pc share/doc/settle/operations.md; do
   [ -e "$prefix/$file" ] || { echo "cmake --install did not install $file" >&2; exit 1; }
@@ -35,9 +36,13 @@ cmake --build "$work/consumer/build" >"$work/build.log" 2>&1 || { cat "$work/bui
 g++ -O1 -o "$work/stock-service-pc" "$work/consumer/stock_service.cc" \
   $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs settle-sdk)
 
-start "$work/settled.log" "$prefix/bin/settled" --port 0 --grpc-port 0 --db "$work/settle.db"
+# A free port for settled's gRPC API: the kernel's pick, released for settled to take.
+grpc_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+start "$work/settled.log" "$prefix/bin/settled" --port 0 --grpc-port "$grpc_port" --db "$work/settle.db"
 api="http://$address"
 
 "$work/consumer/build/stock-service" "$api/api/settle" "$work/cmake.db"
 "$work/stock-service-pc" "$api/api/settle" "$work/pkg-config.db"
-echo "installed Settle: find_package and pkg-config services ran their sagas against settled"
+"$work/consumer/build/stock-grpc" "grpc://127.0.0.1:$grpc_port" "$work/grpc.db"
+echo "installed Settle: find_package and pkg-config services ran their sagas against settled," \
+     "over HTTP and over gRPC"

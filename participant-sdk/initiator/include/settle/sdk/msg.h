@@ -7,6 +7,7 @@
 
 #include "settle/core/status.h"
 #include "settle/sdk/barrier.h"
+#include "settle/sdk/client.h"  // the HTTP link most callers pass
 #include "settle/sdk/coordinator_link.h"
 #include "settle/sdk/msg_barrier.h"
 #include "settle/sdk/outcome.h"

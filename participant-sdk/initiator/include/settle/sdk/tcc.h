@@ -4,6 +4,7 @@
 #include <string>
 
 #include "settle/core/status.h"
+#include "settle/sdk/client.h"  // the HTTP link most callers pass
 #include "settle/sdk/coordinator_link.h"
 #include "settle/sdk/outcome.h"
 #include "settle/sdk/trans_options.h"
