@@ -268,6 +268,7 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     grpc_api::GrpcServerOptions grpc{.host = config.host,
                                      .port = config.grpc.port,
                                      .max_message_bytes = config.api.max_body_bytes,
+                                     .idle_timeout = config.api.keep_alive_timeout,
                                      .tls = config.api.tls,
                                      .tokens = config.api.tokens};
     auto grpc_server =

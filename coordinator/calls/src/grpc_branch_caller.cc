@@ -84,8 +84,8 @@ asio::awaitable<engine::BranchOutcome> GrpcBranchCaller::Call(engine::BranchCall
     exchange->context.set_deadline(gpr_time_add(
         gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(call.timeout.count(), GPR_TIMESPAN)));
     for (const auto& [name, value] : call.headers) {
-      // Checked when the transaction named a gRPC participant; a TCC's registration cannot
-      // be, since its headers came with its prepare: refused here, and retried as an error.
+      // Checked when the transaction named a gRPC participant, or registered one; rows stored
+      // before that check existed are refused here, and retried as an error.
       if (!IsGrpcMetadataHeader(name, value)) {
         co_return Unknown("branch header " + name + " cannot be sent as gRPC metadata");
       }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "settle/core/grpc_target.h"
 #include "settle/engine/decision.h"
 #include "settle/engine/msg_engine.h"
 #include "settle/engine/request_fields.h"
@@ -152,6 +153,23 @@ asio::awaitable<Status> Coordinator::RegisterBranch(engine::RegisterBranchReques
   if (Status s = CheckServing(); !s.ok()) co_return s;
   if (Status s = AdmitFields("registerBranch", request.unread_fields); !s.ok()) co_return s;
   if (Status s = engine::CheckRegisterBranch(request); !s.ok()) co_return s;
+  // A gRPC branch gets the prepare's branch headers as metadata: refused now, naming the
+  // header, rather than failing at every call of its phase 2. Headers never change after the
+  // prepare, so reading them first is enough.
+  const std::vector<std::string> urls = {request.confirm_url, request.cancel_url, request.url};
+  if (std::any_of(urls.begin(), urls.end(), [](const std::string& url) {
+        return !url.empty() && LooksLikeGrpcTarget(url);
+      })) {
+    auto existing = co_await store_.Load(request.gid);
+    if (!existing) co_return existing.status();
+    if (!existing->has_value()) co_return NoSuchGid(request.gid);
+    const Status sendable =
+        engine::CheckGrpcHeaders((**existing).global.options.branch_headers, urls);
+    if (!sendable.ok()) {
+      co_return Status(sendable.code(),
+                       sendable.message() + " (set by the prepare of gid " + request.gid + ")");
+    }
+  }
   storage::WriteBatch batch;
   // Rows of another type's ops would be ignored by the transaction's engine: the branch would
   // never be finished.

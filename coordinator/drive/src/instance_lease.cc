@@ -115,7 +115,13 @@ Status InstanceLease::Renew() {
     spdlog::warn("instance {}: lease renewed after lapsing", settings_.instance_id);
   }
   stood_down_.store(false);
-  held_until_.store((sent + MonoTime(settings_.lease)).count());
+  // Two renewals may overlap (the thread's and a RunOnce): the one sent later counts, whichever
+  // returns last. The database keeps the expiry of the write it applied last, which is no
+  // earlier than the later send plus the lease.
+  const MonoTime::rep until = (sent + MonoTime(settings_.lease)).count();
+  MonoTime::rep held = held_until_.load();
+  while (held < until && !held_until_.compare_exchange_weak(held, until)) {
+  }
   return Status::Ok();
 }
 

@@ -75,13 +75,14 @@ Status CheckOptions(const RequestOptions& options) {
   return Status::Ok();
 }
 
-Status CheckGrpcHeaders(const RequestOptions& options, const std::vector<std::string>& urls) {
+Status CheckGrpcHeaders(const std::map<std::string, std::string>& branch_headers,
+                        const std::vector<std::string>& urls) {
   bool any_grpc = false;
   for (const std::string& url : urls) {
     if (!url.empty() && !url.starts_with(kTopicPrefix) && LooksLikeGrpcTarget(url)) any_grpc = true;
   }
   if (!any_grpc) return Status::Ok();
-  for (const auto& [name, value] : options.branch_headers) {
+  for (const auto& [name, value] : branch_headers) {
     if (!IsGrpcMetadataHeader(name, value)) {
       return FieldError("branch_headers." + name,
                         "cannot be sent as gRPC metadata to this transaction's gRPC participants "

@@ -31,7 +31,8 @@ Status CheckPrepare(const PrepareRequest& request) {
   if (Status s = CheckMsg(request.steps, request.payloads, request.query_prepared, true); !s.ok()) {
     return s;
   }
-  return CheckGrpcHeaders(request.options, UrlsOf(request.steps, request.query_prepared));
+  return CheckGrpcHeaders(request.options.branch_headers,
+                          UrlsOf(request.steps, request.query_prepared));
 }
 
 Status CheckSubmit(const SubmitRequest& request) {
@@ -50,7 +51,8 @@ Status CheckSubmit(const SubmitRequest& request) {
       break;
   }
   if (!checked.ok()) return checked;
-  return CheckGrpcHeaders(request.options, UrlsOf(request.steps, request.query_prepared));
+  return CheckGrpcHeaders(request.options.branch_headers,
+                          UrlsOf(request.steps, request.query_prepared));
 }
 
 Status CheckAbort(const AbortRequest& request) {

@@ -3,6 +3,9 @@
 #include <grpc/support/time.h>
 #include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 
 #include <exception>
 #include <utility>
@@ -217,6 +220,13 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(drive::Coordinator& coordi
   builder.AddListeningPort(address, credentials, &impl->port);
   builder.RegisterService(impl->service.get());
   builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                             static_cast<int>(std::min<std::int64_t>(
+                                 o.idle_timeout.count(), std::numeric_limits<int>::max())));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, o.max_calls_per_connection);
+  grpc::ResourceQuota quota("settled-grpc-api");
+  quota.Resize(o.memory_quota_bytes);
+  builder.SetResourceQuota(quota);
   impl->server = builder.BuildAndStart();
   if (!impl->server || impl->port == 0) {
     return Status::Unavailable("cannot serve gRPC on " + address +

@@ -230,6 +230,46 @@ TEST_CASE("a branch header gRPC cannot carry is refused at submit, naming it",
   CHECK(s.Call("submit", to_http).status == 200);
 }
 
+TEST_CASE(
+    "a TCC's gRPC branch is refused at registration when its prepare's headers cannot "
+    "travel as metadata",
+    "[grpc][calls][bad-input][tcc]") {
+  GrpcParticipant bank;
+  InProcessSettled s;
+  // Fine headers for HTTP, stored by the prepare; gRPC cannot carry the second.
+  REQUIRE(s.Call("prepare", {{"gid", "t1"},
+                             {"trans_type", "tcc"},
+                             {"branch_headers", {{"x-tenant", "acme"}, {"X!Mark", "v"}}}})
+              .status == 200);
+  auto branch = [&](const std::string& id, const std::string& confirm, const std::string& cancel) {
+    return s.Call("registerBranch", {{"gid", "t1"},
+                                     {"trans_type", "tcc"},
+                                     {"branch_id", id},
+                                     {"data", "{}"},
+                                     {"confirm", confirm},
+                                     {"cancel", cancel}});
+  };
+  const auto refused = branch("01", bank.Url("bank.Bank/Confirm"), bank.Url("bank.Bank/Cancel"));
+  CHECK(refused.status == 400);
+  CHECK_THAT(refused.json["message"].get<std::string>(),
+             Catch::StartsWith("branch_headers.X!Mark: cannot be sent as gRPC metadata"));
+  CHECK_THAT(refused.json["message"].get<std::string>(),
+             Catch::EndsWith("(set by the prepare of gid t1)"));
+  // Nothing was registered; an HTTP branch of the same transaction is fine.
+  CHECK(s.Query("t1")["branches"].empty());
+  testing::ParticipantServer http;
+  CHECK(branch("01", http.Url("/confirm"), http.Url("/cancel")).status == 200);
+  // An unknown gid is still a 4xx naming it, whatever the URLs.
+  const auto unknown = s.Call("registerBranch", {{"gid", "nope"},
+                                                 {"trans_type", "tcc"},
+                                                 {"branch_id", "01"},
+                                                 {"data", "{}"},
+                                                 {"confirm", bank.Url("bank.Bank/Confirm")},
+                                                 {"cancel", bank.Url("bank.Bank/Cancel")}});
+  CHECK(unknown.status >= 400);
+  CHECK(unknown.status < 500);
+}
+
 TEST_CASE("a gRPC branch URL that names no method is a 400 naming the step",
           "[grpc][calls][bad-input]") {
   InProcessSettled s;

@@ -345,6 +345,30 @@ std::string FileText(const std::string& path) {
   return text.str();
 }
 
+TEST_CASE("a gRPC connection idle past --keep-alive-timeout is closed, and the client reconnects",
+          "[grpc][limits]") {
+  InProcessSettled s([](app::ServerConfig& c) {
+    WithGrpc(c);
+    c.api.keep_alive_timeout = Duration(300);
+  });
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(s.grpc_port()),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = dtmgimp::Dtm::NewStub(channel);
+  auto new_gid = [&] {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    dtmgimp::DtmGidReply reply;
+    return stub->NewGid(&ctx, Empty(), &reply).ok() && !reply.gid().empty();
+  };
+  REQUIRE(new_gid());
+  REQUIRE(channel->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY);
+  // The server's GOAWAY moves the channel out of READY: waited for, with a deadline.
+  const auto deadline = std::chrono::system_clock::now() + std::chrono::seconds(20);
+  REQUIRE(channel->WaitForStateChange(GRPC_CHANNEL_READY, deadline));
+  CHECK(channel->GetState(false) != GRPC_CHANNEL_READY);
+  CHECK(new_gid());  // a new connection, transparently
+}
+
 TEST_CASE("with --tls-cert the gRPC API is served over TLS only", "[grpc][tls]") {
   testing::TempDir dir;
   testing::TestCa ca(dir.path());

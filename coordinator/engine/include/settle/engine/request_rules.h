@@ -35,8 +35,10 @@ Status CheckStepCounts(std::string_view kind, std::size_t steps, std::size_t pay
 // The options every type takes: branch headers must be sendable as HTTP headers.
 Status CheckOptions(const RequestOptions& options);
 // The branch headers a transaction with a gRPC participant among `urls` sends: each must be
-// sendable as gRPC metadata (grpc_target.h); nothing to check without one.
-Status CheckGrpcHeaders(const RequestOptions& options, const std::vector<std::string>& urls);
+// sendable as gRPC metadata (grpc_target.h); nothing to check without one. A TCC's or XA's
+// registration checks its URLs against the headers its prepare stored.
+Status CheckGrpcHeaders(const std::map<std::string, std::string>& branch_headers,
+                        const std::vector<std::string>& urls);
 // That `type` is one of `allowed`, for an operation that exists only for some types (so that
 // a client that calls one by mistake learns why: "trans_type: registerBranch applies to tcc
 // and xa transactions only").

@@ -6,6 +6,7 @@
 
 #include "settle/api/access_tokens.h"
 #include "settle/async/asio.h"
+#include "settle/core/clock.h"
 #include "settle/core/status.h"
 #include "settle/drive/coordinator.h"
 #include "settle/net/server.h"
@@ -17,6 +18,16 @@ struct GrpcServerOptions {
   int port = 36790;  // 0: any free port (GrpcServer::port() says which)
   // A larger request message is refused with RESOURCE_EXHAUSTED before it is read.
   std::size_t max_message_bytes = 1 << 20;
+  // What bounds the clients, as --max-connections and --keep-alive-timeout bound the HTTP
+  // API's (gRPC 1.51 has no cap on the number of connections itself):
+  // a connection with no call for this long is closed (GOAWAY; a client reconnects at will);
+  Duration idle_timeout{5000};
+  // calls in flight on one connection beyond which the client must wait (HTTP/2's
+  // MAX_CONCURRENT_STREAMS);
+  int max_calls_per_connection = 256;
+  // and the memory all connections' buffers may take together (gRPC's resource quota): past
+  // it, gRPC refuses new calls and reclaims rather than grow.
+  std::size_t memory_quota_bytes = std::size_t{256} << 20;
   // With a certificate and key, the API is served over TLS only (the HTTP API's files).
   net::TlsFiles tls;
   // The HTTP API's bearer tokens, read from the "authorization" metadata: "Bearer <token>".
