@@ -3,37 +3,54 @@
 #include <vector>
 
 #include "bank_service.h"
+#include "settle/sdk/grpc_branch_server.h"
 #include "settle/sdk/participant.h"
 
 namespace settle::bench {
 
 struct BenchParticipants::Servers {
   std::vector<std::unique_ptr<sdk::Participant>> empty;
+  std::vector<std::unique_ptr<sdk::GrpcBranchServer>> empty_grpc;
   std::vector<std::unique_ptr<bank::BankService>> banks;
 };
 
 namespace {
 
-constexpr const char* kBranchPaths[] = {"/api/TransOutTry",    "/api/TransOutConfirm",
-                                        "/api/TransOutCancel", "/api/TransInTry",
-                                        "/api/TransInConfirm", "/api/TransInCancel",
-                                        "/api/TransOut",       "/api/TransOutCompensate",
-                                        "/api/TransIn",        "/api/TransInCompensate"};
+// Served at /api/<name> over HTTP and /bench.Bank/<name> over gRPC.
+constexpr const char* kBranchNames[] = {
+    "TransOutTry",   "TransOutConfirm", "TransOutCancel",     "TransInTry", "TransInConfirm",
+    "TransInCancel", "TransOut",        "TransOutCompensate", "TransIn",    "TransInCompensate"};
 
-Result<int> StartEmpty(BenchParticipants::Servers& servers, std::size_t threads) {
+sdk::BranchReply EmptyBranch(const sdk::BranchRequest&) { return sdk::BranchReply::Success(); }
+
+// Returns the HTTP port, and sets `grpc_port` when `grpc`.
+Result<int> StartEmpty(BenchParticipants::Servers& servers, std::size_t threads, bool grpc,
+                       int& grpc_port) {
   auto participant =
       std::make_unique<sdk::Participant>(sdk::ParticipantOptions{.threads = threads});
-  for (const char* path : kBranchPaths) {
-    participant->OnBranch(path,
-                          [](const sdk::BranchRequest&) { return sdk::BranchReply::Success(); });
+  for (const char* name : kBranchNames) {
+    participant->OnBranch(std::string("/api/") + name, EmptyBranch);
   }
   auto port = participant->Start("127.0.0.1", 0);
-  if (port) servers.empty.push_back(std::move(participant));
+  if (!port) return port;
+  servers.empty.push_back(std::move(participant));
+  if (grpc) {
+    auto server =
+        std::make_unique<sdk::GrpcBranchServer>(sdk::GrpcBranchServerOptions{.threads = threads});
+    const std::string service = BenchParticipants::GrpcService(BenchParticipants::Kind::kEmpty);
+    for (const char* name : kBranchNames) {
+      server->OnBranch("/" + service + "/" + name, EmptyBranch);
+    }
+    auto bound = server->Start("127.0.0.1", 0);
+    if (!bound) return bound.status();
+    grpc_port = *bound;
+    servers.empty_grpc.push_back(std::move(server));
+  }
   return port;
 }
 
 Result<int> StartBank(BenchParticipants::Servers& servers, const std::string& db, int accounts,
-                      std::size_t threads) {
+                      std::size_t threads, bool grpc, int& grpc_port) {
   bank::BankOptions options;
   options.db_path = db;
   options.accounts = accounts;
@@ -42,29 +59,40 @@ Result<int> StartBank(BenchParticipants::Servers& servers, const std::string& db
   auto bank = bank::BankService::Open(options);
   if (!bank) return bank.status();
   auto port = (*bank)->Start("127.0.0.1", 0);
-  if (port) servers.banks.push_back(std::move(*bank));
+  if (!port) return port;
+  if (grpc) {
+    auto bound = (*bank)->StartGrpc("127.0.0.1", 0);
+    if (!bound) return bound.status();
+    grpc_port = *bound;
+  }
+  servers.banks.push_back(std::move(*bank));
   return port;
 }
 
 }  // namespace
 
-Result<std::unique_ptr<BenchParticipants>> BenchParticipants::Start(Kind kind,
-                                                                    const std::string& data_dir,
-                                                                    int accounts,
-                                                                    std::size_t threads) {
+Result<std::unique_ptr<BenchParticipants>> BenchParticipants::Start(
+    Kind kind, const std::string& data_dir, int accounts, std::size_t threads, bool grpc) {
   auto servers = std::make_unique<Servers>();
-  Result<int> a = kind == Kind::kEmpty
-                      ? StartEmpty(*servers, threads)
-                      : StartBank(*servers, data_dir + "/bank-a.db", accounts, threads);
-  if (!a) return a.status();
-  Result<int> b = kind == Kind::kEmpty
-                      ? StartEmpty(*servers, threads)
-                      : StartBank(*servers, data_dir + "/bank-b.db", accounts, threads);
-  if (!b) return b.status();
+  int grpc_ports[2] = {0, 0};
+  Result<int> ports[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    ports[i] = kind == Kind::kEmpty
+                   ? StartEmpty(*servers, threads, grpc, grpc_ports[i])
+                   : StartBank(*servers, data_dir + (i == 0 ? "/bank-a.db" : "/bank-b.db"),
+                               accounts, threads, grpc, grpc_ports[i]);
+    if (!ports[i]) return ports[i].status();
+  }
   auto participants = std::unique_ptr<BenchParticipants>(new BenchParticipants(std::move(servers)));
-  participants->port_a_ = *a;
-  participants->port_b_ = *b;
+  participants->port_a_ = *ports[0];
+  participants->port_b_ = *ports[1];
+  participants->grpc_port_a_ = grpc_ports[0];
+  participants->grpc_port_b_ = grpc_ports[1];
   return participants;
+}
+
+std::string BenchParticipants::GrpcService(Kind kind) {
+  return kind == Kind::kEmpty ? "bench.Bank" : "bank.Bank";
 }
 
 BenchParticipants::BenchParticipants(std::unique_ptr<Servers> servers)

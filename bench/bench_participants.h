@@ -13,17 +13,26 @@ constexpr std::int64_t kBankBalance = 1'000'000'000;
 
 // The two participants a benchmark transfer touches, in this process on 127.0.0.1: either
 // empty endpoints (answer SUCCESS, do nothing) or two bank examples (the barrier plus real
-// SQLite writes, each bank its own database with synchronous=FULL).
+// SQLite writes, each bank its own database with synchronous=FULL). Each serves its branches
+// over HTTP (/api/TransOut, ...) and, when asked, as gRPC methods too, on a port of their own
+// (/<GrpcService()>/TransOut, ...: the SDK's GrpcBranchServer, with the same handlers).
 class BenchParticipants {
  public:
   enum class Kind { kEmpty, kBank };
-  // `data_dir` holds the banks' databases; `threads` is each server's thread count.
+  // `data_dir` holds the banks' databases; `threads` is each server's handler thread count.
   static Result<std::unique_ptr<BenchParticipants>> Start(Kind kind, const std::string& data_dir,
-                                                          int accounts, std::size_t threads);
+                                                          int accounts, std::size_t threads,
+                                                          bool grpc = false);
   ~BenchParticipants();
 
-  int port_a() const { return port_a_; }  // pays: TransOut...
-  int port_b() const { return port_b_; }  // receives: TransIn...
+  // The gRPC service the branches are methods of: bench.Bank (empty) or bank.Bank (the bank
+  // example's).
+  static std::string GrpcService(Kind kind);
+
+  int port_a() const { return port_a_; }            // pays: TransOut...
+  int port_b() const { return port_b_; }            // receives: TransIn...
+  int grpc_port_a() const { return grpc_port_a_; }  // 0 without gRPC
+  int grpc_port_b() const { return grpc_port_b_; }
 
   struct Servers;
 
@@ -32,6 +41,8 @@ class BenchParticipants {
   std::unique_ptr<Servers> servers_;
   int port_a_ = 0;
   int port_b_ = 0;
+  int grpc_port_a_ = 0;
+  int grpc_port_b_ = 0;
 };
 
 }  // namespace settle::bench

@@ -1,12 +1,15 @@
 // settle-bench: drives a running settled with concurrent clients (saga with 2 steps or TCC with
-// 2 branches, wait_result, against empty participants or two bank examples in this process),
-// reports throughput and latency percentiles of whole global transactions, and optionally runs
-// the same participant calls without the coordinator as a baseline and prints the ratio.
+// 2 branches, wait_result, against empty participants or two bank examples in this process,
+// served over HTTP or as gRPC methods), reports throughput and latency percentiles of whole
+// global transactions, and optionally runs the same participant calls without the coordinator
+// as a baseline and prints the ratio. With --settled-pid it also reports settled's CPU time
+// per transaction and its threads, read from /proc.
 #include <stdlib.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -14,7 +17,9 @@
 #include <vector>
 
 #include "bench_participants.h"
+#include "grpc_branch_client.h"
 #include "load_runner.h"
+#include "process_stats.h"
 #include "settle/async/io_threads.h"
 #include "settle/core/duration_text.h"
 #include "settle/core/url.h"
@@ -36,6 +41,8 @@ struct Args {
   std::vector<std::string> coordinators = {"http://127.0.0.1:36789/api/settle"};
   std::string mode = "saga";
   std::string participants = "empty";
+  std::string protocol = "http";
+  int settled_pid = 0;
   int clients = 16;
   std::string duration = "10s";
   std::string warmup = "1s";
@@ -168,6 +175,19 @@ std::optional<int> ParseArgs(int argc, char** argv, Args& a) {
                  "empty (answer SUCCESS) or bank (the bank example: barrier + SQLite writes)")
       ->check(CLI::IsMember({"empty", "bank"}))
       ->capture_default_str();
+  app.add_option("--protocol", a.protocol,
+                 "How the participants serve their branches: http (branch URLs http://...) or grpc "
+                 "(gRPC methods: branch URLs grpc://127.0.0.1:PORT/bench.Bank/TransOut, bank.Bank "
+                 "for banks, and the clients' own Try and baseline calls are gRPC calls). The "
+                 "clients talk to settled over HTTP either way")
+      ->check(CLI::IsMember({"http", "grpc"}))
+      ->capture_default_str();
+  app.add_option("--settled-pid", a.settled_pid,
+                 "settled's process id, on this machine: also report its CPU time (user + "
+                 "system) per transaction over the measured slices, the most threads it had "
+                 "while they ran and their names, from /proc; and this process's CPU time per "
+                 "transaction alike")
+      ->check(CLI::PositiveNumber);
   app.add_option("--clients", a.clients, "Concurrent clients")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
@@ -221,9 +241,9 @@ std::optional<std::vector<Url>> CoordinatorUrls(const Args& a) {
 
 void PrintHeader(const Args& a, std::size_t coordinators) {
   std::printf(
-      "settle-bench: %s, 2 %s, %s participants, %d clients on %zu coordinator%s, %s%s\n",
-      a.mode.c_str(), a.mode == "saga" ? "steps" : "branches", a.participants.c_str(), a.clients,
-      coordinators, coordinators == 1 ? "" : "s",
+      "settle-bench: %s, 2 %s, %s participants over %s, %d clients on %zu coordinator%s, %s%s\n",
+      a.mode.c_str(), a.mode == "saga" ? "steps" : "branches", a.participants.c_str(),
+      a.protocol == "grpc" ? "gRPC" : "HTTP", a.clients, coordinators, coordinators == 1 ? "" : "s",
       a.count > 0 ? (std::to_string(a.count) + " transactions").c_str() : a.duration.c_str(),
       a.rate > 0 ? (", " + std::to_string(static_cast<long>(a.rate)) + " tx/s offered").c_str()
                  : "");
@@ -235,14 +255,16 @@ void PrintHeader(const Args& a, std::size_t coordinators) {
 // repeat.
 class Runner {
  public:
+  // `grpc`: the participants' gRPC methods (null: over HTTP).
   Runner(const Args& a, async::IoThreads& io, net::Client& http,
-         const settle::bench::Endpoints& endpoints, const std::vector<Url>& urls)
+         const settle::bench::Endpoints& endpoints, const std::vector<Url>& urls,
+         const settle::bench::GrpcParticipants* grpc)
       : a_(a), io_(io) {
     const auto mode = a.mode == "tcc" ? settle::bench::Mode::kTcc : settle::bench::Mode::kSaga;
     for (int c = 0; c < a.clients; ++c) {
       settle::bench::Endpoints mine = endpoints;
       mine.coordinator_port = urls[static_cast<std::size_t>(c) % urls.size()].port;
-      workloads_.push_back(std::make_unique<settle::bench::Workload>(http, mine, mode, c));
+      workloads_.push_back(std::make_unique<settle::bench::Workload>(http, mine, mode, c, grpc));
     }
   }
 
@@ -264,10 +286,16 @@ class Runner {
     LatencyRecorder through_latencies;
     double direct_seconds = 0;
     double through_seconds = 0;
+    CpuTally cpu;
+    std::optional<settle::bench::ThreadCountSampler> threads;
+    if (a_.settled_pid > 0) threads.emplace(a_.settled_pid);
     for (int round = 0; round < rounds; ++round) {
       if (a_.baseline) direct_seconds += Slice("direct", false, slice, direct_latencies);
+      cpu.Begin(a_.settled_pid);
       through_seconds += Slice("settled", true, slice, through_latencies);
+      cpu.End(a_.settled_pid);
     }
+    const int most_threads = threads ? threads->Stop() : 0;
     const LoadResult direct{direct_latencies.Summarize(), direct_seconds};
     const LoadResult through{through_latencies.Summarize(), through_seconds};
     if (a_.baseline) {
@@ -283,9 +311,72 @@ class Runner {
       std::printf("ratio: %.1f%% of the direct baseline's throughput\n",
                   100.0 * through.throughput() / direct.throughput());
     }
+    if (a_.settled_pid > 0) {
+      PrintCosts(cpu, through.summary.count + through.summary.errors, most_threads);
+    }
   }
 
  private:
+  // CPU seconds of settled and of this process over the slices through settled.
+  // settled's also by thread name (a thread that ends within a slice loses its share).
+  struct CpuTally {
+    double settled = 0;
+    double self = 0;
+    std::map<std::string, double> by_thread;
+    bool ok = true;
+    double settled_at = 0;
+    double self_at = 0;
+    std::map<std::string, double> by_thread_at;
+    void Begin(int pid) {
+      if (pid <= 0) return;
+      const auto s = settle::bench::CpuSeconds(pid);
+      const auto me = settle::bench::CpuSeconds(0);
+      ok = ok && s && me;
+      settled_at = s.value_or(0);
+      self_at = me.value_or(0);
+      by_thread_at = settle::bench::CpuSecondsByThreadName(pid);
+    }
+    void End(int pid) {
+      if (pid <= 0) return;
+      const auto s = settle::bench::CpuSeconds(pid);
+      const auto me = settle::bench::CpuSeconds(0);
+      ok = ok && s && me;
+      settled += s.value_or(0) - settled_at;
+      self += me.value_or(0) - self_at;
+      for (const auto& [name, seconds] : settle::bench::CpuSecondsByThreadName(pid)) {
+        by_thread[name] += seconds - by_thread_at[name];
+      }
+    }
+  };
+
+  // settled's CPU per transaction and its threads, and this process's CPU per transaction.
+  void PrintCosts(const CpuTally& cpu, std::uint64_t transactions, int most_threads) {
+    if (!cpu.ok || transactions == 0) {
+      std::printf("settled: no CPU figures (process %d gone, or no transaction)\n", a_.settled_pid);
+      return;
+    }
+    const double n = static_cast<double>(transactions);
+    std::printf(
+        "settled: %.0f us CPU per transaction (%.2f s over %llu transactions), "
+        "threads %d at most while measuring, %d now: %s\n",
+        cpu.settled * 1e6 / n, cpu.settled, static_cast<unsigned long long>(transactions),
+        most_threads, settle::bench::ThreadCount(a_.settled_pid).value_or(0),
+        settle::bench::DescribeThreadNames(settle::bench::ThreadNames(a_.settled_pid)).c_str());
+    std::string split;
+    for (const auto& [name, seconds] : cpu.by_thread) {
+      if (seconds * 1e6 / n < 0.5) continue;
+      char part[128];
+      std::snprintf(part, sizeof part, "%s%s %.0f us", split.empty() ? "" : ", ", name.c_str(),
+                    seconds * 1e6 / n);
+      split += part;
+    }
+    std::printf("settled: CPU per transaction by thread: %s\n", split.c_str());
+    std::printf(
+        "settle-bench: %.0f us CPU per transaction (clients and participants, %d "
+        "threads now)\n",
+        cpu.self * 1e6 / n, settle::bench::ThreadCount(0).value_or(0));
+  }
+
   settle::bench::Operation OperationFrom(bool through_coordinator) {
     const std::uint64_t base = offset_;
     offset_ += 1'000'000'000;
@@ -345,8 +436,9 @@ int main(int argc, char** argv) {
   if (mkdtemp(data_dir.data()) == nullptr) return 2;
   const auto kind = a.participants == "bank" ? settle::bench::BenchParticipants::Kind::kBank
                                              : settle::bench::BenchParticipants::Kind::kEmpty;
-  auto participants =
-      settle::bench::BenchParticipants::Start(kind, data_dir, a.accounts, a.participant_threads);
+  const bool grpc = a.protocol == "grpc";
+  auto participants = settle::bench::BenchParticipants::Start(kind, data_dir, a.accounts,
+                                                              a.participant_threads, grpc);
   if (!participants) {
     std::fprintf(stderr, "settle-bench: %s\n", participants.status().ToString().c_str());
     return 2;
@@ -358,17 +450,32 @@ int main(int argc, char** argv) {
   endpoints.participant_b_port = (*participants)->port_b();
   endpoints.accounts = a.accounts;
   endpoints.run_id = std::to_string(std::random_device{}());
+  // With gRPC, one channel (one HTTP/2 connection) to each participant for the clients' own
+  // calls, as settled keeps one per participant origin.
+  std::unique_ptr<settle::bench::GrpcBranchClient> grpc_clients[2];
+  settle::bench::GrpcParticipants grpc_participants;
+  if (grpc) {
+    grpc_participants.service = settle::bench::BenchParticipants::GrpcService(kind);
+    grpc_participants.ports[0] = (*participants)->grpc_port_a();
+    grpc_participants.ports[1] = (*participants)->grpc_port_b();
+    for (int i = 0; i < 2; ++i) {
+      grpc_clients[i] =
+          std::make_unique<settle::bench::GrpcBranchClient>(grpc_participants.ports[i]);
+      grpc_participants.clients[i] = grpc_clients[i].get();
+    }
+  }
 
   PrintHeader(a, urls->size());
   Tally tally;  // every transaction sent through settled, warmup included, for --verify
   {
-    Runner runner(a, io, **http, endpoints, *urls);
+    Runner runner(a, io, **http, endpoints, *urls, grpc ? &grpc_participants : nullptr);
     if (warmup->count() > 0) runner.Warmup(*warmup, tally);
     runner.Measure(*duration, tally);
     // The load is over: the clients' connections close before the participants stop.
     io.Stop();
   }
   http->reset();
+  for (auto& client : grpc_clients) client.reset();
   const int exit_code = a.verify ? VerifyRun(kind, endpoints, a.accounts, tally) : 0;
   participants->reset();
   std::filesystem::remove_all(data_dir);

@@ -3,24 +3,22 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "grpc_branch_client.h"
+
 namespace settle::bench {
 namespace {
 
 constexpr Duration kTimeout = std::chrono::seconds(60);
 constexpr std::size_t kMaxAnswerBytes = 64 * 1024;
 
-// Per branch (0: A pays, 1: B receives): its id and URL prefix.
+// Per branch (0: A pays, 1: B receives): its id and the stem of its names (TransOutTry, ...).
 constexpr std::string_view kBranchIds[] = {"01", "02"};
 constexpr std::string_view kBranchNames[] = {"TransOut", "TransIn"};
-constexpr std::string_view kTryPaths[] = {"/api/TransOutTry", "/api/TransInTry"};
-constexpr std::string_view kConfirmPaths[] = {"/api/TransOutConfirm", "/api/TransInConfirm"};
+constexpr std::string_view kTryNames[] = {"TransOutTry", "TransInTry"};
+constexpr std::string_view kConfirmNames[] = {"TransOutConfirm", "TransInConfirm"};
 
 // `s` as a JSON string literal.
 std::string Quoted(const std::string& s) { return nlohmann::json(s).dump(); }
-
-std::string ParticipantUrl(int port, const std::string& path) {
-  return "http://127.0.0.1:" + std::to_string(port) + path;
-}
 
 Url LocalUrl(int port) {
   Url url;
@@ -32,35 +30,41 @@ Url LocalUrl(int port) {
 
 }  // namespace
 
-Workload::Workload(net::Client& client, const Endpoints& endpoints, Mode mode, int client_index)
+Workload::Workload(net::Client& client, const Endpoints& endpoints, Mode mode, int client_index,
+                   const GrpcParticipants* grpc)
     : client_(client),
       endpoints_(endpoints),
       mode_(mode),
       client_index_(client_index),
+      grpc_(grpc != nullptr ? std::optional<GrpcParticipants>(*grpc) : std::nullopt),
       coordinator_(LocalUrl(endpoints.coordinator_port)),
       participant_{LocalUrl(endpoints.participant_a_port), LocalUrl(endpoints.participant_b_port)} {
   const std::string account = std::to_string(client_index % endpoints.accounts + 1);
   body_out_ = R"({"account_id":")" + account + R"(","amount":1})";
   body_in_ = body_out_;
   // The parts of each transaction's JSON that do not depend on its gid, built once.
-  const int a = endpoints.participant_a_port;
-  const int b = endpoints.participant_b_port;
   saga_tail_ = std::string(R"(","trans_type":"saga","wait_result":true,"steps":[)") +
-               R"({"action":")" + ParticipantUrl(a, "/api/TransOut") + R"(","compensate":")" +
-               ParticipantUrl(a, "/api/TransOutCompensate") + R"("},)" + R"({"action":")" +
-               ParticipantUrl(b, "/api/TransIn") + R"(","compensate":")" +
-               ParticipantUrl(b, "/api/TransInCompensate") + R"("}],"payloads":[)" +
-               Quoted(body_out_) + "," + Quoted(body_in_) + "]}";
-  const int ports[] = {a, b};
+               R"({"action":")" + BranchUrl(0, "TransOut") + R"(","compensate":")" +
+               BranchUrl(0, "TransOutCompensate") + R"("},)" + R"({"action":")" +
+               BranchUrl(1, "TransIn") + R"(","compensate":")" + BranchUrl(1, "TransInCompensate") +
+               R"("}],"payloads":[)" + Quoted(body_out_) + "," + Quoted(body_in_) + "]}";
   const std::string* bodies[] = {&body_out_, &body_in_};
   for (int which = 0; which < 2; ++which) {
-    const std::string prefix = "/api/" + std::string(kBranchNames[which]);
+    const std::string name(kBranchNames[which]);
     registration_tail_[which] = R"(,"branch_id":")" + std::string(kBranchIds[which]) +
                                 R"(","data":)" + Quoted(*bodies[which]) + R"(,"confirm":")" +
-                                ParticipantUrl(ports[which], prefix + "Confirm") +
-                                R"(","cancel":")" +
-                                ParticipantUrl(ports[which], prefix + "Cancel") + R"("})";
+                                BranchUrl(which, name + "Confirm") + R"(","cancel":")" +
+                                BranchUrl(which, name + "Cancel") + R"("})";
   }
+}
+
+std::string Workload::BranchUrl(int which, std::string_view name) const {
+  if (grpc_) {
+    return "grpc://127.0.0.1:" + std::to_string(grpc_->ports[which]) + "/" + grpc_->service + "/" +
+           std::string(name);
+  }
+  const int port = which == 0 ? endpoints_.participant_a_port : endpoints_.participant_b_port;
+  return "http://127.0.0.1:" + std::to_string(port) + "/api/" + std::string(name);
 }
 
 std::string Workload::GidFor(std::uint64_t n) const {
@@ -68,18 +72,25 @@ std::string Workload::GidFor(std::uint64_t n) const {
          std::to_string(n);
 }
 
-asio::awaitable<Status> Workload::PostParticipant(int which, std::string_view path,
+asio::awaitable<Status> Workload::CallParticipant(int which, std::string_view name,
                                                   const std::string& gid,
                                                   std::string_view branch_id, std::string_view op,
                                                   const std::string& body) {
+  const std::string_view trans_type = mode_ == Mode::kSaga ? "saga" : "tcc";
+  if (grpc_) {
+    const std::string method = "/" + grpc_->service + "/" + std::string(name);
+    return grpc_->clients[which]->Call(method, gid, trans_type, branch_id, op, body, kTimeout);
+  }
   net::ClientRequest request;
   request.method = "POST";
   request.url = participant_[which];
-  request.target.reserve(path.size() + gid.size() + 64);
-  request.target += path;
+  request.target.reserve(name.size() + gid.size() + 64);
+  request.target += "/api/";
+  request.target += name;
   request.target += "?gid=";
   request.target += gid;
-  request.target += mode_ == Mode::kSaga ? "&trans_type=saga" : "&trans_type=tcc";
+  request.target += "&trans_type=";
+  request.target += trans_type;
   request.target += "&branch_id=";
   request.target += branch_id;
   request.target += "&op=";
@@ -87,7 +98,7 @@ asio::awaitable<Status> Workload::PostParticipant(int which, std::string_view pa
   request.body = body;
   request.timeout = kTimeout;
   request.max_answer_bytes = kMaxAnswerBytes;
-  return Post(std::move(request), std::string(path));
+  return Post(std::move(request), "/api/" + std::string(name));
 }
 
 asio::awaitable<Status> Workload::PostCoordinator(std::string_view route, const std::string& body) {
@@ -137,7 +148,7 @@ asio::awaitable<Status> Workload::ThroughCoordinator(std::uint64_t n) {
     s = co_await PostCoordinator("/registerBranch", registration);
     if (!s.ok()) co_return s;
     const std::string& body = which == 0 ? body_out_ : body_in_;
-    s = co_await PostParticipant(which, kTryPaths[which], gid, kBranchIds[which], "try", body);
+    s = co_await CallParticipant(which, kTryNames[which], gid, kBranchIds[which], "try", body);
     if (!s.ok()) co_return s;
   }
   const std::string submit = head + R"(,"wait_result":true})";
@@ -148,17 +159,17 @@ asio::awaitable<Status> Workload::Direct(std::uint64_t n) {
   const std::string gid = GidFor(n);
   Status s;
   if (mode_ == Mode::kSaga) {
-    s = co_await PostParticipant(0, "/api/TransOut", gid, "01", "action", body_out_);
+    s = co_await CallParticipant(0, kBranchNames[0], gid, kBranchIds[0], "action", body_out_);
     if (!s.ok()) co_return s;
-    co_return co_await PostParticipant(1, "/api/TransIn", gid, "02", "action", body_in_);
+    co_return co_await CallParticipant(1, kBranchNames[1], gid, kBranchIds[1], "action", body_in_);
   }
-  s = co_await PostParticipant(0, kTryPaths[0], gid, kBranchIds[0], "try", body_out_);
+  s = co_await CallParticipant(0, kTryNames[0], gid, kBranchIds[0], "try", body_out_);
   if (!s.ok()) co_return s;
-  s = co_await PostParticipant(1, kTryPaths[1], gid, kBranchIds[1], "try", body_in_);
+  s = co_await CallParticipant(1, kTryNames[1], gid, kBranchIds[1], "try", body_in_);
   if (!s.ok()) co_return s;
-  s = co_await PostParticipant(0, kConfirmPaths[0], gid, kBranchIds[0], "confirm", body_out_);
+  s = co_await CallParticipant(0, kConfirmNames[0], gid, kBranchIds[0], "confirm", body_out_);
   if (!s.ok()) co_return s;
-  co_return co_await PostParticipant(1, kConfirmPaths[1], gid, kBranchIds[1], "confirm", body_in_);
+  co_return co_await CallParticipant(1, kConfirmNames[1], gid, kBranchIds[1], "confirm", body_in_);
 }
 
 }  // namespace settle::bench

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -10,6 +11,8 @@
 #include "settle/net/client.h"
 
 namespace settle::bench {
+
+class GrpcBranchClient;
 
 enum class Mode { kSaga, kTcc };
 
@@ -22,16 +25,29 @@ struct Endpoints {
   std::string run_id;  // makes gids unique across runs
 };
 
+// Participants served as gRPC methods (BenchParticipants with gRPC): the branch URLs settled
+// calls are grpc://127.0.0.1:PORT/<service>/<Name>, and the calls the load generator makes
+// itself (a TCC's Try, the direct baseline) go through `clients`, which must outlive the
+// Workload.
+struct GrpcParticipants {
+  std::string service;  // "bench.Bank"
+  int ports[2] = {0, 0};
+  GrpcBranchClient* clients[2] = {nullptr, nullptr};
+};
+
 // The calls of one benchmark transfer (TransOut at participant A, TransIn at B, amount 1), as
 // one client makes them: one call after the other, each on a keep-alive connection
 // (TCP_NODELAY) that `client` lends it. As a client never has two calls in flight, the
-// connections `client` keeps open to each server are at most the number of clients.
+// connections `client` keeps open to each server are at most the number of clients. With
+// `grpc`, the participants' branches are gRPC methods: settled gets gRPC branch URLs, and this
+// client's own participant calls are gRPC calls; it still talks to settled over HTTP.
 //
 // Thread-safety: the calls of one Workload are awaited one at a time (one per benchmark
 // client); `client` is shared and must outlive the Workload.
 class Workload {
  public:
-  Workload(net::Client& client, const Endpoints& endpoints, Mode mode, int client_index);
+  Workload(net::Client& client, const Endpoints& endpoints, Mode mode, int client_index,
+           const GrpcParticipants* grpc = nullptr);
 
   // One global transaction through the coordinator, answered with wait_result, so that the
   // latency is the whole transaction's. Saga: one submit. TCC: prepare, then per branch
@@ -47,9 +63,13 @@ class Workload {
  private:
   // These build the request at once (copying what they need) and return the awaitable that
   // sends it: nothing it runs refers to their arguments.
-  asio::awaitable<Status> PostParticipant(int which, std::string_view path, const std::string& gid,
+  // Branch `name` (TransOutTry, ...) of participant `which`, over HTTP (POST /api/<name>) or
+  // gRPC.
+  asio::awaitable<Status> CallParticipant(int which, std::string_view name, const std::string& gid,
                                           std::string_view branch_id, std::string_view op,
                                           const std::string& body);
+  // The URL settled calls branch `name` of participant `which` at.
+  std::string BranchUrl(int which, std::string_view name) const;
   asio::awaitable<Status> PostCoordinator(std::string_view route, const std::string& body);
   // POSTs the request; OK on a 200. Errors start with `what` (the route or branch path).
   asio::awaitable<Status> Post(net::ClientRequest request, std::string what);
@@ -58,6 +78,7 @@ class Workload {
   Endpoints endpoints_;
   Mode mode_;
   int client_index_;
+  std::optional<GrpcParticipants> grpc_;
   Url coordinator_;
   Url participant_[2];
   std::string body_out_;
