@@ -1,6 +1,6 @@
 # What `cmake --install` puts under a prefix (docs/install.md):
 #   bin/settled, bin/settle-check
-#   include/settle/{sdk,core,db}/   the SDK's headers and the ones they include
+#   include/settle/{sdk,core,db,signing}/   the SDK's headers and the ones they include
 #   lib/libsettle_*.a               the SDK's rooms and the static libraries they are built on
 #   lib/cmake/Settle/               find_package(Settle) -> Settle::sdk (every room), and
 #                                   Settle::sdk_grpc, Settle::sdk_grpc_client (gRPC)
@@ -27,10 +27,11 @@ foreach(room IN LISTS SETTLE_SDK_GRPC_ROOMS)
   set_target_properties(settle_sdk_${room} PROPERTIES EXPORT_NAME sdk_${room})
 endforeach()
 set_target_properties(settle_dtm_proto PROPERTIES EXPORT_NAME dtm_proto)
-set(SETTLE_SDK_LIBRARIES settle_sdk ${SETTLE_SDK_ROOM_LIBRARIES} settle_net settle_async
-                         settle_sqlite settle_postgres settle_core settle_dtm_proto)
+set(SETTLE_SDK_LIBRARIES settle_sdk ${SETTLE_SDK_ROOM_LIBRARIES} settle_net settle_signing
+                         settle_async settle_sqlite settle_postgres settle_core settle_dtm_proto)
 set_target_properties(settle_sdk PROPERTIES EXPORT_NAME sdk)
 set_target_properties(settle_net PROPERTIES EXPORT_NAME net)
+set_target_properties(settle_signing PROPERTIES EXPORT_NAME signing)
 set_target_properties(settle_async PROPERTIES EXPORT_NAME async)
 set_target_properties(settle_sqlite PROPERTIES EXPORT_NAME sqlite)
 set_target_properties(settle_postgres PROPERTIES EXPORT_NAME postgres)
@@ -48,6 +49,7 @@ endforeach()
 install(DIRECTORY ${SETTLE_SDK_INCLUDE_DIRS}
                   ${PROJECT_SOURCE_DIR}/common/core/include/settle
                   ${PROJECT_SOURCE_DIR}/common/db/include/settle
+                  ${PROJECT_SOURCE_DIR}/common/signing/include/settle
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 
 install(EXPORT SettleTargets NAMESPACE Settle::

@@ -94,11 +94,13 @@ std::optional<std::string> ComponentValue(std::string_view name, const SignedReq
 
 Result<std::vector<std::pair<std::string, std::string>>> SignRequest(const SignedRequest& request,
                                                                      const SigningKey& key,
-                                                                     std::int64_t created_unix) {
+                                                                     std::int64_t created_unix,
+                                                                     bool cover_authority) {
   const std::string content_digest = ContentDigestSha256(request.body);
   SignatureParams params;
   params.components = {std::string(kMethod), std::string(kAuthority), std::string(kPath),
                        std::string(kQuery), std::string(kContentDigest)};
+  if (!cover_authority) std::erase(params.components, std::string(kAuthority));
   params.created = created_unix;
   params.keyid = key.keyid();
   params.alg = std::string(AlgorithmName(key.algorithm()));

@@ -11,6 +11,7 @@
 
 #include "settle/core/duration_text.h"
 #include "settle/core/file_text.h"
+#include "settle/signing/keys.h"
 
 namespace settle::app {
 namespace {
@@ -54,6 +55,7 @@ struct ParsedText {
   std::vector<std::string> client_tokens;
   std::vector<std::string> admin_tokens;
   std::string token_file;
+  std::string signing_key_file;
 };
 
 void AddListenAndStoreOptions(CLI::App& app, ServerConfig& c) {
@@ -218,6 +220,12 @@ void AddTokenOptions(CLI::App& app, ParsedText& text) {
                  "flags, which other users can see in the process list")
       ->envname("SETTLE_TOKEN_FILE")
       ->check(CLI::ExistingFile);
+  app.add_option("--signing-key", text.signing_key_file,
+                 "Sign every call to a participant with this key (RFC 9421; docs/protocol.md "
+                 "4.9): an Ed25519 private key in PEM (openssl genpkey -algorithm ed25519) or an "
+                 "HMAC-SHA256 secret in base64 (openssl rand -base64 32)")
+      ->envname("SETTLE_SIGNING_KEY")
+      ->check(CLI::ExistingFile);
 }
 
 void AddOperatorOptions(CLI::App& app, ServerConfig& c) {
@@ -237,6 +245,9 @@ void AddOperatorOptions(CLI::App& app, ServerConfig& c) {
                  "PEM CA certificates that https:// participants and webhooks are verified "
                  "against (default: the system's CA store)")
       ->check(CLI::ExistingFile);
+  app.add_flag("--unsigned-authority", c.unsigned_authority,
+               "With --signing-key: leave the Host (@authority) out of the signature, for "
+               "participants behind a proxy that rewrites it");
   app.add_flag("--strict-requests", c.coordinator.strict_requests,
                "Refuse (400) a request with a member this coordinator does not know, other than "
                "those DTM's client SDKs send, instead of ignoring it and naming it in the "
@@ -258,6 +269,19 @@ Status ApplyParsedText(const ParsedText& text, ServerConfig& c) {
                                text.admin_tokens, text.token_file);
       !s.ok()) {
     return s;
+  }
+  if (!text.signing_key_file.empty()) {
+    Result<std::string> key_text = ReadFileText(text.signing_key_file);
+    if (!key_text) return Status::InvalidArgument("--signing-key: " + key_text.status().message());
+    auto key = signing::SigningKey::FromText(*key_text);
+    if (!key) {
+      return Status::InvalidArgument("--signing-key " + text.signing_key_file + ": " +
+                                     key.status().message());
+    }
+    c.signing_key = std::move(*key);
+  }
+  if (c.unsigned_authority && !c.signing_key) {
+    return Status::InvalidArgument("--unsigned-authority goes with --signing-key");
   }
   if (c.lease.poll.count() <= 0 || c.lease.lease < 4 * c.lease.poll) {
     return Status::InvalidArgument(

@@ -67,7 +67,8 @@ struct SettledServer::Parts {
                   ? nullptr
                   : std::make_unique<drive::InstanceLease>(*s.leases, clock, c.lease)),
         retention(*store, clock, c.retention),
-        http_caller(*client, clock),
+        http_caller(*client, clock,
+                    {.signing_key = c.signing_key, .sign_authority = !c.unsigned_authority}),
         grpc_caller(clock, {.ca_file = c.ca_file, .coordinator = GrpcAddress(c)}),
         routing_caller(http_caller, grpc_caller),
         // A transaction a host's gate held is driven when the gate wakes it (the scheduler is

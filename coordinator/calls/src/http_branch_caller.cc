@@ -9,6 +9,7 @@
 #include "settle/async/await.h"
 #include "settle/core/url.h"
 #include "settle/net/message.h"
+#include "settle/net/request_signing.h"
 
 namespace settle::calls {
 namespace {
@@ -47,6 +48,12 @@ asio::awaitable<engine::BranchOutcome> HttpBranchCaller::Call(engine::BranchCall
     request.url = std::move(*url);
     request.headers.assign(call.headers.begin(), call.headers.end());
     request.body = std::move(call.data);
+    if (options_.signing_key) {
+      const Status signed_ =
+          net::SignRequest(request, *options_.signing_key, ToUnixMillis(clock_.Now()) / 1000,
+                           options_.sign_authority);
+      if (!signed_.ok()) co_return Unknown("signing the call: " + signed_.message());
+    }
     request.timeout = call.timeout;
     request.max_answer_bytes = options_.max_response_bytes;
     Result<net::ClientAnswer> answer = co_await client_.Send(std::move(request));
@@ -59,6 +66,11 @@ asio::awaitable<engine::BranchOutcome> HttpBranchCaller::Call(engine::BranchCall
       outcome.result = ClassifyBranchResponse(answer->status, answer->body);
       if (outcome.result != BranchResult::kSuccess) {
         outcome.detail = net::DescribeAnswer(answer->status, answer->body);
+        // Retried as any error; the log, last_error and the stuck alert say why.
+        if (answer->status == 401 && options_.signing_key) {
+          outcome.detail = "the participant refuses settled's signature (key " +
+                           options_.signing_key->keyid() + "): " + outcome.detail;
+        }
       }
     }
   } catch (const std::exception& e) {

@@ -15,6 +15,7 @@
 #include "settle/core/url.h"
 #include "settle/net/blocking_client.h"
 #include "settle/net/message.h"
+#include "settle/net/request_signing.h"
 
 namespace settle::sdk {
 namespace {
@@ -288,6 +289,14 @@ Result<Client::HttpAnswer> Client::CallUrl(const std::string& url, const std::st
   request.timeout = timeout;
   // A participant's handlers are idempotent (docs/protocol.md §5, the barrier of §6.3).
   request.idempotent = true;
+  if (options_.signing_key) {
+    const SystemClock clock;
+    if (Status s =
+            net::SignRequest(request, *options_.signing_key, ToUnixMillis(clock.Now()) / 1000);
+        !s.ok()) {
+      return Status::InvalidArgument("signing the call: " + s.message());
+    }
+  }
   const std::string method = request.method;
   auto answer = transport_->http->Send(std::move(request));
   if (!answer) return Status::Unavailable(method + " " + url + ": " + answer.status().message());

@@ -1,5 +1,7 @@
 #include "settle/sdk/participant.h"
 
+#include <atomic>
+#include <cstdio>
 #include <exception>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -99,8 +101,39 @@ struct Participant::Impl {
     });
   }
 
+  // Whether `req` may run a handler: signed as options.signed_calls asks, or no policy. A
+  // refusal is answered here: 401, a reason that is no verdict (the coordinator retries it,
+  // and never reads it as FAILURE), counted and logged.
+  bool Admit(const net::Request& req, net::Response& res) const {
+    if (!options.signed_calls) return true;
+    auto param = [&](const char* name) {
+      auto it = req.params.find(name);
+      return it == req.params.end() ? std::string() : it->second;
+    };
+    const std::string op = param("op");
+    const std::string* host = req.Header("Host");
+    const ArrivedCall call{
+        .method = req.method,
+        .host = host != nullptr ? *host : std::string(),
+        .target = req.target,
+        .body = req.body,
+        .fields = &req.headers,
+        .from_initiator = op == "try" || (op == "action" && param("trans_type") == "xa")};
+    const std::int64_t now = ToUnixMillis(clock->Now()) / 1000;
+    const Status checked = CheckSignedCall(*options.signed_calls, call, now);
+    if (checked.ok()) return true;
+    refusals.fetch_add(1);
+    std::fprintf(stderr, "settle participant: refused %s %s: signature: %s\n", req.method.c_str(),
+                 req.path.c_str(), checked.message().c_str());
+    res.status = 401;
+    res.content_type = kJson;
+    res.body = Json({{"message", "signature: " + checked.message()}});
+    return false;
+  }
+
   void ServeBranch(const net::Request& req, net::Response& res, std::optional<BranchOp> only_op,
                    const BranchHandler& handler) const {
+    if (!Admit(req, res)) return;
     BranchRequest request;
     request.path = req.path;
     request.body = req.body;
@@ -119,6 +152,7 @@ struct Participant::Impl {
   }
 
   void ServeXa(const net::Request& req, net::Response& res, const XaHandler& handler) const {
+    if (!Admit(req, res)) return;
     XaRequest request;
     request.path = req.path;
     request.body = req.body;
@@ -132,6 +166,9 @@ struct Participant::Impl {
   }
 
   ParticipantOptions options;
+  SystemClock default_clock;
+  const Clock* clock = options.clock != nullptr ? options.clock : &default_clock;
+  mutable std::atomic<std::uint64_t> refusals{0};
   async::IoThreads io;
   asio::thread_pool pool;
   // Filled before Start, read-only while serving. Branch routes by method and path; the
@@ -145,6 +182,8 @@ struct Participant::Impl {
 Participant::Participant(ParticipantOptions options) : impl_(std::make_unique<Impl>(options)) {}
 
 Participant::~Participant() { Stop(); }
+
+std::uint64_t Participant::signature_refusals() const { return impl_->refusals.load(); }
 
 Participant& Participant::OnOp(const std::string& path, std::optional<BranchOp> op,
                                BranchHandler handler) {

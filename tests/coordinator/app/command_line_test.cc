@@ -86,6 +86,30 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("--signing-key loads a key settled signs its calls with, and refuses one it cannot use",
+          "[cli][signing]") {
+  testing::TempDir dir;
+  const std::string pem = dir.File("signing.pem");
+  REQUIRE(std::system(("openssl genpkey -algorithm ed25519 -out " + pem).c_str()) == 0);
+  const CommandLine cl = Parse({"--signing-key", pem.c_str(), "--unsigned-authority"});
+  INFO(cl.output);
+  REQUIRE(cl.exit_code == 0);
+  REQUIRE(cl.config.signing_key);
+  CHECK(cl.config.signing_key->keyid().rfind("ed25519-", 0) == 0);
+  CHECK(cl.config.unsigned_authority);
+  CHECK_FALSE(Parse({}).config.signing_key);  // off by default
+
+  const std::string bad = dir.File("bad.key");
+  std::ofstream(bad) << "not a key\n";
+  const CommandLine refused = Parse({"--signing-key", bad.c_str()});
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.output, Catch::Contains("--signing-key " + bad + ":"));
+  CHECK_THAT(refused.output, !Catch::Contains("not a key"));  // a secret's text is never echoed
+  const CommandLine alone = Parse({"--unsigned-authority"});
+  CHECK(alone.exit_code == 2);
+  CHECK_THAT(alone.output, Catch::Contains("--unsigned-authority goes with --signing-key"));
+}
+
 TEST_CASE("every setting can be given on the command line", "[cli]") {
   const CommandLine cl = Parse({"--host",
                                 "0.0.0.0",

@@ -27,10 +27,13 @@ inline constexpr std::string_view kSignatureLabel = "settle";
 
 // The fields to add to the request: Content-Digest (RFC 9530, SHA-256 of the body),
 // Signature-Input and Signature, covering "@method" "@authority" "@path" "@query"
-// "content-digest" with created = `created_unix`, keyid and alg.
+// "content-digest" with created = `created_unix`, keyid and alg. Without `cover_authority`,
+// "@authority" is left out: for participants behind a proxy that rewrites Host, which verify
+// with check_authority off.
 Result<std::vector<std::pair<std::string, std::string>>> SignRequest(const SignedRequest& request,
                                                                      const SigningKey& key,
-                                                                     std::int64_t created_unix);
+                                                                     std::int64_t created_unix,
+                                                                     bool cover_authority = true);
 
 // What a verifier accepts.
 struct VerifyPolicy {

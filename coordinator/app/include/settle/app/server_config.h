@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "settle/api/api_server.h"
@@ -10,6 +11,7 @@
 #include "settle/drive/instance_lease.h"
 #include "settle/engine/host_gate.h"
 #include "settle/engine/retry_policy.h"
+#include "settle/signing/keys.h"
 #include "settle/storage/sqlite_store.h"
 
 namespace settle::app {
@@ -47,6 +49,9 @@ struct ServerConfig {
   // https:// participants and webhooks are verified against this CA file (PEM); empty: the
   // system's CA store.
   std::string ca_file;
+  // With a key, every call to a participant is signed (--signing-key; docs/protocol.md §4.9).
+  std::optional<signing::SigningKey> signing_key;
+  bool unsigned_authority = false;  // the signature leaves the Host out
   api::ApiServerOptions api;
   RetentionSettings retention;
   std::string alert_webhook;       // empty: no alerts

@@ -1,10 +1,12 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 
 #include "settle/calls/branch_caller.h"
 #include "settle/core/clock.h"
 #include "settle/net/client.h"
+#include "settle/signing/keys.h"
 
 namespace settle::calls {
 
@@ -12,6 +14,11 @@ struct HttpBranchCallerOptions {
   // A participant's answer beyond this many bytes is read and discarded: only the start of a
   // body matters for classification and last_error.
   std::size_t max_response_bytes = 64 * 1024;
+  // With a key (settled --signing-key), every call is signed (RFC 9421; docs/protocol.md
+  // §4.9): Content-Digest, Signature-Input and Signature, created from `clock`'s wall time.
+  std::optional<signing::SigningKey> signing_key;
+  // Whether the signature covers the Host (--unsigned-authority turns it off).
+  bool sign_authority = true;
 };
 
 // Calls participants over HTTP(S) exactly as docs/protocol.md §4.1 says: POST with the stored body

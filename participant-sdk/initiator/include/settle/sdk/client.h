@@ -10,6 +10,7 @@
 #include "settle/core/protocol.h"
 #include "settle/core/status.h"
 #include "settle/sdk/coordinator_link.h"
+#include "settle/signing/keys.h"
 
 namespace settle::sdk {
 
@@ -22,6 +23,10 @@ struct ClientOptions {
   // https:// coordinators and Try URLs are verified against this CA file (PEM); empty: the
   // system's CA store.
   std::string ca_file;
+  // With a key, the calls the initiator makes to branches itself (a TCC's Try, an XA action)
+  // are signed as settled signs its own (RFC 9421; docs/protocol.md §4.9), so that a
+  // participant can tell them from anyone else's (SignedCalls::TryPolicy::kTryKeys).
+  std::optional<signing::SigningKey> signing_key;
 };
 
 // Talks to any coordinator that speaks the protocol of docs/protocol.md (Settle or DTM; how it

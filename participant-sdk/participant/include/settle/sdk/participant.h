@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -11,9 +12,11 @@
 #include <utility>
 #include <vector>
 
+#include "settle/core/clock.h"
 #include "settle/core/status.h"
 #include "settle/sdk/barrier.h"
 #include "settle/sdk/branch_request.h"
+#include "settle/sdk/signed_calls.h"
 #include "settle/sdk/xa_request.h"
 
 namespace settle::sdk {
@@ -31,6 +34,12 @@ struct ParticipantOptions {
   // With a PEM certificate chain and key, the participant serves HTTPS only.
   std::string tls_cert_file;
   std::string tls_key_file;
+  // With a policy, a branch or XA call that is not signed as it says is refused with 401 and
+  // {"message":"signature: <reason>"} before the barrier or any handler runs (signed_calls.h,
+  // docs/protocol.md §4.9); the participant's own routes (OnGet, OnPost) are not checked.
+  std::optional<SignedCalls> signed_calls;
+  // Where a signature's created is compared with now (null: the system clock).
+  const Clock* clock = nullptr;
 };
 
 using BranchHandler = std::function<BranchReply(const BranchRequest&)>;
@@ -97,6 +106,9 @@ class Participant {
   // Binds host:port (0: any free port) and serves on background threads; returns the port.
   // InvalidArgument for an unusable certificate or key.
   Result<int> Start(const std::string& host, int port);
+  // Branch and XA calls refused for their signature since Start: the metric of
+  // ParticipantOptions::signed_calls (each refusal is logged with its reason too).
+  std::uint64_t signature_refusals() const;
   // Stops accepting, lets requests in progress answer, and closes every connection.
   // Idempotent.
   void Stop();

@@ -1,0 +1,19 @@
+#pragma once
+
+#include <cstdint>
+
+#include "settle/core/status.h"
+#include "settle/net/client.h"
+#include "settle/signing/keys.h"
+
+namespace settle::net {
+
+// Signs `request` as it will go on the wire (RFC 9421; docs/protocol.md §4.9): its method, the
+// Host it will carry (a Host header of its own, or the URL's host:port), its target with
+// non-ASCII bytes percent-encoded as the request line writes them, and its body's digest.
+// Adds Content-Digest, Signature-Input and Signature, replacing fields of those names.
+// Without `cover_authority` the signature leaves the Host out (signing::SignRequest).
+Status SignRequest(ClientRequest& request, const signing::SigningKey& key,
+                   std::int64_t created_unix, bool cover_authority = true);
+
+}  // namespace settle::net

@@ -1,0 +1,47 @@
+#include "settle/net/request_signing.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "settle/core/url.h"
+#include "settle/net/message.h"
+#include "settle/signing/request_signature.h"
+
+namespace settle::net {
+namespace {
+
+// The Host the request will carry: a header's, or the URL's.
+std::string AuthorityOf(const ClientRequest& request) {
+  for (const auto& [name, value] : request.headers) {
+    if (EqualsIgnoreCase(name, "Host")) return value;
+  }
+  return request.url.HostPort();
+}
+
+}  // namespace
+
+Status SignRequest(ClientRequest& request, const signing::SigningKey& key,
+                   std::int64_t created_unix, bool cover_authority) {
+  // An empty target is the URL's own (Client::Send).
+  const std::string target =
+      PercentEncodeNonAscii(request.target.empty() ? request.url.path_and_query : request.target);
+  const std::size_t question = target.find('?');
+  const signing::SignedRequest signed_request{
+      .method = request.method,
+      .authority = AuthorityOf(request),
+      .path = target.substr(0, question),
+      .query = question == std::string::npos ? "" : target.substr(question + 1),
+      .body = request.body};
+  auto fields = signing::SignRequest(signed_request, key, created_unix, cover_authority);
+  if (!fields) return fields.status();
+  for (auto& field : *fields) {
+    // A header of the same name must not stand beside the signature's.
+    std::erase_if(request.headers,
+                  [&](const auto& h) { return EqualsIgnoreCase(h.first, field.first); });
+    request.headers.push_back(std::move(field));
+  }
+  return Status::Ok();
+}
+
+}  // namespace settle::net

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "settle/core/status.h"
+#include "settle/signing/keys.h"
+
+namespace settle::sdk {
+
+// Which calls a participant accepts (docs/protocol.md §4.9): only those signed by the
+// coordinator's keys (RFC 9421, over the method, authority, path, query and the body's
+// digest), refused with 401 before the barrier or any handler runs.
+struct SignedCalls {
+  // The coordinator's public keys (Ed25519) or shared secrets (HMAC-SHA256); several while a
+  // key is rotated. They verify every call settled makes: phase 2 (confirm, cancel, commit,
+  // rollback), a saga's actions and compensations, a message's deliveries and back-check.
+  std::vector<signing::VerifyingKey> keys;
+  // A TCC's Try and an XA branch's action come from the initiator, not from settled:
+  //   kSameKeys  they must be signed by `keys` too (an initiator holding settled's key);
+  //   kTryKeys   by one of `try_keys` (the initiators' own keys);
+  //   kUnsigned  they are not checked (initiators that cannot sign, such as DTM's SDKs:
+  //              the Try then trusts whoever can reach it, as without signatures, while
+  //              phase 2 stays settled's alone).
+  enum class TryPolicy { kSameKeys, kTryKeys, kUnsigned };
+  TryPolicy try_policy = TryPolicy::kSameKeys;
+  std::vector<signing::VerifyingKey> try_keys;
+  // How far a signature's created may lie from this host's clock, either way.
+  std::chrono::seconds window{300};
+  // Whether the signed authority must be the Host this call arrived with; off behind a proxy
+  // that rewrites Host (settled then signs with --unsigned-authority).
+  bool check_authority = true;
+  // Off while signing is being turned on (docs/operations.md, "Signed calls to participants"):
+  // a call without Signature-Input is let through, one with a signature is still checked.
+  bool require_signature = true;
+};
+
+// Reads each file as a key (signing::VerifyingKey::FromText): InvalidArgument naming the file.
+Result<std::vector<signing::VerifyingKey>> LoadVerifyingKeys(const std::vector<std::string>& files);
+
+// One call as it arrived, for CheckSignedCall.
+struct ArrivedCall {
+  std::string method;
+  std::string host;    // the Host field
+  std::string target;  // path and query, as sent
+  std::string body;
+  const std::vector<std::pair<std::string, std::string>>* fields = nullptr;  // every field
+  bool from_initiator = false;  // a TCC's try or an XA action
+};
+
+// OK when `call` is signed as `policy` asks; otherwise InvalidArgument with the reason (never
+// the words of a verdict: the coordinator must not read a refusal as FAILURE).
+Status CheckSignedCall(const SignedCalls& policy, const ArrivedCall& call, std::int64_t now_unix);
+
+}  // namespace settle::sdk

@@ -1,0 +1,277 @@
+// Signed branch calls (docs/protocol.md §4.9), end to end: the settle of this process signs
+// every call it makes with --signing-key's key, and the SDK's Participant, given the public
+// key, runs only the calls it signed; everything else gets 401 before any handler runs.
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <string>
+
+#include "in_process_settled.h"
+#include "settle/net/blocking_client.h"
+#include "settle/net/request_signing.h"
+#include "settle/sdk/participant.h"
+#include "settle/sdk/saga.h"
+#include "settle/sdk/tcc.h"
+
+namespace settle::sdk {
+namespace {
+
+using nlohmann::json;
+using testing::InProcessSettled;
+
+// A fresh Ed25519 key pair as PEM text: the private key, and its public half.
+struct KeyPair {
+  std::string private_pem;
+  std::string public_pem;
+};
+KeyPair NewEd25519() {
+  EVP_PKEY* key = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
+  REQUIRE(key != nullptr);
+  auto write = [&](bool private_half) {
+    BIO* bio = BIO_new(BIO_s_mem());
+    const int ok = private_half
+                       ? PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr)
+                       : PEM_write_bio_PUBKEY(bio, key);
+    REQUIRE(ok == 1);
+    char* data = nullptr;
+    const long size = BIO_get_mem_data(bio, &data);
+    std::string text(data, static_cast<std::size_t>(size));
+    BIO_free(bio);
+    return text;
+  };
+  KeyPair pair{write(true), write(false)};
+  EVP_PKEY_free(key);
+  return pair;
+}
+
+signing::SigningKey Signer(const KeyPair& pair) {
+  auto key = signing::SigningKey::FromText(pair.private_pem);
+  REQUIRE(key);
+  return *key;
+}
+signing::VerifyingKey Verifier(const std::string& text) {
+  auto key = signing::VerifyingKey::FromText(text);
+  REQUIRE(key);
+  return *key;
+}
+
+// settled in this process, signing with `key`.
+InProcessSettled SigningSettled(const signing::SigningKey& key) {
+  return InProcessSettled([key](app::ServerConfig& c) { c.signing_key = key; });
+}
+
+// A participant whose every branch counts its runs and succeeds.
+class Bank {
+ public:
+  explicit Bank(SignedCalls policy, int port = 0)
+      : participant_(
+            ParticipantOptions{.threads = 4, .io_threads = 1, .signed_calls = std::move(policy)}) {
+    for (const char* path : {"/api/TransOut", "/api/TransOutRevert", "/api/TransIn",
+                             "/api/TransInRevert", "/api/Try", "/api/Confirm", "/api/Cancel"}) {
+      participant_.OnBranch(path, [this](const BranchRequest&) {
+        runs_.fetch_add(1);
+        return BranchReply::Success();
+      });
+    }
+    auto bound = participant_.Start("127.0.0.1", port);
+    REQUIRE(bound);
+    port_ = *bound;
+  }
+  std::string Url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
+  int port() const { return port_; }
+  int runs() const { return runs_.load(); }
+  std::uint64_t refusals() const { return participant_.signature_refusals(); }
+  void Stop() { participant_.Stop(); }
+
+ private:
+  std::atomic<int> runs_{0};
+  Participant participant_;
+  int port_ = 0;
+};
+
+std::unique_ptr<Client> ClientOf(const InProcessSettled& s, ClientOptions options = {}) {
+  auto client =
+      Client::Create("http://127.0.0.1:" + std::to_string(s.port()) + "/api/settle", options);
+  REQUIRE(client);
+  return std::move(*client);
+}
+
+// POSTs `body` to `url` as anyone could, with `headers`; the answer.
+net::ClientAnswer Post(const std::string& url, const std::string& body,
+                       const signing::SigningKey* key = nullptr, const std::string& send_to = "") {
+  auto client = net::BlockingClient::Create({});
+  REQUIRE(client);
+  net::ClientRequest request;
+  request.method = "POST";
+  auto parsed = ParseUrl(url);
+  REQUIRE(parsed);
+  request.target = parsed->path_and_query;
+  request.url = *parsed;
+  request.body = body;
+  request.timeout = std::chrono::seconds(10);
+  if (key != nullptr) REQUIRE(net::SignRequest(request, *key, std::time(nullptr)).ok());
+  if (!send_to.empty()) request.target = send_to;  // the signature was made for another target
+  auto answer = (*client)->Send(std::move(request));
+  REQUIRE(answer);
+  return *answer;
+}
+
+TEST_CASE("settled signs its calls, and a participant that requires signatures runs them",
+          "[sdk][signing]") {
+  const KeyPair settled_key = NewEd25519();
+  InProcessSettled s = SigningSettled(Signer(settled_key));
+  Bank bank(SignedCalls{.keys = {Verifier(settled_key.public_pem)}});
+  auto client = ClientOf(s);
+
+  Saga saga(*client, "signed-saga");
+  saga.Add(bank.Url("/api/TransOut"), bank.Url("/api/TransOutRevert"), R"({"amount":30})")
+      .Add(bank.Url("/api/TransIn"), bank.Url("/api/TransInRevert"), R"({"amount":30})");
+  saga.options().wait_result = true;
+  auto outcome = saga.Submit();
+  REQUIRE(outcome);
+  CHECK(outcome->status == GlobalStatus::kSucceed);
+  CHECK(bank.runs() == 2);
+  CHECK(bank.refusals() == 0);
+}
+
+TEST_CASE("a forged or replayed call is refused with 401 before any handler runs",
+          "[sdk][signing]") {
+  const KeyPair settled_key = NewEd25519();
+  Bank bank(SignedCalls{.keys = {Verifier(settled_key.public_pem)}});
+  const std::string target = "/api/TransIn?gid=forged-1&trans_type=saga&branch_id=01&op=action";
+
+  SECTION("unsigned, as the issue's curl sends it") {
+    const auto answer = Post(bank.Url(target), R"({"account_id":"1","amount":1000000})");
+    CHECK(answer.status == 401);
+    CHECK_THAT(answer.body, Catch::Contains("signature: no Signature-Input"));
+  }
+  SECTION("signed by a key the participant does not trust") {
+    const signing::SigningKey stranger = Signer(NewEd25519());
+    const auto answer = Post(bank.Url(target), "{}", &stranger);
+    CHECK(answer.status == 401);
+    CHECK_THAT(answer.body, Catch::Contains("unknown keyid"));
+  }
+  SECTION("settled's signature of one call, replayed to another branch") {
+    const signing::SigningKey settled = Signer(settled_key);
+    const auto answer = Post(bank.Url(target), "{}", &settled,
+                             "/api/TransOut?gid=forged-1&trans_type=saga&branch_id=01&op=action");
+    CHECK(answer.status == 401);
+    CHECK_THAT(answer.body, Catch::Contains("signature: "));
+  }
+  CHECK(bank.runs() == 0);
+  CHECK(bank.refusals() == 1);
+  // Nothing the coordinator could read as a verdict.
+  const auto answer = Post(bank.Url(target), "{}");
+  CHECK(answer.body.find("FAILURE") == std::string::npos);
+  CHECK(answer.body.find("ONGOING") == std::string::npos);
+}
+
+TEST_CASE("while signing is turned on, unsigned calls pass and signed ones are still checked",
+          "[sdk][signing]") {
+  const KeyPair settled_key = NewEd25519();
+  Bank bank(SignedCalls{.keys = {Verifier(settled_key.public_pem)}, .require_signature = false});
+  const std::string target = "/api/TransIn?gid=g1&trans_type=saga&branch_id=01&op=action";
+  CHECK(Post(bank.Url(target), "{}").status == 200);
+  const signing::SigningKey settled = Signer(settled_key);
+  CHECK(Post(bank.Url(target), "{}", &settled).status == 200);
+  const signing::SigningKey stranger = Signer(NewEd25519());
+  CHECK(Post(bank.Url(target), "{}", &stranger).status == 401);
+  CHECK(bank.runs() == 2);
+  CHECK(bank.refusals() == 1);
+}
+
+TEST_CASE(
+    "a participant that refuses settled's key makes the call retry, saying why, until a "
+    "rotation trusts it",
+    "[sdk][signing]") {
+  const KeyPair old_key = NewEd25519();
+  const KeyPair new_key = NewEd25519();
+  InProcessSettled s = SigningSettled(Signer(new_key));  // settled already signs with the new key
+  auto bank = std::make_unique<Bank>(SignedCalls{.keys = {Verifier(old_key.public_pem)}});
+  const int port = bank->port();
+  auto client = ClientOf(s);
+
+  Saga saga(*client, "rotated");
+  saga.Add(bank->Url("/api/TransOut"), bank->Url("/api/TransOutRevert"), "{}");
+  REQUIRE(saga.Submit());
+  REQUIRE(s.WaitUntil("rotated", [](const json& q) {
+    if (!q.is_object() || !q["branches"].is_array()) return false;
+    for (const json& b : q["branches"]) {
+      if (b.value("last_error", "")
+              .find("the participant refuses settled's signature (key ed25519-") !=
+          std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  }));
+  CHECK(s.StatusOf("rotated") == "submitted");
+  CHECK(bank->runs() == 0);
+
+  // The participant learns the new key beside the old one, on the same port: settled's next
+  // retry goes through.
+  bank->Stop();
+  bank.reset();
+  Bank rotated(SignedCalls{.keys = {Verifier(old_key.public_pem), Verifier(new_key.public_pem)}},
+               port);
+  REQUIRE(s.WaitForStatus("rotated", "succeed"));
+  CHECK(rotated.runs() == 1);
+}
+
+TEST_CASE("Trys come from the initiator: signed with its own key, or accepted unsigned by policy",
+          "[sdk][signing][tcc]") {
+  const KeyPair settled_key = NewEd25519();
+  const KeyPair initiator_key = NewEd25519();
+  InProcessSettled s = SigningSettled(Signer(settled_key));
+  TransOptions options;
+  options.wait_result = true;
+  auto run = [&](Client& client, Bank& bank, const std::string& gid) {
+    return RunTcc(client, gid, options, [&](Tcc& tcc) -> Status {
+      auto tried = tcc.CallBranch("{}", bank.Url("/api/Try"), bank.Url("/api/Confirm"),
+                                  bank.Url("/api/Cancel"));
+      return tried ? Status::Ok() : tried.status();
+    });
+  };
+
+  SECTION("the initiator's key for Try, settled's for phase 2") {
+    Bank bank(SignedCalls{.keys = {Verifier(settled_key.public_pem)},
+                          .try_policy = SignedCalls::TryPolicy::kTryKeys,
+                          .try_keys = {Verifier(initiator_key.public_pem)}});
+    auto client = ClientOf(s, ClientOptions{.signing_key = Signer(initiator_key)});
+    auto outcome = run(*client, bank, "tcc-signed");
+    REQUIRE(outcome);
+    CHECK(outcome->status == GlobalStatus::kSucceed);
+    CHECK(bank.runs() == 2);  // try, confirm
+    CHECK(bank.refusals() == 0);
+
+    // An initiator without the key: its Try is refused, nothing runs, the TCC rolls back
+    // (the cancel, signed by settled, is let through).
+    auto unsigned_client = ClientOf(s);
+    auto refused = run(*unsigned_client, bank, "tcc-unsigned");
+    REQUIRE(refused);
+    CHECK(refused->status == GlobalStatus::kFailed);
+    CHECK(bank.refusals() == 1);
+    CHECK(bank.runs() == 3);  // + the cancel
+  }
+  SECTION("unsigned Trys accepted, as DTM's SDKs send them; phase 2 still settled's alone") {
+    Bank bank(SignedCalls{.keys = {Verifier(settled_key.public_pem)},
+                          .try_policy = SignedCalls::TryPolicy::kUnsigned});
+    auto client = ClientOf(s);
+    auto outcome = run(*client, bank, "tcc-dtm");
+    REQUIRE(outcome);
+    CHECK(outcome->status == GlobalStatus::kSucceed);
+    CHECK(bank.runs() == 2);
+    const auto forged_confirm =
+        Post(bank.Url("/api/Confirm?gid=tcc-dtm&trans_type=tcc&branch_id=01&op=confirm"), "{}");
+    CHECK(forged_confirm.status == 401);
+    CHECK(bank.runs() == 2);
+  }
+}
+
+}  // namespace
+}  // namespace settle::sdk
