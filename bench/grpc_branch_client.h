@@ -7,6 +7,7 @@
 #include "settle/async/asio.h"
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
+#include "settle/grpc_unary/unary_call.h"
 
 namespace grpc {
 class Channel;
@@ -36,10 +37,8 @@ class GrpcBranchClient {
                                std::string_view trans_type, std::string_view branch_id,
                                std::string_view op, const std::string& body, Duration timeout);
 
-  struct Exchange;  // one call's context and messages
-
  private:
-  asio::awaitable<Status> Send(std::shared_ptr<Exchange> exchange);
+  asio::awaitable<Status> Send(grpc_unary::UnaryRequest request);
 
   std::shared_ptr<grpc::Channel> channel_;
 };

@@ -1,12 +1,10 @@
 #include "grpc_participant_client.h"
 
-#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
-
-#include <future>
 
 #include "settle/core/file_text.h"
 #include "settle/core/grpc_target.h"
+#include "settle/grpc_unary/unary_call.h"
 
 namespace settle::checker {
 namespace {
@@ -18,13 +16,6 @@ Answer NoAnswer(Answer::Delivery delivery, std::string error) {
   return answer;
 }
 
-std::string Lowercase(std::string text) {
-  for (char& c : text) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return text;
-}
-
 }  // namespace
 
 GrpcParticipantClient::GrpcParticipantClient(
@@ -33,12 +24,15 @@ GrpcParticipantClient::GrpcParticipantClient(
     : http_(std::move(http)),
       headers_(std::move(headers)),
       timeout_(std::max(timeout, Duration(1))) {
-  if (ca_file.empty()) return;
-  if (Result<std::string> roots = ReadFileText(ca_file)) {
-    roots_ = std::move(*roots);
-  } else {
-    roots_error_ = roots.status().message();
+  std::string roots;
+  if (!ca_file.empty()) {
+    if (Result<std::string> read = ReadFileText(ca_file)) {
+      roots = std::move(*read);
+    } else {
+      roots_error_ = read.status().message();
+    }
   }
+  channels_ = std::make_unique<grpc_unary::ChannelPool>(std::move(roots));
 }
 
 GrpcParticipantClient::~GrpcParticipantClient() = default;
@@ -53,52 +47,24 @@ Answer GrpcParticipantClient::CallBranch(const BranchCall& call) {
   if (target->tls && !roots_error_.empty()) {
     return NoAnswer(Answer::Delivery::kUnreachable, "--ca-file: " + roots_error_);
   }
-  std::shared_ptr<grpc::Channel> channel;
-  {
-    std::lock_guard lock(mu_);
-    std::shared_ptr<grpc::Channel>& slot = channels_[target->Origin()];
-    if (slot == nullptr) {
-      std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
-      if (target->tls) {
-        grpc::SslCredentialsOptions tls;
-        tls.pem_root_certs = roots_;
-        credentials = grpc::SslCredentials(tls);
-      }
-      slot = grpc::CreateChannel(target->HostPort(), credentials);
-    }
-    channel = slot;
-  }
-  // Everything the call needs lives here until its callback has run.
-  struct Exchange {
-    grpc::ClientContext context;
-    grpc::ByteBuffer request;
-    grpc::ByteBuffer response;
-    std::promise<grpc::Status> done;
-  };
-  auto exchange = std::make_shared<Exchange>();
-  exchange->context.set_deadline(gpr_time_add(
-      gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(timeout_.count(), GPR_TIMESPAN)));
+  grpc_unary::UnaryRequest request{
+      .method = target->method, .message = call.body, .timeout = timeout_};
   for (const auto& [name, value] : headers_) {
     if (!IsGrpcMetadataHeader(name, value)) {
       return NoAnswer(Answer::Delivery::kUnreachable,
                       "--header " + name + ": cannot be sent as gRPC metadata");
     }
-    exchange->context.AddMetadata(Lowercase(name), value);
+    request.metadata.emplace_back(grpc_unary::MetadataKey(name), value);
   }
-  exchange->context.AddMetadata("dtm-gid", call.gid);
-  exchange->context.AddMetadata("dtm-trans_type", std::string(ToString(call.trans_type)));
-  exchange->context.AddMetadata("dtm-branch_id", call.branch_id);
-  exchange->context.AddMetadata("dtm-op", std::string(ToString(call.op)));
-  exchange->context.AddMetadata("dtm-dtm", "settle-check");
-  grpc::Slice slice(call.body);
-  exchange->request = grpc::ByteBuffer(&slice, 1);
-  std::future<grpc::Status> finished = exchange->done.get_future();
-  grpc::GenericStub stub(channel);
-  stub.UnaryCall(&exchange->context, target->method, grpc::StubOptions(), &exchange->request,
-                 &exchange->response,
-                 [exchange](grpc::Status s) { exchange->done.set_value(std::move(s)); });
-  const grpc::Status status = finished.get();
-  switch (status.error_code()) {
+  grpc_unary::AddBranchMetadata(request.metadata,
+                                {.gid = call.gid,
+                                 .trans_type = std::string(ToString(call.trans_type)),
+                                 .branch_id = call.branch_id,
+                                 .op = std::string(ToString(call.op)),
+                                 .dtm = "settle-check"});
+  const std::shared_ptr<grpc::Channel> channel = channels_->To(*target);
+  const grpc_unary::UnaryAnswer unary = grpc_unary::CallUnary(channel, std::move(request));
+  switch (static_cast<grpc::StatusCode>(unary.code)) {
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return NoAnswer(Answer::Delivery::kNoAnswer, "timed out after " +
                                                        std::to_string(timeout_.count()) +
@@ -108,16 +74,15 @@ Answer GrpcParticipantClient::CallBranch(const BranchCall& call) {
       // only a channel that connected is READY (one that failed is in TRANSIENT_FAILURE, or
       // already CONNECTING or IDLE again).
       if (channel->GetState(/*try_to_connect=*/false) != GRPC_CHANNEL_READY) {
-        return NoAnswer(Answer::Delivery::kUnreachable,
-                        target->HostPort() + ": " + status.error_message());
+        return NoAnswer(Answer::Delivery::kUnreachable, target->HostPort() + ": " + unary.message);
       }
       break;
     default:
       break;
   }
   Answer answer;
-  answer.grpc_code = static_cast<int>(status.error_code());
-  answer.body = status.error_message();
+  answer.grpc_code = unary.code;
+  answer.body = unary.message;
   return answer;
 }
 

@@ -1,18 +1,13 @@
 #pragma once
 
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "participant_client.h"
 #include "settle/core/clock.h"
-
-namespace grpc {
-class Channel;
-}
+#include "settle/grpc_unary/unary_call.h"
 
 namespace settle::checker {
 
@@ -41,10 +36,8 @@ class GrpcParticipantClient final : public ParticipantClient {
   std::unique_ptr<ParticipantClient> http_;
   std::vector<std::pair<std::string, std::string>> headers_;
   Duration timeout_;
-  std::string roots_;  // PEM; empty: the system's
-  std::string roots_error_;
-  std::mutex mu_;
-  std::map<std::string, std::shared_ptr<grpc::Channel>> channels_;
+  std::string roots_error_;  // why --ca-file could not be read
+  std::unique_ptr<grpc_unary::ChannelPool> channels_;
 };
 
 }  // namespace settle::checker

@@ -1,8 +1,5 @@
 #include "settle/calls/grpc_branch_caller.h"
 
-#include <grpcpp/generic/generic_stub.h>
-#include <grpcpp/grpcpp.h>
-
 #include <cctype>
 #include <chrono>
 #include <exception>
@@ -14,6 +11,7 @@
 #include "settle/core/file_text.h"
 #include "settle/core/grpc_codes.h"
 #include "settle/core/grpc_target.h"
+#include "settle/grpc_unary/unary_call.h"
 
 namespace settle::calls {
 namespace {
@@ -22,25 +20,16 @@ engine::BranchOutcome Unknown(std::string detail) {
   return engine::BranchOutcome{BranchResult::kUnknown, 0, std::move(detail)};
 }
 
-std::string Lowercase(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 }  // namespace
 
-struct GrpcBranchCaller::Channels {
-  std::mutex mu;
-  std::map<std::string, std::shared_ptr<grpc::Channel>> by_origin;
-  std::string roots;  // PEM, read once; empty: the system's
-};
-
 GrpcBranchCaller::GrpcBranchCaller(const Clock& clock, GrpcBranchCallerOptions options)
-    : clock_(clock), options_(std::move(options)), channels_(std::make_unique<Channels>()) {
+    : clock_(clock), options_(std::move(options)) {
   // settled checked the file when it started (its HTTP client reads it too).
+  std::string roots;
   if (!options_.ca_file.empty()) {
-    if (Result<std::string> roots = ReadFileText(options_.ca_file)) channels_->roots = *roots;
+    if (Result<std::string> read = ReadFileText(options_.ca_file)) roots = std::move(*read);
   }
+  channels_ = std::make_unique<grpc_unary::ChannelPool>(std::move(roots));
 }
 
 GrpcBranchCaller::~GrpcBranchCaller() = default;
@@ -59,60 +48,34 @@ asio::awaitable<engine::BranchOutcome> GrpcBranchCaller::Call(engine::BranchCall
     if (!target) {
       co_return Unknown("invalid branch URL '" + call.url + "': " + target.status().message());
     }
-    std::shared_ptr<grpc::Channel> channel;
-    {
-      std::lock_guard lock(channels_->mu);
-      std::shared_ptr<grpc::Channel>& slot = channels_->by_origin[target->Origin()];
-      if (slot == nullptr) {
-        std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
-        if (target->tls) {
-          grpc::SslCredentialsOptions tls;
-          tls.pem_root_certs = channels_->roots;
-          credentials = grpc::SslCredentials(tls);
-        }
-        slot = grpc::CreateChannel(target->HostPort(), credentials);
-      }
-      channel = slot;
-    }
-    // Everything the call needs lives here until its callback has run.
-    struct Exchange {
-      grpc::ClientContext context;
-      grpc::ByteBuffer request;
-      grpc::ByteBuffer response;
-    };
-    auto exchange = std::make_shared<Exchange>();
-    exchange->context.set_deadline(gpr_time_add(
-        gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(call.timeout.count(), GPR_TIMESPAN)));
+    grpc_unary::UnaryRequest request{
+        .method = target->method, .message = std::move(call.data), .timeout = call.timeout};
     for (const auto& [name, value] : call.headers) {
       // Checked when the transaction named a gRPC participant, or registered one; rows stored
       // before that check existed are refused here, and retried as an error.
       if (!IsGrpcMetadataHeader(name, value)) {
         co_return Unknown("branch header " + name + " cannot be sent as gRPC metadata");
       }
-      exchange->context.AddMetadata(Lowercase(name), value);
+      request.metadata.emplace_back(grpc_unary::MetadataKey(name), value);
     }
-    exchange->context.AddMetadata("dtm-gid", call.gid);
-    exchange->context.AddMetadata("dtm-trans_type", std::string(ToString(call.trans_type)));
-    exchange->context.AddMetadata("dtm-branch_id", call.branch_id);
-    exchange->context.AddMetadata("dtm-op", std::string(ToString(call.op)));
-    exchange->context.AddMetadata("dtm-dtm", options_.coordinator);
-    if (call.trans_type == TransType::kXa) {
-      exchange->context.AddMetadata("dtm-phase2_url", call.url);
-    }
-    grpc::Slice slice(call.data);
-    exchange->request = grpc::ByteBuffer(&slice, 1);
-    grpc::GenericStub stub(channel);
-    const grpc::Status status =
-        co_await async::AwaitCallback<grpc::Status>([&stub, &exchange, &target](auto done) {
-          stub.UnaryCall(
-              &exchange->context, target->method, grpc::StubOptions(), &exchange->request,
-              &exchange->response,
-              [exchange, done = std::move(done)](grpc::Status s) mutable { done(std::move(s)); });
+    grpc_unary::BranchWords words{.gid = call.gid,
+                                  .trans_type = std::string(ToString(call.trans_type)),
+                                  .branch_id = call.branch_id,
+                                  .op = std::string(ToString(call.op)),
+                                  .dtm = options_.coordinator};
+    if (call.trans_type == TransType::kXa) words.extra.emplace_back("phase2_url", call.url);
+    grpc_unary::AddBranchMetadata(request.metadata, words);
+    std::shared_ptr<grpc::Channel> channel = channels_->To(*target);
+    const grpc_unary::UnaryAnswer answer =
+        co_await async::AwaitCallback<grpc_unary::UnaryAnswer>([&channel, &request](auto done) {
+          grpc_unary::StartUnary(
+              channel, std::move(request),
+              [done = std::move(done)](grpc_unary::UnaryAnswer a) mutable { done(std::move(a)); });
         });
-    const int code = static_cast<int>(status.error_code());
+    const int code = answer.code;
     outcome.result = ClassifyGrpcCode(code);
     if (outcome.result != BranchResult::kSuccess) {
-      std::string message = status.error_message().substr(0, 200);
+      std::string message = answer.message.substr(0, 200);
       outcome.detail = "gRPC " + GrpcCodeName(code) + (message.empty() ? "" : ": " + message);
     }
   } catch (const std::exception& e) {

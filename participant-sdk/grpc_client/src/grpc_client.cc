@@ -1,11 +1,8 @@
 #include "settle/sdk/grpc_client.h"
 
-#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
-#include <future>
 #include <map>
-#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -15,6 +12,7 @@
 #include "settle/core/grpc_codes.h"
 #include "settle/core/grpc_target.h"
 #include "settle/core/url.h"
+#include "settle/grpc_unary/unary_call.h"
 #include "settle/sdk/client.h"
 
 namespace settle::sdk {
@@ -30,17 +28,13 @@ gpr_timespec DeadlineIn(std::chrono::milliseconds timeout) {
                       gpr_time_from_millis(timeout.count(), GPR_TIMESPAN));
 }
 
-std::string Lowercase(std::string text) {
-  for (char& c : text) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return text;
+std::string Describe(int code, const std::string& status_message) {
+  const std::string message = status_message.substr(0, 500);
+  return GrpcCodeName(code) + (message.empty() ? "" : ": " + message);
 }
 
 std::string Describe(const grpc::Status& status) {
-  const int code = static_cast<int>(status.error_code());
-  const std::string message = status.error_message().substr(0, 500);
-  return GrpcCodeName(code) + (message.empty() ? "" : ": " + message);
+  return Describe(static_cast<int>(status.error_code()), status.error_message());
 }
 
 // The coordinator's answer as the initiators read it (the header's table).
@@ -67,7 +61,7 @@ Status StatusOfAnswer(std::string_view rpc, const grpc::Status& status) {
 
 Status CheckMetadata(const std::map<std::string, std::string>& metadata) {
   for (const auto& [name, value] : metadata) {
-    if (name != Lowercase(name) || !IsGrpcMetadataHeader(name, value)) {
+    if (name != grpc_unary::MetadataKey(name) || !IsGrpcMetadataHeader(name, value)) {
       return Status::InvalidArgument("metadata." + name +
                                      ": gRPC metadata needs a lowercase name of [0-9a-z-_.] and "
                                      "a printable ASCII value");
@@ -85,22 +79,13 @@ struct GrpcClient::Impl {
   std::shared_ptr<grpc::Channel> coordinator_channel;
   std::unique_ptr<dtmgimp::Dtm::Stub> stub;
   std::unique_ptr<Client> http;  // GrpcClientOptions::http_server; null without one
-
-  std::mutex mu;
-  std::map<std::string, std::shared_ptr<grpc::Channel>> channels;  // by origin, for Try calls
+  std::unique_ptr<grpc_unary::ChannelPool> branches;  // channels for Try calls
 
   std::shared_ptr<grpc::ChannelCredentials> Credentials(bool tls) const {
     if (!tls) return grpc::InsecureChannelCredentials();
     grpc::SslCredentialsOptions ssl;
     ssl.pem_root_certs = roots;
     return grpc::SslCredentials(ssl);
-  }
-
-  std::shared_ptr<grpc::Channel> ChannelTo(const GrpcTarget& target) {
-    std::lock_guard lock(mu);
-    std::shared_ptr<grpc::Channel>& slot = channels[target.Origin()];
-    if (slot == nullptr) slot = grpc::CreateChannel(target.HostPort(), Credentials(target.tls));
-    return slot;
   }
 
   // A context for one call to the coordinator, with its metadata and deadline.
@@ -138,6 +123,7 @@ Result<std::unique_ptr<GrpcClient>> GrpcClient::Create(const std::string& server
     impl->http = std::move(*http);
   }
   impl->coordinator = target->HostPort();
+  impl->branches = std::make_unique<grpc_unary::ChannelPool>(impl->roots);
   impl->coordinator_channel =
       grpc::CreateChannel(target->HostPort(), impl->Credentials(target->tls));
   impl->stub = dtmgimp::Dtm::NewStub(impl->coordinator_channel);
@@ -227,50 +213,29 @@ Result<BranchAnswer> GrpcClient::CallBranch(const OwnBranchCall& call) {
   if (!LooksLikeGrpcTarget(call.url)) return impl_->http->CallBranch(call);
   const GrpcTarget target = *ParseGrpcTarget(call.url);
 
-  // Everything the call needs lives here until its callback has run.
-  struct Exchange {
-    grpc::ClientContext context;
-    grpc::ByteBuffer request;
-    grpc::ByteBuffer response;
-    std::promise<grpc::Status> done;
-  };
-  auto exchange = std::make_shared<Exchange>();
-  exchange->context.set_deadline(DeadlineIn(call.timeout));
+  grpc_unary::UnaryRequest request{
+      .method = target.method, .message = call.body, .timeout = call.timeout};
   for (const auto& [name, value] : call.headers) {
     if (!IsGrpcMetadataHeader(name, value)) {
       return Status::InvalidArgument("branch_headers." + name +
                                      ": cannot be sent as gRPC metadata (a name of "
                                      "[0-9A-Za-z-_.], not grpc-*, and a printable ASCII value)");
     }
-    exchange->context.AddMetadata(Lowercase(name), value);
+    request.metadata.emplace_back(grpc_unary::MetadataKey(name), value);
   }
   // As the coordinator calls a gRPC branch (docs/protocol.md §10.4).
-  exchange->context.AddMetadata("dtm-gid", call.gid);
-  exchange->context.AddMetadata("dtm-trans_type", call.trans_type);
-  exchange->context.AddMetadata("dtm-branch_id", call.branch_id);
-  exchange->context.AddMetadata("dtm-op", call.op);
-  exchange->context.AddMetadata("dtm-dtm", impl_->coordinator);
-  for (const auto& [name, value] : call.extra) exchange->context.AddMetadata("dtm-" + name, value);
-  grpc::Slice slice(call.body);
-  exchange->request = grpc::ByteBuffer(&slice, 1);
-  std::future<grpc::Status> finished = exchange->done.get_future();
-  grpc::GenericStub stub(impl_->ChannelTo(target));
-  stub.UnaryCall(&exchange->context, target.method, grpc::StubOptions(), &exchange->request,
-                 &exchange->response,
-                 [exchange](grpc::Status s) { exchange->done.set_value(std::move(s)); });
-  const grpc::Status status = finished.get();
-
+  grpc_unary::AddBranchMetadata(request.metadata, {.gid = call.gid,
+                                                   .trans_type = call.trans_type,
+                                                   .branch_id = call.branch_id,
+                                                   .op = call.op,
+                                                   .dtm = impl_->coordinator,
+                                                   .extra = call.extra});
+  grpc_unary::UnaryAnswer unary =
+      grpc_unary::CallUnary(impl_->branches->To(target), std::move(request));
   BranchAnswer answer;
-  answer.result = ClassifyGrpcCode(static_cast<int>(status.error_code()));
-  answer.description = Describe(status);
-  if (status.ok()) {
-    std::vector<grpc::Slice> slices;
-    if (exchange->response.Dump(&slices).ok()) {
-      for (const grpc::Slice& s : slices) {
-        answer.body.append(reinterpret_cast<const char*>(s.begin()), s.size());
-      }
-    }
-  }
+  answer.result = ClassifyGrpcCode(unary.code);
+  answer.description = Describe(unary.code, unary.message);
+  answer.body = std::move(unary.response);
   return answer;
 }
 

@@ -86,7 +86,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("--signing-key loads a key settled signs its calls with, and refuses one it cannot use",
+TEST_CASE("settled --signing-key loads a key to sign its calls with, and refuses one it cannot use",
           "[cli][signing]") {
   testing::TempDir dir;
   const std::string pem = dir.File("signing.pem");

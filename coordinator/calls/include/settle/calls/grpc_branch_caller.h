@@ -6,6 +6,7 @@
 
 #include "settle/calls/branch_caller.h"
 #include "settle/core/clock.h"
+#include "settle/grpc_unary/unary_call.h"
 
 namespace settle::calls {
 
@@ -38,10 +39,9 @@ class GrpcBranchCaller final : public BranchCaller {
   asio::awaitable<engine::BranchOutcome> Call(engine::BranchCall call);
 
  private:
-  struct Channels;
   const Clock& clock_;
   GrpcBranchCallerOptions options_;
-  std::unique_ptr<Channels> channels_;
+  std::unique_ptr<grpc_unary::ChannelPool> channels_;
 };
 
 // Sends each call to the caller its URL needs: gRPC methods to `grpc`, http(s):// URLs to

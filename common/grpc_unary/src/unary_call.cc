@@ -1,0 +1,89 @@
+#include "settle/grpc_unary/unary_call.h"
+
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+
+#include <future>
+
+namespace settle::grpc_unary {
+
+void StartUnary(const std::shared_ptr<grpc::Channel>& channel, UnaryRequest request,
+                std::function<void(UnaryAnswer)> done) {
+  // Everything the call needs lives here until its callback has run.
+  struct Exchange {
+    explicit Exchange(const std::shared_ptr<grpc::Channel>& channel) : stub(channel) {}
+    grpc::GenericStub stub;
+    grpc::ClientContext context;
+    grpc::ByteBuffer request;
+    grpc::ByteBuffer response;
+    std::function<void(UnaryAnswer)> done;
+  };
+  auto exchange = std::make_shared<Exchange>(channel);
+  exchange->done = std::move(done);
+  // A deadline on gRPC's own monotonic clock, which its timers run on.
+  exchange->context.set_deadline(gpr_time_add(
+      gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(request.timeout.count(), GPR_TIMESPAN)));
+  for (const auto& [key, value] : request.metadata) exchange->context.AddMetadata(key, value);
+  grpc::Slice slice(request.message);
+  exchange->request = grpc::ByteBuffer(&slice, 1);
+  exchange->stub.UnaryCall(&exchange->context, request.method, grpc::StubOptions(), &exchange->request,
+                 &exchange->response, [exchange](grpc::Status status) {
+                   UnaryAnswer answer;
+                   answer.code = static_cast<int>(status.error_code());
+                   answer.message = status.error_message();
+                   std::vector<grpc::Slice> slices;
+                   if (status.ok() && exchange->response.Dump(&slices).ok()) {
+                     for (const grpc::Slice& s : slices) {
+                       answer.response.append(reinterpret_cast<const char*>(s.begin()), s.size());
+                     }
+                   }
+                   exchange->done(std::move(answer));
+                 });
+}
+
+UnaryAnswer CallUnary(const std::shared_ptr<grpc::Channel>& channel, UnaryRequest request) {
+  auto promise = std::make_shared<std::promise<UnaryAnswer>>();
+  std::future<UnaryAnswer> answer = promise->get_future();
+  StartUnary(channel, std::move(request),
+             [promise](UnaryAnswer a) { promise->set_value(std::move(a)); });
+  return answer.get();
+}
+
+void AddBranchMetadata(std::vector<std::pair<std::string, std::string>>& metadata,
+                       const BranchWords& words) {
+  metadata.emplace_back("dtm-gid", words.gid);
+  metadata.emplace_back("dtm-trans_type", words.trans_type);
+  metadata.emplace_back("dtm-branch_id", words.branch_id);
+  metadata.emplace_back("dtm-op", words.op);
+  metadata.emplace_back("dtm-dtm", words.dtm);
+  for (const auto& [name, value] : words.extra) metadata.emplace_back("dtm-" + name, value);
+}
+
+std::string MetadataKey(std::string_view name) {
+  std::string key(name);
+  for (char& c : key) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return key;
+}
+
+ChannelPool::ChannelPool(std::string pem_roots) : roots_(std::move(pem_roots)) {}
+
+ChannelPool::~ChannelPool() = default;
+
+std::shared_ptr<grpc::Channel> ChannelPool::To(const GrpcTarget& target) {
+  std::lock_guard lock(mu_);
+  std::shared_ptr<grpc::Channel>& slot = by_origin_[target.Origin()];
+  if (slot == nullptr) {
+    std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+    if (target.tls) {
+      grpc::SslCredentialsOptions tls;
+      tls.pem_root_certs = roots_;
+      credentials = grpc::SslCredentials(tls);
+    }
+    slot = grpc::CreateChannel(target.HostPort(), credentials);
+  }
+  return slot;
+}
+
+}  // namespace settle::grpc_unary
