@@ -247,6 +247,10 @@ async function main() {
   assert.match(await page.textContent('#detail-fields'), /branch 02 action failed: FAILURE/);
   const failedAction = await cells('02:action');
   assert.equal(failedAction[2], 'failed');
+  // What the branch is called with, its encoding named.
+  assert.deepEqual(
+    await page.locator('#payloads tbody tr[data-branch="02:action"] td').allTextContents(),
+    ['02', 'action', 'utf-8', '{}']);
   assert.equal(failedAction[4], '1 (FAILURE)');
   assert.equal(failedAction[5], '—');
   for (const id of ['03:action', '03:compensate', '01:compensate', '02:compensate']) {

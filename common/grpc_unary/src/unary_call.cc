@@ -26,19 +26,20 @@ void StartUnary(const std::shared_ptr<grpc::Channel>& channel, UnaryRequest requ
   for (const auto& [key, value] : request.metadata) exchange->context.AddMetadata(key, value);
   grpc::Slice slice(request.message);
   exchange->request = grpc::ByteBuffer(&slice, 1);
-  exchange->stub.UnaryCall(&exchange->context, request.method, grpc::StubOptions(), &exchange->request,
-                 &exchange->response, [exchange](grpc::Status status) {
-                   UnaryAnswer answer;
-                   answer.code = static_cast<int>(status.error_code());
-                   answer.message = status.error_message();
-                   std::vector<grpc::Slice> slices;
-                   if (status.ok() && exchange->response.Dump(&slices).ok()) {
-                     for (const grpc::Slice& s : slices) {
-                       answer.response.append(reinterpret_cast<const char*>(s.begin()), s.size());
-                     }
-                   }
-                   exchange->done(std::move(answer));
-                 });
+  exchange->stub.UnaryCall(
+      &exchange->context, request.method, grpc::StubOptions(), &exchange->request,
+      &exchange->response, [exchange](grpc::Status status) {
+        UnaryAnswer answer;
+        answer.code = static_cast<int>(status.error_code());
+        answer.message = status.error_message();
+        std::vector<grpc::Slice> slices;
+        if (status.ok() && exchange->response.Dump(&slices).ok()) {
+          for (const grpc::Slice& s : slices) {
+            answer.response.append(reinterpret_cast<const char*>(s.begin()), s.size());
+          }
+        }
+        exchange->done(std::move(answer));
+      });
 }
 
 UnaryAnswer CallUnary(const std::shared_ptr<grpc::Channel>& channel, UnaryRequest request) {

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "base64.h"
+#include "settle/core/base64.h"
 #include "sha256.h"
 
 namespace settle::signing {
@@ -190,7 +190,7 @@ Result<LoadedKey> LoadSecret(std::string_view text) {
   for (char c : text) {
     if (c != '\n' && c != '\r') joined += c;
   }
-  std::optional<std::string> decoded = detail::Base64Decode(joined);
+  std::optional<std::string> decoded = Base64Decode(joined);
   OPENSSL_cleanse(joined.data(), joined.size());
   if (!decoded) {
     return Status::InvalidArgument(

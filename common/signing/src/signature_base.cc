@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "base64.h"
+#include "settle/core/base64.h"
 #include "structured_fields.h"
 
 namespace settle::signing {
@@ -206,6 +206,6 @@ Result<std::string> ParseSignature(std::string_view field, std::string_view labe
   return std::move(member->item.value.text);
 }
 
-std::string ByteSequence(std::string_view bytes) { return ":" + detail::Base64Encode(bytes) + ":"; }
+std::string ByteSequence(std::string_view bytes) { return ":" + Base64Encode(bytes) + ":"; }
 
 }  // namespace settle::signing

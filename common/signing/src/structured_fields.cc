@@ -2,7 +2,7 @@
 
 #include <optional>
 
-#include "base64.h"
+#include "settle/core/base64.h"
 
 namespace settle::signing::detail {
 namespace {

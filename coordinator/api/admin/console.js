@@ -199,8 +199,10 @@ function failuresCell(b) {
 function showBranches(branches) {
   const body = document.querySelector('#branches tbody');
   const attempts = document.querySelector('#attempts tbody');
+  const payloads = document.querySelector('#payloads tbody');
   body.replaceChildren();
   attempts.replaceChildren();
+  payloads.replaceChildren();
   for (const b of branches) {
     const row = el('tr');
     row.dataset.branch = b.branch_id + ':' + b.op;
@@ -211,6 +213,12 @@ function showBranches(branches) {
     for (const a of b.failed_attempts || []) {
       attempts.appendChild(el('tr')).append(el('td', shortTime(a.at)), el('td', b.branch_id),
                                             el('td', b.op), el('td', a.error, 'error'));
+    }
+    if (b.data) {
+      const row = payloads.appendChild(el('tr'));
+      row.dataset.branch = b.branch_id + ':' + b.op;
+      row.append(el('td', b.branch_id), el('td', b.op), el('td', b.data_encoding),
+                 el('td', b.data, 'payload'));
     }
   }
 }
@@ -252,7 +260,7 @@ async function loadDetail() {
   const pane = document.getElementById('detail-pane');
   if (!selectedGid) { pane.hidden = true; return; }
   const gid = selectedGid;
-  const { status, json } = await call('GET', api + '/query?gid=' + encodeURIComponent(gid));
+  const { status, json } = await call('GET', api + '/query?payloads=true&gid=' + encodeURIComponent(gid));
   if (gid !== selectedGid) return;  // another transaction was opened meanwhile
   pane.hidden = false;
   document.getElementById('detail-gid').textContent = gid;

@@ -358,9 +358,11 @@ void ApiServer::Impl::RegisterRoutes() {
               [&c](net::Request& req) -> asio::awaitable<HttpAnswer> {
                 auto gid = ParseQueryGid(req.params);
                 if (!gid) co_return ToHttpAnswer(gid.status());
+                auto payloads = ParseQueryPayloads(req.params);
+                if (!payloads) co_return ToHttpAnswer(payloads.status());
                 auto tx = co_await c.Query(*gid);
                 if (!tx) co_return ToHttpAnswer(tx.status());
-                co_return JsonAnswer(QueryResponseBody(*tx));
+                co_return JsonAnswer(QueryResponseBody(*tx, *payloads));
               });
   AddApiRoute("GET", "/all", Access::kRead, [&c](net::Request& req) -> asio::awaitable<HttpAnswer> {
     auto query = ParseListQuery(req.params);

@@ -301,6 +301,15 @@ Status ReadCustomData(TransType type, engine::RequestOptions& options) {
   return Status::Ok();
 }
 
+Result<bool> ParseQueryPayloads(const QueryParams& params) {
+  auto payloads = Param(params, "payloads");
+  if (!payloads) return false;
+  if (*payloads != "true" && *payloads != "false") {
+    return Status::InvalidArgument("payloads: expected true or false");
+  }
+  return *payloads == "true";
+}
+
 Result<std::string> ParseQueryGid(const QueryParams& params) {
   std::string gid = Param(params, "gid").value_or("");
   if (Status s = engine::CheckGid(gid); !s.ok()) return s;

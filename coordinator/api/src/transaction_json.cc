@@ -1,4 +1,5 @@
 #include "settle/api/transaction_json.h"
+#include "settle/core/base64.h"
 
 #include <nlohmann/json.hpp>
 
@@ -61,8 +62,8 @@ json FailedAttemptsJson(const std::vector<storage::FailedAttempt>& attempts) {
 // `still_called`: whether the coordinator will call the row again (RowsStillCalled); only such
 // a row has a next_retry_at, so that no row the coordinator is done with shows a time that
 // never comes.
-json BranchJson(const storage::BranchRecord& b, bool still_called) {
-  return {
+json BranchJson(const storage::BranchRecord& b, bool still_called, bool payloads) {
+  json branch = {
       {"gid", b.gid},
       {"branch_id", b.branch_id},
       {"op", ToString(b.op)},
@@ -76,6 +77,13 @@ json BranchJson(const storage::BranchRecord& b, bool still_called) {
       {"failed_attempts", FailedAttemptsJson(b.failed_attempts)},
       {"next_retry_at", still_called ? json(FormatTime(b.next_retry_at)) : json(nullptr)},
   };
+  if (payloads) {
+    // Text as it is; anything else (a protobuf message's bytes) as base64, saying so.
+    const bool text = IsValidUtf8(b.data);
+    branch["data"] = text ? b.data : Base64Encode(b.data);
+    branch["data_encoding"] = text ? "utf-8" : "base64";
+  }
+  return branch;
 }
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
@@ -118,13 +126,13 @@ std::string HostsResponseBody(const std::vector<calls::HostView>& hosts) {
   return Dump(json{{"hosts", std::move(list)}});
 }
 
-std::string QueryResponseBody(const std::optional<storage::Transaction>& tx) {
+std::string QueryResponseBody(const std::optional<storage::Transaction>& tx, bool payloads) {
   json body = {{"transaction", nullptr}, {"branches", json::array()}};
   if (tx) {
     body["transaction"] = GlobalJson(tx->global);
     const std::vector<bool> still_called = engine::RowsStillCalled(*tx);
     for (std::size_t i = 0; i < tx->branches.size(); ++i) {
-      body["branches"].push_back(BranchJson(tx->branches[i], still_called[i]));
+      body["branches"].push_back(BranchJson(tx->branches[i], still_called[i], payloads));
     }
   }
   return Dump(body);

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -152,6 +154,35 @@ TEST_CASE("a saga submitted over gRPC runs its HTTP steps and is the same transa
   CHECK(other.error_code() == grpc::StatusCode::ABORTED);
   CHECK_THAT(other.error_message(), Catch::StartsWith("steps[1]: differs"));
   CHECK(p.CountCalls("/elsewhere") == 0);
+}
+
+TEST_CASE("/query shows a binary payload in base64 and names its encoding, when asked",
+          "[grpc][saga][query]") {
+  ParticipantServer p;
+  InProcessSettled s(WithGrpc);
+  DtmClient client(s.grpc_port());
+  dtmgimp::DtmRequest saga = SagaRequest("g-bytes", p, {"out", "in"});
+  const std::string bytes("\x08\x96\x01\x12\x00\xff", 6);  // a protobuf message's, not UTF-8
+  saga.set_binpayloads(0, bytes);
+  saga.mutable_transoptions()->set_waitresult(true);
+  REQUIRE(client.Submit(saga).ok());
+  CHECK(p.CallsTo("/out").at(0).body == bytes);  // sent unchanged
+
+  const auto shown = s.client().Get("/api/settle/query?gid=g-bytes&payloads=true");
+  REQUIRE(shown.status == 200);
+  std::map<std::string, nlohmann::json> by_branch;
+  for (const auto& b : shown.json["branches"]) {
+    by_branch[b["branch_id"].get<std::string>() + ":" + b["op"].get<std::string>()] = b;
+  }
+  CHECK(by_branch["01:action"]["data_encoding"] == "base64");
+  CHECK(by_branch["01:action"]["data"] == "CJYBEgD/");
+  CHECK(by_branch["02:action"]["data_encoding"] == "utf-8");
+  CHECK(by_branch["02:action"]["data"] == std::string(kBody));
+  // Not shown unless asked; a value other than true or false is a 400 naming it.
+  for (const auto& b : s.Query("g-bytes")["branches"]) CHECK_FALSE(b.contains("data"));
+  const auto bad = s.client().Get("/api/settle/query?gid=g-bytes&payloads=yes");
+  CHECK(bad.status == 400);
+  CHECK_THAT(bad.json["message"].get<std::string>(), Catch::StartsWith("payloads:"));
 }
 
 TEST_CASE("a TCC over gRPC: its submit confirms the registered branches, its abort cancels them",

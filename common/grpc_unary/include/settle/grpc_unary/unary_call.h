@@ -23,7 +23,7 @@ namespace settle::grpc_unary {
 // out. What settled, the SDK's gRPC client, settle-check and the load generator call gRPC
 // branches with.
 struct UnaryRequest {
-  std::string method;  // "/package.Service/Method"
+  std::string method;                                         // "/package.Service/Method"
   std::vector<std::pair<std::string, std::string>> metadata;  // keys lowercase
   std::string message;
   Duration timeout{0};

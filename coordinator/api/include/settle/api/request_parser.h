@@ -47,6 +47,8 @@ Status ReadCustomData(TransType type, engine::RequestOptions& options);
 // Query strings (already split into parameters).
 using QueryParams = std::multimap<std::string, std::string>;
 Result<std::string> ParseQueryGid(const QueryParams& params);
+// /query's payloads=true|false (absent: false): whether branch bodies are shown.
+Result<bool> ParseQueryPayloads(const QueryParams& params);
 // subscribe and unsubscribe as DTM's SDKs call them: topic, url, remark (unsubscribe ignores
 // it) in the query string; the same as a JSON body; deleteTopic's {"topic": "..."}.
 Result<engine::SubscribeRequest> ParseSubscribeQuery(const QueryParams& params);

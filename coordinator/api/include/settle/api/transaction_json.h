@@ -13,7 +13,9 @@ namespace settle::api {
 // Response bodies of /query and /all (docs/protocol.md §3.9, §3.10). Times are RFC 3339
 // strings or null; durations in options are seconds. Text that came from participants
 // (last_error) is emitted as valid UTF-8 whatever bytes it holds.
-std::string QueryResponseBody(const std::optional<storage::Transaction>& tx);
+// With `payloads`, each branch also shows its body: "data", and "data_encoding" "utf-8" (the
+// text as it is) or "base64" (bytes that are not UTF-8, such as a protobuf message's).
+std::string QueryResponseBody(const std::optional<storage::Transaction>& tx, bool payloads = false);
 std::string ListResponseBody(const storage::ListPage& page);
 // {"topics":[{"name","subscribers":[{"url","remark","create_time"}]}]}, by name.
 std::string TopicsResponseBody(const std::vector<storage::Topic>& topics);

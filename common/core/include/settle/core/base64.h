@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-namespace settle::signing::detail {
+namespace settle {
 
 // `bytes` in RFC 4648 §4 base64, with "=" padding.
 std::string Base64Encode(std::string_view bytes);
@@ -18,4 +18,8 @@ std::optional<std::string> Base64Decode(std::string_view text);
 // Whether `c` may appear in base64 text (the 64 characters and "=").
 bool IsBase64Char(char c);
 
-}  // namespace settle::signing::detail
+// Whether `bytes` are well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF): text that JSON can carry as it is.
+bool IsValidUtf8(std::string_view bytes);
+
+}  // namespace settle
