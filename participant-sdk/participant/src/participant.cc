@@ -101,24 +101,19 @@ struct Participant::Impl {
     });
   }
 
-  // Whether `req` may run a handler: signed as options.signed_calls asks, or no policy. A
-  // refusal is answered here: 401, a reason that is no verdict (the coordinator retries it,
-  // and never reads it as FAILURE), counted and logged.
-  bool Admit(const net::Request& req, net::Response& res) const {
+  // Whether `req` may run a handler: signed as options.signed_calls asks, or no policy.
+  // `from_initiator`: the call is a Try or an XA action, as the query the handler will be
+  // given says. A refusal is answered here: 401, a reason that is no verdict (the coordinator
+  // retries it, and never reads it as FAILURE), counted and logged.
+  bool Admit(const net::Request& req, net::Response& res, bool from_initiator) const {
     if (!options.signed_calls) return true;
-    auto param = [&](const char* name) {
-      auto it = req.params.find(name);
-      return it == req.params.end() ? std::string() : it->second;
-    };
-    const std::string op = param("op");
     const std::string* host = req.Header("Host");
-    const ArrivedCall call{
-        .method = req.method,
-        .host = host != nullptr ? *host : std::string(),
-        .target = req.target,
-        .body = req.body,
-        .fields = &req.headers,
-        .from_initiator = op == "try" || (op == "action" && param("trans_type") == "xa")};
+    const ArrivedCall call{.method = req.method,
+                           .host = host != nullptr ? *host : std::string(),
+                           .target = req.target,
+                           .body = req.body,
+                           .fields = &req.headers,
+                           .from_initiator = from_initiator};
     const std::int64_t now = ToUnixMillis(clock->Now()) / 1000;
     const Status checked = CheckSignedCall(*options.signed_calls, call, now);
     if (checked.ok()) return true;
@@ -133,12 +128,13 @@ struct Participant::Impl {
 
   void ServeBranch(const net::Request& req, net::Response& res, std::optional<BranchOp> only_op,
                    const BranchHandler& handler) const {
-    if (!Admit(req, res)) return;
     BranchRequest request;
     request.path = req.path;
     request.body = req.body;
     for (const auto& [name, value] : req.headers) request.headers.emplace(name, value);
     Status parsed = ParseBranchQuery(req.params, request);
+    // Checked on the query as parsed, so that the op the handler sees is the op judged here.
+    if (!Admit(req, res, parsed.ok() && request.op == BranchOp::kTry)) return;
     if (parsed.ok() && only_op && request.op != *only_op) {
       parsed = Status::InvalidArgument("op: this URL takes op=" + std::string(ToString(*only_op)));
     }
@@ -152,12 +148,13 @@ struct Participant::Impl {
   }
 
   void ServeXa(const net::Request& req, net::Response& res, const XaHandler& handler) const {
-    if (!Admit(req, res)) return;
     XaRequest request;
     request.path = req.path;
     request.body = req.body;
     for (const auto& [name, value] : req.headers) request.headers.emplace(name, value);
-    if (Status parsed = ParseXaQuery(req.params, request); !parsed.ok()) {
+    const Status parsed = ParseXaQuery(req.params, request);
+    if (!Admit(req, res, parsed.ok() && request.op == XaOp::kAction)) return;
+    if (!parsed.ok()) {
       // FAILURE, as for a branch URL: an action that cannot be read aborts its transaction.
       WriteReply(BranchReply::Failure(parsed.message()), res);
       return;
