@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "settle/core/clock.h"
@@ -22,6 +23,9 @@ struct BankOptions {
   std::size_t threads = 64;
   // Barrier rows older than this are deleted in the background (0: kept forever).
   Duration barrier_retention{0};
+  // With keys, the HTTP branches run only calls the coordinator signed with one of them
+  // (docs/protocol.md §4.9); Trys, which transfer sends unsigned, are accepted.
+  std::optional<sdk::SignedCalls> signed_calls;
 };
 
 // The bank: its accounts and the barrier in one SQLite file, and the branch URLs of a TCC and

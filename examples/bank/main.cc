@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "bank_service.h"
 #include "settle/core/duration_text.h"
@@ -39,6 +40,12 @@ int main(int argc, char** argv) {
                  "Requests handled at once (idle keep-alive connections hold no thread)")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+  std::vector<std::string> coordinator_keys;
+  app.add_option("--coordinator-key", coordinator_keys,
+                 "Run only the branch calls the coordinator signed with this key: its public key "
+                 "(PEM) or shared secret, as settled --signing-key uses it (repeatable, for "
+                 "rotation); Trys, which the transfer initiator sends unsigned, are accepted")
+      ->check(CLI::ExistingFile);
   std::string barrier_retention = "0";
   app.add_option("--barrier-retention", barrier_retention,
                  "Delete barrier rows this old in the background, hourly (e.g. 7d; 0: keep "
@@ -51,6 +58,13 @@ int main(int argc, char** argv) {
            2;
   }
   options.barrier_retention = *retention;
+  if (!coordinator_keys.empty()) {
+    auto keys = settle::sdk::LoadVerifyingKeys(coordinator_keys);
+    if (!keys)
+      return std::fprintf(stderr, "--coordinator-key: %s\n", keys.status().message().c_str()), 2;
+    options.signed_calls = settle::sdk::SignedCalls{
+        .keys = std::move(*keys), .try_policy = settle::sdk::SignedCalls::TryPolicy::kUnsigned};
+  }
 
   settle::BlockStopSignals();  // before any thread starts
 

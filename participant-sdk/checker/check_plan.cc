@@ -72,6 +72,28 @@ CheckPlan TccPlan() {
   return plan;
 }
 
+std::vector<Check> SignatureChecks(TransType trans_type) {
+  const bool tcc = trans_type == TransType::kTcc;
+  const BranchOp act_op = tcc ? BranchOp::kTry : BranchOp::kAction;
+  const BranchOp phase2_op = tcc ? BranchOp::kConfirm : BranchOp::kCompensate;
+  const BranchOp undo_op = tcc ? BranchOp::kCancel : BranchOp::kCompensate;
+  const std::string act = tcc ? "try" : "action";
+  const std::string phase2 = tcc ? "confirm" : "compensate";
+  std::vector<Check> checks;
+  for (const auto& [signing, adjective] :
+       {std::pair{Signing::kUnsigned, "unsigned"}, std::pair{Signing::kTampered, "tampered"}}) {
+    checks.push_back(Check{
+        std::string(adjective) + " " + phase2,
+        Article(adjective) + " " + adjective + " " + phase2,
+        kUnchanged,
+        kChanged,
+        {{act_op, kSuccess, "the " + act}},
+        {{phase2_op, kSuccess, "the " + std::string(adjective) + " " + phase2, signing, true}},
+        {undo_op}});
+  }
+  return checks;
+}
+
 CheckPlan SagaPlan() {
   return {TransType::kSaga,
           UndoChecks(BranchOp::kAction, "action", BranchOp::kCompensate, "compensate")};

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "participant_client.h"
 #include "settle/core/branch_result.h"
 #include "settle/core/protocol.h"
 
@@ -14,6 +15,9 @@ struct PlannedCall {
   BranchOp op = BranchOp::kTry;
   BranchResult expected = BranchResult::kSuccess;
   std::string role;  // how the report names this call: "the second try"
+  Signing signing = Signing::kSigned;
+  // Expected to be refused for its signature (HTTP 401) instead of answered `expected`.
+  bool refused = false;
 };
 
 // One barrier guarantee, exercised on a gid of its own: `setup` runs, the state is read,
@@ -42,5 +46,11 @@ CheckPlan TccPlan();
 // The same guarantees for a saga step: action for try, compensate for cancel (a saga has no
 // confirm).
 CheckPlan SagaPlan();
+
+// With --signing-key: that phase 2 (a TCC's confirm, a saga's compensate) runs only when the
+// coordinator signed it (docs/protocol.md §4.9): after a signed try (action), an unsigned one
+// and a tampered one (signed, then its body changed) must be refused with 401 and change
+// nothing.
+std::vector<Check> SignatureChecks(TransType trans_type);
 
 }  // namespace settle::checker

@@ -16,7 +16,15 @@ std::string ExpectedText(BranchResult expected) {
 }
 
 std::string WrongAnswer(const PlannedCall& call, const Answer& answer) {
-  return call.role + " answered " + answer.Describe() + ", expected " + ExpectedText(call.expected);
+  return call.role + " answered " + answer.Describe() + ", expected " +
+         (call.refused ? std::string("a refusal for its signature (HTTP 401)")
+                       : ExpectedText(call.expected));
+}
+
+// Whether `answer` is what `call` expects.
+bool AsExpected(const PlannedCall& call, const Answer& answer) {
+  if (call.refused) return answer.answered() && answer.http_status == 401;
+  return answer.result() == call.expected;
 }
 
 }  // namespace
@@ -36,10 +44,10 @@ Result<CheckOutcome> CheckRunner::Run(std::size_t index) {
   std::optional<Status> unreachable;
 
   // Calls `op`; records an unreachable participant and returns nullopt then.
-  auto call = [&](BranchOp op) -> std::optional<Answer> {
+  auto call = [&](BranchOp op, Signing signing = Signing::kSigned) -> std::optional<Answer> {
     const std::string& url = settings_.urls.at(op);
     Answer answer = client_.CallBranch(
-        BranchCall{url, gid, settings_.plan.trans_type, kBranchId, op, settings_.body});
+        BranchCall{url, gid, settings_.plan.trans_type, kBranchId, op, settings_.body, signing});
     if (answer.delivery != Answer::Delivery::kUnreachable) return answer;
     unreachable =
         Status::Unavailable("cannot reach the participant at " + url + ": " + answer.error);
@@ -49,9 +57,9 @@ Result<CheckOutcome> CheckRunner::Run(std::size_t index) {
   // participant is unreachable: `unreachable` says so).
   auto run_calls = [&](const std::vector<PlannedCall>& calls) -> std::string {
     for (const PlannedCall& planned : calls) {
-      std::optional<Answer> answer = call(planned.op);
+      std::optional<Answer> answer = call(planned.op, planned.signing);
       if (!answer) return {};
-      if (answer->result() != planned.expected) return WrongAnswer(planned, *answer);
+      if (!AsExpected(planned, *answer)) return WrongAnswer(planned, *answer);
     }
     return {};
   };
@@ -87,7 +95,9 @@ Result<CheckOutcome> CheckRunner::Run(std::size_t index) {
   if (unreachable) return *unreachable;
 
   const std::string answered =
-      check.subject + " answered " + std::string(ToString(check.probe.back().expected));
+      check.subject + (check.probe.back().refused
+                           ? std::string(" was refused (HTTP 401)")
+                           : " answered " + std::string(ToString(check.probe.back().expected)));
   const bool changed = before && after && *before != *after;
   CheckOutcome outcome{Verdict::kFail, check.name, {}};
   if (!problem.empty()) {

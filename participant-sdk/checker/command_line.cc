@@ -89,6 +89,7 @@ struct Flags {
   std::string saga_name;
   std::string body;
   std::string body_file;
+  std::string signing_key_file;
   std::string state_url;
   std::string timeout_text = "3s";
   std::string ca_file;
@@ -133,6 +134,11 @@ void AddOptions(CLI::App& app, Flags& f) {
   app.add_option("--body-file", f.body_file,
                  "The body of every branch call, byte for byte, from a file: for a gRPC method, "
                  "its serialized request message (instead of --body)")
+      ->type_name("FILE");
+  app.add_option("--signing-key", f.signing_key_file,
+                 "Sign every branch call with this key, as settled --signing-key does, and also "
+                 "check that the participant refuses an unsigned and a tampered "
+                 "confirm (compensate) with 401 (HTTP participants)")
       ->type_name("FILE");
   app.add_option("--state", f.state_url,
                  "URL whose GET body shows the branch's effect, e.g. an account; compared "
@@ -274,6 +280,23 @@ Status ResolveRequest(const Flags& f, CheckerOptions& o) {
     return Status::InvalidArgument("--body: not valid JSON: " + f.body);
   }
   o.body = f.body;
+  if (!f.signing_key_file.empty()) {
+    if (!f.entry.empty()) return Status::InvalidArgument("--signing-key: for a branch check");
+    for (const auto& [op, url] : o.urls) {
+      if (LooksLikeGrpcTarget(url)) {
+        return Status::InvalidArgument("--signing-key: gRPC calls are not signed yet (" + url +
+                                       ")");
+      }
+    }
+    Result<std::string> text = ReadFileText(f.signing_key_file);
+    if (!text) return Status::InvalidArgument("--signing-key: " + text.status().message());
+    auto key = signing::SigningKey::FromText(*text);
+    if (!key) {
+      return Status::InvalidArgument("--signing-key " + f.signing_key_file + ": " +
+                                     key.status().message());
+    }
+    o.signing_key = std::move(*key);
+  }
   if (!f.body_file.empty()) {
     if (!f.body.empty() || !f.entry.empty()) {
       return Status::InvalidArgument("--body-file: the body of a branch check, instead of --body");

@@ -9,6 +9,7 @@
 
 #include "settle/core/clock.h"
 #include "settle/core/protocol.h"
+#include "settle/signing/keys.h"
 
 namespace settle::checker {
 
@@ -21,6 +22,8 @@ struct CheckerOptions {
   Duration timeout = std::chrono::seconds(3);
   std::vector<std::pair<std::string, std::string>> headers;  // valid names and values
   std::string ca_file;  // verifies https:// participants; empty: the system's CA store
+  // --signing-key: calls are signed, and the signature checks run (SignatureChecks).
+  std::optional<signing::SigningKey> signing_key;
 
   // --entry: an HTTP entry point's Idempotency-Key handling instead of a branch (`urls` is
   // then empty, trans_type unused and body a non-empty JSON text).

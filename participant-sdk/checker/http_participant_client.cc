@@ -6,6 +6,8 @@
 #include <optional>
 #include <thread>
 
+#include "settle/net/request_signing.h"
+
 namespace settle::checker {
 namespace {
 
@@ -19,8 +21,11 @@ Answer NoAnswer(Answer::Delivery delivery, std::string error) {
 }  // namespace
 
 HttpParticipantClient::HttpParticipantClient(
-    std::vector<std::pair<std::string, std::string>> headers, Duration timeout, std::string ca_file)
-    : headers_(std::move(headers)), timeout_(std::max(timeout, Duration(1))) {
+    std::vector<std::pair<std::string, std::string>> headers, Duration timeout, std::string ca_file,
+    std::optional<signing::SigningKey> signing_key)
+    : headers_(std::move(headers)),
+      timeout_(std::max(timeout, Duration(1))),
+      signing_key_(std::move(signing_key)) {
   auto client = net::BlockingClient::Create({.ca_file = std::move(ca_file)});
   if (client) {
     client_ = std::move(*client);
@@ -39,7 +44,17 @@ Answer HttpParticipantClient::CallBranch(const BranchCall& call) {
                                               {"trans_type", ToString(call.trans_type)},
                                               {"branch_id", call.branch_id},
                                               {"op", ToString(call.op)}});
-  return Send(Request(call.body.empty() ? "GET" : "POST", *url, target, call.body));
+  net::ClientRequest request = Request(call.body.empty() ? "GET" : "POST", *url, target, call.body);
+  if (signing_key_ && call.signing != Signing::kUnsigned) {
+    const SystemClock clock;
+    if (Status s = net::SignRequest(request, *signing_key_, ToUnixMillis(clock.Now()) / 1000);
+        !s.ok()) {
+      return NoAnswer(Answer::Delivery::kUnreachable, "signing the call: " + s.message());
+    }
+    // The body no longer matches its digest: a correct participant refuses it.
+    if (call.signing == Signing::kTampered) request.body += " ";
+  }
+  return Send(std::move(request));
 }
 
 Answer HttpParticipantClient::GetState(const std::string& url) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "settle/core/clock.h"
 #include "settle/core/url.h"
 #include "settle/net/blocking_client.h"
+#include "settle/signing/keys.h"
 
 namespace settle::checker {
 
@@ -22,8 +24,10 @@ class HttpParticipantClient final : public ParticipantClient {
   // `headers` go with every request, state reads included; `timeout` bounds each request
   // (connecting, sending and waiting for its answer); https:// participants are verified
   // against `ca_file` (empty: the system's CA store).
+  // With `signing_key`, branch calls are signed as BranchCall::signing says.
   HttpParticipantClient(std::vector<std::pair<std::string, std::string>> headers, Duration timeout,
-                        std::string ca_file = "");
+                        std::string ca_file = "",
+                        std::optional<signing::SigningKey> signing_key = std::nullopt);
 
   Answer CallBranch(const BranchCall& call) override;
   Answer GetState(const std::string& url) override;
@@ -42,6 +46,7 @@ class HttpParticipantClient final : public ParticipantClient {
 
   std::vector<std::pair<std::string, std::string>> headers_;
   Duration timeout_;
+  std::optional<signing::SigningKey> signing_key_;
   std::unique_ptr<net::BlockingClient> client_;  // null if the CA file cannot be used
   std::string client_error_;
 };

@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
 
   // Branches that are gRPC methods are called over gRPC; everything else over HTTP.
   GrpcParticipantClient client(
-      std::make_unique<HttpParticipantClient>(options.headers, options.timeout, options.ca_file),
+      std::make_unique<HttpParticipantClient>(options.headers, options.timeout, options.ca_file,
+                                              options.signing_key),
       options.headers, options.timeout, options.ca_file);
   if (!options.entry_url.empty()) {
     EntryCheckRunner runner(
@@ -62,9 +63,13 @@ int main(int argc, char** argv) {
                               options.state_url, RandomGidPrefix()});
     return RunChecks(runner, runner.Labels());
   }
-  CheckRunner runner(
-      client, RunSettings{options.trans_type == settle::TransType::kTcc ? TccPlan() : SagaPlan(),
-                          options.urls, options.body, options.state_url, RandomGidPrefix()});
+  CheckPlan plan = options.trans_type == settle::TransType::kTcc ? TccPlan() : SagaPlan();
+  if (options.signing_key) {
+    for (Check& check : SignatureChecks(options.trans_type))
+      plan.checks.push_back(std::move(check));
+  }
+  CheckRunner runner(client, RunSettings{std::move(plan), options.urls, options.body,
+                                         options.state_url, RandomGidPrefix()});
   return RunChecks(runner, BranchSummaryLabels(options.trans_type, options.state_url.has_value(),
                                                runner.GidFor(0), runner.GidFor(runner.size() - 1)));
 }

@@ -9,6 +9,13 @@
 
 namespace settle::checker {
 
+// How a branch call is signed when the checker holds a key (--signing-key).
+enum class Signing {
+  kSigned,    // as settled signs (docs/protocol.md §4.9); unsigned without a key
+  kUnsigned,  // no signature: what anyone could send
+  kTampered,  // signed, then the body changed: what a man in the middle could send
+};
+
 // One branch call, as the coordinator (or a client SDK, for try) makes it.
 struct BranchCall {
   std::string url;  // the branch URL, without the protocol's query parameters
@@ -17,6 +24,7 @@ struct BranchCall {
   std::string branch_id;
   BranchOp op = BranchOp::kTry;
   std::string body;
+  Signing signing = Signing::kSigned;
 };
 
 // One request to a URL of the service's own (an entry point such as POST /orders), sent as

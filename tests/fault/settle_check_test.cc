@@ -3,6 +3,7 @@
 // against an unreachable one, and with bad arguments.
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -33,10 +34,8 @@ const std::string kBody = R"({"account_id":"1","amount":1})";
 // branches over HTTP and as gRPC methods.
 class Bank {
  public:
-  Bank()
-      : process_({BANK_PARTICIPANT_BINARY, "--port", "0", "--grpc-port", "0", "--db",
-                  dir_.File("bank.db")},
-                 dir_.File("bank.err")) {
+  explicit Bank(std::vector<std::string> extra = {})
+      : process_(Args(dir_, std::move(extra)), dir_.File("bank.err")) {
     const std::string prefix = "bank-participant listening on ";
     const std::string line = process_.WaitForLine(prefix, std::chrono::seconds(30));
     REQUIRE(line.rfind(prefix, 0) == 0);
@@ -47,14 +46,35 @@ class Bank {
     grpc_ = grpc_line.substr(grpc_prefix.size());
   }
   std::string Api() const { return base_ + "/api"; }
+  std::string State() const { return base_ + "/api/accounts/1"; }
   // The bank's gRPC service, as --participant names it.
   std::string GrpcService() const { return "grpc://" + grpc_ + "/bank.Bank"; }
 
  private:
+  static std::vector<std::string> Args(const TempDir& dir, std::vector<std::string> extra) {
+    std::vector<std::string> args = {
+        BANK_PARTICIPANT_BINARY, "--port", "0", "--grpc-port", "0", "--db", dir.File("bank.db")};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+
   TempDir dir_;
   ChildProcess process_;
   std::string base_;
   std::string grpc_;
+};
+
+// An Ed25519 key pair made as docs/operations.md says: the private key file and the public one.
+struct KeyFiles {
+  explicit KeyFiles(const TempDir& dir)
+      : private_key(dir.File("signing.pem")), public_key(dir.File("signing.pub")) {
+    REQUIRE(std::system(
+                ("openssl genpkey -algorithm ed25519 -out '" + private_key + "'").c_str()) == 0);
+    REQUIRE(std::system(("openssl pkey -in '" + private_key + "' -pubout -out '" + public_key + "'")
+                            .c_str()) == 0);
+  }
+  std::string private_key;
+  std::string public_key;
 };
 
 // A participant with no barrier at all: every call is applied as it comes. Try reserves every
@@ -191,6 +211,54 @@ TEST_CASE("settle-check fails exactly the saga checks that catch a participant w
   CHECK(run.Verdict("compensate after action") == "PASS");
   CHECK(run.Verdict("duplicate compensate") == "FAIL");
   CHECK(run.out.find("saga: 5 checks, 1 passed, 4 failed, 0 unverified") != std::string::npos);
+}
+
+TEST_CASE("with --signing-key settle-check signs its calls and checks that phase 2 needs them",
+          "[fault][settle-check][signing]") {
+  TempDir keys_dir;
+  const KeyFiles keys(keys_dir);
+
+  // The bank verifying the coordinator's signatures: every check passes, the two signature
+  // checks included, for a TCC and for a saga.
+  Bank verifying({"--coordinator-key", keys.public_key});
+  const CheckRun tcc =
+      RunSettleCheck({"--participant", verifying.Api(), "--tcc", "TransOut", "--body", kBody,
+                      "--state", verifying.State(), "--signing-key", keys.private_key});
+  INFO(tcc.out << tcc.err);
+  CHECK(tcc.exit_code == 0);
+  for (const std::string& check : kTccChecks) CHECK(tcc.Verdict(check) == "PASS");
+  CHECK(tcc.Line("unsigned confirm") ==
+        "PASS  unsigned confirm: an unsigned confirm was refused (HTTP 401) and changed nothing");
+  CHECK(tcc.Verdict("tampered confirm") == "PASS");
+  CHECK(tcc.out.find("TCC: 8 checks, 8 passed") != std::string::npos);
+  const CheckRun saga =
+      RunSettleCheck({"--participant", verifying.Api(), "--saga", "TransOut", "--body", kBody,
+                      "--state", verifying.State(), "--signing-key", keys.private_key});
+  INFO(saga.out << saga.err);
+  CHECK(saga.exit_code == 0);
+  CHECK(saga.Verdict("unsigned compensate") == "PASS");
+  CHECK(saga.Verdict("tampered compensate") == "PASS");
+
+  // Without the key, the verifying bank refuses settle-check's phase 2.
+  const CheckRun unsigned_run =
+      RunSettleCheck({"--participant", verifying.Api(), "--tcc", "TransOut", "--body", kBody});
+  INFO(unsigned_run.out);
+  CHECK(unsigned_run.exit_code == 1);
+  CHECK(unsigned_run.Line("duplicate confirm").find("HTTP 401") != std::string::npos);
+
+  // A bank that checks nothing fails exactly the signature checks: anyone may confirm there.
+  Bank open;
+  const CheckRun forgeable =
+      RunSettleCheck({"--participant", open.Api(), "--tcc", "TransOut", "--body", kBody, "--state",
+                      open.State(), "--signing-key", keys.private_key});
+  INFO(forgeable.out << forgeable.err);
+  CHECK(forgeable.exit_code == 1);
+  for (const std::string& check : kTccChecks) CHECK(forgeable.Verdict(check) == "PASS");
+  CHECK(forgeable.Verdict("unsigned confirm") == "FAIL");
+  CHECK(forgeable.Verdict("tampered confirm") == "FAIL");
+  CHECK(
+      forgeable.Line("unsigned confirm").find("expected a refusal for its signature (HTTP 401)") !=
+      std::string::npos);
 }
 
 TEST_CASE("settle-check passes every check of the bank example's gRPC branches",
@@ -353,6 +421,10 @@ TEST_CASE("settle-check exits 2 with a message on bad arguments", "[fault][settl
        "--body-file: the body of a branch check, instead of --body"},
       {{"--participant", api, "--tcc", "TransOut", "--body-file", "/nonexistent/body"},
        "--body-file: cannot read /nonexistent/body"},
+      {{"--participant", api, "--tcc", "TransOut", "--signing-key", "/nonexistent/key"},
+       "--signing-key: cannot read /nonexistent/key"},
+      {{"--participant", "grpc://127.0.0.1:9/a.B", "--tcc", "T", "--signing-key", "/dev/null"},
+       "--signing-key: gRPC calls are not signed yet"},
   };
   for (const auto& [args, message] : cases) {
     const CheckRun run = RunSettleCheck(args);
