@@ -5,6 +5,13 @@
 
 namespace settle::checker {
 
+Answer Answer::None(Delivery delivery, std::string error) {
+  Answer answer;
+  answer.delivery = delivery;
+  answer.error = std::move(error);
+  return answer;
+}
+
 BranchResult Answer::result() const {
   if (!answered()) return BranchResult::kUnknown;
   if (grpc_code >= 0) return ClassifyGrpcCode(grpc_code);

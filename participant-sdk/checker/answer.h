@@ -24,6 +24,9 @@ struct Answer {
   std::vector<std::pair<std::string, std::string>> headers;  // of the answer, as sent
   std::string error;  // why there is no answer, when delivery is not kAnswered
 
+  // No answer, and why.
+  static Answer None(Delivery delivery, std::string error);
+
   bool answered() const { return delivery == Delivery::kAnswered; }
   BranchResult result() const;
   // As the coordinator classifies it (docs/protocol.md §4.2, §10.4); no answer is kUnknown.

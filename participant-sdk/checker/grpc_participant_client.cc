@@ -7,16 +7,6 @@
 #include "settle/grpc_unary/unary_call.h"
 
 namespace settle::checker {
-namespace {
-
-Answer NoAnswer(Answer::Delivery delivery, std::string error) {
-  Answer answer;
-  answer.delivery = delivery;
-  answer.error = std::move(error);
-  return answer;
-}
-
-}  // namespace
 
 GrpcParticipantClient::GrpcParticipantClient(
     std::unique_ptr<ParticipantClient> http,
@@ -41,18 +31,18 @@ Answer GrpcParticipantClient::CallBranch(const BranchCall& call) {
   if (!LooksLikeGrpcTarget(call.url)) return http_->CallBranch(call);
   Result<GrpcTarget> target = ParseGrpcTarget(call.url);
   if (!target) {
-    return NoAnswer(Answer::Delivery::kUnreachable,
-                    "invalid gRPC method '" + call.url + "': " + target.status().message());
+    return Answer::None(Answer::Delivery::kUnreachable,
+                        "invalid gRPC method '" + call.url + "': " + target.status().message());
   }
   if (target->tls && !roots_error_.empty()) {
-    return NoAnswer(Answer::Delivery::kUnreachable, "--ca-file: " + roots_error_);
+    return Answer::None(Answer::Delivery::kUnreachable, "--ca-file: " + roots_error_);
   }
   grpc_unary::UnaryRequest request{
       .method = target->method, .message = call.body, .timeout = timeout_};
   for (const auto& [name, value] : headers_) {
     if (!IsGrpcMetadataHeader(name, value)) {
-      return NoAnswer(Answer::Delivery::kUnreachable,
-                      "--header " + name + ": cannot be sent as gRPC metadata");
+      return Answer::None(Answer::Delivery::kUnreachable,
+                          "--header " + name + ": cannot be sent as gRPC metadata");
     }
     request.metadata.emplace_back(grpc_unary::MetadataKey(name), value);
   }
@@ -66,15 +56,16 @@ Answer GrpcParticipantClient::CallBranch(const BranchCall& call) {
   const grpc_unary::UnaryAnswer unary = grpc_unary::CallUnary(channel, std::move(request));
   switch (static_cast<grpc::StatusCode>(unary.code)) {
     case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return NoAnswer(Answer::Delivery::kNoAnswer, "timed out after " +
-                                                       std::to_string(timeout_.count()) +
-                                                       " ms waiting for " + target->HostPort());
+      return Answer::None(Answer::Delivery::kNoAnswer, "timed out after " +
+                                                           std::to_string(timeout_.count()) +
+                                                           " ms waiting for " + target->HostPort());
     case grpc::StatusCode::UNAVAILABLE:
       // gRPC says UNAVAILABLE both when it could not connect and when the method answered so;
       // only a channel that connected is READY (one that failed is in TRANSIENT_FAILURE, or
       // already CONNECTING or IDLE again).
       if (channel->GetState(/*try_to_connect=*/false) != GRPC_CHANNEL_READY) {
-        return NoAnswer(Answer::Delivery::kUnreachable, target->HostPort() + ": " + unary.message);
+        return Answer::None(Answer::Delivery::kUnreachable,
+                            target->HostPort() + ": " + unary.message);
       }
       break;
     default:

@@ -9,16 +9,6 @@
 #include "settle/net/request_signing.h"
 
 namespace settle::checker {
-namespace {
-
-Answer NoAnswer(Answer::Delivery delivery, std::string error) {
-  Answer answer;
-  answer.delivery = delivery;
-  answer.error = std::move(error);
-  return answer;
-}
-
-}  // namespace
 
 HttpParticipantClient::HttpParticipantClient(
     std::vector<std::pair<std::string, std::string>> headers, Duration timeout, std::string ca_file,
@@ -37,8 +27,8 @@ HttpParticipantClient::HttpParticipantClient(
 Answer HttpParticipantClient::CallBranch(const BranchCall& call) {
   Result<Url> url = ParseUrl(call.url);
   if (!url) {
-    return NoAnswer(Answer::Delivery::kUnreachable,
-                    "invalid URL '" + call.url + "': " + url.status().message());
+    return Answer::None(Answer::Delivery::kUnreachable,
+                        "invalid URL '" + call.url + "': " + url.status().message());
   }
   const std::string target = url->TargetWith({{"gid", call.gid},
                                               {"trans_type", ToString(call.trans_type)},
@@ -49,7 +39,7 @@ Answer HttpParticipantClient::CallBranch(const BranchCall& call) {
     const SystemClock clock;
     if (Status s = net::SignRequest(request, *signing_key_, ToUnixMillis(clock.Now()) / 1000);
         !s.ok()) {
-      return NoAnswer(Answer::Delivery::kUnreachable, "signing the call: " + s.message());
+      return Answer::None(Answer::Delivery::kUnreachable, "signing the call: " + s.message());
     }
     // The body no longer matches its digest: a correct participant refuses it.
     if (call.signing == Signing::kTampered) request.body += " ";
@@ -60,8 +50,8 @@ Answer HttpParticipantClient::CallBranch(const BranchCall& call) {
 Answer HttpParticipantClient::GetState(const std::string& url) {
   Result<Url> parsed = ParseUrl(url);
   if (!parsed) {
-    return NoAnswer(Answer::Delivery::kUnreachable,
-                    "invalid URL '" + url + "': " + parsed.status().message());
+    return Answer::None(Answer::Delivery::kUnreachable,
+                        "invalid URL '" + url + "': " + parsed.status().message());
   }
   return Send(Request("GET", *parsed, parsed->path_and_query, ""));
 }
@@ -69,8 +59,8 @@ Answer HttpParticipantClient::GetState(const std::string& url) {
 Answer HttpParticipantClient::Call(const HttpCall& call) {
   Result<Url> url = ParseUrl(call.url);
   if (!url) {
-    return NoAnswer(Answer::Delivery::kUnreachable,
-                    "invalid URL '" + call.url + "': " + url.status().message());
+    return Answer::None(Answer::Delivery::kUnreachable,
+                        "invalid URL '" + call.url + "': " + url.status().message());
   }
   return Send(Request(call.method, *url, url->path_and_query, call.body, call.headers));
 }
@@ -81,8 +71,8 @@ std::vector<Answer> HttpParticipantClient::CallAtOnce(const std::vector<HttpCall
   for (std::size_t i = 0; i < calls.size(); ++i) {
     Result<Url> url = ParseUrl(calls[i].url);
     if (!url) {
-      answers[i] = NoAnswer(Answer::Delivery::kUnreachable,
-                            "invalid URL '" + calls[i].url + "': " + url.status().message());
+      answers[i] = Answer::None(Answer::Delivery::kUnreachable,
+                                "invalid URL '" + calls[i].url + "': " + url.status().message());
       requests.emplace_back();
       continue;
     }
@@ -128,7 +118,7 @@ Answer HttpParticipantClient::Send(net::ClientRequest request) {
 }
 
 Answer HttpParticipantClient::SendConcurrently(net::ClientRequest request) {
-  if (client_ == nullptr) return NoAnswer(Answer::Delivery::kUnreachable, client_error_);
+  if (client_ == nullptr) return Answer::None(Answer::Delivery::kUnreachable, client_error_);
   Result<net::ClientAnswer> answer = client_->Send(std::move(request));
   if (answer) {
     Answer out;
@@ -140,7 +130,7 @@ Answer HttpParticipantClient::SendConcurrently(net::ClientRequest request) {
   const Answer::Delivery delivery = answer.status().code() == StatusCode::kUnavailable
                                         ? Answer::Delivery::kUnreachable
                                         : Answer::Delivery::kNoAnswer;
-  return NoAnswer(delivery, answer.status().message());
+  return Answer::None(delivery, answer.status().message());
 }
 
 }  // namespace settle::checker
