@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "order_service.h"
 #include "settle/core/stop_signals.h"
@@ -38,6 +39,11 @@ int main(int argc, char** argv) {
                  "retries get 409 until it runs out")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
+  std::vector<std::string> coordinator_keys;
+  app.add_option("--coordinator-key", coordinator_keys,
+                 "Run only the saga step calls settled signed with this key: its public key "
+                 "(PEM) or shared secret, as settled --signing-key uses it (repeatable)")
+      ->check(CLI::ExistingFile);
   bool crash_before = false;
   bool crash_after = false;
   auto* before = app.add_flag("--crash-before-commit", crash_before,
@@ -53,6 +59,13 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   options.claim_lease = std::chrono::seconds(lease_seconds);
+  if (!coordinator_keys.empty()) {
+    auto keys = settle::sdk::LoadVerifyingKeys(coordinator_keys);
+    if (!keys) {
+      return std::fprintf(stderr, "--coordinator-key: %s\n", keys.status().message().c_str()), 2;
+    }
+    options.signed_calls = settle::sdk::SignedCalls{.keys = std::move(*keys)};
+  }
   options.crash = crash_before  ? CrashPoint::kBeforeCommit
                   : crash_after ? CrashPoint::kAfterCommit
                                 : CrashPoint::kNone;

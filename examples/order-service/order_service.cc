@@ -72,7 +72,8 @@ OrderService::OrderService(OrderServiceOptions options,
       steps_(*store_, clock_),
       barrier_table_(*store_, clock_),
       barrier_cleaner_(barrier_table_),
-      key_cleaner_(*keys_, clock_) {}
+      key_cleaner_(*keys_, clock_),
+      participant_(sdk::ParticipantOptions{.signed_calls = options_.signed_calls}) {}
 
 OrderService::~OrderService() { Stop(); }
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "inventory.h"
@@ -36,6 +37,9 @@ struct OrderServiceOptions {
   Duration claim_lease{30'000};
   Duration outbox_interval{5'000};  // how often sagas left unsubmitted are tried again
   CrashPoint crash = CrashPoint::kNone;
+  // With keys, the saga's steps run only the calls settled signed with one of them
+  // (docs/protocol.md §4.9); POST /orders and the reads are the service's own, never checked.
+  std::optional<sdk::SignedCalls> signed_calls;
 };
 
 // The order service, with the inventory and payment participants of its saga in the same

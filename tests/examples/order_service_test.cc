@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cctype>
 #include <memory>
@@ -48,11 +50,18 @@ bool HasHeader(const JsonResponse& r, std::string name) {
 // settled and the order service, each a real process with its own database; the order
 // service can be killed and restarted on its port and database.
 struct Shop {
+  Shop() : Shop(std::vector<std::string>{}) {}
+  // `settled_flags` go to settled besides the quick retries.
+  explicit Shop(std::vector<std::string> settled_flags)
+      : settled(dir.File("settle.db"), WithQuickRetries(std::move(settled_flags)), 0,
+                dir.File("settled.log")) {}
+  static std::vector<std::string> WithQuickRetries(std::vector<std::string> flags) {
+    flags.insert(flags.begin(), {"--retry-interval", "100ms", "--retry-max", "400ms"});
+    return flags;
+  }
+
   testing::TempDir dir;
-  testing::SettledProcess settled{dir.File("settle.db"),
-                                  {"--retry-interval", "100ms", "--retry-max", "400ms"},
-                                  0,
-                                  dir.File("settled.log")};
+  testing::SettledProcess settled;
   JsonClient coordinator{settled.port()};
   std::unique_ptr<ChildProcess> service;
   int port = 0;  // 0 until the first start, then kept across restarts
@@ -319,6 +328,30 @@ TEST_CASE(
   CHECK(shop.Orders().size() == 1);
   CHECK(shop.Stock("tea") == 95);
   CHECK(shop.Payments().size() == 1);
+}
+
+TEST_CASE("order-service: with --coordinator-key its saga steps run only the calls settled signed",
+          "[examples][process][signing]") {
+  testing::TempDir keys;
+  const std::string pem = keys.File("settled.pem");
+  const std::string pub = keys.File("settled.pub");
+  REQUIRE(std::system(("openssl genpkey -algorithm ed25519 -out '" + pem + "'").c_str()) == 0);
+  REQUIRE(std::system(("openssl pkey -in '" + pem + "' -pubout -out '" + pub + "'").c_str()) == 0);
+  Shop shop({"--signing-key", pem});
+  shop.Start({"--coordinator-key", pub});
+
+  const auto created = shop.Post("signed-1", Order("tea", 4));
+  REQUIRE(created.status == 201);
+  CHECK(shop.WaitForEnd(created.json["gid"]) == "succeed");
+  CHECK(shop.WaitForOrderSettled(created.json["order_id"]) == "completed");
+  CHECK(shop.Stock("tea") == 96);
+
+  // Anyone else's call to a step is refused and takes nothing; the entry point is not a step.
+  const auto forged = JsonClient(shop.port).Post(
+      "/saga/inventory/reserve?gid=forged-1&trans_type=saga&branch_id=01&op=action",
+      Order("tea", 50));
+  CHECK(forged.status == 401);
+  CHECK(shop.Stock("tea") == 96);
 }
 
 TEST_CASE("order-service: bad flags exit 2, and SIGTERM stops it with 0",
