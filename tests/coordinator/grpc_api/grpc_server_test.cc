@@ -13,11 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "../../common/signing/rfc9421_keys.h"
 #include "child_process.h"
 #include "dtmgimp.grpc.pb.h"
 #include "in_process_settled.h"
 #include "participant_server.h"
 #include "settle/core/protocol.h"
+#include "settle/signing/keys.h"
 #include "temp_dir.h"
 #include "test_ca.h"
 
@@ -421,10 +423,21 @@ TEST_CASE("with --tls-cert the gRPC API is served over TLS only", "[grpc][tls]")
   CHECK(s.StatusOf("g-plain").empty());
 }
 
+// DTM's clients and participants know nothing of signatures: with settled signing its calls
+// (docs/protocol.md §4.9) they work unchanged, the participants ignoring the added fields.
 TEST_CASE("a client that is not ours, Python's grpcio with DTM's proto, drives every mode",
           "[grpc][interop]") {
+  const bool signing = GENERATE(false, true);
+  INFO((signing ? "settled signs its calls" : "signing off"));
   ParticipantServer p;
-  InProcessSettled s(WithGrpc);
+  InProcessSettled s([&](app::ServerConfig& c) {
+    WithGrpc(c);
+    if (signing) {
+      auto key = signing::SigningKey::FromText(signing::testing::kRfcEd25519Private);
+      REQUIRE(key.ok());
+      c.signing_key = *key;
+    }
+  });
   testing::TempDir work;
   const std::string log = work.File("client.log");
   testing::ChildProcess client(
@@ -441,6 +454,10 @@ TEST_CASE("a client that is not ours, Python's grpcio with DTM's proto, drives e
   CHECK(s.StatusOf("py-saga") == "succeed");
   CHECK(s.StatusOf("py-tcc") == "succeed");
   CHECK(p.CallsTo("/TransIn").at(0).body == R"({"amount": 30})");
+  // What DTM's participants ignore: the signature settled added, or none.
+  for (const auto& header : {"Signature-Input", "Signature", "Content-Digest"}) {
+    CHECK(p.CallsTo("/TransIn").at(0).headers.count(header) == (signing ? 1u : 0u));
+  }
   CHECK(p.CountCalls("/Confirm01") == 1);
   CHECK(p.CountCalls("/Confirm02") == 1);
   REQUIRE(p.WaitForCalls("/Points", 1));
