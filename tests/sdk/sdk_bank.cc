@@ -59,7 +59,9 @@ sdk::BranchHandler Handler(sdk::Barrier& barrier, std::int64_t balance_delta,
 
 }  // namespace
 
-SdkBank::SdkBank(const std::string& db_path, int accounts, std::int64_t balance) {
+SdkBank::SdkBank(const std::string& db_path, int accounts, std::int64_t balance,
+                 sdk::ParticipantOptions options)
+    : participant_(options), scheme_(options.tls_cert_file.empty() ? "http" : "https") {
   auto store = sdk::SqliteBarrierStore::Open(db_path);
   REQUIRE(store);
   store_ = std::move(*store);
@@ -97,7 +99,7 @@ SdkBank::SdkBank(const std::string& db_path, int accounts, std::int64_t balance)
 SdkBank::~SdkBank() { participant_.Stop(); }
 
 std::string SdkBank::Url(const std::string& path) const {
-  return "http://127.0.0.1:" + std::to_string(port_) + path;
+  return scheme_ + "://127.0.0.1:" + std::to_string(port_) + path;
 }
 
 std::int64_t SdkBank::Read(const std::string& sql) {
@@ -118,6 +120,7 @@ std::int64_t SdkBank::Balance(const std::string& account) {
 std::int64_t SdkBank::Frozen(const std::string& account) {
   return Read("SELECT frozen FROM account WHERE id = '" + account + "'");
 }
+std::int64_t SdkBank::BarrierRows() { return Read("SELECT COUNT(*) FROM barrier"); }
 std::int64_t SdkBank::Total() { return Read("SELECT SUM(balance + frozen) FROM account"); }
 
 }  // namespace settle::testing

@@ -19,13 +19,17 @@ namespace settle::testing {
 //         an unknown account), /TransInCompensate.
 class SdkBank {
  public:
-  SdkBank(const std::string& db_path, int accounts, std::int64_t balance);
+  // `options` configure its Participant (signed calls, TLS); with a certificate, Url is https.
+  SdkBank(const std::string& db_path, int accounts, std::int64_t balance,
+          sdk::ParticipantOptions options = {});
   ~SdkBank();
 
   std::string Url(const std::string& path) const;
   std::int64_t Balance(const std::string& account);
   std::int64_t Frozen(const std::string& account);
-  std::int64_t Total();  // balance plus frozen over every account
+  std::int64_t Total();        // balance plus frozen over every account
+  std::int64_t BarrierRows();  // what the barrier has recorded, for every gid
+  const sdk::Participant& participant() const { return participant_; }
 
  private:
   std::int64_t Read(const std::string& sql);
@@ -34,6 +38,7 @@ class SdkBank {
   std::unique_ptr<sdk::SqliteBarrierStore> store_;
   std::unique_ptr<sdk::Barrier> barrier_;
   sdk::Participant participant_;
+  std::string scheme_;
   int port_ = 0;
 };
 

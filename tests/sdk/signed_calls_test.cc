@@ -7,14 +7,20 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <functional>
+#include <optional>
 #include <string>
 
+#include "fake_clock.h"
 #include "in_process_settled.h"
+#include "sdk_bank.h"
 #include "settle/net/blocking_client.h"
 #include "settle/net/request_signing.h"
 #include "settle/sdk/participant.h"
 #include "settle/sdk/saga.h"
 #include "settle/sdk/tcc.h"
+#include "temp_dir.h"
+#include "test_ca.h"
 
 namespace settle::sdk {
 namespace {
@@ -169,6 +175,113 @@ TEST_CASE("a forged or replayed call is refused with 401 before any handler runs
   const auto answer = Post(bank.Url(target), "{}");
   CHECK(answer.body.find("FAILURE") == std::string::npos);
   CHECK(answer.body.find("ONGOING") == std::string::npos);
+}
+
+// Every way a call can fail its signature, over HTTP and over HTTPS, against a bank whose
+// handlers run under the barrier on SQLite: each is a 401 naming the reason, and neither the
+// barrier nor the accounts see it. The participant's clock is a fake one, so that the window's
+// edge is exact: 60 s either way is in, 61 s out.
+TEST_CASE("every refused call, over HTTP and HTTPS, leaves the barrier and the accounts untouched",
+          "[sdk][signing]") {
+  const bool https = GENERATE(false, true);
+  INFO((https ? "HTTPS" : "HTTP"));
+  testing::TempDir dir;
+  std::optional<testing::TestCa> ca;
+  ParticipantOptions options{.threads = 2, .io_threads = 1};
+  if (https) {
+    ca.emplace(dir.path());
+    const testing::TestCa::Issued cert = ca->IssueForLocalhost();
+    options.tls_cert_file = cert.cert_file;
+    options.tls_key_file = cert.key_file;
+  }
+  testing::FakeClock clock;
+  const KeyPair old_key = NewEd25519();
+  const KeyPair new_key = NewEd25519();  // rotation: both trusted
+  options.signed_calls =
+      SignedCalls{.keys = {Verifier(old_key.public_pem), Verifier(new_key.public_pem)},
+                  .window = std::chrono::seconds(60)};
+  options.clock = &clock;
+  testing::SdkBank bank(dir.File("bank.db"), 2, 1000, options);
+  const std::int64_t now = ToUnixMillis(clock.Now()) / 1000;
+
+  auto client = net::BlockingClient::Create({.ca_file = https ? ca->ca_file() : ""});
+  REQUIRE(client);
+  // Sends `body` to the bank's `target`, signed with `key` (none: unsigned) as created at
+  // `created`, after `tamper` changed the request the signature was made for.
+  auto send = [&](const std::string& target, const std::string& body,
+                  const signing::SigningKey* key, std::int64_t created,
+                  const std::function<void(net::ClientRequest&)>& tamper = {}) {
+    net::ClientRequest request;
+    request.method = "POST";
+    auto url = ParseUrl(bank.Url(target));
+    REQUIRE(url);
+    request.url = *url;
+    request.target = url->path_and_query;
+    request.body = body;
+    request.timeout = std::chrono::seconds(10);
+    if (key != nullptr) REQUIRE(net::SignRequest(request, *key, created).ok());
+    if (tamper) tamper(request);
+    auto answer = (*client)->Send(std::move(request));
+    REQUIRE(answer);
+    return *answer;
+  };
+  const signing::SigningKey settled = Signer(old_key);
+  const signing::SigningKey stranger = Signer(NewEd25519());
+  const std::string target = "/TransIn?gid=forged-1&trans_type=saga&branch_id=01&op=action";
+  const std::string body = R"({"account_id":"1","amount":1000000})";
+
+  struct Refusal {
+    std::string what;
+    net::ClientAnswer answer;
+    std::string reason;
+  };
+  const std::vector<Refusal> refusals = {
+      {"unsigned", send(target, body, nullptr, now), "no Signature-Input"},
+      {"an unknown key", send(target, body, &stranger, now), "unknown keyid"},
+      {"a wrong signature",
+       send(target, body, &settled, now,
+            [](net::ClientRequest& r) {
+              for (auto& [name, value] : r.headers) {
+                // One base64 digit of the signature's last byte changed ("...XY==:": X).
+                if (name != "Signature") continue;
+                char& digit = value[value.size() - 5];
+                digit = digit == 'A' ? 'B' : 'A';
+              }
+            }),
+       "does not verify"},
+      {"another body",
+       send(target, R"({"account_id":"1","amount":30})", &settled, now,
+            [&](net::ClientRequest& r) { r.body = body; }),
+       "Content-Digest does not match the body"},
+      {"another target",
+       send("/TransIn?gid=g1&trans_type=saga&branch_id=01&op=action", body, &settled, now,
+            [&](net::ClientRequest& r) { r.target = target; }),
+       "does not verify"},
+      {"created 61 s ago", send(target, body, &settled, now - 61), "created"},
+      {"created 61 s ahead", send(target, body, &settled, now + 61), "created"},
+  };
+  for (const Refusal& refusal : refusals) {
+    INFO(refusal.what << ": " << refusal.answer.body);
+    CHECK(refusal.answer.status == 401);
+    CHECK_THAT(refusal.answer.body, Catch::Contains("signature: ") &&
+                                        Catch::Contains(refusal.reason) &&
+                                        !Catch::Contains("FAILURE") && !Catch::Contains("ONGOING"));
+  }
+  CHECK(bank.participant().signature_refusals() == refusals.size());
+  CHECK(bank.BarrierRows() == 0);
+  CHECK(bank.Balance("1") == 1000);
+
+  // At the window's edges, with either key of the rotation: let through, and run once.
+  const std::string transfer = R"({"account_id":"1","amount":30})";
+  const signing::SigningKey rotated = Signer(new_key);
+  CHECK(send("/TransIn?gid=edge-1&trans_type=saga&branch_id=01&op=action", transfer, &settled,
+             now - 60)
+            .status == 200);
+  CHECK(send("/TransIn?gid=edge-2&trans_type=saga&branch_id=01&op=action", transfer, &rotated,
+             now + 60)
+            .status == 200);
+  CHECK(bank.Balance("1") == 1060);
+  CHECK(bank.BarrierRows() > 0);
 }
 
 TEST_CASE("while signing is turned on, unsigned calls pass and signed ones are still checked",
