@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "settle/core/status.h"
+#include "settle/signing/keys.h"
+#include "settle/signing/request_signature.h"
+
+namespace settle::signing {
+
+// What Settle signs of a branch call over gRPC (docs/protocol.md §4.9): the same signature as
+// over HTTP (request_signature.h), carried as metadata, over the components a gRPC call has.
+struct SignedGrpcCall {
+  // The call's :authority: "host:port" as the caller dialed it (lowercased for signing).
+  std::string authority;
+  // The method as gRPC names it on the wire, "/bank.Bank/TransOut": the call's "@path".
+  std::string method;
+  // The call's metadata, keys lowercase. Every dtm-* key is covered; a verifier also reads
+  // content-digest, signature-input and signature here.
+  std::vector<std::pair<std::string, std::string>> metadata;
+  // The serialized request message, whose digest is covered.
+  std::string message;
+};
+
+// The metadata to add to the call: content-digest (RFC 9530, SHA-256 of the message's bytes),
+// signature-input and signature, labelled kSignatureLabel, covering in this order
+//   "@method" (always POST: every gRPC call is one), "@authority", "@path",
+//   each dtm-* key of call.metadata in the order it first appears, "content-digest"
+// with created = `created_unix`, keyid and alg. Without `cover_authority`, "@authority" is left
+// out (a proxy in between rewrites it; the verifier has check_authority off). InvalidArgument
+// when a dtm-* value holds a control character.
+Result<std::vector<std::pair<std::string, std::string>>> SignGrpcCall(const SignedGrpcCall& call,
+                                                                      const SigningKey& key,
+                                                                      std::int64_t created_unix,
+                                                                      bool cover_authority = true);
+
+// Checks `call` against `policy` at `now_unix`: OK, or InvalidArgument with the reason, one of:
+// no signature-input or signature metadata; a malformed one; a component that must be covered
+// and is not ("@method", "@path", "dtm-gid", "dtm-trans_type", "dtm-branch_id", "dtm-op", every
+// other dtm-* key the call carries, "content-digest", and "@authority" unless check_authority
+// is off); a covered component Settle does not sign (anything but those and dtm-* keys); a
+// covered dtm-* key the call does not carry; an unknown keyid; an alg that is not the key's;
+// created outside the window; no content-digest, or one that is not the message's; a signature
+// that does not verify (another method, authority, dtm-* value, or message). A reason never
+// contains the words of a verdict (FAILURE, ONGOING, SUCCESS).
+Status VerifyGrpcCall(const SignedGrpcCall& call, const VerifyPolicy& policy,
+                      std::int64_t now_unix);
+
+}  // namespace settle::signing

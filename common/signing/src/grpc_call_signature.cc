@@ -1,0 +1,121 @@
+#include "settle/signing/grpc_call_signature.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "settle/signing/content_digest.h"
+#include "settle/signing/signature_base.h"
+#include "verification_steps.h"
+
+namespace settle::signing {
+namespace {
+
+constexpr std::string_view kMethod = "@method";
+constexpr std::string_view kAuthority = "@authority";
+constexpr std::string_view kPath = "@path";
+constexpr std::string_view kContentDigest = "content-digest";
+constexpr std::string_view kDtmPrefix = "dtm-";
+// The metadata keys of the signature itself.
+constexpr std::string_view kInputKey = "signature-input";
+constexpr std::string_view kSignatureKey = "signature";
+
+bool IsDtmKey(std::string_view name) {
+  return name.size() > kDtmPrefix.size() && detail::Lowercase(name.substr(0, 4)) == kDtmPrefix;
+}
+
+// The dtm-* keys of `metadata`, lowercased, each once, in the order they first appear.
+std::vector<std::string> DtmKeys(const detail::Fields& metadata) {
+  std::vector<std::string> keys;
+  for (const auto& [name, value] : metadata) {
+    if (!IsDtmKey(name)) continue;
+    std::string key = detail::Lowercase(name);
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(std::move(key));
+  }
+  return keys;
+}
+
+// The value of a component as both sides derive it from the call; nullopt for one Settle
+// does not sign, and for a dtm-* key the call does not carry.
+std::optional<std::string> ComponentValue(std::string_view name, const SignedGrpcCall& call,
+                                          const std::string& content_digest) {
+  if (name == kMethod) return std::string("POST");
+  if (name == kAuthority) return detail::Lowercase(call.authority);
+  if (name == kPath) return call.method.empty() ? std::string("/") : call.method;
+  if (name == kContentDigest) return content_digest;
+  if (IsDtmKey(name)) return detail::FieldValue(call.metadata, name);
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<std::vector<std::pair<std::string, std::string>>> SignGrpcCall(const SignedGrpcCall& call,
+                                                                      const SigningKey& key,
+                                                                      std::int64_t created_unix,
+                                                                      bool cover_authority) {
+  const std::string content_digest = ContentDigestSha256(call.message);
+  SignatureParams params;
+  params.components = {std::string(kMethod), std::string(kAuthority), std::string(kPath)};
+  if (!cover_authority) std::erase(params.components, std::string(kAuthority));
+  for (std::string& name : DtmKeys(call.metadata)) params.components.push_back(std::move(name));
+  params.components.emplace_back(kContentDigest);
+  params.created = created_unix;
+  params.keyid = key.keyid();
+  params.alg = std::string(AlgorithmName(key.algorithm()));
+
+  std::vector<Component> covered;
+  for (const std::string& name : params.components) {
+    covered.push_back({name, *ComponentValue(name, call, content_digest)});
+  }
+  Result<std::string> signature = detail::SignComponents(key, covered, params);
+  if (!signature) return signature.status();
+  return detail::SignatureFields(kContentDigest, content_digest, kInputKey, kSignatureKey, params,
+                                 *signature);
+}
+
+Status VerifyGrpcCall(const SignedGrpcCall& call, const VerifyPolicy& policy,
+                      std::int64_t now_unix) {
+  Result<detail::ArrivedSignature> arrived =
+      detail::ReadSignature(call.metadata, kInputKey, kSignatureKey);
+  if (!arrived) return arrived.status();
+  const SignatureParams& params = arrived->params;
+
+  // What must be covered: the call's target and every dtm-* word its handler will read.
+  std::vector<std::string> required = {std::string(kMethod), std::string(kPath)};
+  if (policy.check_authority) required.emplace_back(kAuthority);
+  for (const char* word : {"dtm-gid", "dtm-trans_type", "dtm-branch_id", "dtm-op"}) {
+    required.emplace_back(word);
+  }
+  for (std::string& name : DtmKeys(call.metadata)) {
+    if (std::find(required.begin(), required.end(), name) == required.end()) {
+      required.push_back(std::move(name));
+    }
+  }
+  required.emplace_back(kContentDigest);
+  if (Status s = detail::CheckCovered(params, required); !s.ok()) return s;
+  // Then nothing Settle does not sign, and no covered word the call lacks.
+  for (const std::string& name : params.components) {
+    if (ComponentValue(name, call, "")) continue;
+    if (!IsDtmKey(name)) {
+      // Component names are lowercase (ParseSignatureInput checks them): quoted as they are.
+      return Status::InvalidArgument("component \"" + name + "\" is not one Settle signs");
+    }
+    return Status::InvalidArgument(name + " is covered but the call carries no " + name);
+  }
+
+  Result<const VerifyingKey*> key = detail::CheckKeyAndCreated(params, policy, now_unix);
+  if (!key) return key.status();
+
+  const std::optional<std::string> digest = detail::FieldValue(call.metadata, kContentDigest);
+  if (!digest) return Status::InvalidArgument("no content-digest");
+  if (*digest != ContentDigestSha256(call.message)) {
+    return Status::InvalidArgument("content-digest does not match the message");
+  }
+
+  std::vector<Component> covered;
+  for (const std::string& name : params.components) {
+    covered.push_back({name, *ComponentValue(name, call, *digest)});
+  }
+  return detail::CheckSignature(**key, covered, params, arrived->signature);
+}
+
+}  // namespace settle::signing

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "settle/core/status.h"
+#include "settle/signing/keys.h"
+#include "settle/signing/request_signature.h"
+#include "settle/signing/signature_base.h"
+
+namespace settle::signing::detail {
+
+// The steps of making and checking a signature that its HTTP form (request_signature.h) and its
+// gRPC form (grpc_call_signature.h) share; each form derives its own components between them. Every
+// reason is an InvalidArgument that never holds the words of a verdict.
+
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
+// `text` lowercased or uppercased (ASCII).
+std::string Lowercase(std::string_view text);
+std::string Uppercase(std::string_view text);
+
+// The value of field `name` (RFC 9421 §2.1), compared case-insensitively: its occurrences'
+// values, each trimmed, joined by ", " as HTTP combines a repeated field; nullopt when absent.
+std::optional<std::string> FieldValue(const Fields& fields, std::string_view name);
+
+// Text from the call, quoted for a reason: cut short, and without the words the coordinator
+// reads as a participant's verdict (a reason must not turn a refusal into one).
+std::string Quote(std::string_view text);
+
+// A signature as it arrived: its parameters and its bytes.
+struct ArrivedSignature {
+  SignatureParams params;
+  std::string signature;
+};
+
+// Reads the fields named `input_name` and `signature_name` ("Signature-Input" and "Signature"
+// over HTTP, the lowercase metadata keys over gRPC; the reasons name them so): "no <name>" or
+// "malformed <name>: ...".
+Result<ArrivedSignature> ReadSignature(const Fields& fields, std::string_view input_name,
+                                       std::string_view signature_name);
+
+// "<name> is not covered" for the first of `required` that `params` does not list.
+Status CheckCovered(const SignatureParams& params, const std::vector<std::string>& required);
+
+// The trusted key `params` names, once its alg (when given) is the key's and its created lies
+// within the policy's window of `now_unix`.
+Result<const VerifyingKey*> CheckKeyAndCreated(const SignatureParams& params,
+                                               const VerifyPolicy& policy, std::int64_t now_unix);
+
+// Whether `signature` is `key`'s over the base of `covered` and `params`.
+Status CheckSignature(const VerifyingKey& key, const std::vector<Component>& covered,
+                      const SignatureParams& params, std::string_view signature);
+
+// The signature of `key` over the base of `covered` and `params`.
+Result<std::string> SignComponents(const SigningKey& key, const std::vector<Component>& covered,
+                                   const SignatureParams& params);
+
+// The fields a signer adds: `digest_name` = `content_digest`, Signature-Input and Signature
+// (under the names given) for `signature` over `params`, labelled kSignatureLabel.
+Fields SignatureFields(std::string_view digest_name, std::string content_digest,
+                       std::string_view input_name, std::string_view signature_name,
+                       const SignatureParams& params, std::string_view signature);
+
+}  // namespace settle::signing::detail
