@@ -68,7 +68,7 @@ std::string MetadataKey(std::string_view name) {
   return key;
 }
 
-ChannelPool::ChannelPool(std::string pem_roots) : roots_(std::move(pem_roots)) {}
+ChannelPool::ChannelPool(ChannelTls tls) : tls_(std::move(tls)) {}
 
 ChannelPool::~ChannelPool() = default;
 
@@ -79,7 +79,9 @@ std::shared_ptr<grpc::Channel> ChannelPool::To(const GrpcTarget& target) {
     std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
     if (target.tls) {
       grpc::SslCredentialsOptions tls;
-      tls.pem_root_certs = roots_;
+      tls.pem_root_certs = tls_.pem_roots;
+      tls.pem_cert_chain = tls_.pem_cert_chain;
+      tls.pem_private_key = tls_.pem_private_key;
       credentials = grpc::SslCredentials(tls);
     }
     slot = grpc::CreateChannel(target.HostPort(), credentials);

@@ -60,12 +60,24 @@ void AddBranchMetadata(std::vector<std::pair<std::string, std::string>>& metadat
 // `name` lowercased (ASCII): what gRPC metadata keys must be.
 std::string MetadataKey(std::string_view name);
 
+// What a channel to a grpcs:// origin trusts and presents, as PEM texts.
+struct ChannelTls {
+  std::string pem_roots;  // the CAs servers are verified against; empty: the system's store
+  // A client certificate chain and its key, presented to servers that ask (mutual TLS);
+  // empty: none.
+  std::string pem_cert_chain;
+  std::string pem_private_key;
+};
+
 // One channel per origin (grpc://host:port, grpcs://host:port), made on first use and reused;
-// grpcs:// origins verified against `pem_roots` (empty: the system's CA store).
+// grpcs:// origins verified against `tls.pem_roots` (empty: the system's CA store), with
+// `tls`'s client certificate when it has one.
 // Thread-safe.
 class ChannelPool {
  public:
-  explicit ChannelPool(std::string pem_roots = "");
+  explicit ChannelPool(ChannelTls tls);
+  explicit ChannelPool(std::string pem_roots = "")
+      : ChannelPool(ChannelTls{std::move(pem_roots)}) {}
   ~ChannelPool();
   ChannelPool(const ChannelPool&) = delete;
   ChannelPool& operator=(const ChannelPool&) = delete;
@@ -73,7 +85,7 @@ class ChannelPool {
   std::shared_ptr<grpc::Channel> To(const GrpcTarget& target);
 
  private:
-  std::string roots_;
+  ChannelTls tls_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<grpc::Channel>> by_origin_;
 };
