@@ -40,7 +40,15 @@ struct Connection {
 
 // How one exchange on a connection ended.
 struct Exchanged {
-  enum Kind { kAnswer, kWriteFailed, kClosedEarly, kTimeout, kMalformed, kBroken } kind = kBroken;
+  enum Kind {
+    kAnswer,
+    kWriteFailed,
+    kClosedEarly,
+    kTimeout,
+    kMalformed,
+    kTlsAlert,  // the server's TLS alert (detail) instead of any byte of an answer
+    kBroken
+  } kind = kBroken;
   ClientAnswer answer;
   bool reusable = false;
   std::string detail;
@@ -56,6 +64,11 @@ asio::awaitable<Exchanged> Exchange(Stream& stream, const std::string& head,
   tcp_stream.expires_at(deadline);
   const std::array<asio::const_buffer, 2> request = {asio::buffer(head), asio::buffer(body)};
   co_await asio::async_write(stream, request, asio::redirect_error(asio::use_awaitable, ec));
+  if (ec && ec.category() == asio::error::get_ssl_category()) {
+    out.kind = Exchanged::kTlsAlert;
+    out.detail = ec.message();
+    co_return out;
+  }
   if (ec) {
     out.kind = ec == beast::error::timeout ? Exchanged::kTimeout : Exchanged::kWriteFailed;
     co_return out;
@@ -71,6 +84,13 @@ asio::awaitable<Exchanged> Exchange(Stream& stream, const std::string& head,
       if (!ec) continue;
       if (ec == beast::error::timeout) {
         out.kind = Exchanged::kTimeout;
+        co_return out;
+      }
+      // In TLS 1.3 the client's handshake ends before the server has judged the client's
+      // certificate; a refusal (none, another CA, expired) comes as an alert in its place.
+      if (ec.category() == asio::error::get_ssl_category() && !reader.got_some()) {
+        out.kind = Exchanged::kTlsAlert;
+        out.detail = ec.message();
         co_return out;
       }
       step = reader.Eof();
@@ -230,7 +250,7 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Client::Impl::Connect(
 
 Result<std::unique_ptr<Client>> Client::Create(ClientOptions options) {
   auto impl = std::make_unique<Impl>();
-  auto tls = ClientTlsContext(options.ca_file);
+  auto tls = ClientTlsContext(options);
   if (!tls) return tls.status();
   impl->tls = std::move(*tls);
   impl->options = std::move(options);
@@ -307,6 +327,13 @@ asio::awaitable<Result<ClientAnswer>> Client::Impl::Send(ClientRequest request) 
       case Exchanged::kMalformed:
         co_return Status::Pending("malformed answer from " + url.HostPort() + ": " +
                                   exchanged.detail);
+      case Exchanged::kTlsAlert:
+        // On a fresh connection, the handshake's verdict: the server read no request.
+        if (!reused) {
+          co_return Status::Unavailable("TLS handshake with " + url.HostPort() +
+                                        " failed: " + exchanged.detail);
+        }
+        co_return Status::Pending("TLS error from " + url.HostPort() + ": " + exchanged.detail);
       case Exchanged::kBroken:
         break;
     }

@@ -1,5 +1,8 @@
 #include "settle/net/server.h"
 
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 
@@ -10,6 +13,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "settle/net/certificate_subject.h"
 #include "stream.h"
 #include "wire.h"
 
@@ -46,7 +50,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   asio::awaitable<void> Run(tcp::socket socket, std::shared_ptr<Connection> connection);
   template <class Stream>
   asio::awaitable<void> Serve(Stream& stream, Connection& connection, const std::string& address,
-                              int port);
+                              int port, const std::string& peer_subject);
   template <class Stream>
   asio::awaitable<bool> Write(Stream& stream, const Response& response, bool close,
                               bool keep_alive_header, bool head_only);
@@ -143,7 +147,7 @@ asio::awaitable<void> Server::Impl::Run(tcp::socket socket,
   if (tls == nullptr) {
     PlainStream stream(std::move(socket));
     connection->stream = &stream;
-    co_await Serve(stream, *connection, address, port);
+    co_await Serve(stream, *connection, address, port, std::string());
     connection->stream = nullptr;
     co_return;
   }
@@ -152,7 +156,14 @@ asio::awaitable<void> Server::Impl::Run(tcp::socket socket,
   beast::get_lowest_layer(stream).expires_after(options.io_timeout);
   co_await stream.async_handshake(asio::ssl::stream_base::server,
                                   asio::redirect_error(asio::use_awaitable, ec));
-  if (!ec) co_await Serve(stream, *connection, address, port);
+  // A certificate from another CA, expired, or missing where one is required has failed the
+  // handshake already: OpenSSL verified the chain against the client CA file.
+  if (!ec) {
+    X509* peer = SSL_get_peer_certificate(stream.native_handle());
+    const std::string peer_subject = CertificateSubject(peer);
+    X509_free(peer);
+    co_await Serve(stream, *connection, address, port, peer_subject);
+  }
   connection->stream = nullptr;
 }
 
@@ -170,7 +181,8 @@ asio::awaitable<bool> Server::Impl::Write(Stream& stream, const Response& respon
 
 template <class Stream>
 asio::awaitable<void> Server::Impl::Serve(Stream& stream, Connection& connection,
-                                          const std::string& address, int port) {
+                                          const std::string& address, int port,
+                                          const std::string& peer_subject) {
   RequestReader reader(options.limits);
   auto& tcp_stream = beast::get_lowest_layer(stream);
   beast::error_code ec;
@@ -205,6 +217,7 @@ asio::awaitable<void> Server::Impl::Serve(Stream& stream, Connection& connection
     Request request = reader.TakeRequest();
     request.remote_address = address;
     request.remote_port = port;
+    request.peer_subject = peer_subject;
     Response response;
     try {
       response = co_await handler(request);

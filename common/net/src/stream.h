@@ -13,6 +13,7 @@
 
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
+#include "settle/net/client.h"
 #include "settle/net/server.h"
 
 namespace settle::net {
@@ -25,13 +26,13 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 template <class Stream>
 constexpr bool kIsTls = std::is_same_v<Stream, TlsStream>;
 
-// A server's TLS context from its certificate chain and key (InvalidArgument naming the file
-// that cannot be used).
+// A server's TLS context from its certificate chain and key, asking for client certificates
+// from files.client_ca_file when set (InvalidArgument naming the file that cannot be used).
 Result<std::unique_ptr<asio::ssl::context>> ServerTlsContext(const TlsFiles& files);
 
-// A client's TLS context: peers verified against `ca_file` (PEM) when given, otherwise against
-// the system's CA store.
-Result<std::unique_ptr<asio::ssl::context>> ClientTlsContext(const std::string& ca_file);
+// A client's TLS context: peers verified against options.ca_file (PEM) when given, otherwise
+// against the system's CA store; options.client_cert_file presented to servers that ask.
+Result<std::unique_ptr<asio::ssl::context>> ClientTlsContext(const ClientOptions& options);
 
 // Ends a connection without losing what was just sent to the peer: TLS sends its close_notify;
 // plain TCP stops sending and reads (and drops) what the peer still sends, up to `limit` and

@@ -54,6 +54,7 @@ struct EchoServer {
     std::string body = request.method + " " + request.path + " body=" + request.body;
     for (const auto& [name, value] : request.params) body += " " + name + "=" + value;
     if (const std::string* tenant = request.Header("x-tenant")) body += " tenant=" + *tenant;
+    if (!request.peer_subject.empty()) body += " subject=" + request.peer_subject;
     co_return Response{request.path == "/missing" ? 404 : 200, "text/plain", body};
   }
 
@@ -323,6 +324,134 @@ TEST_CASE(
   RawConnection plain(s.port);  // plain HTTP to an HTTPS port: no answer, closed
   REQUIRE(plain.Send("GET /a HTTP/1.1\r\nHost: x\r\n\r\n"));
   CHECK(plain.Read().status == 0);
+}
+
+// GET /who over HTTPS from a client presenting `presented` (none when empty).
+Result<ClientAnswer> GetWho(int port, const std::string& ca_file,
+                            const testing::TestCa::Issued& presented = {}) {
+  auto client = BlockingClient::Create({.ca_file = ca_file,
+                                        .client_cert_file = presented.cert_file,
+                                        .client_key_file = presented.key_file});
+  REQUIRE(client);
+  ClientRequest request;
+  request.url = *ParseUrl("https://localhost:" + std::to_string(port) + "/who");
+  return (*client)->Send(request);
+}
+
+TEST_CASE(
+    "mutual TLS required: no certificate, one from another CA, or an expired one fails the "
+    "handshake before any handler runs, and the server keeps serving good ones",
+    "[net][server][tls][mtls]") {
+  testing::TempDir dir;
+  testing::TestCa ca(dir.path());
+  testing::TestCa other(dir.path(), "other");
+  const testing::TestCa::Issued cert = ca.IssueForLocalhost();
+  ServerOptions options;
+  options.tls = {.cert_file = cert.cert_file,
+                 .key_file = cert.key_file,
+                 .client_ca_file = ca.ca_file(),
+                 .require_client_certificate = true};
+  EchoServer s(options);
+  const testing::TestCa::Issued good = ca.IssueClient("order", "/O=Shop/CN=order-service");
+
+  struct Refused {
+    const char* what;
+    testing::TestCa::Issued presented;
+  };
+  for (const Refused& refused :
+       {Refused{"no certificate", {}},
+        Refused{"another CA's", other.IssueClient("order", "/O=Shop/CN=order-service")},
+        Refused{"expired", ca.IssueExpiredClient("old", "/O=Shop/CN=order-service")}}) {
+    INFO(refused.what);
+    Result<ClientAnswer> answer = GetWho(s.port, ca.ca_file(), refused.presented);
+    REQUIRE_FALSE(answer);
+    CHECK(answer.status().code() == StatusCode::kUnavailable);
+    CHECK_THAT(answer.status().message(), Contains("TLS handshake") && Contains("failed"));
+    CHECK(s.requests == 0);
+
+    Result<ClientAnswer> accepted = GetWho(s.port, ca.ca_file(), good);
+    REQUIRE(accepted);
+    CHECK(accepted->body == "GET /who body= subject=CN=order-service,O=Shop");
+    s.requests = 0;
+  }
+
+  RawConnection plain(s.port);  // plain HTTP: no answer, closed
+  REQUIRE(plain.Send("GET /who HTTP/1.1\r\nHost: x\r\n\r\n"));
+  CHECK(plain.Read().status == 0);
+  CHECK(s.requests == 0);
+}
+
+TEST_CASE(
+    "mutual TLS optional: a client without a certificate gets in with no subject; a bad "
+    "certificate still fails the handshake",
+    "[net][server][tls][mtls]") {
+  testing::TempDir dir;
+  testing::TestCa ca(dir.path());
+  testing::TestCa other(dir.path(), "other");
+  const testing::TestCa::Issued cert = ca.IssueForLocalhost();
+  ServerOptions options;
+  options.tls = {
+      .cert_file = cert.cert_file, .key_file = cert.key_file, .client_ca_file = ca.ca_file()};
+  EchoServer s(options);
+
+  Result<ClientAnswer> anonymous = GetWho(s.port, ca.ca_file());
+  REQUIRE(anonymous);
+  CHECK(anonymous->body == "GET /who body=");
+
+  Result<ClientAnswer> foreign =
+      GetWho(s.port, ca.ca_file(), other.IssueClient("x", "/O=Elsewhere/CN=intruder"));
+  REQUIRE_FALSE(foreign);
+  CHECK_THAT(foreign.status().message(), Contains("TLS handshake"));
+  Result<ClientAnswer> expired =
+      GetWho(s.port, ca.ca_file(), ca.IssueExpiredClient("old", "/O=Shop/CN=old"));
+  REQUIRE_FALSE(expired);
+  CHECK_THAT(expired.status().message(), Contains("TLS handshake"));
+  CHECK(s.requests == 1);
+
+  Result<ClientAnswer> known =
+      GetWho(s.port, ca.ca_file(), ca.IssueClient("ops", "/O=Shop/OU=Ops/CN=alice"));
+  REQUIRE(known);
+  CHECK(known->body == "GET /who body= subject=CN=alice,OU=Ops,O=Shop");
+}
+
+TEST_CASE(
+    "a client certificate or key that cannot be used, or a key of another certificate, is "
+    "refused when the client is made, naming the file",
+    "[net][client][tls][mtls]") {
+  testing::TempDir dir;
+  testing::TestCa ca(dir.path());
+  const testing::TestCa::Issued a = ca.IssueClient("a", "/CN=a");
+  const testing::TestCa::Issued b = ca.IssueClient("b", "/CN=b");
+
+  auto missing = BlockingClient::Create(
+      {.client_cert_file = dir.File("nope.pem"), .client_key_file = a.key_file});
+  REQUIRE_FALSE(missing);
+  CHECK(missing.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(missing.status().message(), Contains("nope.pem"));
+
+  auto mismatched =
+      BlockingClient::Create({.client_cert_file = a.cert_file, .client_key_file = b.key_file});
+  REQUIRE_FALSE(mismatched);
+  CHECK(mismatched.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(mismatched.status().message(), Contains(b.key_file) && Contains("mismatch"));
+
+  auto half = BlockingClient::Create({.client_cert_file = a.cert_file});
+  REQUIRE_FALSE(half);
+  CHECK(half.status().code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("an unusable client CA file is refused at start, naming the file",
+          "[net][server][tls][mtls]") {
+  testing::TempDir dir;
+  testing::TestCa ca(dir.path());
+  const testing::TestCa::Issued cert = ca.IssueForLocalhost();
+  asio::io_context context;
+  Server server(context, {.tls = {cert.cert_file, cert.key_file, dir.File("no-ca.pem")}},
+                [](Request&) -> asio::awaitable<Response> { co_return Response{}; });
+  Result<int> started = server.Start("127.0.0.1", 0);
+  REQUIRE_FALSE(started);
+  CHECK(started.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(started.status().message(), Contains("no-ca.pem"));
 }
 
 TEST_CASE("an unusable certificate or key is refused at start, naming the file",

@@ -22,6 +22,10 @@ struct ClientOptions {
   // Peers of https:// URLs are verified against this CA file (PEM); empty: the system's CA
   // store. Verification covers the chain and the URL's host name (or IP address).
   std::string ca_file;
+  // A certificate chain and its private key (PEM) presented to https:// servers that ask for
+  // a client certificate (mutual TLS); empty: none is presented. Both or neither.
+  std::string client_cert_file;
+  std::string client_key_file;
   // Judges idle connections' age (max_idle_time) by its monotonic reading; null: a
   // SystemClock. Must outlive the client. Requests' timeouts are OS timers on the real steady
   // clock whatever this is.
@@ -60,7 +64,9 @@ struct ClientAnswer {
 // Errors, each naming host:port and why: InvalidArgument when the request cannot be sent as
 // given (a header with CR or LF); Unavailable when it never reached the server ("cannot
 // resolve host 'x'", "connection refused or unreachable: h:p", "timed out after N ms
-// connecting to h:p", "TLS handshake with h:p failed: ..."); Pending when it was sent but no
+// connecting to h:p", "TLS handshake with h:p failed: ...", which is also how a server's
+// refusal of the client certificate reads, though TLS 1.3 sends it after the client's
+// handshake has ended: the server read no request); Pending when it was sent but no
 // complete answer came, so the server may have acted on it ("timed out after N ms waiting for
 // h:p", "connection closed by h:p before a complete answer", "malformed answer from h:p:
 // ..."). Any answer, whatever its status, is a value.
@@ -69,7 +75,8 @@ struct ClientAnswer {
 // runs there; elsewhere it runs on a strand of its own and resumes the caller when done.
 class Client {
  public:
-  // InvalidArgument when the CA file cannot be used.
+  // InvalidArgument, naming the file, when the CA file or the client certificate or key cannot
+  // be used, or the key does not match the certificate.
   static Result<std::unique_ptr<Client>> Create(ClientOptions options = {});
   ~Client();
   Client(const Client&) = delete;

@@ -29,6 +29,10 @@ struct Request {
   std::string body;                                // de-chunked
   std::string remote_address;
   int remote_port = 0;
+  // The subject of the certificate the client presented and the server verified (mutual TLS,
+  // see TlsFiles::client_ca_file), as CertificateSubject renders it: "CN=order-service,O=Shop".
+  // Empty over plain HTTP and when the client presented none.
+  std::string peer_subject;
 
   const std::string* Header(std::string_view name) const { return FindHeader(headers, name); }
 };

@@ -13,10 +13,20 @@
 
 namespace settle::net {
 
-// A certificate chain and its private key, PEM files: what serves HTTPS.
+// A certificate chain and its private key, PEM files: what serves HTTPS. With `client_ca_file`
+// the server also asks every client for a certificate (mutual TLS).
 struct TlsFiles {
   std::string cert_file;
   std::string key_file;
+  // PEM: the CA (or CAs) whose client certificates are accepted. When set, the server asks
+  // every TLS client for a certificate and verifies it against these CAs: one from another
+  // CA, expired or not yet valid fails the handshake, and nothing of that connection reaches
+  // the handler. A client that presents none is let in (its Request::peer_subject is empty)
+  // unless `require_client_certificate`. Expiry is judged by the system's clock, as OpenSSL
+  // does, not by an injected Clock.
+  std::string client_ca_file;
+  // With client_ca_file: a connection without a certificate also fails the handshake.
+  bool require_client_certificate = false;
   bool enabled() const { return !cert_file.empty(); }
 };
 
