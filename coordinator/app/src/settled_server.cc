@@ -69,7 +69,10 @@ struct SettledServer::Parts {
         retention(*store, clock, c.retention),
         http_caller(*client, clock,
                     {.signing_key = c.signing_key, .sign_authority = !c.unsigned_authority}),
-        grpc_caller(clock, {.ca_file = c.ca_file, .coordinator = GrpcAddress(c)}),
+        grpc_caller(clock, {.ca_file = c.ca_file,
+                            .coordinator = GrpcAddress(c),
+                            .signing_key = c.signing_key,
+                            .sign_authority = !c.unsigned_authority}),
         routing_caller(http_caller, grpc_caller),
         // A transaction a host's gate held is driven when the gate wakes it (the scheduler is
         // built below; no gate wakes anything before a call was made).

@@ -12,6 +12,7 @@
 #include "settle/core/grpc_codes.h"
 #include "settle/core/grpc_target.h"
 #include "settle/grpc_unary/unary_call.h"
+#include "settle/signing/grpc_call_signature.h"
 
 namespace settle::calls {
 namespace {
@@ -65,6 +66,22 @@ asio::awaitable<engine::BranchOutcome> GrpcBranchCaller::Call(engine::BranchCall
                                   .dtm = options_.coordinator};
     if (call.trans_type == TransType::kXa) words.extra.emplace_back("phase2_url", call.url);
     grpc_unary::AddBranchMetadata(request.metadata, words);
+    if (options_.signing_key) {
+      // A branch header of a signature field's name would be joined to it: the signature's own.
+      std::erase_if(request.metadata, [](const auto& entry) {
+        return entry.first == "content-digest" || entry.first == "signature-input" ||
+               entry.first == "signature";
+      });
+      // The channel's authority is the host:port it is opened to (ChannelPool).
+      Result<std::vector<std::pair<std::string, std::string>>> signature = signing::SignGrpcCall(
+          {.authority = target->HostPort(),
+           .method = request.method,
+           .metadata = request.metadata,
+           .message = request.message},
+          *options_.signing_key, ToUnixMillis(clock_.Now()) / 1000, options_.sign_authority);
+      if (!signature) co_return Unknown("signing the call: " + signature.status().message());
+      request.metadata.insert(request.metadata.end(), signature->begin(), signature->end());
+    }
     std::shared_ptr<grpc::Channel> channel = channels_->To(*target);
     const grpc_unary::UnaryAnswer answer =
         co_await async::AwaitCallback<grpc_unary::UnaryAnswer>([&channel, &request](auto done) {
@@ -77,6 +94,11 @@ asio::awaitable<engine::BranchOutcome> GrpcBranchCaller::Call(engine::BranchCall
     if (outcome.result != BranchResult::kSuccess) {
       std::string message = answer.message.substr(0, 200);
       outcome.detail = "gRPC " + GrpcCodeName(code) + (message.empty() ? "" : ": " + message);
+      // Retried as any error; the log, last_error and the stuck alert say why.
+      if (code == static_cast<int>(GrpcCode::kUnauthenticated) && options_.signing_key) {
+        outcome.detail = "the participant refuses settled's signature (key " +
+                         options_.signing_key->keyid() + "): " + outcome.detail;
+      }
     }
   } catch (const std::exception& e) {
     outcome = Unknown(std::string("internal error calling the branch: ") + e.what());

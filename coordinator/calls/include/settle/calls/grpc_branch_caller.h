@@ -2,11 +2,13 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "settle/calls/branch_caller.h"
 #include "settle/core/clock.h"
 #include "settle/grpc_unary/unary_call.h"
+#include "settle/signing/keys.h"
 
 namespace settle::calls {
 
@@ -16,6 +18,13 @@ struct GrpcBranchCallerOptions {
   // Sent as the dtm-dtm metadata: where the participant reaches this coordinator's gRPC API
   // ("127.0.0.1:36790"); empty when it is off.
   std::string coordinator;
+  // With a key (settled --signing-key), every call is signed (RFC 9421 as gRPC metadata;
+  // docs/protocol.md §4.9): content-digest, signature-input and signature over the method, the
+  // channel's authority (the branch URL's host:port), the dtm-* metadata and the message's
+  // digest, created from `clock`'s wall time.
+  std::optional<signing::SigningKey> signing_key;
+  // Whether the signature covers the authority (--unsigned-authority turns it off).
+  bool sign_authority = true;
 };
 
 // Calls participants that serve gRPC methods (docs/protocol.md §10.4), as DTM calls them: the
@@ -24,8 +33,10 @@ struct GrpcBranchCallerOptions {
 // dtm-trans_type, dtm-branch_id, dtm-op and dtm-dtm (an XA branch's dtm-phase2_url too) and the
 // transaction's branch headers with lowercased names; the call's timeout is its deadline. OK
 // is SUCCESS, ABORTED FAILURE, FAILED_PRECONDITION ONGOING, anything else (a deadline, an
-// unreachable host) an error, retried. One channel per origin, made on first use and reused.
-// The calls of one CallAll run concurrently; none holds a thread while it waits.
+// unreachable host) an error, retried: UNAUTHENTICATED too, which a participant answers when it
+// refuses the signature (the detail then says so, naming the key). One channel per origin, made on
+// first use and reused. The calls of one CallAll run concurrently; none holds a thread while it
+// waits.
 //
 // Lifetime: `clock` must outlive the caller, and the caller every call still running.
 // Thread-safety: CallAll and Call from any thread, at once.
