@@ -25,7 +25,10 @@ struct JsonClient::Impl {
     request.idempotent = false;
     JsonResponse out;
     Result<net::ClientAnswer> answer = client->Send(std::move(request));
-    if (!answer) return out;
+    if (!answer) {
+      out.error = answer.status().message();
+      return out;
+    }
     out.status = answer->status;
     out.body = std::move(answer->body);
     for (const auto& [name, value] : answer->headers) out.headers.emplace(name, value);
@@ -41,9 +44,12 @@ struct JsonClient::Impl {
   }
 };
 
-JsonClient::JsonClient(int port, std::string host, std::string ca_file)
+JsonClient::JsonClient(int port, std::string host, std::string ca_file,
+                       std::string client_cert_file, std::string client_key_file)
     : impl_(std::make_unique<Impl>()) {
-  auto client = net::BlockingClient::Create({.ca_file = ca_file});
+  auto client = net::BlockingClient::Create({.ca_file = ca_file,
+                                             .client_cert_file = std::move(client_cert_file),
+                                             .client_key_file = std::move(client_key_file)});
   if (!client) throw std::runtime_error("JsonClient: " + client.status().ToString());
   impl_->client = std::move(*client);
   const bool ipv6 = host.find(':') != std::string::npos;

@@ -9,7 +9,8 @@
 namespace settle::testing {
 
 struct JsonResponse {
-  int status = 0;  // 0: no HTTP answer
+  int status = 0;     // 0: no HTTP answer
+  std::string error;  // why not, when status is 0 ("TLS handshake with ... failed: ...")
   std::string body;
   std::string content_type;
   std::string www_authenticate;
@@ -18,11 +19,13 @@ struct JsonResponse {
 };
 
 // A keep-alive HTTP client for talking to settled or a participant on 127.0.0.1 (on the net
-// room's client). With a CA file, it speaks HTTPS and trusts that CA. Not thread-safe: give
-// each thread its own.
+// room's client). With a CA file, it speaks HTTPS and trusts that CA; with a client
+// certificate and key too, it presents them to a server that asks (mutual TLS). Not
+// thread-safe: give each thread its own.
 class JsonClient {
  public:
-  explicit JsonClient(int port, std::string host = "127.0.0.1", std::string ca_file = "");
+  explicit JsonClient(int port, std::string host = "127.0.0.1", std::string ca_file = "",
+                      std::string client_cert_file = "", std::string client_key_file = "");
   ~JsonClient();
   JsonClient(JsonClient&&) noexcept;
 

@@ -80,8 +80,9 @@ net::Response AdminConsole::Page(const Caller& caller) const {
   // The page is HTML and the name comes from the token file: only a placeholder is filled in
   // here; the script shows the name (from whoami) as text.
   const std::string access =
-      tokens_.enabled() ? "signed in with " + std::string(ToString(caller.access)) + " access"
-                        : "authentication is off";
+      tokens_.enabled() || certificates_
+          ? "signed in with " + std::string(ToString(caller.access)) + " access"
+          : "authentication is off";
   return api::Page(200, "text/html; charset=utf-8",
                    Replace(admin_assets::kConsoleHtml, "<!--ACCESS-->", access));
 }

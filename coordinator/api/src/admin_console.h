@@ -22,7 +22,10 @@ namespace settle::api {
 // Lifetime: `tokens` must outlive it. Thread-safe: read-only once built.
 class AdminConsole {
  public:
-  explicit AdminConsole(const AccessTokens& tokens) : tokens_(tokens) {}
+  // `certificates`: client certificates are mapped too, so authentication is on even
+  // without tokens (a mapped certificate opens the console without signing in).
+  explicit AdminConsole(const AccessTokens& tokens, bool certificates = false)
+      : tokens_(tokens), certificates_(certificates) {}
 
   // GET /admin: the console, or (401) the sign-in form.
   net::Response Page(const Caller& caller) const;
@@ -40,6 +43,7 @@ class AdminConsole {
   net::Response SignInForm(int status, const std::string& error) const;
 
   const AccessTokens& tokens_;
+  const bool certificates_;
 };
 
 // The token in the request's console session cookie, if it has one.

@@ -82,12 +82,23 @@ struct ApiServer::Impl {
   void AddRoute(const char* method, const std::string& full_path, Access access,
                 CallerRouteHandler handler);
   void AddPage(const char* method, const std::string& full_path, Access access, PageHandler page);
-  // Who the request's Authorization header, or else its console session, says sent it.
-  Caller CallerOf(const net::Request& request) const;
+  // Who sent the request and what says so. Authentication is on with tokens or a
+  // certificate map: then the Authorization header's token decides when there is one, or
+  // else the console session's token, or else the verified client certificate's subject.
+  struct Identified {
+    enum class By { kNothing, kToken, kCertificate, kUnmappedCertificate };
+    Caller caller;
+    By by = By::kNothing;
+  };
+  Identified CallerOf(const net::Request& request) const;
+  bool authentication() const {
+    return options.tokens.enabled() || options.client_certificates.enabled();
+  }
   void RegisterRoutes();
   asio::awaitable<net::Response> Serve(net::Request& request);
-  // 401 or 403 when the request's token does not grant `needed`; nullopt when it does.
-  std::optional<HttpAnswer> Authorize(const net::Request& request, Access granted,
+  // 401 or 403 when the request's token or certificate does not grant `needed`; nullopt
+  // when it does.
+  std::optional<HttpAnswer> Authorize(const net::Request& request, const Identified& identified,
                                       Access needed) const;
   std::string MetricsText() const;
   RouteMetrics* AddMetrics(const std::string& label) {
@@ -116,7 +127,7 @@ ApiServer::Impl::Impl(drive::Coordinator& c, const Clock& clk, asio::io_context&
       clock(clk),
       options(std::move(o)),
       write_metrics(std::move(m)),
-      console(options.tokens),
+      console(options.tokens, options.client_certificates.enabled()),
       hosts(h),
       server(context,
              net::ServerOptions{.limits = {.max_body_bytes = options.max_body_bytes},
@@ -156,20 +167,35 @@ void ApiServer::Impl::AddPage(const char* method, const std::string& full_path, 
   routes.Add(method, full_path, Route{access, {}, std::move(page), metrics});
 }
 
-Caller ApiServer::Impl::CallerOf(const net::Request& request) const {
+ApiServer::Impl::Identified ApiServer::Impl::CallerOf(const net::Request& request) const {
+  using By = Identified::By;
+  if (!authentication()) return {Caller{Access::kAdmin, "anonymous"}, By::kNothing};
+  // With certificates only, a token is still judged: no token is known, so it grants nothing.
+  const auto by_token = [this](const std::string& authorization) {
+    return options.tokens.enabled()
+               ? Identified{options.tokens.Identify(&authorization), By::kToken}
+               : Identified{Caller{}, By::kToken};
+  };
   if (const std::string* authorization = request.Header("Authorization")) {
-    return options.tokens.Identify(authorization);
+    return by_token(*authorization);
   }
-  if (!options.tokens.enabled()) return options.tokens.Identify(nullptr);
-  const std::optional<std::string> session = SessionToken(request);
-  if (!session) return Caller{};
-  // A page on another site can make a browser send the cookie along, but cannot add this
-  // header: a change authenticated by the cookie must come from the console's own script.
-  if (request.method != "GET" && request.Header("X-Settle-Console") == nullptr) {
-    return Caller{};
+  if (options.tokens.enabled()) {
+    if (const std::optional<std::string> session = SessionToken(request)) {
+      // A page on another site can make a browser send the cookie along, but cannot add this
+      // header: a change authenticated by the cookie must come from the console's own script.
+      if (request.method != "GET" && request.Header("X-Settle-Console") == nullptr) {
+        return {Caller{}, By::kToken};
+      }
+      return by_token("Bearer " + *session);
+    }
   }
-  const std::string bearer = "Bearer " + *session;
-  return options.tokens.Identify(&bearer);
+  if (!request.peer_subject.empty() && options.client_certificates.enabled()) {
+    if (std::optional<Caller> caller = options.client_certificates.Identify(request.peer_subject)) {
+      return {std::move(*caller), By::kCertificate};
+    }
+    return {Caller{}, By::kUnmappedCertificate};
+  }
+  return {Caller{}, By::kNothing};
 }
 
 void ApiServer::Impl::AddApiRoute(const char* method, const std::string& path, Access access,
@@ -182,16 +208,32 @@ void ApiServer::Impl::AddApiRoute(const char* method, const std::string& path, A
   for (const char* prefix : kPrefixes) AddRoute(method, prefix + path, access, handler);
 }
 
-std::optional<HttpAnswer> ApiServer::Impl::Authorize(const net::Request& request, Access granted,
+std::optional<HttpAnswer> ApiServer::Impl::Authorize(const net::Request& request,
+                                                     const Identified& identified,
                                                      Access needed) const {
+  using By = Identified::By;
+  const Access granted = identified.caller.access;
   if (granted >= needed) return std::nullopt;
-  if (granted == Access::kNone) {
-    return HttpAnswer{401, MessageBody("authorization: a bearer token is required "
-                                       "(Authorization: Bearer <token>); none or an unknown one "
-                                       "was sent")};
+  if (identified.by == By::kUnmappedCertificate) {
+    // The subject is the client's own certificate's, which it knows: nothing is disclosed.
+    return HttpAnswer{
+        401,
+        MessageBody("authorization: the client certificate's subject '" + request.peer_subject +
+                    "' is not mapped to an access level (--client-certificates), and no "
+                    "bearer token was sent")};
   }
+  if (granted == Access::kNone) {
+    const bool certificates = options.client_certificates.enabled();
+    return HttpAnswer{
+        401, MessageBody(std::string("authorization: a bearer token is required "
+                                     "(Authorization: Bearer <token>)") +
+                         (certificates ? ", or a client certificate whose subject is mapped" : "") +
+                         "; none or an unknown one was sent")};
+  }
+  const char* credential = identified.by == By::kCertificate ? "certificate" : "token";
   return HttpAnswer{
-      403, MessageBody("authorization: this token grants " + std::string(ToString(granted)) +
+      403, MessageBody("authorization: this " + std::string(credential) + " ('" +
+                       identified.caller.name + "') grants " + std::string(ToString(granted)) +
                        " access; " + request.method + " " + request.path + " needs " +
                        std::string(ToString(needed)))};
 }
@@ -204,18 +246,18 @@ asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
   RouteMetrics* metrics = found.route == nullptr ? unmatched : found.route->metrics;
   if (found.route == nullptr) {
     response = net::NoRoute(request, found.allow);
-  } else if (const Caller caller = CallerOf(request);
+  } else if (const Identified identified = CallerOf(request);
              std::optional<HttpAnswer> refusal =
-                 Authorize(request, caller.access, found.route->access)) {
+                 Authorize(request, identified, found.route->access)) {
     response.status = refusal->status;
     response.body = std::move(refusal->body);
     if (response.status == 401) response.headers.emplace_back("WWW-Authenticate", "Bearer");
   } else if (found.route->page) {
-    response = found.route->page(request, caller);
+    response = found.route->page(request, identified.caller);
   } else {
     HttpAnswer answer;
     try {
-      answer = co_await found.route->handler(request, caller);
+      answer = co_await found.route->handler(request, identified.caller);
     } catch (const std::exception& e) {
       spdlog::critical("{} {} failed with an exception (a bug): {}", request.method, request.path,
                        e.what());
@@ -263,7 +305,7 @@ void ApiServer::Impl::RegisterRoutes() {
   AddPage("POST", "/admin/logout", Access::kNone,
           [this](const net::Request&, const Caller&) { return console.SignOut(); });
   AddPage("GET", "/api/admin/whoami", Access::kRead, [this](const net::Request&, const Caller& c) {
-    return net::Response{200, kJson, WhoAmIResponseBody(c, options.tokens.enabled())};
+    return net::Response{200, kJson, WhoAmIResponseBody(c, authentication())};
   });
   AddPage("GET", "/api/admin/hosts", Access::kRead, [this](const net::Request&, const Caller&) {
     return net::Response{

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "settle/api/access_tokens.h"
+#include "settle/api/client_certificates.h"
 #include "settle/calls/host_gates.h"
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
@@ -23,8 +24,14 @@ struct ApiServerOptions {
   std::size_t max_connections = 10000;
   // With a certificate and key, the API is served over HTTPS only.
   net::TlsFiles tls;
-  // Bearer tokens; none: every request has admin access.
+  // Bearer tokens. With neither tokens nor client_certificates every request has admin
+  // access.
   AccessTokens tokens;
+  // Subjects of verified client certificates (tls.client_ca_file) mapped to access levels
+  // and names. A request without an Authorization header (or console session) is judged by
+  // its certificate's subject: one not mapped grants nothing. With any mapped, authentication
+  // is on even without tokens.
+  ClientCertificates client_certificates;
 };
 
 // Writes the metrics of everything behind the API (the coordinator, the store, the
@@ -39,7 +46,9 @@ using MetricsWriter = std::function<void(metrics::PrometheusText&)>;
 //
 // With tokens configured, every route but /api/ping needs "Authorization: Bearer <token>"
 // granting its access level (see Access): 401 without a valid token, 403 with one that grants
-// too little.
+// too little. With client certificates mapped (options.client_certificates), a request
+// without that header is judged by its verified certificate's subject instead, the same way;
+// a certificate not mapped gets 401 saying so. A token, when sent, is judged alone.
 //
 // Lifetime: `coordinator`, `clock`, `context` and `hosts` (and what SetClock is given) must
 // outlive the server; Stop() (or the destructor) returns once no request is in progress.

@@ -1,0 +1,108 @@
+#include "settle/api/client_certificates.h"
+
+namespace settle::api {
+namespace {
+
+bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+std::string_view Trim(std::string_view text) {
+  while (!text.empty() && IsBlank(text.front())) text.remove_prefix(1);
+  while (!text.empty() && IsBlank(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+// The parts of an RFC 2253 name, split at the commas that are not escaped ("O=Shop\, Inc").
+std::vector<std::string_view> Parts(std::string_view subject) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < subject.size(); ++i) {
+    if (subject[i] == '\\') {
+      ++i;
+    } else if (subject[i] == ',' || subject[i] == '+') {
+      parts.push_back(subject.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  parts.push_back(subject.substr(start));
+  return parts;
+}
+
+}  // namespace
+
+std::string CommonName(std::string_view subject) {
+  for (std::string_view part : Parts(subject)) {
+    if (part.size() < 3 || (part[0] | 0x20) != 'c' || (part[1] | 0x20) != 'n' || part[2] != '=') {
+      continue;
+    }
+    std::string value;
+    for (std::size_t i = 3; i < part.size(); ++i) {
+      if (part[i] == '\\' && i + 1 < part.size()) ++i;
+      value += part[i];
+    }
+    return value;
+  }
+  return {};
+}
+
+Status ClientCertificates::Add(Access level, std::string subject, std::string name) {
+  if (level == Access::kNone) {
+    return Status::InvalidArgument("client certificate: a subject must be granted access");
+  }
+  if (subject.empty() || subject.find('=') == std::string::npos) {
+    return Status::InvalidArgument("client certificate: '" + subject +
+                                   "' is not a subject like \"CN=order-service,O=Shop\"");
+  }
+  for (const Subject& known : subjects_) {
+    if (known.subject == subject) {
+      return Status::InvalidArgument("client certificate: '" + subject + "' is mapped twice");
+    }
+  }
+  if (name.empty()) name = CommonName(subject);
+  if (name.empty()) name = subject;
+  subjects_.push_back(Subject{level, std::move(subject), std::move(name)});
+  return Status::Ok();
+}
+
+Status ClientCertificates::AddFromText(std::string_view text) {
+  std::size_t line_number = 0;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    const std::string_view line = Trim(text.substr(0, end));
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    ++line_number;
+    if (line.empty() || line.front() == '#') continue;
+    const std::string where = "line " + std::to_string(line_number) + ": ";
+    const std::size_t blank = line.find_first_of(" \t");
+    const std::optional<Access> level =
+        blank == std::string_view::npos ? std::nullopt : ParseAccess(line.substr(0, blank));
+    if (!level) {
+      return Status::InvalidArgument(where + "expected \"<read|client|admin> <subject>\"");
+    }
+    std::string_view subject = Trim(line.substr(blank));
+    std::string_view name;
+    for (std::size_t i = 1; i < subject.size(); ++i) {
+      if (subject[i] == '#' && IsBlank(subject[i - 1])) {
+        name = Trim(subject.substr(i + 1));
+        subject = Trim(subject.substr(0, i));
+        break;
+      }
+    }
+    constexpr std::string_view kOpensslPrefix = "subject=";
+    if (subject.substr(0, kOpensslPrefix.size()) == kOpensslPrefix) {
+      subject = Trim(subject.substr(kOpensslPrefix.size()));
+    }
+    Status added = Add(*level, std::string(subject), std::string(name));
+    if (!added.ok()) return Status::InvalidArgument(where + added.message());
+  }
+  return Status::Ok();
+}
+
+std::optional<Caller> ClientCertificates::Identify(std::string_view subject) const {
+  if (subject.empty()) return std::nullopt;
+  for (const Subject& known : subjects_) {
+    if (known.subject == subject) return Caller{known.level, known.name};
+  }
+  return std::nullopt;
+}
+
+}  // namespace settle::api
