@@ -11,6 +11,7 @@
 
 #include "settle/core/duration_text.h"
 #include "settle/core/file_text.h"
+#include "settle/net/client.h"
 #include "settle/signing/keys.h"
 
 namespace settle::app {
@@ -56,6 +57,7 @@ struct ParsedText {
   std::vector<std::string> admin_tokens;
   std::string token_file;
   std::string signing_key_file;
+  std::string client_certificates_file;
 };
 
 void AddListenAndStoreOptions(CLI::App& app, ServerConfig& c) {
@@ -228,6 +230,68 @@ void AddTokenOptions(CLI::App& app, ParsedText& text) {
       ->check(CLI::ExistingFile);
 }
 
+// Mutual TLS: client certificates settled asks for on its API, and the one it presents.
+void AddClientCertificateOptions(CLI::App& app, ServerConfig& c, ParsedText& text) {
+  app.add_option("--tls-client-ca", c.api.tls.client_ca_file,
+                 "PEM CA certificates: the API's HTTPS port asks every client for a "
+                 "certificate from them (mutual TLS); one from another CA, or expired, is "
+                 "refused at the handshake. Needs --tls-cert")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--require-client-cert", c.api.tls.require_client_certificate,
+               "With --tls-client-ca: refuse a connection without a client certificate at the "
+               "handshake, so that certificates are required instead of tokens");
+  app.add_option("--client-certificates", text.client_certificates_file,
+                 "With --tls-client-ca: file of \"<read|client|admin> <subject> [# name]\" "
+                 "lines mapping certificate subjects (RFC 2253, as openssl x509 -noout -subject "
+                 "-nameopt RFC2253 prints them) to access levels and names, beside tokens")
+      ->envname("SETTLE_CLIENT_CERTIFICATES")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-client-cert", c.tls_client_cert,
+                 "PEM certificate chain settled presents on its https:// calls to participants "
+                 "and webhooks that ask for one (mutual TLS); with --tls-client-key")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-client-key", c.tls_client_key, "PEM private key of --tls-client-cert")
+      ->check(CLI::ExistingFile);
+}
+
+// The flags of AddClientCertificateOptions that go with others, and the subject map.
+Status ApplyClientCertificates(const ParsedText& text, ServerConfig& c) {
+  if (!c.api.tls.client_ca_file.empty() && !c.api.tls.enabled()) {
+    return Status::InvalidArgument(
+        "--tls-client-ca needs --tls-cert: client certificates are "
+        "asked for in the TLS handshake");
+  }
+  if (c.api.tls.require_client_certificate && c.api.tls.client_ca_file.empty()) {
+    return Status::InvalidArgument("--require-client-cert needs --tls-client-ca");
+  }
+  if (!text.client_certificates_file.empty()) {
+    if (c.api.tls.client_ca_file.empty()) {
+      return Status::InvalidArgument(
+          "--client-certificates needs --tls-client-ca: only a verified certificate's subject "
+          "can be trusted");
+    }
+    Result<std::string> map = ReadFileText(text.client_certificates_file);
+    if (!map) return Status::InvalidArgument("--client-certificates: " + map.status().message());
+    if (Status s = c.api.client_certificates.AddFromText(*map); !s.ok()) {
+      return Status::InvalidArgument("--client-certificates " + text.client_certificates_file +
+                                     ": " + s.message());
+    }
+  }
+  if (c.tls_client_cert.empty() != c.tls_client_key.empty()) {
+    return Status::InvalidArgument("--tls-client-cert and --tls-client-key go together");
+  }
+  if (!c.tls_client_cert.empty()) {
+    // Loaded here as the client will load them, so that a bad pair is named by its flags.
+    auto client = net::Client::Create(
+        {.client_cert_file = c.tls_client_cert, .client_key_file = c.tls_client_key});
+    if (!client && client.status().code() == StatusCode::kInvalidArgument) {
+      return Status::InvalidArgument("--tls-client-cert/--tls-client-key: " +
+                                     client.status().message());
+    }
+  }
+  return Status::Ok();
+}
+
 void AddOperatorOptions(CLI::App& app, ServerConfig& c) {
   app.add_option("--instance-id", c.lease.instance_id,
                  "With a postgresql:// store: this instance's name among those sharing it "
@@ -290,6 +354,7 @@ Status ApplyParsedText(const ParsedText& text, ServerConfig& c) {
   if (c.api.tls.cert_file.empty() != c.api.tls.key_file.empty()) {
     return Status::InvalidArgument("--tls-cert and --tls-key go together");
   }
+  if (Status s = ApplyClientCertificates(text, c); !s.ok()) return s;
   if (c.hosts.circuit.probe_max.count() <= 0) {
     return Status::InvalidArgument("--circuit-probe-max must be positive");
   }
@@ -348,6 +413,7 @@ CommandLine ParseCommandLine(int argc, const char* const* argv, const BuildInfo&
   AddCapacityOptions(app, c);
   AddTokenOptions(app, text);
   AddOperatorOptions(app, c);
+  AddClientCertificateOptions(app, c, text);
   app.set_version_flag("--version", VersionLine("settled", build),
                        "Print the version, the commit and the build, and exit");
   app.set_config("--config", "",

@@ -204,7 +204,10 @@ struct SettledServer::Parts {
 Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& config,
                                                             const Clock& clock) {
   spdlog::info("{} starting", VersionLine("settled", config.build));
-  auto client = net::Client::Create({.ca_file = config.ca_file, .clock = &clock});
+  auto client = net::Client::Create({.ca_file = config.ca_file,
+                                     .client_cert_file = config.tls_client_cert,
+                                     .client_key_file = config.tls_client_key,
+                                     .clock = &clock});
   if (!client) return client.status();
   if (!config.alert_webhook.empty()) {
     if (auto url = ParseUrl(config.alert_webhook); !url) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "temp_dir.h"
+#include "test_ca.h"
 
 namespace settle::app {
 namespace {
@@ -158,7 +159,9 @@ TEST_CASE("settled --help explains every option and exits 0", "[cli]") {
   CHECK(cl.exit_now);
   CHECK(cl.exit_code == 0);
   for (const char* option : {"--host", "--port", "--db", "--retry-interval", "--retry-max",
-                             "--stuck-after", "--branch-timeout", "--tcc-timeout", "--log-level"}) {
+                             "--stuck-after", "--branch-timeout", "--tcc-timeout", "--log-level",
+                             "--tls-client-ca", "--require-client-cert", "--client-certificates",
+                             "--tls-client-cert", "--tls-client-key"}) {
     CHECK_THAT(cl.output, Catch::Contains(option));
   }
 }
@@ -219,6 +222,84 @@ TEST_CASE("TLS: a certificate and its key serve the API over HTTPS, a CA file ve
   const CommandLine half = Parse({"--tls-cert", dir.File("cert.pem").c_str()});
   CHECK(half.exit_code == 2);
   CHECK_THAT(half.output, Catch::Contains("--tls-cert and --tls-key"));
+}
+
+TEST_CASE(
+    "mutual TLS: --tls-client-ca asks for client certificates, --client-certificates maps "
+    "their subjects, --tls-client-cert is presented on https:// calls",
+    "[cli][tls][mtls]") {
+  testing::TempDir dir;
+  testing::TestCa ca(dir.path());
+  const testing::TestCa::Issued server = ca.IssueForLocalhost();
+  const testing::TestCa::Issued settled = ca.IssueClient("settled", "/O=Shop/CN=settled");
+  std::ofstream(dir.File("subjects")) << "client CN=order-service,O=Shop\n"
+                                         "read CN=dashboard,O=Shop  # grafana\n";
+  const CommandLine cl =
+      Parse({"--tls-cert", server.cert_file.c_str(), "--tls-key", server.key_file.c_str(),
+             "--tls-client-ca", ca.ca_file().c_str(), "--require-client-cert",
+             "--client-certificates", dir.File("subjects").c_str(), "--tls-client-cert",
+             settled.cert_file.c_str(), "--tls-client-key", settled.key_file.c_str()});
+  INFO(cl.output);
+  REQUIRE_FALSE(cl.exit_now);
+  CHECK(cl.config.api.tls.client_ca_file == ca.ca_file());
+  CHECK(cl.config.api.tls.require_client_certificate);
+  CHECK(cl.config.api.client_certificates.size() == 2);
+  CHECK(cl.config.api.client_certificates.Identify("CN=dashboard,O=Shop")->name == "grafana");
+  CHECK(cl.config.tls_client_cert == settled.cert_file);
+  CHECK(cl.config.tls_client_key == settled.key_file);
+
+  const CommandLine defaults = Parse({});
+  CHECK(defaults.config.api.tls.client_ca_file.empty());
+  CHECK_FALSE(defaults.config.api.tls.require_client_certificate);
+  CHECK_FALSE(defaults.config.api.client_certificates.enabled());
+  CHECK(defaults.config.tls_client_cert.empty());
+}
+
+TEST_CASE(
+    "mutual TLS flags without the flags they need, or with files that cannot be used, stop "
+    "settled with exit code 2, naming the flag",
+    "[cli][tls][mtls]") {
+  testing::TempDir dir;
+  testing::TestCa ca(dir.path());
+  const testing::TestCa::Issued server = ca.IssueForLocalhost();
+  const testing::TestCa::Issued a = ca.IssueClient("a", "/CN=a");
+  const testing::TestCa::Issued b = ca.IssueClient("b", "/CN=b");
+  std::ofstream(dir.File("subjects")) << "client CN=a\n";
+  std::ofstream(dir.File("bad-subjects")) << "client CN=a\nowner CN=b\n";
+  const std::string cert = server.cert_file, key = server.key_file, client_ca = ca.ca_file(),
+                    subjects = dir.File("subjects"), bad_subjects = dir.File("bad-subjects");
+  struct Case {
+    std::vector<const char*> args;
+    const char* says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--tls-client-ca", client_ca.c_str()}, "--tls-client-ca needs --tls-cert"},
+           {{"--tls-cert", cert.c_str(), "--tls-key", key.c_str(), "--require-client-cert"},
+            "--require-client-cert needs --tls-client-ca"},
+           {{"--tls-cert", cert.c_str(), "--tls-key", key.c_str(), "--client-certificates",
+             subjects.c_str()},
+            "--client-certificates needs --tls-client-ca"},
+           {{"--tls-cert", cert.c_str(), "--tls-key", key.c_str(), "--tls-client-ca",
+             client_ca.c_str(), "--client-certificates", bad_subjects.c_str()},
+            "line 2"},
+           {{"--client-certificates", "/no/such/subjects"}, "--client-certificates"},
+           {{"--tls-client-ca", "/no/such/ca.pem"}, "--tls-client-ca"},
+           {{"--tls-client-cert", a.cert_file.c_str()}, "--tls-client-cert and --tls-client-key"},
+           {{"--tls-client-cert", a.cert_file.c_str(), "--tls-client-key", b.key_file.c_str()},
+            "--tls-client-cert/--tls-client-key"},
+           {{"--tls-client-cert", key.c_str(), "--tls-client-key", key.c_str()},
+            "--tls-client-cert/--tls-client-key"}}) {
+    const CommandLine cl = Parse(c.args);
+    INFO(c.args[0] << " " << c.args.size());
+    CHECK(cl.exit_now);
+    CHECK(cl.exit_code == 2);
+    CHECK_THAT(cl.output, Catch::Contains(c.says));
+  }
+  const CommandLine bad_map =
+      Parse({"--tls-cert", cert.c_str(), "--tls-key", key.c_str(), "--tls-client-ca",
+             client_ca.c_str(), "--client-certificates", bad_subjects.c_str()});
+  CHECK_THAT(bad_map.output,
+             Catch::Contains("--client-certificates") && Catch::Contains(bad_subjects));
 }
 
 TEST_CASE("tokens come from flags, the environment or a token file", "[cli][auth]") {

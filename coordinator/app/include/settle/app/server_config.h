@@ -49,6 +49,12 @@ struct ServerConfig {
   // https:// participants and webhooks are verified against this CA file (PEM); empty: the
   // system's CA store.
   std::string ca_file;
+  // A client certificate chain and its key (PEM) that settled presents on its outbound
+  // https:// calls (branch calls, webhook alerts) to participants that ask for one (mutual
+  // TLS; --tls-client-cert, --tls-client-key). Both or neither. The client CA and the
+  // subject map of settled's own API are api.tls.client_ca_file and api.client_certificates.
+  std::string tls_client_cert;
+  std::string tls_client_key;
   // With a key, every call to a participant is signed (--signing-key; docs/protocol.md §4.9).
   std::optional<signing::SigningKey> signing_key;
   bool unsigned_authority = false;  // the signature leaves the Host out
