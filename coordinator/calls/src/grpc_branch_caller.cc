@@ -11,8 +11,8 @@
 #include "settle/core/file_text.h"
 #include "settle/core/grpc_codes.h"
 #include "settle/core/grpc_target.h"
+#include "settle/grpc_unary/call_signing.h"
 #include "settle/grpc_unary/unary_call.h"
-#include "settle/signing/grpc_call_signature.h"
 
 namespace settle::calls {
 namespace {
@@ -67,20 +67,10 @@ asio::awaitable<engine::BranchOutcome> GrpcBranchCaller::Call(engine::BranchCall
     if (call.trans_type == TransType::kXa) words.extra.emplace_back("phase2_url", call.url);
     grpc_unary::AddBranchMetadata(request.metadata, words);
     if (options_.signing_key) {
-      // A branch header of a signature field's name would be joined to it: the signature's own.
-      std::erase_if(request.metadata, [](const auto& entry) {
-        return entry.first == "content-digest" || entry.first == "signature-input" ||
-               entry.first == "signature";
-      });
-      // The channel's authority is the host:port it is opened to (ChannelPool).
-      Result<std::vector<std::pair<std::string, std::string>>> signature = signing::SignGrpcCall(
-          {.authority = target->HostPort(),
-           .method = request.method,
-           .metadata = request.metadata,
-           .message = request.message},
-          *options_.signing_key, ToUnixMillis(clock_.Now()) / 1000, options_.sign_authority);
-      if (!signature) co_return Unknown("signing the call: " + signature.status().message());
-      request.metadata.insert(request.metadata.end(), signature->begin(), signature->end());
+      const Status signed_ =
+          grpc_unary::SignUnary(request, *target, *options_.signing_key,
+                                ToUnixMillis(clock_.Now()) / 1000, options_.sign_authority);
+      if (!signed_.ok()) co_return Unknown("signing the call: " + signed_.message());
     }
     std::shared_ptr<grpc::Channel> channel = channels_->To(*target);
     const grpc_unary::UnaryAnswer answer =

@@ -3,6 +3,8 @@
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
+#include <cstdio>
 #include <exception>
 #include <map>
 #include <utility>
@@ -86,6 +88,9 @@ struct GrpcBranchServer::Impl {
       : options(std::move(o)), pool(options.threads), service(*this) {}
 
   GrpcBranchServerOptions options;
+  SystemClock default_clock;
+  const Clock* clock = options.clock != nullptr ? options.clock : &default_clock;
+  std::atomic<std::uint64_t> refusals{0};
   std::map<std::string, Route> routes;  // by method; fixed once serving
   asio::thread_pool pool;
   Service service;
@@ -94,6 +99,33 @@ struct GrpcBranchServer::Impl {
 };
 
 namespace {
+
+// Whether the call may run a handler: signed as the server's policy asks, or no policy. A
+// refusal is counted and logged; its status is UNAUTHENTICATED with a reason that is no
+// verdict (the coordinator retries it, and never reads it as FAILURE).
+grpc::Status Admit(GrpcBranchServer::Impl& server,
+                   const grpc::GenericCallbackServerContext& context, const std::string& message,
+                   bool from_initiator) {
+  if (!server.options.signed_calls) return grpc::Status::OK;
+  std::vector<std::pair<std::string, std::string>> metadata;
+  for (const auto& [key, value] : context.client_metadata()) {
+    metadata.emplace_back(std::string(key.data(), key.size()),
+                          std::string(value.data(), value.size()));
+  }
+  // host() is the call's :authority, as the caller dialed it.
+  const ArrivedGrpcCall call{.authority = context.host(),
+                             .method = context.method(),
+                             .message = message,
+                             .metadata = &metadata,
+                             .from_initiator = from_initiator};
+  const std::int64_t now = ToUnixMillis(server.clock->Now()) / 1000;
+  const Status checked = CheckSignedGrpcCall(*server.options.signed_calls, call, now);
+  if (checked.ok()) return grpc::Status::OK;
+  server.refusals.fetch_add(1);
+  std::fprintf(stderr, "settle grpc participant: refused %s: signature: %s\n",
+               context.method().c_str(), checked.message().c_str());
+  return {grpc::StatusCode::UNAUTHENTICATED, "signature: " + checked.message()};
+}
 
 BranchReply RunHandler(const Route& route, const BranchRequest& request) {
   if (route.op && request.op != *route.op) {
@@ -124,15 +156,26 @@ void BranchReactor::OnReadDone(bool ok) {
   }
   BranchRequest request;
   request.path = context_->method();
-  if (Status s = ReadBranchMetadata(context_->client_metadata(), request); !s.ok()) {
-    Answer(BranchReply::Error(std::move(s)));
-    return;
-  }
   std::vector<grpc::Slice> slices;
   if (request_.Dump(&slices).ok()) {
     for (const grpc::Slice& slice : slices) {
       request.body.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
     }
+  }
+  const Status read = ReadBranchMetadata(context_->client_metadata(), request);
+  // Judged on the metadata as read for the handler, so that the op deciding the Try policy is
+  // the op the handler sees.
+  const bool from_initiator =
+      read.ok() && (request.op == BranchOp::kTry ||
+                    (request.trans_type == TransType::kXa && request.op == BranchOp::kAction));
+  if (grpc::Status admitted = Admit(server_, *context_, request.body, from_initiator);
+      !admitted.ok()) {
+    Finish(admitted);
+    return;
+  }
+  if (!read.ok()) {
+    Answer(BranchReply::Error(read));
+    return;
   }
   for (const auto& [key, value] : context_->client_metadata()) {
     request.headers.emplace(std::string(key.data(), key.size()),
@@ -162,6 +205,8 @@ GrpcBranchServer::~GrpcBranchServer() {
   Stop();
   impl_->pool.join();
 }
+
+std::uint64_t GrpcBranchServer::signature_refusals() const { return impl_->refusals.load(); }
 
 GrpcBranchServer& GrpcBranchServer::OnOp(const std::string& method, std::optional<BranchOp> op,
                                          BranchHandler handler) {

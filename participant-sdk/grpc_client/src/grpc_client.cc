@@ -12,6 +12,7 @@
 #include "settle/core/grpc_codes.h"
 #include "settle/core/grpc_target.h"
 #include "settle/core/url.h"
+#include "settle/grpc_unary/call_signing.h"
 #include "settle/grpc_unary/unary_call.h"
 #include "settle/sdk/client.h"
 
@@ -116,7 +117,8 @@ Result<std::unique_ptr<GrpcClient>> GrpcClient::Create(const std::string& server
     impl->roots = std::move(*roots);
   }
   if (!options.http_server.empty()) {
-    ClientOptions http_options{.timeout = options.timeout, .ca_file = options.ca_file};
+    ClientOptions http_options{
+        .timeout = options.timeout, .ca_file = options.ca_file, .signing_key = options.signing_key};
     for (const auto& [name, value] : options.metadata) http_options.headers.emplace(name, value);
     auto http = Client::Create(options.http_server, std::move(http_options));
     if (!http) return Status::InvalidArgument("http_server: " + http.status().message());
@@ -230,6 +232,14 @@ Result<BranchAnswer> GrpcClient::CallBranch(const OwnBranchCall& call) {
                                                    .op = call.op,
                                                    .dtm = impl_->coordinator,
                                                    .extra = call.extra});
+  if (impl_->options.signing_key) {
+    const SystemClock clock;
+    if (Status s = grpc_unary::SignUnary(request, target, *impl_->options.signing_key,
+                                         ToUnixMillis(clock.Now()) / 1000);
+        !s.ok()) {
+      return Status::InvalidArgument("signing the call: " + s.message());
+    }
+  }
   grpc_unary::UnaryAnswer unary =
       grpc_unary::CallUnary(impl_->branches->To(target), std::move(request));
   BranchAnswer answer;

@@ -3,6 +3,7 @@
 #include <strings.h>
 
 #include "settle/core/file_text.h"
+#include "settle/signing/grpc_call_signature.h"
 #include "settle/signing/request_signature.h"
 
 namespace settle::sdk {
@@ -20,12 +21,19 @@ Result<std::vector<signing::VerifyingKey>> LoadVerifyingKeys(
   return keys;
 }
 
-Status CheckSignedCall(const SignedCalls& policy, const ArrivedCall& call, std::int64_t now_unix) {
+namespace {
+
+// The keys `call` must be signed by under `policy`; null when it is let through unchecked: a
+// Try an initiator may send unsigned, or any call without a signature while signatures are
+// not yet required.
+const std::vector<signing::VerifyingKey>* KeysFor(
+    const SignedCalls& policy, bool from_initiator,
+    const std::vector<std::pair<std::string, std::string>>* fields) {
   const std::vector<signing::VerifyingKey>* keys = &policy.keys;
-  if (call.from_initiator) {
+  if (from_initiator) {
     switch (policy.try_policy) {
       case SignedCalls::TryPolicy::kUnsigned:
-        return Status::Ok();
+        return nullptr;
       case SignedCalls::TryPolicy::kTryKeys:
         keys = &policy.try_keys;
         break;
@@ -35,15 +43,26 @@ Status CheckSignedCall(const SignedCalls& policy, const ArrivedCall& call, std::
   }
   if (!policy.require_signature) {
     bool has_signature = false;
-    if (call.fields != nullptr) {
-      for (const auto& [name, value] : *call.fields) {
+    if (fields != nullptr) {
+      for (const auto& [name, value] : *fields) {
         if (name.size() == 15 && strncasecmp(name.c_str(), "signature-input", 15) == 0) {
           has_signature = true;
         }
       }
     }
-    if (!has_signature) return Status::Ok();
+    if (!has_signature) return nullptr;
   }
+  return keys;
+}
+
+const std::vector<std::pair<std::string, std::string>> kNone;
+
+}  // namespace
+
+Status CheckSignedCall(const SignedCalls& policy, const ArrivedCall& call, std::int64_t now_unix) {
+  const std::vector<signing::VerifyingKey>* keys =
+      KeysFor(policy, call.from_initiator, call.fields);
+  if (keys == nullptr) return Status::Ok();
   const std::size_t question = call.target.find('?');
   const signing::SignedRequest request{
       .method = call.method,
@@ -53,9 +72,23 @@ Status CheckSignedCall(const SignedCalls& policy, const ArrivedCall& call, std::
       .body = call.body};
   const signing::VerifyPolicy verify{
       .keys = *keys, .window = policy.window, .check_authority = policy.check_authority};
-  static const std::vector<std::pair<std::string, std::string>> kNone;
   return signing::VerifyRequest(request, call.fields != nullptr ? *call.fields : kNone, verify,
                                 now_unix);
+}
+
+Status CheckSignedGrpcCall(const SignedCalls& policy, const ArrivedGrpcCall& call,
+                           std::int64_t now_unix) {
+  const std::vector<signing::VerifyingKey>* keys =
+      KeysFor(policy, call.from_initiator, call.metadata);
+  if (keys == nullptr) return Status::Ok();
+  const signing::SignedGrpcCall arrived{
+      .authority = call.authority,
+      .method = call.method,
+      .metadata = call.metadata != nullptr ? *call.metadata : kNone,
+      .message = call.message};
+  const signing::VerifyPolicy verify{
+      .keys = *keys, .window = policy.window, .check_authority = policy.check_authority};
+  return signing::VerifyGrpcCall(arrived, verify, now_unix);
 }
 
 }  // namespace settle::sdk

@@ -1,14 +1,17 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "settle/core/clock.h"
 #include "settle/core/status.h"
 #include "settle/sdk/barrier.h"
 #include "settle/sdk/branch_request.h"
 #include "settle/sdk/participant.h"
+#include "settle/sdk/signed_calls.h"
 
 namespace grpc {
 class ServerBuilder;
@@ -23,6 +26,15 @@ struct GrpcBranchServerOptions {
   // With a PEM certificate chain and key, Start serves over TLS only (grpcs://).
   std::string tls_cert_file;
   std::string tls_key_file;
+  // With a policy, a call that is not signed as it says (signed_calls.h; the gRPC form of
+  // docs/protocol.md §4.9: signature-input, signature and content-digest metadata over the
+  // method, :authority, dtm-* metadata and the message's digest) is answered UNAUTHENTICATED
+  // with "signature: <reason>" before the barrier or any handler runs, counted and logged. A
+  // Try, and an XA action, are judged by its try_policy.
+  std::optional<SignedCalls> signed_calls;
+  // Where a signature's created is compared with now (null: the system clock). It must outlive
+  // the server.
+  const Clock* clock = nullptr;
 };
 
 // A participant's branches as gRPC methods (docs/protocol.md §10.4): the coordinator calls
@@ -69,6 +81,10 @@ class GrpcBranchServer {
   Result<int> Start(const std::string& host, int port);
   // Stops a server Start made, letting calls in progress answer. Idempotent.
   void Stop();
+
+  // Calls refused for their signature since construction: the metric of
+  // GrpcBranchServerOptions::signed_calls (each refusal is logged with its reason too).
+  std::uint64_t signature_refusals() const;
 
   struct Impl;  // the routes, the handler pool and the generic service (its calls see it)
 

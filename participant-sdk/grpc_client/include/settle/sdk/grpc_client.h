@@ -8,6 +8,7 @@
 
 #include "settle/core/status.h"
 #include "settle/sdk/coordinator_link.h"
+#include "settle/signing/keys.h"
 
 namespace settle::sdk {
 
@@ -26,6 +27,11 @@ struct GrpcClientOptions {
   // no query: Query goes there, and so do Try calls to http(s):// URLs. Empty: both are
   // refused with InvalidArgument.
   std::string http_server;
+  // With a key, the calls the initiator makes to branches itself (a TCC's Try, an XA action)
+  // are signed as settled signs its own (docs/protocol.md §4.9; over gRPC as signature-input,
+  // signature and content-digest metadata, over HTTP as ClientOptions::signing_key does), so
+  // that a participant can tell them from anyone else's (SignedCalls::TryPolicy::kTryKeys).
+  std::optional<signing::SigningKey> signing_key;
 };
 
 // A connection to a coordinator over DTM's gRPC API (service dtmgimp.Dtm, docs/protocol.md §10):

@@ -12,7 +12,8 @@ namespace settle::sdk {
 
 // Which calls a participant accepts (docs/protocol.md §4.9): only those signed by the
 // coordinator's keys (RFC 9421, over the method, authority, path, query and the body's
-// digest), refused with 401 before the barrier or any handler runs.
+// digest; a gRPC call's over its method, authority, dtm-* metadata and message's digest),
+// refused (HTTP 401, gRPC UNAUTHENTICATED) before the barrier or any handler runs.
 struct SignedCalls {
   // The coordinator's public keys (Ed25519) or shared secrets (HMAC-SHA256); several while a
   // key is rotated. They verify every call settled makes: phase 2 (confirm, cancel, commit,
@@ -33,7 +34,8 @@ struct SignedCalls {
   // that rewrites Host (settled then signs with --unsigned-authority).
   bool check_authority = true;
   // Off while signing is being turned on (docs/operations.md, "Signed calls to participants"):
-  // a call without Signature-Input is let through, one with a signature is still checked.
+  // a call without Signature-Input (gRPC: signature-input metadata) is let through, one with a
+  // signature is still checked.
   bool require_signature = true;
 };
 
@@ -53,5 +55,19 @@ struct ArrivedCall {
 // OK when `call` is signed as `policy` asks; otherwise InvalidArgument with the reason (never
 // the words of a verdict: the coordinator must not read a refusal as FAILURE).
 Status CheckSignedCall(const SignedCalls& policy, const ArrivedCall& call, std::int64_t now_unix);
+
+// One gRPC call as it arrived (a GrpcBranchServer's), for CheckSignedGrpcCall.
+struct ArrivedGrpcCall {
+  std::string authority;  // the call's :authority
+  std::string method;     // "/bank.Bank/TransOut"
+  std::string message;    // the request message's bytes
+  const std::vector<std::pair<std::string, std::string>>* metadata = nullptr;  // all of it
+  bool from_initiator = false;  // a TCC's try or an XA action
+};
+
+// The same for a gRPC call, whose signature travels as metadata (signing::VerifyGrpcCall):
+// check_authority compares the signed authority with the call's :authority.
+Status CheckSignedGrpcCall(const SignedCalls& policy, const ArrivedGrpcCall& call,
+                           std::int64_t now_unix);
 
 }  // namespace settle::sdk

@@ -1,0 +1,429 @@
+// Signed gRPC branch calls (docs/protocol.md §4.9), end to end: the settle of this process
+// signs every gRPC call it makes, and a GrpcBranchServer given its key runs only the calls it
+// signed; anything else is UNAUTHENTICATED before the barrier or any handler runs, over
+// plaintext and over TLS. The initiator's GrpcClient signs its own Trys.
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <sqlite3.h>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <optional>
+#include <string>
+
+#include "in_process_settled.h"
+#include "settle/grpc_unary/call_signing.h"
+#include "settle/grpc_unary/unary_call.h"
+#include "settle/sdk/grpc_branch_server.h"
+#include "settle/sdk/grpc_client.h"
+#include "settle/sdk/saga.h"
+#include "settle/sdk/sqlite_barrier_store.h"
+#include "settle/sdk/tcc.h"
+#include "temp_dir.h"
+#include "test_ca.h"
+
+namespace settle::sdk {
+namespace {
+
+using nlohmann::json;
+using testing::InProcessSettled;
+
+// settled's key: an HMAC-SHA256 secret of 32 bytes, as `openssl rand -base64 32` writes it.
+constexpr std::string_view kSettledSecret = "Zm9yIHNldHRsZWQncyBncnBjIGNhbGxzIG9ubHkgLi4u";
+
+// A fresh Ed25519 private key as PEM text (its public half verifies, VerifyingKey reads it).
+std::string NewEd25519() {
+  EVP_PKEY* key = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
+  REQUIRE(key != nullptr);
+  BIO* bio = BIO_new(BIO_s_mem());
+  REQUIRE(PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr) == 1);
+  char* data = nullptr;
+  const long size = BIO_get_mem_data(bio, &data);
+  std::string text(data, static_cast<std::size_t>(size));
+  BIO_free(bio);
+  EVP_PKEY_free(key);
+  return text;
+}
+
+signing::SigningKey Signer(std::string_view text) {
+  auto key = signing::SigningKey::FromText(text);
+  REQUIRE(key);
+  return *key;
+}
+signing::VerifyingKey Verifier(std::string_view text) {
+  auto key = signing::VerifyingKey::FromText(text);
+  REQUIRE(key);
+  return *key;
+}
+
+// A bank whose branches are gRPC methods over the barrier and an account table in one SQLite
+// file: /bank.Bank/TransOut debits account 1 by the message's bytes read as a number,
+// /bank.Bank/TransIn credits it, their compensations undo it; TCC: /bank.Bank/Try,
+// /bank.Bank/Confirm, /bank.Bank/Cancel touch nothing but the barrier.
+class GrpcBank {
+ public:
+  GrpcBank(const std::string& db_path, std::optional<SignedCalls> policy,
+           const testing::TestCa::Issued* cert = nullptr)
+      : server_(GrpcBranchServerOptions{.threads = 4,
+                                        .tls_cert_file = cert ? cert->cert_file : "",
+                                        .tls_key_file = cert ? cert->key_file : "",
+                                        .signed_calls = std::move(policy)}),
+        tls_(cert != nullptr) {
+    auto store = SqliteBarrierStore::Open(db_path);
+    REQUIRE(store);
+    store_ = std::move(*store);
+    barrier_ = std::make_unique<Barrier>(*store_, clock_);
+    auto tx = store_->Begin();
+    REQUIRE(tx);
+    REQUIRE(sqlite3_exec(SqliteBarrierStore::Connection(**tx),
+                         "CREATE TABLE account (id TEXT PRIMARY KEY, balance INTEGER NOT NULL);"
+                         "INSERT INTO account VALUES ('1', 1000)",
+                         nullptr, nullptr, nullptr) == SQLITE_OK);
+    REQUIRE((*tx)->Commit().ok());
+    server_.OnAction("/bank.Bank/TransOut", Move(-1))
+        .OnCompensate("/bank.Bank/TransOutRevert", Move(+1))
+        .OnAction("/bank.Bank/TransIn", Move(+1))
+        .OnCompensate("/bank.Bank/TransInRevert", Move(-1))
+        .OnTry("/bank.Bank/Try", Move(0))
+        .OnConfirm("/bank.Bank/Confirm", Move(0))
+        .OnCancel("/bank.Bank/Cancel", Move(0));
+    auto port = server_.Start("127.0.0.1", 0);
+    REQUIRE(port);
+    port_ = *port;
+  }
+
+  // The host dialed is "localhost" over TLS (the certificate's name), "127.0.0.1" otherwise.
+  std::string Url(const std::string& method) const {
+    return (tls_ ? "grpcs://localhost:" : "grpc://127.0.0.1:") + std::to_string(port_) +
+           "/bank.Bank/" + method;
+  }
+  std::int64_t Balance() { return Read("SELECT balance FROM account WHERE id = '1'"); }
+  std::int64_t BarrierRows() { return Read("SELECT COUNT(*) FROM barrier"); }
+  int runs() const { return runs_.load(); }
+  std::uint64_t refusals() const { return server_.signature_refusals(); }
+
+ private:
+  BranchHandler Move(int sign) {
+    return Guarded(*barrier_, [this, sign](const BranchRequest& r, BarrierTransaction& tx) {
+      runs_.fetch_add(1);
+      if (sign == 0) return Status::Ok();
+      const std::string sql = "UPDATE account SET balance = balance + " +
+                              std::to_string(sign * std::stoll(r.body)) + " WHERE id = '1'";
+      if (sqlite3_exec(SqliteBarrierStore::Connection(tx), sql.c_str(), nullptr, nullptr,
+                       nullptr) != SQLITE_OK) {
+        return Status::Unavailable("update failed");
+      }
+      return Status::Ok();
+    });
+  }
+  std::int64_t Read(const std::string& sql) {
+    auto tx = store_->Begin();
+    REQUIRE(tx);
+    sqlite3_stmt* stmt = nullptr;
+    REQUIRE(sqlite3_prepare_v2(SqliteBarrierStore::Connection(**tx), sql.c_str(), -1, &stmt,
+                               nullptr) == SQLITE_OK);
+    std::int64_t value = -1;
+    if (sqlite3_step(stmt) == SQLITE_ROW) value = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+    return value;
+  }
+
+  SystemClock clock_;
+  std::unique_ptr<SqliteBarrierStore> store_;
+  std::unique_ptr<Barrier> barrier_;
+  std::atomic<int> runs_{0};
+  GrpcBranchServer server_;
+  bool tls_ = false;
+  int port_ = 0;
+};
+
+// A branch call made as anyone could make it, straight to the bank: `key` (when given) signs
+// it as settled would, then `tamper` changes what is sent.
+struct RawCall {
+  std::string method = "TransIn";
+  std::string gid = "forged-1";
+  std::string op = "action";
+  std::string message = "1000000";
+  const signing::SigningKey* key = nullptr;
+  std::function<void(grpc_unary::UnaryRequest&)> tamper;
+};
+
+grpc_unary::UnaryAnswer Send(const GrpcBank& bank, const RawCall& call,
+                             const std::string& ca_file = "") {
+  auto target = ParseGrpcTarget(bank.Url(call.method));
+  REQUIRE(target);
+  grpc_unary::UnaryRequest request{
+      .method = target->method, .message = call.message, .timeout = std::chrono::seconds(10)};
+  grpc_unary::AddBranchMetadata(request.metadata, {.gid = call.gid,
+                                                   .trans_type = "saga",
+                                                   .branch_id = "01",
+                                                   .op = call.op,
+                                                   .dtm = "127.0.0.1:36790"});
+  if (call.key != nullptr) {
+    REQUIRE(grpc_unary::SignUnary(request, *target, *call.key, std::time(nullptr)).ok());
+  }
+  if (call.tamper) call.tamper(request);
+  std::string roots;
+  if (!ca_file.empty()) {
+    std::ifstream in(ca_file);
+    roots.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  grpc_unary::ChannelPool channels(roots);
+  return grpc_unary::CallUnary(channels.To(*target), std::move(request));
+}
+
+// The answer is a refusal for the signature, with no verdict's words; its reason.
+std::string Refusal(const grpc_unary::UnaryAnswer& answer) {
+  CHECK(answer.code == 16);  // UNAUTHENTICATED
+  for (std::string_view word : {"FAILURE", "ONGOING", "SUCCESS"}) {
+    CHECK(answer.message.find(word) == std::string::npos);
+  }
+  CHECK(answer.message.starts_with("signature: "));
+  return answer.message;
+}
+
+void Set(std::vector<std::pair<std::string, std::string>>& metadata, const std::string& key,
+         const std::string& value) {
+  for (auto& [k, v] : metadata) {
+    if (k == key) v = value;
+  }
+}
+
+std::unique_ptr<Client> HttpClientOf(const InProcessSettled& s) {
+  auto client = Client::Create("http://127.0.0.1:" + std::to_string(s.port()) + "/api/settle");
+  REQUIRE(client);
+  return std::move(*client);
+}
+
+TEST_CASE(
+    "a GrpcBranchServer that requires signatures runs settled's calls and refuses forged ones "
+    "with UNAUTHENTICATED, writing nothing",
+    "[sdk][grpc][signing]") {
+  const bool tls = GENERATE(false, true);
+  INFO((tls ? "over TLS" : "over plaintext"));
+  testing::TempDir dir;
+  std::optional<testing::TestCa> ca;
+  std::optional<testing::TestCa::Issued> cert;
+  if (tls) {
+    ca.emplace(dir.path());
+    cert = ca->IssueForLocalhost();
+  }
+  const signing::SigningKey settled = Signer(kSettledSecret);
+  InProcessSettled s([&](app::ServerConfig& c) {
+    c.signing_key = settled;
+    if (ca) c.ca_file = ca->ca_file();
+  });
+  GrpcBank bank(dir.File("bank.db"), SignedCalls{.keys = {Verifier(kSettledSecret)}},
+                cert ? &*cert : nullptr);
+  const std::string ca_file = ca ? ca->ca_file() : "";
+
+  // settled's calls: a saga that moves 30 out and back in.
+  auto client = HttpClientOf(s);
+  Saga saga(*client, tls ? "signed-tls" : "signed-plain");
+  saga.Add(bank.Url("TransOut"), bank.Url("TransOutRevert"), "30")
+      .Add(bank.Url("TransIn"), bank.Url("TransInRevert"), "30");
+  saga.options().wait_result = true;
+  auto outcome = saga.Submit();
+  REQUIRE(outcome);
+  CHECK(outcome->status == GlobalStatus::kSucceed);
+  CHECK(bank.runs() == 2);
+  CHECK(bank.refusals() == 0);
+  const std::int64_t balance = bank.Balance();
+  const std::int64_t rows = bank.BarrierRows();
+  CHECK(balance == 1000);
+
+  // What anyone else could send.
+  CHECK(Refusal(Send(bank, {}, ca_file)) == "signature: no signature-input");
+  const signing::SigningKey stranger = Signer(NewEd25519());
+  CHECK_THAT(Refusal(Send(bank, {.key = &stranger}, ca_file)),
+             Catch::StartsWith("signature: unknown keyid \"ed25519-"));
+  const std::string does_not_verify =
+      "signature: signature does not verify with key \"" + settled.keyid() + "\"";
+  // settled's signature over other bytes, with the digest left or made to match.
+  CHECK(Refusal(Send(
+            bank,
+            {.message = "30", .key = &settled, .tamper = [](auto& r) { r.message = "1000000"; }},
+            ca_file)) == "signature: content-digest does not match the message");
+  CHECK(Refusal(Send(bank,
+                     {.message = "30",
+                      .key = &settled,
+                      .tamper =
+                          [](auto& r) {
+                            r.message = "1000000";
+                            Set(r.metadata, "content-digest",
+                                "sha-256=:" + std::string(44, 'A') + ":");
+                          }},
+                     ca_file))
+            .starts_with("signature: content-digest does not match"));
+  // Another gid or op than signed, or another method.
+  CHECK(Refusal(Send(
+            bank,
+            {.key = &settled, .tamper = [](auto& r) { Set(r.metadata, "dtm-gid", "forged-2"); }},
+            ca_file)) == does_not_verify);
+  CHECK(Refusal(Send(bank,
+                     {.op = "compensate",
+                      .key = &settled,
+                      .tamper = [](auto& r) { Set(r.metadata, "dtm-op", "action"); }},
+                     ca_file)) == does_not_verify);
+  CHECK(Refusal(Send(
+            bank,
+            {.key = &settled, .tamper = [](auto& r) { r.method = "/bank.Bank/TransOutRevert"; }},
+            ca_file)) == does_not_verify);
+  // A covered dtm-* key taken away.
+  CHECK(Refusal(Send(bank,
+                     {.key = &settled,
+                      .tamper =
+                          [](auto& r) {
+                            std::erase_if(r.metadata,
+                                          [](const auto& m) { return m.first == "dtm-dtm"; });
+                          }},
+                     ca_file)) == "signature: dtm-dtm is covered but the call carries no dtm-dtm");
+
+  CHECK(bank.refusals() == 8);
+  CHECK(bank.runs() == 2);
+  CHECK(bank.Balance() == balance);
+  CHECK(bank.BarrierRows() == rows);
+  // And a signed one still goes through.
+  auto signed_call = Send(bank, {.gid = "direct-1", .message = "5", .key = &settled}, ca_file);
+  CHECK(signed_call.code == 0);
+  CHECK(bank.Balance() == balance + 5);
+}
+
+TEST_CASE("the authority a GrpcBranchServer checks is the call's :authority, as dialed",
+          "[sdk][grpc][signing]") {
+  testing::TempDir dir;
+  const signing::SigningKey settled = Signer(kSettledSecret);
+  SignedCalls policy{.keys = {Verifier(kSettledSecret)}};
+  GrpcBank strict(dir.File("strict.db"), policy);
+  policy.check_authority = false;
+  GrpcBank lenient(dir.File("lenient.db"), policy);
+  // Signed for "localhost:<port>", sent to 127.0.0.1:<port> (as through a proxy).
+  auto elsewhere = [&](const GrpcBank& bank) {
+    return Send(bank,
+                {.gid = "authority-1",
+                 .message = "1",
+                 .key = &settled,
+                 .tamper = [&](grpc_unary::UnaryRequest& r) {
+                   auto target = ParseGrpcTarget(bank.Url("TransIn"));
+                   REQUIRE(target);
+                   target->host = "localhost";
+                   std::erase_if(r.metadata, [](const auto& m) {
+                     return m.first == "signature" || m.first == "signature-input" ||
+                            m.first == "content-digest";
+                   });
+                   REQUIRE(grpc_unary::SignUnary(r, *target, settled, std::time(nullptr)).ok());
+                 }});
+  };
+  CHECK_THAT(Refusal(elsewhere(strict)), Catch::Contains("does not verify"));
+  CHECK(strict.runs() == 0);
+  // Left out of the check, it still is signed, so a lenient server refuses it too; a signature
+  // without the authority passes there.
+  CHECK_THAT(Refusal(elsewhere(lenient)), Catch::Contains("does not verify"));
+  auto no_authority =
+      Send(lenient,
+           {.gid = "authority-2",
+            .message = "1",
+            .key = nullptr,
+            .tamper = [&](grpc_unary::UnaryRequest& r) {
+              auto target = ParseGrpcTarget(lenient.Url("TransIn"));
+              REQUIRE(target);
+              target->host = "proxy.internal";
+              REQUIRE(grpc_unary::SignUnary(r, *target, settled, std::time(nullptr), false).ok());
+            }});
+  CHECK(no_authority.code == 0);
+  CHECK(lenient.runs() == 1);
+  CHECK(Refusal(Send(
+            strict,
+            {.gid = "authority-3", .key = nullptr, .tamper = [&](grpc_unary::UnaryRequest& r) {
+               auto target = ParseGrpcTarget(strict.Url("TransIn"));
+               REQUIRE(grpc_unary::SignUnary(r, *target, settled, std::time(nullptr), false).ok());
+             }})) == "signature: @authority is not covered");
+}
+
+TEST_CASE("while signing is turned on, a GrpcBranchServer lets unsigned calls through",
+          "[sdk][grpc][signing]") {
+  testing::TempDir dir;
+  GrpcBank bank(dir.File("bank.db"),
+                SignedCalls{.keys = {Verifier(kSettledSecret)}, .require_signature = false});
+  CHECK(Send(bank, {.gid = "g1", .message = "1"}).code == 0);
+  const signing::SigningKey settled = Signer(kSettledSecret);
+  CHECK(Send(bank, {.gid = "g2", .message = "1", .key = &settled}).code == 0);
+  const signing::SigningKey stranger = Signer(NewEd25519());
+  CHECK_THAT(Refusal(Send(bank, {.gid = "g3", .message = "1", .key = &stranger})),
+             Catch::Contains("unknown keyid"));
+  CHECK(bank.runs() == 2);
+  CHECK(bank.refusals() == 1);
+}
+
+TEST_CASE(
+    "gRPC Trys come from the initiator's GrpcClient: signed with its own key, or accepted "
+    "unsigned by policy",
+    "[sdk][grpc][signing][tcc]") {
+  testing::TempDir dir;
+  const std::string initiator_pem = NewEd25519();
+  InProcessSettled s([](app::ServerConfig& c) {
+    c.grpc.enabled = true;
+    c.signing_key = Signer(kSettledSecret);
+  });
+  auto client_of = [&](std::optional<signing::SigningKey> key) {
+    auto client = GrpcClient::Create(
+        "grpc://127.0.0.1:" + std::to_string(s.grpc_port()),
+        GrpcClientOptions{
+            .http_server = "http://127.0.0.1:" + std::to_string(s.port()) + "/api/settle",
+            .signing_key = std::move(key)});
+    REQUIRE(client);
+    return std::move(*client);
+  };
+  TransOptions options;
+  options.wait_result = true;
+  auto run = [&](GrpcClient& client, GrpcBank& bank, const std::string& gid) {
+    return RunTcc(client, gid, options, [&](Tcc& tcc) -> Status {
+      auto tried = tcc.CallBranch("0", bank.Url("Try"), bank.Url("Confirm"), bank.Url("Cancel"));
+      return tried ? Status::Ok() : tried.status();
+    });
+  };
+
+  SECTION("the initiator's key for Try, settled's for phase 2") {
+    GrpcBank bank(dir.File("bank.db"), SignedCalls{.keys = {Verifier(kSettledSecret)},
+                                                   .try_policy = SignedCalls::TryPolicy::kTryKeys,
+                                                   .try_keys = {Verifier(initiator_pem)}});
+    auto signing_client = client_of(Signer(initiator_pem));
+    auto outcome = run(*signing_client, bank, "grpc-tcc-signed");
+    REQUIRE(outcome);
+    CHECK(outcome->status == GlobalStatus::kSucceed);
+    CHECK(bank.runs() == 2);  // try, confirm
+    CHECK(bank.refusals() == 0);
+
+    // Without the key, the Try is refused and the TCC rolls back with settled's signed cancel.
+    const std::int64_t rows = bank.BarrierRows();
+    auto unsigned_client = client_of(std::nullopt);
+    auto refused = run(*unsigned_client, bank, "grpc-tcc-unsigned");
+    REQUIRE(refused);
+    CHECK(refused->status == GlobalStatus::kFailed);
+    CHECK(bank.refusals() == 1);
+    // The cancel was let through; the barrier skipped it (an empty rollback).
+    CHECK(bank.runs() == 2);
+    CHECK(bank.BarrierRows() > rows);
+  }
+  SECTION("unsigned Trys accepted, as DTM's SDKs send them; phase 2 still settled's alone") {
+    GrpcBank bank(dir.File("bank.db"),
+                  SignedCalls{.keys = {Verifier(kSettledSecret)},
+                              .try_policy = SignedCalls::TryPolicy::kUnsigned});
+    auto unsigned_client = client_of(std::nullopt);
+    auto outcome = run(*unsigned_client, bank, "grpc-tcc-dtm");
+    REQUIRE(outcome);
+    CHECK(outcome->status == GlobalStatus::kSucceed);
+    CHECK(bank.runs() == 2);
+    CHECK(Refusal(Send(bank, {.method = "Confirm", .gid = "grpc-tcc-dtm", .op = "confirm"})) ==
+          "signature: no signature-input");
+    CHECK(bank.runs() == 2);
+  }
+}
+
+}  // namespace
+}  // namespace settle::sdk
