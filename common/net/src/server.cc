@@ -246,6 +246,11 @@ Server::~Server() { Stop(); }
 
 Result<int> Server::Start(const std::string& host, int port) {
   Impl& impl = *impl_;
+  if (!impl.options.tls.enabled() && !impl.options.tls.client_ca_file.empty()) {
+    // Plain HTTP would let every client in: refuse rather than look protected.
+    return Status::InvalidArgument("client CA file '" + impl.options.tls.client_ca_file +
+                                   "' given without a certificate to serve HTTPS with");
+  }
   if (impl.options.tls.enabled()) {
     auto tls = ServerTlsContext(impl.options.tls);
     if (!tls) return tls.status();

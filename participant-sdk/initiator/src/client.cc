@@ -227,8 +227,15 @@ Result<std::unique_ptr<Client>> Client::Create(const std::string& server, Client
     return Status::InvalidArgument("timeout: must be positive");
   }
   if (Status s = CheckHeaders(options.headers); !s.ok()) return s;
-  auto http = net::BlockingClient::Create({.ca_file = options.ca_file});
-  if (!http) return Status::InvalidArgument("ca_file: " + http.status().message());
+  auto http = net::BlockingClient::Create({.ca_file = options.ca_file,
+                                           .client_cert_file = options.client_cert_file,
+                                           .client_key_file = options.client_key_file});
+  if (!http) {
+    // The message names the file; say which option gave it.
+    const bool ca = http.status().message().find("CA file") != std::string::npos;
+    return Status::InvalidArgument((ca ? "ca_file: " : "client_cert_file/client_key_file: ") +
+                                   http.status().message());
+  }
   auto transport = std::make_unique<Transport>();
   std::string base = url->path_and_query;
   while (!base.empty() && base.back() == '/') base.pop_back();

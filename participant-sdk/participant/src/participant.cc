@@ -67,7 +67,10 @@ struct Participant::Impl {
                net::ServerOptions{
                    .limits = {.max_body_bytes = o.max_body_bytes},
                    .keep_alive_timeout = std::chrono::duration_cast<Duration>(o.keep_alive_timeout),
-                   .tls = {o.tls_cert_file, o.tls_key_file},
+                   .tls = {.cert_file = o.tls_cert_file,
+                           .key_file = o.tls_key_file,
+                           .client_ca_file = o.tls_client_ca_file,
+                           .require_client_certificate = !o.tls_client_ca_file.empty()},
                    .refusal =
                        [](int status, const std::string& problem) {
                          // docs/protocol.md §7.1: a refused request gets {"message"} naming what.

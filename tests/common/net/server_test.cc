@@ -440,7 +440,7 @@ TEST_CASE(
   CHECK(half.status().code() == StatusCode::kInvalidArgument);
 }
 
-TEST_CASE("an unusable client CA file is refused at start, naming the file",
+TEST_CASE("an unusable client CA file, or one without HTTPS, is refused at start, naming the file",
           "[net][server][tls][mtls]") {
   testing::TempDir dir;
   testing::TestCa ca(dir.path());
@@ -452,6 +452,14 @@ TEST_CASE("an unusable client CA file is refused at start, naming the file",
   REQUIRE_FALSE(started);
   CHECK(started.status().code() == StatusCode::kInvalidArgument);
   CHECK_THAT(started.status().message(), Contains("no-ca.pem"));
+
+  // A client CA over plain HTTP would look like protection and be none.
+  Server plain(context, {.tls = {.client_ca_file = ca.ca_file()}},
+               [](Request&) -> asio::awaitable<Response> { co_return Response{}; });
+  Result<int> refused = plain.Start("127.0.0.1", 0);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(refused.status().message(), Contains("without a certificate"));
 }
 
 TEST_CASE("an unusable certificate or key is refused at start, naming the file",

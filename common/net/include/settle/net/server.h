@@ -68,7 +68,8 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Listens on host:port (port 0: any free one) and starts accepting. Returns the port;
-  // InvalidArgument for an unusable certificate or key, Unavailable when it cannot listen.
+  // InvalidArgument for an unusable certificate, key or client CA file (or a client CA file
+  // without a certificate), Unavailable when it cannot listen.
   Result<int> Start(const std::string& host, int port);
 
   // Stops accepting, closes idle connections, lets requests in progress be answered (then

@@ -23,6 +23,11 @@ struct ClientOptions {
   // https:// coordinators and Try URLs are verified against this CA file (PEM); empty: the
   // system's CA store.
   std::string ca_file;
+  // A PEM certificate chain and its key presented to https:// coordinators and Try URLs that
+  // ask for a client certificate (mutual TLS: settled's --tls-client-ca, a participant's
+  // ParticipantOptions::tls_client_ca_file). Both or neither.
+  std::string client_cert_file;
+  std::string client_key_file;
   // With a key, the calls the initiator makes to branches itself (a TCC's Try, an XA action)
   // are signed as settled signs its own (RFC 9421; docs/protocol.md §4.9), so that a
   // participant can tell them from anyone else's (SignedCalls::TryPolicy::kTryKeys).

@@ -34,6 +34,13 @@ struct ParticipantOptions {
   // With a PEM certificate chain and key, the participant serves HTTPS only.
   std::string tls_cert_file;
   std::string tls_key_file;
+  // With HTTPS and a PEM CA file here, every connection must present a client certificate
+  // issued by that CA (mutual TLS: settled's --tls-client-cert, the initiator's
+  // ClientOptions::client_cert_file). A connection without one, with one from another CA, or
+  // with an expired one fails the TLS handshake: no request of it is read, so nothing reaches
+  // the barrier or a handler, and the participant goes on serving others. Start fails
+  // (InvalidArgument naming the file) when it cannot be used, or is given without HTTPS.
+  std::string tls_client_ca_file;
   // With a policy, a branch or XA call that is not signed as it says is refused with 401 and
   // {"message":"signature: <reason>"} before the barrier or any handler runs (signed_calls.h,
   // docs/protocol.md §4.9); the participant's own routes (OnGet, OnPost) are not checked.
@@ -104,7 +111,8 @@ class Participant {
   Participant& OnPost(const std::string& pattern, RouteHandler handler);
 
   // Binds host:port (0: any free port) and serves on background threads; returns the port.
-  // InvalidArgument for an unusable certificate or key.
+  // InvalidArgument for an unusable certificate, key or client CA file, or a client CA file
+  // without a certificate.
   Result<int> Start(const std::string& host, int port);
   // Branch and XA calls refused for their signature since Start: the metric of
   // ParticipantOptions::signed_calls (each refusal is logged with its reason too).
