@@ -91,7 +91,8 @@ Result<std::unique_ptr<BankService>> BankService::Open(const BankOptions& option
 BankService::BankService(std::unique_ptr<sdk::SqliteBarrierStore> store, const BankOptions& options)
     : store_(std::move(store)),
       barrier_(*store_, clock_),
-      grpc_(sdk::GrpcBranchServerOptions{.threads = options.threads}),
+      grpc_(sdk::GrpcBranchServerOptions{.threads = options.threads,
+                                         .signed_calls = options.signed_calls}),
       participant_(sdk::ParticipantOptions{.threads = options.threads,
                                            .signed_calls = options.signed_calls}) {
   if (options.barrier_retention.count() > 0) {

@@ -23,8 +23,8 @@ struct BankOptions {
   std::size_t threads = 64;
   // Barrier rows older than this are deleted in the background (0: kept forever).
   Duration barrier_retention{0};
-  // With keys, the HTTP branches run only calls the coordinator signed with one of them
-  // (docs/protocol.md §4.9); Trys, which transfer sends unsigned, are accepted.
+  // With keys, the branches (HTTP and gRPC) run only calls the coordinator signed with one of
+  // them (docs/protocol.md §4.9); Trys, which transfer sends unsigned, are accepted.
   std::optional<sdk::SignedCalls> signed_calls;
 };
 

@@ -16,7 +16,8 @@ struct PlannedCall {
   BranchResult expected = BranchResult::kSuccess;
   std::string role;  // how the report names this call: "the second try"
   Signing signing = Signing::kSigned;
-  // Expected to be refused for its signature (HTTP 401) instead of answered `expected`.
+  // Expected to be refused for its signature (HTTP 401, gRPC UNAUTHENTICATED) instead of
+  // answered `expected`.
   bool refused = false;
 };
 
@@ -49,8 +50,8 @@ CheckPlan SagaPlan();
 
 // With --signing-key: that phase 2 (a TCC's confirm, a saga's compensate) runs only when the
 // coordinator signed it (docs/protocol.md §4.9): after a signed try (action), an unsigned one
-// and a tampered one (signed, then its body changed) must be refused with 401 and change
-// nothing.
+// and a tampered one (signed, then its body changed) must be refused with 401 (a gRPC method:
+// UNAUTHENTICATED) and change nothing.
 std::vector<Check> SignatureChecks(TransType trans_type);
 
 }  // namespace settle::checker

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "answer.h"
+#include "settle/core/grpc_target.h"
 
 namespace settle::checker {
 namespace {
@@ -15,15 +16,22 @@ std::string ExpectedText(BranchResult expected) {
   return expected == BranchResult::kFailure ? "FAILURE (409)" : std::string(ToString(expected));
 }
 
-std::string WrongAnswer(const PlannedCall& call, const Answer& answer) {
+// How a refusal for the signature comes: 401 over HTTP, UNAUTHENTICATED over gRPC.
+std::string RefusalText(bool grpc) { return grpc ? "gRPC UNAUTHENTICATED" : "HTTP 401"; }
+
+std::string WrongAnswer(const PlannedCall& call, const Answer& answer, bool grpc) {
   return call.role + " answered " + answer.Describe() + ", expected " +
-         (call.refused ? std::string("a refusal for its signature (HTTP 401)")
+         (call.refused ? "a refusal for its signature (" + RefusalText(grpc) + ")"
                        : ExpectedText(call.expected));
 }
 
 // Whether `answer` is what `call` expects.
 bool AsExpected(const PlannedCall& call, const Answer& answer) {
-  if (call.refused) return answer.answered() && answer.http_status == 401;
+  if (call.refused) {
+    constexpr int kUnauthenticated = 16;
+    return answer.answered() && (answer.grpc_code >= 0 ? answer.grpc_code == kUnauthenticated
+                                                       : answer.http_status == 401);
+  }
   return answer.result() == call.expected;
 }
 
@@ -59,7 +67,9 @@ Result<CheckOutcome> CheckRunner::Run(std::size_t index) {
     for (const PlannedCall& planned : calls) {
       std::optional<Answer> answer = call(planned.op, planned.signing);
       if (!answer) return {};
-      if (!AsExpected(planned, *answer)) return WrongAnswer(planned, *answer);
+      if (!AsExpected(planned, *answer)) {
+        return WrongAnswer(planned, *answer, LooksLikeGrpcTarget(settings_.urls.at(planned.op)));
+      }
     }
     return {};
   };
@@ -95,9 +105,11 @@ Result<CheckOutcome> CheckRunner::Run(std::size_t index) {
   if (unreachable) return *unreachable;
 
   const std::string answered =
-      check.subject + (check.probe.back().refused
-                           ? std::string(" was refused (HTTP 401)")
-                           : " answered " + std::string(ToString(check.probe.back().expected)));
+      check.subject +
+      (check.probe.back().refused
+           ? " was refused (" +
+                 RefusalText(LooksLikeGrpcTarget(settings_.urls.at(check.probe.back().op))) + ")"
+           : " answered " + std::string(ToString(check.probe.back().expected)));
   const bool changed = before && after && *before != *after;
   CheckOutcome outcome{Verdict::kFail, check.name, {}};
   if (!problem.empty()) {

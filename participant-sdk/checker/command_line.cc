@@ -138,7 +138,7 @@ void AddOptions(CLI::App& app, Flags& f) {
   app.add_option("--signing-key", f.signing_key_file,
                  "Sign every branch call with this key, as settled --signing-key does, and also "
                  "check that the participant refuses an unsigned and a tampered "
-                 "confirm (compensate) with 401 (HTTP participants)")
+                 "confirm (compensate) with 401 (gRPC: UNAUTHENTICATED)")
       ->type_name("FILE");
   app.add_option("--state", f.state_url,
                  "URL whose GET body shows the branch's effect, e.g. an account; compared "
@@ -282,12 +282,6 @@ Status ResolveRequest(const Flags& f, CheckerOptions& o) {
   o.body = f.body;
   if (!f.signing_key_file.empty()) {
     if (!f.entry.empty()) return Status::InvalidArgument("--signing-key: for a branch check");
-    for (const auto& [op, url] : o.urls) {
-      if (LooksLikeGrpcTarget(url)) {
-        return Status::InvalidArgument("--signing-key: gRPC calls are not signed yet (" + url +
-                                       ")");
-      }
-    }
     Result<std::string> text = ReadFileText(f.signing_key_file);
     if (!text) return Status::InvalidArgument("--signing-key: " + text.status().message());
     auto key = signing::SigningKey::FromText(*text);

@@ -4,16 +4,19 @@
 
 #include "settle/core/file_text.h"
 #include "settle/core/grpc_target.h"
+#include "settle/grpc_unary/call_signing.h"
 #include "settle/grpc_unary/unary_call.h"
 
 namespace settle::checker {
 
 GrpcParticipantClient::GrpcParticipantClient(
     std::unique_ptr<ParticipantClient> http,
-    std::vector<std::pair<std::string, std::string>> headers, Duration timeout, std::string ca_file)
+    std::vector<std::pair<std::string, std::string>> headers, Duration timeout, std::string ca_file,
+    std::optional<signing::SigningKey> signing_key)
     : http_(std::move(http)),
       headers_(std::move(headers)),
-      timeout_(std::max(timeout, Duration(1))) {
+      timeout_(std::max(timeout, Duration(1))),
+      signing_key_(std::move(signing_key)) {
   std::string roots;
   if (!ca_file.empty()) {
     if (Result<std::string> read = ReadFileText(ca_file)) {
@@ -52,6 +55,16 @@ Answer GrpcParticipantClient::CallBranch(const BranchCall& call) {
                                  .branch_id = call.branch_id,
                                  .op = std::string(ToString(call.op)),
                                  .dtm = "settle-check"});
+  if (signing_key_ && call.signing != Signing::kUnsigned) {
+    const SystemClock clock;
+    if (Status s = grpc_unary::SignUnary(request, *target, *signing_key_,
+                                         ToUnixMillis(clock.Now()) / 1000);
+        !s.ok()) {
+      return Answer::None(Answer::Delivery::kUnreachable, "signing the call: " + s.message());
+    }
+    // What a man in the middle could send: the signed call with other bytes.
+    if (call.signing == Signing::kTampered) request.message += " ";
+  }
   const std::shared_ptr<grpc::Channel> channel = channels_->To(*target);
   const grpc_unary::UnaryAnswer unary = grpc_unary::CallUnary(channel, std::move(request));
   switch (static_cast<grpc::StatusCode>(unary.code)) {

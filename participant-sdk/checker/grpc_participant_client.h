@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "participant_client.h"
 #include "settle/core/clock.h"
 #include "settle/grpc_unary/unary_call.h"
+#include "settle/signing/keys.h"
 
 namespace settle::checker {
 
@@ -17,12 +19,15 @@ namespace settle::checker {
 // dtm-trans_type, dtm-branch_id, dtm-op and dtm-dtm in the metadata, plus the extra headers
 // lowercased; its status code is the answer. Everything else (http(s):// branches, the state
 // URL, a service's own URLs) goes to `http`. grpcs:// is verified against `ca_file` (empty: the
-// system's CA store). One channel per origin.
+// system's CA store). One channel per origin. With `signing_key`, a call is signed as settled
+// signs it (docs/protocol.md §4.9, the gRPC form), left unsigned or tampered with (its message
+// changed after signing) as BranchCall::signing says.
 class GrpcParticipantClient final : public ParticipantClient {
  public:
   GrpcParticipantClient(std::unique_ptr<ParticipantClient> http,
                         std::vector<std::pair<std::string, std::string>> headers, Duration timeout,
-                        std::string ca_file = "");
+                        std::string ca_file = "",
+                        std::optional<signing::SigningKey> signing_key = std::nullopt);
   ~GrpcParticipantClient() override;
 
   Answer CallBranch(const BranchCall& call) override;
@@ -37,6 +42,7 @@ class GrpcParticipantClient final : public ParticipantClient {
   std::vector<std::pair<std::string, std::string>> headers_;
   Duration timeout_;
   std::string roots_error_;  // why --ca-file could not be read
+  std::optional<signing::SigningKey> signing_key_;
   std::unique_ptr<grpc_unary::ChannelPool> channels_;
 };
 

@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   GrpcParticipantClient client(
       std::make_unique<HttpParticipantClient>(options.headers, options.timeout, options.ca_file,
                                               options.signing_key),
-      options.headers, options.timeout, options.ca_file);
+      options.headers, options.timeout, options.ca_file, options.signing_key);
   if (!options.entry_url.empty()) {
     EntryCheckRunner runner(
         client, EntrySettings{options.entry_url, options.body, options.other_body,

@@ -261,6 +261,55 @@ TEST_CASE("with --signing-key settle-check signs its calls and checks that phase
       std::string::npos);
 }
 
+TEST_CASE("with --signing-key settle-check signs its gRPC calls and checks that phase 2 needs them",
+          "[fault][settle-check][grpc][signing]") {
+  TempDir keys_dir;
+  const KeyFiles keys(keys_dir);
+
+  // The bank's gRPC methods verifying the coordinator's signatures: every check passes.
+  Bank verifying({"--coordinator-key", keys.public_key});
+  const std::string state = verifying.Api() + "/accounts/1";
+  const CheckRun tcc =
+      RunSettleCheck({"--participant", verifying.GrpcService(), "--tcc", "TransOut", "--body",
+                      kBody, "--state", state, "--signing-key", keys.private_key});
+  INFO(tcc.out << tcc.err);
+  CHECK(tcc.exit_code == 0);
+  for (const std::string& check : kTccChecks) CHECK(tcc.Verdict(check) == "PASS");
+  CHECK(tcc.Line("unsigned confirm") ==
+        "PASS  unsigned confirm: an unsigned confirm was refused (gRPC UNAUTHENTICATED) and "
+        "changed nothing");
+  CHECK(tcc.Verdict("tampered confirm") == "PASS");
+  CHECK(tcc.out.find("TCC: 8 checks, 8 passed") != std::string::npos);
+  const CheckRun saga =
+      RunSettleCheck({"--participant", verifying.GrpcService(), "--saga", "TransOut", "--body",
+                      kBody, "--state", state, "--signing-key", keys.private_key});
+  INFO(saga.out << saga.err);
+  CHECK(saga.exit_code == 0);
+  CHECK(saga.Verdict("unsigned compensate") == "PASS");
+  CHECK(saga.Verdict("tampered compensate") == "PASS");
+
+  // Without the key, the verifying bank refuses settle-check's phase 2 over gRPC.
+  const CheckRun unsigned_run = RunSettleCheck(
+      {"--participant", verifying.GrpcService(), "--tcc", "TransOut", "--body", kBody});
+  INFO(unsigned_run.out);
+  CHECK(unsigned_run.exit_code == 1);
+  CHECK(unsigned_run.Line("duplicate confirm").find("UNAUTHENTICATED") != std::string::npos);
+
+  // gRPC methods that check nothing fail exactly the signature checks.
+  Bank open;
+  const CheckRun forgeable =
+      RunSettleCheck({"--participant", open.GrpcService(), "--tcc", "TransOut", "--body", kBody,
+                      "--state", open.Api() + "/accounts/1", "--signing-key", keys.private_key});
+  INFO(forgeable.out << forgeable.err);
+  CHECK(forgeable.exit_code == 1);
+  for (const std::string& check : kTccChecks) CHECK(forgeable.Verdict(check) == "PASS");
+  CHECK(forgeable.Verdict("unsigned confirm") == "FAIL");
+  CHECK(forgeable.Verdict("tampered confirm") == "FAIL");
+  CHECK(forgeable.Line("tampered confirm")
+            .find("expected a refusal for its signature (gRPC UNAUTHENTICATED)") !=
+        std::string::npos);
+}
+
 TEST_CASE("settle-check passes every check of the bank example's gRPC branches",
           "[fault][settle-check][grpc]") {
   Bank bank;
@@ -424,7 +473,7 @@ TEST_CASE("settle-check exits 2 with a message on bad arguments", "[fault][settl
       {{"--participant", api, "--tcc", "TransOut", "--signing-key", "/nonexistent/key"},
        "--signing-key: cannot read /nonexistent/key"},
       {{"--participant", "grpc://127.0.0.1:9/a.B", "--tcc", "T", "--signing-key", "/dev/null"},
-       "--signing-key: gRPC calls are not signed yet"},
+       "--signing-key /dev/null: "},
   };
   for (const auto& [args, message] : cases) {
     const CheckRun run = RunSettleCheck(args);
