@@ -70,6 +70,8 @@ struct SettledServer::Parts {
         http_caller(*client, clock,
                     {.signing_key = c.signing_key, .sign_authority = !c.unsigned_authority}),
         grpc_caller(clock, {.ca_file = c.ca_file,
+                            .client_cert_file = c.tls_client_cert,
+                            .client_key_file = c.tls_client_key,
                             .coordinator = GrpcAddress(c),
                             .signing_key = c.signing_key,
                             .sign_authority = !c.unsigned_authority}),
@@ -277,7 +279,8 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
                                      .max_message_bytes = config.api.max_body_bytes,
                                      .idle_timeout = config.api.keep_alive_timeout,
                                      .tls = config.api.tls,
-                                     .tokens = config.api.tokens};
+                                     .tokens = config.api.tokens,
+                                     .client_certificates = config.api.client_certificates};
     auto grpc_server =
         grpc_api::GrpcServer::Start(parts->coordinator, parts->io.context(), std::move(grpc));
     if (!grpc_server) {
@@ -295,8 +298,15 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
   } else {
     spdlog::warn("TLS off: the API, its tokens included, travels in clear text (--tls-cert)");
   }
-  if (config.api.tokens.enabled()) {
-    spdlog::info("authentication on: {} bearer tokens", config.api.tokens.size());
+  if (!config.api.tls.client_ca_file.empty()) {
+    spdlog::info("client certificates from {} {}; {} subjects mapped (--client-certificates)",
+                 config.api.tls.client_ca_file,
+                 config.api.tls.require_client_certificate ? "required" : "asked for",
+                 config.api.client_certificates.size());
+  }
+  if (config.api.tokens.enabled() || config.api.client_certificates.enabled()) {
+    spdlog::info("authentication on: {} bearer tokens, {} client certificate subjects",
+                 config.api.tokens.size(), config.api.client_certificates.size());
   } else {
     spdlog::warn("authentication off: every request has admin access (--admin-token)");
   }
