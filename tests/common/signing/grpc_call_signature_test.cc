@@ -135,6 +135,11 @@ TEST_CASE("SignGrpcCall adds content-digest, signature-input and signature over 
   auto signature = ParseSignature((*added)[2].second, "settle");
   REQUIRE(signature);
   CHECK(EdVerifier().Verify(base, *signature));
+  // The worked example of docs/protocol.md §4.9 (Ed25519 signatures are deterministic).
+  CHECK((*added)[0].second == "sha-256=:GdNa/NCJfj12MKLZkNiDQGBIZ25hNLhB9vfLu4kixgU=:");
+  CHECK((*added)[2].second ==
+        "settle=:WhNCxt6MgZ8/MfQvTw03HeMrXyjKhNRlK4SEpGRH9QWR2gETk0hfvyDlwim7EE3Z0ysbZTa4f1VSgmBEf"
+        "SosBQ==:");
 
   // An XA branch's dtm-phase2_url is covered too, where it comes; without cover_authority,
   // "@authority" is left out.
