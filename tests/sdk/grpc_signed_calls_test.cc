@@ -64,7 +64,8 @@ signing::VerifyingKey Verifier(std::string_view text) {
 // A bank whose branches are gRPC methods over the barrier and an account table in one SQLite
 // file: /bank.Bank/TransOut debits account 1 by the message's bytes read as a number,
 // /bank.Bank/TransIn credits it, their compensations undo it; TCC: /bank.Bank/Try,
-// /bank.Bank/Confirm, /bank.Bank/Cancel touch nothing but the barrier.
+// /bank.Bank/Confirm, /bank.Bank/Cancel and an XA's /bank.Bank/Xa (every op) touch nothing but
+// the barrier.
 class GrpcBank {
  public:
   GrpcBank(const std::string& db_path, std::optional<SignedCalls> policy,
@@ -91,7 +92,8 @@ class GrpcBank {
         .OnCompensate("/bank.Bank/TransInRevert", Move(-1))
         .OnTry("/bank.Bank/Try", Move(0))
         .OnConfirm("/bank.Bank/Confirm", Move(0))
-        .OnCancel("/bank.Bank/Cancel", Move(0));
+        .OnCancel("/bank.Bank/Cancel", Move(0))
+        .OnBranch("/bank.Bank/Xa", Move(0));
     auto port = server_.Start("127.0.0.1", 0);
     REQUIRE(port);
     port_ = *port;
@@ -147,6 +149,7 @@ class GrpcBank {
 struct RawCall {
   std::string method = "TransIn";
   std::string gid = "forged-1";
+  std::string trans_type = "saga";
   std::string op = "action";
   std::string message = "1000000";
   const signing::SigningKey* key = nullptr;
@@ -160,7 +163,7 @@ grpc_unary::UnaryAnswer Send(const GrpcBank& bank, const RawCall& call,
   grpc_unary::UnaryRequest request{
       .method = target->method, .message = call.message, .timeout = std::chrono::seconds(10)};
   grpc_unary::AddBranchMetadata(request.metadata, {.gid = call.gid,
-                                                   .trans_type = "saga",
+                                                   .trans_type = call.trans_type,
                                                    .branch_id = "01",
                                                    .op = call.op,
                                                    .dtm = "127.0.0.1:36790"});
@@ -423,6 +426,35 @@ TEST_CASE(
           "signature: no signature-input");
     CHECK(bank.runs() == 2);
   }
+}
+
+TEST_CASE("an XA action over gRPC is judged by the Try policy, its commit by settled's keys",
+          "[sdk][grpc][signing][xa]") {
+  testing::TempDir dir;
+  const std::string initiator_pem = NewEd25519();
+  const signing::SigningKey initiator = Signer(initiator_pem);
+  const signing::SigningKey settled = Signer(kSettledSecret);
+  GrpcBank bank(dir.File("bank.db"), SignedCalls{.keys = {Verifier(kSettledSecret)},
+                                                 .try_policy = SignedCalls::TryPolicy::kTryKeys,
+                                                 .try_keys = {Verifier(initiator_pem)}});
+  // An XA's action and its commit reach the same method.
+  const RawCall action{
+      .method = "Xa", .gid = "xa-1", .trans_type = "xa", .op = "action", .message = "1"};
+  RawCall by_initiator = action;
+  by_initiator.key = &initiator;
+  CHECK(Send(bank, by_initiator).code == 0);
+  RawCall by_settled = action;
+  by_settled.gid = "xa-2";
+  by_settled.key = &settled;
+  CHECK_THAT(Refusal(Send(bank, by_settled)), Catch::Contains("unknown keyid"));
+  // The commit is settled's alone.
+  RawCall commit{.method = "Xa", .gid = "xa-1", .trans_type = "xa", .op = "commit", .message = "1"};
+  commit.key = &initiator;
+  CHECK_THAT(Refusal(Send(bank, commit)), Catch::Contains("unknown keyid"));
+  commit.key = &settled;
+  CHECK(Send(bank, commit).code == 0);
+  CHECK(bank.refusals() == 2);
+  CHECK(bank.runs() == 2);
 }
 
 }  // namespace
