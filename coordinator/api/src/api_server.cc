@@ -14,6 +14,7 @@
 
 #include "admin_console.h"
 #include "http_route_metrics.h"
+#include "settle/api/authentication.h"
 #include "settle/api/request_parser.h"
 #include "settle/api/transaction_json.h"
 #include "settle/core/http_status.h"
@@ -82,18 +83,10 @@ struct ApiServer::Impl {
   void AddRoute(const char* method, const std::string& full_path, Access access,
                 CallerRouteHandler handler);
   void AddPage(const char* method, const std::string& full_path, Access access, PageHandler page);
-  // Who sent the request and what says so. Authentication is on with tokens or a
-  // certificate map: then the Authorization header's token decides when there is one, or
-  // else the console session's token, or else the verified client certificate's subject.
-  struct Identified {
-    enum class By { kNothing, kToken, kCertificate, kUnmappedCertificate };
-    Caller caller;
-    By by = By::kNothing;
-  };
+  // Who sent the request and what says so: its Authorization header's token, or else its
+  // console session's, or else its verified client certificate (Authentication's rule).
+  using Identified = Authentication::Identified;
   Identified CallerOf(const net::Request& request) const;
-  bool authentication() const {
-    return options.tokens.enabled() || options.client_certificates.enabled();
-  }
   void RegisterRoutes();
   asio::awaitable<net::Response> Serve(net::Request& request);
   // 401 or 403 when the request's token or certificate does not grant `needed`; nullopt
@@ -108,6 +101,7 @@ struct ApiServer::Impl {
   drive::Coordinator& coordinator;
   const Clock& clock;
   ApiServerOptions options;
+  Authentication authentication{options.tokens, options.client_certificates};
   MetricsWriter write_metrics;
   // Filled before the server starts, read-only afterwards.
   net::RouteTable<Route> routes;
@@ -168,34 +162,21 @@ void ApiServer::Impl::AddPage(const char* method, const std::string& full_path, 
 }
 
 ApiServer::Impl::Identified ApiServer::Impl::CallerOf(const net::Request& request) const {
-  using By = Identified::By;
-  if (!authentication()) return {Caller{Access::kAdmin, "anonymous"}, By::kNothing};
-  // With certificates only, a token is still judged: no token is known, so it grants nothing.
-  const auto by_token = [this](const std::string& authorization) {
-    return options.tokens.enabled()
-               ? Identified{options.tokens.Identify(&authorization), By::kToken}
-               : Identified{Caller{}, By::kToken};
-  };
   if (const std::string* authorization = request.Header("Authorization")) {
-    return by_token(*authorization);
+    return authentication.Identify(authorization, request.peer_subject);
   }
   if (options.tokens.enabled()) {
     if (const std::optional<std::string> session = SessionToken(request)) {
       // A page on another site can make a browser send the cookie along, but cannot add this
       // header: a change authenticated by the cookie must come from the console's own script.
       if (request.method != "GET" && request.Header("X-Settle-Console") == nullptr) {
-        return {Caller{}, By::kToken};
+        return {Caller{}, Identified::By::kToken};
       }
-      return by_token("Bearer " + *session);
+      const std::string bearer = "Bearer " + *session;
+      return authentication.Identify(&bearer, request.peer_subject);
     }
   }
-  if (!request.peer_subject.empty() && options.client_certificates.enabled()) {
-    if (std::optional<Caller> caller = options.client_certificates.Identify(request.peer_subject)) {
-      return {std::move(*caller), By::kCertificate};
-    }
-    return {Caller{}, By::kUnmappedCertificate};
-  }
-  return {Caller{}, By::kNothing};
+  return authentication.Identify(nullptr, request.peer_subject);
 }
 
 void ApiServer::Impl::AddApiRoute(const char* method, const std::string& path, Access access,
@@ -211,31 +192,11 @@ void ApiServer::Impl::AddApiRoute(const char* method, const std::string& path, A
 std::optional<HttpAnswer> ApiServer::Impl::Authorize(const net::Request& request,
                                                      const Identified& identified,
                                                      Access needed) const {
-  using By = Identified::By;
-  const Access granted = identified.caller.access;
-  if (granted >= needed) return std::nullopt;
-  if (identified.by == By::kUnmappedCertificate) {
-    // The subject is the client's own certificate's, which it knows: nothing is disclosed.
-    return HttpAnswer{
-        401,
-        MessageBody("authorization: the client certificate's subject '" + request.peer_subject +
-                    "' is not mapped to an access level (--client-certificates), and no "
-                    "bearer token was sent")};
-  }
-  if (granted == Access::kNone) {
-    const bool certificates = options.client_certificates.enabled();
-    return HttpAnswer{
-        401, MessageBody(std::string("authorization: a bearer token is required "
-                                     "(Authorization: Bearer <token>)") +
-                         (certificates ? ", or a client certificate whose subject is mapped" : "") +
-                         "; none or an unknown one was sent")};
-  }
-  const char* credential = identified.by == By::kCertificate ? "certificate" : "token";
-  return HttpAnswer{
-      403, MessageBody("authorization: this " + std::string(credential) + " ('" +
-                       identified.caller.name + "') grants " + std::string(ToString(granted)) +
-                       " access; " + request.method + " " + request.path + " needs " +
-                       std::string(ToString(needed)))};
+  const std::optional<Authentication::Refusal> refusal =
+      authentication.Authorize(identified, needed, request.method + " " + request.path,
+                               request.peer_subject, "Authorization: Bearer <token>");
+  if (!refusal) return std::nullopt;
+  return HttpAnswer{refusal->unauthenticated ? 401 : 403, MessageBody(refusal->message)};
 }
 
 asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
@@ -305,7 +266,7 @@ void ApiServer::Impl::RegisterRoutes() {
   AddPage("POST", "/admin/logout", Access::kNone,
           [this](const net::Request&, const Caller&) { return console.SignOut(); });
   AddPage("GET", "/api/admin/whoami", Access::kRead, [this](const net::Request&, const Caller& c) {
-    return net::Response{200, kJson, WhoAmIResponseBody(c, authentication())};
+    return net::Response{200, kJson, WhoAmIResponseBody(c, authentication.enabled())};
   });
   AddPage("GET", "/api/admin/hosts", Access::kRead, [this](const net::Request&, const Caller&) {
     return net::Response{

@@ -25,12 +25,16 @@ engine::BranchOutcome Unknown(std::string detail) {
 
 GrpcBranchCaller::GrpcBranchCaller(const Clock& clock, GrpcBranchCallerOptions options)
     : clock_(clock), options_(std::move(options)) {
-  // settled checked the file when it started (its HTTP client reads it too).
-  std::string roots;
-  if (!options_.ca_file.empty()) {
-    if (Result<std::string> read = ReadFileText(options_.ca_file)) roots = std::move(*read);
-  }
-  channels_ = std::make_unique<grpc_unary::ChannelPool>(std::move(roots));
+  // settled checked the files when it started (its HTTP client reads them too).
+  const auto text_of = [](const std::string& file) {
+    if (file.empty()) return std::string();
+    Result<std::string> read = ReadFileText(file);
+    return read ? std::move(*read) : std::string();
+  };
+  channels_ = std::make_unique<grpc_unary::ChannelPool>(
+      grpc_unary::ChannelTls{.pem_roots = text_of(options_.ca_file),
+                             .pem_cert_chain = text_of(options_.client_cert_file),
+                             .pem_private_key = text_of(options_.client_key_file)});
 }
 
 GrpcBranchCaller::~GrpcBranchCaller() = default;

@@ -11,10 +11,12 @@
 #include <utility>
 
 #include "dtmgimp.grpc.pb.h"
+#include "settle/api/authentication.h"
 #include "settle/core/file_text.h"
 #include "settle/engine/request_fields.h"
 #include "settle/grpc_api/grpc_status.h"
 #include "settle/grpc_api/request_translator.h"
+#include "settle/net/certificate_subject.h"
 
 namespace settle::grpc_api {
 namespace {
@@ -29,8 +31,8 @@ constexpr std::string_view kTopicUrl = "URL";
 class DtmService final : public dtmgimp::Dtm::CallbackService {
  public:
   DtmService(drive::Coordinator& coordinator, asio::io_context& context,
-             const api::AccessTokens& tokens)
-      : coordinator_(coordinator), context_(context), tokens_(tokens) {}
+             const api::AccessTokens& tokens, const api::ClientCertificates& certificates)
+      : coordinator_(coordinator), context_(context), authentication_(tokens, certificates) {}
 
   grpc::ServerUnaryReactor* NewGid(grpc::CallbackServerContext* ctx, const Empty*,
                                    dtmgimp::DtmGidReply* reply) override {
@@ -114,25 +116,36 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
   }
 
  private:
-  // UNAUTHENTICATED or PERMISSION_DENIED when the call's token does not grant `needed`, as the
-  // HTTP API's 401 and 403.
+  // UNAUTHENTICATED or PERMISSION_DENIED when the call's token, or else its client
+  // certificate, does not grant `needed`, as the HTTP API's 401 and 403.
   std::optional<grpc::Status> Authorize(const grpc::CallbackServerContext& ctx, api::Access needed,
                                         std::string_view method) const {
     const auto& metadata = ctx.client_metadata();
     const auto it = metadata.find("authorization");
     std::string authorization;
     if (it != metadata.end()) authorization.assign(it->second.data(), it->second.size());
-    const api::Caller caller = tokens_.Identify(it == metadata.end() ? nullptr : &authorization);
-    if (caller.access >= needed) return std::nullopt;
-    if (caller.access == api::Access::kNone) {
-      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                          "authorization: a bearer token is required (metadata authorization: "
-                          "Bearer <token>); none or an unknown one was sent");
-    }
-    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                        "authorization: this token grants " +
-                            std::string(api::ToString(caller.access)) + " access; " +
-                            std::string(method) + " needs " + std::string(api::ToString(needed)));
+    const std::string subject = PeerSubject(ctx);
+    const api::Authentication::Identified identified =
+        authentication_.Identify(it == metadata.end() ? nullptr : &authorization, subject);
+    const std::optional<api::Authentication::Refusal> refusal = authentication_.Authorize(
+        identified, needed, method, subject, "metadata authorization: Bearer <token>");
+    if (!refusal) return std::nullopt;
+    return grpc::Status(refusal->unauthenticated ? grpc::StatusCode::UNAUTHENTICATED
+                                                 : grpc::StatusCode::PERMISSION_DENIED,
+                        refusal->message);
+  }
+
+  // The subject of the client certificate the TLS handshake verified (--tls-client-ca),
+  // rendered as the HTTP server renders it; empty without one.
+  static std::string PeerSubject(const grpc::CallbackServerContext& ctx) {
+    const std::shared_ptr<const grpc::AuthContext> auth = ctx.auth_context();
+    if (auth == nullptr || !auth->IsPeerAuthenticated()) return "";
+    const std::vector<grpc::string_ref> pem =
+        auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
+    if (pem.empty()) return "";
+    Result<std::string> subject =
+        net::CertificateSubjectFromPem(std::string_view(pem.front().data(), pem.front().size()));
+    return subject ? *subject : "";
   }
 
   // Authorizes, then runs `operation` on the translated request as a coroutine on the I/O
@@ -174,7 +187,7 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
 
   drive::Coordinator& coordinator_;
   asio::io_context& context_;
-  const api::AccessTokens& tokens_;
+  const api::Authentication authentication_;
 };
 
 std::string ListenAddress(const std::string& host, int port) {
@@ -212,9 +225,21 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(drive::Coordinator& coordi
     if (!key) return key.status();
     grpc::SslServerCredentialsOptions tls;
     tls.pem_key_cert_pairs.push_back({*key, *cert});
+    if (!o.tls.client_ca_file.empty()) {
+      // Mutual TLS: a client certificate is verified against these CAs at the handshake (one
+      // from another CA, or expired, ends the connection there), and required when asked.
+      auto client_ca = ReadFileText(o.tls.client_ca_file);
+      if (!client_ca) return client_ca.status();
+      tls.pem_root_certs = *client_ca;
+      tls.client_certificate_request =
+          o.tls.require_client_certificate
+              ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+              : GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
+    }
     credentials = grpc::SslServerCredentials(tls);
   }
-  impl->service = std::make_unique<DtmService>(coordinator, context, impl->options.tokens);
+  impl->service = std::make_unique<DtmService>(coordinator, context, impl->options.tokens,
+                                               impl->options.client_certificates);
   grpc::ServerBuilder builder;
   const std::string address = ListenAddress(o.host, o.port);
   builder.AddListeningPort(address, credentials, &impl->port);

@@ -134,27 +134,5 @@ TEST_CASE(
         "prepared");
 }
 
-TEST_CASE(
-    "settled with a client CA does not start while its gRPC port would let in clients without "
-    "a certificate",
-    "[http][tls][mtls]") {
-  testing::TempDir dir;
-  TestCa ca(dir.path());
-  const TestCa::Issued server = ca.IssueForLocalhost();
-  app::ServerConfig config;
-  config.port = 0;
-  config.db_path = dir.File("settle.db");
-  config.grpc.port = 0;
-  config.api.tls = {.cert_file = server.cert_file,
-                    .key_file = server.key_file,
-                    .client_ca_file = ca.ca_file(),
-                    .require_client_certificate = true};
-  SystemClock clock;
-  auto started = app::SettledServer::Start(config, clock);
-  REQUIRE_FALSE(started);
-  CHECK(started.status().code() == StatusCode::kInvalidArgument);
-  CHECK_THAT(started.status().message(), Catch::Contains("--grpc-port 0"));
-}
-
 }  // namespace
 }  // namespace settle

@@ -18,6 +18,7 @@
 #include "dtmgimp.grpc.pb.h"
 #include "in_process_settled.h"
 #include "participant_server.h"
+#include "settle/api/access_tokens.h"
 #include "settle/core/protocol.h"
 #include "settle/signing/keys.h"
 #include "temp_dir.h"
@@ -421,6 +422,100 @@ TEST_CASE("with --tls-cert the gRPC API is served over TLS only", "[grpc][tls]")
   CHECK(plain.Submit(SagaRequest("g-plain", p, {"a"})).error_code() ==
         grpc::StatusCode::UNAVAILABLE);
   CHECK(s.StatusOf("g-plain").empty());
+}
+
+// Credentials of a gRPC client that trusts `ca` and presents `client` (none: no certificate).
+std::shared_ptr<grpc::ChannelCredentials> MutualTls(const testing::TestCa& ca,
+                                                    const testing::TestCa::Issued* client) {
+  grpc::SslCredentialsOptions tls;
+  tls.pem_root_certs = FileText(ca.ca_file());
+  if (client != nullptr) {
+    tls.pem_cert_chain = FileText(client->cert_file);
+    tls.pem_private_key = FileText(client->key_file);
+  }
+  return grpc::SslCredentials(tls);
+}
+
+// --tls-client-ca and --client-certificates on the gRPC port (docs/protocol.md §1.3), as on
+// the HTTP port: a certificate from the client CA is the caller its subject is mapped to; one
+// from another CA, an expired one, or none when one is required ends at the handshake.
+TEST_CASE("with a client CA the gRPC API knows callers by their certificates",
+          "[grpc][tls][mtls]") {
+  const bool required = GENERATE(false, true);
+  INFO((required ? "--require-client-cert" : "certificates asked for, tokens beside them"));
+  testing::TempDir dir;
+  testing::TestCa ca(dir.path());
+  testing::TestCa clients(dir.path(), "clients");
+  testing::TestCa stranger(dir.path(), "stranger");
+  const testing::TestCa::Issued server = ca.IssueForLocalhost();
+  const testing::TestCa::Issued order = clients.IssueClient("order", "/O=Shop/CN=order-service");
+  const testing::TestCa::Issued auditor = clients.IssueClient("auditor", "/O=Shop/CN=auditor");
+  // What the test reads transactions with, over the HTTP API.
+  const testing::TestCa::Issued test = clients.IssueClient("test", "/O=Shop/CN=test");
+  const testing::TestCa::Issued unmapped = clients.IssueClient("unmapped", "/O=Shop/CN=intruder");
+  const testing::TestCa::Issued expired =
+      clients.IssueExpiredClient("expired", "/O=Shop/CN=order-service");
+  const testing::TestCa::Issued foreign =
+      stranger.IssueClient("foreign", "/O=Shop/CN=order-service");
+  const std::string token = "client-token-0123456789";
+  ParticipantServer p;
+  InProcessSettled s(
+      [&](app::ServerConfig& c) {
+        WithGrpc(c);
+        c.api.tls = {.cert_file = server.cert_file,
+                     .key_file = server.key_file,
+                     .client_ca_file = clients.ca_file(),
+                     .require_client_certificate = required};
+        REQUIRE(c.api.client_certificates
+                    .AddFromText("client CN=order-service,O=Shop\n"
+                                 "read CN=auditor,O=Shop # audit\n"
+                                 "read CN=test,O=Shop\n")
+                    .ok());
+        REQUIRE(c.api.tokens.Add(api::Access::kClient, token, "tokened").ok());
+      },
+      ca.ca_file(), test.cert_file, test.key_file);
+  auto client = [&](const testing::TestCa::Issued* certificate) {
+    return DtmClient(s.grpc_port(), MutualTls(ca, certificate), "localhost");
+  };
+
+  DtmClient ordered = client(&order);
+  CHECK(ordered.Submit(SagaRequest("g-cert", p, {"a"})).ok());
+  CHECK(s.WaitForStatus("g-cert", "succeed"));
+
+  DtmClient reader = client(&auditor);
+  const grpc::Status denied = reader.Submit(SagaRequest("g-read", p, {"a"}));
+  CHECK(denied.error_code() == grpc::StatusCode::PERMISSION_DENIED);
+  CHECK_THAT(denied.error_message(), Catch::Contains("this certificate ('audit') grants read"));
+
+  DtmClient intruder = client(&unmapped);
+  const grpc::Status unknown = intruder.Submit(SagaRequest("g-unmapped", p, {"a"}));
+  CHECK(unknown.error_code() == grpc::StatusCode::UNAUTHENTICATED);
+  CHECK_THAT(unknown.error_message(), Catch::Contains("'CN=intruder,O=Shop' is not mapped"));
+  // A token beside an unmapped certificate is judged alone.
+  intruder.SetToken(token);
+  CHECK(intruder.Submit(SagaRequest("g-token", p, {"a"})).ok());
+
+  // Refused at the handshake: nothing of these calls reaches the API.
+  DtmClient stale = client(&expired);
+  CHECK(stale.Submit(SagaRequest("g-expired", p, {"a"})).error_code() ==
+        grpc::StatusCode::UNAVAILABLE);
+  DtmClient forged = client(&foreign);
+  CHECK(forged.Submit(SagaRequest("g-foreign", p, {"a"})).error_code() ==
+        grpc::StatusCode::UNAVAILABLE);
+  DtmClient bare = client(nullptr);
+  bare.SetToken(token);
+  const grpc::Status without = bare.Submit(SagaRequest("g-bare", p, {"a"}));
+  if (required) {
+    CHECK(without.error_code() == grpc::StatusCode::UNAVAILABLE);
+    CHECK(s.StatusOf("g-bare").empty());
+  } else {
+    CHECK(without.ok());  // a token instead of a certificate
+  }
+  for (const char* gid : {"g-read", "g-unmapped", "g-expired", "g-foreign"}) {
+    CHECK(s.StatusOf(gid).empty());
+  }
+  // And the port keeps serving.
+  CHECK(ordered.Submit(SagaRequest("g-after", p, {"a"})).ok());
 }
 
 // DTM's clients and participants know nothing of signatures: with settled signing its calls

@@ -17,12 +17,13 @@ namespace settle::testing {
 // settled, in this process, on 127.0.0.1 at a kernel-chosen port with a fresh database and
 // quick retries (50 ms doubling to 400 ms, stuck after 3 failures), talking to real
 // participants over real sockets. When `adjust` serves the API over HTTPS, client() trusts
-// `client_ca_file`.
+// `client_ca_file`, and presents `client_cert_file` (mutual TLS) when given.
 class InProcessSettled {
  public:
   explicit InProcessSettled(
       std::function<void(app::ServerConfig&)> adjust = [](app::ServerConfig&) {},
-      std::string client_ca_file = "") {
+      std::string client_ca_file = "", std::string client_cert_file = "",
+      std::string client_key_file = "") {
     app::ServerConfig config;
     config.port = 0;
     config.db_path = dir_.File("settle.db");
@@ -37,7 +38,8 @@ class InProcessSettled {
     auto server = app::SettledServer::Start(config, clock_);
     if (!server) FAIL("settled did not start: " << server.status().ToString());
     server_ = std::move(*server);
-    client_ = std::make_unique<JsonClient>(server_->port(), "127.0.0.1", client_ca_file);
+    client_ = std::make_unique<JsonClient>(server_->port(), "127.0.0.1", client_ca_file,
+                                           client_cert_file, client_key_file);
   }
 
   int port() const { return server_->port(); }

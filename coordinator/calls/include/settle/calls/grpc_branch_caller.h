@@ -15,6 +15,10 @@ namespace settle::calls {
 struct GrpcBranchCallerOptions {
   // PEM CA certificates grpcs:// participants are verified against; empty: the system's.
   std::string ca_file;
+  // A PEM certificate chain and its key presented to grpcs:// participants that ask for a
+  // client certificate (settled --tls-client-cert, --tls-client-key); empty: none.
+  std::string client_cert_file;
+  std::string client_key_file;
   // Sent as the dtm-dtm metadata: where the participant reaches this coordinator's gRPC API
   // ("127.0.0.1:36790"); empty when it is off.
   std::string coordinator;

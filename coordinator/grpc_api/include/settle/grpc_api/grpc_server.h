@@ -5,6 +5,7 @@
 #include <string>
 
 #include "settle/api/access_tokens.h"
+#include "settle/api/client_certificates.h"
 #include "settle/async/asio.h"
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
@@ -28,10 +29,15 @@ struct GrpcServerOptions {
   // and the memory all connections' buffers may take together (gRPC's resource quota): past
   // it, gRPC refuses new calls and reclaims rather than grow.
   std::size_t memory_quota_bytes = std::size_t{256} << 20;
-  // With a certificate and key, the API is served over TLS only (the HTTP API's files).
+  // With a certificate and key, the API is served over TLS only (the HTTP API's files); with
+  // a client CA, clients are asked for certificates (required with
+  // require_client_certificate), as on the HTTP API.
   net::TlsFiles tls;
   // The HTTP API's bearer tokens, read from the "authorization" metadata: "Bearer <token>".
   api::AccessTokens tokens;
+  // The HTTP API's map of client certificates' subjects: a call without a token is judged by
+  // its verified certificate (api::Authentication's rule).
+  api::ClientCertificates client_certificates;
 };
 
 // DTM's gRPC API (service dtmgimp.Dtm, proto/dtmgimp.proto) in front of the coordinator
