@@ -1,7 +1,8 @@
 // Signed gRPC branch calls (docs/protocol.md §4.9), end to end: the settle of this process
 // signs every gRPC call it makes, and a GrpcBranchServer given its key runs only the calls it
 // signed; anything else is UNAUTHENTICATED before the barrier or any handler runs, over
-// plaintext and over TLS. The initiator's GrpcClient signs its own Trys.
+// plaintext and over TLS. The initiator's GrpcClient signs its own Trys. And mutual TLS, the
+// other way: a GrpcBranchServer with a client CA lets in only the holders of its certificates.
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <sqlite3.h>
@@ -68,11 +69,13 @@ signing::VerifyingKey Verifier(std::string_view text) {
 // the barrier.
 class GrpcBank {
  public:
+  // With `client_ca`, every connection must present a client certificate from it.
   GrpcBank(const std::string& db_path, std::optional<SignedCalls> policy,
-           const testing::TestCa::Issued* cert = nullptr)
+           const testing::TestCa::Issued* cert = nullptr, const std::string& client_ca = "")
       : server_(GrpcBranchServerOptions{.threads = 4,
                                         .tls_cert_file = cert ? cert->cert_file : "",
                                         .tls_key_file = cert ? cert->key_file : "",
+                                        .tls_client_ca_file = client_ca,
                                         .signed_calls = std::move(policy)}),
         tls_(cert != nullptr) {
     auto store = SqliteBarrierStore::Open(db_path);
@@ -156,8 +159,10 @@ struct RawCall {
   std::function<void(grpc_unary::UnaryRequest&)> tamper;
 };
 
+// Over TLS it trusts `ca_file` and presents `client` (a client certificate) when given.
 grpc_unary::UnaryAnswer Send(const GrpcBank& bank, const RawCall& call,
-                             const std::string& ca_file = "") {
+                             const std::string& ca_file = "",
+                             const testing::TestCa::Issued* client = nullptr) {
   auto target = ParseGrpcTarget(bank.Url(call.method));
   REQUIRE(target);
   grpc_unary::UnaryRequest request{
@@ -171,12 +176,17 @@ grpc_unary::UnaryAnswer Send(const GrpcBank& bank, const RawCall& call,
     REQUIRE(grpc_unary::SignUnary(request, *target, *call.key, std::time(nullptr)).ok());
   }
   if (call.tamper) call.tamper(request);
-  std::string roots;
-  if (!ca_file.empty()) {
-    std::ifstream in(ca_file);
-    roots.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  const auto text_of = [](const std::string& file) {
+    std::ifstream in(file);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  grpc_unary::ChannelTls tls;
+  if (!ca_file.empty()) tls.pem_roots = text_of(ca_file);
+  if (client != nullptr) {
+    tls.pem_cert_chain = text_of(client->cert_file);
+    tls.pem_private_key = text_of(client->key_file);
   }
-  grpc_unary::ChannelPool channels(roots);
+  grpc_unary::ChannelPool channels(tls);
   return grpc_unary::CallUnary(channels.To(*target), std::move(request));
 }
 
@@ -295,6 +305,103 @@ TEST_CASE(
   auto signed_call = Send(bank, {.gid = "direct-1", .message = "5", .key = &settled}, ca_file);
   CHECK(signed_call.code == 0);
   CHECK(bank.Balance() == balance + 5);
+}
+
+// Mutual TLS, the other way to tell settled's calls from anyone else's: a GrpcBranchServer
+// with a client CA runs the calls of a settled presenting --tls-client-cert, and ends a
+// connection without a certificate, with another CA's or an expired one at the handshake.
+TEST_CASE(
+    "a GrpcBranchServer that requires client certificates runs settled's calls and refuses "
+    "everyone else's at the handshake, writing nothing",
+    "[sdk][grpc][mtls]") {
+  testing::TempDir dir;
+  testing::TestCa ca(dir.path());
+  testing::TestCa clients(dir.path(), "clients");
+  testing::TestCa stranger(dir.path(), "stranger");
+  const testing::TestCa::Issued server = ca.IssueForLocalhost();
+  const testing::TestCa::Issued settled_cert = clients.IssueClient("settled", "/O=Shop/CN=settled");
+  const testing::TestCa::Issued expired =
+      clients.IssueExpiredClient("expired", "/O=Shop/CN=settled");
+  const testing::TestCa::Issued foreign = stranger.IssueClient("foreign", "/O=Shop/CN=settled");
+  InProcessSettled s([&](app::ServerConfig& c) {
+    c.ca_file = ca.ca_file();
+    c.tls_client_cert = settled_cert.cert_file;
+    c.tls_client_key = settled_cert.key_file;
+  });
+  GrpcBank bank(dir.File("bank.db"), std::nullopt, &server, clients.ca_file());
+
+  auto client = HttpClientOf(s);
+  Saga saga(*client, "mtls-saga");
+  saga.Add(bank.Url("TransOut"), bank.Url("TransOutRevert"), "30")
+      .Add(bank.Url("TransIn"), bank.Url("TransInRevert"), "30");
+  saga.options().wait_result = true;
+  auto outcome = saga.Submit();
+  REQUIRE(outcome);
+  CHECK(outcome->status == GlobalStatus::kSucceed);
+  CHECK(bank.runs() == 2);
+  const std::int64_t rows = bank.BarrierRows();
+
+  constexpr int kUnavailable = 14;
+  CHECK(Send(bank, {.gid = "no-cert"}, ca.ca_file()).code == kUnavailable);
+  CHECK(Send(bank, {.gid = "foreign"}, ca.ca_file(), &foreign).code == kUnavailable);
+  CHECK(Send(bank, {.gid = "expired"}, ca.ca_file(), &expired).code == kUnavailable);
+  CHECK(bank.runs() == 2);
+  CHECK(bank.Balance() == 1000);
+  CHECK(bank.BarrierRows() == rows);
+  // The same call with a certificate from the CA is served: what refused the others was theirs.
+  CHECK(Send(bank, {.gid = "certified", .message = "5"}, ca.ca_file(), &settled_cert).code == 0);
+  CHECK(bank.Balance() == 1005);
+
+  // A client CA without TLS is refused when the server starts.
+  GrpcBranchServer plain(GrpcBranchServerOptions{.tls_client_ca_file = clients.ca_file()});
+  auto started = plain.Start("127.0.0.1", 0);
+  REQUIRE_FALSE(started);
+  CHECK_THAT(started.status().message(), Catch::Contains("tls_client_ca_file"));
+}
+
+// An initiator's GrpcClient presents its certificate to a settled whose gRPC port requires one.
+TEST_CASE("a GrpcClient with a client certificate reaches a settled that requires one",
+          "[sdk][grpc][mtls]") {
+  testing::TempDir dir;
+  testing::TestCa ca(dir.path());
+  testing::TestCa clients(dir.path(), "clients");
+  const testing::TestCa::Issued server = ca.IssueForLocalhost();
+  const testing::TestCa::Issued order = clients.IssueClient("order", "/O=Shop/CN=order-service");
+  const testing::TestCa::Issued reader = clients.IssueClient("reader", "/O=Shop/CN=reader");
+  InProcessSettled s(
+      [&](app::ServerConfig& c) {
+        c.grpc.enabled = true;
+        c.api.tls = {.cert_file = server.cert_file,
+                     .key_file = server.key_file,
+                     .client_ca_file = clients.ca_file(),
+                     .require_client_certificate = true};
+        REQUIRE(c.api.client_certificates
+                    .AddFromText("client CN=order-service,O=Shop\nread CN=reader,O=Shop\n")
+                    .ok());
+      },
+      ca.ca_file(), reader.cert_file, reader.key_file);
+  GrpcBank bank(dir.File("bank.db"), std::nullopt);
+  const std::string address = "grpcs://localhost:" + std::to_string(s.grpc_port());
+
+  auto certified = GrpcClient::Create(address, {.ca_file = ca.ca_file(),
+                                                .client_cert_file = order.cert_file,
+                                                .client_key_file = order.key_file});
+  REQUIRE(certified);
+  Saga saga(**certified, "mtls-grpc-client");
+  saga.Add(bank.Url("TransOut"), bank.Url("TransOutRevert"), "30");
+  REQUIRE(saga.Submit());
+  CHECK(s.WaitForStatus("mtls-grpc-client", "succeed"));
+
+  auto bare = GrpcClient::Create(address, {.ca_file = ca.ca_file()});
+  REQUIRE(bare);
+  Saga refused(**bare, "mtls-grpc-bare");
+  refused.Add(bank.Url("TransOut"), bank.Url("TransOutRevert"), "30");
+  CHECK_FALSE(refused.Submit());
+  CHECK(s.StatusOf("mtls-grpc-bare").empty());
+
+  auto half = GrpcClient::Create(address, {.client_cert_file = order.cert_file});
+  REQUIRE_FALSE(half);
+  CHECK_THAT(half.status().message(), Catch::Contains("client_cert_file, client_key_file"));
 }
 
 TEST_CASE("the authority a GrpcBranchServer checks is the call's :authority, as dialed",

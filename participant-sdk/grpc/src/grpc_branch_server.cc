@@ -245,6 +245,10 @@ void GrpcBranchServer::MountOn(grpc::ServerBuilder& builder) {
 }
 
 Result<int> GrpcBranchServer::Start(const std::string& host, int port) {
+  if (!impl_->options.tls_client_ca_file.empty() && impl_->options.tls_cert_file.empty()) {
+    return Status::InvalidArgument(
+        "tls_client_ca_file: client certificates need TLS (tls_cert_file, tls_key_file)");
+  }
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (!impl_->options.tls_cert_file.empty()) {
     const Result<std::string> cert = ReadFileText(impl_->options.tls_cert_file);
@@ -253,6 +257,12 @@ Result<int> GrpcBranchServer::Start(const std::string& host, int port) {
     if (!key) return Status::InvalidArgument("tls_key_file: " + key.status().message());
     grpc::SslServerCredentialsOptions tls;
     tls.pem_key_cert_pairs.push_back({*key, *cert});
+    if (!impl_->options.tls_client_ca_file.empty()) {
+      const Result<std::string> ca = ReadFileText(impl_->options.tls_client_ca_file);
+      if (!ca) return Status::InvalidArgument("tls_client_ca_file: " + ca.status().message());
+      tls.pem_root_certs = *ca;
+      tls.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+    }
     credentials = grpc::SslServerCredentials(tls);
   }
   grpc::ServerBuilder builder;

@@ -75,8 +75,8 @@ Status CheckMetadata(const std::map<std::string, std::string>& metadata) {
 
 struct GrpcClient::Impl {
   GrpcClientOptions options;
-  std::string coordinator;  // as given: what dtm-dtm tells a participant
-  std::string roots;        // PEM; empty: the system's
+  std::string coordinator;     // as given: what dtm-dtm tells a participant
+  grpc_unary::ChannelTls tls;  // PEM roots (empty: the system's) and client certificate
   std::shared_ptr<grpc::Channel> coordinator_channel;
   std::unique_ptr<dtmgimp::Dtm::Stub> stub;
   std::unique_ptr<Client> http;  // GrpcClientOptions::http_server; null without one
@@ -85,7 +85,9 @@ struct GrpcClient::Impl {
   std::shared_ptr<grpc::ChannelCredentials> Credentials(bool tls) const {
     if (!tls) return grpc::InsecureChannelCredentials();
     grpc::SslCredentialsOptions ssl;
-    ssl.pem_root_certs = roots;
+    ssl.pem_root_certs = this->tls.pem_roots;
+    ssl.pem_cert_chain = this->tls.pem_cert_chain;
+    ssl.pem_private_key = this->tls.pem_private_key;
     return grpc::SslCredentials(ssl);
   }
 
@@ -111,21 +113,35 @@ Result<std::unique_ptr<GrpcClient>> GrpcClient::Create(const std::string& server
   }
   if (Status s = CheckMetadata(options.metadata); !s.ok()) return s;
   auto impl = std::make_unique<Impl>();
-  if (!options.ca_file.empty()) {
-    Result<std::string> roots = ReadFileText(options.ca_file);
-    if (!roots) return Status::InvalidArgument("ca_file: " + roots.status().message());
-    impl->roots = std::move(*roots);
+  if (options.client_cert_file.empty() != options.client_key_file.empty()) {
+    return Status::InvalidArgument("client_cert_file, client_key_file: both or neither");
+  }
+  // Each PEM file named, read now: InvalidArgument naming the option.
+  const std::pair<const std::string*, std::string*> files[] = {
+      {&options.ca_file, &impl->tls.pem_roots},
+      {&options.client_cert_file, &impl->tls.pem_cert_chain},
+      {&options.client_key_file, &impl->tls.pem_private_key}};
+  const char* const names[] = {"ca_file", "client_cert_file", "client_key_file"};
+  for (std::size_t i = 0; i < std::size(files); ++i) {
+    if (files[i].first->empty()) continue;
+    Result<std::string> text = ReadFileText(*files[i].first);
+    if (!text)
+      return Status::InvalidArgument(std::string(names[i]) + ": " + text.status().message());
+    *files[i].second = std::move(*text);
   }
   if (!options.http_server.empty()) {
-    ClientOptions http_options{
-        .timeout = options.timeout, .ca_file = options.ca_file, .signing_key = options.signing_key};
+    ClientOptions http_options{.timeout = options.timeout,
+                               .ca_file = options.ca_file,
+                               .client_cert_file = options.client_cert_file,
+                               .client_key_file = options.client_key_file,
+                               .signing_key = options.signing_key};
     for (const auto& [name, value] : options.metadata) http_options.headers.emplace(name, value);
     auto http = Client::Create(options.http_server, std::move(http_options));
     if (!http) return Status::InvalidArgument("http_server: " + http.status().message());
     impl->http = std::move(*http);
   }
   impl->coordinator = target->HostPort();
-  impl->branches = std::make_unique<grpc_unary::ChannelPool>(impl->roots);
+  impl->branches = std::make_unique<grpc_unary::ChannelPool>(impl->tls);
   impl->coordinator_channel =
       grpc::CreateChannel(target->HostPort(), impl->Credentials(target->tls));
   impl->stub = dtmgimp::Dtm::NewStub(impl->coordinator_channel);

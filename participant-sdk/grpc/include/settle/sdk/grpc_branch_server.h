@@ -26,6 +26,10 @@ struct GrpcBranchServerOptions {
   // With a PEM certificate chain and key, Start serves over TLS only (grpcs://).
   std::string tls_cert_file;
   std::string tls_key_file;
+  // With TLS and a PEM CA file, every connection must present a client certificate from that
+  // CA (mutual TLS: settled --tls-client-cert): none, another CA's, or an expired one ends at
+  // the handshake, before the barrier or any handler.
+  std::string tls_client_ca_file;
   // With a policy, a call that is not signed as it says (signed_calls.h; the gRPC form of
   // docs/protocol.md §4.9: signature-input, signature and content-digest metadata over the
   // method, :authority, dtm-* metadata and the message's digest) is answered UNAUTHENTICATED

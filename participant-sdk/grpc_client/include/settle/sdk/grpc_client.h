@@ -23,6 +23,11 @@ struct GrpcClientOptions {
   // grpcs:// coordinators and Try methods are verified against this CA file (PEM); empty: the
   // system's CA store.
   std::string ca_file;
+  // A PEM certificate chain and its key, presented to grpcs:// coordinators and Try methods,
+  // and to the http_server, that ask for a client certificate (settled --tls-client-ca);
+  // both or neither.
+  std::string client_cert_file;
+  std::string client_key_file;
   // The coordinator's HTTP API base ("http://127.0.0.1:36789/api/settle"). DTM's gRPC API has
   // no query: Query goes there, and so do Try calls to http(s):// URLs. Empty: both are
   // refused with InvalidArgument.
