@@ -310,8 +310,8 @@ void AddOperatorOptions(CLI::App& app, ServerConfig& c) {
                  "against (default: the system's CA store)")
       ->check(CLI::ExistingFile);
   app.add_flag("--unsigned-authority", c.unsigned_authority,
-               "With --signing-key: leave the Host (@authority) out of the signature, for "
-               "participants behind a proxy that rewrites it");
+               "With --signing-key: leave the Host (@authority; over gRPC the :authority) out "
+               "of the signature, for participants behind a proxy that rewrites it");
   app.add_flag("--strict-requests", c.coordinator.strict_requests,
                "Refuse (400) a request with a member this coordinator does not know, other than "
                "those DTM's client SDKs send, instead of ignoring it and naming it in the "

@@ -92,6 +92,7 @@ asio::awaitable<engine::BranchOutcome> GrpcBranchCaller::Call(engine::BranchCall
       if (code == static_cast<int>(GrpcCode::kUnauthenticated) && options_.signing_key) {
         outcome.detail = "the participant refuses settled's signature (key " +
                          options_.signing_key->keyid() + "): " + outcome.detail;
+        outcome.needs_operator = true;
       }
     }
   } catch (const std::exception& e) {

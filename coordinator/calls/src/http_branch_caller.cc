@@ -70,6 +70,7 @@ asio::awaitable<engine::BranchOutcome> HttpBranchCaller::Call(engine::BranchCall
         if (answer->status == 401 && options_.signing_key) {
           outcome.detail = "the participant refuses settled's signature (key " +
                            options_.signing_key->keyid() + "): " + outcome.detail;
+          outcome.needs_operator = true;
         }
       }
     }
