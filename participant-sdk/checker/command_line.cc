@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cctype>
+#include <memory>
 #include <sstream>
 
 #include "exit_codes.h"
@@ -12,6 +13,7 @@
 #include "settle/core/grpc_target.h"
 #include "settle/core/status.h"
 #include "settle/core/url.h"
+#include "settle/net/client.h"
 #include "settle/net/message.h"
 
 namespace settle::checker {
@@ -93,6 +95,8 @@ struct Flags {
   std::string state_url;
   std::string timeout_text = "3s";
   std::string ca_file;
+  std::string tls_client_cert;
+  std::string tls_client_key;
   std::vector<std::string> header_lines;
   std::string entry;
   std::string other_body;
@@ -148,8 +152,17 @@ void AddOptions(CLI::App& app, Flags& f) {
       ->type_name("DURATION")
       ->capture_default_str();
   app.add_option("--ca-file", f.ca_file,
-                 "PEM CA certificates that https:// participants are verified against "
-                 "(default: the system's CA store)")
+                 "PEM CA certificates that https:// and grpcs:// participants are verified "
+                 "against (default: the system's CA store)")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-client-cert", f.tls_client_cert,
+                 "PEM client certificate (chain) presented to https:// and grpcs:// "
+                 "participants that require one (mutual TLS), as settled --tls-client-cert; "
+                 "with --tls-client-key")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-client-key", f.tls_client_key, "PEM private key of --tls-client-cert")
       ->type_name("FILE")
       ->check(CLI::ExistingFile);
   app.add_option("--header", f.header_lines,
@@ -274,6 +287,29 @@ Status ResolveTarget(Flags& f, CheckerOptions& o) {
   return Status::Ok();
 }
 
+// --tls-client-cert and --tls-client-key: both or neither, and a certificate and key that go
+// together (checked here, so that a wrong pair is a bad argument rather than a participant
+// that seems unreachable).
+Status ResolveClientCertificate(const Flags& f, CheckerOptions& o) {
+  if (f.tls_client_cert.empty() && f.tls_client_key.empty()) return Status::Ok();
+  if (f.tls_client_key.empty()) {
+    return Status::InvalidArgument("--tls-client-cert: needs --tls-client-key FILE, its key");
+  }
+  if (f.tls_client_cert.empty()) {
+    return Status::InvalidArgument(
+        "--tls-client-key: needs --tls-client-cert FILE, the certificate it goes with");
+  }
+  Result<std::unique_ptr<net::Client>> usable = net::Client::Create(
+      {.client_cert_file = f.tls_client_cert, .client_key_file = f.tls_client_key});
+  if (!usable) {
+    return Status::InvalidArgument("--tls-client-cert/--tls-client-key: " +
+                                   usable.status().message());
+  }
+  o.tls_client_cert = f.tls_client_cert;
+  o.tls_client_key = f.tls_client_key;
+  return Status::Ok();
+}
+
 // --body, --state, --ca-file and --timeout.
 Status ResolveRequest(const Flags& f, CheckerOptions& o) {
   if (!f.body.empty() && !nlohmann::json::accept(f.body)) {
@@ -300,6 +336,7 @@ Status ResolveRequest(const Flags& f, CheckerOptions& o) {
     o.body = std::move(*bytes);
   }
   o.ca_file = f.ca_file;
+  if (Status s = ResolveClientCertificate(f, o); !s.ok()) return s;
   if (!f.state_url.empty()) {
     if (Status s = CheckUrl("--state", f.state_url); !s.ok()) return s;
     o.state_url = f.state_url;

@@ -21,7 +21,12 @@ struct CheckerOptions {
   std::optional<std::string> state_url;
   Duration timeout = std::chrono::seconds(3);
   std::vector<std::pair<std::string, std::string>> headers;  // valid names and values
-  std::string ca_file;  // verifies https:// participants; empty: the system's CA store
+  std::string ca_file;  // verifies https:// and grpcs:// participants; empty: the system's store
+  // --tls-client-cert and --tls-client-key: a certificate chain and its key (PEM), presented
+  // to https:// and grpcs:// participants that ask for one (mutual TLS). Both or neither;
+  // when given, they were checked to be usable together.
+  std::string tls_client_cert;
+  std::string tls_client_key;
   // --signing-key: calls are signed, and the signature checks run (SignatureChecks).
   std::optional<signing::SigningKey> signing_key;
 

@@ -2,30 +2,49 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <cctype>
+
 #include "settle/core/file_text.h"
 #include "settle/core/grpc_target.h"
 #include "settle/grpc_unary/call_signing.h"
 #include "settle/grpc_unary/unary_call.h"
 
 namespace settle::checker {
+namespace {
+
+// Whether a grpcs:// connection that never became ready ended in the TLS handshake, from the
+// status's message: gRPC says so ("Handshake failed") when its side of the handshake failed.
+// In TLS 1.3 the client's side ends before the server has judged the client's certificate, so
+// a server that refuses it (none, another CA's, an expired one) just closes the connection, and
+// gRPC reports "Socket closed" for an address it had connected to.
+bool EndedInHandshake(const std::string& message) {
+  std::string lower = message;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find("handshake") != std::string::npos ||
+         lower.find("socket closed") != std::string::npos;
+}
+
+}  // namespace
 
 GrpcParticipantClient::GrpcParticipantClient(
     std::unique_ptr<ParticipantClient> http,
-    std::vector<std::pair<std::string, std::string>> headers, Duration timeout, std::string ca_file,
+    std::vector<std::pair<std::string, std::string>> headers, Duration timeout, CheckerTls tls,
     std::optional<signing::SigningKey> signing_key)
     : http_(std::move(http)),
       headers_(std::move(headers)),
       timeout_(std::max(timeout, Duration(1))),
+      tls_(std::move(tls)),
       signing_key_(std::move(signing_key)) {
-  std::string roots;
-  if (!ca_file.empty()) {
-    if (Result<std::string> read = ReadFileText(ca_file)) {
-      roots = std::move(*read);
-    } else {
-      roots_error_ = read.status().message();
-    }
-  }
-  channels_ = std::make_unique<grpc_unary::ChannelPool>(std::move(roots));
+  const auto text_of = [this](const char* flag, const std::string& file) {
+    if (file.empty() || !tls_error_.empty()) return std::string();
+    Result<std::string> read = ReadFileText(file);
+    if (!read) tls_error_ = std::string(flag) + ": " + read.status().message();
+    return read ? std::move(*read) : std::string();
+  };
+  channels_ = std::make_unique<grpc_unary::ChannelPool>(
+      grpc_unary::ChannelTls{.pem_roots = text_of("--ca-file", tls_.ca_file),
+                             .pem_cert_chain = text_of("--tls-client-cert", tls_.client_cert_file),
+                             .pem_private_key = text_of("--tls-client-key", tls_.client_key_file)});
 }
 
 GrpcParticipantClient::~GrpcParticipantClient() = default;
@@ -37,8 +56,8 @@ Answer GrpcParticipantClient::CallBranch(const BranchCall& call) {
     return Answer::None(Answer::Delivery::kUnreachable,
                         "invalid gRPC method '" + call.url + "': " + target.status().message());
   }
-  if (target->tls && !roots_error_.empty()) {
-    return Answer::None(Answer::Delivery::kUnreachable, "--ca-file: " + roots_error_);
+  if (target->tls && !tls_error_.empty()) {
+    return Answer::None(Answer::Delivery::kUnreachable, tls_error_);
   }
   grpc_unary::UnaryRequest request{
       .method = target->method, .message = call.body, .timeout = timeout_};
@@ -77,6 +96,12 @@ Answer GrpcParticipantClient::CallBranch(const BranchCall& call) {
       // only a channel that connected is READY (one that failed is in TRANSIENT_FAILURE, or
       // already CONNECTING or IDLE again).
       if (channel->GetState(/*try_to_connect=*/false) != GRPC_CHANNEL_READY) {
+        if (target->tls && EndedInHandshake(unary.message)) {
+          // Worded as the HTTP client words it.
+          return Answer::None(Answer::Delivery::kUnreachable,
+                              "TLS handshake with " + target->HostPort() +
+                                  " failed: " + unary.message + HandshakeFailureHint(tls_));
+        }
         return Answer::None(Answer::Delivery::kUnreachable,
                             target->HostPort() + ": " + unary.message);
       }

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "checker_tls.h"
 #include "participant_client.h"
 #include "settle/core/clock.h"
 #include "settle/grpc_unary/unary_call.h"
@@ -18,15 +19,17 @@ namespace settle::checker {
 // as settled calls it, with the body as the request message's bytes and dtm-gid,
 // dtm-trans_type, dtm-branch_id, dtm-op and dtm-dtm in the metadata, plus the extra headers
 // lowercased; its status code is the answer. Everything else (http(s):// branches, the state
-// URL, a service's own URLs) goes to `http`. grpcs:// is verified against `ca_file` (empty: the
-// system's CA store). One channel per origin. With `signing_key`, a call is signed as settled
+// URL, a service's own URLs) goes to `http`. grpcs:// is verified against `tls.ca_file` (empty:
+// the system's CA store) and gets `tls`'s client certificate when it asks for one; a grpcs://
+// participant that ends the TLS handshake is unreachable, its reason followed by
+// HandshakeFailureHint. One channel per origin. With `signing_key`, a call is signed as settled
 // signs it (docs/protocol.md §4.9, the gRPC form), left unsigned or tampered with (its message
 // changed after signing) as BranchCall::signing says.
 class GrpcParticipantClient final : public ParticipantClient {
  public:
   GrpcParticipantClient(std::unique_ptr<ParticipantClient> http,
                         std::vector<std::pair<std::string, std::string>> headers, Duration timeout,
-                        std::string ca_file = "",
+                        CheckerTls tls = {},
                         std::optional<signing::SigningKey> signing_key = std::nullopt);
   ~GrpcParticipantClient() override;
 
@@ -41,7 +44,8 @@ class GrpcParticipantClient final : public ParticipantClient {
   std::unique_ptr<ParticipantClient> http_;
   std::vector<std::pair<std::string, std::string>> headers_;
   Duration timeout_;
-  std::string roots_error_;  // why --ca-file could not be read
+  CheckerTls tls_;
+  std::string tls_error_;  // why a file of `tls_` could not be read, naming its flag
   std::optional<signing::SigningKey> signing_key_;
   std::unique_ptr<grpc_unary::ChannelPool> channels_;
 };

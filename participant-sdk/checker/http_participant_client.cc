@@ -11,12 +11,15 @@
 namespace settle::checker {
 
 HttpParticipantClient::HttpParticipantClient(
-    std::vector<std::pair<std::string, std::string>> headers, Duration timeout, std::string ca_file,
+    std::vector<std::pair<std::string, std::string>> headers, Duration timeout, CheckerTls tls,
     std::optional<signing::SigningKey> signing_key)
     : headers_(std::move(headers)),
       timeout_(std::max(timeout, Duration(1))),
+      tls_(std::move(tls)),
       signing_key_(std::move(signing_key)) {
-  auto client = net::BlockingClient::Create({.ca_file = std::move(ca_file)});
+  auto client = net::BlockingClient::Create({.ca_file = tls_.ca_file,
+                                             .client_cert_file = tls_.client_cert_file,
+                                             .client_key_file = tls_.client_key_file});
   if (client) {
     client_ = std::move(*client);
   } else {
@@ -119,6 +122,7 @@ Answer HttpParticipantClient::Send(net::ClientRequest request) {
 
 Answer HttpParticipantClient::SendConcurrently(net::ClientRequest request) {
   if (client_ == nullptr) return Answer::None(Answer::Delivery::kUnreachable, client_error_);
+  const bool tls = request.url.tls;
   Result<net::ClientAnswer> answer = client_->Send(std::move(request));
   if (answer) {
     Answer out;
@@ -127,10 +131,15 @@ Answer HttpParticipantClient::SendConcurrently(net::ClientRequest request) {
     out.headers = std::move(answer->headers);
     return out;
   }
-  const Answer::Delivery delivery = answer.status().code() == StatusCode::kUnavailable
-                                        ? Answer::Delivery::kUnreachable
-                                        : Answer::Delivery::kNoAnswer;
-  return Answer::None(delivery, answer.status().message());
+  if (answer.status().code() != StatusCode::kUnavailable) {
+    return Answer::None(Answer::Delivery::kNoAnswer, answer.status().message());
+  }
+  std::string reason = answer.status().message();
+  // The client says "TLS handshake with host:port failed: <OpenSSL's reason>" for a handshake
+  // the participant ended, as one requiring client certificates does (a handshake that timed
+  // out says "timed out ... in the TLS handshake").
+  if (tls && reason.starts_with("TLS handshake with ")) reason += HandshakeFailureHint(tls_);
+  return Answer::None(Answer::Delivery::kUnreachable, std::move(reason));
 }
 
 }  // namespace settle::checker

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "checker_tls.h"
 #include "participant_client.h"
 #include "settle/core/clock.h"
 #include "settle/core/url.h"
@@ -23,10 +24,12 @@ class HttpParticipantClient final : public ParticipantClient {
  public:
   // `headers` go with every request, state reads included; `timeout` bounds each request
   // (connecting, sending and waiting for its answer); https:// participants are verified
-  // against `ca_file` (empty: the system's CA store).
-  // With `signing_key`, branch calls are signed as BranchCall::signing says.
+  // against `tls.ca_file` (empty: the system's CA store), and get `tls`'s client certificate
+  // when they ask for one. A failed TLS handshake is unreachable, its reason followed by
+  // HandshakeFailureHint. With `signing_key`, branch calls are signed as BranchCall::signing
+  // says.
   HttpParticipantClient(std::vector<std::pair<std::string, std::string>> headers, Duration timeout,
-                        std::string ca_file = "",
+                        CheckerTls tls = {},
                         std::optional<signing::SigningKey> signing_key = std::nullopt);
 
   Answer CallBranch(const BranchCall& call) override;
@@ -46,8 +49,9 @@ class HttpParticipantClient final : public ParticipantClient {
 
   std::vector<std::pair<std::string, std::string>> headers_;
   Duration timeout_;
+  CheckerTls tls_;
   std::optional<signing::SigningKey> signing_key_;
-  std::unique_ptr<net::BlockingClient> client_;  // null if the CA file cannot be used
+  std::unique_ptr<net::BlockingClient> client_;  // null if the TLS files cannot be used
   std::string client_error_;
 };
 

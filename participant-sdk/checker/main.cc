@@ -52,10 +52,10 @@ int main(int argc, char** argv) {
   const CheckerOptions& options = command_line.options;
 
   // Branches that are gRPC methods are called over gRPC; everything else over HTTP.
-  GrpcParticipantClient client(
-      std::make_unique<HttpParticipantClient>(options.headers, options.timeout, options.ca_file,
-                                              options.signing_key),
-      options.headers, options.timeout, options.ca_file, options.signing_key);
+  const CheckerTls tls{options.ca_file, options.tls_client_cert, options.tls_client_key};
+  GrpcParticipantClient client(std::make_unique<HttpParticipantClient>(
+                                   options.headers, options.timeout, tls, options.signing_key),
+                               options.headers, options.timeout, tls, options.signing_key);
   if (!options.entry_url.empty()) {
     EntryCheckRunner runner(
         client, EntrySettings{options.entry_url, options.body, options.other_body,
