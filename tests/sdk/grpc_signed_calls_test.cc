@@ -23,6 +23,7 @@
 #include "settle/sdk/grpc_branch_server.h"
 #include "settle/sdk/grpc_client.h"
 #include "settle/sdk/saga.h"
+#include "settle/sdk/signature_refusals.h"
 #include "settle/sdk/sqlite_barrier_store.h"
 #include "settle/sdk/tcc.h"
 #include "temp_dir.h"
@@ -111,6 +112,7 @@ class GrpcBank {
   std::int64_t BarrierRows() { return Read("SELECT COUNT(*) FROM barrier"); }
   int runs() const { return runs_.load(); }
   std::uint64_t refusals() const { return server_.signature_refusals(); }
+  SignatureRefusalCounts refusal_counts() const { return server_.signature_refusal_counts(); }
 
  private:
   BranchHandler Move(int sign) {
@@ -468,6 +470,68 @@ TEST_CASE("while signing is turned on, a GrpcBranchServer lets unsigned calls th
              Catch::Contains("unknown keyid"));
   CHECK(bank.runs() == 2);
   CHECK(bank.refusals() == 1);
+}
+
+// Over gRPC as over HTTP: each refusal counted under its reason, for the service's metrics.
+TEST_CASE("a GrpcBranchServer counts its refusals by reason and exports them as Prometheus text",
+          "[sdk][grpc][signing][metrics]") {
+  testing::TempDir dir;
+  const signing::SigningKey settled = Signer(kSettledSecret);
+  GrpcBank bank(dir.File("bank.db"), SignedCalls{.keys = {Verifier(kSettledSecret)}});
+  // settled's call signed again as `created` and for `host` (the bank's, unless given).
+  auto resigned = [&](std::int64_t created, const std::string& host = "") {
+    return [&settled, &bank, created, host](grpc_unary::UnaryRequest& r) {
+      auto target = ParseGrpcTarget(bank.Url("TransIn"));
+      REQUIRE(target);
+      if (!host.empty()) target->host = host;
+      REQUIRE(grpc_unary::SignUnary(r, *target, settled, created).ok());
+    };
+  };
+  const std::int64_t now = std::time(nullptr);
+
+  Refusal(Send(bank, {}));
+  const signing::SigningKey stranger = Signer(NewEd25519());
+  Refusal(Send(bank, {.key = &stranger}));
+  Refusal(Send(bank, {.tamper = resigned(now - 3600)}));
+  Refusal(Send(
+      bank, {.message = "30", .key = &settled, .tamper = [](auto& r) { r.message = "1000000"; }}));
+  Refusal(Send(
+      bank, {.key = &settled, .tamper = [](auto& r) { Set(r.metadata, "dtm-gid", "forged-2"); }}));
+  Refusal(Send(bank, {.key = &settled, .tamper = [](auto& r) {
+                        std::erase_if(r.metadata,
+                                      [](const auto& m) { return m.first == "dtm-dtm"; });
+                      }}));
+  // Signed for the :authority settled dialed, which a proxy rewrote and forwarded.
+  auto bank_target = ParseGrpcTarget(bank.Url("TransIn"));
+  REQUIRE(bank_target);
+  const std::string dialed = "bank.example:" + std::to_string(bank_target->port);
+  Refusal(Send(bank, {.tamper = [&](grpc_unary::UnaryRequest& r) {
+                 resigned(now, "bank.example")(r);
+                 r.metadata.emplace_back("x-forwarded-host", dialed);
+               }}));
+  CHECK(bank.runs() == 0);
+
+  using signing::RefusalKind;
+  const SignatureRefusalCounts counts = bank.refusal_counts();
+  CHECK(counts.of(RefusalKind::kUnsigned) == 1);
+  CHECK(counts.of(RefusalKind::kMalformed) == 0);
+  CHECK(counts.of(RefusalKind::kNotCovered) == 1);
+  CHECK(counts.of(RefusalKind::kUnknownKey) == 1);
+  CHECK(counts.of(RefusalKind::kWrongAlgorithm) == 0);
+  CHECK(counts.of(RefusalKind::kOutsideWindow) == 1);
+  CHECK(counts.of(RefusalKind::kDigestMismatch) == 1);
+  CHECK(counts.of(RefusalKind::kBadSignature) == 1);
+  CHECK(counts.of(RefusalKind::kAuthorityMismatch) == 1);
+  CHECK(bank.refusals() == 7);
+  const std::string text = SignatureRefusalsText(counts);
+  for (const char* line :
+       {"{reason=\"unsigned\"} 1\n", "{reason=\"malformed\"} 0\n", "{reason=\"not_covered\"} 1\n",
+        "{reason=\"unknown_key\"} 1\n", "{reason=\"wrong_algorithm\"} 0\n",
+        "{reason=\"outside_window\"} 1\n", "{reason=\"digest_mismatch\"} 1\n",
+        "{reason=\"bad_signature\"} 1\n", "{reason=\"authority_mismatch\"} 1\n"}) {
+    CHECK_THAT(
+        text, Catch::Contains(std::string("\nsettle_participant_signature_refusals_total") + line));
+  }
 }
 
 TEST_CASE(

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <ctime>
 #include <functional>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 #include "settle/net/request_signing.h"
 #include "settle/sdk/participant.h"
 #include "settle/sdk/saga.h"
+#include "settle/sdk/signature_refusals.h"
 #include "settle/sdk/tcc.h"
 #include "temp_dir.h"
 #include "test_ca.h"
@@ -92,6 +94,7 @@ class Bank {
   int port() const { return port_; }
   int runs() const { return runs_.load(); }
   std::uint64_t refusals() const { return participant_.signature_refusals(); }
+  SignatureRefusalCounts refusal_counts() const { return participant_.signature_refusal_counts(); }
   void Stop() { participant_.Stop(); }
 
  private:
@@ -296,6 +299,85 @@ TEST_CASE("while signing is turned on, unsigned calls pass and signed ones are s
   CHECK(Post(bank.Url(target), "{}", &stranger).status == 401);
   CHECK(bank.runs() == 2);
   CHECK(bank.refusals() == 1);
+}
+
+// What an operator reads to tell an attack from a misconfiguration: each refusal under its
+// reason, every reason present, zeros included.
+TEST_CASE("a participant counts its refusals by reason and exports them as Prometheus text",
+          "[sdk][signing][metrics]") {
+  const KeyPair settled_key = NewEd25519();
+  Bank bank(SignedCalls{.keys = {Verifier(settled_key.public_pem)}});
+  const signing::SigningKey settled = Signer(settled_key);
+  const signing::SigningKey stranger = Signer(NewEd25519());
+  auto client = net::BlockingClient::Create({});
+  REQUIRE(client);
+  const std::int64_t now = std::time(nullptr);
+  // Sends a saga action to the bank, signed by `key` (none: unsigned) as created at `created`
+  // with `headers`, after `tamper` changed what is sent; the answer's status.
+  auto send = [&](const signing::SigningKey* key, std::int64_t created,
+                  const std::function<void(net::ClientRequest&)>& tamper = {},
+                  const net::Headers& headers = {}) {
+    net::ClientRequest request;
+    request.method = "POST";
+    auto url = ParseUrl(bank.Url("/api/TransIn?gid=g1&trans_type=saga&branch_id=01&op=action"));
+    REQUIRE(url);
+    request.url = *url;
+    request.target = url->path_and_query;
+    request.headers = headers;
+    request.body = R"({"amount":30})";
+    request.timeout = std::chrono::seconds(10);
+    if (key != nullptr) REQUIRE(net::SignRequest(request, *key, created).ok());
+    if (tamper) tamper(request);
+    auto answer = (*client)->Send(std::move(request));
+    REQUIRE(answer);
+    return answer->status;
+  };
+
+  CHECK(send(nullptr, now) == 401);
+  CHECK(send(&stranger, now) == 401);
+  // settled's clock an hour behind, then an hour ahead.
+  CHECK(send(&settled, now - 3600) == 401);
+  CHECK(send(&settled, now + 3600) == 401);
+  CHECK(send(&settled, now, [](net::ClientRequest& r) { r.body = R"({"amount":1000000})"; }) ==
+        401);
+  CHECK(send(&settled, now, [](net::ClientRequest& r) {
+          r.target = "/api/TransIn?gid=g2&trans_type=saga&branch_id=01&op=action";
+        }) == 401);
+  // Signed for the Host settled dialed, which a proxy rewrote and forwarded.
+  CHECK(send(&settled, now,
+             [](net::ClientRequest& r) {
+               std::erase_if(r.headers, [](const auto& h) { return h.first == "Host"; });
+               r.headers.emplace_back("X-Forwarded-Host", "bank.example:8081");
+             },
+             {{"Host", "bank.example:8081"}}) == 401);
+  CHECK(bank.runs() == 0);
+
+  using signing::RefusalKind;
+  const SignatureRefusalCounts counts = bank.refusal_counts();
+  CHECK(counts.of(RefusalKind::kUnsigned) == 1);
+  CHECK(counts.of(RefusalKind::kMalformed) == 0);
+  CHECK(counts.of(RefusalKind::kNotCovered) == 0);
+  CHECK(counts.of(RefusalKind::kUnknownKey) == 1);
+  CHECK(counts.of(RefusalKind::kWrongAlgorithm) == 0);
+  CHECK(counts.of(RefusalKind::kOutsideWindow) == 2);
+  CHECK(counts.of(RefusalKind::kDigestMismatch) == 1);
+  CHECK(counts.of(RefusalKind::kBadSignature) == 1);
+  CHECK(counts.of(RefusalKind::kAuthorityMismatch) == 1);
+  CHECK(counts.total() == 7);
+  CHECK(bank.refusals() == 7);
+  CHECK(SignatureRefusalsText(counts) ==
+        "# HELP settle_participant_signature_refusals_total Branch calls refused for their "
+        "signature, by reason (docs/operations.md, Signed calls to participants).\n"
+        "# TYPE settle_participant_signature_refusals_total counter\n"
+        "settle_participant_signature_refusals_total{reason=\"unsigned\"} 1\n"
+        "settle_participant_signature_refusals_total{reason=\"malformed\"} 0\n"
+        "settle_participant_signature_refusals_total{reason=\"not_covered\"} 0\n"
+        "settle_participant_signature_refusals_total{reason=\"unknown_key\"} 1\n"
+        "settle_participant_signature_refusals_total{reason=\"wrong_algorithm\"} 0\n"
+        "settle_participant_signature_refusals_total{reason=\"outside_window\"} 2\n"
+        "settle_participant_signature_refusals_total{reason=\"digest_mismatch\"} 1\n"
+        "settle_participant_signature_refusals_total{reason=\"bad_signature\"} 1\n"
+        "settle_participant_signature_refusals_total{reason=\"authority_mismatch\"} 1\n");
 }
 
 TEST_CASE(

@@ -72,12 +72,14 @@ Result<std::vector<std::pair<std::string, std::string>>> SignGrpcCall(const Sign
                                  *signature);
 }
 
-Status VerifyGrpcCall(const SignedGrpcCall& call, const VerifyPolicy& policy,
-                      std::int64_t now_unix) {
-  Result<detail::ArrivedSignature> arrived =
-      detail::ReadSignature(call.metadata, kInputKey, kSignatureKey);
-  if (!arrived) return arrived.status();
-  const SignatureParams& params = arrived->params;
+Verdict VerifyGrpcCall(const SignedGrpcCall& call, const VerifyPolicy& policy,
+                       std::int64_t now_unix) {
+  detail::ArrivedSignature arrived;
+  if (Verdict read = detail::ReadSignature(call.metadata, kInputKey, kSignatureKey, &arrived);
+      !read.ok()) {
+    return read;
+  }
+  const SignatureParams& params = arrived.params;
 
   // What must be covered: the call's target and every dtm-* word its handler will read.
   std::vector<std::string> required = {std::string(kMethod), std::string(kPath)};
@@ -91,31 +93,37 @@ Status VerifyGrpcCall(const SignedGrpcCall& call, const VerifyPolicy& policy,
     }
   }
   required.emplace_back(kContentDigest);
-  if (Status s = detail::CheckCovered(params, required); !s.ok()) return s;
+  if (Verdict covered = detail::CheckCovered(params, required); !covered.ok()) return covered;
   // Then nothing Settle does not sign, and no covered word the call lacks.
   for (const std::string& name : params.components) {
     if (ComponentValue(name, call, "")) continue;
     if (!IsDtmKey(name)) {
       // Component names are lowercase (ParseSignatureInput checks them): quoted as they are.
-      return Status::InvalidArgument("component \"" + name + "\" is not one Settle signs");
+      return Verdict::Refuse(RefusalKind::kMalformed,
+                             "component \"" + name + "\" is not one Settle signs");
     }
-    return Status::InvalidArgument(name + " is covered but the call carries no " + name);
+    return Verdict::Refuse(RefusalKind::kNotCovered,
+                           name + " is covered but the call carries no " + name);
   }
 
-  Result<const VerifyingKey*> key = detail::CheckKeyAndCreated(params, policy, now_unix);
-  if (!key) return key.status();
+  const VerifyingKey* key = nullptr;
+  if (Verdict trusted = detail::CheckKeyAndCreated(params, policy, now_unix, &key); !trusted.ok()) {
+    return trusted;
+  }
 
   const std::optional<std::string> digest = detail::FieldValue(call.metadata, kContentDigest);
-  if (!digest) return Status::InvalidArgument("no content-digest");
+  if (!digest) return Verdict::Refuse(RefusalKind::kNotCovered, "no content-digest");
   if (*digest != ContentDigestSha256(call.message)) {
-    return Status::InvalidArgument("content-digest does not match the message");
+    return Verdict::Refuse(RefusalKind::kDigestMismatch,
+                           "content-digest does not match the message");
   }
 
   std::vector<Component> covered;
   for (const std::string& name : params.components) {
     covered.push_back({name, *ComponentValue(name, call, *digest)});
   }
-  return detail::CheckSignature(**key, covered, params, arrived->signature);
+  return detail::CheckSignature(*key, covered, params, arrived.signature,
+                                detail::ForwardedAuthority(call.metadata, call.authority));
 }
 
 }  // namespace settle::signing

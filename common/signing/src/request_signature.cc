@@ -54,40 +54,46 @@ Result<std::vector<std::pair<std::string, std::string>>> SignRequest(const Signe
                                  params, *signature);
 }
 
-Status VerifyRequest(const SignedRequest& request,
-                     const std::vector<std::pair<std::string, std::string>>& fields,
-                     const VerifyPolicy& policy, std::int64_t now_unix) {
-  Result<detail::ArrivedSignature> arrived =
-      detail::ReadSignature(fields, "Signature-Input", "Signature");
-  if (!arrived) return arrived.status();
-  const SignatureParams& params = arrived->params;
+Verdict VerifyRequest(const SignedRequest& request,
+                      const std::vector<std::pair<std::string, std::string>>& fields,
+                      const VerifyPolicy& policy, std::int64_t now_unix) {
+  detail::ArrivedSignature arrived;
+  if (Verdict read = detail::ReadSignature(fields, "Signature-Input", "Signature", &arrived);
+      !read.ok()) {
+    return read;
+  }
+  const SignatureParams& params = arrived.params;
 
   // What must be covered, then nothing Settle does not sign.
   std::vector<std::string> required = {std::string(kMethod), std::string(kPath),
                                        std::string(kQuery), std::string(kContentDigest)};
   if (policy.check_authority) required.insert(required.begin() + 1, std::string(kAuthority));
-  if (Status s = detail::CheckCovered(params, required); !s.ok()) return s;
+  if (Verdict covered = detail::CheckCovered(params, required); !covered.ok()) return covered;
   for (const std::string& name : params.components) {
     if (!ComponentValue(name, request, "")) {
       // Component names are lowercase (ParseSignatureInput checks them): quoted as they are.
-      return Status::InvalidArgument("component \"" + name + "\" is not one Settle signs");
+      return Verdict::Refuse(RefusalKind::kMalformed,
+                             "component \"" + name + "\" is not one Settle signs");
     }
   }
 
-  Result<const VerifyingKey*> key = detail::CheckKeyAndCreated(params, policy, now_unix);
-  if (!key) return key.status();
+  const VerifyingKey* key = nullptr;
+  if (Verdict trusted = detail::CheckKeyAndCreated(params, policy, now_unix, &key); !trusted.ok()) {
+    return trusted;
+  }
 
   const std::optional<std::string> digest_field = detail::FieldValue(fields, "Content-Digest");
-  if (!digest_field) return Status::InvalidArgument("no Content-Digest");
+  if (!digest_field) return Verdict::Refuse(RefusalKind::kNotCovered, "no Content-Digest");
   if (*digest_field != ContentDigestSha256(request.body)) {
-    return Status::InvalidArgument("Content-Digest does not match the body");
+    return Verdict::Refuse(RefusalKind::kDigestMismatch, "Content-Digest does not match the body");
   }
 
   std::vector<Component> covered;
   for (const std::string& name : params.components) {
     covered.push_back({name, *ComponentValue(name, request, *digest_field)});
   }
-  return detail::CheckSignature(**key, covered, params, arrived->signature);
+  return detail::CheckSignature(*key, covered, params, arrived.signature,
+                                detail::ForwardedAuthority(fields, request.authority));
 }
 
 }  // namespace settle::signing

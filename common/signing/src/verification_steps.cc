@@ -65,76 +65,113 @@ std::string Quote(std::string_view text) {
   return out;
 }
 
-Result<ArrivedSignature> ReadSignature(const Fields& fields, std::string_view input_name,
-                                       std::string_view signature_name) {
+Verdict ReadSignature(const Fields& fields, std::string_view input_name,
+                      std::string_view signature_name, ArrivedSignature* arrived) {
   const std::optional<std::string> input_field = FieldValue(fields, input_name);
-  if (!input_field) return Status::InvalidArgument("no " + std::string(input_name));
   const std::optional<std::string> signature_field = FieldValue(fields, signature_name);
-  if (!signature_field) return Status::InvalidArgument("no " + std::string(signature_name));
+  if (!input_field && !signature_field) {
+    return Verdict::Refuse(RefusalKind::kUnsigned, "no " + std::string(input_name));
+  }
+  // One without the other is a signer's (or a tamperer's) doing, not a call sent unsigned.
+  if (!input_field) {
+    return Verdict::Refuse(RefusalKind::kMalformed, "no " + std::string(input_name));
+  }
+  if (!signature_field) {
+    return Verdict::Refuse(RefusalKind::kMalformed, "no " + std::string(signature_name));
+  }
 
   Result<ParsedInput> input = ParseSignatureInput(*input_field);
   if (!input) {
-    return Status::InvalidArgument("malformed " + std::string(input_name) + ": " +
-                                   input.status().message());
+    return Verdict::Refuse(RefusalKind::kMalformed, "malformed " + std::string(input_name) + ": " +
+                                                        input.status().message());
   }
   Result<std::string> signature = ParseSignature(*signature_field, input->label);
   if (!signature) {
-    return Status::InvalidArgument("malformed " + std::string(signature_name) + ": " +
-                                   signature.status().message());
+    return Verdict::Refuse(RefusalKind::kMalformed, "malformed " + std::string(signature_name) +
+                                                        ": " + signature.status().message());
   }
-  return ArrivedSignature{std::move(input->params), std::move(*signature)};
+  *arrived = ArrivedSignature{std::move(input->params), std::move(*signature)};
+  return Verdict::Accept();
 }
 
-Status CheckCovered(const SignatureParams& params, const std::vector<std::string>& required) {
+Verdict CheckCovered(const SignatureParams& params, const std::vector<std::string>& required) {
   for (const std::string& name : required) {
     if (std::find(params.components.begin(), params.components.end(), name) ==
         params.components.end()) {
-      return Status::InvalidArgument(name + " is not covered");
+      return Verdict::Refuse(RefusalKind::kNotCovered, name + " is not covered");
     }
   }
-  return Status::Ok();
+  return Verdict::Accept();
 }
 
-Result<const VerifyingKey*> CheckKeyAndCreated(const SignatureParams& params,
-                                               const VerifyPolicy& policy, std::int64_t now_unix) {
-  const auto key = std::find_if(policy.keys.begin(), policy.keys.end(),
-                                [&](const VerifyingKey& k) { return k.keyid() == params.keyid; });
-  if (key == policy.keys.end()) {
-    return Status::InvalidArgument("unknown keyid " + Quote(params.keyid));
+Verdict CheckKeyAndCreated(const SignatureParams& params, const VerifyPolicy& policy,
+                           std::int64_t now_unix, const VerifyingKey** key) {
+  const auto found = std::find_if(policy.keys.begin(), policy.keys.end(),
+                                  [&](const VerifyingKey& k) { return k.keyid() == params.keyid; });
+  if (found == policy.keys.end()) {
+    return Verdict::Refuse(RefusalKind::kUnknownKey, "unknown keyid " + Quote(params.keyid));
   }
-  const std::string_view key_alg = AlgorithmName(key->algorithm());
+  const std::string_view key_alg = AlgorithmName(found->algorithm());
   if (!params.alg.empty() && params.alg != key_alg) {
-    return Status::InvalidArgument("alg " + Quote(params.alg) + " is not the algorithm of key " +
-                                   Quote(key->keyid()) + " (" + std::string(key_alg) + ")");
+    return Verdict::Refuse(RefusalKind::kWrongAlgorithm,
+                           "alg " + Quote(params.alg) + " is not the algorithm of key " +
+                               Quote(found->keyid()) + " (" + std::string(key_alg) + ")");
   }
 
   // created has at most 15 digits (RFC 8941), so the difference cannot overflow.
   const std::int64_t window = policy.window.count();
   const std::int64_t age = now_unix - params.created;
   if (age > window) {
-    return Status::InvalidArgument("created " + std::to_string(age) +
-                                   " s before now, outside the " + std::to_string(window) +
-                                   " s window");
+    return Verdict::Refuse(RefusalKind::kOutsideWindow, "created " + std::to_string(age) +
+                                                            " s before now, outside the " +
+                                                            std::to_string(window) + " s window");
   }
   if (-age > window) {
-    return Status::InvalidArgument("created " + std::to_string(-age) +
-                                   " s after now, outside the " + std::to_string(window) +
-                                   " s window");
+    return Verdict::Refuse(RefusalKind::kOutsideWindow, "created " + std::to_string(-age) +
+                                                            " s after now, outside the " +
+                                                            std::to_string(window) + " s window");
   }
-  return &*key;
+  *key = &*found;
+  return Verdict::Accept();
 }
 
-Status CheckSignature(const VerifyingKey& key, const std::vector<Component>& covered,
-                      const SignatureParams& params, std::string_view signature) {
+std::optional<std::string> ForwardedAuthority(const Fields& fields, std::string_view arrived) {
+  const std::optional<std::string> forwarded = FieldValue(fields, "X-Forwarded-Host");
+  if (!forwarded) return std::nullopt;
+  // The first proxy's, when several appended theirs.
+  const std::string first(TrimOws(std::string_view(*forwarded).substr(0, forwarded->find(','))));
+  if (first.empty() || Lowercase(first) == Lowercase(arrived)) return std::nullopt;
+  return first;
+}
+
+Verdict CheckSignature(const VerifyingKey& key, const std::vector<Component>& covered,
+                       const SignatureParams& params, std::string_view signature,
+                       const std::optional<std::string>& forwarded_authority) {
   Result<std::string> base = SignatureBase(covered, params);
   if (!base) {
-    return Status::InvalidArgument("the signature base cannot be built: " +
-                                   base.status().message());
+    return Verdict::Refuse(RefusalKind::kMalformed,
+                           "the signature base cannot be built: " + base.status().message());
   }
-  if (!key.Verify(*base, signature)) {
-    return Status::InvalidArgument("signature does not verify with key " + Quote(key.keyid()));
+  if (key.Verify(*base, signature)) return Verdict::Accept();
+
+  // Signed for the authority a proxy says it forwarded from: the proxy rewrote it, and the
+  // signature is otherwise sound. Told apart so that an operator fixes the configuration
+  // (check_authority off, settled's --unsigned-authority) rather than hunting a forger.
+  const auto authority = std::find_if(covered.begin(), covered.end(),
+                                      [](const Component& c) { return c.name == "@authority"; });
+  if (forwarded_authority && authority != covered.end()) {
+    std::vector<Component> as_sent = covered;
+    as_sent[static_cast<std::size_t>(authority - covered.begin())].value =
+        Lowercase(*forwarded_authority);
+    Result<std::string> sent_base = SignatureBase(as_sent, params);
+    if (sent_base && key.Verify(*sent_base, signature)) {
+      return Verdict::Refuse(RefusalKind::kAuthorityMismatch,
+                             "signed for authority " + Quote(*forwarded_authority) +
+                                 ", which a proxy rewrote to " + Quote(authority->value));
+    }
   }
-  return Status::Ok();
+  return Verdict::Refuse(RefusalKind::kBadSignature,
+                         "signature does not verify with key " + Quote(key.keyid()));
 }
 
 Result<std::string> SignComponents(const SigningKey& key, const std::vector<Component>& covered,

@@ -11,12 +11,14 @@
 #include "settle/signing/keys.h"
 #include "settle/signing/request_signature.h"
 #include "settle/signing/signature_base.h"
+#include "settle/signing/verdict.h"
 
 namespace settle::signing::detail {
 
 // The steps of making and checking a signature that its HTTP form (request_signature.h) and its
 // gRPC form (grpc_call_signature.h) share; each form derives its own components between them. Every
-// reason is an InvalidArgument that never holds the words of a verdict.
+// refusal is a Verdict whose kind is decided here, with a reason that never holds the words of a
+// verdict.
 
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
@@ -39,22 +41,32 @@ struct ArrivedSignature {
 };
 
 // Reads the fields named `input_name` and `signature_name` ("Signature-Input" and "Signature"
-// over HTTP, the lowercase metadata keys over gRPC; the reasons name them so): "no <name>" or
-// "malformed <name>: ...".
-Result<ArrivedSignature> ReadSignature(const Fields& fields, std::string_view input_name,
-                                       std::string_view signature_name);
+// over HTTP, the lowercase metadata keys over gRPC; the reasons name them so) into `*arrived`:
+// kUnsigned "no <input_name>" when neither is there, kMalformed "no <name>" when one of them
+// is missing and "malformed <name>: ..." when one cannot be read.
+Verdict ReadSignature(const Fields& fields, std::string_view input_name,
+                      std::string_view signature_name, ArrivedSignature* arrived);
 
-// "<name> is not covered" for the first of `required` that `params` does not list.
-Status CheckCovered(const SignatureParams& params, const std::vector<std::string>& required);
+// kNotCovered "<name> is not covered" for the first of `required` that `params` does not list.
+Verdict CheckCovered(const SignatureParams& params, const std::vector<std::string>& required);
 
-// The trusted key `params` names, once its alg (when given) is the key's and its created lies
-// within the policy's window of `now_unix`.
-Result<const VerifyingKey*> CheckKeyAndCreated(const SignatureParams& params,
-                                               const VerifyPolicy& policy, std::int64_t now_unix);
+// Sets `*key` to the trusted key `params` names, once its alg (when given) is the key's and its
+// created lies within the policy's window of `now_unix`: kUnknownKey, kWrongAlgorithm or
+// kOutsideWindow otherwise.
+Verdict CheckKeyAndCreated(const SignatureParams& params, const VerifyPolicy& policy,
+                           std::int64_t now_unix, const VerifyingKey** key);
 
-// Whether `signature` is `key`'s over the base of `covered` and `params`.
-Status CheckSignature(const VerifyingKey& key, const std::vector<Component>& covered,
-                      const SignatureParams& params, std::string_view signature);
+// The authority a proxy says the call was sent to: the first X-Forwarded-Host (any case; gRPC
+// metadata too) of `fields`, when it differs from `arrived`; nullopt otherwise.
+std::optional<std::string> ForwardedAuthority(const Fields& fields, std::string_view arrived);
+
+// Whether `signature` is `key`'s over the base of `covered` and `params`: kMalformed when the
+// base cannot be built, kBadSignature when it does not verify, kAuthorityMismatch when it
+// would verify with "@authority" (covered) = `forwarded_authority` instead: signed for the
+// authority a proxy rewrote.
+Verdict CheckSignature(const VerifyingKey& key, const std::vector<Component>& covered,
+                       const SignatureParams& params, std::string_view signature,
+                       const std::optional<std::string>& forwarded_authority);
 
 // The signature of `key` over the base of `covered` and `params`.
 Result<std::string> SignComponents(const SigningKey& key, const std::vector<Component>& covered,

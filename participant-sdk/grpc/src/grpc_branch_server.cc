@@ -3,7 +3,6 @@
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 
-#include <atomic>
 #include <cstdio>
 #include <exception>
 #include <map>
@@ -13,6 +12,7 @@
 #include "settle/core/file_text.h"
 #include "settle/core/grpc_codes.h"
 #include "settle/sdk/msg_barrier.h"
+#include "settle/signing/refusal_kind.h"
 
 namespace settle::sdk {
 namespace {
@@ -90,7 +90,7 @@ struct GrpcBranchServer::Impl {
   GrpcBranchServerOptions options;
   SystemClock default_clock;
   const Clock* clock = options.clock != nullptr ? options.clock : &default_clock;
-  std::atomic<std::uint64_t> refusals{0};
+  SignatureRefusalCounter refusals;
   std::map<std::string, Route> routes;  // by method; fixed once serving
   asio::thread_pool pool;
   Service service;
@@ -119,11 +119,12 @@ grpc::Status Admit(GrpcBranchServer::Impl& server,
                              .metadata = &metadata,
                              .from_initiator = from_initiator};
   const std::int64_t now = ToUnixMillis(server.clock->Now()) / 1000;
-  const Status checked = CheckSignedGrpcCall(*server.options.signed_calls, call, now);
+  const signing::Verdict checked = CheckSignedGrpcCall(*server.options.signed_calls, call, now);
   if (checked.ok()) return grpc::Status::OK;
-  server.refusals.fetch_add(1);
-  std::fprintf(stderr, "settle grpc participant: refused %s: signature: %s\n",
-               context.method().c_str(), checked.message().c_str());
+  server.refusals.Count(checked.kind());
+  std::fprintf(
+      stderr, "settle grpc participant: refused %s: signature (%s): %s\n", context.method().c_str(),
+      std::string(signing::RefusalKindName(checked.kind())).c_str(), checked.message().c_str());
   return {grpc::StatusCode::UNAUTHENTICATED, "signature: " + checked.message()};
 }
 
@@ -206,7 +207,13 @@ GrpcBranchServer::~GrpcBranchServer() {
   impl_->pool.join();
 }
 
-std::uint64_t GrpcBranchServer::signature_refusals() const { return impl_->refusals.load(); }
+std::uint64_t GrpcBranchServer::signature_refusals() const {
+  return impl_->refusals.Snapshot().total();
+}
+
+SignatureRefusalCounts GrpcBranchServer::signature_refusal_counts() const {
+  return impl_->refusals.Snapshot();
+}
 
 GrpcBranchServer& GrpcBranchServer::OnOp(const std::string& method, std::optional<BranchOp> op,
                                          BranchHandler handler) {

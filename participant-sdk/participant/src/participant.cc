@@ -1,6 +1,5 @@
 #include "settle/sdk/participant.h"
 
-#include <atomic>
 #include <cstdio>
 #include <exception>
 #include <nlohmann/json.hpp>
@@ -16,6 +15,7 @@
 #include "settle/net/route_table.h"
 #include "settle/net/server.h"
 #include "settle/sdk/msg_barrier.h"
+#include "settle/signing/refusal_kind.h"
 
 namespace settle::sdk {
 namespace {
@@ -118,11 +118,13 @@ struct Participant::Impl {
                            .fields = &req.headers,
                            .from_initiator = from_initiator};
     const std::int64_t now = ToUnixMillis(clock->Now()) / 1000;
-    const Status checked = CheckSignedCall(*options.signed_calls, call, now);
+    const signing::Verdict checked = CheckSignedCall(*options.signed_calls, call, now);
     if (checked.ok()) return true;
-    refusals.fetch_add(1);
-    std::fprintf(stderr, "settle participant: refused %s %s: signature: %s\n", req.method.c_str(),
-                 req.path.c_str(), checked.message().c_str());
+    refusals.Count(checked.kind());
+    std::fprintf(stderr, "settle participant: refused %s %s: signature (%s): %s\n",
+                 req.method.c_str(), req.path.c_str(),
+                 std::string(signing::RefusalKindName(checked.kind())).c_str(),
+                 checked.message().c_str());
     res.status = 401;
     res.content_type = kJson;
     res.body = Json({{"message", "signature: " + checked.message()}});
@@ -168,7 +170,7 @@ struct Participant::Impl {
   ParticipantOptions options;
   SystemClock default_clock;
   const Clock* clock = options.clock != nullptr ? options.clock : &default_clock;
-  mutable std::atomic<std::uint64_t> refusals{0};
+  mutable SignatureRefusalCounter refusals;
   async::IoThreads io;
   asio::thread_pool pool;
   // Filled before Start, read-only while serving. Branch routes by method and path; the
@@ -183,7 +185,11 @@ Participant::Participant(ParticipantOptions options) : impl_(std::make_unique<Im
 
 Participant::~Participant() { Stop(); }
 
-std::uint64_t Participant::signature_refusals() const { return impl_->refusals.load(); }
+std::uint64_t Participant::signature_refusals() const { return impl_->refusals.Snapshot().total(); }
+
+SignatureRefusalCounts Participant::signature_refusal_counts() const {
+  return impl_->refusals.Snapshot();
+}
 
 Participant& Participant::OnOp(const std::string& path, std::optional<BranchOp> op,
                                BranchHandler handler) {

@@ -59,10 +59,11 @@ const std::vector<std::pair<std::string, std::string>> kNone;
 
 }  // namespace
 
-Status CheckSignedCall(const SignedCalls& policy, const ArrivedCall& call, std::int64_t now_unix) {
+signing::Verdict CheckSignedCall(const SignedCalls& policy, const ArrivedCall& call,
+                                 std::int64_t now_unix) {
   const std::vector<signing::VerifyingKey>* keys =
       KeysFor(policy, call.from_initiator, call.fields);
-  if (keys == nullptr) return Status::Ok();
+  if (keys == nullptr) return signing::Verdict::Accept();
   const std::size_t question = call.target.find('?');
   const signing::SignedRequest request{
       .method = call.method,
@@ -76,11 +77,11 @@ Status CheckSignedCall(const SignedCalls& policy, const ArrivedCall& call, std::
                                 now_unix);
 }
 
-Status CheckSignedGrpcCall(const SignedCalls& policy, const ArrivedGrpcCall& call,
-                           std::int64_t now_unix) {
+signing::Verdict CheckSignedGrpcCall(const SignedCalls& policy, const ArrivedGrpcCall& call,
+                                     std::int64_t now_unix) {
   const std::vector<signing::VerifyingKey>* keys =
       KeysFor(policy, call.from_initiator, call.metadata);
-  if (keys == nullptr) return Status::Ok();
+  if (keys == nullptr) return signing::Verdict::Accept();
   const signing::SignedGrpcCall arrived{
       .authority = call.authority,
       .method = call.method,

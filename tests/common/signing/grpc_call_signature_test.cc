@@ -98,6 +98,13 @@ std::string Refusal(const Status& status) {
   }
   return status.message();
 }
+std::string Refusal(const Verdict& verdict) { return Refusal(verdict.status()); }
+
+// The name of a refusal's kind, checked to be one.
+std::string Kind(const Verdict& verdict) {
+  REQUIRE_FALSE(verdict.ok());
+  return std::string(RefusalKindName(verdict.kind()));
+}
 
 constexpr std::string_view kDoesNotVerify =
     "signature does not verify with key \"ed25519-b16c2d1bead12626\"";
@@ -352,6 +359,73 @@ TEST_CASE("a dtm-* value that would forge a line of the base is not signed", "[s
   auto added = SignGrpcCall(call, EdSigner(), kCreated);
   REQUIRE_FALSE(added);
   CHECK(Refusal(added.status()) == "the value of \"dtm-gid\" holds a control character");
+}
+
+TEST_CASE("each refusal of a gRPC call says its kind", "[signing][grpc][kind]") {
+  const VerifyPolicy policy = Policy({EdVerifier()});
+  const SignedGrpcCall call = Signed(Call(), EdSigner());
+  auto kind = [&](const SignedGrpcCall& arrived) {
+    return Kind(VerifyGrpcCall(arrived, policy, kCreated));
+  };
+  // `call` with its signature-input's text edited: `from` replaced by `to`.
+  auto edited = [&](std::string_view from, std::string_view to) {
+    SignedGrpcCall out = call;
+    std::string input = Get(out.metadata, "signature-input");
+    const std::size_t at = input.find(from);
+    REQUIRE(at != std::string::npos);
+    input.replace(at, from.size(), to);
+    Set(out.metadata, "signature-input", input);
+    return out;
+  };
+
+  CHECK(kind(Call()) == "unsigned");
+
+  SignedGrpcCall input_alone = call;
+  Remove(input_alone.metadata, "signature");
+  CHECK(kind(input_alone) == "malformed");
+  SignedGrpcCall signature_alone = call;
+  Remove(signature_alone.metadata, "signature-input");
+  CHECK(kind(signature_alone) == "malformed");
+  CHECK(kind(edited("settle=(", "settle=((")) == "malformed");
+  CHECK(kind(edited("\"content-digest\"", "\"x-trace-id\" \"content-digest\"")) == "malformed");
+
+  CHECK(kind(edited("\"dtm-op\" ", "")) == "not_covered");
+  SignedGrpcCall no_op = call;
+  Remove(no_op.metadata, "dtm-op");
+  CHECK(kind(no_op) == "not_covered");
+  SignedGrpcCall no_digest = call;
+  Remove(no_digest.metadata, "content-digest");
+  CHECK(kind(no_digest) == "not_covered");
+
+  CHECK(Kind(VerifyGrpcCall(call, Policy({HmacVerifier()}), kCreated)) == "unknown_key");
+  CHECK(kind(edited("alg=\"ed25519\"", "alg=\"hmac-sha256\"")) == "wrong_algorithm");
+  CHECK(Kind(VerifyGrpcCall(call, policy, kCreated + 301)) == "outside_window");
+  CHECK(Kind(VerifyGrpcCall(call, policy, kCreated - 301)) == "outside_window");
+
+  SignedGrpcCall message = call;
+  message.message = std::string("\x08\xe8\x07\x12\x01\x31", 6);
+  CHECK(kind(message) == "digest_mismatch");
+  SignedGrpcCall gid = call;
+  Set(gid.metadata, "dtm-gid", "forged-1");
+  CHECK(kind(gid) == "bad_signature");
+}
+
+TEST_CASE("a gRPC call signed for the :authority a proxy forwarded is an authority mismatch",
+          "[signing][grpc][kind]") {
+  const VerifyPolicy policy = Policy({EdVerifier()});
+  SignedGrpcCall proxied = Signed(Call(), EdSigner());
+  proxied.authority = "10.0.0.7:9000";
+  CHECK(Kind(VerifyGrpcCall(proxied, policy, kCreated)) == "bad_signature");
+
+  proxied.metadata.emplace_back("x-forwarded-host", "bank.example:9000");
+  const Verdict rewritten = VerifyGrpcCall(proxied, policy, kCreated);
+  CHECK(Kind(rewritten) == "authority_mismatch");
+  CHECK(Refusal(rewritten) ==
+        "signed for authority \"bank.example:9000\", which a proxy rewrote to \"10.0.0.7:9000\"");
+
+  SignedGrpcCall tampered = proxied;
+  Set(tampered.metadata, "dtm-op", "compensate");
+  CHECK(Kind(VerifyGrpcCall(tampered, policy, kCreated)) == "bad_signature");
 }
 
 }  // namespace

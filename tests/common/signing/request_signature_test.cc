@@ -92,6 +92,13 @@ std::string Refusal(const Status& status) {
   }
   return status.message();
 }
+std::string Refusal(const Verdict& verdict) { return Refusal(verdict.status()); }
+
+// The name of a refusal's kind, checked to be one.
+std::string Kind(const Verdict& verdict) {
+  REQUIRE_FALSE(verdict.ok());
+  return std::string(RefusalKindName(verdict.kind()));
+}
 
 // The values Settle signs, written out here rather than derived by the library.
 std::string Value(std::string_view name, const SignedRequest& request) {
@@ -542,6 +549,77 @@ TEST_CASE("a request whose values would forge a line of the base is refused",
   received.query = "gid=g1\r";
   CHECK(Refusal(VerifyRequest(received, good, Policy({EdVerifier()}), kCreated)) ==
         "the signature base cannot be built: the value of \"@query\" holds a control character");
+}
+
+TEST_CASE("each refusal of a request says its kind", "[signing][request][kind]") {
+  const SignedRequest request = Request();
+  const VerifyPolicy policy = Policy({EdVerifier()});
+  const Fields fields = Sign(request, EdSigner());
+  auto verify = [&](const SignedRequest& arrived, const Fields& with) {
+    return Kind(VerifyRequest(arrived, with, policy, kCreated));
+  };
+
+  CHECK(verify(request, {}) == "unsigned");
+
+  Fields input_alone = fields;
+  Remove(input_alone, "Signature");
+  CHECK(verify(request, input_alone) == "malformed");
+  Fields signature_alone = fields;
+  Remove(signature_alone, "Signature-Input");
+  CHECK(verify(request, signature_alone) == "malformed");
+  Fields unreadable = fields;
+  Set(unreadable, "Signature-Input", "settle=(\"@method\"");
+  CHECK(verify(request, unreadable) == "malformed");
+  SignatureParams extra = FullParams(EdSigner());
+  extra.components.push_back("date");
+  CHECK(verify(request, SignCustom(request, EdSigner(), extra)) == "malformed");
+
+  SignatureParams no_query = FullParams(EdSigner());
+  std::erase(no_query.components, "@query");
+  CHECK(verify(request, SignCustom(request, EdSigner(), no_query)) == "not_covered");
+  Fields no_digest = fields;
+  Remove(no_digest, "Content-Digest");
+  CHECK(verify(request, no_digest) == "not_covered");
+
+  CHECK(Kind(VerifyRequest(request, fields, Policy({HmacVerifier()}), kCreated)) == "unknown_key");
+  SignatureParams other_alg = FullParams(EdSigner());
+  other_alg.alg = "hmac-sha256";
+  CHECK(verify(request, SignCustom(request, EdSigner(), other_alg)) == "wrong_algorithm");
+  CHECK(Kind(VerifyRequest(request, fields, policy, kCreated + 301)) == "outside_window");
+  CHECK(Kind(VerifyRequest(request, fields, policy, kCreated - 301)) == "outside_window");
+
+  SignedRequest body = request;
+  body.body = "{\"amount\":3000}";
+  CHECK(verify(body, fields) == "digest_mismatch");
+  SignedRequest path = request;
+  path.path = "/api/TransIn";
+  CHECK(verify(path, fields) == "bad_signature");
+}
+
+TEST_CASE("a signature made for the Host a proxy forwarded is an authority mismatch",
+          "[signing][request][kind]") {
+  const SignedRequest request = Request();
+  const VerifyPolicy policy = Policy({EdVerifier()});
+  SignedRequest proxied = request;
+  proxied.authority = "10.0.0.7:9000";
+  Fields fields = Sign(request, EdSigner());
+
+  // Without X-Forwarded-Host nothing tells a rewritten Host from a forged signature.
+  CHECK(Kind(VerifyRequest(proxied, fields, policy, kCreated)) == "bad_signature");
+
+  fields.emplace_back("x-forwarded-host", "Bank.Example:8081, 10.0.0.5:80");
+  const Verdict rewritten = VerifyRequest(proxied, fields, policy, kCreated);
+  CHECK(Kind(rewritten) == "authority_mismatch");
+  CHECK(Refusal(rewritten) ==
+        "signed for authority \"Bank.Example:8081\", which a proxy rewrote to \"10.0.0.7:9000\"");
+
+  // Anything else changed as well is a bad signature still, as is a forwarded Host that is
+  // not the one signed.
+  SignedRequest tampered = proxied;
+  tampered.query = "gid=g2&trans_type=saga&branch_id=01&op=action";
+  CHECK(Kind(VerifyRequest(tampered, fields, policy, kCreated)) == "bad_signature");
+  Set(fields, "x-forwarded-host", "elsewhere.example:8081");
+  CHECK(Kind(VerifyRequest(proxied, fields, policy, kCreated)) == "bad_signature");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "settle/core/status.h"
 #include "settle/signing/keys.h"
 #include "settle/signing/request_signature.h"
+#include "settle/signing/verdict.h"
 
 namespace settle::signing {
 
@@ -38,16 +39,23 @@ Result<std::vector<std::pair<std::string, std::string>>> SignGrpcCall(const Sign
                                                                       std::int64_t created_unix,
                                                                       bool cover_authority = true);
 
-// Checks `call` against `policy` at `now_unix`: OK, or InvalidArgument with the reason, one of:
-// no signature-input or signature metadata; a malformed one; a component that must be covered
-// and is not ("@method", "@path", "dtm-gid", "dtm-trans_type", "dtm-branch_id", "dtm-op", every
-// other dtm-* key the call carries, "content-digest", and "@authority" unless check_authority
-// is off); a covered component Settle does not sign (anything but those and dtm-* keys); a
-// covered dtm-* key the call does not carry; an unknown keyid; an alg that is not the key's;
-// created outside the window; no content-digest, or one that is not the message's; a signature
-// that does not verify (another method, authority, dtm-* value, or message). A reason never
-// contains the words of a verdict (FAILURE, ONGOING, SUCCESS).
-Status VerifyGrpcCall(const SignedGrpcCall& call, const VerifyPolicy& policy,
-                      std::int64_t now_unix);
+// Checks `call` against `policy` at `now_unix`: accepted, or refused with the kind and the
+// reason:
+//   kUnsigned         no signature-input nor signature metadata;
+//   kMalformed        one of them alone, one that cannot be read, or a covered component
+//                     Settle does not sign (anything but those below and dtm-* keys);
+//   kNotCovered       a component that must be covered is not ("@method", "@path", "dtm-gid",
+//                     "dtm-trans_type", "dtm-branch_id", "dtm-op", every other dtm-* key the
+//                     call carries, "content-digest", and "@authority" unless check_authority
+//                     is off), a covered dtm-* key the call does not carry, or no
+//                     content-digest;
+//   kUnknownKey, kWrongAlgorithm (an alg that is not the key's), kOutsideWindow (created);
+//   kDigestMismatch   a content-digest that is not the message's;
+//   kAuthorityMismatch  a signature that verifies only with the x-forwarded-host a proxy sent
+//                     as "@authority" (the proxy rewrote :authority);
+//   kBadSignature     any other signature that does not verify (another method, authority,
+//                     dtm-* value, or message).
+Verdict VerifyGrpcCall(const SignedGrpcCall& call, const VerifyPolicy& policy,
+                       std::int64_t now_unix);
 
 }  // namespace settle::signing

@@ -9,6 +9,7 @@
 
 #include "settle/core/status.h"
 #include "settle/signing/keys.h"
+#include "settle/signing/verdict.h"
 
 namespace settle::signing {
 
@@ -46,14 +47,21 @@ struct VerifyPolicy {
 };
 
 // Checks `request`, which arrived with `fields` (name, value; names compared
-// case-insensitively), against `policy` at `now_unix`. OK, or InvalidArgument with the reason,
-// one of: no Signature-Input or Signature; a malformed one; a component that must be covered
-// and is not ("@method", "@path", "@query", "content-digest", and "@authority" unless
-// check_authority is off); an unknown keyid; an alg that is not the key's; created outside the
-// window; a Content-Digest that is not the body's; a signature that does not verify. A reason
-// never contains the words of a verdict (FAILURE, ONGOING, SUCCESS).
-Status VerifyRequest(const SignedRequest& request,
-                     const std::vector<std::pair<std::string, std::string>>& fields,
-                     const VerifyPolicy& policy, std::int64_t now_unix);
+// case-insensitively), against `policy` at `now_unix`. Accepted, or refused with the kind and
+// the reason:
+//   kUnsigned         no Signature-Input nor Signature;
+//   kMalformed        one of them alone, one that cannot be read, or a covered component
+//                     Settle does not sign;
+//   kNotCovered       a component that must be covered is not ("@method", "@path", "@query",
+//                     "content-digest", and "@authority" unless check_authority is off), or no
+//                     Content-Digest field;
+//   kUnknownKey, kWrongAlgorithm (an alg that is not the key's), kOutsideWindow (created);
+//   kDigestMismatch   a Content-Digest that is not the body's;
+//   kAuthorityMismatch  a signature that verifies only with the X-Forwarded-Host a proxy sent
+//                     as "@authority" (the proxy rewrote Host);
+//   kBadSignature     any other signature that does not verify.
+Verdict VerifyRequest(const SignedRequest& request,
+                      const std::vector<std::pair<std::string, std::string>>& fields,
+                      const VerifyPolicy& policy, std::int64_t now_unix);
 
 }  // namespace settle::signing

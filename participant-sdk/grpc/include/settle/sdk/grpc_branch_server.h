@@ -11,6 +11,7 @@
 #include "settle/sdk/barrier.h"
 #include "settle/sdk/branch_request.h"
 #include "settle/sdk/participant.h"
+#include "settle/sdk/signature_refusals.h"
 #include "settle/sdk/signed_calls.h"
 
 namespace grpc {
@@ -87,8 +88,11 @@ class GrpcBranchServer {
   void Stop();
 
   // Calls refused for their signature since construction: the metric of
-  // GrpcBranchServerOptions::signed_calls (each refusal is logged with its reason too).
+  // GrpcBranchServerOptions::signed_calls (each refusal is logged with its kind and reason
+  // too). signature_refusals() is their total; signature_refusal_counts() counts them by kind,
+  // for SignatureRefusalsText (add a Participant's to serve one metric). Thread-safe.
   std::uint64_t signature_refusals() const;
+  SignatureRefusalCounts signature_refusal_counts() const;
 
   struct Impl;  // the routes, the handler pool and the generic service (its calls see it)
 

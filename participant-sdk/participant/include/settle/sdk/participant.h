@@ -16,6 +16,7 @@
 #include "settle/core/status.h"
 #include "settle/sdk/barrier.h"
 #include "settle/sdk/branch_request.h"
+#include "settle/sdk/signature_refusals.h"
 #include "settle/sdk/signed_calls.h"
 #include "settle/sdk/xa_request.h"
 
@@ -114,9 +115,12 @@ class Participant {
   // InvalidArgument for an unusable certificate, key or client CA file, or a client CA file
   // without a certificate.
   Result<int> Start(const std::string& host, int port);
-  // Branch and XA calls refused for their signature since Start: the metric of
-  // ParticipantOptions::signed_calls (each refusal is logged with its reason too).
+  // Branch and XA calls refused for their signature since construction: the metric of
+  // ParticipantOptions::signed_calls (each refusal is logged with its kind and reason too).
+  // signature_refusals() is their total; signature_refusal_counts() counts them by kind, for
+  // SignatureRefusalsText on the service's own metrics route. Thread-safe.
   std::uint64_t signature_refusals() const;
+  SignatureRefusalCounts signature_refusal_counts() const;
   // Stops accepting, lets requests in progress answer, and closes every connection.
   // Idempotent.
   void Stop();

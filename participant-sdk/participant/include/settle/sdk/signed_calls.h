@@ -7,6 +7,7 @@
 
 #include "settle/core/status.h"
 #include "settle/signing/keys.h"
+#include "settle/signing/verdict.h"
 
 namespace settle::sdk {
 
@@ -52,9 +53,13 @@ struct ArrivedCall {
   bool from_initiator = false;  // a TCC's try or an XA action
 };
 
-// OK when `call` is signed as `policy` asks; otherwise InvalidArgument with the reason (never
-// the words of a verdict: the coordinator must not read a refusal as FAILURE).
-Status CheckSignedCall(const SignedCalls& policy, const ArrivedCall& call, std::int64_t now_unix);
+// Accepted when `call` is signed as `policy` asks (or need not be: an unsigned Try under
+// kUnsigned, an unsigned call without require_signature); otherwise refused with the kind
+// signing::VerifyRequest found and the reason (never the words of a verdict: the coordinator
+// must not read a refusal as FAILURE). Under kTryKeys a Try signed by settled's key, not an
+// initiator's, is kUnknownKey.
+signing::Verdict CheckSignedCall(const SignedCalls& policy, const ArrivedCall& call,
+                                 std::int64_t now_unix);
 
 // One gRPC call as it arrived (a GrpcBranchServer's), for CheckSignedGrpcCall.
 struct ArrivedGrpcCall {
@@ -67,7 +72,7 @@ struct ArrivedGrpcCall {
 
 // The same for a gRPC call, whose signature travels as metadata (signing::VerifyGrpcCall):
 // check_authority compares the signed authority with the call's :authority.
-Status CheckSignedGrpcCall(const SignedCalls& policy, const ArrivedGrpcCall& call,
-                           std::int64_t now_unix);
+signing::Verdict CheckSignedGrpcCall(const SignedCalls& policy, const ArrivedGrpcCall& call,
+                                     std::int64_t now_unix);
 
 }  // namespace settle::sdk
