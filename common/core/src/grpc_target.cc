@@ -39,7 +39,11 @@ bool LooksLikeGrpcTarget(std::string_view url) {
          url.find("://") == std::string_view::npos;
 }
 
-Result<GrpcTarget> ParseGrpcTarget(std::string_view url) {
+namespace {
+
+// The scheme, host and port of `url` in one of the forms of grpc_target.h, and its path (and
+// query) as ParseUrl leaves it ("/" when there is none).
+Result<std::pair<GrpcTarget, std::string>> SplitGrpcUrl(std::string_view url) {
   GrpcTarget target;
   std::string as_http;
   if (StartsWithNoCase(url, "grpcs://")) {
@@ -67,7 +71,17 @@ Result<GrpcTarget> ParseGrpcTarget(std::string_view url) {
     if (problem.starts_with("must be an http")) problem = "has no host";
     return Status::InvalidArgument("is not a gRPC method: it " + problem);
   }
-  const std::string& path = parsed->path_and_query;
+  target.host = parsed->host;
+  target.port = parsed->port;
+  return std::make_pair(std::move(target), parsed->path_and_query);
+}
+
+}  // namespace
+
+Result<GrpcTarget> ParseGrpcTarget(std::string_view url) {
+  Result<std::pair<GrpcTarget, std::string>> split = SplitGrpcUrl(url);
+  if (!split) return split.status();
+  auto& [target, path] = *split;
   const std::size_t second = path.find('/', 1);
   if (path.find('?') != std::string::npos || second == std::string::npos ||
       !IsMethodPart(std::string_view(path).substr(1, second - 1)) ||
@@ -75,10 +89,16 @@ Result<GrpcTarget> ParseGrpcTarget(std::string_view url) {
     return Status::InvalidArgument(
         "must name a gRPC method as /package.Service/Method, without a query");
   }
-  target.host = parsed->host;
-  target.port = parsed->port;
-  target.method = path;
-  return target;
+  target.method = std::move(path);
+  return std::move(target);
+}
+
+Result<GrpcTarget> ParseGrpcOrigin(std::string_view url) {
+  Result<std::pair<GrpcTarget, std::string>> split = SplitGrpcUrl(url);
+  if (!split || split->second != "/") {
+    return Status::InvalidArgument("expected grpc://host:port, grpcs://host:port or host:port");
+  }
+  return std::move(split->first);
 }
 
 bool IsGrpcMetadataHeader(std::string_view name, std::string_view value) {

@@ -19,10 +19,6 @@
 namespace settle::sdk {
 namespace {
 
-// How much longer than the timeout a wait_result call may take: the coordinator holds the
-// answer for at most one pass over the transaction, 30 s by default.
-constexpr std::chrono::milliseconds kWaitResultAllowance{30'000};
-
 // A deadline `timeout` from now, on gRPC's own clock.
 gpr_timespec DeadlineIn(std::chrono::milliseconds timeout) {
   return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
@@ -101,10 +97,8 @@ struct GrpcClient::Impl {
 
 Result<std::unique_ptr<GrpcClient>> GrpcClient::Create(const std::string& server,
                                                        GrpcClientOptions options) {
-  // The coordinator's address is a gRPC target without a method.
-  Result<GrpcTarget> target =
-      ParseGrpcTarget(server + (server.ends_with('/') ? "" : "/") + "dtmgimp.Dtm/Submit");
-  if (!LooksLikeGrpcTarget(server) || !target) {
+  Result<GrpcTarget> target = ParseGrpcOrigin(server);
+  if (!target) {
     return Status::InvalidArgument("server '" + server +
                                    "': expected grpc://host:port, grpcs://host:port or host:port");
   }

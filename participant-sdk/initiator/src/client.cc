@@ -22,11 +22,6 @@ namespace {
 
 using nlohmann::json;
 
-// How much longer than ClientOptions::timeout a wait_result call may take to be answered: the
-// coordinator holds the answer for at most one pass over the transaction, which it bounds by
-// 30 s by default (past that it answers 425).
-constexpr std::chrono::milliseconds kWaitResultAllowance{30'000};
-
 using net::DescribeAnswer;
 using net::EqualsIgnoreCase;
 

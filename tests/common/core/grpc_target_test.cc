@@ -38,6 +38,24 @@ TEST_CASE("what names no method, or no host and port, is refused", "[grpc_target
   CHECK_FALSE(LooksLikeGrpcTarget("topic://orders"));
 }
 
+TEST_CASE("a coordinator's gRPC address is an origin without a method", "[grpc_target]") {
+  auto dtm = ParseGrpcOrigin("localhost:36790");
+  REQUIRE(dtm);
+  CHECK_FALSE(dtm->tls);
+  CHECK(dtm->HostPort() == "localhost:36790");
+  CHECK(dtm->method.empty());
+  auto secure = ParseGrpcOrigin("grpcs://[::1]:9/");
+  REQUIRE(secure);
+  CHECK(secure->tls);
+  CHECK(secure->Origin() == "grpcs://[::1]:9");
+  CHECK(ParseGrpcOrigin("GRPC://h")->port == 80);
+  for (const char* url : {"localhost", "http://h:1", "grpc://h:1/dtmgimp.Dtm", "grpc://h:1/?x=1",
+                          "grpc://:1", "h:1/a.B/C", ""}) {
+    INFO(url);
+    CHECK_FALSE(ParseGrpcOrigin(url));
+  }
+}
+
 TEST_CASE("a branch header travels as gRPC metadata only if gRPC can carry it", "[grpc_target]") {
   CHECK(IsGrpcMetadataHeader("Authorization", "Bearer t"));
   CHECK(IsGrpcMetadataHeader("x-trace.id_1", "v"));

@@ -32,6 +32,11 @@ bool LooksLikeGrpcTarget(std::string_view url);
 // of two non-empty parts of [A-Za-z0-9_.] and no query or fragment.
 Result<GrpcTarget> ParseGrpcTarget(std::string_view url);
 
+// A server's address without a method, as a client is pointed at a coordinator:
+// grpc://host[:port], grpcs://host[:port] or host:port, optionally with a trailing '/'. The
+// target's method is empty. InvalidArgument (without a field name) for anything else.
+Result<GrpcTarget> ParseGrpcOrigin(std::string_view url);
+
 // Whether a branch header can travel as gRPC metadata to a gRPC participant: its name,
 // lowercased, of [0-9a-z-_.] and not starting with "grpc-" (gRPC's own); its value printable
 // ASCII (a "-bin" name's value would be taken as binary: refused too).

@@ -14,6 +14,11 @@
 
 namespace settle::sdk {
 
+// How much longer than a link's timeout a wait_result call may take to be answered: the
+// coordinator holds the answer for at most one pass over the transaction, which it bounds by
+// 30 s by default (past that it answers 425, over gRPC its status).
+inline constexpr std::chrono::milliseconds kWaitResultAllowance{30'000};
+
 // A branch row as /query shows it.
 struct BranchInfo {
   std::string branch_id;
