@@ -106,6 +106,15 @@ BankService::BankService(std::unique_ptr<sdk::SqliteBarrierStore> store, const B
   }
   participant_.OnGet("/api/accounts", ListAccountsRoute(*store_))
       .OnGet(R"(/api/accounts/([^/]+))", GetAccountRoute(*store_));
+  if (options.signed_calls) {
+    // The refusals of both doors as one metric, for Prometheus to scrape.
+    participant_.OnGet("/metrics", [this](const sdk::HttpRequest&) {
+      sdk::SignatureRefusalCounts counts = participant_.signature_refusal_counts();
+      counts += grpc_.signature_refusal_counts();
+      return sdk::HttpReply{.body = sdk::SignatureRefusalsText(counts),
+                            .content_type = std::string(sdk::kPrometheusTextContentType)};
+    });
+  }
 }
 
 BankService::~BankService() { Stop(); }

@@ -11,6 +11,7 @@
 #include "settle/sdk/barrier_cleaner.h"
 #include "settle/sdk/grpc_branch_server.h"
 #include "settle/sdk/participant.h"
+#include "settle/sdk/signature_refusals.h"
 #include "settle/sdk/sqlite_barrier_store.h"
 
 namespace settle::bank {
@@ -24,7 +25,8 @@ struct BankOptions {
   // Barrier rows older than this are deleted in the background (0: kept forever).
   Duration barrier_retention{0};
   // With keys, the branches (HTTP and gRPC) run only calls the coordinator signed with one of
-  // them (docs/protocol.md §4.9); Trys, which transfer sends unsigned, are accepted.
+  // them (docs/protocol.md §4.9); Trys, which transfer sends unsigned, are accepted. GET
+  // /metrics then counts the refusals of both, by reason, in Prometheus's text format.
   std::optional<sdk::SignedCalls> signed_calls;
 };
 

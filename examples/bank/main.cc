@@ -2,7 +2,8 @@
 // URLs of a TCC transfer (TransOutTry/Confirm/Cancel, TransInTry/Confirm/Cancel) and of a saga
 // transfer (TransOut, TransIn and their compensations), each guarded by the SDK's barrier, plus
 // GET /api/accounts[/ID]; with --grpc-port, the same branches as gRPC methods too
-// (/bank.Bank/TransOut, ...). Calls carry {"account_id":"1","amount":30}.
+// (/bank.Bank/TransOut, ...). Calls carry {"account_id":"1","amount":30}. With
+// --coordinator-key, only settled's signed calls run, and GET /metrics counts the refused ones.
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -44,7 +45,8 @@ int main(int argc, char** argv) {
   app.add_option("--coordinator-key", coordinator_keys,
                  "Run only the branch calls the coordinator signed with this key: its public key "
                  "(PEM) or shared secret, as settled --signing-key uses it (repeatable, for "
-                 "rotation); Trys, which the transfer initiator sends unsigned, are accepted")
+                 "rotation); Trys, which the transfer initiator sends unsigned, are accepted. "
+                 "GET /metrics counts the refused calls by reason (Prometheus text)")
       ->check(CLI::ExistingFile);
   std::string barrier_retention = "0";
   app.add_option("--barrier-retention", barrier_retention,
