@@ -95,7 +95,7 @@ TEST_CASE(
 
 TEST_CASE(
     "settled with --tls-client-cert completes a saga and a TCC on a participant that "
-    "requires client certificates; without it the branch says the handshake failed",
+    "requires client certificates, and without it the branch says the handshake failed",
     "[sdk][tls][mtls][process]") {
   TempDir dir;
   TestCa ca(dir.path());

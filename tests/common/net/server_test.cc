@@ -382,7 +382,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "mutual TLS optional: a client without a certificate gets in with no subject; a bad "
+    "mutual TLS optional: a client without a certificate gets in with no subject, and a bad "
     "certificate still fails the handshake",
     "[net][server][tls][mtls]") {
   testing::TempDir dir;

@@ -8,7 +8,7 @@
 namespace settle::api {
 namespace {
 
-TEST_CASE("a mapped subject is a caller with its level and name; any other subject is none",
+TEST_CASE("a mapped subject is a caller with its level and name, and any other subject is none",
           "[auth][mtls]") {
   ClientCertificates map;
   CHECK_FALSE(map.enabled());

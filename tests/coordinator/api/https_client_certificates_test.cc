@@ -88,7 +88,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a verified certificate whose subject is not mapped gets 401 saying so; a bearer token "
+    "a verified certificate whose subject is not mapped gets 401 saying so, and a bearer token "
     "sent with any certificate is judged alone",
     "[http][tls][mtls][auth]") {
   Fixture f;

@@ -133,7 +133,7 @@ double Alerts(InProcessSettled& s, const std::string& result) {
 
 TEST_CASE(
     "settled presents --tls-client-cert to an alert webhook that requires a client "
-    "certificate; without one the alert is refused at the handshake and counted as failed",
+    "certificate, and without one the alert is refused at the handshake and counted as failed",
     "[http][tls][mtls][alerts]") {
   testing::TempDir dir;
   testing::TestCa ca(dir.path());
