@@ -3,11 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include <CLI/CLI.hpp>
-#include <cctype>
 #include <memory>
 #include <sstream>
 
 #include "exit_codes.h"
+#include "settle/core/ascii.h"
 #include "settle/core/duration_text.h"
 #include "settle/core/file_text.h"
 #include "settle/core/grpc_target.h"
@@ -57,8 +57,8 @@ constexpr const char* kFooter =
 
 // Framing and the connection are settle-check's own: a header could otherwise desynchronize
 // the request.
-bool IsFramingHeader(std::string name) {
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+bool IsFramingHeader(std::string_view field) {
+  const std::string name = AsciiLowercase(field);
   return name == "content-length" || name == "transfer-encoding" || name == "connection" ||
          name == "host";
 }

@@ -2,8 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <cctype>
-
+#include "settle/core/ascii.h"
 #include "settle/core/file_text.h"
 #include "settle/core/grpc_target.h"
 #include "settle/grpc_unary/call_signing.h"
@@ -18,8 +17,7 @@ namespace {
 // a server that refuses it (none, another CA's, an expired one) just closes the connection, and
 // gRPC reports "Socket closed" for an address it had connected to.
 bool EndedInHandshake(const std::string& message) {
-  std::string lower = message;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = AsciiLowercase(message);
   return lower.find("handshake") != std::string::npos ||
          lower.find("socket closed") != std::string::npos;
 }

@@ -1,19 +1,10 @@
 #include "settle/core/grpc_target.h"
 
+#include "settle/core/ascii.h"
 #include "settle/core/url.h"
 
 namespace settle {
 namespace {
-
-bool StartsWithNoCase(std::string_view text, std::string_view prefix) {
-  if (text.size() < prefix.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    char c = text[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != prefix[i]) return false;
-  }
-  return true;
-}
 
 bool IsMethodPart(std::string_view part) {
   if (part.empty()) return false;
@@ -27,15 +18,12 @@ bool IsMethodPart(std::string_view part) {
 
 }  // namespace
 
-std::string GrpcTarget::HostPort() const {
-  const bool ipv6 = host.find(':') != std::string::npos;
-  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
+std::string GrpcTarget::HostPort() const { return JoinHostPort(host, port); }
 
 std::string GrpcTarget::Origin() const { return (tls ? "grpcs://" : "grpc://") + HostPort(); }
 
 bool LooksLikeGrpcTarget(std::string_view url) {
-  return StartsWithNoCase(url, "grpc://") || StartsWithNoCase(url, "grpcs://") ||
+  return StartsWithIgnoreAsciiCase(url, "grpc://") || StartsWithIgnoreAsciiCase(url, "grpcs://") ||
          url.find("://") == std::string_view::npos;
 }
 
@@ -46,10 +34,10 @@ namespace {
 Result<std::pair<GrpcTarget, std::string>> SplitGrpcUrl(std::string_view url) {
   GrpcTarget target;
   std::string as_http;
-  if (StartsWithNoCase(url, "grpcs://")) {
+  if (StartsWithIgnoreAsciiCase(url, "grpcs://")) {
     target.tls = true;
     as_http = "https://" + std::string(url.substr(8));
-  } else if (StartsWithNoCase(url, "grpc://")) {
+  } else if (StartsWithIgnoreAsciiCase(url, "grpc://")) {
     as_http = "http://" + std::string(url.substr(7));
   } else if (url.find("://") == std::string_view::npos) {
     // DTM's form names its port: a host alone is no gRPC address.
@@ -102,10 +90,11 @@ Result<GrpcTarget> ParseGrpcOrigin(std::string_view url) {
 }
 
 bool IsGrpcMetadataHeader(std::string_view name, std::string_view value) {
-  if (name.empty() || StartsWithNoCase(name, "grpc-")) return false;
-  if (name.size() >= 4 && StartsWithNoCase(name.substr(name.size() - 4), "-bin")) return false;
+  if (name.empty() || StartsWithIgnoreAsciiCase(name, "grpc-")) return false;
+  if (name.size() >= 4 && StartsWithIgnoreAsciiCase(name.substr(name.size() - 4), "-bin"))
+    return false;
   for (char c : name) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    c = AsciiLower(c);
     const bool ok =
         (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
     if (!ok) return false;

@@ -1,7 +1,8 @@
 #include "settle/core/url.h"
 
-#include <cctype>
 #include <charconv>
+
+#include "settle/core/ascii.h"
 
 namespace settle {
 namespace {
@@ -50,11 +51,7 @@ bool IsIpv6Literal(std::string_view host) {
 
 // The scheme is case-insensitive (RFC 3986 section 3.1).
 bool SchemeIs(std::string_view scheme, std::string_view expected) {
-  if (scheme.size() != expected.size()) return false;
-  for (std::size_t i = 0; i < scheme.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(scheme[i])) != expected[i]) return false;
-  }
-  return true;
+  return EqualsIgnoreAsciiCase(scheme, expected);
 }
 
 }  // namespace
@@ -86,10 +83,13 @@ std::string Url::TargetWith(
   return target;
 }
 
-std::string Url::HostPort() const {
-  const bool ipv6 = host.find(':') != std::string::npos;
-  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+std::string JoinHostPort(std::string_view host, int port) {
+  const bool bare_ipv6 = host.find(':') != std::string_view::npos && !host.starts_with('[');
+  return (bare_ipv6 ? "[" + std::string(host) + "]" : std::string(host)) + ":" +
+         std::to_string(port);
 }
+
+std::string Url::HostPort() const { return JoinHostPort(host, port); }
 
 std::string Url::Origin() const { return (tls ? "https://" : "http://") + HostPort(); }
 

@@ -5,6 +5,8 @@
 
 #include <future>
 
+#include "settle/core/ascii.h"
+
 namespace settle::grpc_unary {
 
 void StartUnary(const std::shared_ptr<grpc::Channel>& channel, UnaryRequest request,
@@ -60,13 +62,7 @@ void AddBranchMetadata(std::vector<std::pair<std::string, std::string>>& metadat
   for (const auto& [name, value] : words.extra) metadata.emplace_back("dtm-" + name, value);
 }
 
-std::string MetadataKey(std::string_view name) {
-  std::string key(name);
-  for (char& c : key) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return key;
-}
+std::string MetadataKey(std::string_view name) { return AsciiLowercase(name); }
 
 ChannelPool::ChannelPool(ChannelTls tls) : tls_(std::move(tls)) {}
 

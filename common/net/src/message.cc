@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "settle/core/ascii.h"
+
 namespace settle::net {
 namespace {
 
@@ -30,13 +32,10 @@ std::string FormDecode(std::string_view s) {
   return out;
 }
 
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
 }  // namespace
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                            [](char x, char y) { return Lower(x) == Lower(y); });
+  return EqualsIgnoreAsciiCase(a, b);
 }
 
 const std::string* FindHeader(const Headers& headers, std::string_view name) {

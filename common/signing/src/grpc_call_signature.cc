@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "settle/core/ascii.h"
 #include "settle/signing/content_digest.h"
 #include "settle/signing/signature_base.h"
 #include "verification_steps.h"
@@ -20,7 +21,7 @@ constexpr std::string_view kInputKey = "signature-input";
 constexpr std::string_view kSignatureKey = "signature";
 
 bool IsDtmKey(std::string_view name) {
-  return name.size() > kDtmPrefix.size() && detail::Lowercase(name.substr(0, 4)) == kDtmPrefix;
+  return name.size() > kDtmPrefix.size() && AsciiLowercase(name.substr(0, 4)) == kDtmPrefix;
 }
 
 // The dtm-* keys of `metadata`, lowercased, each once, in the order they first appear.
@@ -28,7 +29,7 @@ std::vector<std::string> DtmKeys(const detail::Fields& metadata) {
   std::vector<std::string> keys;
   for (const auto& [name, value] : metadata) {
     if (!IsDtmKey(name)) continue;
-    std::string key = detail::Lowercase(name);
+    std::string key = AsciiLowercase(name);
     if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(std::move(key));
   }
   return keys;
@@ -39,7 +40,7 @@ std::vector<std::string> DtmKeys(const detail::Fields& metadata) {
 std::optional<std::string> ComponentValue(std::string_view name, const SignedGrpcCall& call,
                                           const std::string& content_digest) {
   if (name == kMethod) return std::string("POST");
-  if (name == kAuthority) return detail::Lowercase(call.authority);
+  if (name == kAuthority) return AsciiLowercase(call.authority);
   if (name == kPath) return call.method.empty() ? std::string("/") : call.method;
   if (name == kContentDigest) return content_digest;
   if (IsDtmKey(name)) return detail::FieldValue(call.metadata, name);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "settle/core/ascii.h"
 #include "settle/signing/content_digest.h"
 #include "settle/signing/signature_base.h"
 #include "verification_steps.h"
@@ -20,8 +21,8 @@ constexpr std::string_view kContentDigest = "content-digest";
 // nullopt for a component Settle does not sign. `content_digest` is the Content-Digest field.
 std::optional<std::string> ComponentValue(std::string_view name, const SignedRequest& request,
                                           const std::string& content_digest) {
-  if (name == kMethod) return detail::Uppercase(request.method);
-  if (name == kAuthority) return detail::Lowercase(request.authority);
+  if (name == kMethod) return AsciiUppercase(request.method);
+  if (name == kAuthority) return AsciiLowercase(request.authority);
   if (name == kPath) return request.path.empty() ? std::string("/") : request.path;
   // RFC 9421 §2.2.7: "?" and the query; "?" alone when there is none.
   if (name == kQuery) return "?" + request.query;

@@ -2,19 +2,11 @@
 
 #include <algorithm>
 
+#include "settle/core/ascii.h"
 #include "structured_fields.h"
 
 namespace settle::signing::detail {
 namespace {
-
-char ToLowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-char ToUpperAscii(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return ToLowerAscii(x) == ToLowerAscii(y);
-         });
-}
 
 std::string_view TrimOws(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
@@ -24,22 +16,10 @@ std::string_view TrimOws(std::string_view text) {
 
 }  // namespace
 
-std::string Lowercase(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), ToLowerAscii);
-  return out;
-}
-
-std::string Uppercase(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), ToUpperAscii);
-  return out;
-}
-
 std::optional<std::string> FieldValue(const Fields& fields, std::string_view name) {
   std::optional<std::string> value;
   for (const auto& [field_name, field_value] : fields) {
-    if (!EqualsIgnoreCase(field_name, name)) continue;
+    if (!EqualsIgnoreAsciiCase(field_name, name)) continue;
     if (value) {
       *value += ", ";
     } else {
@@ -57,7 +37,7 @@ std::string Quote(std::string_view text) {
     for (std::size_t at = out.find(word); at != std::string::npos; at = out.find(word, at)) {
       std::transform(out.begin() + static_cast<std::ptrdiff_t>(at),
                      out.begin() + static_cast<std::ptrdiff_t>(at + word.size()),
-                     out.begin() + static_cast<std::ptrdiff_t>(at), ToLowerAscii);
+                     out.begin() + static_cast<std::ptrdiff_t>(at), AsciiLower);
     }
   }
   out = SerializeString(out);
@@ -140,7 +120,7 @@ std::optional<std::string> ForwardedAuthority(const Fields& fields, std::string_
   if (!forwarded) return std::nullopt;
   // The first proxy's, when several appended theirs.
   const std::string first(TrimOws(std::string_view(*forwarded).substr(0, forwarded->find(','))));
-  if (first.empty() || Lowercase(first) == Lowercase(arrived)) return std::nullopt;
+  if (first.empty() || AsciiLowercase(first) == AsciiLowercase(arrived)) return std::nullopt;
   return first;
 }
 
@@ -162,7 +142,7 @@ Verdict CheckSignature(const VerifyingKey& key, const std::vector<Component>& co
   if (forwarded_authority && authority != covered.end()) {
     std::vector<Component> as_sent = covered;
     as_sent[static_cast<std::size_t>(authority - covered.begin())].value =
-        Lowercase(*forwarded_authority);
+        AsciiLowercase(*forwarded_authority);
     Result<std::string> sent_base = SignatureBase(as_sent, params);
     if (sent_base && key.Verify(*sent_base, signature)) {
       return Verdict::Refuse(RefusalKind::kAuthorityMismatch,

@@ -22,10 +22,6 @@ namespace settle::signing::detail {
 
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
-// `text` lowercased or uppercased (ASCII).
-std::string Lowercase(std::string_view text);
-std::string Uppercase(std::string_view text);
-
 // The value of field `name` (RFC 9421 §2.1), compared case-insensitively: its occurrences'
 // values, each trimmed, joined by ", " as HTTP combines a repeated field; nullopt when absent.
 std::optional<std::string> FieldValue(const Fields& fields, std::string_view name);

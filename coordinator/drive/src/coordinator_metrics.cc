@@ -1,7 +1,8 @@
 #include "settle/drive/coordinator_metrics.h"
 
-#include <cctype>
 #include <string>
+
+#include "settle/core/ascii.h"
 
 namespace settle::drive {
 namespace {
@@ -22,11 +23,7 @@ std::size_t Index(BranchResult result) { return static_cast<std::size_t>(result)
 std::string Label(auto value) { return std::string(ToString(value)); }
 
 // "success", "failure", "ongoing", "unknown".
-std::string Label(BranchResult result) {
-  std::string text(ToString(result));
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
+std::string Label(BranchResult result) { return AsciiLowercase(ToString(result)); }
 
 }  // namespace
 

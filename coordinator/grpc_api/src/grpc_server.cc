@@ -13,6 +13,7 @@
 #include "dtmgimp.grpc.pb.h"
 #include "settle/api/authentication.h"
 #include "settle/core/file_text.h"
+#include "settle/core/url.h"
 #include "settle/engine/request_fields.h"
 #include "settle/grpc_api/grpc_status.h"
 #include "settle/grpc_api/request_translator.h"
@@ -190,11 +191,6 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
   const api::Authentication authentication_;
 };
 
-std::string ListenAddress(const std::string& host, int port) {
-  const bool v6 = host.find(':') != std::string::npos && !host.starts_with('[');
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
 }  // namespace
 
 struct GrpcServer::Impl {
@@ -241,7 +237,7 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(drive::Coordinator& coordi
   impl->service = std::make_unique<DtmService>(coordinator, context, impl->options.tokens,
                                                impl->options.client_certificates);
   grpc::ServerBuilder builder;
-  const std::string address = ListenAddress(o.host, o.port);
+  const std::string address = JoinHostPort(o.host, o.port);
   builder.AddListeningPort(address, credentials, &impl->port);
   builder.RegisterService(impl->service.get());
   builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));

@@ -11,6 +11,7 @@
 #include "settle/async/asio.h"
 #include "settle/core/file_text.h"
 #include "settle/core/grpc_codes.h"
+#include "settle/core/url.h"
 #include "settle/sdk/msg_barrier.h"
 #include "settle/signing/refusal_kind.h"
 
@@ -274,8 +275,7 @@ Result<int> GrpcBranchServer::Start(const std::string& host, int port) {
   }
   grpc::ServerBuilder builder;
   int bound = 0;
-  const bool v6 = host.find(':') != std::string::npos;
-  const std::string address = (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+  const std::string address = JoinHostPort(host, port);
   builder.AddListeningPort(address, credentials, &bound);
   MountOn(builder);
   impl_->own_server = builder.BuildAndStart();

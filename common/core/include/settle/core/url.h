@@ -13,6 +13,10 @@ inline constexpr std::size_t kMaxUrlLength = 2048;
 
 // A parsed absolute http:// or https:// URL: a participant's branch URL, the coordinator's
 // API base, a webhook.
+// "host:port", brackets around an IPv6 address ("[::1]:80"); a host given in brackets
+// already keeps them.
+std::string JoinHostPort(std::string_view host, int port);
+
 struct Url {
   bool tls = false;            // https
   std::string host;            // "127.0.0.1", "localhost"; "[::1]" is stored as "::1"
