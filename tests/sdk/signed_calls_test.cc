@@ -406,8 +406,6 @@ TEST_CASE(
     return false;
   }));
   CHECK(s.StatusOf("rotated") == "submitted");
-  // Flagged at the first refusal: no retry alone will get through.
-  CHECK(s.Query("rotated")["transaction"]["stuck"] == true);
   CHECK(bank->runs() == 0);
 
   // The participant learns the new key beside the old one, on the same port: settled's next

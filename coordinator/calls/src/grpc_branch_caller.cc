@@ -89,10 +89,12 @@ asio::awaitable<engine::BranchOutcome> GrpcBranchCaller::Call(engine::BranchCall
       std::string message = answer.message.substr(0, 200);
       outcome.detail = "gRPC " + GrpcCodeName(code) + (message.empty() ? "" : ": " + message);
       // Retried as any error; the log, last_error and the stuck alert say why.
-      if (code == static_cast<int>(GrpcCode::kUnauthenticated) && options_.signing_key) {
+      // Only a refusal worded as docs/protocol.md §4.9 says ("signature: <reason>") is blamed
+      // on the signature; UNAUTHENTICATED for the participant's own reasons is not.
+      if (code == static_cast<int>(GrpcCode::kUnauthenticated) && options_.signing_key &&
+          answer.message.starts_with("signature:")) {
         outcome.detail = "the participant refuses settled's signature (key " +
                          options_.signing_key->keyid() + "): " + outcome.detail;
-        outcome.needs_operator = true;
       }
     }
   } catch (const std::exception& e) {

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "settle/async/await.h"
 #include "settle/core/url.h"
 #include "settle/net/message.h"
@@ -13,6 +15,17 @@
 
 namespace settle::calls {
 namespace {
+
+// Whether a 401's body refuses the signature, as docs/protocol.md §4.9 words a refusal:
+// {"message":"signature: <reason>"}. A 401 for another reason (the participant's own
+// authentication of the branch headers, say) is not blamed on the signature.
+bool IsSignatureRefusal(const std::string& body) {
+  const nlohmann::json answer = nlohmann::json::parse(body, nullptr, false);
+  if (!answer.is_object()) return false;
+  const auto message = answer.find("message");
+  return message != answer.end() && message->is_string() &&
+         message->get_ref<const std::string&>().starts_with("signature:");
+}
 
 engine::BranchOutcome Unknown(std::string detail) {
   return engine::BranchOutcome{BranchResult::kUnknown, 0, std::move(detail)};
@@ -67,10 +80,9 @@ asio::awaitable<engine::BranchOutcome> HttpBranchCaller::Call(engine::BranchCall
       if (outcome.result != BranchResult::kSuccess) {
         outcome.detail = net::DescribeAnswer(answer->status, answer->body);
         // Retried as any error; the log, last_error and the stuck alert say why.
-        if (answer->status == 401 && options_.signing_key) {
+        if (answer->status == 401 && options_.signing_key && IsSignatureRefusal(answer->body)) {
           outcome.detail = "the participant refuses settled's signature (key " +
                            options_.signing_key->keyid() + "): " + outcome.detail;
-          outcome.needs_operator = true;
         }
       }
     }

@@ -1,7 +1,5 @@
 #include "settle/engine/outcome_recorder.h"
 
-#include <algorithm>
-
 namespace settle::engine {
 namespace {
 
@@ -68,9 +66,6 @@ static void RecordResult(storage::BranchRecord& row, TransType type, const Branc
       return;
     case BranchResult::kUnknown:
       row.failures += 1;
-      // Stuck at once: the streak starts where --stuck-after flags it.
-      if (outcome.needs_operator)
-        row.failures = std::max(row.failures, policy.settings().stuck_after);
       row.last_error = Describe(outcome);
       row.next_retry_at = now + policy.Delay(retry_interval, row.failures);
       return;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "participant_server.h"
+#include "settle/signing/keys.h"
 #include "sync_branch_caller.h"
 
 namespace settle::calls {
@@ -144,6 +145,29 @@ TEST_CASE("answers are classified in the protocol's order", "[coordinator][http_
     CHECK(outcome.result == c.result);
     CHECK(outcome.http_status == c.answer.status);
     CHECK(outcome.detail == c.detail);
+  }
+}
+
+// docs/protocol.md §4.9: a participant refuses settled's signature with 401
+// {"message":"signature: <reason>"}; any other 401 keeps its own words.
+TEST_CASE("a 401 is blamed on settled's signature only when the participant says so",
+          "[coordinator][http_branch_caller][signing]") {
+  auto key = signing::SigningKey::FromText("c2lnbmluZyBrZXkgb2YgdGhlIGJyYW5jaCBjYWxsZXIgdGVzdHM=");
+  REQUIRE(key);
+  ParticipantServer participant;
+  participant.Script("/confirm", {{401, R"({"message":"signature: unknown keyid \"x\""})"},
+                                  {401, R"({"message":"token expired"})"},
+                                  {401, "signature: not JSON"}});
+  testing::SyncBranchCaller caller(2, {}, {.signing_key = *key});
+  const std::string refused =
+      "the participant refuses settled's signature (key " + key->keyid() + "): HTTP 401: ";
+  const engine::BranchOutcome signature = caller.Call(CallTo(participant.Url("/confirm")));
+  CHECK(signature.result == BranchResult::kUnknown);
+  CHECK_THAT(signature.detail, StartsWith(refused));
+  for (int i = 0; i < 2; ++i) {
+    const engine::BranchOutcome other = caller.Call(CallTo(participant.Url("/confirm")));
+    CHECK(other.result == BranchResult::kUnknown);
+    CHECK_THAT(other.detail, StartsWith("HTTP 401: "));
   }
 }
 

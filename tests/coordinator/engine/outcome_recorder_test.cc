@@ -147,29 +147,6 @@ TEST_CASE("a transaction is stuck while a pending branch has failed too often in
   CHECK_FALSE(HasStuckBranch(tx, kPolicy));
 }
 
-TEST_CASE(
-    "a call the participant refused for settled's credentials flags the transaction stuck at "
-    "once, and is retried",
-    "[outcome]") {
-  auto tx = TransactionBuilder::Tcc(GlobalStatus::kSubmitted, kT0).TccBranch("01").Build();
-  auto& confirm = RowOf(tx, "01", BranchOp::kConfirm);
-  BranchOutcome refused{BranchResult::kUnknown, 401,
-                        "the participant refuses settled's signature (key ed25519-1): HTTP 401"};
-  refused.needs_operator = true;
-  RecordOutcome(confirm, TransType::kTcc, refused, kSecond, kPolicy, kT0);
-  CHECK(confirm.status == BranchStatus::kPrepared);
-  CHECK(confirm.failures == 3);  // kPolicy's stuck_after
-  CHECK(HasStuckBranch(tx, kPolicy));
-  CHECK(confirm.next_retry_at == kT0 + 4 * kSecond);
-  CHECK_THAT(confirm.last_error, Catch::Contains("refuses settled's signature"));
-  // A streak already past it goes on counting.
-  RecordOutcome(confirm, TransType::kTcc, refused, kSecond, kPolicy, kT0);
-  CHECK(confirm.failures == 4);
-  // The fix takes effect at the next retry.
-  RecordOutcome(confirm, TransType::kTcc, {BranchResult::kSuccess, 200, ""}, kSecond, kPolicy, kT0);
-  CHECK_FALSE(HasStuckBranch(tx, kPolicy));
-}
-
 TEST_CASE("calls that do not succeed are kept in a bounded history, oldest first", "[outcome]") {
   auto row = Row(BranchOp::kConfirm);
   RecordOutcome(row, TransType::kSaga, {BranchResult::kSuccess, 200, ""}, kSecond, kPolicy, kT0);

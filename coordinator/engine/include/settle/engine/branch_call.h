@@ -40,11 +40,6 @@ struct BranchOutcome {
   // The host's circuit is open (this call was not made, or was a call that failed while it
   // is): the circuit's own log lines speak for the host, so the call is not logged as a warning.
   bool circuit_open = false;
-  // The participant refused the call for who sent it (settled's signature): no retry alone
-  // will get through until an operator fixes a key, a clock or a proxy, so the branch counts
-  // as stuck at once (the transaction is flagged and alerted) rather than after --stuck-after
-  // failures. Retries go on, so that the fix takes effect without a hand on the transaction.
-  bool needs_operator = false;
 };
 
 }  // namespace settle::engine
