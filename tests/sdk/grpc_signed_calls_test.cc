@@ -97,7 +97,7 @@ class GrpcBank {
         .OnTry("/bank.Bank/Try", Move(0))
         .OnConfirm("/bank.Bank/Confirm", Move(0))
         .OnCancel("/bank.Bank/Cancel", Move(0))
-        .OnBranch("/bank.Bank/Xa", Move(0));
+        .OnXa("/bank.Bank/Xa", Move(0));
     auto port = server_.Start("127.0.0.1", 0);
     REQUIRE(port);
     port_ = *port;
@@ -157,6 +157,7 @@ struct RawCall {
   std::string trans_type = "saga";
   std::string op = "action";
   std::string message = "1000000";
+  std::string phase2_url;  // sent as dtm-phase2_url when set (an XA action)
   const signing::SigningKey* key = nullptr;
   std::function<void(grpc_unary::UnaryRequest&)> tamper;
 };
@@ -169,11 +170,13 @@ grpc_unary::UnaryAnswer Send(const GrpcBank& bank, const RawCall& call,
   REQUIRE(target);
   grpc_unary::UnaryRequest request{
       .method = target->method, .message = call.message, .timeout = std::chrono::seconds(10)};
-  grpc_unary::AddBranchMetadata(request.metadata, {.gid = call.gid,
-                                                   .trans_type = call.trans_type,
-                                                   .branch_id = "01",
-                                                   .op = call.op,
-                                                   .dtm = "127.0.0.1:36790"});
+  grpc_unary::BranchWords words{.gid = call.gid,
+                                .trans_type = call.trans_type,
+                                .branch_id = "01",
+                                .op = call.op,
+                                .dtm = "127.0.0.1:36790"};
+  if (!call.phase2_url.empty()) words.extra.emplace_back("phase2_url", call.phase2_url);
+  grpc_unary::AddBranchMetadata(request.metadata, words);
   if (call.key != nullptr) {
     REQUIRE(grpc_unary::SignUnary(request, *target, *call.key, std::time(nullptr)).ok());
   }
@@ -609,8 +612,12 @@ TEST_CASE("an XA action over gRPC is judged by the Try policy, its commit by set
                                                  .try_policy = SignedCalls::TryPolicy::kTryKeys,
                                                  .try_keys = {Verifier(initiator_pem)}});
   // An XA's action and its commit reach the same method.
-  const RawCall action{
-      .method = "Xa", .gid = "xa-1", .trans_type = "xa", .op = "action", .message = "1"};
+  const RawCall action{.method = "Xa",
+                       .gid = "xa-1",
+                       .trans_type = "xa",
+                       .op = "action",
+                       .message = "1",
+                       .phase2_url = bank.Url("Xa")};
   RawCall by_initiator = action;
   by_initiator.key = &initiator;
   CHECK(Send(bank, by_initiator).code == 0);
@@ -626,6 +633,47 @@ TEST_CASE("an XA action over gRPC is judged by the Try policy, its commit by set
   CHECK(Send(bank, commit).code == 0);
   CHECK(bank.refusals() == 2);
   CHECK(bank.runs() == 2);
+  // The XA method takes XA calls only, refused as other bad metadata is: ABORTED, naming it.
+  // A call that is no XA action is no initiator's either: settled's key gets it that far.
+  RawCall saga_action = by_settled;
+  saga_action.gid = "xa-3";
+  saga_action.trans_type = "saga";
+  const grpc_unary::UnaryAnswer not_xa = Send(bank, saga_action);
+  CHECK(not_xa.code == 10);  // ABORTED
+  CHECK(not_xa.message == "dtm-trans_type: this method takes xa");
+  RawCall no_phase2 = by_settled;
+  no_phase2.gid = "xa-4";
+  no_phase2.phase2_url.clear();
+  const grpc_unary::UnaryAnswer without = Send(bank, no_phase2);
+  CHECK(without.code == 10);
+  CHECK(without.message == "dtm-phase2_url: required for an XA action");
+  CHECK(bank.runs() == 2);
+}
+
+}  // namespace
+}  // namespace settle::sdk
+
+namespace settle::sdk {
+namespace {
+
+// Only an OnXa method takes an XA action as the initiator's, only an OnTry or OnBranch method a
+// Try: whatever the call's metadata claims, a saga action's method hears only settled.
+TEST_CASE("an unsigned call claiming to be an XA action or a Try on a saga method is refused",
+          "[sdk][grpc][signing][xa]") {
+  testing::TempDir dir;
+  GrpcBank bank(dir.File("bank.db"), SignedCalls{.keys = {Verifier(kSettledSecret)},
+                                                 .try_policy = SignedCalls::TryPolicy::kUnsigned});
+  // /bank.Bank/TransIn serves saga actions (OnAction): whatever the caller says it is, its
+  // calls are settled's, so an unsigned one is refused.
+  CHECK(Refusal(Send(bank, {.gid = "forged-xa", .trans_type = "xa", .op = "action"})) ==
+        "signature: no signature-input");
+  // A forged Try on a method that serves no Try is not the initiator's either.
+  CHECK(Refusal(Send(bank, {.gid = "forged-try", .trans_type = "tcc", .op = "try"})) ==
+        "signature: no signature-input");
+  CHECK(bank.refusals() == 2);
+  CHECK(bank.runs() == 0);
+  CHECK(bank.BarrierRows() == 0);
+  CHECK(bank.Balance() == 1000);
 }
 
 }  // namespace

@@ -468,5 +468,39 @@ TEST_CASE("Trys come from the initiator: signed with its own key, or accepted un
   }
 }
 
+// Whether a call is the initiator's is the route's to say, not the caller's: a Try only on a
+// route that serves Trys, an XA action only on an OnXa route.
+TEST_CASE("under kUnsigned only a route that serves Trys lets an unsigned Try through",
+          "[sdk][signing][tcc]") {
+  const KeyPair settled_key = NewEd25519();
+  std::atomic<int> runs{0};
+  const BranchHandler count = [&runs](const BranchRequest&) {
+    runs.fetch_add(1);
+    return BranchReply::Success();
+  };
+  Participant participant(ParticipantOptions{
+      .threads = 2,
+      .io_threads = 1,
+      .signed_calls = SignedCalls{.keys = {Verifier(settled_key.public_pem)},
+                                  .try_policy = SignedCalls::TryPolicy::kUnsigned}});
+  participant.OnAction("/api/TransIn", count).OnBranch("/api/Any", count);
+  auto port = participant.Start("127.0.0.1", 0);
+  REQUIRE(port);
+  const std::string base = "http://127.0.0.1:" + std::to_string(*port);
+
+  // A saga action's URL hears only settled: a Try, or an XA action, sent there is refused
+  // for its signature, not let through to be refused for its op.
+  CHECK(Post(base + "/api/TransIn?gid=f1&trans_type=tcc&branch_id=01&op=try", "{}").status == 401);
+  CHECK(Post(base + "/api/TransIn?gid=f2&trans_type=xa&branch_id=01&op=action", "{}").status ==
+        401);
+  // An XA action on a branch URL is no XA route's: settled's too.
+  CHECK(Post(base + "/api/Any?gid=f3&trans_type=xa&branch_id=01&op=action", "{}").status == 401);
+  CHECK(participant.signature_refusals() == 3);
+  CHECK(runs.load() == 0);
+  // A Try on a URL for any op is the initiator's, accepted unsigned by the policy.
+  CHECK(Post(base + "/api/Any?gid=t1&trans_type=tcc&branch_id=01&op=try", "{}").status == 200);
+  CHECK(runs.load() == 1);
+}
+
 }  // namespace
 }  // namespace settle::sdk

@@ -47,10 +47,42 @@ Status ReadBranchMetadata(const std::multimap<grpc::string_ref, grpc::string_ref
   return Status::Conflict("dtm-" + s.message());
 }
 
+// What a method serves: one op, any op, or an XA branch (its action and its phase 2).
 struct Route {
   std::optional<BranchOp> op;
+  bool xa = false;
   BranchHandler handler;
 };
+
+// Whether `request` is the initiator's call, and so judged by SignedCalls::try_policy. Decided
+// by the route the caller chose, never by its metadata alone: a Try only on a method that
+// serves Trys (OnTry, OnBranch), an XA action only on an OnXa method. Any other call is
+// settled's, whatever dtm-trans_type and dtm-op it claims (Participant::ServeBranch and
+// ServeXa follow the same rule over HTTP).
+bool FromInitiator(const Route& route, const BranchRequest& request) {
+  if (route.xa) return request.op == BranchOp::kAction;
+  return request.op == BranchOp::kTry && (!route.op || *route.op == BranchOp::kTry);
+}
+
+// An XA method's calls, as ParseXaQuery checks an HTTP XA URL's query: trans_type xa; op
+// action (with a dtm-phase2_url), commit or rollback. Conflict naming the metadata key.
+Status CheckXaCall(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+                   const BranchRequest& request) {
+  if (request.trans_type != TransType::kXa) {
+    return Status::Conflict("dtm-trans_type: this method takes xa");
+  }
+  if (request.op != BranchOp::kAction && request.op != BranchOp::kCommit &&
+      request.op != BranchOp::kRollback) {
+    return Status::Conflict("dtm-op: expected action, commit or rollback");
+  }
+  if (request.op == BranchOp::kAction) {
+    bool present = false;
+    if (Metadata(metadata, "dtm-phase2_url", present).empty()) {
+      return Status::Conflict("dtm-phase2_url: required for an XA action");
+    }
+  }
+  return Status::Ok();
+}
 
 class BranchReactor final : public grpc::ServerGenericBidiReactor {
  public:
@@ -164,12 +196,11 @@ void BranchReactor::OnReadDone(bool ok) {
       request.body.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
     }
   }
-  const Status read = ReadBranchMetadata(context_->client_metadata(), request);
+  Status read = ReadBranchMetadata(context_->client_metadata(), request);
+  if (read.ok() && route->second.xa) read = CheckXaCall(context_->client_metadata(), request);
   // Judged on the metadata as read for the handler, so that the op deciding the Try policy is
-  // the op the handler sees.
-  const bool from_initiator =
-      read.ok() && (request.op == BranchOp::kTry ||
-                    (request.trans_type == TransType::kXa && request.op == BranchOp::kAction));
+  // the op the handler sees, and on the route, so that no caller picks its own policy.
+  const bool from_initiator = read.ok() && FromInitiator(route->second, request);
   if (grpc::Status admitted = Admit(server_, *context_, request.body, from_initiator);
       !admitted.ok()) {
     Finish(admitted);
@@ -218,7 +249,12 @@ SignatureRefusalCounts GrpcBranchServer::signature_refusal_counts() const {
 
 GrpcBranchServer& GrpcBranchServer::OnOp(const std::string& method, std::optional<BranchOp> op,
                                          BranchHandler handler) {
-  impl_->routes[method] = Route{op, std::move(handler)};
+  impl_->routes[method] = Route{.op = op, .handler = std::move(handler)};
+  return *this;
+}
+
+GrpcBranchServer& GrpcBranchServer::OnXa(const std::string& method, BranchHandler handler) {
+  impl_->routes[method] = Route{.xa = true, .handler = std::move(handler)};
   return *this;
 }
 

@@ -105,9 +105,11 @@ struct Participant::Impl {
   }
 
   // Whether `req` may run a handler: signed as options.signed_calls asks, or no policy.
-  // `from_initiator`: the call is a Try or an XA action, as the query the handler will be
-  // given says. A refusal is answered here: 401, a reason that is no verdict (the coordinator
-  // retries it, and never reads it as FAILURE), counted and logged.
+  // `from_initiator`: the call is a Try on a route that serves Trys (OnTry, OnBranch) or an
+  // action on an XA route (OnXa), as the query the handler will be given says. The route
+  // decides as much as the query, so that no caller picks the Try policy by what it claims
+  // (GrpcBranchServer follows the same rule). A refusal is answered here: 401, a reason that is no
+  // verdict (the coordinator retries it, and never reads it as FAILURE), counted and logged.
   bool Admit(const net::Request& req, net::Response& res, bool from_initiator) const {
     if (!options.signed_calls) return true;
     const std::string* host = req.Header("Host");
@@ -139,7 +141,8 @@ struct Participant::Impl {
     for (const auto& [name, value] : req.headers) request.headers.emplace(name, value);
     Status parsed = ParseBranchQuery(req.params, request);
     // Checked on the query as parsed, so that the op the handler sees is the op judged here.
-    if (!Admit(req, res, parsed.ok() && request.op == BranchOp::kTry)) return;
+    const bool try_route = !only_op || *only_op == BranchOp::kTry;
+    if (!Admit(req, res, parsed.ok() && try_route && request.op == BranchOp::kTry)) return;
     if (parsed.ok() && only_op && request.op != *only_op) {
       parsed = Status::InvalidArgument("op: this URL takes op=" + std::string(ToString(*only_op)));
     }

@@ -35,7 +35,8 @@ struct GrpcBranchServerOptions {
   // docs/protocol.md §4.9: signature-input, signature and content-digest metadata over the
   // method, :authority, dtm-* metadata and the message's digest) is answered UNAUTHENTICATED
   // with "signature: <reason>" before the barrier or any handler runs, counted and logged. A
-  // Try, and an XA action, are judged by its try_policy.
+  // Try on an OnTry or OnBranch method, and an XA action on an OnXa method, are judged by its
+  // try_policy; every other call as settled's, whatever its dtm-trans_type and dtm-op say.
   std::optional<SignedCalls> signed_calls;
   // Where a signature's created is compared with now (null: the system clock). It must outlive
   // the server.
@@ -75,6 +76,11 @@ class GrpcBranchServer {
   GrpcBranchServer& OnCancel(const std::string& method, BranchHandler handler);
   GrpcBranchServer& OnAction(const std::string& method, BranchHandler handler);
   GrpcBranchServer& OnCompensate(const std::string& method, BranchHandler handler);
+  // An XA branch's method, serving its action (the initiator's, with dtm-phase2_url) and its
+  // phase 2 (dtm-op commit or rollback, settled's), as Participant::OnXa serves an XA URL: a
+  // call whose dtm-trans_type is not xa, whose op is another, or an action without
+  // dtm-phase2_url is ABORTED naming the key. Only here is an XA action the initiator's.
+  GrpcBranchServer& OnXa(const std::string& method, BranchHandler handler);
   // A transactional message's back-check (QueryPrepared on `barrier`, msg_barrier.h).
   GrpcBranchServer& OnQueryPrepared(const std::string& method, Barrier& barrier);
 
