@@ -116,6 +116,13 @@ net::Response AdminConsole::SignInForm(int status, const std::string& error) con
 }
 
 net::Response AdminConsole::SignIn(const net::Request& request) const {
+  if (!tokens_.enabled()) {
+    // Without tokens every token would be "granted" (authentication off, or judged by client
+    // certificates alone): nothing to sign in with.
+    return SignInForm(401, certificates_ ? "Sign-in takes tokens, and settled has none: open the "
+                                           "console with a client certificate that is mapped."
+                                         : "Authentication is off: open the console directly.");
+  }
   const std::string token = FormValue(request.body, "token");
   const std::string header = "Bearer " + token;
   if (token.empty() || tokens_.Grant(&header) < Access::kRead) {

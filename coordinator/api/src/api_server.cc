@@ -17,6 +17,7 @@
 #include "settle/api/authentication.h"
 #include "settle/api/request_parser.h"
 #include "settle/api/transaction_json.h"
+#include "settle/core/ascii.h"
 #include "settle/core/http_status.h"
 #include "settle/engine/request_fields.h"
 #include "settle/net/route_table.h"
@@ -161,6 +162,22 @@ void ApiServer::Impl::AddPage(const char* method, const std::string& full_path, 
   routes.Add(method, full_path, Route{access, {}, std::move(page), metrics});
 }
 
+namespace {
+
+// Whether a browser says another site's page made the request: Sec-Fetch-Site other than
+// same-origin or none (a typed address), or else an Origin that is not this server's.
+bool FromAnotherSite(const net::Request& request) {
+  if (const std::string* site = request.Header("Sec-Fetch-Site")) {
+    return *site != "same-origin" && *site != "none";
+  }
+  const std::string* origin = request.Header("Origin");
+  if (origin == nullptr) return false;
+  const std::string* host = request.Header("Host");
+  return host == nullptr || !EqualsIgnoreAsciiCase(*origin, "https://" + *host);
+}
+
+}  // namespace
+
 ApiServer::Impl::Identified ApiServer::Impl::CallerOf(const net::Request& request) const {
   if (const std::string* authorization = request.Header("Authorization")) {
     return authentication.Identify(authorization, request.peer_subject);
@@ -176,7 +193,14 @@ ApiServer::Impl::Identified ApiServer::Impl::CallerOf(const net::Request& reques
       return authentication.Identify(&bearer, request.peer_subject);
     }
   }
-  return authentication.Identify(nullptr, request.peer_subject);
+  Identified identified = authentication.Identify(nullptr, request.peer_subject);
+  // A browser presents its certificate with every request to this origin, those a page of
+  // another site makes (a form's POST, an image's GET) included: a certificate speaks only for
+  // requests of this origin, or of no browser at all (no Sec-Fetch-Site or Origin).
+  if (identified.by == Identified::By::kCertificate && FromAnotherSite(request)) {
+    return {Caller{}, Identified::By::kCrossSiteCertificate};
+  }
+  return identified;
 }
 
 void ApiServer::Impl::AddApiRoute(const char* method, const std::string& path, Access access,

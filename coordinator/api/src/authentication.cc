@@ -25,6 +25,12 @@ std::optional<Authentication::Refusal> Authentication::Authorize(
   using By = Identified::By;
   const Access granted = identified.caller.access;
   if (granted >= needed) return std::nullopt;
+  if (identified.by == By::kCrossSiteCertificate) {
+    return Refusal{false,
+                   "authorization: a request another site's page made is not acted on with the "
+                   "client certificate the browser sent along (Sec-Fetch-Site, Origin); send a "
+                   "bearer token, or use the console of this origin"};
+  }
   if (identified.by == By::kUnmappedCertificate) {
     // The subject is the client's own certificate's, which it knows: nothing is disclosed.
     return Refusal{true, "authorization: the client certificate's subject '" +

@@ -233,7 +233,7 @@ void AddTokenOptions(CLI::App& app, ParsedText& text) {
 // Mutual TLS: client certificates settled asks for on its API, and the one it presents.
 void AddClientCertificateOptions(CLI::App& app, ServerConfig& c, ParsedText& text) {
   app.add_option("--tls-client-ca", c.api.tls.client_ca_file,
-                 "PEM CA certificates: the API's HTTPS port asks every client for a "
+                 "PEM CA certificates: the API's HTTPS and gRPC ports ask every client for a "
                  "certificate from them (mutual TLS); one from another CA, or expired, is "
                  "refused at the handshake. Needs --tls-cert")
       ->check(CLI::ExistingFile);

@@ -137,10 +137,12 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
   }
 
   // The subject of the client certificate the TLS handshake verified (--tls-client-ca),
-  // rendered as the HTTP server renders it; empty without one.
+  // rendered as the HTTP server renders it; empty without one. The server verifies every
+  // certificate presented (GRPC_SSL_REQUEST_..._AND_VERIFY), so the PEM is read whether or not
+  // gRPC calls the peer authenticated: it does not for a certificate without a CN or SAN.
   static std::string PeerSubject(const grpc::CallbackServerContext& ctx) {
     const std::shared_ptr<const grpc::AuthContext> auth = ctx.auth_context();
-    if (auth == nullptr || !auth->IsPeerAuthenticated()) return "";
+    if (auth == nullptr) return "";
     const std::vector<grpc::string_ref> pem =
         auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
     if (pem.empty()) return "";

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "in_process_settled.h"
 #include "test_ca.h"
@@ -132,6 +133,73 @@ TEST_CASE(
   CHECK(f.Presenting(f.order).PostJson("/api/settle/prepare", Tcc("x")).status == 200);
   CHECK(f.Presenting(f.order).Get("/api/settle/query?gid=x").json["transaction"]["status"] ==
         "prepared");
+}
+
+// A browser holding a mapped certificate sends it with every request to settled, those a page
+// of another site makes included: such a request is not acted on with the certificate.
+TEST_CASE("a client certificate speaks only for requests of settled's own origin",
+          "[http][tls][mtls][auth]") {
+  Fixture f;
+  const std::string own = "https://127.0.0.1:" + std::to_string(f.settled.port());
+  struct Case {
+    std::string header, value;
+    bool acted;
+  };
+  const std::vector<Case> cases = {
+      {"Sec-Fetch-Site", "cross-site", false},
+      {"Sec-Fetch-Site", "same-site", false},
+      {"Origin", "https://evil.example", false},
+      {"Origin", "null", false},
+      {"Sec-Fetch-Site", "same-origin", true},
+      {"Sec-Fetch-Site", "none", true},
+      {"Origin", own, true},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    INFO(c.header << ": " << c.value);
+    JsonClient alice = f.Presenting(f.alice);
+    alice.SetHeader(c.header, c.value);
+    const std::string gid = "site-" + std::to_string(n++);
+    const JsonResponse prepared = alice.PostJson("/api/settle/prepare", Tcc(gid));
+    if (c.acted) {
+      CHECK(prepared.status == 200);
+    } else {
+      CHECK(prepared.status == 403);
+      CHECK_THAT(prepared.body, Catch::Contains("another site's page"));
+      CHECK(
+          f.Presenting(f.alice).Get("/api/settle/query?gid=" + gid).json["transaction"].is_null());
+    }
+  }
+  // A token is no browser's to send along: it is judged whatever the site.
+  JsonClient tokened = f.Presenting(f.unmapped);
+  tokened.SetHeader("Sec-Fetch-Site", "cross-site");
+  tokened.SetHeader("Authorization", "Bearer " + kClientToken);
+  CHECK(tokened.PostJson("/api/settle/prepare", Tcc("site-token")).status == 200);
+}
+
+TEST_CASE("the console's sign-in form takes tokens, and says so when settled has none",
+          "[http][tls][mtls][console]") {
+  testing::TempDir dir;
+  TestCa ca(dir.path());
+  const TestCa::Issued server = ca.IssueForLocalhost();
+  const TestCa::Issued dashboard = ca.IssueClient("dashboard", "/O=Shop/CN=dashboard");
+  InProcessSettled settled(
+      [&](app::ServerConfig& config) {
+        config.api.tls = {.cert_file = server.cert_file,
+                          .key_file = server.key_file,
+                          .client_ca_file = ca.ca_file()};
+        REQUIRE(config.api.client_certificates.AddFromText("read CN=dashboard,O=Shop\n").ok());
+      },
+      ca.ca_file(), dashboard.cert_file, dashboard.key_file);
+  JsonClient anonymous(settled.port(), "127.0.0.1", ca.ca_file());
+  const JsonResponse refused = anonymous.Post("/admin/login", "token=anything-0123456789abcdef",
+                                              "application/x-www-form-urlencoded");
+  CHECK(refused.status == 401);
+  CHECK_THAT(refused.body, Catch::Contains("Sign-in takes tokens"));
+  // The certificate opens the console.
+  JsonClient browser(settled.port(), "127.0.0.1", ca.ca_file(), dashboard.cert_file,
+                     dashboard.key_file);
+  CHECK(browser.Get("/admin").status == 200);
 }
 
 }  // namespace

@@ -450,6 +450,8 @@ TEST_CASE("with a client CA the gRPC API knows callers by their certificates",
   const testing::TestCa::Issued server = ca.IssueForLocalhost();
   const testing::TestCa::Issued order = clients.IssueClient("order", "/O=Shop/CN=order-service");
   const testing::TestCa::Issued auditor = clients.IssueClient("auditor", "/O=Shop/CN=auditor");
+  // Without a CN, which gRPC does not call an authenticated peer: known by its subject still.
+  const testing::TestCa::Issued robot = clients.IssueClient("robot", "/O=Shop/OU=Robots");
   // What the test reads transactions with, over the HTTP API.
   const testing::TestCa::Issued test = clients.IssueClient("test", "/O=Shop/CN=test");
   const testing::TestCa::Issued unmapped = clients.IssueClient("unmapped", "/O=Shop/CN=intruder");
@@ -469,7 +471,8 @@ TEST_CASE("with a client CA the gRPC API knows callers by their certificates",
         REQUIRE(c.api.client_certificates
                     .AddFromText("client CN=order-service,O=Shop\n"
                                  "read CN=auditor,O=Shop # audit\n"
-                                 "read CN=test,O=Shop\n")
+                                 "read CN=test,O=Shop\n"
+                                 "client OU=Robots,O=Shop # robot\n")
                     .ok());
         REQUIRE(c.api.tokens.Add(api::Access::kClient, token, "tokened").ok());
       },
@@ -481,6 +484,9 @@ TEST_CASE("with a client CA the gRPC API knows callers by their certificates",
   DtmClient ordered = client(&order);
   CHECK(ordered.Submit(SagaRequest("g-cert", p, {"a"})).ok());
   CHECK(s.WaitForStatus("g-cert", "succeed"));
+
+  DtmClient robotic = client(&robot);
+  CHECK(robotic.Submit(SagaRequest("g-robot", p, {"a"})).ok());
 
   DtmClient reader = client(&auditor);
   const grpc::Status denied = reader.Submit(SagaRequest("g-read", p, {"a"}));

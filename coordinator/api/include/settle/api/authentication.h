@@ -25,7 +25,9 @@ class Authentication {
   bool certificates() const { return certificates_.enabled(); }
 
   struct Identified {
-    enum class By { kNothing, kToken, kCertificate, kUnmappedCertificate };
+    // kCrossSiteCertificate: a mapped certificate a browser sent along with a request another
+    // site's page made (the HTTP API tells, from Sec-Fetch-Site and Origin); it grants nothing.
+    enum class By { kNothing, kToken, kCertificate, kUnmappedCertificate, kCrossSiteCertificate };
     Caller caller;
     By by = By::kNothing;
   };
