@@ -1,5 +1,8 @@
 #include "settle/net/client.h"
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/write.hpp>
@@ -38,6 +41,29 @@ struct Connection {
   PlainStream& lowest() { return plain != nullptr ? *plain : beast::get_lowest_layer(*tls); }
 };
 
+// Whether `ec` is a server's TLS alert refusing the client's certificate (none, another CA's,
+// expired, revoked, not allowed): in TLS 1.3 the client's handshake ends before the server has
+// judged its certificate, so the refusal comes in place of the answer, and the server has
+// read no request. Any other TLS error there (a bad record, say) may come after the server
+// read it, and is not taken for a refusal.
+bool IsCertificateRefusal(const beast::error_code& ec) {
+  if (ec.category() != asio::error::get_ssl_category()) return false;
+  switch (ERR_GET_REASON(static_cast<unsigned long>(ec.value()))) {
+    case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
+    case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
+    case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE:
+    case SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE:
+    case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
+    case SSL_R_TLSV1_ALERT_ACCESS_DENIED:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // How one exchange on a connection ended.
 struct Exchanged {
   enum Kind {
@@ -46,7 +72,7 @@ struct Exchanged {
     kClosedEarly,
     kTimeout,
     kMalformed,
-    kTlsAlert,  // the server's TLS alert (detail) instead of any byte of an answer
+    kTlsAlert,  // the server's refusal of the client's certificate instead of an answer
     kBroken
   } kind = kBroken;
   ClientAnswer answer;
@@ -64,7 +90,7 @@ asio::awaitable<Exchanged> Exchange(Stream& stream, const std::string& head,
   tcp_stream.expires_at(deadline);
   const std::array<asio::const_buffer, 2> request = {asio::buffer(head), asio::buffer(body)};
   co_await asio::async_write(stream, request, asio::redirect_error(asio::use_awaitable, ec));
-  if (ec && ec.category() == asio::error::get_ssl_category()) {
+  if (ec && IsCertificateRefusal(ec)) {
     out.kind = Exchanged::kTlsAlert;
     out.detail = ec.message();
     co_return out;
@@ -88,7 +114,7 @@ asio::awaitable<Exchanged> Exchange(Stream& stream, const std::string& head,
       }
       // In TLS 1.3 the client's handshake ends before the server has judged the client's
       // certificate; a refusal (none, another CA, expired) comes as an alert in its place.
-      if (ec.category() == asio::error::get_ssl_category() && !reader.got_some()) {
+      if (IsCertificateRefusal(ec) && !reader.got_some()) {
         out.kind = Exchanged::kTlsAlert;
         out.detail = ec.message();
         co_return out;
