@@ -67,7 +67,7 @@ signing::VerifyingKey Verifier(std::string_view text) {
 // file: /bank.Bank/TransOut debits account 1 by the message's bytes read as a number,
 // /bank.Bank/TransIn credits it, their compensations undo it; TCC: /bank.Bank/Try,
 // /bank.Bank/Confirm, /bank.Bank/Cancel and an XA's /bank.Bank/Xa (every op) touch nothing but
-// the barrier.
+// the barrier; /bank.Bank/QueryPrepared is a message's back-check.
 class GrpcBank {
  public:
   // With `client_ca`, every connection must present a client certificate from it.
@@ -97,7 +97,8 @@ class GrpcBank {
         .OnTry("/bank.Bank/Try", Move(0))
         .OnConfirm("/bank.Bank/Confirm", Move(0))
         .OnCancel("/bank.Bank/Cancel", Move(0))
-        .OnXa("/bank.Bank/Xa", Move(0));
+        .OnXa("/bank.Bank/Xa", Move(0))
+        .OnQueryPrepared("/bank.Bank/QueryPrepared", *barrier_);
     auto port = server_.Start("127.0.0.1", 0);
     REQUIRE(port);
     port_ = *port;
@@ -674,6 +675,34 @@ TEST_CASE("an unsigned call claiming to be an XA action or a Try on a saga metho
   CHECK(bank.runs() == 0);
   CHECK(bank.BarrierRows() == 0);
   CHECK(bank.Balance() == 1000);
+}
+
+// An unsigned back-check would write the barrier's "rollback" row for the message's gid: it is
+// settled's call, whatever op it names.
+TEST_CASE("an unsigned back-check is refused with UNAUTHENTICATED and writes no barrier row",
+          "[sdk][grpc][signing][msg]") {
+  testing::TempDir dir;
+  GrpcBank bank(dir.File("bank.db"), SignedCalls{.keys = {Verifier(kSettledSecret)},
+                                                 .try_policy = SignedCalls::TryPolicy::kUnsigned});
+  for (const std::string op : {"msg", "try"}) {
+    INFO("op " << op);
+    CHECK(Refusal(Send(bank, {.method = "QueryPrepared",
+                              .gid = "pending-1",
+                              .trans_type = "msg",
+                              .op = op,
+                              .message = ""})) == "signature: no signature-input");
+  }
+  CHECK(bank.BarrierRows() == 0);
+  const signing::SigningKey settled = Signer(kSettledSecret);
+  const grpc_unary::UnaryAnswer checked = Send(bank, {.method = "QueryPrepared",
+                                                      .gid = "pending-1",
+                                                      .trans_type = "msg",
+                                                      .op = "msg",
+                                                      .message = "",
+                                                      .key = &settled});
+  CHECK(checked.code == 10);  // ABORTED: no local transaction committed, and now none will
+  CHECK(bank.BarrierRows() == 1);
+  CHECK(bank.refusals() == 2);
 }
 
 }  // namespace

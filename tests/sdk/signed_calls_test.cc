@@ -3,6 +3,7 @@
 // key, runs only the calls it signed; everything else gets 401 before any handler runs.
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <sqlite3.h>
 
 #include <catch2/catch.hpp>
 
@@ -17,9 +18,11 @@
 #include "sdk_bank.h"
 #include "settle/net/blocking_client.h"
 #include "settle/net/request_signing.h"
+#include "settle/sdk/msg_barrier.h"
 #include "settle/sdk/participant.h"
 #include "settle/sdk/saga.h"
 #include "settle/sdk/signature_refusals.h"
+#include "settle/sdk/sqlite_barrier_store.h"
 #include "settle/sdk/tcc.h"
 #include "temp_dir.h"
 #include "test_ca.h"
@@ -500,6 +503,53 @@ TEST_CASE("under kUnsigned only a route that serves Trys lets an unsigned Try th
   // A Try on a URL for any op is the initiator's, accepted unsigned by the policy.
   CHECK(Post(base + "/api/Any?gid=t1&trans_type=tcc&branch_id=01&op=try", "{}").status == 200);
   CHECK(runs.load() == 1);
+}
+
+// A message's back-check is settled's call like any other: an unsigned one would write the
+// barrier's "rollback" row, after which the message's local transaction can never commit.
+TEST_CASE("a back-check that settled did not sign is refused with 401 and writes no barrier row",
+          "[sdk][signing][msg]") {
+  const KeyPair settled_key = NewEd25519();
+  const signing::SigningKey settled = Signer(settled_key);
+  testing::TempDir dir;
+  auto store = SqliteBarrierStore::Open(dir.File("shop.db"));
+  REQUIRE(store);
+  SystemClock clock;
+  Barrier barrier(**store, clock);
+  const auto barrier_rows = [&] {
+    auto tx = (*store)->Begin();
+    REQUIRE(tx);
+    sqlite3_stmt* stmt = nullptr;
+    REQUIRE(sqlite3_prepare_v2(SqliteBarrierStore::Connection(**tx), "SELECT COUNT(*) FROM barrier",
+                               -1, &stmt, nullptr) == SQLITE_OK);
+    std::int64_t rows = -1;
+    if (sqlite3_step(stmt) == SQLITE_ROW) rows = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+    return rows;
+  };
+  Participant participant(
+      ParticipantOptions{.threads = 2,
+                         .io_threads = 1,
+                         .signed_calls = SignedCalls{.keys = {Verifier(settled_key.public_pem)}}});
+  participant.OnQueryPrepared("/api/QueryPrepared", barrier);
+  auto port = participant.Start("127.0.0.1", 0);
+  REQUIRE(port);
+  const std::string url = "http://127.0.0.1:" + std::to_string(*port) +
+                          "/api/QueryPrepared?gid=pending-1&trans_type=msg&branch_id=00&op=msg";
+
+  const net::ClientAnswer forged = Post(url, "");
+  CHECK(forged.status == 401);
+  CHECK(forged.body.find("FAILURE") == std::string::npos);
+  CHECK(participant.signature_refusals() == 1);
+  CHECK(barrier_rows() == 0);
+  // So the message's local transaction still commits, and settled's signed back-check says so.
+  REQUIRE(RunMsgLocalTransaction(barrier, "pending-1", [](BarrierTransaction&) {
+            return Status::Ok();
+          }).ok());
+  const net::ClientAnswer checked = Post(url, "", &settled);
+  CHECK(checked.status == 200);
+  CHECK(checked.body.find("SUCCESS") != std::string::npos);
+  CHECK(participant.signature_refusals() == 1);
 }
 
 }  // namespace

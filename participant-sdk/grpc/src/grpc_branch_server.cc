@@ -47,10 +47,12 @@ Status ReadBranchMetadata(const std::multimap<grpc::string_ref, grpc::string_ref
   return Status::Conflict("dtm-" + s.message());
 }
 
-// What a method serves: one op, any op, or an XA branch (its action and its phase 2).
+// What a method serves: one op, any op, an XA branch (its action and its phase 2), or a
+// message's back-check.
 struct Route {
   std::optional<BranchOp> op;
   bool xa = false;
+  bool back_check = false;  // settled's alone, whatever op the call names
   BranchHandler handler;
 };
 
@@ -60,6 +62,7 @@ struct Route {
 // settled's, whatever dtm-trans_type and dtm-op it claims (Participant::ServeBranch and
 // ServeXa follow the same rule over HTTP).
 bool FromInitiator(const Route& route, const BranchRequest& request) {
+  if (route.back_check) return false;
   if (route.xa) return request.op == BranchOp::kAction;
   return request.op == BranchOp::kTry && (!route.op || *route.op == BranchOp::kTry);
 }
@@ -278,9 +281,12 @@ GrpcBranchServer& GrpcBranchServer::OnCompensate(const std::string& method, Bran
 }
 
 GrpcBranchServer& GrpcBranchServer::OnQueryPrepared(const std::string& method, Barrier& barrier) {
-  return OnOp(method, std::nullopt, [&barrier](const BranchRequest& request) {
-    return QueryPrepared(barrier, request.gid);
-  });
+  // An unsigned back-check would write the barrier's "rollback" row, and the message's local
+  // transaction could then never commit: it is settled's call, never the initiator's.
+  impl_->routes[method] = Route{.back_check = true, .handler = [&barrier](const BranchRequest& r) {
+                                  return QueryPrepared(barrier, r.gid);
+                                }};
+  return *this;
 }
 
 void GrpcBranchServer::MountOn(grpc::ServerBuilder& builder) {

@@ -238,7 +238,11 @@ Participant& Participant::OnQueryPrepared(const std::string& path, Barrier& barr
   BranchHandler answer = [&barrier](const BranchRequest& request) {
     return QueryPrepared(barrier, request.gid);
   };
-  auto serve = [answer = std::move(answer)](const net::Request& req, net::Response& res) {
+  auto serve = [impl = impl_.get(), answer = std::move(answer)](const net::Request& req,
+                                                                net::Response& res) {
+    // settled's call like a phase 2: an unsigned back-check would write the barrier's
+    // "rollback" row, and the message's local transaction could then never commit.
+    if (!impl->Admit(req, res, /*from_initiator=*/false)) return;
     // The coordinator also sends trans_type=msg, branch_id=00 and op=msg, fixed values: the
     // gid alone says which message is meant.
     BranchRequest request;

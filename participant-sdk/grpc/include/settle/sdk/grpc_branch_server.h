@@ -81,7 +81,8 @@ class GrpcBranchServer {
   // call whose dtm-trans_type is not xa, whose op is another, or an action without
   // dtm-phase2_url is ABORTED naming the key. Only here is an XA action the initiator's.
   GrpcBranchServer& OnXa(const std::string& method, BranchHandler handler);
-  // A transactional message's back-check (QueryPrepared on `barrier`, msg_barrier.h).
+  // A transactional message's back-check (QueryPrepared on `barrier`, msg_barrier.h): with
+  // signed_calls, settled's call like a phase 2, whatever dtm-op it names.
   GrpcBranchServer& OnQueryPrepared(const std::string& method, Barrier& barrier);
 
   // Serves every registered method on `builder`'s server (as its generic service: at most one

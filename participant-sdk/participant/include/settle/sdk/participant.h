@@ -42,7 +42,8 @@ struct ParticipantOptions {
   // the barrier or a handler, and the participant goes on serving others. Start fails
   // (InvalidArgument naming the file) when it cannot be used, or is given without HTTPS.
   std::string tls_client_ca_file;
-  // With a policy, a branch or XA call that is not signed as it says is refused with 401 and
+  // With a policy, a branch, XA or back-check (OnQueryPrepared) call that is not signed as it
+  // says is refused with 401 and
   // {"message":"signature: <reason>"} before the barrier or any handler runs (signed_calls.h,
   // docs/protocol.md §4.9); the participant's own routes (OnGet, OnPost) are not checked.
   std::optional<SignedCalls> signed_calls;
@@ -105,7 +106,9 @@ class Participant {
   // QueryPrepared on `barrier` (settle/sdk/msg_barrier.h) for the query's gid: 200 SUCCESS
   // when the message's local transaction committed, 409 FAILURE when it did not (and now never
   // will), 500 or 503 when the database failed. GET and POST; a missing or invalid gid is a
-  // 409 naming it. `barrier` must outlive the participant.
+  // 409 naming it. With ParticipantOptions::signed_calls it is settled's call like a phase 2:
+  // one not signed by its keys is refused (401) before the barrier is asked. `barrier` must
+  // outlive the participant.
   Participant& OnQueryPrepared(const std::string& path, Barrier& barrier);
 
   Participant& OnGet(const std::string& pattern, RouteHandler handler);
