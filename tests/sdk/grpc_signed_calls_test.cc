@@ -6,10 +6,12 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <functional>
@@ -17,7 +19,9 @@
 #include <optional>
 #include <string>
 
+#include <grpcpp/grpcpp.h>
 #include "in_process_settled.h"
+
 #include "settle/grpc_unary/call_signing.h"
 #include "settle/grpc_unary/unary_call.h"
 #include "settle/sdk/grpc_branch_server.h"
@@ -703,6 +707,44 @@ TEST_CASE("an unsigned back-check is refused with UNAUTHENTICATED and writes no 
   CHECK(checked.code == 10);  // ABORTED: no local transaction committed, and now none will
   CHECK(bank.BarrierRows() == 1);
   CHECK(bank.refusals() == 2);
+}
+
+// What `run` writes to stderr (fd 2), through a file.
+std::string StderrOf(const std::function<void()>& run, const std::string& file) {
+  std::fflush(stderr);
+  const int saved = dup(2);
+  REQUIRE(saved >= 0);
+  std::FILE* out = std::fopen(file.c_str(), "w");
+  REQUIRE(out != nullptr);
+  REQUIRE(dup2(fileno(out), 2) >= 0);
+  run();
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  std::fclose(out);
+  std::ifstream in(file);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST_CASE("MountOn warns that its TLS options are the host server's to set, not its own",
+          "[sdk][grpc][mtls]") {
+  testing::TempDir dir;
+  testing::TestCa ca(dir.path());
+  const testing::TestCa::Issued cert = ca.IssueForLocalhost();
+  SECTION("with TLS options") {
+    GrpcBranchServer server(GrpcBranchServerOptions{.tls_cert_file = cert.cert_file,
+                                                    .tls_key_file = cert.key_file,
+                                                    .tls_client_ca_file = ca.ca_file()});
+    grpc::ServerBuilder builder;
+    const std::string said = StderrOf([&] { server.MountOn(builder); }, dir.File("err"));
+    CHECK_THAT(said, Catch::Contains("MountOn ignores tls_cert_file, tls_key_file and "
+                                     "tls_client_ca_file"));
+  }
+  SECTION("without") {
+    GrpcBranchServer server;
+    grpc::ServerBuilder builder;
+    CHECK(StderrOf([&] { server.MountOn(builder); }, dir.File("err")).empty());
+  }
 }
 
 }  // namespace

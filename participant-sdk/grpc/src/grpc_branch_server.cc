@@ -290,6 +290,17 @@ GrpcBranchServer& GrpcBranchServer::OnQueryPrepared(const std::string& method, B
 }
 
 void GrpcBranchServer::MountOn(grpc::ServerBuilder& builder) {
+  const GrpcBranchServerOptions& o = impl_->options;
+  if (!o.tls_cert_file.empty() || !o.tls_key_file.empty() || !o.tls_client_ca_file.empty()) {
+    std::fprintf(stderr,
+                 "settle grpc participant: MountOn ignores tls_cert_file, tls_key_file and "
+                 "tls_client_ca_file: TLS and client certificates are the credentials the "
+                 "ServerBuilder's listening port was added with (grpc::SslServerCredentials)\n");
+  }
+  Mount(builder);
+}
+
+void GrpcBranchServer::Mount(grpc::ServerBuilder& builder) {
   impl_->mounted = true;
   builder.RegisterCallbackGenericService(&impl_->service);
 }
@@ -319,7 +330,7 @@ Result<int> GrpcBranchServer::Start(const std::string& host, int port) {
   int bound = 0;
   const std::string address = JoinHostPort(host, port);
   builder.AddListeningPort(address, credentials, &bound);
-  MountOn(builder);
+  Mount(builder);
   impl_->own_server = builder.BuildAndStart();
   if (impl_->own_server == nullptr || bound == 0) {
     impl_->own_server.reset();

@@ -24,7 +24,9 @@ struct GrpcBranchServerOptions {
   // Handlers run on a pool of this many threads: each holds one while its business code runs.
   // gRPC's own threads only receive calls and send answers.
   std::size_t threads = 32;
-  // With a PEM certificate chain and key, Start serves over TLS only (grpcs://).
+  // With a PEM certificate chain and key, Start serves over TLS only (grpcs://). The three TLS
+  // options are Start's alone: MountOn ignores them (and says so on stderr), since the host
+  // server's TLS is the credentials its listening port was added with (see MountOn).
   std::string tls_cert_file;
   std::string tls_key_file;
   // With TLS and a PEM CA file, every connection must present a client certificate from that
@@ -86,7 +88,16 @@ class GrpcBranchServer {
   GrpcBranchServer& OnQueryPrepared(const std::string& method, Barrier& barrier);
 
   // Serves every registered method on `builder`'s server (as its generic service: at most one
-  // per server). Once.
+  // per server). Once. TLS and client certificates are then the host server's: the
+  // credentials of its AddListeningPort, not tls_cert_file, tls_key_file or tls_client_ca_file
+  // (MountOn warns on stderr when they are set). Mutual TLS on a mounted server:
+  //
+  //   grpc::SslServerCredentialsOptions tls(
+  //       GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  //   tls.pem_key_cert_pairs.push_back({key_pem, cert_chain_pem});
+  //   tls.pem_root_certs = client_ca_pem;  // the CA of settled's --tls-client-cert
+  //   builder.AddListeningPort("0.0.0.0:9000", grpc::SslServerCredentials(tls));
+  //   branches.MountOn(builder);
   void MountOn(grpc::ServerBuilder& builder);
   // A server of its own on host:port (0: any free port); returns the port. Unavailable if it
   // cannot listen there, InvalidArgument for an unreadable certificate or key.
@@ -106,6 +117,7 @@ class GrpcBranchServer {
  private:
   GrpcBranchServer& OnOp(const std::string& method, std::optional<BranchOp> op,
                          BranchHandler handler);
+  void Mount(grpc::ServerBuilder& builder);  // MountOn without its warning, for Start
   std::unique_ptr<Impl> impl_;
 };
 
