@@ -709,6 +709,23 @@ TEST_CASE("an unsigned back-check is refused with UNAUTHENTICATED and writes no 
   CHECK(bank.refusals() == 2);
 }
 
+TEST_CASE("Start refuses a client CA file that holds no PEM certificate, naming the option",
+          "[sdk][grpc][mtls]") {
+  testing::TempDir dir;
+  testing::TestCa ca(dir.path());
+  const testing::TestCa::Issued cert = ca.IssueForLocalhost();
+  const std::string not_pem = dir.File("clients.pem");
+  std::ofstream(not_pem) << "this is no certificate\n";
+  GrpcBranchServer server(GrpcBranchServerOptions{.tls_cert_file = cert.cert_file,
+                                                  .tls_key_file = cert.key_file,
+                                                  .tls_client_ca_file = not_pem});
+  const Result<int> started = server.Start("127.0.0.1", 0);
+  REQUIRE_FALSE(started);
+  CHECK(started.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(started.status().message(), Catch::StartsWith("tls_client_ca_file: "));
+  CHECK_THAT(started.status().message(), Catch::Contains(not_pem));
+}
+
 // What `run` writes to stderr (fd 2), through a file.
 std::string StderrOf(const std::function<void()>& run, const std::string& file) {
   std::fflush(stderr);

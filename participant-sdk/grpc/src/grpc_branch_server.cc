@@ -2,6 +2,9 @@
 
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
+#include <openssl/bio.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 #include <cstdio>
 #include <exception>
@@ -164,6 +167,18 @@ grpc::Status Admit(GrpcBranchServer::Impl& server,
   return {grpc::StatusCode::UNAUTHENTICATED, "signature: " + checked.message()};
 }
 
+// Whether `pem` holds a certificate that parses: gRPC would only find out in BuildAndStart,
+// and say no more than that it cannot serve.
+bool HoldsPemCertificate(const std::string& pem) {
+  BIO* in = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  if (in == nullptr) return false;
+  X509* certificate = PEM_read_bio_X509(in, nullptr, nullptr, nullptr);
+  const bool parsed = certificate != nullptr;
+  X509_free(certificate);
+  BIO_free(in);
+  return parsed;
+}
+
 BranchReply RunHandler(const Route& route, const BranchRequest& request) {
   if (route.op && request.op != *route.op) {
     return BranchReply::Failure("this method serves op " + std::string(ToString(*route.op)) +
@@ -321,6 +336,10 @@ Result<int> GrpcBranchServer::Start(const std::string& host, int port) {
     if (!impl_->options.tls_client_ca_file.empty()) {
       const Result<std::string> ca = ReadFileText(impl_->options.tls_client_ca_file);
       if (!ca) return Status::InvalidArgument("tls_client_ca_file: " + ca.status().message());
+      if (!HoldsPemCertificate(*ca)) {
+        return Status::InvalidArgument("tls_client_ca_file: " + impl_->options.tls_client_ca_file +
+                                       " holds no PEM certificate that parses");
+      }
       tls.pem_root_certs = *ca;
       tls.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
     }
