@@ -24,6 +24,11 @@ bool EndedInHandshake(const std::string& message) {
 
 }  // namespace
 
+Unavailable ReadUnavailable(bool tls, bool channel_ready, const std::string& message) {
+  if (tls && EndedInHandshake(message)) return Unavailable::kHandshakeFailed;
+  return channel_ready ? Unavailable::kAnswer : Unavailable::kUnreachable;
+}
+
 GrpcParticipantClient::GrpcParticipantClient(
     std::unique_ptr<ParticipantClient> http,
     std::vector<std::pair<std::string, std::string>> headers, Duration timeout, CheckerTls tls,
@@ -90,18 +95,21 @@ Answer GrpcParticipantClient::CallBranch(const BranchCall& call) {
                                                            std::to_string(timeout_.count()) +
                                                            " ms waiting for " + target->HostPort());
     case grpc::StatusCode::UNAVAILABLE:
-      // gRPC says UNAVAILABLE both when it could not connect and when the method answered so;
-      // only a channel that connected is READY (one that failed is in TRANSIENT_FAILURE, or
-      // already CONNECTING or IDLE again).
-      if (channel->GetState(/*try_to_connect=*/false) != GRPC_CHANNEL_READY) {
-        if (target->tls && EndedInHandshake(unary.message)) {
+      // Only a channel that connected is READY (one that failed is in TRANSIENT_FAILURE, or
+      // already CONNECTING or IDLE again); a refused client certificate may leave it READY.
+      switch (ReadUnavailable(target->tls,
+                              channel->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY,
+                              unary.message)) {
+        case Unavailable::kHandshakeFailed:
           // Worded as the HTTP client words it.
           return Answer::None(Answer::Delivery::kUnreachable,
                               "TLS handshake with " + target->HostPort() +
                                   " failed: " + unary.message + HandshakeFailureHint(tls_));
-        }
-        return Answer::None(Answer::Delivery::kUnreachable,
-                            target->HostPort() + ": " + unary.message);
+        case Unavailable::kUnreachable:
+          return Answer::None(Answer::Delivery::kUnreachable,
+                              target->HostPort() + ": " + unary.message);
+        case Unavailable::kAnswer:
+          break;
       }
       break;
     default:

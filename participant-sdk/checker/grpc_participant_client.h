@@ -25,6 +25,17 @@ namespace settle::checker {
 // HandshakeFailureHint. One channel per origin. With `signing_key`, a call is signed as settled
 // signs it (docs/protocol.md §4.9, the gRPC form), left unsigned or tampered with (its message
 // changed after signing) as BranchCall::signing says.
+// What a call that ended UNAVAILABLE means: gRPC says UNAVAILABLE both when it could not
+// connect and when the method answered so.
+//   kHandshakeFailed  a tls target whose message says the TLS handshake ended (EndedInHandshake),
+//                     whatever the channel's state: in TLS 1.3 the client's side of the
+//                     handshake ends before the server judges its certificate, so the channel
+//                     can read READY when the server refuses it and closes the connection;
+//   kUnreachable      the channel never became READY;
+//   kAnswer           the method's own answer, on a channel that connected.
+enum class Unavailable { kAnswer, kUnreachable, kHandshakeFailed };
+Unavailable ReadUnavailable(bool tls, bool channel_ready, const std::string& message);
+
 class GrpcParticipantClient final : public ParticipantClient {
  public:
   GrpcParticipantClient(std::unique_ptr<ParticipantClient> http,

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "grpc_participant_client.h"
 #include "settle/sdk/barrier.h"
 #include "settle/sdk/grpc_branch_server.h"
 #include "settle/sdk/participant.h"
@@ -267,3 +268,27 @@ TEST_CASE("settle-check's client certificate needs its key, and one that goes wi
     CHECK(run.out.empty());
   }
 }
+
+namespace {
+
+using settle::checker::ReadUnavailable;
+using settle::checker::Unavailable;
+
+// In TLS 1.3 a server that refuses the client's certificate closes a connection the client
+// already took for READY: the message, not the channel's state, says it ended at the handshake.
+TEST_CASE("an UNAVAILABLE from a grpcs:// participant that closed at the handshake is no answer",
+          "[fault][settle-check][mtls][grpc]") {
+  for (const bool ready : {false, true}) {
+    INFO("channel READY: " << ready);
+    CHECK(ReadUnavailable(true, ready, "Socket closed") == Unavailable::kHandshakeFailed);
+    CHECK(ReadUnavailable(true, ready, "Handshake failed") == Unavailable::kHandshakeFailed);
+  }
+  CHECK(ReadUnavailable(true, false, "failed to connect to all addresses") ==
+        Unavailable::kUnreachable);
+  CHECK(ReadUnavailable(false, false, "Socket closed") == Unavailable::kUnreachable);
+  // The method's own UNAVAILABLE, on a channel that connected.
+  CHECK(ReadUnavailable(true, true, "database down") == Unavailable::kAnswer);
+  CHECK(ReadUnavailable(false, true, "Socket closed") == Unavailable::kAnswer);
+}
+
+}  // namespace
