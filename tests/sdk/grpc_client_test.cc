@@ -267,9 +267,9 @@ TEST_CASE("an XA transaction over gRPC: the gRPC branch registers itself over gR
   const BranchHandler record = bank.Answer(BranchReply::Success());
   // An XA participant as DTM's gRPC protocol has it: on op=action it prepares its local
   // transaction (here: nothing to do) and registers the branch with the coordinator itself,
-  // naming the phase-2 method it was told in dtm-phase2_url.
+  // naming the phase-2 method it was told in dtm-phase2_url (OnXa refuses an action without).
   GrpcBranchServer server;
-  server.OnBranch("/bank.Bank/Xa", [&](const BranchRequest& r) -> BranchReply {
+  server.OnXa("/bank.Bank/Xa", [&](const BranchRequest& r) -> BranchReply {
     record(r);
     if (r.op != BranchOp::kAction) return BranchReply::Success();
     auto phase2 = r.headers.find("dtm-phase2_url");
