@@ -10,9 +10,16 @@
 #include "rfc9421_keys.h"
 #include "settle/signing/content_digest.h"
 #include "settle/signing/signature_base.h"
+#include "signed_fields.h"
 
 namespace settle::signing {
 namespace {
+
+using testing::Get;
+using testing::Kind;
+using testing::Refusal;
+using testing::Remove;
+using testing::Set;
 
 using Metadata = std::vector<std::pair<std::string, std::string>>;
 
@@ -67,43 +74,6 @@ SignedGrpcCall Signed(SignedGrpcCall call, const SigningKey& key, std::int64_t c
   REQUIRE(added);
   call.metadata.insert(call.metadata.end(), added->begin(), added->end());
   return call;
-}
-
-std::string Get(const Metadata& metadata, std::string_view key) {
-  for (const auto& [k, v] : metadata) {
-    if (k == key) return v;
-  }
-  FAIL("no metadata " << key);
-  return "";
-}
-void Set(Metadata& metadata, std::string_view key, std::string value) {
-  for (auto& [k, v] : metadata) {
-    if (k == key) {
-      v = std::move(value);
-      return;
-    }
-  }
-  metadata.emplace_back(std::string(key), std::move(value));
-}
-void Remove(Metadata& metadata, std::string_view key) {
-  std::erase_if(metadata, [&](const auto& entry) { return entry.first == key; });
-}
-
-// The reason of a refusal, checked to be one: InvalidArgument, without a verdict's words.
-std::string Refusal(const Status& status) {
-  REQUIRE_FALSE(status.ok());
-  CHECK(status.code() == StatusCode::kInvalidArgument);
-  for (std::string_view word : {"FAILURE", "ONGOING", "SUCCESS"}) {
-    CHECK(status.message().find(word) == std::string::npos);
-  }
-  return status.message();
-}
-std::string Refusal(const Verdict& verdict) { return Refusal(verdict.status()); }
-
-// The name of a refusal's kind, checked to be one.
-std::string Kind(const Verdict& verdict) {
-  REQUIRE_FALSE(verdict.ok());
-  return std::string(RefusalKindName(verdict.kind()));
 }
 
 constexpr std::string_view kDoesNotVerify =

@@ -10,9 +10,16 @@
 #include "rfc9421_keys.h"
 #include "settle/signing/content_digest.h"
 #include "settle/signing/signature_base.h"
+#include "signed_fields.h"
 
 namespace settle::signing {
 namespace {
+
+using testing::Get;
+using testing::Kind;
+using testing::Refusal;
+using testing::Remove;
+using testing::Set;
 
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
@@ -59,45 +66,6 @@ Fields Sign(const SignedRequest& request, const SigningKey& key, std::int64_t cr
   auto fields = SignRequest(request, key, created);
   REQUIRE(fields);
   return *fields;
-}
-
-std::string Get(const Fields& fields, std::string_view name) {
-  for (const auto& [n, v] : fields) {
-    if (n == name) return v;
-  }
-  FAIL("no field " << name);
-  return "";
-}
-
-void Set(Fields& fields, std::string_view name, std::string value) {
-  for (auto& [n, v] : fields) {
-    if (n == name) {
-      v = std::move(value);
-      return;
-    }
-  }
-  fields.emplace_back(std::string(name), std::move(value));
-}
-
-void Remove(Fields& fields, std::string_view name) {
-  std::erase_if(fields, [&](const auto& field) { return field.first == name; });
-}
-
-// The reason of a refusal, checked to be one: InvalidArgument, without a verdict's words.
-std::string Refusal(const Status& status) {
-  REQUIRE_FALSE(status.ok());
-  CHECK(status.code() == StatusCode::kInvalidArgument);
-  for (std::string_view word : {"FAILURE", "ONGOING", "SUCCESS"}) {
-    CHECK(status.message().find(word) == std::string::npos);
-  }
-  return status.message();
-}
-std::string Refusal(const Verdict& verdict) { return Refusal(verdict.status()); }
-
-// The name of a refusal's kind, checked to be one.
-std::string Kind(const Verdict& verdict) {
-  REQUIRE_FALSE(verdict.ok());
-  return std::string(RefusalKindName(verdict.kind()));
 }
 
 // The values Settle signs, written out here rather than derived by the library.
