@@ -11,14 +11,16 @@ namespace settle::grpc_unary {
 
 void StartUnary(const std::shared_ptr<grpc::Channel>& channel, UnaryRequest request,
                 std::function<void(UnaryAnswer)> done) {
-  // Everything the call needs lives here until its callback has run.
+  // Everything the call needs lives here until its callback has run. `done` is declared
+  // first, so that it is destroyed last: what it owns outlives the call's context and stub
+  // (CallUnary's waiter learns from that destruction that gRPC is done with the call).
   struct Exchange {
     explicit Exchange(const std::shared_ptr<grpc::Channel>& channel) : stub(channel) {}
+    std::function<void(UnaryAnswer)> done;
     grpc::GenericStub stub;
     grpc::ClientContext context;
     grpc::ByteBuffer request;
     grpc::ByteBuffer response;
-    std::function<void(UnaryAnswer)> done;
   };
   auto exchange = std::make_shared<Exchange>(channel);
   exchange->done = std::move(done);
@@ -45,10 +47,20 @@ void StartUnary(const std::shared_ptr<grpc::Channel>& channel, UnaryRequest requ
 }
 
 UnaryAnswer CallUnary(const std::shared_ptr<grpc::Channel>& channel, UnaryRequest request) {
-  auto promise = std::make_shared<std::promise<UnaryAnswer>>();
-  std::future<UnaryAnswer> answer = promise->get_future();
+  // The answer is handed over when gRPC has destroyed the callback, and with it the exchange
+  // and the call's context (the waiter's last copy goes with them), not while the callback
+  // still runs: a caller that goes on to tear down channels or end the process then races
+  // less of gRPC's own thread finishing the call.
+  struct Waiter {
+    std::promise<UnaryAnswer> promise;
+    UnaryAnswer answer;
+    ~Waiter() { promise.set_value(std::move(answer)); }
+  };
+  auto waiter = std::make_shared<Waiter>();
+  std::future<UnaryAnswer> answer = waiter->promise.get_future();
   StartUnary(channel, std::move(request),
-             [promise](UnaryAnswer a) { promise->set_value(std::move(a)); });
+             [waiter](UnaryAnswer a) { waiter->answer = std::move(a); });
+  waiter.reset();
   return answer.get();
 }
 
