@@ -247,7 +247,8 @@ void AddClientCertificateOptions(CLI::App& app, ServerConfig& c, ParsedText& tex
       ->envname("SETTLE_CLIENT_CERTIFICATES")
       ->check(CLI::ExistingFile);
   app.add_option("--tls-client-cert", c.tls_client_cert,
-                 "PEM certificate chain settled presents on its https:// calls to participants "
+                 "PEM certificate chain settled presents on its https:// and grpcs:// calls to "
+                 "participants "
                  "and webhooks that ask for one (mutual TLS); with --tls-client-key")
       ->check(CLI::ExistingFile);
   app.add_option("--tls-client-key", c.tls_client_key, "PEM private key of --tls-client-cert")
