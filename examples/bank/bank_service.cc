@@ -92,9 +92,11 @@ BankService::BankService(std::unique_ptr<sdk::SqliteBarrierStore> store, const B
     : store_(std::move(store)),
       barrier_(*store_, clock_),
       grpc_(sdk::GrpcBranchServerOptions{.threads = options.threads,
-                                         .signed_calls = options.signed_calls}),
+                                         .signed_calls = options.signed_calls,
+                                         .authorities = options.grpc_authorities}),
       participant_(sdk::ParticipantOptions{.threads = options.threads,
-                                           .signed_calls = options.signed_calls}) {
+                                           .signed_calls = options.signed_calls,
+                                           .authorities = options.authorities}) {
   if (options.barrier_retention.count() > 0) {
     cleaner_ = std::make_unique<sdk::BarrierCleaner>(
         barrier_, sdk::BarrierCleanerOptions{.retention = options.barrier_retention});

@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
@@ -25,9 +26,14 @@ struct BankOptions {
   // Barrier rows older than this are deleted in the background (0: kept forever).
   Duration barrier_retention{0};
   // With keys, the branches (HTTP and gRPC) run only calls the coordinator signed with one of
-  // them (docs/protocol.md §4.9); Trys, which transfer sends unsigned, are accepted. GET
-  // /metrics then counts the refusals of both, by reason, in Prometheus's text format.
+  // them (docs/protocol.md §4.9), and Trys as their policy says (main: with settled's
+  // countersignature of their registration). GET /metrics then counts the refusals of both,
+  // by reason, in Prometheus's text format.
   std::optional<sdk::SignedCalls> signed_calls;
+  // The names settled dials the HTTP and the gRPC branches by (host:port), which signed
+  // calls must name; empty: the listening address (ParticipantOptions::authorities).
+  std::vector<std::string> authorities;
+  std::vector<std::string> grpc_authorities;
 };
 
 // The bank: its accounts and the barrier in one SQLite file, and the branch URLs of a TCC and

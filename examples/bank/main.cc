@@ -3,7 +3,8 @@
 // transfer (TransOut, TransIn and their compensations), each guarded by the SDK's barrier, plus
 // GET /api/accounts[/ID]; with --grpc-port, the same branches as gRPC methods too
 // (/bank.Bank/TransOut, ...). Calls carry {"account_id":"1","amount":30}. With
-// --coordinator-key, only settled's signed calls run, and GET /metrics counts the refused ones.
+// --coordinator-key, only settled's signed calls run (Trys with settled's countersignature of
+// their registration), and GET /metrics counts the refused ones.
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -45,9 +46,17 @@ int main(int argc, char** argv) {
   app.add_option("--coordinator-key", coordinator_keys,
                  "Run only the branch calls the coordinator signed with this key: its public key "
                  "(PEM) or shared secret, as settled --signing-key uses it (repeatable, for "
-                 "rotation); Trys, which the transfer initiator sends unsigned, are accepted. "
-                 "GET /metrics counts the refused calls by reason (Prometheus text)")
+                 "rotation); a Try runs only with settled's countersignature of its "
+                 "registration, which the SDK's initiators (transfer) send. GET /metrics counts "
+                 "the refused calls by reason (Prometheus text)")
       ->check(CLI::ExistingFile);
+  app.add_option("--authority", options.authorities,
+                 "With --coordinator-key: a name settled calls the HTTP branches by (host:port, "
+                 "as in their URLs; repeatable). A call signed for any other is refused. "
+                 "Default: the listening address (and localhost:PORT on a loopback address)");
+  app.add_option("--grpc-authority", options.grpc_authorities,
+                 "The same for the gRPC branches (--grpc-port). Default: the gRPC listening "
+                 "address");
   std::string barrier_retention = "0";
   app.add_option("--barrier-retention", barrier_retention,
                  "Delete barrier rows this old in the background, hourly (e.g. 7d; 0: keep "
@@ -65,7 +74,7 @@ int main(int argc, char** argv) {
     if (!keys)
       return std::fprintf(stderr, "--coordinator-key: %s\n", keys.status().message().c_str()), 2;
     options.signed_calls = settle::sdk::SignedCalls{
-        .keys = std::move(*keys), .try_policy = settle::sdk::SignedCalls::TryPolicy::kUnsigned};
+        .keys = std::move(*keys), .try_policy = settle::sdk::SignedCalls::TryPolicy::kRegistered};
   }
 
   settle::BlockStopSignals();  // before any thread starts

@@ -42,8 +42,13 @@ int main(int argc, char** argv) {
   std::vector<std::string> coordinator_keys;
   app.add_option("--coordinator-key", coordinator_keys,
                  "Run only the saga step calls settled signed with this key: its public key "
-                 "(PEM) or shared secret, as settled --signing-key uses it (repeatable)")
+                 "(PEM) or shared secret, as settled --signing-key uses it (repeatable); a Try "
+                 "would run only with settled's countersignature of its registration")
       ->check(CLI::ExistingFile);
+  app.add_option("--authority", options.authorities,
+                 "With --coordinator-key: a name settled calls this service's step URLs by "
+                 "(host:port, as in the URLs; repeatable). A call signed for any other is "
+                 "refused. Default: 127.0.0.1:PORT and localhost:PORT");
   bool crash_before = false;
   bool crash_after = false;
   auto* before = app.add_flag("--crash-before-commit", crash_before,
@@ -64,7 +69,8 @@ int main(int argc, char** argv) {
     if (!keys) {
       return std::fprintf(stderr, "--coordinator-key: %s\n", keys.status().message().c_str()), 2;
     }
-    options.signed_calls = settle::sdk::SignedCalls{.keys = std::move(*keys)};
+    options.signed_calls = settle::sdk::SignedCalls{
+        .keys = std::move(*keys), .try_policy = settle::sdk::SignedCalls::TryPolicy::kRegistered};
   }
   options.crash = crash_before  ? CrashPoint::kBeforeCommit
                   : crash_after ? CrashPoint::kAfterCommit

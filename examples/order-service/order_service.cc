@@ -73,7 +73,8 @@ OrderService::OrderService(OrderServiceOptions options,
       barrier_table_(*store_, clock_),
       barrier_cleaner_(barrier_table_),
       key_cleaner_(*keys_, clock_),
-      participant_(sdk::ParticipantOptions{.signed_calls = options_.signed_calls}) {}
+      participant_(sdk::ParticipantOptions{.signed_calls = options_.signed_calls,
+                                           .authorities = options_.authorities}) {}
 
 OrderService::~OrderService() { Stop(); }
 

@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "inventory.h"
 #include "order_steps.h"
@@ -40,6 +41,8 @@ struct OrderServiceOptions {
   // With keys, the saga's steps run only the calls settled signed with one of them
   // (docs/protocol.md §4.9); POST /orders and the reads are the service's own, never checked.
   std::optional<sdk::SignedCalls> signed_calls;
+  // The names settled calls the steps by (host:port); empty: 127.0.0.1:PORT, localhost:PORT.
+  std::vector<std::string> authorities;
 };
 
 // The order service, with the inventory and payment participants of its saga in the same

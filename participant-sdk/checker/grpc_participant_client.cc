@@ -7,6 +7,7 @@
 #include "settle/core/grpc_target.h"
 #include "settle/grpc_unary/call_signing.h"
 #include "settle/grpc_unary/unary_call.h"
+#include "settle/signing/request_signature.h"
 
 namespace settle::checker {
 namespace {
@@ -79,8 +80,10 @@ Answer GrpcParticipantClient::CallBranch(const BranchCall& call) {
                                  .dtm = "settle-check"});
   if (signing_key_ && call.signing != Signing::kUnsigned) {
     const SystemClock clock;
+    // A Try as settled countersigns it for its initiator (docs/protocol.md §4.9).
+    const std::string_view tag = call.op == BranchOp::kTry ? signing::kRegisteredTryTag : "";
     if (Status s = grpc_unary::SignUnary(request, *target, *signing_key_,
-                                         ToUnixMillis(clock.Now()) / 1000);
+                                         ToUnixMillis(clock.Now()) / 1000, true, tag);
         !s.ok()) {
       return Answer::None(Answer::Delivery::kUnreachable, "signing the call: " + s.message());
     }

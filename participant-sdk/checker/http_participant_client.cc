@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "settle/net/request_signing.h"
+#include "settle/signing/request_signature.h"
 
 namespace settle::checker {
 
@@ -40,7 +41,10 @@ Answer HttpParticipantClient::CallBranch(const BranchCall& call) {
   net::ClientRequest request = Request(call.body.empty() ? "GET" : "POST", *url, target, call.body);
   if (signing_key_ && call.signing != Signing::kUnsigned) {
     const SystemClock clock;
-    if (Status s = net::SignRequest(request, *signing_key_, ToUnixMillis(clock.Now()) / 1000);
+    // A Try as settled countersigns it for its initiator (docs/protocol.md §4.9).
+    const std::string_view tag = call.op == BranchOp::kTry ? signing::kRegisteredTryTag : "";
+    if (Status s = net::SignRequest(request, *signing_key_, ToUnixMillis(clock.Now()) / 1000,
+                                    true, tag);
         !s.ok()) {
       return Answer::None(Answer::Delivery::kUnreachable, "signing the call: " + s.message());
     }

@@ -414,7 +414,7 @@ TEST_CASE("a GrpcClient with a client certificate reaches a settled that require
   CHECK_THAT(half.status().message(), Catch::Contains("client_cert_file, client_key_file"));
 }
 
-TEST_CASE("the authority a GrpcBranchServer checks is the call's :authority, as dialed",
+TEST_CASE("a GrpcBranchServer runs only calls signed for a name it answers to",
           "[sdk][grpc][signing]") {
   testing::TempDir dir;
   const signing::SigningKey settled = Signer(kSettledSecret);
@@ -422,7 +422,8 @@ TEST_CASE("the authority a GrpcBranchServer checks is the call's :authority, as 
   GrpcBank strict(dir.File("strict.db"), policy);
   policy.check_authority = false;
   GrpcBank lenient(dir.File("lenient.db"), policy);
-  // Signed for "localhost:<port>", sent to 127.0.0.1:<port> (as through a proxy).
+  // Signed for "elsewhere.example:<port>", a name the server does not answer to (it answers to
+  // 127.0.0.1:<port> and localhost:<port>), sent to 127.0.0.1:<port>.
   auto elsewhere = [&](const GrpcBank& bank) {
     return Send(bank,
                 {.gid = "authority-1",
@@ -431,7 +432,7 @@ TEST_CASE("the authority a GrpcBranchServer checks is the call's :authority, as 
                  .tamper = [&](grpc_unary::UnaryRequest& r) {
                    auto target = ParseGrpcTarget(bank.Url("TransIn"));
                    REQUIRE(target);
-                   target->host = "localhost";
+                   target->host = "elsewhere.example";
                    std::erase_if(r.metadata, [](const auto& m) {
                      return m.first == "signature" || m.first == "signature-input" ||
                             m.first == "content-digest";
@@ -607,6 +608,79 @@ TEST_CASE(
   }
 }
 
+// Attack 3 of issue 42 over gRPC: a Try sent ahead of the initiator's decides nothing when the
+// bank requires settled's countersignature of the registration.
+TEST_CASE("under kRegistered a gRPC Try runs only with settled's countersignature",
+          "[sdk][grpc][signing][tcc][registered]") {
+  testing::TempDir dir;
+  InProcessSettled s([](app::ServerConfig& c) {
+    c.grpc.enabled = true;
+    c.signing_key = Signer(kSettledSecret);
+  });
+  auto created = GrpcClient::Create(
+      "grpc://127.0.0.1:" + std::to_string(s.grpc_port()),
+      GrpcClientOptions{.http_server =
+                            "http://127.0.0.1:" + std::to_string(s.port()) + "/api/settle"});
+  REQUIRE(created);
+  GrpcClient& client = **created;
+  GrpcBank bank(dir.File("bank.db"), SignedCalls{.keys = {Verifier(kSettledSecret)},
+                                                 .try_policy = SignedCalls::TryPolicy::kRegistered});
+
+  SECTION("the SDK's GrpcClient sends it: the TCC runs") {
+    TransOptions options;
+    options.wait_result = true;
+    auto outcome = RunTcc(client, "grpc-registered-1", options, [&](Tcc& tcc) -> Status {
+      auto tried = tcc.CallBranch("0", bank.Url("Try"), bank.Url("Confirm"), bank.Url("Cancel"));
+      return tried ? Status::Ok() : tried.status();
+    });
+    REQUIRE(outcome);
+    CHECK(outcome->status == GlobalStatus::kSucceed);
+    CHECK(bank.runs() == 2);
+    CHECK(bank.refusals() == 0);
+  }
+  SECTION("a Try without it, or with another message or branch, is refused") {
+    TransOptions options;
+    REQUIRE(client.Send(GlobalOp::kPrepare, GlobalCall{.gid = "grpc-registered-2",
+                                                       .trans_type = "tcc",
+                                                       .options = options}));
+    auto registered = client.RegisterBranch(BranchRegistration{
+        .gid = "grpc-registered-2",
+        .trans_type = "tcc",
+        .branch_id = "01",
+        .data = "5",
+        .urls = {{"try", bank.Url("Try")},
+                 {"confirm", bank.Url("Confirm")},
+                 {"cancel", bank.Url("Cancel")}}});
+    REQUIRE(registered);
+    REQUIRE(registered->try_signature.size() == 3);
+    const auto countersigned = [&](RawCall call) {
+      call.method = "Try";
+      call.gid = "grpc-registered-2";
+      call.trans_type = "tcc";
+      call.op = "try";
+      call.tamper = [&](grpc_unary::UnaryRequest& r) {
+        std::erase_if(r.metadata, [](const auto& m) { return m.first == "dtm-dtm"; });
+        for (const auto& [name, value] : registered->try_signature) {
+          r.metadata.emplace_back(name, value);
+        }
+      };
+      return Send(bank, call);
+    };
+    // The attacker's unsigned Try, with another amount.
+    CHECK(Refusal(Send(bank, {.method = "Try",
+                              .gid = "grpc-registered-2",
+                              .trans_type = "tcc",
+                              .op = "try",
+                              .message = "50"})) == "signature: no signature-input");
+    CHECK_THAT(Refusal(countersigned({.message = "50"})),
+               Catch::Contains("content-digest does not match"));
+    CHECK(bank.runs() == 0);
+    CHECK(bank.BarrierRows() == 0);
+    CHECK(countersigned({.message = "5"}).code == 0);
+    CHECK(bank.runs() == 1);
+  }
+}
+
 TEST_CASE("an XA action over gRPC is judged by the Try policy, its commit by settled's keys",
           "[sdk][grpc][signing][xa]") {
   testing::TempDir dir;
@@ -753,14 +827,15 @@ TEST_CASE("MountOn warns that its TLS options are the host server's to set, not 
                                                     .tls_key_file = cert.key_file,
                                                     .tls_client_ca_file = ca.ca_file()});
     grpc::ServerBuilder builder;
-    const std::string said = StderrOf([&] { server.MountOn(builder); }, dir.File("err"));
+    const std::string said =
+        StderrOf([&] { CHECK(server.MountOn(builder).ok()); }, dir.File("err"));
     CHECK_THAT(said, Catch::Contains("MountOn ignores tls_cert_file, tls_key_file and "
                                      "tls_client_ca_file"));
   }
   SECTION("without") {
     GrpcBranchServer server;
     grpc::ServerBuilder builder;
-    CHECK(StderrOf([&] { server.MountOn(builder); }, dir.File("err")).empty());
+    CHECK(StderrOf([&] { CHECK(server.MountOn(builder).ok()); }, dir.File("err")).empty());
   }
 }
 

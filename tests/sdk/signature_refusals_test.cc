@@ -3,6 +3,7 @@
 #include "settle/sdk/signature_refusals.h"
 
 #include <catch2/catch.hpp>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -58,6 +59,33 @@ TEST_CASE("the counts of two servers add up to one metric, every reason written"
         "settle_participant_signature_refusals_total{reason=\"digest_mismatch\"} 0\n"
         "settle_participant_signature_refusals_total{reason=\"bad_signature\"} 0\n"
         "settle_participant_signature_refusals_total{reason=\"authority_mismatch\"} 0\n");
+}
+
+TEST_CASE("a refused call is logged in one line: who sent it, what it named, and why",
+          "[sdk][signing][metrics]") {
+  const signing::Verdict verdict = signing::Verdict::Refuse(
+      signing::RefusalKind::kAuthorityMismatch, "signed for authority \"c.example:8081\"");
+  CHECK(RefusalLogLine(RefusedCall{.server = "settle participant",
+                                   .call = "POST /api/TransIn",
+                                   .peer = "10.0.0.5:41234",
+                                   .gid = "g1",
+                                   .branch_id = "01",
+                                   .op = "action"},
+                       verdict) ==
+        "settle participant: refused POST /api/TransIn from 10.0.0.5:41234 gid=g1 branch=01 "
+        "op=action: signature (authority_mismatch): signed for authority \"c.example:8081\"");
+  // What a caller sent cannot start a line of its own, nor fill the log.
+  const std::string line = RefusalLogLine(
+      RefusedCall{.server = "settle grpc participant",
+                  .call = "/bank.Bank/TransIn",
+                  .peer = "ipv4:127.0.0.1:5000",
+                  .gid = "g1\nsettle participant: accepted everything",
+                  .branch_id = std::string(300, 'b'),
+                  .op = ""},
+      verdict);
+  CHECK(line.find('\n') == std::string::npos);
+  CHECK_THAT(line, Catch::Contains("gid=g1?settle participant: accepted everything branch=" +
+                                   std::string(128, 'b') + "... op=-:"));
 }
 
 }  // namespace

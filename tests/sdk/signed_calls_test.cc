@@ -33,6 +33,12 @@ namespace {
 using nlohmann::json;
 using testing::InProcessSettled;
 
+// The first value of header `name` in `headers` (any case), empty when absent.
+std::string Get(const net::Headers& headers, std::string_view name) {
+  const std::string* value = net::FindHeader(headers, name);
+  return value != nullptr ? *value : std::string();
+}
+
 // A fresh Ed25519 key pair as PEM text: the private key, and its public half.
 struct KeyPair {
   std::string private_pem;
@@ -550,6 +556,228 @@ TEST_CASE("a back-check that settled did not sign is refused with 401 and writes
   CHECK(checked.status == 200);
   CHECK(checked.body.find("SUCCESS") != std::string::npos);
   CHECK(participant.signature_refusals() == 1);
+}
+
+// Sends `body` to `url` with exactly `headers` beside the client's own (Host, unless given);
+// the answer.
+net::ClientAnswer SendWith(const std::string& url, const std::string& body,
+                           const net::Headers& headers) {
+  auto client = net::BlockingClient::Create({});
+  REQUIRE(client);
+  net::ClientRequest request;
+  request.method = body.empty() ? "GET" : "POST";
+  auto parsed = ParseUrl(url);
+  REQUIRE(parsed);
+  request.target = parsed->path_and_query;
+  request.url = *parsed;
+  request.headers = headers;
+  request.body = body;
+  request.timeout = std::chrono::seconds(10);
+  auto answer = (*client)->Send(std::move(request));
+  REQUIRE(answer);
+  return *answer;
+}
+
+// `request` signed by `key` for `url`, as settled signs its calls; the fields added.
+net::Headers SignedFor(const std::string& url, const std::string& body,
+                       const signing::SigningKey& key) {
+  net::ClientRequest request;
+  request.method = body.empty() ? "GET" : "POST";
+  auto parsed = ParseUrl(url);
+  REQUIRE(parsed);
+  request.url = *parsed;
+  request.body = body;
+  REQUIRE(net::SignRequest(request, key, std::time(nullptr)).ok());
+  return request.headers;
+}
+
+// Attack 2 of issue 42: a call settled signed for one participant, replayed within the window
+// to another that trusts the same key, keeping the first one's Host.
+TEST_CASE("a call settled signed for one participant is refused by every other that trusts the key",
+          "[sdk][signing][authority]") {
+  const KeyPair settled_key = NewEd25519();
+  const signing::SigningKey settled = Signer(settled_key);
+  Bank c(SignedCalls{.keys = {Verifier(settled_key.public_pem)}});
+  Bank b(SignedCalls{.keys = {Verifier(settled_key.public_pem)}});
+  const std::string target = "/api/TransIn?gid=g1&trans_type=saga&branch_id=01&op=action";
+  const std::string body = R"({"account_id":"3","amount":7})";
+  const net::Headers for_c = SignedFor(c.Url(target), body, settled);
+
+  // To B with C's Host, as the attack sent it; with B's own Host; with C's in X-Forwarded-Host.
+  net::Headers with_c_host = for_c;
+  with_c_host.emplace_back("Host", "127.0.0.1:" + std::to_string(c.port()));
+  const net::ClientAnswer replayed = SendWith(b.Url(target), body, with_c_host);
+  CHECK(replayed.status == 401);
+  CHECK_THAT(replayed.body, Catch::Contains("signed for authority \\\"127.0.0.1:" +
+                                            std::to_string(c.port()) + "\\\" (the call's Host)"));
+  CHECK(SendWith(b.Url(target), body, for_c).status == 401);
+  net::Headers forwarded = for_c;
+  forwarded.emplace_back("X-Forwarded-Host", "127.0.0.1:" + std::to_string(c.port()));
+  CHECK(SendWith(b.Url(target), body, forwarded).status == 401);
+  CHECK(b.runs() == 0);
+  CHECK(b.refusal_counts().of(signing::RefusalKind::kAuthorityMismatch) == 2);
+  CHECK(b.refusal_counts().of(signing::RefusalKind::kBadSignature) == 1);
+  // C, which it was signed for, runs it.
+  CHECK(SendWith(c.Url(target), body, for_c).status == 200);
+  CHECK(c.runs() == 1);
+}
+
+TEST_CASE("behind a proxy the participant's configured name is what a signature must name",
+          "[sdk][signing][authority]") {
+  const KeyPair settled_key = NewEd25519();
+  const signing::SigningKey settled = Signer(settled_key);
+  std::atomic<int> runs{0};
+  Participant participant(
+      ParticipantOptions{.threads = 2,
+                         .io_threads = 1,
+                         .signed_calls = SignedCalls{.keys = {Verifier(settled_key.public_pem)}},
+                         .authorities = {"Bank.Example:8443"}});
+  participant.OnAction("/api/TransIn", [&runs](const BranchRequest&) {
+    runs.fetch_add(1);
+    return BranchReply::Success();
+  });
+  auto port = participant.Start("127.0.0.1", 0);
+  REQUIRE(port);
+  CHECK(participant.authorities() == std::vector<std::string>{"bank.example:8443"});
+  const std::string local = "http://127.0.0.1:" + std::to_string(*port) +
+                            "/api/TransIn?gid=g1&trans_type=saga&branch_id=01&op=action";
+  // settled dialed the public name; the proxy forwards to 127.0.0.1 with its own Host.
+  net::Headers public_name = SignedFor(
+      "https://bank.example:8443/api/TransIn?gid=g1&trans_type=saga&branch_id=01&op=action", "{}",
+      settled);
+  CHECK(SendWith(local, "{}", public_name).status == 200);
+  CHECK(runs.load() == 1);
+  // Signed for the address the participant listens on, which it was not told to answer to.
+  CHECK(SendWith(local, "{}", SignedFor(local, "{}", settled)).status == 401);
+  CHECK(participant.signature_refusal_counts().of(signing::RefusalKind::kAuthorityMismatch) == 1);
+  CHECK(runs.load() == 1);
+}
+
+// Attack 3 of issue 42: an unsigned Try sent ahead of the initiator's, for a gid /all lists.
+TEST_CASE("under kRegistered a Try runs only with settled's countersignature of its registration",
+          "[sdk][signing][tcc][registered]") {
+  const KeyPair settled_key = NewEd25519();
+  InProcessSettled s = SigningSettled(Signer(settled_key));
+  Bank bank(SignedCalls{.keys = {Verifier(settled_key.public_pem)},
+                        .try_policy = SignedCalls::TryPolicy::kRegistered});
+  auto client = ClientOf(s);
+  TransOptions options;
+  options.wait_result = true;
+
+  SECTION("the SDK's initiator sends it: the TCC runs") {
+    auto outcome = RunTcc(*client, "registered-1", options, [&](Tcc& tcc) -> Status {
+      auto tried = tcc.CallBranch(R"({"amount":5})", bank.Url("/api/Try"),
+                                  bank.Url("/api/Confirm"), bank.Url("/api/Cancel"));
+      return tried ? Status::Ok() : tried.status();
+    });
+    REQUIRE(outcome);
+    CHECK(outcome->status == GlobalStatus::kSucceed);
+    CHECK(bank.runs() == 2);  // try, confirm
+    CHECK(bank.refusals() == 0);
+  }
+  SECTION("a Try nobody registered, or one that is not the registered one, is refused") {
+    REQUIRE(s.Call("prepare", {{"gid", "registered-2"}, {"trans_type", "tcc"}}).status == 200);
+    const std::string try_url = bank.Url("/api/Try");
+    const auto registered = s.Call("registerBranch", {{"gid", "registered-2"},
+                                                      {"trans_type", "tcc"},
+                                                      {"branch_id", "01"},
+                                                      {"data", R"({"amount":5})"},
+                                                      {"try", try_url},
+                                                      {"confirm", bank.Url("/api/Confirm")},
+                                                      {"cancel", bank.Url("/api/Cancel")}});
+    REQUIRE(registered.status == 200);
+    REQUIRE(registered.json["try_signature"].is_object());
+    net::Headers countersigned;
+    for (const auto& [name, value] : registered.json["try_signature"].items()) {
+      countersigned.emplace_back(name, value.get<std::string>());
+    }
+    REQUIRE(countersigned.size() == 3);
+    CHECK_THAT(Get(countersigned, "Signature-Input"), Catch::EndsWith(";tag=\"settle-try\""));
+    const std::string query = "?gid=registered-2&trans_type=tcc&branch_id=01&op=try";
+
+    // The attacker's unsigned Try, with another account and amount.
+    const net::ClientAnswer unsigned_try = Post(try_url + query, R"({"amount":50})");
+    CHECK(unsigned_try.status == 401);
+    CHECK_THAT(unsigned_try.body, Catch::Contains("no Signature-Input"));
+    // The countersignature with another body, for another branch, or at another participant.
+    CHECK(SendWith(try_url + query, R"({"amount":50})", countersigned).status == 401);
+    CHECK(SendWith(try_url + "?gid=registered-2&trans_type=tcc&branch_id=02&op=try",
+                   R"({"amount":5})", countersigned)
+              .status == 401);
+    Bank other(SignedCalls{.keys = {Verifier(settled_key.public_pem)},
+                           .try_policy = SignedCalls::TryPolicy::kRegistered});
+    CHECK(SendWith(other.Url("/api/Try") + query, R"({"amount":5})", countersigned).status == 401);
+    CHECK(other.runs() == 0);
+    // settled's countersignature is a Try's alone: not a confirm.
+    CHECK(SendWith(bank.Url("/api/Confirm") +
+                       "?gid=registered-2&trans_type=tcc&branch_id=01&op=confirm",
+                   R"({"amount":5})", countersigned)
+              .status == 401);
+    CHECK(bank.runs() == 0);
+    using signing::RefusalKind;
+    CHECK(bank.refusal_counts().of(RefusalKind::kUnsigned) == 1);
+    CHECK(bank.refusal_counts().of(RefusalKind::kDigestMismatch) == 1);
+    CHECK(bank.refusal_counts().of(RefusalKind::kBadSignature) == 1);
+    CHECK(bank.refusal_counts().of(RefusalKind::kMalformed) == 1);
+    CHECK(other.refusal_counts().of(RefusalKind::kAuthorityMismatch) == 1);
+
+    // The registered Try, as registered: it runs.
+    CHECK(SendWith(try_url + query, R"({"amount":5})", countersigned).status == 200);
+    CHECK(bank.runs() == 1);
+  }
+  SECTION("a repeated registration with other data is countersigned for the stored data") {
+    REQUIRE(s.Call("prepare", {{"gid", "registered-3"}, {"trans_type", "tcc"}}).status == 200);
+    const std::string try_url = bank.Url("/api/Try");
+    auto register_with = [&](const std::string& data) {
+      return s.Call("registerBranch", {{"gid", "registered-3"},
+                                       {"trans_type", "tcc"},
+                                       {"branch_id", "01"},
+                                       {"data", data},
+                                       {"try", try_url},
+                                       {"confirm", bank.Url("/api/Confirm")},
+                                       {"cancel", bank.Url("/api/Cancel")}});
+    };
+    REQUIRE(register_with(R"({"amount":5})").status == 200);
+    const auto again = register_with(R"({"amount":500})");
+    REQUIRE(again.status == 200);
+    net::Headers countersigned;
+    for (const auto& [name, value] : again.json["try_signature"].items()) {
+      countersigned.emplace_back(name, value.get<std::string>());
+    }
+    const std::string query = "?gid=registered-3&trans_type=tcc&branch_id=01&op=try";
+    CHECK(SendWith(try_url + query, R"({"amount":500})", countersigned).status == 401);
+    CHECK(SendWith(try_url + query, R"({"amount":5})", countersigned).status == 200);
+  }
+  SECTION("a registration without its Try, as DTM's SDKs send it, gets no countersignature") {
+    REQUIRE(s.Call("prepare", {{"gid", "registered-4"}, {"trans_type", "tcc"}}).status == 200);
+    const auto registered = s.Call("registerBranch", {{"gid", "registered-4"},
+                                                      {"trans_type", "tcc"},
+                                                      {"branch_id", "01"},
+                                                      {"data", "{}"},
+                                                      {"confirm", bank.Url("/api/Confirm")},
+                                                      {"cancel", bank.Url("/api/Cancel")}});
+    REQUIRE(registered.status == 200);
+    CHECK(registered.json == json{{"dtm_result", "SUCCESS"}});
+  }
+}
+
+TEST_CASE("settled without a signing key countersigns nothing, and a kRegistered Try is refused",
+          "[sdk][signing][tcc][registered]") {
+  const KeyPair settled_key = NewEd25519();
+  InProcessSettled s;
+  Bank bank(SignedCalls{.keys = {Verifier(settled_key.public_pem)},
+                        .try_policy = SignedCalls::TryPolicy::kRegistered});
+  auto client = ClientOf(s);
+  TransOptions options;
+  options.wait_result = true;
+  auto outcome = RunTcc(*client, "unsigned-settled", options, [&](Tcc& tcc) -> Status {
+    auto tried = tcc.CallBranch("{}", bank.Url("/api/Try"), bank.Url("/api/Confirm"),
+                                bank.Url("/api/Cancel"));
+    return tried ? Status::Ok() : tried.status();
+  });
+  REQUIRE(outcome);
+  CHECK(outcome->status != GlobalStatus::kSucceed);
+  CHECK(bank.refusal_counts().of(signing::RefusalKind::kUnsigned) >= 1);
 }
 
 }  // namespace

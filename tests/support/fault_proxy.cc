@@ -139,6 +139,7 @@ struct FaultProxy::Impl {
   std::uint64_t upstream_generation = 0;  // bumped by SetUpstream
   fault_proxy::FaultPlan plan;
   std::map<std::string, std::size_t> seen;
+  std::map<std::string, std::string> last_request;  // as forwarded, by path
   std::map<std::string, std::size_t> held;
   std::map<std::string, std::uint64_t> releases;  // Release calls per path
   std::size_t faults_applied = 0;
@@ -229,6 +230,7 @@ bool FaultProxy::Impl::ServeOne(Connection& connection) {
   {
     std::lock_guard<std::mutex> lock(mu);
     ++seen[path];
+    last_request[path] = fault_proxy::SerializeRequest(request);
     action = plan.Decide(path);
     if (action) ++faults_applied;
     changed.notify_all();
@@ -442,6 +444,12 @@ void FaultProxy::Release(const std::string& path) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   ++impl_->releases[path];
   impl_->changed.notify_all();
+}
+
+std::string FaultProxy::LastRequest(const std::string& path) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->last_request.find(path);
+  return it == impl_->last_request.end() ? std::string() : it->second;
 }
 
 std::size_t FaultProxy::Seen(const std::string& path) const {

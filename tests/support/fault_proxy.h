@@ -78,6 +78,11 @@ class FaultProxy {
   // Lets the requests held for `path` go on (kHold).
   void Release(const std::string& path);
 
+  // The last request seen for `path`, as the proxy forwards it (request line, the header fields
+  // as received, the body framed by a Content-Length): what someone reading the traffic
+  // between the two would hold. Empty when none was seen.
+  std::string LastRequest(const std::string& path) const;
+
   // Requests seen for `path`, requests held right now, faults applied (rules and random).
   std::size_t Seen(const std::string& path) const;
   std::size_t Held(const std::string& path) const;

@@ -9,7 +9,7 @@
 namespace settle::grpc_unary {
 
 Status SignUnary(UnaryRequest& request, const GrpcTarget& target, const signing::SigningKey& key,
-                 std::int64_t created_unix, bool cover_authority) {
+                 std::int64_t created_unix, bool cover_authority, std::string_view tag) {
   // A branch header of a signature's name would be joined to the signature's own value.
   std::erase_if(request.metadata, [](const auto& entry) {
     return entry.first == "content-digest" || entry.first == "signature-input" ||
@@ -20,7 +20,7 @@ Status SignUnary(UnaryRequest& request, const GrpcTarget& target, const signing:
                              .method = request.method,
                              .metadata = request.metadata,
                              .message = request.message},
-                            key, created_unix, cover_authority);
+                            key, created_unix, cover_authority, tag);
   if (!added) return added.status();
   request.metadata.insert(request.metadata.end(), added->begin(), added->end());
   return Status::Ok();

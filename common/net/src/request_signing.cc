@@ -22,7 +22,7 @@ std::string AuthorityOf(const ClientRequest& request) {
 }  // namespace
 
 Status SignRequest(ClientRequest& request, const signing::SigningKey& key,
-                   std::int64_t created_unix, bool cover_authority) {
+                   std::int64_t created_unix, bool cover_authority, std::string_view tag) {
   // An empty target is the URL's own (Client::Send).
   const std::string target =
       PercentEncodeNonAscii(request.target.empty() ? request.url.path_and_query : request.target);
@@ -33,7 +33,7 @@ Status SignRequest(ClientRequest& request, const signing::SigningKey& key,
       .path = target.substr(0, question),
       .query = question == std::string::npos ? "" : target.substr(question + 1),
       .body = request.body};
-  auto fields = signing::SignRequest(signed_request, key, created_unix, cover_authority);
+  auto fields = signing::SignRequest(signed_request, key, created_unix, cover_authority, tag);
   if (!fields) return fields.status();
   for (auto& field : *fields) {
     // A header of the same name must not stand beside the signature's.

@@ -52,7 +52,8 @@ std::optional<std::string> ComponentValue(std::string_view name, const SignedGrp
 Result<std::vector<std::pair<std::string, std::string>>> SignGrpcCall(const SignedGrpcCall& call,
                                                                       const SigningKey& key,
                                                                       std::int64_t created_unix,
-                                                                      bool cover_authority) {
+                                                                      bool cover_authority,
+                                                                      std::string_view tag) {
   const std::string content_digest = ContentDigestSha256(call.message);
   SignatureParams params;
   params.components = {std::string(kMethod), std::string(kAuthority), std::string(kPath)};
@@ -62,6 +63,7 @@ Result<std::vector<std::pair<std::string, std::string>>> SignGrpcCall(const Sign
   params.created = created_unix;
   params.keyid = key.keyid();
   params.alg = std::string(AlgorithmName(key.algorithm()));
+  params.tag = std::string(tag);
 
   std::vector<Component> covered;
   for (const std::string& name : params.components) {
@@ -107,6 +109,8 @@ Verdict VerifyGrpcCall(const SignedGrpcCall& call, const VerifyPolicy& policy,
                            name + " is covered but the call carries no " + name);
   }
 
+  if (Verdict tagged = detail::CheckTag(params, policy.tags); !tagged.ok()) return tagged;
+
   const VerifyingKey* key = nullptr;
   if (Verdict trusted = detail::CheckKeyAndCreated(params, policy, now_unix, &key); !trusted.ok()) {
     return trusted;
@@ -123,8 +127,12 @@ Verdict VerifyGrpcCall(const SignedGrpcCall& call, const VerifyPolicy& policy,
   for (const std::string& name : params.components) {
     covered.push_back({name, *ComponentValue(name, call, *digest)});
   }
-  return detail::CheckSignature(*key, covered, params, arrived.signature,
-                                detail::ForwardedAuthority(call.metadata, call.authority));
+  return detail::CheckSignature(
+      *key, covered, params, arrived.signature,
+      detail::Authorities{.served = &policy.authorities,
+                          .check = policy.check_authority,
+                          .arrived = call.authority,
+                          .forwarded = detail::ForwardedAuthority(call.metadata, call.authority)});
 }
 
 }  // namespace settle::signing

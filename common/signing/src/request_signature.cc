@@ -35,7 +35,8 @@ std::optional<std::string> ComponentValue(std::string_view name, const SignedReq
 Result<std::vector<std::pair<std::string, std::string>>> SignRequest(const SignedRequest& request,
                                                                      const SigningKey& key,
                                                                      std::int64_t created_unix,
-                                                                     bool cover_authority) {
+                                                                     bool cover_authority,
+                                                                     std::string_view tag) {
   const std::string content_digest = ContentDigestSha256(request.body);
   SignatureParams params;
   params.components = {std::string(kMethod), std::string(kAuthority), std::string(kPath),
@@ -44,6 +45,7 @@ Result<std::vector<std::pair<std::string, std::string>>> SignRequest(const Signe
   params.created = created_unix;
   params.keyid = key.keyid();
   params.alg = std::string(AlgorithmName(key.algorithm()));
+  params.tag = std::string(tag);
 
   std::vector<Component> covered;
   for (const std::string& name : params.components) {
@@ -78,6 +80,8 @@ Verdict VerifyRequest(const SignedRequest& request,
     }
   }
 
+  if (Verdict tagged = detail::CheckTag(params, policy.tags); !tagged.ok()) return tagged;
+
   const VerifyingKey* key = nullptr;
   if (Verdict trusted = detail::CheckKeyAndCreated(params, policy, now_unix, &key); !trusted.ok()) {
     return trusted;
@@ -93,8 +97,12 @@ Verdict VerifyRequest(const SignedRequest& request,
   for (const std::string& name : params.components) {
     covered.push_back({name, *ComponentValue(name, request, *digest_field)});
   }
-  return detail::CheckSignature(*key, covered, params, arrived.signature,
-                                detail::ForwardedAuthority(fields, request.authority));
+  return detail::CheckSignature(
+      *key, covered, params, arrived.signature,
+      detail::Authorities{.served = &policy.authorities,
+                          .check = policy.check_authority,
+                          .arrived = request.authority,
+                          .forwarded = detail::ForwardedAuthority(fields, request.authority)});
 }
 
 }  // namespace settle::signing

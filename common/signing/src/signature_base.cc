@@ -76,6 +76,7 @@ std::string SerializeParams(const SignatureParams& params) {
   out += ");created=" + std::to_string(params.created);
   out += ";keyid=" + detail::SerializeString(params.keyid);
   if (!params.alg.empty()) out += ";alg=" + detail::SerializeString(params.alg);
+  if (!params.tag.empty()) out += ";tag=" + detail::SerializeString(params.tag);
   return out;
 }
 
@@ -92,6 +93,9 @@ Result<std::string> SignatureBase(const std::vector<Component>& covered,
   }
   if (!IsPrintableAscii(params.alg)) {
     return Status::InvalidArgument("alg holds a character other than printable ASCII");
+  }
+  if (!IsPrintableAscii(params.tag)) {
+    return Status::InvalidArgument("tag holds a character other than printable ASCII");
   }
   if (params.created < -kMaxInteger || params.created > kMaxInteger) {
     return Status::InvalidArgument("created has more than 15 digits");
@@ -152,7 +156,7 @@ Result<ParsedInput> ParseSignatureInput(std::string_view field) {
 
   // The signature base re-serializes the parameters in SerializeParams' order, so another
   // order could not verify: it is refused here, with a reason.
-  static constexpr std::string_view kOrder[] = {"created", "keyid", "alg"};
+  static constexpr std::string_view kOrder[] = {"created", "keyid", "alg", "tag"};
   std::size_t next = 0;
   bool has_created = false;
   bool has_keyid = false;
@@ -160,12 +164,12 @@ Result<ParsedInput> ParseSignatureInput(std::string_view field) {
     const auto known = std::find(std::begin(kOrder), std::end(kOrder), key);
     if (known == std::end(kOrder)) {
       return Status::InvalidArgument("parameter \"" + key +
-                                     "\" is not supported (created, keyid and alg are)");
+                                     "\" is not supported (created, keyid, alg and tag are)");
     }
     const auto index = static_cast<std::size_t>(known - std::begin(kOrder));
     if (index < next) {
       return Status::InvalidArgument("parameter \"" + key +
-                                     "\" is out of order: created, keyid, alg are expected");
+                                     "\" is out of order: created, keyid, alg, tag are expected");
     }
     next = index + 1;
     const detail::BareItem::Type expected =
@@ -181,9 +185,12 @@ Result<ParsedInput> ParseSignatureInput(std::string_view field) {
     } else if (key == "keyid") {
       parsed.params.keyid = value.text;
       has_keyid = true;
-    } else {
+    } else if (key == "alg") {
       if (value.text.empty()) return Status::InvalidArgument("parameter \"alg\" is empty");
       parsed.params.alg = value.text;
+    } else {
+      if (value.text.empty()) return Status::InvalidArgument("parameter \"tag\" is empty");
+      parsed.params.tag = value.text;
     }
   }
   if (!has_created) return Status::InvalidArgument("parameter \"created\" is missing");

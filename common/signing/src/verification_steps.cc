@@ -124,34 +124,105 @@ std::optional<std::string> ForwardedAuthority(const Fields& fields, std::string_
   return first;
 }
 
+namespace {
+
+// Whether the base of `covered`, with "@authority" (at `authority_index`) = `authority`,
+// verifies.
+bool VerifiesFor(const VerifyingKey& key, std::vector<Component>& covered,
+                 std::size_t authority_index, const std::string& authority,
+                 const SignatureParams& params, std::string_view signature) {
+  covered[authority_index].value = AsciiLowercase(authority);
+  Result<std::string> base = SignatureBase(covered, params);
+  return base && key.Verify(*base, signature);
+}
+
+std::string NamesOf(const std::vector<std::string>* served) {
+  if (served == nullptr || served->empty()) return "none configured";
+  std::string out;
+  for (const std::string& name : *served) out += (out.empty() ? "" : ", ") + Quote(name);
+  return out;
+}
+
+}  // namespace
+
 Verdict CheckSignature(const VerifyingKey& key, const std::vector<Component>& covered,
                        const SignatureParams& params, std::string_view signature,
-                       const std::optional<std::string>& forwarded_authority) {
+                       const Authorities& authorities) {
   Result<std::string> base = SignatureBase(covered, params);
   if (!base) {
     return Verdict::Refuse(RefusalKind::kMalformed,
                            "the signature base cannot be built: " + base.status().message());
   }
-  if (key.Verify(*base, signature)) return Verdict::Accept();
-
-  // Signed for the authority a proxy says it forwarded from: the proxy rewrote it, and the
-  // signature is otherwise sound. Told apart so that an operator fixes the configuration
-  // (check_authority off, settled's --unsigned-authority) rather than hunting a forger.
   const auto authority = std::find_if(covered.begin(), covered.end(),
                                       [](const Component& c) { return c.name == "@authority"; });
-  if (forwarded_authority && authority != covered.end()) {
-    std::vector<Component> as_sent = covered;
-    as_sent[static_cast<std::size_t>(authority - covered.begin())].value =
-        AsciiLowercase(*forwarded_authority);
-    Result<std::string> sent_base = SignatureBase(as_sent, params);
-    if (sent_base && key.Verify(*sent_base, signature)) {
-      return Verdict::Refuse(RefusalKind::kAuthorityMismatch,
-                             "signed for authority " + Quote(*forwarded_authority) +
-                                 ", which a proxy rewrote to " + Quote(authority->value));
-    }
+  if (authority == covered.end()) {
+    if (key.Verify(*base, signature)) return Verdict::Accept();
+    return Verdict::Refuse(RefusalKind::kBadSignature,
+                           "signature does not verify with key " + Quote(key.keyid()));
+  }
+
+  // The authorities that pass, the arrived one first when it is among them: it is the one a
+  // caller that dialed this verifier by a name it answers to has signed.
+  const std::string arrived = AsciiLowercase(authorities.arrived);
+  std::vector<std::string> accepted;
+  if (authorities.served != nullptr) {
+    for (const std::string& name : *authorities.served) accepted.push_back(AsciiLowercase(name));
+  }
+  const bool arrived_served = std::find(accepted.begin(), accepted.end(), arrived) != accepted.end();
+  if (arrived_served || !authorities.check) {
+    std::erase(accepted, arrived);
+    accepted.insert(accepted.begin(), arrived);
+  }
+  std::vector<Component> candidate = covered;
+  const auto index = static_cast<std::size_t>(authority - covered.begin());
+  for (const std::string& name : accepted) {
+    if (VerifiesFor(key, candidate, index, name, params, signature)) return Verdict::Accept();
+  }
+
+  // Sound, but for an authority this verifier does not answer to: said so, with the name it
+  // was signed for, so that a replay from another participant and a missing name of this one
+  // are not taken for a forger's bad signature. Whether the name came in Host or in
+  // X-Forwarded-Host tells nothing: a replayer chooses both.
+  const auto signed_for = [&](const std::string& name, const char* where) {
+    return Verdict::Refuse(RefusalKind::kAuthorityMismatch,
+                           "signed for authority " + Quote(name) + " (the call's " + where +
+                               "), which is not one this participant answers to (" +
+                               NamesOf(authorities.served) + ")");
+  };
+  if (!arrived_served && authorities.check &&
+      VerifiesFor(key, candidate, index, arrived, params, signature)) {
+    return signed_for(arrived, "Host");
+  }
+  if (authorities.forwarded &&
+      std::find(accepted.begin(), accepted.end(), AsciiLowercase(*authorities.forwarded)) ==
+          accepted.end() &&
+      VerifiesFor(key, candidate, index, *authorities.forwarded, params, signature)) {
+    return signed_for(*authorities.forwarded, "X-Forwarded-Host");
   }
   return Verdict::Refuse(RefusalKind::kBadSignature,
                          "signature does not verify with key " + Quote(key.keyid()));
+}
+
+Verdict CheckTag(const SignatureParams& params, const std::vector<std::string>& accepted) {
+  if (std::find(accepted.begin(), accepted.end(), params.tag) != accepted.end()) {
+    return Verdict::Accept();
+  }
+  std::string wanted;
+  for (const std::string& tag : accepted) {
+    if (tag.empty()) continue;
+    wanted += (wanted.empty() ? "" : " or ") + Quote(tag);
+  }
+  if (params.tag.empty()) {
+    return Verdict::Refuse(RefusalKind::kMalformed,
+                           "the signature has no tag; this call needs " + wanted);
+  }
+  if (wanted.empty()) {
+    return Verdict::Refuse(RefusalKind::kMalformed,
+                           "the signature is tagged " + Quote(params.tag) +
+                               ", which is not a signature of this call's kind");
+  }
+  return Verdict::Refuse(RefusalKind::kMalformed, "the signature is tagged " + Quote(params.tag) +
+                                                      "; this call needs " + wanted);
 }
 
 Result<std::string> SignComponents(const SigningKey& key, const std::vector<Component>& covered,

@@ -56,13 +56,33 @@ Verdict CheckKeyAndCreated(const SignatureParams& params, const VerifyPolicy& po
 // metadata too) of `fields`, when it differs from `arrived`; nullopt otherwise.
 std::optional<std::string> ForwardedAuthority(const Fields& fields, std::string_view arrived);
 
-// Whether `signature` is `key`'s over the base of `covered` and `params`: kMalformed when the
-// base cannot be built, kBadSignature when it does not verify, kAuthorityMismatch when it
-// would verify with "@authority" (covered) = `forwarded_authority` instead: signed for the
-// authority a proxy rewrote.
+// The authorities a covered "@authority" may have been signed for, as CheckSignature tries them.
+struct Authorities {
+  // The names the verifier answers to (VerifyPolicy::authorities); one of them must be signed.
+  const std::vector<std::string>* served = nullptr;
+  // Without VerifyPolicy::check_authority, the authority the call arrived with passes too.
+  bool check = true;
+  // The Host (:authority) the call arrived with, and the X-Forwarded-Host a proxy (or anyone)
+  // added (ForwardedAuthority): never accepted when checked, only named in a refusal.
+  std::string arrived;
+  std::optional<std::string> forwarded;
+};
+
+// Whether `signature` is `key`'s over the base of `covered` and `params`. When "@authority"
+// is covered, its value is each of `authorities`' served names in turn (the arrived one first
+// when it is served), and the arrived one too when not checked: accepted when one verifies.
+// Refused with kMalformed when the base cannot be built; kAuthorityMismatch when it verifies
+// only for the arrived or forwarded authority, which the verifier does not answer to (a call
+// signed for another participant, or the verifier's names misconfigured: the reason names the
+// authority it was signed for and where it was read); kBadSignature otherwise.
 Verdict CheckSignature(const VerifyingKey& key, const std::vector<Component>& covered,
                        const SignatureParams& params, std::string_view signature,
-                       const std::optional<std::string>& forwarded_authority);
+                       const Authorities& authorities);
+
+// kMalformed unless the signature's tag is one of `accepted` ("" for none): a signature made
+// for one purpose (settled's countersignature of a Try, its own calls) is not taken for
+// another.
+Verdict CheckTag(const SignatureParams& params, const std::vector<std::string>& accepted);
 
 // The signature of `key` over the base of `covered` and `params`.
 Result<std::string> SignComponents(const SigningKey& key, const std::vector<Component>& covered,

@@ -19,6 +19,7 @@
 #include "settle/api/transaction_json.h"
 #include "settle/core/ascii.h"
 #include "settle/core/http_status.h"
+#include "settle/core/protocol.h"
 #include "settle/engine/request_fields.h"
 #include "settle/net/route_table.h"
 
@@ -322,10 +323,26 @@ void ApiServer::Impl::RegisterRoutes() {
     return ParseThen(ParsePrepare(req.body),
                      [&c](engine::PrepareRequest r) { return c.Prepare(std::move(r)); });
   });
-  auto register_branch = [&c](net::Request& req) {
-    return ParseThen(ParseRegisterBranch(req.body), [&c](engine::RegisterBranchRequest r) {
-      return c.RegisterBranch(std::move(r));
-    });
+  auto register_branch = [&c](net::Request& req) -> asio::awaitable<HttpAnswer> {
+    // {"dtm_result":"SUCCESS"}, with settled's countersignature of the branch's Try when it
+    // signs and the registration named it (docs/protocol.md §3.4, §4.9).
+    drive::Registration registration;
+    HttpAnswer answer = co_await ParseThen(
+        ParseRegisterBranch(req.body),
+        [&c, &registration](engine::RegisterBranchRequest r) -> asio::awaitable<Status> {
+          Result<drive::Registration> registered = co_await c.Register(std::move(r));
+          if (!registered) co_return registered.status();
+          registration = std::move(*registered);
+          co_return Status::Ok();
+        });
+    if (answer.status == 200 && !registration.try_signature.empty()) {
+      nlohmann::json body = nlohmann::json::parse(answer.body);
+      nlohmann::json fields = nlohmann::json::object();
+      for (const auto& [name, value] : registration.try_signature) fields[name] = value;
+      body[std::string(kTrySignatureMember)] = std::move(fields);
+      answer.body = body.dump();
+    }
+    co_return answer;
   };
   AddApiRoute("POST", "/registerBranch", Access::kClient, register_branch);
   AddApiRoute("POST", "/registerTccBranch", Access::kClient,

@@ -219,6 +219,7 @@ Result<engine::RegisterBranchRequest> ParseRegisterBranch(std::string_view body)
         // XA's one phase-2 url, TCC's confirm and cancel: the other type's are ignored.
         if (r.trans_type == TransType::kXa) return ReadText(f, "url", r.url);
         if (Status s = ReadText(f, "confirm", r.confirm_url); !s.ok()) return s;
+        if (Status s = ReadText(f, "try", r.try_url); !s.ok()) return s;
         return ReadText(f, "cancel", r.cancel_url);
       });
 }

@@ -97,7 +97,11 @@ struct SettledServer::Parts {
         // comes.
         scheduler(clock, io.executor(), runner(), c.max_passes, &gated_caller),
         gids(clock),
-        coordinator(async_store, scheduler, clock, gids, c.coordinator, metrics),
+        countersigner(c.signing_key ? std::make_unique<calls::TryCountersigner>(
+                                          clock, *c.signing_key, !c.unsigned_authority)
+                                    : nullptr),
+        coordinator(async_store, scheduler, clock, gids,
+                    WithCountersigner(c.coordinator, countersigner.get()), metrics),
         repair(*store, scheduler, clock),
         repair_sweeps(kRepairEvery,
                       [this] {
@@ -112,6 +116,12 @@ struct SettledServer::Parts {
                                         config.build, &gated_caller, ReadClock()});
             },
             &gated_caller) {}
+
+  static drive::CoordinatorSettings WithCountersigner(drive::CoordinatorSettings settings,
+                                                      const calls::TryCountersigner* signer) {
+    settings.try_countersigner = signer;
+    return settings;
+  }
 
   static constexpr std::size_t kBlockingThreads = 4;
   // How often to look for failed transactions an earlier version left with undone cancels.
@@ -194,6 +204,8 @@ struct SettledServer::Parts {
   std::unique_ptr<drive::LeasedPassRunner> leased_driver;  // null without leases
   drive::Scheduler scheduler;
   drive::GidGenerator gids;
+  // settled's countersignature of registered Trys; null when it does not sign.
+  std::unique_ptr<calls::TryCountersigner> countersigner;
   drive::Coordinator coordinator;
   drive::RollbackRepair repair;
   PeriodicThread repair_sweeps;  // at start, then every kRepairEvery

@@ -187,6 +187,34 @@ asio::awaitable<Status> Coordinator::RegisterBranch(engine::RegisterBranchReques
   co_return s;
 }
 
+asio::awaitable<Result<Registration>> Coordinator::Register(engine::RegisterBranchRequest request) {
+  const bool countersign = settings_.try_countersigner != nullptr &&
+                           request.trans_type == TransType::kTcc && !request.try_url.empty();
+  const std::string gid = request.gid;
+  const std::string branch_id = request.branch_id;
+  const std::string try_url = request.try_url;
+  if (Status s = co_await RegisterBranch(std::move(request)); !s.ok()) co_return s;
+  if (!countersign) co_return Registration{};
+  // The data as stored: a repeated registration with other data changed nothing, and its
+  // Try must not be countersigned for data that no confirm will carry.
+  auto stored = co_await store_.Load(gid);
+  if (!stored) co_return stored.status();
+  if (!stored->has_value()) co_return Status::Unavailable("gid " + gid + " vanished; try again");
+  const auto row = std::find_if(
+      (**stored).branches.begin(), (**stored).branches.end(),
+      [&](const storage::BranchRecord& b) {
+        return b.branch_id == branch_id && b.op == BranchOp::kConfirm;
+      });
+  if (row == (**stored).branches.end()) {
+    co_return Status::Unavailable("branch " + branch_id + " of gid " + gid +
+                                  " is not stored; try again");
+  }
+  Result<calls::TrySignature> signature = settings_.try_countersigner->Countersign(
+      {.gid = gid, .branch_id = branch_id, .try_url = try_url, .data = row->data});
+  if (!signature) co_return signature.status();
+  co_return Registration{.try_signature = std::move(*signature)};
+}
+
 asio::awaitable<Status> Coordinator::Submit(engine::SubmitRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
   if (Status s = AdmitFields("submit", request.unread_fields); !s.ok()) co_return s;

@@ -82,7 +82,8 @@ Status CheckRegisterBranch(const RegisterBranchRequest& request) {
   }
   if (request.trans_type == TransType::kXa) return CheckUrl("url", request.url, true);
   if (Status s = CheckUrl("confirm", request.confirm_url, true); !s.ok()) return s;
-  return CheckUrl("cancel", request.cancel_url, true);
+  if (Status s = CheckUrl("cancel", request.cancel_url, true); !s.ok()) return s;
+  return CheckUrl("try", request.try_url, false);
 }
 
 std::vector<storage::BranchRecord> RegisteredRows(const RegisterBranchRequest& request,

@@ -13,6 +13,7 @@
 #include "dtmgimp.grpc.pb.h"
 #include "settle/api/authentication.h"
 #include "settle/core/file_text.h"
+#include "settle/core/protocol.h"
 #include "settle/core/url.h"
 #include "settle/engine/request_fields.h"
 #include "settle/grpc_api/grpc_status.h"
@@ -69,12 +70,15 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
                  [this](engine::AbortRequest r) { return coordinator_.Abort(std::move(r)); });
   }
 
+  // Answered with settled's countersignature of the branch's Try, when it signs and the
+  // registration named the Try (Data's "try"), as initial metadata: "settle-try-" and each
+  // field's name (docs/protocol.md §10.2; DTM's reply is Empty).
   grpc::ServerUnaryReactor* RegisterBranch(grpc::CallbackServerContext* ctx,
                                            const dtmgimp::DtmBranchRequest* request,
                                            Empty*) override {
     return Serve(ctx, api::Access::kClient, "RegisterBranch", ToRegisterBranch(*request),
-                 [this](engine::RegisterBranchRequest r) {
-                   return coordinator_.RegisterBranch(std::move(r));
+                 [this, ctx](engine::RegisterBranchRequest r) {
+                   return RegisterAndCountersign(ctx, std::move(r));
                  });
   }
 
@@ -186,6 +190,18 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
                      reactor->Finish(ToGrpcStatus(status, url_name));
                    });
     return reactor;
+  }
+
+  // The registration, then its countersignature's fields added to the answer's metadata
+  // (before Serve finishes the call).
+  asio::awaitable<Status> RegisterAndCountersign(grpc::CallbackServerContext* ctx,
+                                                 engine::RegisterBranchRequest request) {
+    Result<drive::Registration> registered = co_await coordinator_.Register(std::move(request));
+    if (!registered) co_return registered.status();
+    for (const auto& [name, value] : registered->try_signature) {
+      ctx->AddInitialMetadata(std::string(kTrySignatureMetadataPrefix) + name, value);
+    }
+    co_return Status::Ok();
   }
 
   drive::Coordinator& coordinator_;

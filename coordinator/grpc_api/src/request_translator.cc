@@ -133,7 +133,8 @@ Result<engine::RegisterBranchRequest> ToRegisterBranch(const dtmgimp::DtmBranchR
   out.data = request.busipayload();
   if (!request.op().empty()) out.unread_fields.push_back("op");
   // XA's one phase-2 url, TCC's confirm and cancel: the keys of Data, as DTM's clients send
-  // them. Other keys are listed unread by name ("try", "status" are DTM's).
+  // them, and TCC's try (for settled's countersignature). Other keys are listed unread by name
+  // ("status" is DTM's).
   for (const auto& [key, value] : request.data()) {
     if (out.trans_type == TransType::kXa && key == "url") {
       out.url = value;
@@ -141,6 +142,8 @@ Result<engine::RegisterBranchRequest> ToRegisterBranch(const dtmgimp::DtmBranchR
       out.confirm_url = value;
     } else if (out.trans_type != TransType::kXa && key == "cancel") {
       out.cancel_url = value;
+    } else if (out.trans_type != TransType::kXa && key == "try") {
+      out.try_url = value;
     } else {
       out.unread_fields.push_back(key);
     }

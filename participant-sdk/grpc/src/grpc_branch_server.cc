@@ -6,16 +6,20 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include <atomic>
 #include <cstdio>
 #include <exception>
 #include <map>
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "settle/async/asio.h"
 #include "settle/core/file_text.h"
 #include "settle/core/grpc_codes.h"
 #include "settle/core/url.h"
 #include "settle/sdk/msg_barrier.h"
+#include "settle/sdk/served_authorities.h"
 #include "settle/signing/refusal_kind.h"
 
 namespace settle::sdk {
@@ -135,35 +139,63 @@ struct GrpcBranchServer::Impl {
   Service service;
   bool mounted = false;
   std::unique_ptr<grpc::Server> own_server;
+  // The names signed calls must be made for, once Start or MountOn knows them (null before).
+  std::atomic<std::shared_ptr<const std::vector<std::string>>> authorities;
+
+  bool NeedsNames() const {
+    return options.signed_calls && options.signed_calls->check_authority;
+  }
+  void SetNames(std::vector<std::string> names) {
+    authorities.store(std::make_shared<const std::vector<std::string>>(std::move(names)));
+  }
 };
 
 namespace {
 
+// The first value of metadata `key`, empty when absent: for a log line.
+std::string_view FirstValue(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+                            const char* key) {
+  const auto it = metadata.find(key);
+  return it == metadata.end() ? std::string_view() : std::string_view(it->second.data(), it->second.size());
+}
+
 // Whether the call may run a handler: signed as the server's policy asks, or no policy. A
-// refusal is counted and logged; its status is UNAUTHENTICATED with a reason that is no
-// verdict (the coordinator retries it, and never reads it as FAILURE).
+// refusal is counted and logged once, with the caller's address and what the call named; its
+// status is UNAUTHENTICATED with a reason that is no verdict (the coordinator retries it, and
+// never reads it as FAILURE).
 grpc::Status Admit(GrpcBranchServer::Impl& server,
                    const grpc::GenericCallbackServerContext& context, const std::string& message,
-                   bool from_initiator) {
+                   bool from_initiator, bool is_try) {
   if (!server.options.signed_calls) return grpc::Status::OK;
   std::vector<std::pair<std::string, std::string>> metadata;
   for (const auto& [key, value] : context.client_metadata()) {
     metadata.emplace_back(std::string(key.data(), key.size()),
                           std::string(value.data(), value.size()));
   }
-  // host() is the call's :authority, as the caller dialed it.
+  const std::shared_ptr<const std::vector<std::string>> names = server.authorities.load();
+  // host() is the call's :authority, as the caller dialed it: named in a refusal, not trusted.
   const ArrivedGrpcCall call{.authority = context.host(),
                              .method = context.method(),
                              .message = message,
                              .metadata = &metadata,
-                             .from_initiator = from_initiator};
+                             .from_initiator = from_initiator,
+                             .is_try = is_try,
+                             .authorities = names.get()};
   const std::int64_t now = ToUnixMillis(server.clock->Now()) / 1000;
   const signing::Verdict checked = CheckSignedGrpcCall(*server.options.signed_calls, call, now);
   if (checked.ok()) return grpc::Status::OK;
   server.refusals.Count(checked.kind());
-  std::fprintf(
-      stderr, "settle grpc participant: refused %s: signature (%s): %s\n", context.method().c_str(),
-      std::string(signing::RefusalKindName(checked.kind())).c_str(), checked.message().c_str());
+  const std::string peer = context.peer();
+  const auto& arrived = context.client_metadata();
+  const std::string line =
+      RefusalLogLine(RefusedCall{.server = "settle grpc participant",
+                                 .call = context.method(),
+                                 .peer = peer,
+                                 .gid = FirstValue(arrived, "dtm-gid"),
+                                 .branch_id = FirstValue(arrived, "dtm-branch_id"),
+                                 .op = FirstValue(arrived, "dtm-op")},
+                     checked);
+  std::fprintf(stderr, "%s\n", line.c_str());
   return {grpc::StatusCode::UNAUTHENTICATED, "signature: " + checked.message()};
 }
 
@@ -219,7 +251,8 @@ void BranchReactor::OnReadDone(bool ok) {
   // Judged on the metadata as read for the handler, so that the op deciding the Try policy is
   // the op the handler sees, and on the route, so that no caller picks its own policy.
   const bool from_initiator = read.ok() && FromInitiator(route->second, request);
-  if (grpc::Status admitted = Admit(server_, *context_, request.body, from_initiator);
+  const bool is_try = from_initiator && request.op == BranchOp::kTry;
+  if (grpc::Status admitted = Admit(server_, *context_, request.body, from_initiator, is_try);
       !admitted.ok()) {
     Finish(admitted);
     return;
@@ -304,8 +337,18 @@ GrpcBranchServer& GrpcBranchServer::OnQueryPrepared(const std::string& method, B
   return *this;
 }
 
-void GrpcBranchServer::MountOn(grpc::ServerBuilder& builder) {
+Status GrpcBranchServer::MountOn(grpc::ServerBuilder& builder) {
   const GrpcBranchServerOptions& o = impl_->options;
+  if (impl_->NeedsNames()) {
+    if (o.authorities.empty()) {
+      return Status::InvalidArgument(
+          "authorities: required to mount a server with signed_calls: the names settled dials "
+          "it by (host:port), since the builder's listening address is not known here");
+    }
+    Result<std::vector<std::string>> names = ServedAuthorities(o.authorities, "", 0, "authorities");
+    if (!names) return names.status();
+    impl_->SetNames(std::move(*names));
+  }
   if (!o.tls_cert_file.empty() || !o.tls_key_file.empty() || !o.tls_client_ca_file.empty()) {
     std::fprintf(stderr,
                  "settle grpc participant: MountOn ignores tls_cert_file, tls_key_file and "
@@ -313,6 +356,12 @@ void GrpcBranchServer::MountOn(grpc::ServerBuilder& builder) {
                  "ServerBuilder's listening port was added with (grpc::SslServerCredentials)\n");
   }
   Mount(builder);
+  return Status::Ok();
+}
+
+std::vector<std::string> GrpcBranchServer::authorities() const {
+  const std::shared_ptr<const std::vector<std::string>> names = impl_->authorities.load();
+  return names != nullptr ? *names : std::vector<std::string>();
 }
 
 void GrpcBranchServer::Mount(grpc::ServerBuilder& builder) {
@@ -324,6 +373,12 @@ Result<int> GrpcBranchServer::Start(const std::string& host, int port) {
   if (!impl_->options.tls_client_ca_file.empty() && impl_->options.tls_cert_file.empty()) {
     return Status::InvalidArgument(
         "tls_client_ca_file: client certificates need TLS (tls_cert_file, tls_key_file)");
+  }
+  const std::vector<std::string>& configured = impl_->options.authorities;
+  if (impl_->NeedsNames() && (!configured.empty() || IsWildcardHost(host))) {
+    Result<std::vector<std::string>> names = ServedAuthorities(configured, host, port, "authorities");
+    if (!names) return names.status();
+    impl_->SetNames(std::move(*names));
   }
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (!impl_->options.tls_cert_file.empty()) {
@@ -354,6 +409,9 @@ Result<int> GrpcBranchServer::Start(const std::string& host, int port) {
   if (impl_->own_server == nullptr || bound == 0) {
     impl_->own_server.reset();
     return Status::Unavailable("cannot serve gRPC on " + address);
+  }
+  if (impl_->NeedsNames() && configured.empty()) {
+    impl_->SetNames(*ServedAuthorities({}, host, bound, "authorities"));
   }
   return bound;
 }

@@ -11,6 +11,7 @@
 #include "settle/core/file_text.h"
 #include "settle/core/grpc_codes.h"
 #include "settle/core/grpc_target.h"
+#include "settle/core/protocol.h"
 #include "settle/core/url.h"
 #include "settle/grpc_unary/call_signing.h"
 #include "settle/grpc_unary/unary_call.h"
@@ -194,13 +195,22 @@ Result<std::string> GrpcClient::Send(GlobalOp op, const GlobalCall& call) {
   return std::string();
 }
 
-Status GrpcClient::RegisterBranch(const BranchRegistration& branch) {
+Result<RegisteredBranch> GrpcClient::RegisterBranch(const BranchRegistration& branch) {
   grpc::ClientContext context;
   impl_->Prepare(context, false);
   google::protobuf::Empty reply;
   const grpc::Status status =
       impl_->stub->RegisterBranch(&context, ToDtmBranchRequest(branch), &reply);
-  return StatusOfAnswer("RegisterBranch", status);
+  if (Status s = StatusOfAnswer("RegisterBranch", status); !s.ok()) return s;
+  // settled's countersignature of the Try, when it gave one: settle-try-<field> metadata.
+  RegisteredBranch registered;
+  for (const auto& [key, value] : context.GetServerInitialMetadata()) {
+    const std::string_view name(key.data(), key.size());
+    if (!name.starts_with(kTrySignatureMetadataPrefix)) continue;
+    registered.try_signature.emplace_back(name.substr(kTrySignatureMetadataPrefix.size()),
+                                          std::string(value.data(), value.size()));
+  }
+  return registered;
 }
 
 Status GrpcClient::CheckOwnBranchUrl(const std::string& url) const {
@@ -235,13 +245,21 @@ Result<BranchAnswer> GrpcClient::CallBranch(const OwnBranchCall& call) {
     }
     request.metadata.emplace_back(grpc_unary::MetadataKey(name), value);
   }
+  // settled's countersignature covers the four words alone: no dtm-dtm beside them.
+  const bool countersigned = !call.signature.empty() && !impl_->options.signing_key;
   // As the coordinator calls a gRPC branch (docs/protocol.md §10.4).
-  grpc_unary::AddBranchMetadata(request.metadata, {.gid = call.gid,
-                                                   .trans_type = call.trans_type,
-                                                   .branch_id = call.branch_id,
-                                                   .op = call.op,
-                                                   .dtm = impl_->coordinator,
-                                                   .extra = call.extra});
+  grpc_unary::AddBranchMetadata(request.metadata,
+                                {.gid = call.gid,
+                                 .trans_type = call.trans_type,
+                                 .branch_id = call.branch_id,
+                                 .op = call.op,
+                                 .dtm = countersigned ? std::string() : impl_->coordinator,
+                                 .extra = call.extra});
+  if (countersigned) {
+    for (const auto& [name, value] : call.signature) {
+      request.metadata.emplace_back(grpc_unary::MetadataKey(name), value);
+    }
+  }
   if (impl_->options.signing_key) {
     const SystemClock clock;
     if (Status s = grpc_unary::SignUnary(request, target, *impl_->options.signing_key,

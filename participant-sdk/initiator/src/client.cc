@@ -12,6 +12,7 @@
 #include "global_call_json.h"
 #include "settle/core/branch_result.h"
 #include "settle/core/grpc_target.h"
+#include "settle/core/protocol.h"
 #include "settle/core/url.h"
 #include "settle/net/blocking_client.h"
 #include "settle/net/message.h"
@@ -325,10 +326,23 @@ Result<std::string> Client::Send(GlobalOp op, const GlobalCall& call) {
   return transport_->CallForBody(options_, "POST", RouteOf(op), GlobalCallJson(call));
 }
 
-Status Client::RegisterBranch(const BranchRegistration& branch) {
+Result<RegisteredBranch> Client::RegisterBranch(const BranchRegistration& branch) {
   auto answer =
       transport_->CallForBody(options_, "POST", "registerBranch", RegistrationJson(branch));
-  return answer ? Status::Ok() : answer.status();
+  if (!answer) return answer.status();
+  // {"dtm_result":"SUCCESS"}, and settled's countersignature of the Try when it gave one.
+  RegisteredBranch registered;
+  auto parsed = ParseJson(*answer);
+  if (parsed && parsed->is_object()) {
+    const auto fields = parsed->find(std::string(kTrySignatureMember));
+    if (fields != parsed->end() && fields->is_object()) {
+      for (const auto& [name, value] : fields->items()) {
+        if (!value.is_string()) continue;
+        registered.try_signature.emplace_back(name, value.get<std::string>());
+      }
+    }
+  }
+  return registered;
 }
 
 Status Client::CheckOwnBranchUrl(const std::string& url) const {
@@ -358,7 +372,13 @@ Result<BranchAnswer> Client::CallBranch(const OwnBranchCall& call) {
     target += separator + name + "=" + PercentEncode(value);
     separator = '&';
   }
-  auto answer = CallUrl(target, call.body, call.timeout, call.headers);
+  std::map<std::string, std::string> headers = call.headers;
+  // settled's countersignature, unless this client signs its own calls (CallUrl would replace
+  // it anyway).
+  if (!options_.signing_key) {
+    for (const auto& [name, value] : call.signature) headers[name] = value;
+  }
+  auto answer = CallUrl(target, call.body, call.timeout, headers);
   if (!answer) return answer.status();
   BranchAnswer out;
   out.result = ClassifyBranchResponse(answer->status, answer->body);

@@ -24,17 +24,23 @@ Result<std::string> Tcc::CallBranch(const std::string& body, const std::string& 
                                         .trans_type = std::string(kTcc),
                                         .branch_id = branch_id,
                                         .data = body,
-                                        .urls = {{"confirm", confirm_url}, {"cancel", cancel_url}}};
-  if (Status s = link_.RegisterBranch(registration); !s.ok()) {
+                                        .urls = {{"confirm", confirm_url},
+                                                 {"cancel", cancel_url},
+                                                 {"try", try_url}}};
+  Result<RegisteredBranch> registered = link_.RegisterBranch(registration);
+  if (!registered) {
+    const Status& s = registered.status();
     return Status(s.code(), "registering branch " + branch_id + ": " + s.message());
   }
+  // With settled's countersignature of this Try, for participants that require it.
   return CallOwnBranch(link_, options_,
                        OwnBranchCall{.url = try_url,
                                      .gid = gid_,
                                      .trans_type = std::string(kTcc),
                                      .branch_id = branch_id,
                                      .op = std::string(ToString(BranchOp::kTry)),
-                                     .body = body});
+                                     .body = body,
+                                     .signature = std::move(registered->try_signature)});
 }
 
 Result<Outcome> RunTcc(CoordinatorLink& link, const std::string& gid, const TransOptions& options,

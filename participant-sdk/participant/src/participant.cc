@@ -1,7 +1,9 @@
 #include "settle/sdk/participant.h"
 
 #include <cstdio>
+#include <atomic>
 #include <exception>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
@@ -12,9 +14,11 @@
 #include "settle/async/await.h"
 #include "settle/async/io_threads.h"
 #include "settle/core/http_status.h"
+#include "settle/core/url.h"
 #include "settle/net/route_table.h"
 #include "settle/net/server.h"
 #include "settle/sdk/msg_barrier.h"
+#include "settle/sdk/served_authorities.h"
 #include "settle/signing/refusal_kind.h"
 
 namespace settle::sdk {
@@ -106,27 +110,42 @@ struct Participant::Impl {
 
   // Whether `req` may run a handler: signed as options.signed_calls asks, or no policy.
   // `from_initiator`: the call is a Try on a route that serves Trys (OnTry, OnBranch) or an
-  // action on an XA route (OnXa), as the query the handler will be given says. The route
-  // decides as much as the query, so that no caller picks the Try policy by what it claims
-  // (GrpcBranchServer follows the same rule). A refusal is answered here: 401, a reason that is no
-  // verdict (the coordinator retries it, and never reads it as FAILURE), counted and logged.
-  bool Admit(const net::Request& req, net::Response& res, bool from_initiator) const {
+  // action on an XA route (OnXa), as the query the handler will be given says (`is_try`: a
+  // Try). The route decides as much as the query, so that no caller picks the Try policy by
+  // what it claims (GrpcBranchServer follows the same rule). A refusal is answered here: 401, a
+  // reason that is no verdict (the coordinator retries it, and never reads it as FAILURE),
+  // counted and logged once with the caller's address and what the call named.
+  bool Admit(const net::Request& req, net::Response& res, bool from_initiator,
+             bool is_try = false) const {
     if (!options.signed_calls) return true;
     const std::string* host = req.Header("Host");
+    const std::shared_ptr<const std::vector<std::string>> names = authorities.load();
     const ArrivedCall call{.method = req.method,
                            .host = host != nullptr ? *host : std::string(),
                            .target = req.target,
                            .body = req.body,
                            .fields = &req.headers,
-                           .from_initiator = from_initiator};
+                           .from_initiator = from_initiator,
+                           .is_try = is_try,
+                           .authorities = names.get()};
     const std::int64_t now = ToUnixMillis(clock->Now()) / 1000;
     const signing::Verdict checked = CheckSignedCall(*options.signed_calls, call, now);
     if (checked.ok()) return true;
     refusals.Count(checked.kind());
-    std::fprintf(stderr, "settle participant: refused %s %s: signature (%s): %s\n",
-                 req.method.c_str(), req.path.c_str(),
-                 std::string(signing::RefusalKindName(checked.kind())).c_str(),
-                 checked.message().c_str());
+    const auto param = [&req](const char* name) -> std::string_view {
+      const auto it = req.params.find(name);
+      return it == req.params.end() ? std::string_view() : std::string_view(it->second);
+    };
+    const std::string what = req.method + " " + req.path;
+    const std::string peer = JoinHostPort(req.remote_address, req.remote_port);
+    const std::string line = RefusalLogLine(RefusedCall{.server = "settle participant",
+                                                        .call = what,
+                                                        .peer = peer,
+                                                        .gid = param("gid"),
+                                                        .branch_id = param("branch_id"),
+                                                        .op = param("op")},
+                                            checked);
+    std::fprintf(stderr, "%s\n", line.c_str());
     res.status = 401;
     res.content_type = kJson;
     res.body = Json({{"message", "signature: " + checked.message()}});
@@ -142,7 +161,8 @@ struct Participant::Impl {
     Status parsed = ParseBranchQuery(req.params, request);
     // Checked on the query as parsed, so that the op the handler sees is the op judged here.
     const bool try_route = !only_op || *only_op == BranchOp::kTry;
-    if (!Admit(req, res, parsed.ok() && try_route && request.op == BranchOp::kTry)) return;
+    const bool is_try = parsed.ok() && try_route && request.op == BranchOp::kTry;
+    if (!Admit(req, res, is_try, is_try)) return;
     if (parsed.ok() && only_op && request.op != *only_op) {
       parsed = Status::InvalidArgument("op: this URL takes op=" + std::string(ToString(*only_op)));
     }
@@ -181,6 +201,9 @@ struct Participant::Impl {
   net::RouteTable<Route> routes;
   std::vector<std::tuple<std::string, std::regex, Route>> pattern_routes;
   net::Server server;
+  // The names signed calls must be made for, once Start knows them (null before: a call
+  // that arrives then is refused, as signed for no name this participant answers to).
+  std::atomic<std::shared_ptr<const std::vector<std::string>>> authorities;
   bool started = false;
 };
 
@@ -298,8 +321,30 @@ Participant& Participant::OnPost(const std::string& pattern, RouteHandler handle
 }
 
 Result<int> Participant::Start(const std::string& host, int port) {
+  const ParticipantOptions& o = impl_->options;
+  const bool needs_names = o.signed_calls && o.signed_calls->check_authority;
+  // Refused before listening: a participant on every address must be told its names.
+  if (needs_names && o.authorities.empty() && IsWildcardHost(host)) {
+    return ServedAuthorities({}, host, port, "authorities").status();
+  }
+  if (needs_names && !o.authorities.empty()) {
+    Result<std::vector<std::string>> names = ServedAuthorities(o.authorities, host, port,
+                                                               "authorities");
+    if (!names) return names.status();
+    impl_->authorities.store(std::make_shared<const std::vector<std::string>>(std::move(*names)));
+  }
   impl_->io.Start();
-  return impl_->server.Start(host, port);
+  Result<int> bound = impl_->server.Start(host, port);
+  if (bound && needs_names && o.authorities.empty()) {
+    impl_->authorities.store(std::make_shared<const std::vector<std::string>>(
+        *ServedAuthorities({}, host, *bound, "authorities")));
+  }
+  return bound;
+}
+
+std::vector<std::string> Participant::authorities() const {
+  const std::shared_ptr<const std::vector<std::string>> names = impl_->authorities.load();
+  return names != nullptr ? *names : std::vector<std::string>();
 }
 
 void Participant::Stop() {

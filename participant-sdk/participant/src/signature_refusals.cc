@@ -63,4 +63,30 @@ std::string SignatureRefusalsText(const SignatureRefusalCounts& counts) {
   return text;
 }
 
+namespace {
+
+std::string Printable(std::string_view text, std::size_t max = 128) {
+  if (text.empty()) return "-";
+  std::string out;
+  for (char c : text.substr(0, max)) {
+    const auto u = static_cast<unsigned char>(c);
+    out += u >= 0x20 && u < 0x7f ? c : '?';
+  }
+  if (text.size() > max) out += "...";
+  return out;
+}
+
+}  // namespace
+
+std::string RefusalLogLine(const RefusedCall& call, const signing::Verdict& verdict) {
+  std::string line(call.server);
+  line += ": refused " + Printable(call.call) + " from " + Printable(call.peer);
+  line += " gid=" + Printable(call.gid) + " branch=" + Printable(call.branch_id) +
+          " op=" + Printable(call.op);
+  line += ": signature (";
+  line += signing::RefusalKindName(verdict.kind());
+  line += "): " + Printable(verdict.message(), 400);
+  return line;
+}
+
 }  // namespace settle::sdk

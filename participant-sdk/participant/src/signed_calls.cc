@@ -23,21 +23,36 @@ Result<std::vector<signing::VerifyingKey>> LoadVerifyingKeys(
 
 namespace {
 
-// The keys `call` must be signed by under `policy`; null when it is let through unchecked: a
-// Try an initiator may send unsigned, or any call without a signature while signatures are
-// not yet required.
-const std::vector<signing::VerifyingKey>* KeysFor(
-    const SignedCalls& policy, bool from_initiator,
-    const std::vector<std::pair<std::string, std::string>>* fields) {
-  const std::vector<signing::VerifyingKey>* keys = &policy.keys;
+// What `call` must be signed with under `policy`: the keys and the tag. `keys` is null when
+// it is let through unchecked: a Try an initiator may send unsigned, or any call without a
+// signature while signatures are not yet required.
+struct Required {
+  const std::vector<signing::VerifyingKey>* keys = nullptr;
+  std::vector<std::string> tags = {""};
+};
+
+Required RequiredFor(const SignedCalls& policy, bool from_initiator, bool is_try,
+                     const std::vector<std::pair<std::string, std::string>>* fields) {
+  Required required{.keys = &policy.keys};
   if (from_initiator) {
-    switch (policy.try_policy) {
+    SignedCalls::TryPolicy try_policy = policy.try_policy;
+    // An XA action is registered by the participant after it ran: nothing to countersign.
+    if (try_policy == SignedCalls::TryPolicy::kRegistered && !is_try) {
+      try_policy = policy.try_keys.empty() ? SignedCalls::TryPolicy::kUnsigned
+                                           : SignedCalls::TryPolicy::kTryKeys;
+    }
+    switch (try_policy) {
       case SignedCalls::TryPolicy::kUnsigned:
-        return nullptr;
+        return Required{};
       case SignedCalls::TryPolicy::kTryKeys:
-        keys = &policy.try_keys;
+        required.keys = &policy.try_keys;
+        break;
+      case SignedCalls::TryPolicy::kRegistered:
+        required.tags = {std::string(signing::kRegisteredTryTag)};
         break;
       case SignedCalls::TryPolicy::kSameKeys:
+        // settled's key, whether an initiator holding it signed or settled countersigned.
+        if (is_try) required.tags.emplace_back(signing::kRegisteredTryTag);
         break;
     }
   }
@@ -50,20 +65,20 @@ const std::vector<signing::VerifyingKey>* KeysFor(
         }
       }
     }
-    if (!has_signature) return nullptr;
+    if (!has_signature) return Required{};
   }
-  return keys;
+  return required;
 }
 
 const std::vector<std::pair<std::string, std::string>> kNone;
+const std::vector<std::string> kNoNames;
 
 }  // namespace
 
 signing::Verdict CheckSignedCall(const SignedCalls& policy, const ArrivedCall& call,
                                  std::int64_t now_unix) {
-  const std::vector<signing::VerifyingKey>* keys =
-      KeysFor(policy, call.from_initiator, call.fields);
-  if (keys == nullptr) return signing::Verdict::Accept();
+  Required required = RequiredFor(policy, call.from_initiator, call.is_try, call.fields);
+  if (required.keys == nullptr) return signing::Verdict::Accept();
   const std::size_t question = call.target.find('?');
   const signing::SignedRequest request{
       .method = call.method,
@@ -72,23 +87,31 @@ signing::Verdict CheckSignedCall(const SignedCalls& policy, const ArrivedCall& c
       .query = question == std::string::npos ? "" : call.target.substr(question + 1),
       .body = call.body};
   const signing::VerifyPolicy verify{
-      .keys = *keys, .window = policy.window, .check_authority = policy.check_authority};
+      .keys = *required.keys,
+      .window = policy.window,
+      .check_authority = policy.check_authority,
+      .authorities = call.authorities != nullptr ? *call.authorities : kNoNames,
+      .tags = std::move(required.tags)};
   return signing::VerifyRequest(request, call.fields != nullptr ? *call.fields : kNone, verify,
                                 now_unix);
 }
 
 signing::Verdict CheckSignedGrpcCall(const SignedCalls& policy, const ArrivedGrpcCall& call,
                                      std::int64_t now_unix) {
-  const std::vector<signing::VerifyingKey>* keys =
-      KeysFor(policy, call.from_initiator, call.metadata);
-  if (keys == nullptr) return signing::Verdict::Accept();
+  Required required =
+      RequiredFor(policy, call.from_initiator, call.is_try, call.metadata);
+  if (required.keys == nullptr) return signing::Verdict::Accept();
   const signing::SignedGrpcCall arrived{
       .authority = call.authority,
       .method = call.method,
       .metadata = call.metadata != nullptr ? *call.metadata : kNone,
       .message = call.message};
   const signing::VerifyPolicy verify{
-      .keys = *keys, .window = policy.window, .check_authority = policy.check_authority};
+      .keys = *required.keys,
+      .window = policy.window,
+      .check_authority = policy.check_authority,
+      .authorities = call.authorities != nullptr ? *call.authorities : kNoNames,
+      .tags = std::move(required.tags)};
   return signing::VerifyGrpcCall(arrived, verify, now_unix);
 }
 

@@ -67,17 +67,17 @@ class PostgresXa::Impl {
 
     if (Status s = Prepare(request, business, *name); !s.ok()) return BranchReply::Error(s);
 
-    const Status registered =
+    const Result<RegisteredBranch> registered =
         coordinator_.RegisterBranch(BranchRegistration{.gid = request.gid,
                                                        .trans_type = "xa",
                                                        .branch_id = request.branch_id,
                                                        .urls = {{"url", request.phase2_url}}});
-    if (registered.ok()) return BranchReply::Success();
+    if (registered) return BranchReply::Success();
 
     // Not registered, or not known to be: this branch answers an error, so its global will
     // not be submitted, and the prepared transaction must not keep its locks until someone
     // notices (see the header).
-    const Status& refusal = registered;
+    const Status& refusal = registered.status();
     std::string why = "registering " + BranchName(request) + ": " + refusal.message();
     const Status rolled_back = RollbackPrepared(*name);
     why += rolled_back.ok() ? "; its local transaction was rolled back"

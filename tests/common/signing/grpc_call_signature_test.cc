@@ -61,9 +61,11 @@ VerifyingKey EdVerifier() { return Verifier(testing::kRfcEd25519Public); }
 SigningKey HmacSigner() { return Signer(testing::kRfcSharedSecret); }
 VerifyingKey HmacVerifier() { return Verifier(testing::kRfcSharedSecret); }
 
+// A verifier that answers to the authority Call() is signed for.
 VerifyPolicy Policy(std::vector<VerifyingKey> keys) {
   VerifyPolicy policy;
   policy.keys = std::move(keys);
+  policy.authorities = {"bank.example:9000"};
   return policy;
 }
 
@@ -199,11 +201,14 @@ TEST_CASE("a gRPC call changed after signing is refused", "[signing][grpc]") {
     changed.method = "/bank.Bank/TransIn";
     CHECK(Refusal(VerifyGrpcCall(changed, policy, kCreated)) == kDoesNotVerify);
   }
-  SECTION("another authority, unless the policy leaves it out") {
+  SECTION("signed for another authority, unless the policy leaves it out") {
+    // Replayed to a server that answers to another name, with that name as :authority.
+    VerifyPolicy other = policy;
+    other.authorities = {"other.example:9000"};
     SignedGrpcCall changed = call;
     changed.authority = "other.example:9000";
-    CHECK(Refusal(VerifyGrpcCall(changed, policy, kCreated)) == kDoesNotVerify);
-    VerifyPolicy lenient = policy;
+    CHECK(Refusal(VerifyGrpcCall(changed, other, kCreated)) == kDoesNotVerify);
+    VerifyPolicy lenient = other;
     lenient.check_authority = false;
     // Still covered, so still checked; a signature without it passes only with the policy off.
     CHECK(Refusal(VerifyGrpcCall(changed, lenient, kCreated)) == kDoesNotVerify);
@@ -380,22 +385,52 @@ TEST_CASE("each refusal of a gRPC call says its kind", "[signing][grpc][kind]") 
   CHECK(kind(gid) == "bad_signature");
 }
 
-TEST_CASE("a gRPC call signed for the :authority a proxy forwarded is an authority mismatch",
-          "[signing][grpc][kind]") {
-  const VerifyPolicy policy = Policy({EdVerifier()});
-  SignedGrpcCall proxied = Signed(Call(), EdSigner());
+TEST_CASE("a gRPC call must be signed for an authority the server answers to",
+          "[signing][grpc][kind][authority]") {
+  const SignedGrpcCall signed_call = Signed(Call(), EdSigner());  // for bank.example:9000
+  // Behind a proxy that rewrote :authority, the server's own name is what counts.
+  SignedGrpcCall proxied = signed_call;
   proxied.authority = "10.0.0.7:9000";
-  CHECK(Kind(VerifyGrpcCall(proxied, policy, kCreated)) == "bad_signature");
+  CHECK(VerifyGrpcCall(proxied, Policy({EdVerifier()}), kCreated).ok());
 
-  proxied.metadata.emplace_back("x-forwarded-host", "bank.example:9000");
-  const Verdict rewritten = VerifyGrpcCall(proxied, policy, kCreated);
-  CHECK(Kind(rewritten) == "authority_mismatch");
-  CHECK(Refusal(rewritten) ==
-        "signed for authority \"bank.example:9000\", which a proxy rewrote to \"10.0.0.7:9000\"");
+  // Replayed to another server that trusts the key: refused, naming the authority signed.
+  VerifyPolicy other = Policy({EdVerifier()});
+  other.authorities = {"other-bank.example:9001"};
+  const Verdict kept = VerifyGrpcCall(signed_call, other, kCreated);
+  CHECK(Kind(kept) == "authority_mismatch");
+  CHECK(Refusal(kept) ==
+        "signed for authority \"bank.example:9000\" (the call's Host), which is not one this "
+        "participant answers to (\"other-bank.example:9001\")");
+  SignedGrpcCall moved = signed_call;
+  moved.authority = "other-bank.example:9001";
+  CHECK(Kind(VerifyGrpcCall(moved, other, kCreated)) == "bad_signature");
+  moved.metadata.emplace_back("x-forwarded-host", "bank.example:9000");
+  CHECK(Kind(VerifyGrpcCall(moved, other, kCreated)) == "authority_mismatch");
 
-  SignedGrpcCall tampered = proxied;
+  SignedGrpcCall tampered = signed_call;
   Set(tampered.metadata, "dtm-op", "compensate");
-  CHECK(Kind(VerifyGrpcCall(tampered, policy, kCreated)) == "bad_signature");
+  CHECK(Kind(VerifyGrpcCall(tampered, other, kCreated)) == "bad_signature");
+}
+
+TEST_CASE("a gRPC countersignature of a Try passes only where a countersigned Try is asked for",
+          "[signing][grpc][tag]") {
+  SignedGrpcCall try_call = Call();
+  Set(try_call.metadata, "dtm-op", "try");
+  Set(try_call.metadata, "dtm-trans_type", "tcc");
+  Remove(try_call.metadata, "dtm-dtm");
+  auto added = SignGrpcCall(try_call, EdSigner(), kCreated, true, kRegisteredTryTag);
+  REQUIRE(added);
+  SignedGrpcCall tagged = try_call;
+  tagged.metadata.insert(tagged.metadata.end(), added->begin(), added->end());
+  VerifyPolicy for_try = Policy({EdVerifier()});
+  for_try.tags = {std::string(kRegisteredTryTag)};
+  CHECK(VerifyGrpcCall(tagged, for_try, kCreated).ok());
+  CHECK(Kind(VerifyGrpcCall(tagged, Policy({EdVerifier()}), kCreated)) == "malformed");
+  CHECK(Kind(VerifyGrpcCall(Signed(try_call, EdSigner()), for_try, kCreated)) == "malformed");
+  // A dtm-dtm added beside the covered words is not covered.
+  SignedGrpcCall with_dtm = tagged;
+  with_dtm.metadata.emplace_back("dtm-dtm", "127.0.0.1:36790");
+  CHECK(Refusal(VerifyGrpcCall(with_dtm, for_try, kCreated)) == "dtm-dtm is not covered");
 }
 
 }  // namespace

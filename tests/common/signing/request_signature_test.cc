@@ -56,9 +56,11 @@ VerifyingKey EdVerifier() { return Verifier(testing::kRfcEd25519Public); }
 SigningKey HmacSigner() { return Signer(testing::kRfcSharedSecret); }
 VerifyingKey HmacVerifier() { return Verifier(testing::kRfcSharedSecret); }
 
+// A verifier that answers to the authority Request() is signed for.
 VerifyPolicy Policy(std::vector<VerifyingKey> keys) {
   VerifyPolicy policy;
   policy.keys = std::move(keys);
+  policy.authorities = {"bank.example:8081"};
   return policy;
 }
 
@@ -271,22 +273,64 @@ TEST_CASE("a request changed after signing is refused", "[signing][request]") {
   CHECK(Refusal(VerifyRequest(request, cut, policy, kCreated)) == does_not_verify);
 }
 
-TEST_CASE("the authority is checked unless the policy leaves it out", "[signing][request]") {
-  const SignedRequest request = Request();
-  VerifyPolicy policy = Policy({EdVerifier()});
+TEST_CASE("a signature must name an authority the verifier answers to, not the Host it came with",
+          "[signing][request][authority]") {
+  const SignedRequest request = Request();  // signed for bank.example:8081
+  const Fields fields = Sign(request, EdSigner());
+
+  // Behind a proxy that rewrote Host, the name the verifier answers to is what counts.
   SignedRequest proxied = request;
   proxied.authority = "10.0.0.7:9000";
+  CHECK(VerifyRequest(proxied, fields, Policy({EdVerifier()}), kCreated).ok());
+  // Names are compared without case, and any of several passes.
+  VerifyPolicy several = Policy({EdVerifier()});
+  several.authorities = {"bank.internal:8081", "BANK.Example:8081"};
+  CHECK(VerifyRequest(proxied, fields, several, kCreated).ok());
 
-  // SignRequest covers @authority: the signature holds it whatever the policy.
-  const Fields fields = Sign(request, EdSigner());
-  CHECK(Refusal(VerifyRequest(proxied, fields, policy, kCreated)) ==
-        "signature does not verify with key \"ed25519-b16c2d1bead12626\"");
+  // The same call replayed to another participant that trusts the key: refused, whether the
+  // replayer keeps the signed name in Host or moves it to X-Forwarded-Host.
+  VerifyPolicy other = Policy({EdVerifier()});
+  other.authorities = {"other-bank.example:8082"};
+  const Verdict kept_host = VerifyRequest(request, fields, other, kCreated);
+  CHECK(Kind(kept_host) == "authority_mismatch");
+  CHECK(Refusal(kept_host) ==
+        "signed for authority \"bank.example:8081\" (the call's Host), which is not one this "
+        "participant answers to (\"other-bank.example:8082\")");
+  SignedRequest to_other = request;
+  to_other.authority = "other-bank.example:8082";
+  Fields forwarded = fields;
+  forwarded.emplace_back("X-Forwarded-Host", "bank.example:8081");
+  const Verdict moved = VerifyRequest(to_other, forwarded, other, kCreated);
+  CHECK(Kind(moved) == "authority_mismatch");
+  CHECK_THAT(Refusal(moved), Catch::StartsWith("signed for authority \"bank.example:8081\" (the "
+                                               "call's X-Forwarded-Host)"));
+  // Without either, nothing says which name it was signed for: a bad signature.
+  CHECK(Kind(VerifyRequest(to_other, fields, other, kCreated)) == "bad_signature");
+  // A verifier with no names accepts nothing signed for one.
+  VerifyPolicy none = Policy({EdVerifier()});
+  none.authorities.clear();
+  CHECK_THAT(Refusal(VerifyRequest(request, fields, none, kCreated)),
+             Catch::EndsWith("(none configured)"));
+  // Anything else changed as well is a bad signature, whatever the names.
+  SignedRequest tampered = request;
+  tampered.query = "gid=g2&trans_type=saga&branch_id=01&op=action";
+  CHECK(Kind(VerifyRequest(tampered, fields, other, kCreated)) == "bad_signature");
+}
+
+TEST_CASE("without check_authority a covered authority may also be the Host it came with",
+          "[signing][request][authority]") {
+  const SignedRequest request = Request();
+  VerifyPolicy policy = Policy({EdVerifier()});
+  policy.authorities = {"other-bank.example:8082"};
   policy.check_authority = false;
+  const Fields fields = Sign(request, EdSigner());
   CHECK(VerifyRequest(request, fields, policy, kCreated).ok());
-  CHECK(Refusal(VerifyRequest(proxied, fields, policy, kCreated)) ==
-        "signature does not verify with key \"ed25519-b16c2d1bead12626\"");
+  SignedRequest proxied = request;
+  proxied.authority = "10.0.0.7:9000";
+  CHECK(Kind(VerifyRequest(proxied, fields, policy, kCreated)) == "bad_signature");
 
-  // A signature that leaves @authority out verifies behind a proxy when the policy allows it.
+  // A signature that leaves @authority out verifies wherever it arrives when the policy allows
+  // it, and is refused when the policy checks the authority.
   SignatureParams params = FullParams(EdSigner());
   params.components.erase(params.components.begin() + 1);
   const Fields without_authority = SignCustom(request, EdSigner(), params);
@@ -295,6 +339,38 @@ TEST_CASE("the authority is checked unless the policy leaves it out", "[signing]
   policy.check_authority = true;
   CHECK(Refusal(VerifyRequest(request, without_authority, policy, kCreated)) ==
         "@authority is not covered");
+}
+
+TEST_CASE("a tag says what a signature is for: a countersigned Try is no call of settled's",
+          "[signing][request][tag]") {
+  const SignedRequest request = Request();
+  auto tagged = SignRequest(request, EdSigner(), kCreated, true, kRegisteredTryTag);
+  REQUIRE(tagged);
+  CHECK_THAT(Get(*tagged, "Signature-Input"), Catch::EndsWith(";tag=\"settle-try\""));
+  const Fields untagged = Sign(request, EdSigner());
+
+  VerifyPolicy for_try = Policy({EdVerifier()});
+  for_try.tags = {std::string(kRegisteredTryTag)};
+  CHECK(VerifyRequest(request, *tagged, for_try, kCreated).ok());
+  const Verdict no_tag = VerifyRequest(request, untagged, for_try, kCreated);
+  CHECK(Kind(no_tag) == "malformed");
+  CHECK(Refusal(no_tag) == "the signature has no tag; this call needs \"settle-try\"");
+
+  const VerifyPolicy for_calls = Policy({EdVerifier()});
+  CHECK(VerifyRequest(request, untagged, for_calls, kCreated).ok());
+  const Verdict countersigned = VerifyRequest(request, *tagged, for_calls, kCreated);
+  CHECK(Kind(countersigned) == "malformed");
+  CHECK(Refusal(countersigned) ==
+        "the signature is tagged \"settle-try\", which is not a signature of this call's kind");
+
+  // The tag is signed: changing it in Signature-Input breaks the signature.
+  Fields retagged = *tagged;
+  std::string input = Get(retagged, "Signature-Input");
+  input.replace(input.find("settle-try"), 10, "settle-tr2");
+  Set(retagged, "Signature-Input", input);
+  VerifyPolicy for_other = for_try;
+  for_other.tags = {"settle-tr2"};
+  CHECK(Kind(VerifyRequest(request, retagged, for_other, kCreated)) == "bad_signature");
 }
 
 TEST_CASE("every component Settle requires must be covered, and nothing else",
@@ -562,32 +638,6 @@ TEST_CASE("each refusal of a request says its kind", "[signing][request][kind]")
   SignedRequest path = request;
   path.path = "/api/TransIn";
   CHECK(verify(path, fields) == "bad_signature");
-}
-
-TEST_CASE("a signature made for the Host a proxy forwarded is an authority mismatch",
-          "[signing][request][kind]") {
-  const SignedRequest request = Request();
-  const VerifyPolicy policy = Policy({EdVerifier()});
-  SignedRequest proxied = request;
-  proxied.authority = "10.0.0.7:9000";
-  Fields fields = Sign(request, EdSigner());
-
-  // Without X-Forwarded-Host nothing tells a rewritten Host from a forged signature.
-  CHECK(Kind(VerifyRequest(proxied, fields, policy, kCreated)) == "bad_signature");
-
-  fields.emplace_back("x-forwarded-host", "Bank.Example:8081, 10.0.0.5:80");
-  const Verdict rewritten = VerifyRequest(proxied, fields, policy, kCreated);
-  CHECK(Kind(rewritten) == "authority_mismatch");
-  CHECK(Refusal(rewritten) ==
-        "signed for authority \"Bank.Example:8081\", which a proxy rewrote to \"10.0.0.7:9000\"");
-
-  // Anything else changed as well is a bad signature still, as is a forwarded Host that is
-  // not the one signed.
-  SignedRequest tampered = proxied;
-  tampered.query = "gid=g2&trans_type=saga&branch_id=01&op=action";
-  CHECK(Kind(VerifyRequest(tampered, fields, policy, kCreated)) == "bad_signature");
-  Set(fields, "x-forwarded-host", "elsewhere.example:8081");
-  CHECK(Kind(VerifyRequest(proxied, fields, policy, kCreated)) == "bad_signature");
 }
 
 }  // namespace

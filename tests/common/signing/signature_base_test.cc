@@ -116,6 +116,15 @@ TEST_CASE("Signature-Input is read as one dictionary member", "[signing][parse]"
   auto empty_list = ParseSignatureInput("*=();created=0;keyid=\"\"");
   REQUIRE(empty_list);
   CHECK(empty_list->params.components.empty());
+  CHECK(empty_list->params.tag.empty());
+
+  // A tag (RFC 9421 §2.3) comes last, and is serialized back the same.
+  const std::string tagged_field =
+      "settle=(\"@method\");created=1;keyid=\"k\";alg=\"ed25519\";tag=\"settle-try\"";
+  auto tagged = ParseSignatureInput(tagged_field);
+  REQUIRE(tagged);
+  CHECK(tagged->params.tag == "settle-try");
+  CHECK("settle=" + SerializeParams(tagged->params) == tagged_field);
 }
 
 TEST_CASE("a malformed Signature-Input is refused with what is wrong", "[signing][parse]") {
@@ -152,7 +161,11 @@ TEST_CASE("a malformed Signature-Input is refused with what is wrong", "[signing
       {"settle=" + list + ";created=1;keyid=\"k\" x", "expected ',' or the end of the field"},
       {"settle=" + list + ";created=1;keyid=\"k\";expires=2", "\"expires\" is not supported"},
       {"settle=" + list + ";created=1;keyid=\"k\";nonce=\"n\"", "\"nonce\" is not supported"},
-      {"settle=" + list + ";created=1;keyid=\"k\";tag=\"t\"", "\"tag\" is not supported"},
+      {"settle=" + list + ";created=1;keyid=\"k\";label=\"t\"", "\"label\" is not supported"},
+      {"settle=" + list + ";created=1;tag=\"t\";keyid=\"k\"", "\"keyid\" is out of order"},
+      {"settle=" + list + ";created=1;keyid=\"k\";tag=\"t\";alg=\"x\"", "\"alg\" is out of order"},
+      {"settle=" + list + ";created=1;keyid=\"k\";tag=\"\"", "\"tag\" is empty"},
+      {"settle=" + list + ";created=1;keyid=\"k\";tag=t", "\"tag\" is a token"},
       {"settle=" + list + ";keyid=\"k\";created=1", "\"created\" is out of order"},
       {"settle=" + list + ";alg=\"ed25519\";created=1;keyid=\"k\"", "out of order"},
       {"settle=" + list + ";created=1;created=2;keyid=\"k\"", "\"created\" is given twice"},

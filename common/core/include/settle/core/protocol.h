@@ -37,6 +37,13 @@ inline bool IsTerminal(GlobalStatus s) {
 inline constexpr std::size_t kMaxGidLength = 128;
 inline constexpr std::size_t kMaxBranchIdLength = 128;
 
+// Where settled's countersignature of a registered Try travels back to the initiator
+// (docs/protocol.md §4.9): the member of an HTTP registerBranch answer (an object of the
+// fields to send with the Try), and the prefix of the gRPC RegisterBranch answer's initial
+// metadata (each field's lowercase name after it).
+inline constexpr std::string_view kTrySignatureMember = "try_signature";
+inline constexpr std::string_view kTrySignatureMetadataPrefix = "settle-try-";
+
 // 1..128 characters of [A-Za-z0-9_.:-].
 bool IsValidGid(std::string_view gid);
 // Branch ids follow the same rule as gids: they travel in query strings and logs.

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "settle/core/grpc_target.h"
 #include "settle/core/status.h"
@@ -16,7 +17,9 @@ namespace settle::grpc_unary {
 // `cover_authority` the signature leaves the authority out. InvalidArgument when a dtm-* value
 // cannot be signed. The one place a gRPC branch call is signed: settled, the SDK's gRPC client
 // and settle-check call it.
+// A `tag` says what the signature is for (signing::kRegisteredTryTag; empty: none).
 Status SignUnary(UnaryRequest& request, const GrpcTarget& target, const signing::SigningKey& key,
-                 std::int64_t created_unix, bool cover_authority = true);
+                 std::int64_t created_unix, bool cover_authority = true,
+                 std::string_view tag = {});
 
 }  // namespace settle::grpc_unary

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "settle/core/status.h"
 #include "settle/net/client.h"
@@ -12,8 +13,10 @@ namespace settle::net {
 // Host it will carry (a Host header of its own, or the URL's host:port), its target with
 // non-ASCII bytes percent-encoded as the request line writes them, and its body's digest.
 // Adds Content-Digest, Signature-Input and Signature, replacing fields of those names.
-// Without `cover_authority` the signature leaves the Host out (signing::SignRequest).
+// Without `cover_authority` the signature leaves the Host out (signing::SignRequest); a `tag`
+// says what the signature is for (signing::kRegisteredTryTag; empty: none).
 Status SignRequest(ClientRequest& request, const signing::SigningKey& key,
-                   std::int64_t created_unix, bool cover_authority = true);
+                   std::int64_t created_unix, bool cover_authority = true,
+                   std::string_view tag = {});
 
 }  // namespace settle::net

@@ -31,19 +31,21 @@ struct SignedGrpcCall {
 // signature-input and signature, labelled kSignatureLabel, covering in this order
 //   "@method" (always POST: every gRPC call is one), "@authority", "@path",
 //   each dtm-* key of call.metadata in the order it first appears, "content-digest"
-// with created = `created_unix`, keyid and alg. Without `cover_authority`, "@authority" is left
-// out (a proxy in between rewrites it; the verifier has check_authority off). InvalidArgument
-// when a dtm-* value holds a control character.
+// with created = `created_unix`, keyid, alg and `tag` (none when empty). Without
+// `cover_authority`, "@authority" is left out (the verifier has check_authority off).
+// InvalidArgument when a dtm-* value holds a control character.
 Result<std::vector<std::pair<std::string, std::string>>> SignGrpcCall(const SignedGrpcCall& call,
                                                                       const SigningKey& key,
                                                                       std::int64_t created_unix,
-                                                                      bool cover_authority = true);
+                                                                      bool cover_authority = true,
+                                                                      std::string_view tag = {});
 
 // Checks `call` against `policy` at `now_unix`: accepted, or refused with the kind and the
 // reason:
 //   kUnsigned         no signature-input nor signature metadata;
-//   kMalformed        one of them alone, one that cannot be read, or a covered component
-//                     Settle does not sign (anything but those below and dtm-* keys);
+//   kMalformed        one of them alone, one that cannot be read, a covered component
+//                     Settle does not sign (anything but those below and dtm-* keys), or a
+//                     tag that is not one of the policy's;
 //   kNotCovered       a component that must be covered is not ("@method", "@path", "dtm-gid",
 //                     "dtm-trans_type", "dtm-branch_id", "dtm-op", every other dtm-* key the
 //                     call carries, "content-digest", and "@authority" unless check_authority
@@ -51,10 +53,13 @@ Result<std::vector<std::pair<std::string, std::string>>> SignGrpcCall(const Sign
 //                     content-digest;
 //   kUnknownKey, kWrongAlgorithm (an alg that is not the key's), kOutsideWindow (created);
 //   kDigestMismatch   a content-digest that is not the message's;
-//   kAuthorityMismatch  a signature that verifies only with the x-forwarded-host a proxy sent
-//                     as "@authority" (the proxy rewrote :authority);
+//   kAuthorityMismatch  a signature that verifies, but for an authority that is not one of the
+//                     policy's: the call's :authority or x-forwarded-host (a call signed for
+//                     another participant, or the policy's authorities misconfigured);
 //   kBadSignature     any other signature that does not verify (another method, authority,
 //                     dtm-* value, or message).
+// `call.authority` is the :authority the call arrived with: only named in a refusal (and let
+// through without check_authority), never trusted.
 Verdict VerifyGrpcCall(const SignedGrpcCall& call, const VerifyPolicy& policy,
                        std::int64_t now_unix);
 

@@ -6,13 +6,15 @@
 namespace settle::signing {
 
 // Why a verifier refused a signed call (request_signature.h, grpc_call_signature.h), decided
-// where the failure is found. The kinds fall in two groups an operator tells apart:
-//   what a forger or a broken signer sends: kUnsigned, kMalformed, kNotCovered, kUnknownKey,
-//     kWrongAlgorithm, kDigestMismatch, kBadSignature;
-//   what a misconfigured deployment causes: kOutsideWindow (clock skew between the signer and
-//     the verifier) and kAuthorityMismatch (a proxy rewriting Host or :authority).
+// where the failure is found. What a forger or a broken signer sends: kUnsigned, kMalformed,
+// kNotCovered, kUnknownKey, kWrongAlgorithm, kDigestMismatch, kBadSignature. Two kinds are
+// either a replay or a deployment's mistake: kOutsideWindow (a call replayed late, or clock
+// skew between the signer and the verifier) and kAuthorityMismatch (a genuine call signed
+// for another participant and replayed here, or this participant's names misconfigured).
 // A kUnknownKey after a rotation, and kUnsigned while signing is being turned on, can be
-// configuration too: docs/operations.md, "Signed calls to participants", says what to check.
+// configuration too: docs/operations.md, "Signed calls to participants", tells them apart
+// (a misconfiguration refuses every one of settled's calls; an attack refuses calls settled
+// never made, while its own succeed).
 enum class RefusalKind {
   kUnsigned,           // no signature at all (no Signature-Input nor Signature)
   kMalformed,          // a signature field that cannot be read, one of the two alone, or
@@ -24,8 +26,8 @@ enum class RefusalKind {
   kOutsideWindow,      // created too far from the verifier's clock, either way
   kDigestMismatch,     // Content-Digest is not the body's (the message's)
   kBadSignature,       // the signature does not verify over what arrived
-  kAuthorityMismatch,  // it verifies over the authority a proxy forwarded, not the one that
-                       // arrived (X-Forwarded-Host)
+  kAuthorityMismatch,  // it verifies, but for an authority the verifier does not answer to
+                       // (the call's Host or X-Forwarded-Host names it)
 };
 
 // Every kind, in the order above: a metric writes each, zeros included.

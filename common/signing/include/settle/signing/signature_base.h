@@ -19,14 +19,17 @@ struct Component {
 };
 
 // The signature's parameters (RFC 9421 §2.3): the covered components in order, created (Unix
-// seconds), keyid and alg; serialized in that order, e.g.
+// seconds), keyid, alg and tag; serialized in that order, e.g.
 //   ("@method" "@path");created=1618884473;keyid="test-key-ed25519";alg="ed25519"
-// An empty alg is left out.
+// An empty alg or tag is left out. The tag says what a signature is for (RFC 9421 §2.3):
+// settled's countersignature of a registered Try carries kRegisteredTryTag
+// (request_signature.h), its own calls none.
 struct SignatureParams {
   std::vector<std::string> components;
   std::int64_t created = 0;
   std::string keyid;
   std::string alg;
+  std::string tag;
 };
 
 // The serialized inner list with its parameters, as Signature-Input carries it after "label=".

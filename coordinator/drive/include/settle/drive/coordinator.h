@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "settle/calls/try_countersigner.h"
 #include "settle/core/clock.h"
 #include "settle/drive/async_store.h"
 #include "settle/drive/coordinator_metrics.h"
@@ -30,6 +31,15 @@ struct CoordinatorSettings {
   // A request member settle does not know (engine/request_fields.h) is refused (400) instead
   // of ignored and logged.
   bool strict_requests = false;
+  // With it (settled signs: --signing-key), a TCC registration that names its Try is answered
+  // with settled's countersignature of that Try (Register). Must outlive the coordinator.
+  const calls::TryCountersigner* try_countersigner = nullptr;
+};
+
+// What a registration answers: settled's countersignature of the branch's Try, when it signs
+// and the registration named the Try (empty otherwise): the fields the initiator sends with it.
+struct Registration {
+  calls::TrySignature try_signature;
 };
 
 // The operations of docs/protocol.md §3. Each builds its change as storage records, commits it
@@ -64,6 +74,12 @@ class Coordinator {
   std::string NewGid();
   asio::awaitable<Status> Prepare(engine::PrepareRequest request);
   asio::awaitable<Status> RegisterBranch(engine::RegisterBranchRequest request);
+  // RegisterBranch, then (with CoordinatorSettings::try_countersigner and a TCC request's
+  // try_url) the countersignature of its Try over the data as stored, which a repeated
+  // registration with other data does not change: the front doors' registerBranch. A failure
+  // to read the stored row back is Unavailable (the branch is registered; registering it again
+  // answers the countersignature).
+  asio::awaitable<Result<Registration>> Register(engine::RegisterBranchRequest request);
   asio::awaitable<Status> Submit(engine::SubmitRequest request);
   asio::awaitable<Status> Abort(engine::AbortRequest request);
   asio::awaitable<Result<std::optional<storage::Transaction>>> Query(std::string gid);

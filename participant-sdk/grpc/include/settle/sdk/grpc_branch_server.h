@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
@@ -40,6 +41,12 @@ struct GrpcBranchServerOptions {
   // Try on an OnTry or OnBranch method, and an XA action on an OnXa method, are judged by its
   // try_policy; every other call as settled's, whatever its dtm-trans_type and dtm-op say.
   std::optional<SignedCalls> signed_calls;
+  // The names this server answers to, "host:port" as settled dials it (its branch methods'
+  // host and port): with signed_calls, a call signed for any other :authority is refused
+  // (authority_mismatch), whatever :authority it arrives with. Empty: the address Start
+  // listens on (and localhost:<port> on a loopback address); required on 0.0.0.0 and when
+  // mounted (MountOn). See served_authorities.h.
+  std::vector<std::string> authorities;
   // Where a signature's created is compared with now (null: the system clock). It must outlive
   // the server.
   const Clock* clock = nullptr;
@@ -98,11 +105,19 @@ class GrpcBranchServer {
   //   tls.pem_root_certs = client_ca_pem;  // the CA of settled's --tls-client-cert
   //   builder.AddListeningPort("0.0.0.0:9000", grpc::SslServerCredentials(tls));
   //   branches.MountOn(builder);
-  void MountOn(grpc::ServerBuilder& builder);
+  //
+  // With signed_calls (check_authority on), `authorities` must name the server as settled
+  // dials it (the listening address is the builder's): InvalidArgument otherwise, or for a
+  // malformed name, and nothing is mounted.
+  Status MountOn(grpc::ServerBuilder& builder);
   // A server of its own on host:port (0: any free port); returns the port. Unavailable if it
-  // cannot listen there; InvalidArgument for an unreadable certificate or key, or a
-  // tls_client_ca_file that cannot be read or holds no PEM certificate that parses.
+  // cannot listen there; InvalidArgument for an unreadable certificate or key, a
+  // tls_client_ca_file that cannot be read or holds no PEM certificate that parses, or (with
+  // signed_calls) authorities that are malformed or cannot be assumed.
   Result<int> Start(const std::string& host, int port);
+  // The names signed calls must have been signed for; empty before Start or MountOn, or
+  // without signed_calls.
+  std::vector<std::string> authorities() const;
   // Stops a server Start made, letting calls in progress answer. Idempotent.
   void Stop();
 

@@ -77,7 +77,7 @@ class GrpcClient : public CoordinatorLink {
   // Prepare, Submit or Abort with the call as a DtmRequest; the answer's body is empty.
   Result<std::string> Send(GlobalOp op, const GlobalCall& call) override;
   // RegisterBranch: the bytes as BusiPayload, the URLs in Data.
-  Status RegisterBranch(const BranchRegistration& branch) override;
+  Result<RegisteredBranch> RegisterBranch(const BranchRegistration& branch) override;
   // A gRPC method; an http(s):// URL when http_server is set.
   Status CheckOwnBranchUrl(const std::string& url) const override;
   Result<BranchAnswer> CallBranch(const OwnBranchCall& call) override;

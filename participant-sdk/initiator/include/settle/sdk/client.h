@@ -60,7 +60,7 @@ class Client : public CoordinatorLink {
   // POST prepare, submit or abort with the call as the JSON body of §3.
   Result<std::string> Send(GlobalOp op, const GlobalCall& call) override;
   // POST registerBranch.
-  Status RegisterBranch(const BranchRegistration& branch) override;
+  Result<RegisteredBranch> RegisterBranch(const BranchRegistration& branch) override;
   // http:// and https:// URLs; a gRPC one is the gRPC client's (grpc_client.h).
   Status CheckOwnBranchUrl(const std::string& url) const override;
   // POST the body (GET when empty) to the URL with the protocol's query parameters.

@@ -60,14 +60,21 @@ struct GlobalCall {
   std::string rollback_reason;
 };
 
-// A branch the initiator registers (a TCC's): its bytes and its phase-2 URLs by name
-// ("confirm", "cancel"), §3.4.
+// A branch the initiator registers (a TCC's): its bytes and its URLs by name ("confirm",
+// "cancel", and "try" for settled's countersignature of the Try; an XA's "url"), §3.4.
 struct BranchRegistration {
   std::string gid;
   std::string trans_type;
   std::string branch_id;
   std::string data;
   std::map<std::string, std::string> urls;
+};
+
+// What a registration answered: settled's countersignature of the branch's Try (§4.9), when
+// it signs and the registration named the Try: the fields to send with the Try, as
+// OwnBranchCall::signature. Empty otherwise (and from coordinators that do not countersign).
+struct RegisteredBranch {
+  std::vector<std::pair<std::string, std::string>> try_signature;
 };
 
 // A branch the initiator calls itself: a TCC's Try, an XA branch's action. The protocol's
@@ -83,6 +90,10 @@ struct OwnBranchCall {
   std::string body;  // bytes; over HTTP an empty body is a GET
   std::chrono::milliseconds timeout{0};
   std::map<std::string, std::string> headers;  // the transaction's branch_headers
+  // settled's countersignature of this Try (RegisteredBranch::try_signature): sent as header
+  // fields (gRPC: metadata) as given, and the call then built exactly as settled signed it
+  // (over gRPC without dtm-dtm). A link with a signing key of its own signs instead.
+  std::vector<std::pair<std::string, std::string>> signature;
 };
 
 // What the branch answered, classified as the coordinator classifies it (§4.2, §10.4), and
@@ -109,7 +120,7 @@ class CoordinatorLink {
   virtual Result<std::optional<TransactionInfo>> Query(const std::string& gid) = 0;
   // The answer's body on SUCCESS (empty over gRPC).
   virtual Result<std::string> Send(GlobalOp op, const GlobalCall& call) = 0;
-  virtual Status RegisterBranch(const BranchRegistration& branch) = 0;
+  virtual Result<RegisteredBranch> RegisterBranch(const BranchRegistration& branch) = 0;
 
   // Whether this link can call `url` itself (CallBranch): InvalidArgument saying why not.
   virtual Status CheckOwnBranchUrl(const std::string& url) const = 0;

@@ -47,6 +47,13 @@ struct ParticipantOptions {
   // {"message":"signature: <reason>"} before the barrier or any handler runs (signed_calls.h,
   // docs/protocol.md §4.9); the participant's own routes (OnGet, OnPost) are not checked.
   std::optional<SignedCalls> signed_calls;
+  // The names this participant answers to, "host:port" as settled dials it (its branch URLs'
+  // host and port; behind a proxy, the public name settled calls): with signed_calls, a call
+  // signed for any other authority is refused (authority_mismatch), whatever Host it carries,
+  // so a call settled signed for another participant cannot be replayed here. Empty: the
+  // address Start listens on (and localhost:<port> on a loopback address); Start fails
+  // (InvalidArgument) on 0.0.0.0 without them. See served_authorities.h.
+  std::vector<std::string> authorities;
   // Where a signature's created is compared with now (null: the system clock).
   const Clock* clock = nullptr;
 };
@@ -115,9 +122,13 @@ class Participant {
   Participant& OnPost(const std::string& pattern, RouteHandler handler);
 
   // Binds host:port (0: any free port) and serves on background threads; returns the port.
-  // InvalidArgument for an unusable certificate, key or client CA file, or a client CA file
-  // without a certificate.
+  // InvalidArgument for an unusable certificate, key or client CA file, a client CA file
+  // without a certificate, or (with signed_calls) authorities that are malformed or cannot
+  // be assumed.
   Result<int> Start(const std::string& host, int port);
+  // The names signed calls must have been signed for (ParticipantOptions::authorities, or the
+  // ones Start assumed); empty before Start or without signed_calls.
+  std::vector<std::string> authorities() const;
   // Branch and XA calls refused for their signature since construction: the metric of
   // ParticipantOptions::signed_calls (each refusal is logged with its kind and reason too).
   // signature_refusals() is their total; signature_refusal_counts() counts them by kind, for

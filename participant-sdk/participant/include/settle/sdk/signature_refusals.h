@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "settle/signing/refusal_kind.h"
+#include "settle/signing/verdict.h"
 
 namespace settle::sdk {
 
@@ -51,5 +52,23 @@ inline constexpr std::string_view kPrometheusTextContentType =
 // Written here rather than with common/metrics, which the SDK does not link (it is settled's
 // own room and not installed with the SDK).
 std::string SignatureRefusalsText(const SignatureRefusalCounts& counts);
+
+// A call a server refused for its signature, as its log line names it: the values as they
+// arrived (any bytes; RefusalLogLine makes them printable).
+struct RefusedCall {
+  std::string_view server;  // "settle participant", "settle grpc participant"
+  std::string_view call;    // "POST /api/TransIn", "/bank.Bank/TransIn"
+  std::string_view peer;    // the caller's address and port, "127.0.0.1:53412"
+  std::string_view gid;     // the gid, branch id and op the call named, empty when none
+  std::string_view branch_id;
+  std::string_view op;
+};
+
+// The one line a server logs for each refused call (no newline at its end):
+//   settle participant: refused POST /api/TransIn from 127.0.0.1:53412 gid=g1 branch=01
+//   op=confirm: signature (authority_mismatch): signed for authority "10.0.0.8:8081" ...
+// Each value is cut to 128 bytes (the reason to 400) and every byte outside printable ASCII (a newline, say) is
+// written as '?', so that a caller cannot forge lines of the log; a missing one is "-".
+std::string RefusalLogLine(const RefusedCall& call, const signing::Verdict& verdict);
 
 }  // namespace settle::sdk

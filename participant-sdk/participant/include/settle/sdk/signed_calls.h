@@ -21,18 +21,34 @@ struct SignedCalls {
   // rollback), a saga's actions and compensations, a message's deliveries and back-check.
   std::vector<signing::VerifyingKey> keys;
   // A TCC's Try and an XA branch's action come from the initiator, not from settled:
-  //   kSameKeys  they must be signed by `keys` too (an initiator holding settled's key);
-  //   kTryKeys   by one of `try_keys` (the initiators' own keys);
-  //   kUnsigned  they are not checked (initiators that cannot sign, such as DTM's SDKs:
-  //              the Try then trusts whoever can reach it, as without signatures, while
-  //              phase 2 stays settled's alone).
-  enum class TryPolicy { kSameKeys, kTryKeys, kUnsigned };
+  //   kRegistered  a Try must carry settled's countersignature of its registration (signed by
+  //                `keys`, tagged signing::kRegisteredTryTag): registerBranch answers the
+  //                initiator with it, for the branch as registered (gid, branch id, the Try's
+  //                URL or method, the registered data's digest, the time), and the SDK's
+  //                initiators send it along (docs/protocol.md §4.9). A Try nobody registered,
+  //                or with another body, another branch or another target, is refused, so an
+  //                unsigned Try sent ahead of the initiator's cannot decide what the confirm
+  //                does. An XA action, which the participant registers only after it ran, is
+  //                judged as under kTryKeys when `try_keys` is set, else let through unsigned.
+  //                settled must sign (--signing-key) for Trys to pass.
+  //   kSameKeys    they must be signed by `keys` too: by an initiator holding settled's key,
+  //                or with settled's countersignature (as under kRegistered);
+  //   kTryKeys     by one of `try_keys` (the initiators' own keys);
+  //   kUnsigned    they are not checked (initiators that cannot sign, such as DTM's SDKs:
+  //                the Try then trusts whoever can reach it, as without signatures, while
+  //                phase 2 stays settled's alone). The weaker mode: anyone who can reach the
+  //                participant and learns a prepared gid can send that gid's Try first, with
+  //                the accounts and amounts of their choosing, and the barrier then takes the
+  //                initiator's own Try for a duplicate (docs/operations.md).
+  enum class TryPolicy { kRegistered, kSameKeys, kTryKeys, kUnsigned };
   TryPolicy try_policy = TryPolicy::kSameKeys;
   std::vector<signing::VerifyingKey> try_keys;
   // How far a signature's created may lie from this host's clock, either way.
   std::chrono::seconds window{300};
-  // Whether the signed authority must be the Host this call arrived with; off behind a proxy
-  // that rewrites Host (settled then signs with --unsigned-authority).
+  // Whether a signature must name this participant: be made for one of the authorities it
+  // answers to (ParticipantOptions::authorities, GrpcBranchServerOptions::authorities), never
+  // for the Host a call arrived with. Off only where settled signs with
+  // --unsigned-authority: every participant trusting the key then runs any of its calls.
   bool check_authority = true;
   // Off while signing is being turned on (docs/operations.md, "Signed calls to participants"):
   // a call without Signature-Input (gRPC: signature-input metadata) is let through, one with a
@@ -46,18 +62,23 @@ Result<std::vector<signing::VerifyingKey>> LoadVerifyingKeys(const std::vector<s
 // One call as it arrived, for CheckSignedCall.
 struct ArrivedCall {
   std::string method;
-  std::string host;    // the Host field
+  std::string host;    // the Host field: named in a refusal, never trusted
   std::string target;  // path and query, as sent
   std::string body;
   const std::vector<std::pair<std::string, std::string>>* fields = nullptr;  // every field
   bool from_initiator = false;  // a TCC's try or an XA action
+  bool is_try = false;          // with from_initiator: a Try, not an XA action
+  // The names the server answers to ("host:port"): a signature must be made for one of them.
+  const std::vector<std::string>* authorities = nullptr;
 };
 
 // Accepted when `call` is signed as `policy` asks (or need not be: an unsigned Try under
 // kUnsigned, an unsigned call without require_signature); otherwise refused with the kind
 // signing::VerifyRequest found and the reason (never the words of a verdict: the coordinator
 // must not read a refusal as FAILURE). Under kTryKeys a Try signed by settled's key, not an
-// initiator's, is kUnknownKey.
+// initiator's, is kUnknownKey; under kRegistered a Try without settled's countersignature is
+// kUnsigned (none) or kMalformed (signed, but not a countersignature); a countersignature on
+// any call but a Try is kMalformed.
 signing::Verdict CheckSignedCall(const SignedCalls& policy, const ArrivedCall& call,
                                  std::int64_t now_unix);
 
@@ -68,10 +89,13 @@ struct ArrivedGrpcCall {
   std::string message;    // the request message's bytes
   const std::vector<std::pair<std::string, std::string>>* metadata = nullptr;  // all of it
   bool from_initiator = false;  // a TCC's try or an XA action
+  bool is_try = false;          // with from_initiator: a Try, not an XA action
+  // The names the server answers to ("host:port"): a signature must be made for one of them.
+  const std::vector<std::string>* authorities = nullptr;
 };
 
 // The same for a gRPC call, whose signature travels as metadata (signing::VerifyGrpcCall):
-// check_authority compares the signed authority with the call's :authority.
+// check_authority compares the signed authority with the server's authorities.
 signing::Verdict CheckSignedGrpcCall(const SignedCalls& policy, const ArrivedGrpcCall& call,
                                      std::int64_t now_unix);
 
