@@ -41,8 +41,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   std::vector<std::string> coordinator_keys;
   app.add_option("--coordinator-key", coordinator_keys,
-                 "Run only the saga step calls settled signed with this key: its public key "
-                 "(PEM) or shared secret, as settled --signing-key uses it (repeatable)")
+                 "Run only the saga step calls settled signed with this key: its Ed25519 public "
+                 "key in PEM, or the shared secret settled --signing-key holds, declared as "
+                 "hmac:<base64>; any other file is refused (repeatable)")
       ->check(CLI::ExistingFile);
   bool crash_before = false;
   bool crash_after = false;
@@ -65,6 +66,8 @@ int main(int argc, char** argv) {
       return std::fprintf(stderr, "--coordinator-key: %s\n", keys.status().message().c_str()), 2;
     }
     options.signed_calls = settle::sdk::SignedCalls{.keys = std::move(*keys)};
+    std::printf("order-service: runs the saga step calls settled signed with %s\n",
+                settle::sdk::DescribeTrustedKeys(*options.signed_calls).c_str());
   }
   options.crash = crash_before  ? CrashPoint::kBeforeCommit
                   : crash_after ? CrashPoint::kAfterCommit

@@ -298,6 +298,10 @@ Participant& Participant::OnPost(const std::string& pattern, RouteHandler handle
 }
 
 Result<int> Participant::Start(const std::string& host, int port) {
+  if (impl_->options.signed_calls) {
+    std::fprintf(stderr, "settle participant: verifying signed calls with %s\n",
+                 DescribeTrustedKeys(*impl_->options.signed_calls).c_str());
+  }
   impl_->io.Start();
   return impl_->server.Start(host, port);
 }

@@ -101,7 +101,8 @@ class GrpcBranchServer {
   void MountOn(grpc::ServerBuilder& builder);
   // A server of its own on host:port (0: any free port); returns the port. Unavailable if it
   // cannot listen there; InvalidArgument for an unreadable certificate or key, or a
-  // tls_client_ca_file that cannot be read or holds no PEM certificate that parses.
+  // tls_client_ca_file that cannot be read or holds no PEM certificate that parses. With
+  // signed_calls, first writes the keys it trusts to standard error (DescribeTrustedKeys).
   Result<int> Start(const std::string& host, int port);
   // Stops a server Start made, letting calls in progress answer. Idempotent.
   void Stop();

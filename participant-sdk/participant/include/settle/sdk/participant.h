@@ -116,7 +116,8 @@ class Participant {
 
   // Binds host:port (0: any free port) and serves on background threads; returns the port.
   // InvalidArgument for an unusable certificate, key or client CA file, or a client CA file
-  // without a certificate.
+  // without a certificate. With signed_calls, first writes the keys it trusts to standard
+  // error (DescribeTrustedKeys).
   Result<int> Start(const std::string& host, int port);
   // Branch and XA calls refused for their signature since construction: the metric of
   // ParticipantOptions::signed_calls (each refusal is logged with its kind and reason too).
