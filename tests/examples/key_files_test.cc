@@ -90,10 +90,10 @@ TEST_CASE("bank-participant and order-service --coordinator-key refuse the same,
                    "--coordinator-key", file.path},
                   "--coordinator-key", file, dir.File("bank.err"));
     CHECK_FALSE(std::filesystem::exists(db));
-    ExpectRefused({ORDER_SERVICE_BINARY, "--port", "0", "--db", dir.File("orders.db"),
-                   "--coordinator", "http://127.0.0.1:9/api/settle", "--coordinator-key",
-                   file.path},
-                  "--coordinator-key", file, dir.File("orders.err"));
+    ExpectRefused(
+        {ORDER_SERVICE_BINARY, "--port", "0", "--db", dir.File("orders.db"), "--coordinator",
+         "http://127.0.0.1:9/api/settle", "--coordinator-key", file.path},
+        "--coordinator-key", file, dir.File("orders.err"));
   }
 }
 
@@ -142,10 +142,10 @@ TEST_CASE("settled and bank-participant log the algorithm and keyid of the keys 
                     .empty());
     REQUIRE_FALSE(bank.WaitForLine("gRPC branches on", kWait).empty());
     const std::string err = testing::ReadFile(dir.File("bank.err"));
-    CHECK_THAT(err, Catch::Contains("settle participant: verifying signed calls with " + keys +
-                                    "\n") &&
-                        Catch::Contains("settle grpc participant: verifying signed calls with " +
-                                        keys + "\n"));
+    CHECK_THAT(
+        err,
+        Catch::Contains("settle participant: verifying signed calls with " + keys + "\n") &&
+            Catch::Contains("settle grpc participant: verifying signed calls with " + keys + "\n"));
     CHECK_FALSE(Quotes(err, testing::ReadFile(secret).substr(5)));
   }
 }
@@ -176,11 +176,11 @@ TEST_CASE("a shared secret declared hmac: signs settled's calls that a bank hold
             .status == 401);
   CHECK(Balance(port, "1") == 100);
 
-  ChildProcess transfer({TRANSFER_BINARY, "--coordinator",
-                         "http://127.0.0.1:" + std::to_string(settled.port()), "--from-bank",
-                         bank_url, "--to-bank", bank_url, "--from", "1", "--to", "2", "--amount",
-                         "30", "--mode", "saga"},
-                        dir.File("transfer.err"));
+  ChildProcess transfer(
+      {TRANSFER_BINARY, "--coordinator", "http://127.0.0.1:" + std::to_string(settled.port()),
+       "--from-bank", bank_url, "--to-bank", bank_url, "--from", "1", "--to", "2", "--amount", "30",
+       "--mode", "saga"},
+      dir.File("transfer.err"));
   CHECK_FALSE(transfer.WaitForLine("status succeed", kWait).empty());
   CHECK(ExitCode(transfer) == 0);
   CHECK(Balance(port, "1") == 70);

@@ -111,8 +111,7 @@ std::vector<RefusedKeyFile> WriteRefusedKeyFiles(const std::string& dir) {
       " -out " + Quoted(dir + "/cert.pem") + " -subj /CN=settle-test -days 1");
   const std::string certificate = ReadAll(dir + "/cert.pem");
   add("a PEM certificate", "certificate.key", certificate,
-      "the PEM block is labelled CERTIFICATE, not PRIVATE KEY or PUBLIC KEY",
-      PemBody(certificate));
+      "the PEM block is labelled CERTIFICATE, not PRIVATE KEY or PUBLIC KEY", PemBody(certificate));
 
   Run("openssl genpkey -algorithm ed25519 -aes-256-cbc -pass pass:secret-pass -out " +
       Quoted(dir + "/encrypted.pem"));
