@@ -44,10 +44,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   std::vector<std::string> coordinator_keys;
   app.add_option("--coordinator-key", coordinator_keys,
-                 "Run only the branch calls the coordinator signed with this key: its public key "
-                 "(PEM) or shared secret, as settled --signing-key uses it (repeatable, for "
-                 "rotation); a Try runs only with settled's countersignature of its "
-                 "registration, which the SDK's initiators (transfer) send. GET /metrics counts "
+                 "Run only the branch calls the coordinator signed with this key: its Ed25519 "
+                 "public key in PEM, or the shared secret settled --signing-key holds, declared "
+                 "as hmac:<base64>; any other file is refused (repeatable, for rotation). A Try "
+                 "runs only with settled's countersignature of its registration, which the "
+                 "SDK's initiators (transfer) send. GET /metrics counts "
                  "the refused calls by reason (Prometheus text)")
       ->check(CLI::ExistingFile);
   app.add_option("--authority", options.authorities,
@@ -69,12 +70,16 @@ int main(int argc, char** argv) {
            2;
   }
   options.barrier_retention = *retention;
+  std::string trusted;  // what the startup line says of the keys
   if (!coordinator_keys.empty()) {
     auto keys = settle::sdk::LoadVerifyingKeys(coordinator_keys);
     if (!keys)
       return std::fprintf(stderr, "--coordinator-key: %s\n", keys.status().message().c_str()), 2;
     options.signed_calls = settle::sdk::SignedCalls{
         .keys = std::move(*keys), .try_policy = settle::sdk::SignedCalls::TryPolicy::kRegistered};
+    trusted = settle::sdk::DescribeTrustedKeys(*options.signed_calls) + " (--coordinator-key";
+    for (const std::string& file : coordinator_keys) trusted += " " + file;
+    trusted += ")";
   }
 
   settle::BlockStopSignals();  // before any thread starts
@@ -90,6 +95,9 @@ int main(int argc, char** argv) {
   }
   auto bound = (*bank)->Start(host, port);
   if (!bound) return std::fprintf(stderr, "%s\n", bound.status().ToString().c_str()), 1;
+  if (!trusted.empty()) {
+    std::printf("bank-participant runs the branch calls settled signed with %s\n", trusted.c_str());
+  }
   std::printf("bank-participant listening on http://%s:%d\n", host.c_str(), *bound);
   if (grpc_bound > 0) {
     std::printf("bank-participant gRPC branches on %s:%d\n", host.c_str(), grpc_bound);

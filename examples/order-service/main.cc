@@ -41,9 +41,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   std::vector<std::string> coordinator_keys;
   app.add_option("--coordinator-key", coordinator_keys,
-                 "Run only the saga step calls settled signed with this key: its public key "
-                 "(PEM) or shared secret, as settled --signing-key uses it (repeatable); a Try "
-                 "would run only with settled's countersignature of its registration")
+                 "Run only the saga step calls settled signed with this key: its Ed25519 public "
+                 "key in PEM, or the shared secret settled --signing-key holds, declared as "
+                 "hmac:<base64>; any other file is refused (repeatable); a Try would run only "
+                 "with settled's countersignature of its registration")
       ->check(CLI::ExistingFile);
   app.add_option("--authority", options.authorities,
                  "With --coordinator-key: a name settled calls this service's step URLs by "
@@ -71,6 +72,8 @@ int main(int argc, char** argv) {
     }
     options.signed_calls = settle::sdk::SignedCalls{
         .keys = std::move(*keys), .try_policy = settle::sdk::SignedCalls::TryPolicy::kRegistered};
+    std::printf("order-service: runs the saga step calls settled signed with %s\n",
+                settle::sdk::DescribeTrustedKeys(*options.signed_calls).c_str());
   }
   options.crash = crash_before  ? CrashPoint::kBeforeCommit
                   : crash_after ? CrashPoint::kAfterCommit

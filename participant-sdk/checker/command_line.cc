@@ -142,7 +142,8 @@ void AddOptions(CLI::App& app, Flags& f) {
   app.add_option("--signing-key", f.signing_key_file,
                  "Sign every branch call with this key, as settled --signing-key does, and also "
                  "check that the participant refuses an unsigned and a tampered "
-                 "confirm (compensate) with 401 (gRPC: UNAUTHENTICATED)")
+                 "confirm (compensate) with 401 (gRPC: UNAUTHENTICATED): an Ed25519 private key "
+                 "in PEM or a secret declared as hmac:<base64>; any other file is refused")
       ->type_name("FILE");
   app.add_option("--state", f.state_url,
                  "URL whose GET body shows the branch's effect, e.g. an account; compared "
@@ -318,13 +319,8 @@ Status ResolveRequest(const Flags& f, CheckerOptions& o) {
   o.body = f.body;
   if (!f.signing_key_file.empty()) {
     if (!f.entry.empty()) return Status::InvalidArgument("--signing-key: for a branch check");
-    Result<std::string> text = ReadFileText(f.signing_key_file);
-    if (!text) return Status::InvalidArgument("--signing-key: " + text.status().message());
-    auto key = signing::SigningKey::FromText(*text);
-    if (!key) {
-      return Status::InvalidArgument("--signing-key " + f.signing_key_file + ": " +
-                                     key.status().message());
-    }
+    auto key = signing::SigningKey::FromFile(f.signing_key_file);
+    if (!key) return Status::InvalidArgument("--signing-key: " + key.status().message());
     o.signing_key = std::move(*key);
   }
   if (!f.body_file.empty()) {

@@ -16,8 +16,8 @@
 namespace settle::bank {
 namespace {
 
-// settled's key as the bank holds it: an HMAC-SHA256 secret of 32 bytes, in base64.
-constexpr std::string_view kSettledSecret = "c2V0dGxlZCdzIHNlY3JldCBmb3IgdGhlIGJhbmsgISE=";
+// settled's key as the bank holds it: an HMAC-SHA256 secret of 32 bytes, declared "hmac:".
+constexpr std::string_view kSettledSecret = "hmac:c2V0dGxlZCdzIHNlY3JldCBmb3IgdGhlIGJhbmsgISE=";
 
 std::unique_ptr<BankService> StartedBank(const BankOptions& options, int& port) {
   auto bank = BankService::Open(options);

@@ -473,7 +473,7 @@ TEST_CASE("settle-check exits 2 with a message on bad arguments", "[fault][settl
       {{"--participant", api, "--tcc", "TransOut", "--signing-key", "/nonexistent/key"},
        "--signing-key: cannot read /nonexistent/key"},
       {{"--participant", "grpc://127.0.0.1:9/a.B", "--tcc", "T", "--signing-key", "/dev/null"},
-       "--signing-key /dev/null: "},
+       "--signing-key: /dev/null: the file is empty; expected an Ed25519 private key in PEM"},
   };
   for (const auto& [args, message] : cases) {
     const CheckRun run = RunSettleCheck(args);

@@ -39,8 +39,9 @@ namespace {
 using nlohmann::json;
 using testing::InProcessSettled;
 
-// settled's key: an HMAC-SHA256 secret of 32 bytes, as `openssl rand -base64 32` writes it.
-constexpr std::string_view kSettledSecret = "Zm9yIHNldHRsZWQncyBncnBjIGNhbGxzIG9ubHkgLi4u";
+// settled's key: an HMAC-SHA256 secret of 32 bytes, as `echo "hmac:$(openssl rand -base64 32)"`
+// writes it.
+constexpr std::string_view kSettledSecret = "hmac:Zm9yIHNldHRsZWQncyBncnBjIGNhbGxzIG9ubHkgLi4u";
 
 // A fresh Ed25519 private key as PEM text (its public half verifies, VerifyingKey reads it).
 std::string NewEd25519() {

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "settle/core/base64.h"
+#include "settle/core/file_text.h"
 #include "sha256.h"
 
 namespace settle::signing {
@@ -108,23 +109,72 @@ struct LoadedKey {
   std::string keyid;
 };
 
-bool IsPem(std::string_view text) { return text.starts_with("-----BEGIN"); }
+constexpr std::string_view kPemBegin = "-----BEGIN";
+constexpr std::string_view kSecretPrefix = "hmac:";
+constexpr std::string_view kMakeSecret = "echo \"hmac:$(openssl rand -base64 32)\"";
+
+// What a key file may hold, said in every refusal.
+std::string Expected(bool want_private) {
+  return std::string(want_private ? "expected an Ed25519 private key in PEM (openssl genpkey "
+                                    "-algorithm ed25519) or a shared secret declared as "
+                                    "hmac:<base64 of 32 bytes or more> ("
+                                  : "expected an Ed25519 public key in PEM (openssl pkey "
+                                    "-pubout), or its private key, or a shared secret declared "
+                                    "as hmac:<base64 of 32 bytes or more> (") +
+         std::string(kMakeSecret) + ")";
+}
+
+Status Refuse(std::string_view reason, bool want_private) {
+  return Status::InvalidArgument(std::string(reason) + "; " + Expected(want_private));
+}
+
+std::string WithoutLineBreaks(std::string_view text) {
+  std::string joined;
+  joined.reserve(text.size());
+  for (char c : text) {
+    if (c != '\n' && c != '\r') joined += c;
+  }
+  return joined;
+}
+
+// Base64 decoded into memory that is wiped; nullopt when `text` (line breaks between lines
+// allowed) is not base64.
+std::optional<SecretBytes> DecodeSecret(std::string_view text) {
+  std::string joined = WithoutLineBreaks(text);
+  std::optional<std::string> decoded = Base64Decode(joined);
+  OPENSSL_cleanse(joined.data(), joined.size());
+  if (!decoded) return std::nullopt;
+  return SecretBytes(std::move(*decoded));
+}
 
 // The first PEM block's label: "PRIVATE KEY" for "-----BEGIN PRIVATE KEY-----".
 std::string_view PemLabel(std::string_view text) {
-  text.remove_prefix(std::string_view("-----BEGIN").size());
+  text.remove_prefix(kPemBegin.size());
   return Trim(text.substr(0, text.find("-----")));
 }
 
-Result<Pkey> ReadPem(std::string_view text, bool want_private) {
+// The refusal of a block that is not a key: it names the label when it reads as one
+// ("CERTIFICATE"), never text of any other kind.
+std::string NotAKey(std::string_view label) {
+  const bool plain =
+      !label.empty() && label.size() <= 40 && std::all_of(label.begin(), label.end(), [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == ' ';
+      });
+  return plain
+             ? "the PEM block is labelled " + std::string(label) + ", not PRIVATE KEY or PUBLIC KEY"
+             : "the PEM block's label is not PRIVATE KEY or PUBLIC KEY";
+}
+
+Result<Pkey> ReadPem(std::string_view text, bool is_private, bool want_private) {
   std::unique_ptr<BIO, BioDeleter> bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
   if (!bio) return Status::Internal("OpenSSL cannot allocate a memory BIO");
-  EVP_PKEY* key = want_private
+  EVP_PKEY* key = is_private
                       ? PEM_read_bio_PrivateKey(bio.get(), nullptr, RefusePassphrase, nullptr)
                       : PEM_read_bio_PUBKEY(bio.get(), nullptr, RefusePassphrase, nullptr);
   if (key == nullptr) {
-    return Status::InvalidArgument(want_private ? "the PEM private key cannot be read"
-                                                : "the PEM public key cannot be read");
+    return Refuse(is_private ? "the PEM private key cannot be read (damaged or cut short)"
+                             : "the PEM public key cannot be read (damaged or cut short)",
+                  want_private);
   }
   return Pkey(key);
 }
@@ -140,27 +190,27 @@ Result<std::string> RawPublicKey(EVP_PKEY* key) {
 }
 
 // An Ed25519 key from a PEM block: a private key when `want_private`; otherwise a public one,
-// from a public key or from a private key's public half.
+// from a public key or from a private key's public half. Only the labels OpenSSL writes for
+// unencrypted PKCS #8 and SubjectPublicKeyInfo are read.
 Result<LoadedKey> LoadPem(std::string_view text, bool want_private) {
   const std::string_view label = PemLabel(text);
-  if (label.find("ENCRYPTED") != std::string_view::npos) {
-    return Status::InvalidArgument(
-        "the private key is encrypted: Settle reads unencrypted PKCS #8 keys (openssl genpkey "
-        "-algorithm ed25519)");
+  if (label == "ENCRYPTED PRIVATE KEY") {
+    return Refuse("the PEM block is an encrypted private key, which Settle does not read",
+                  want_private);
   }
-  const bool is_private = label.find("PRIVATE KEY") != std::string_view::npos;
-  const bool is_public = label.find("PUBLIC KEY") != std::string_view::npos;
-  if (want_private && !is_private) {
-    return Status::InvalidArgument(
-        is_public ? "the PEM block is a public key; signing needs the Ed25519 private key"
-                  : "the PEM block is not a key");
+  const bool is_private = label == "PRIVATE KEY";
+  const bool is_public = label == "PUBLIC KEY";
+  if (!is_private && !is_public) {
+    return Refuse(NotAKey(label), want_private);
   }
-  if (!is_private && !is_public) return Status::InvalidArgument("the PEM block is not a key");
+  if (want_private && is_public) {
+    return Refuse("the PEM block is a public key, which cannot sign", want_private);
+  }
 
-  Result<Pkey> key = ReadPem(text, is_private);
+  Result<Pkey> key = ReadPem(text, is_private, want_private);
   if (!key) return key.status();
   if (EVP_PKEY_id(key->get()) != EVP_PKEY_ED25519) {
-    return Status::InvalidArgument("the PEM key is not an Ed25519 key");
+    return Refuse("the PEM key is not an Ed25519 key", want_private);
   }
   Result<std::string> raw = RawPublicKey(key->get());
   if (!raw) return raw.status();
@@ -183,38 +233,99 @@ Result<LoadedKey> LoadPem(std::string_view text, bool want_private) {
   return loaded;
 }
 
-// An HMAC secret: base64 (line breaks between lines allowed), at least 32 bytes decoded.
-Result<LoadedKey> LoadSecret(std::string_view text) {
-  std::string joined;
-  joined.reserve(text.size());
-  for (char c : text) {
-    if (c != '\n' && c != '\r') joined += c;
+// The DER prefixes of an Ed25519 SubjectPublicKeyInfo and of an Ed25519 PKCS #8 private key,
+// each up to the raw key's 32 bytes (RFC 8410 §4, §7).
+constexpr std::string_view kEd25519PublicDer{"\x30\x2a\x30\x05\x06\x03\x2b\x65\x70\x03\x21\x00",
+                                             12};
+constexpr std::string_view kEd25519PrivateDer{
+    "\x30\x2e\x02\x01\x00\x30\x05\x06\x03\x2b\x65\x70\x04\x22\x04\x20", 16};
+
+// "public" or "private" when `der` is an Ed25519 key's DER (a PEM block's body, decoded);
+// empty otherwise.
+std::string_view Ed25519DerKind(const std::string& der) {
+  if (der.size() == kEd25519PublicDer.size() + kEd25519KeySize &&
+      der.starts_with(kEd25519PublicDer)) {
+    return "public";
   }
-  std::optional<std::string> decoded = Base64Decode(joined);
-  OPENSSL_cleanse(joined.data(), joined.size());
-  if (!decoded) {
-    return Status::InvalidArgument(
-        "the key file is neither a PEM key nor base64 text (an HMAC secret)");
+  if (der.size() == kEd25519PrivateDer.size() + kEd25519KeySize &&
+      der.starts_with(kEd25519PrivateDer)) {
+    return "private";
   }
-  SecretBytes secret(std::move(*decoded));
-  if (secret.bytes().size() < kMinSecretSize) {
-    return Status::InvalidArgument("the HMAC secret is " + std::to_string(secret.bytes().size()) +
-                                   " bytes; at least 32 are needed (openssl rand -base64 32)");
+  return "";
+}
+
+// A shared secret, the base64 after "hmac:": at least 32 bytes decoded.
+Result<LoadedKey> LoadSecret(std::string_view base64, bool want_private) {
+  base64 = Trim(base64);
+  if (base64.empty()) return Refuse("no secret follows hmac:", want_private);
+  std::optional<SecretBytes> secret = DecodeSecret(base64);
+  if (!secret) return Refuse("the secret after hmac: is not base64", want_private);
+  if (!Ed25519DerKind(secret->bytes()).empty()) {
+    // Whoever holds the public key would hold the secret.
+    return Refuse(
+        "the secret after hmac: is the base64 body of an Ed25519 key, which is no shared secret",
+        want_private);
+  }
+  if (secret->bytes().size() < kMinSecretSize) {
+    return Refuse("the secret after hmac: is " + std::to_string(secret->bytes().size()) +
+                      " bytes, fewer than the 32 needed",
+                  want_private);
   }
   LoadedKey loaded;
   loaded.algorithm = Algorithm::kHmacSha256;
-  loaded.keyid = KeyId(Algorithm::kHmacSha256, secret.bytes());
-  loaded.secret = std::move(secret);
+  loaded.keyid = KeyId(Algorithm::kHmacSha256, secret->bytes());
+  loaded.secret = std::move(*secret);
   return loaded;
+}
+
+// Why text that is neither PEM nor declared a secret is refused. Bare base64 was once read as
+// a shared secret; then a public key's body without its -----BEGIN/-----END lines became a
+// secret that everyone holding the public key knew. The refusal names what the text is.
+Status RefuseUndeclared(std::string_view text, bool want_private) {
+  std::optional<SecretBytes> decoded = DecodeSecret(text);
+  if (!decoded) {
+    return Refuse("the file is neither a PEM key nor a shared secret declared with hmac:",
+                  want_private);
+  }
+  const std::string_view kind = Ed25519DerKind(decoded->bytes());
+  if (kind == "public") {
+    return Refuse(
+        "the file holds the base64 body of an Ed25519 public key without its -----BEGIN PUBLIC "
+        "KEY----- and -----END PUBLIC KEY----- lines",
+        want_private);
+  }
+  if (kind == "private") {
+    return Refuse(
+        "the file holds the base64 body of an Ed25519 private key without its -----BEGIN "
+        "PRIVATE KEY----- and -----END PRIVATE KEY----- lines",
+        want_private);
+  }
+  return Refuse(
+      "the file holds bare base64, which is no key: a shared secret must be declared with "
+      "hmac:, and a PEM key keeps its -----BEGIN and -----END lines",
+      want_private);
 }
 
 Result<LoadedKey> Load(std::string_view text, bool want_private) {
   ClearOpenSslErrors clear;
   text = Trim(text);
-  if (text.empty()) return Status::InvalidArgument("the key file is empty");
-  if (text.size() > kMaxKeyText) return Status::InvalidArgument("the key file is too large");
-  if (IsPem(text)) return LoadPem(text, want_private);
-  return LoadSecret(text);
+  if (text.empty()) return Refuse("the file is empty", want_private);
+  if (text.size() > kMaxKeyText) return Refuse("the file is too large for a key", want_private);
+  if (text.starts_with(kPemBegin)) return LoadPem(text, want_private);
+  if (text.starts_with(kSecretPrefix)) {
+    return LoadSecret(text.substr(kSecretPrefix.size()), want_private);
+  }
+  return RefuseUndeclared(text, want_private);
+}
+
+template <typename Key>
+Result<Key> KeyFromFile(const std::string& path) {
+  Result<std::string> text = ReadFileText(path);
+  if (!text) return Status::InvalidArgument(text.status().message());
+  const SecretBytes wiped(std::move(*text));
+  Result<Key> key = Key::FromText(wiped.bytes());
+  if (!key) return Status::InvalidArgument(path + ": " + key.status().message());
+  return key;
 }
 
 }  // namespace
@@ -298,6 +409,14 @@ Result<VerifyingKey> VerifyingKey::FromText(std::string_view text) {
   return key;
 }
 
+Result<SigningKey> SigningKey::FromFile(const std::string& path) {
+  return KeyFromFile<SigningKey>(path);
+}
+
+Result<VerifyingKey> VerifyingKey::FromFile(const std::string& path) {
+  return KeyFromFile<VerifyingKey>(path);
+}
+
 bool VerifyingKey::Verify(std::string_view base, std::string_view signature) const {
   ClearOpenSslErrors clear;
   if (algorithm_ == Algorithm::kHmacSha256) {
@@ -312,6 +431,28 @@ bool VerifyingKey::Verify(std::string_view base, std::string_view signature) con
          EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(signature.data()),
                           signature.size(), reinterpret_cast<const unsigned char*>(base.data()),
                           base.size()) == 1;
+}
+
+namespace {
+
+std::string Describe(Algorithm algorithm, const std::string& keyid) {
+  return std::string(AlgorithmName(algorithm)) + " " + keyid;
+}
+
+}  // namespace
+
+std::string DescribeKey(const SigningKey& key) { return Describe(key.algorithm(), key.keyid()); }
+
+std::string DescribeKey(const VerifyingKey& key) { return Describe(key.algorithm(), key.keyid()); }
+
+std::string DescribeKeys(const std::vector<VerifyingKey>& keys) {
+  if (keys.empty()) return "no key";
+  std::string out;
+  for (const VerifyingKey& key : keys) {
+    if (!out.empty()) out += ", ";
+    out += DescribeKey(key);
+  }
+  return out;
 }
 
 }  // namespace settle::signing

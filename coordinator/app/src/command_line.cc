@@ -225,7 +225,8 @@ void AddTokenOptions(CLI::App& app, ParsedText& text) {
   app.add_option("--signing-key", text.signing_key_file,
                  "Sign every call to a participant with this key (RFC 9421; docs/protocol.md "
                  "4.9): an Ed25519 private key in PEM (openssl genpkey -algorithm ed25519) or an "
-                 "HMAC-SHA256 secret in base64 (openssl rand -base64 32)")
+                 "HMAC-SHA256 secret declared as such, hmac:<base64> (echo \"hmac:$(openssl rand "
+                 "-base64 32)\"); any other file is refused")
       ->envname("SETTLE_SIGNING_KEY")
       ->check(CLI::ExistingFile);
 }
@@ -336,14 +337,10 @@ Status ApplyParsedText(const ParsedText& text, ServerConfig& c) {
     return s;
   }
   if (!text.signing_key_file.empty()) {
-    Result<std::string> key_text = ReadFileText(text.signing_key_file);
-    if (!key_text) return Status::InvalidArgument("--signing-key: " + key_text.status().message());
-    auto key = signing::SigningKey::FromText(*key_text);
-    if (!key) {
-      return Status::InvalidArgument("--signing-key " + text.signing_key_file + ": " +
-                                     key.status().message());
-    }
+    auto key = signing::SigningKey::FromFile(text.signing_key_file);
+    if (!key) return Status::InvalidArgument("--signing-key: " + key.status().message());
     c.signing_key = std::move(*key);
+    c.signing_key_file = text.signing_key_file;
   }
   if (c.unsigned_authority && !c.signing_key) {
     return Status::InvalidArgument("--unsigned-authority goes with --signing-key");

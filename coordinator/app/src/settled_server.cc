@@ -310,6 +310,15 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
   } else {
     spdlog::warn("TLS off: the API, its tokens included, travels in clear text (--tls-cert)");
   }
+  if (config.signing_key) {
+    spdlog::info("signing branch calls with {} key {} (--signing-key {})",
+                 signing::AlgorithmName(config.signing_key->algorithm()),
+                 config.signing_key->keyid(), config.signing_key_file);
+  } else {
+    spdlog::info(
+        "not signing branch calls: participants cannot tell them from anyone's "
+        "(--signing-key)");
+  }
   if (!config.api.tls.client_ca_file.empty()) {
     spdlog::info("client certificates from {} {}; {} subjects mapped (--client-certificates)",
                  config.api.tls.client_ca_file,

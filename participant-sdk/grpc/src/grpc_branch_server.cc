@@ -370,6 +370,10 @@ void GrpcBranchServer::Mount(grpc::ServerBuilder& builder) {
 }
 
 Result<int> GrpcBranchServer::Start(const std::string& host, int port) {
+  if (impl_->options.signed_calls) {
+    std::fprintf(stderr, "settle grpc participant: verifying signed calls with %s\n",
+                 DescribeTrustedKeys(*impl_->options.signed_calls).c_str());
+  }
   if (!impl_->options.tls_client_ca_file.empty() && impl_->options.tls_cert_file.empty()) {
     return Status::InvalidArgument(
         "tls_client_ca_file: client certificates need TLS (tls_cert_file, tls_key_file)");

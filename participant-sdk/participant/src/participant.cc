@@ -322,6 +322,10 @@ Participant& Participant::OnPost(const std::string& pattern, RouteHandler handle
 
 Result<int> Participant::Start(const std::string& host, int port) {
   const ParticipantOptions& o = impl_->options;
+  if (o.signed_calls) {
+    std::fprintf(stderr, "settle participant: verifying signed calls with %s\n",
+                 DescribeTrustedKeys(*o.signed_calls).c_str());
+  }
   const bool needs_names = o.signed_calls && o.signed_calls->check_authority;
   // Refused before listening: a participant on every address must be told its names.
   if (needs_names && o.authorities.empty() && IsWildcardHost(host)) {

@@ -2,7 +2,6 @@
 
 #include <strings.h>
 
-#include "settle/core/file_text.h"
 #include "settle/signing/grpc_call_signature.h"
 #include "settle/signing/request_signature.h"
 
@@ -12,13 +11,20 @@ Result<std::vector<signing::VerifyingKey>> LoadVerifyingKeys(
     const std::vector<std::string>& files) {
   std::vector<signing::VerifyingKey> keys;
   for (const std::string& file : files) {
-    Result<std::string> text = ReadFileText(file);
-    if (!text) return Status::InvalidArgument(text.status().message());
-    auto key = signing::VerifyingKey::FromText(*text);
-    if (!key) return Status::InvalidArgument(file + ": " + key.status().message());
+    auto key = signing::VerifyingKey::FromFile(file);
+    if (!key) return key.status();
     keys.push_back(std::move(*key));
   }
   return keys;
+}
+
+std::string DescribeTrustedKeys(const SignedCalls& policy) {
+  std::string out = signing::DescribeKeys(policy.keys);
+  if (policy.try_policy == SignedCalls::TryPolicy::kTryKeys) {
+    out += "; Trys and XA actions: " + signing::DescribeKeys(policy.try_keys);
+  }
+  if (!policy.require_signature) out += "; unsigned calls let through";
+  return out;
 }
 
 namespace {

@@ -17,9 +17,10 @@ inline constexpr std::string_view kRfcEd25519Public =
 // (computed with `openssl pkey -pubout -outform DER | tail -c 32 | openssl dgst -sha256`).
 inline constexpr std::string_view kRfcEd25519KeyId = "ed25519-b16c2d1bead12626";
 
-// RFC 9421 Appendix B.1.5, test-shared-secret: 64 bytes in base64.
+// RFC 9421 Appendix B.1.5, test-shared-secret: 64 bytes in base64, as a key file declares a
+// shared secret ("hmac:" and the base64).
 inline constexpr std::string_view kRfcSharedSecret =
-    "uzvJfB4u3N0Jy4T7NZ75MDVcr8zSTInedJtkgcu46YW4XByzNJjxBdtjUkdJPBtbmHhIDi6pcl8jsasjlTMtDQ==";
+    "hmac:uzvJfB4u3N0Jy4T7NZ75MDVcr8zSTInedJtkgcu46YW4XByzNJjxBdtjUkdJPBtbmHhIDi6pcl8jsasjlTMtDQ==";
 inline constexpr std::string_view kRfcSharedSecretKeyId = "hmac-57ca14d520f889be";
 
 }  // namespace settle::signing::testing

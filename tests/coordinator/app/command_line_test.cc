@@ -104,8 +104,24 @@ TEST_CASE("settled --signing-key loads a key to sign its calls with, and refuses
   std::ofstream(bad) << "not a key\n";
   const CommandLine refused = Parse({"--signing-key", bad.c_str()});
   CHECK(refused.exit_code == 2);
-  CHECK_THAT(refused.output, Catch::Contains("--signing-key " + bad + ":"));
+  CHECK_THAT(refused.output,
+             Catch::StartsWith("--signing-key: " + bad +
+                               ": the file is neither a PEM key nor a shared secret declared "
+                               "with hmac:; expected an Ed25519 private key in PEM"));
   CHECK_THAT(refused.output, !Catch::Contains("not a key"));  // a secret's text is never echoed
+  // A secret as it had to be written before secrets were declared: bare base64.
+  std::ofstream(bad) << "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n";
+  const CommandLine bare = Parse({"--signing-key", bad.c_str()});
+  CHECK(bare.exit_code == 2);
+  CHECK_THAT(bare.output,
+             Catch::StartsWith("--signing-key: " + bad + ": the file holds bare base64"));
+  CHECK_THAT(bare.output, !Catch::Contains("AAECAwQFBgcICQoLDA0O"));
+  std::ofstream(bad) << "hmac:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n";
+  const CommandLine hmac = Parse({"--signing-key", bad.c_str()});
+  REQUIRE(hmac.exit_code == 0);
+  REQUIRE(hmac.config.signing_key);
+  CHECK(hmac.config.signing_key->algorithm() == signing::Algorithm::kHmacSha256);
+  CHECK(hmac.config.signing_key_file == bad);
   const CommandLine alone = Parse({"--unsigned-authority"});
   CHECK(alone.exit_code == 2);
   CHECK_THAT(alone.output, Catch::Contains("--unsigned-authority goes with --signing-key"));

@@ -152,7 +152,8 @@ TEST_CASE("answers are classified in the protocol's order", "[coordinator][http_
 // {"message":"signature: <reason>"}; any other 401 keeps its own words.
 TEST_CASE("a 401 is blamed on settled's signature only when the participant says so",
           "[coordinator][http_branch_caller][signing]") {
-  auto key = signing::SigningKey::FromText("c2lnbmluZyBrZXkgb2YgdGhlIGJyYW5jaCBjYWxsZXIgdGVzdHM=");
+  auto key =
+      signing::SigningKey::FromText("hmac:c2lnbmluZyBrZXkgb2YgdGhlIGJyYW5jaCBjYWxsZXIgdGVzdHM=");
   REQUIRE(key);
   ParticipantServer participant;
   participant.Script("/confirm", {{401, R"({"message":"signature: unknown keyid \"x\""})"},

@@ -18,8 +18,8 @@ using testing::GrpcCall;
 using testing::GrpcParticipant;
 using testing::InProcessSettled;
 
-// An HMAC-SHA256 secret of 32 bytes, as `openssl rand -base64 32` writes it.
-constexpr std::string_view kSecret = "q1Xv0ZxY7h3rG9mK2pL8sT4wB6nE5cR0uJ1iO7aD3fU=";
+// An HMAC-SHA256 secret of 32 bytes, as `echo "hmac:$(openssl rand -base64 32)"` writes it.
+constexpr std::string_view kSecret = "hmac:q1Xv0ZxY7h3rG9mK2pL8sT4wB6nE5cR0uJ1iO7aD3fU=";
 
 signing::SigningKey Signer() {
   auto key = signing::SigningKey::FromText(kSecret);

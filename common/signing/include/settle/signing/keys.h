@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "settle/core/status.h"
 
@@ -15,17 +16,33 @@ enum class Algorithm { kEd25519, kHmacSha256 };
 // "ed25519" or "hmac-sha256", the alg parameter's value.
 std::string_view AlgorithmName(Algorithm algorithm);
 
-// The key a signer holds. Read from a key file's text:
-//   an Ed25519 private key in PEM (PKCS #8, as `openssl genpkey -algorithm ed25519` writes it);
-//   or an HMAC secret: one line of base64 (as `openssl rand -base64 32` writes it) of at least
-//   32 bytes.
-// Its keyid is derived from the key, so that a verifier's copy of the same key finds it:
+// Key files. A key file says what it holds; nothing is guessed from its look:
+//   an Ed25519 private key in PEM (PKCS #8, "-----BEGIN PRIVATE KEY-----", as
+//     `openssl genpkey -algorithm ed25519` writes it);
+//   an Ed25519 public key in PEM ("-----BEGIN PUBLIC KEY-----", `openssl pkey -pubout`), for a
+//     verifier only;
+//   a shared secret for HMAC-SHA256, declared as such: "hmac:" and the secret's base64 (line
+//     breaks within it allowed), at least 32 bytes decoded, as
+//     `echo "hmac:$(openssl rand -base64 32)" > secret.key` writes it.
+// Blanks around the text are ignored. Anything else is refused with InvalidArgument saying
+// what the text is taken for and what was expected, never quoting it: bare base64 (a secret
+// without "hmac:", or a PEM key's body without its -----BEGIN/-----END lines, which would
+// otherwise turn a public key into a shared secret), a PEM block that is not one of those
+// keys (a certificate, an encrypted or another algorithm's key, a damaged or truncated block),
+// a public key where a private one is needed, empty text, anything else.
+//
+// A key's keyid is derived from the key, so that a verifier's copy of the same key finds it:
 // "ed25519-" or "hmac-" and the first 16 hex digits of SHA-256 over the raw public key (32
 // bytes) or the secret.
+
+// The key a signer holds: an Ed25519 private key or a shared secret.
 class SigningKey {
  public:
-  // InvalidArgument saying what is wrong with the text (never quoting a secret).
+  // InvalidArgument saying what is wrong with the text and what was expected.
   static Result<SigningKey> FromText(std::string_view text);
+  // The key in the file at `path`: InvalidArgument whose message starts with the path (or
+  // "cannot read <path>: <the system's reason>"), followed by FromText's reason.
+  static Result<SigningKey> FromFile(const std::string& path);
 
   Algorithm algorithm() const { return algorithm_; }
   const std::string& keyid() const { return keyid_; }
@@ -41,12 +58,12 @@ class SigningKey {
   std::shared_ptr<const Material> material_;
 };
 
-// A key a verifier holds. Read from a key file's text: an Ed25519 public key in PEM
-// (`openssl pkey -in key.pem -pubout`), an Ed25519 private key (its public half is used), or an
-// HMAC secret as above. Its keyid is derived as SigningKey's.
+// A key a verifier holds: an Ed25519 public key, or a private key (its public half is kept),
+// or a shared secret.
 class VerifyingKey {
  public:
   static Result<VerifyingKey> FromText(std::string_view text);
+  static Result<VerifyingKey> FromFile(const std::string& path);
 
   Algorithm algorithm() const { return algorithm_; }
   const std::string& keyid() const { return keyid_; }
@@ -61,5 +78,12 @@ class VerifyingKey {
   std::string keyid_;
   std::shared_ptr<const Material> material_;
 };
+
+// "ed25519 ed25519-0123456789abcdef": a key's algorithm and keyid, for a log line (nothing of
+// the key's material).
+std::string DescribeKey(const SigningKey& key);
+std::string DescribeKey(const VerifyingKey& key);
+// Each key described as DescribeKey does, joined by ", "; "no key" for none.
+std::string DescribeKeys(const std::vector<VerifyingKey>& keys);
 
 }  // namespace settle::signing

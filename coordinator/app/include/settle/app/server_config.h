@@ -57,6 +57,7 @@ struct ServerConfig {
   std::string tls_client_key;
   // With a key, every call to a participant is signed (--signing-key; docs/protocol.md §4.9).
   std::optional<signing::SigningKey> signing_key;
+  std::string signing_key_file;     // where signing_key was read from, for the startup log
   bool unsigned_authority = false;  // the signature leaves the Host out
   api::ApiServerOptions api;
   RetentionSettings retention;

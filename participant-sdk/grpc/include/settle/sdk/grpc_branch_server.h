@@ -113,7 +113,8 @@ class GrpcBranchServer {
   // A server of its own on host:port (0: any free port); returns the port. Unavailable if it
   // cannot listen there; InvalidArgument for an unreadable certificate or key, a
   // tls_client_ca_file that cannot be read or holds no PEM certificate that parses, or (with
-  // signed_calls) authorities that are malformed or cannot be assumed.
+  // signed_calls) authorities that are malformed or cannot be assumed. With signed_calls,
+  // first writes the keys it trusts to standard error (DescribeTrustedKeys).
   Result<int> Start(const std::string& host, int port);
   // The names signed calls must have been signed for; empty before Start or MountOn, or
   // without signed_calls.

@@ -36,6 +36,7 @@ struct GrpcClientOptions {
   // are signed as settled signs its own (docs/protocol.md §4.9; over gRPC as signature-input,
   // signature and content-digest metadata, over HTTP as ClientOptions::signing_key does), so
   // that a participant can tell them from anyone else's (SignedCalls::TryPolicy::kTryKeys).
+  // Read it with signing::SigningKey::FromFile, as ClientOptions::signing_key.
   std::optional<signing::SigningKey> signing_key;
 };
 

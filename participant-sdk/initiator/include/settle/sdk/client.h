@@ -30,7 +30,9 @@ struct ClientOptions {
   std::string client_key_file;
   // With a key, the calls the initiator makes to branches itself (a TCC's Try, an XA action)
   // are signed as settled signs its own (RFC 9421; docs/protocol.md §4.9), so that a
-  // participant can tell them from anyone else's (SignedCalls::TryPolicy::kTryKeys).
+  // participant can tell them from anyone else's (SignedCalls::TryPolicy::kTryKeys). Read it
+  // with signing::SigningKey::FromFile: a PEM Ed25519 private key or an "hmac:" secret, any
+  // other file refused naming it.
   std::optional<signing::SigningKey> signing_key;
 };
 

@@ -124,7 +124,8 @@ class Participant {
   // Binds host:port (0: any free port) and serves on background threads; returns the port.
   // InvalidArgument for an unusable certificate, key or client CA file, a client CA file
   // without a certificate, or (with signed_calls) authorities that are malformed or cannot
-  // be assumed.
+  // be assumed. With signed_calls, first writes the keys it trusts to standard error
+  // (DescribeTrustedKeys).
   Result<int> Start(const std::string& host, int port);
   // The names signed calls must have been signed for (ParticipantOptions::authorities, or the
   // ones Start assumed); empty before Start or without signed_calls.

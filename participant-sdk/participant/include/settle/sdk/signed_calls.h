@@ -56,8 +56,14 @@ struct SignedCalls {
   bool require_signature = true;
 };
 
-// Reads each file as a key (signing::VerifyingKey::FromText): InvalidArgument naming the file.
+// Reads each file as a key (signing::VerifyingKey::FromFile: a PEM Ed25519 key or a secret
+// declared "hmac:..."): InvalidArgument naming the file, what it holds and what was expected.
 Result<std::vector<signing::VerifyingKey>> LoadVerifyingKeys(const std::vector<std::string>& files);
+
+// The keys `policy` trusts, for a startup log line (nothing of their material):
+// "ed25519 ed25519-0123456789abcdef, hmac-sha256 hmac-...", then the Try keys under kTryKeys
+// ("; Trys and XA actions: ...") and "; unsigned calls let through" without require_signature.
+std::string DescribeTrustedKeys(const SignedCalls& policy);
 
 // One call as it arrived, for CheckSignedCall.
 struct ArrivedCall {
