@@ -89,12 +89,12 @@ struct RegisterBranchRequest {
   std::string data;         // forwarded byte for byte; empty: the branch is called with GET
   std::string confirm_url;  // TCC
   std::string cancel_url;   // TCC
+  TransType trans_type = TransType::kTcc;
+  std::string url;  // XA: phase 2, called with op=commit or op=rollback
   // TCC: the Try's URL (or gRPC method), which the initiator calls itself; optional. Not
   // stored: with it, a coordinator that signs answers with its countersignature of the Try
   // (docs/protocol.md §4.9).
   std::string try_url;
-  TransType trans_type = TransType::kTcc;
-  std::string url;  // XA: phase 2, called with op=commit or op=rollback
   UnreadFields unread_fields;
 };
 
