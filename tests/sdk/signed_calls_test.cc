@@ -352,13 +352,16 @@ TEST_CASE("a participant counts its refusals by reason and exports them as Prome
   CHECK(send(&settled, now, [](net::ClientRequest& r) {
           r.target = "/api/TransIn?gid=g2&trans_type=saga&branch_id=01&op=action";
         }) == 401);
-  // Signed for the Host settled dialed, which a proxy rewrote and forwarded.
-  CHECK(send(&settled, now,
-             [](net::ClientRequest& r) {
-               std::erase_if(r.headers, [](const auto& h) { return h.first == "Host"; });
-               r.headers.emplace_back("X-Forwarded-Host", "bank.example:8081");
-             },
-             {{"Host", "bank.example:8081"}}) == 401);
+  // Signed for the Host settled dialed, which a proxy rewrote and forwarded: signed for the
+  // proxy's name (net::SignRequest signs the URL's host:port), sent to the bank's own address.
+  CHECK(send(&settled, now, [&](net::ClientRequest& r) {
+          const Url bank_url = r.url;
+          r.url.host = "bank.example";
+          r.url.port = 8081;
+          REQUIRE(net::SignRequest(r, settled, now).ok());
+          r.url = bank_url;
+          r.headers.emplace_back("X-Forwarded-Host", "bank.example:8081");
+        }) == 401);
   CHECK(bank.runs() == 0);
 
   using signing::RefusalKind;

@@ -322,6 +322,23 @@ TEST_CASE("a Try in an empty-body branch is a GET with the query of op=try", "[s
                                                              {"op", "try"}});
 }
 
+TEST_CASE("a Try URL whose query names a protocol key is refused before anything is registered",
+          "[sdk][tcc][protocol_keys]") {
+  ParticipantServer p;
+  FakeCoordinator fake;
+  auto outcome = RunTcc(*fake.client, "g4", {}, [&](Tcc& tcc) {
+    auto answer =
+        tcc.CallBranch("{}", p.Url("/Try?GID=victim"), p.Url("/Confirm"), p.Url("/Cancel"));
+    return answer ? Status::Ok() : answer.status();
+  });
+  REQUIRE(outcome.ok());
+  CHECK_FALSE(outcome->committed());  // aborted, with the reason
+  CHECK_THAT(outcome->reason,
+             Catch::Contains("names \"gid\" in its query, which the protocol sets itself"));
+  CHECK(fake.server.CallsTo("/api/settle/registerBranch").empty());
+  CHECK(p.Calls().empty());
+}
+
 TEST_CASE("a Try answering ONGOING or an error aborts", "[sdk][tcc]") {
   for (const ScriptedAnswer& answer :
        {ScriptedAnswer{425, R"({"dtm_result":"ONGOING"})"}, ScriptedAnswer{500, "oops"},

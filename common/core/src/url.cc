@@ -12,6 +12,13 @@ bool IsUnreserved(unsigned char c) {
          c == '_' || c == '.' || c == '~';
 }
 
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 template <typename Keep>
 std::string EncodeUnless(std::string_view s, Keep keep) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -27,6 +34,26 @@ std::string EncodeUnless(std::string_view s, Keep keep) {
     }
   }
   return out;
+}
+
+template <typename Params>
+std::string AppendParams(std::string target, const Params& params) {
+  const std::size_t query = target.find('?');
+  char sep = query == std::string::npos ? '?' : '&';
+  // A query that is still empty ("/a?") or ends in '&' needs no extra separator. Only the
+  // first '?' starts the query: a later one ("/a?next=?") is part of a value, and a '&' in
+  // the path ("/a&b") is a character of the path.
+  if (query != std::string::npos && (query + 1 == target.size() || target.back() == '&')) {
+    sep = '\0';
+  }
+  for (const auto& [key, value] : params) {
+    if (sep != '\0') target += sep;
+    target += key;
+    target += '=';
+    target += EncodeUnless(value, IsUnreserved);
+    sep = '&';
+  }
+  return target;
 }
 
 // A host name or IPv4 address: letters, digits, '-', '.', '_' and '~' (RFC 3986's unreserved
@@ -58,29 +85,34 @@ bool SchemeIs(std::string_view scheme, std::string_view expected) {
 
 std::string PercentEncode(std::string_view s) { return EncodeUnless(s, IsUnreserved); }
 
+std::string FormDecode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 &&
+               HexValue(s[i + 2]) >= 0) {
+      out += static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
 std::string PercentEncodeNonAscii(std::string_view s) {
   return EncodeUnless(s, [](unsigned char c) { return c < 0x80; });
 }
 
 std::string Url::TargetWith(
     std::initializer_list<std::pair<std::string_view, std::string_view>> params) const {
-  std::string target = path_and_query;
-  const std::size_t query = target.find('?');
-  char sep = query == std::string::npos ? '?' : '&';
-  // A query that is still empty ("/a?") or ends in '&' needs no extra separator. Only the
-  // first '?' starts the query: a later one ("/a?next=?") is part of a value, and a '&' in
-  // the path ("/a&b") is a character of the path.
-  if (query != std::string::npos && (query + 1 == target.size() || target.back() == '&')) {
-    sep = '\0';
-  }
-  for (const auto& [key, value] : params) {
-    if (sep != '\0') target += sep;
-    target += key;
-    target += '=';
-    target += PercentEncode(value);
-    sep = '&';
-  }
-  return target;
+  return AppendParams(path_and_query, params);
+}
+
+std::string Url::TargetWith(const std::vector<std::pair<std::string, std::string>>& params) const {
+  return AppendParams(path_and_query, params);
 }
 
 std::string JoinHostPort(std::string_view host, int port) {

@@ -9,17 +9,6 @@
 #include "settle/signing/request_signature.h"
 
 namespace settle::net {
-namespace {
-
-// The Host the request will carry: a header's, or the URL's.
-std::string AuthorityOf(const ClientRequest& request) {
-  for (const auto& [name, value] : request.headers) {
-    if (EqualsIgnoreCase(name, "Host")) return value;
-  }
-  return request.url.HostPort();
-}
-
-}  // namespace
 
 Status SignRequest(ClientRequest& request, const signing::SigningKey& key,
                    std::int64_t created_unix, bool cover_authority, std::string_view tag) {
@@ -27,9 +16,13 @@ Status SignRequest(ClientRequest& request, const signing::SigningKey& key,
   const std::string target =
       PercentEncodeNonAscii(request.target.empty() ? request.url.path_and_query : request.target);
   const std::size_t question = target.find('?');
+  // The authority signed is the one the request is sent to, never one a caller's header names:
+  // a Host of its own would let whoever chose the headers pick the participant the signature
+  // names (docs/protocol.md §4.9). The request then carries the URL's Host (wire.cc).
+  std::erase_if(request.headers, [](const auto& h) { return EqualsIgnoreCase(h.first, "Host"); });
   const signing::SignedRequest signed_request{
       .method = request.method,
-      .authority = AuthorityOf(request),
+      .authority = request.url.HostPort(),
       .path = target.substr(0, question),
       .query = question == std::string::npos ? "" : target.substr(question + 1),
       .body = request.body};

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <utility>
 
+#include "not_sent.h"
 #include "settle/async/await.h"
 #include "settle/core/file_text.h"
 #include "settle/core/grpc_codes.h"
@@ -53,14 +54,12 @@ asio::awaitable<engine::BranchOutcome> GrpcBranchCaller::Call(engine::BranchCall
     if (!target) {
       co_return Unknown("invalid branch URL '" + call.url + "': " + target.status().message());
     }
+    // Checked when the transaction named a gRPC participant, or registered one; rows stored
+    // before those checks existed are refused here, and retried as an error.
+    if (std::string why = WhyNotSent(call); !why.empty()) co_return Unknown(std::move(why));
     grpc_unary::UnaryRequest request{
         .method = target->method, .message = std::move(call.data), .timeout = call.timeout};
     for (const auto& [name, value] : call.headers) {
-      // Checked when the transaction named a gRPC participant, or registered one; rows stored
-      // before that check existed are refused here, and retried as an error.
-      if (!IsGrpcMetadataHeader(name, value)) {
-        co_return Unknown("branch header " + name + " cannot be sent as gRPC metadata");
-      }
       request.metadata.emplace_back(grpc_unary::MetadataKey(name), value);
     }
     grpc_unary::BranchWords words{.gid = call.gid,

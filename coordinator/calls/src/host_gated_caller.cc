@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "gate_log.h"
+#include "not_sent.h"
 #include "settle/core/grpc_target.h"
 #include "settle/core/url.h"
 
@@ -117,6 +118,8 @@ HostGatedCaller::Admission HostGatedCaller::Admit(const std::vector<engine::Bran
   const std::lock_guard lock(mu_);
   for (std::size_t i = 0; i < calls.size(); ++i) {
     a.origins[i] = OriginOf(calls[i].url);
+    // A call its caller will not send (not_sent.h) passes no gate: it says nothing of the host.
+    if (!a.origins[i].empty() && !WhyNotSent(calls[i]).empty()) a.origins[i].clear();
     if (a.origins[i].empty()) {
       a.made.push_back(i);
       a.made_gids.push_back(calls[i].gid);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "not_sent.h"
 #include "settle/async/await.h"
 #include "settle/core/url.h"
 #include "settle/net/message.h"
@@ -51,6 +52,7 @@ asio::awaitable<engine::BranchOutcome> HttpBranchCaller::Call(engine::BranchCall
     if (!url) {
       co_return Unknown("invalid branch URL '" + call.url + "': " + url.status().message());
     }
+    if (std::string why = WhyNotSent(call); !why.empty()) co_return Unknown(std::move(why));
     net::ClientRequest request;
     // XA's phase 2 is always a POST, as DTM calls it (its participants serve POST only).
     request.method = call.data.empty() && call.trans_type != TransType::kXa ? "GET" : "POST";

@@ -359,7 +359,7 @@ asio::awaitable<Status> Coordinator::Subscribe(engine::SubscribeRequest request)
 asio::awaitable<Status> Coordinator::Unsubscribe(engine::SubscribeRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
   if (Status s = AdmitFields("unsubscribe", request.unread_fields); !s.ok()) co_return s;
-  if (Status s = engine::CheckSubscription(request); !s.ok()) co_return s;
+  if (Status s = engine::CheckUnsubscription(request); !s.ok()) co_return s;
   storage::WriteBatch batch;
   batch.Add(storage::Unsubscribe{request.topic, request.url});
   const Status s = co_await store_.Commit(std::move(batch));

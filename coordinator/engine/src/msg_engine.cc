@@ -169,6 +169,12 @@ Status CheckSubscription(const SubscribeRequest& request) {
   return CheckReason("remark", request.remark);
 }
 
+Status CheckUnsubscription(const SubscribeRequest& request) {
+  if (Status s = CheckTopic("topic", request.topic); !s.ok()) return s;
+  if (Status s = CheckStoredUrl("url", request.url, true); !s.ok()) return s;
+  return CheckReason("remark", request.remark);
+}
+
 Decision DecideMsg(const storage::Transaction& tx, TimePoint now) {
   switch (tx.global.status) {
     case GlobalStatus::kPrepared:

@@ -2,6 +2,7 @@
 
 #include "settle/core/grpc_target.h"
 #include "settle/core/header_syntax.h"
+#include "settle/core/protocol_keys.h"
 #include "settle/core/url.h"
 
 namespace settle::engine {
@@ -26,7 +27,7 @@ Status CheckGid(const std::string& gid) {
   return Status::Ok();
 }
 
-Status CheckUrl(std::string_view path, const std::string& url, bool required) {
+Status CheckStoredUrl(std::string_view path, const std::string& url, bool required) {
   if (url.empty()) return required ? FieldError(path, "required") : Status::Ok();
   if (LooksLikeGrpcTarget(url)) {
     if (auto target = ParseGrpcTarget(url); !target) {
@@ -35,6 +36,15 @@ Status CheckUrl(std::string_view path, const std::string& url, bool required) {
     return Status::Ok();
   }
   if (auto parsed = ParseUrl(url); !parsed) return FieldError(path, parsed.status().message());
+  return Status::Ok();
+}
+
+Status CheckUrl(std::string_view path, const std::string& url, bool required) {
+  if (Status s = CheckStoredUrl(path, url, required); !s.ok()) return s;
+  if (const auto key = ProtocolKeyInQuery(url)) {
+    return FieldError(path, "the query names \"" + std::string(*key) +
+                                "\", which settled sets itself (protocol.md §4.1)");
+  }
   return Status::Ok();
 }
 
@@ -71,6 +81,11 @@ Status CheckOptions(const RequestOptions& options) {
     if (!IsValidHeaderValue(value)) {
       return FieldError("branch_headers." + name, "must not contain control characters");
     }
+    if (IsReservedBranchHeader(name)) {
+      return FieldError("branch_headers." + name,
+                        "a header settled sets itself; a transaction may not set it "
+                        "(protocol.md §3.7)");
+    }
   }
   return Status::Ok();
 }
@@ -88,6 +103,11 @@ Status CheckGrpcHeaders(const std::map<std::string, std::string>& branch_headers
                         "cannot be sent as gRPC metadata to this transaction's gRPC participants "
                         "(a name of [0-9A-Za-z-_.], not grpc-* or *-bin, and a printable ASCII "
                         "value)");
+    }
+    if (IsReservedGrpcBranchHeader(name)) {
+      return FieldError("branch_headers." + name,
+                        "metadata gRPC or settled sets itself; a transaction with gRPC "
+                        "participants may not set it (protocol.md §10.4)");
     }
   }
   return Status::Ok();

@@ -1,5 +1,7 @@
 #include "settle/sdk/branch_request.h"
 
+#include "settle/core/protocol_keys.h"
+
 namespace settle::sdk {
 namespace {
 
@@ -43,6 +45,22 @@ Status ParseBranchQuery(const std::multimap<std::string, std::string>& params,
   request.branch_id = *branch_id;
   request.op = *op;
   return Status::Ok();
+}
+
+Status CheckProtocolKeysOnce(const std::multimap<std::string, std::string>& params) {
+  const auto key = RepeatedProtocolKey(params);
+  if (!key) return Status::Ok();
+  return Status::InvalidArgument(std::string(*key) +
+                                 ": more than once in the query string; the coordinator sets "
+                                 "it, and a branch URL's own query may not name it");
+}
+
+Status CheckDtmMetadataOnce(const std::vector<std::string_view>& keys) {
+  const auto key = RepeatedDtmMetadataKey(keys);
+  if (!key) return Status::Ok();
+  return Status::InvalidArgument(*key +
+                                 ": more than once in the call's metadata; the coordinator sets "
+                                 "it, and a transaction's branch_headers may not name it");
 }
 
 }  // namespace settle::sdk

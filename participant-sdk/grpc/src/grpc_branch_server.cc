@@ -238,6 +238,15 @@ void BranchReactor::OnReadDone(bool ok) {
                         "no branch handler for " + context_->method()));
     return;
   }
+  // Before the signature, the barrier or a handler (docs/protocol.md §10.4).
+  std::vector<std::string_view> keys;
+  for (const auto& [key, value] : context_->client_metadata()) {
+    keys.emplace_back(key.data(), key.size());
+  }
+  if (Status once = CheckDtmMetadataOnce(keys); !once.ok()) {
+    Finish(ToGrpc(once));
+    return;
+  }
   BranchRequest request;
   request.path = context_->method();
   std::vector<grpc::Slice> slices;

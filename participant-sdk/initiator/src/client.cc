@@ -13,6 +13,7 @@
 #include "settle/core/branch_result.h"
 #include "settle/core/grpc_target.h"
 #include "settle/core/protocol.h"
+#include "settle/core/protocol_keys.h"
 #include "settle/core/url.h"
 #include "settle/net/blocking_client.h"
 #include "settle/net/message.h"
@@ -347,7 +348,15 @@ Result<RegisteredBranch> Client::RegisterBranch(const BranchRegistration& branch
 
 Status Client::CheckOwnBranchUrl(const std::string& url) const {
   auto parsed = ParseUrl(url);
-  if (parsed) return Status::Ok();
+  if (parsed) {
+    // The initiator appends these itself (CallBranch), and settled refuses them in a phase-2
+    // URL: a second value would be the one a participant reads.
+    if (const auto key = ProtocolKeyInQuery(url)) {
+      return Status::InvalidArgument("'" + url + "' names \"" + std::string(*key) +
+                                     "\" in its query, which the protocol sets itself");
+    }
+    return Status::Ok();
+  }
   if (LooksLikeGrpcTarget(url) && ParseGrpcTarget(url)) {
     return Status::InvalidArgument(
         "'" + url +
@@ -365,20 +374,15 @@ Result<BranchAnswer> Client::CallBranch(const OwnBranchCall& call) {
                                                             {"branch_id", call.branch_id},
                                                             {"op", call.op}};
   query.insert(query.end(), call.extra.begin(), call.extra.end());
-  // docs/protocol.md §6.1: the protocol's words as query parameters, after the URL's own.
-  std::string target = url.Origin() + url.path_and_query;
-  char separator = url.path_and_query.find('?') == std::string::npos ? '?' : '&';
-  for (const auto& [name, value] : query) {
-    target += separator + name + "=" + PercentEncode(value);
-    separator = '&';
-  }
   std::map<std::string, std::string> headers = call.headers;
   // settled's countersignature, unless this client signs its own calls (CallUrl would replace
   // it anyway).
   if (!options_.signing_key) {
     for (const auto& [name, value] : call.signature) headers[name] = value;
   }
-  auto answer = CallUrl(target, call.body, call.timeout, headers);
+  // docs/protocol.md §6.1: the protocol's words as query parameters, after the URL's own,
+  // appended exactly as settled appends them to its calls (and countersigns a Try).
+  auto answer = CallUrl(url.Origin() + url.TargetWith(query), call.body, call.timeout, headers);
   if (!answer) return answer.status();
   BranchAnswer out;
   out.result = ClassifyBranchResponse(answer->status, answer->body);

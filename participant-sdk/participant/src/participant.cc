@@ -57,6 +57,15 @@ BranchReply RunGuarded(const Call& call) {
   }
 }
 
+// Whether the query repeats a protocol key, answered then with 400 (docs/protocol.md §6.1):
+// before the signature, the barrier or a handler; retried by the coordinator, never a FAILURE.
+bool RefusedRepeat(const net::Request& req, net::Response& res) {
+  const Status once = CheckProtocolKeysOnce(req.params);
+  if (once.ok()) return false;
+  WriteReply(BranchReply::Error(once), res);
+  return true;
+}
+
 // Runs on the handler pool: it may block.
 using Route = std::function<void(const net::Request&, net::Response&)>;
 
@@ -154,6 +163,7 @@ struct Participant::Impl {
 
   void ServeBranch(const net::Request& req, net::Response& res, std::optional<BranchOp> only_op,
                    const BranchHandler& handler) const {
+    if (RefusedRepeat(req, res)) return;
     BranchRequest request;
     request.path = req.path;
     request.body = req.body;
@@ -176,6 +186,7 @@ struct Participant::Impl {
   }
 
   void ServeXa(const net::Request& req, net::Response& res, const XaHandler& handler) const {
+    if (RefusedRepeat(req, res)) return;
     XaRequest request;
     request.path = req.path;
     request.body = req.body;
@@ -263,6 +274,7 @@ Participant& Participant::OnQueryPrepared(const std::string& path, Barrier& barr
   };
   auto serve = [impl = impl_.get(), answer = std::move(answer)](const net::Request& req,
                                                                 net::Response& res) {
+    if (RefusedRepeat(req, res)) return;
     // settled's call like a phase 2: an unsigned back-check would write the barrier's
     // "rollback" row, and the message's local transaction could then never commit.
     if (!impl->Admit(req, res, /*from_initiator=*/false)) return;

@@ -287,6 +287,28 @@ TEST_CASE("with no circuits and no cap every call goes straight out", "[circuit]
   CHECK(caller.Hosts().empty());
 }
 
+TEST_CASE("a call its caller will not send passes no gate, and opens no circuit",
+          "[circuit][protocol_keys]") {
+  Fixture f;  // two failures in a row open a circuit
+  engine::BranchCall query = CallTo(std::string(kDown) + "?gid=VICTIM", "g1");
+  engine::BranchCall header = CallTo(kDown, "g2");
+  header.headers = {{"dtm-gid", "VICTIM"}};
+  // Their caller answers "not sent: ...", an error with no answer, as a refused connection is.
+  f.participants.Script("01", BranchOp::kAction, {Refused(), Refused(), Refused(), Refused()});
+  for (int i = 0; i < 2; ++i) {
+    CHECK_FALSE(Run(f.caller, {query}).at(0).not_called_until);
+    CHECK_FALSE(Run(f.caller, {header}).at(0).not_called_until);
+  }
+  CHECK(f.participants.calls().size() == 4);
+  CHECK(f.caller.Hosts().empty());
+  // The host's own calls still count: two refused ones open its circuit.
+  f.participants.Script("01", BranchOp::kAction, {Refused(), Refused()});
+  RunOne(f.caller, kDown, "g3");
+  RunOne(f.caller, kDown, "g4");
+  REQUIRE(f.caller.Hosts().size() == 1);
+  CHECK(f.caller.Hosts()[0].state == engine::CircuitState::kOpen);
+}
+
 TEST_CASE("a call whose URL does not parse has no gate", "[circuit]") {
   Fixture f;
   const engine::BranchOutcome outcome = RunOne(f.caller, "not a url", "g1");

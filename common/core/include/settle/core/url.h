@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "settle/core/status.h"
 
@@ -23,10 +24,12 @@ struct Url {
   int port = 80;               // 443 by default for https
   std::string path_and_query;  // always starts with '/'
 
-  // path_and_query with `key=value` parameters appended after '?' or '&'. Values are
-  // percent-encoded.
+  // path_and_query with `key=value` parameters appended after '?' or '&' (none after a query
+  // that is empty or ends in '&'). Values are percent-encoded. The one way a branch call's
+  // target is built, by settled and by the SDK's initiators (docs/protocol.md §4.1, §6.1).
   std::string TargetWith(
       std::initializer_list<std::pair<std::string_view, std::string_view>> params) const;
+  std::string TargetWith(const std::vector<std::pair<std::string, std::string>>& params) const;
 
   // "host:port", with brackets around an IPv6 address: what the Host header and messages say.
   std::string HostPort() const;
@@ -42,6 +45,9 @@ Result<Url> ParseUrl(std::string_view url);
 
 // Every byte but A-Z a-z 0-9 - _ . ~ as %XX: for query parameter values.
 std::string PercentEncode(std::string_view s);
+// A query parameter's name or value as a form decodes it: '+' is a space, %XX (either case)
+// the byte XX; a '%' not followed by two hex digits stays as it is.
+std::string FormDecode(std::string_view s);
 // Only bytes >= 0x80 as %XX: makes a request target that holds raw UTF-8 safe to send while
 // leaving its reserved characters (/ ? & = +) as they are.
 std::string PercentEncodeNonAscii(std::string_view s);

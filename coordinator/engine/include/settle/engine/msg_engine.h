@@ -33,9 +33,12 @@ Result<std::vector<storage::BranchRecord>> MsgRows(const std::string& gid,
 storage::BranchRecord MsgBackCheckRow(const std::string& gid, const std::string& query_prepared,
                                       TimePoint now);
 
-// A subscription (subscribe, unsubscribe): a topic name, an http(s) URL, a remark of at most
-// kMaxReasonLength bytes.
+// A subscription: a topic name, an http(s) URL or a gRPC method (CheckUrl: its query names no
+// protocol key), a remark of at most kMaxReasonLength bytes.
 Status CheckSubscription(const SubscribeRequest& request);
+// An unsubscribe: the same, but the URL's address alone (CheckStoredUrl), so that a subscriber
+// stored before its query was checked can still be removed.
+Status CheckUnsubscription(const SubscribeRequest& request);
 
 // Transactional message (docs/protocol.md §2.1, §4.8). Its rows: the back-check (op msg,
 // branch "00", seq -1) of a message that was prepared, and one action row per delivery (seq:

@@ -22,9 +22,14 @@ std::string IndexPath(std::string_view path, std::size_t index);
 
 // A gid: required, 1..128 characters of [A-Za-z0-9_.:-].
 Status CheckGid(const std::string& gid);
-// A participant's address: an http(s) URL (docs/protocol.md §1.4) or a gRPC method
-// (grpc_target.h, §10.4); or empty when not `required`.
+// A participant's address: an http(s) URL (docs/protocol.md §1.4) whose query names none of the
+// protocol's keys (protocol_keys.h: settled appends them), or a gRPC method (grpc_target.h,
+// §10.4); or empty when not `required`.
 Status CheckUrl(std::string_view path, const std::string& url, bool required);
+// The address alone, as CheckUrl checks it but for the protocol's keys: for a request that
+// names a URL already stored (an unsubscribe), which may have been stored before they were
+// refused.
+Status CheckStoredUrl(std::string_view path, const std::string& url, bool required);
 // A free text a client or an operator may store: at most kMaxReasonLength bytes.
 Status CheckReason(std::string_view path, const std::string& text);
 // A topic's name: required, 1..128 characters of [A-Za-z0-9_.:-].
@@ -32,10 +37,12 @@ Status CheckTopic(std::string_view path, const std::string& topic);
 // A saga's or a message's steps (`kind`: "a saga", "a message"): 1 to kMaxSagaSteps of them,
 // and exactly one payload per step.
 Status CheckStepCounts(std::string_view kind, std::size_t steps, std::size_t payloads);
-// The options every type takes: branch headers must be sendable as HTTP headers.
+// The options every type takes: branch headers must be sendable as HTTP headers, and none of
+// those settled sets itself (IsReservedBranchHeader, protocol_keys.h).
 Status CheckOptions(const RequestOptions& options);
 // The branch headers a transaction with a gRPC participant among `urls` sends: each must be
-// sendable as gRPC metadata (grpc_target.h); nothing to check without one. A TCC's or XA's
+// sendable as gRPC metadata (grpc_target.h) and none that gRPC sets itself
+// (IsReservedGrpcBranchHeader); nothing to check without one. A TCC's or XA's
 // registration checks its URLs against the headers its prepare stored.
 Status CheckGrpcHeaders(const std::map<std::string, std::string>& branch_headers,
                         const std::vector<std::string>& urls);

@@ -2,6 +2,8 @@
 
 #include <map>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "settle/core/protocol.h"
 #include "settle/core/status.h"
@@ -40,5 +42,18 @@ struct BranchReply {
 // InvalidArgument naming the parameter when one is missing or invalid.
 Status ParseBranchQuery(const std::multimap<std::string, std::string>& params,
                         BranchRequest& request);
+
+// InvalidArgument naming the key when the query repeats one of the protocol's keys (gid,
+// trans_type, branch_id, op, branch_type, phase2_url, dtm; names compared without regard to
+// case: RepeatedProtocolKey, settle/core/protocol_keys.h). A coordinator that appends its own
+// keys after a client's query (one older than that check) sends the client's values first, and
+// they would be read; the call is answered 400 before its signature, the barrier or a handler
+// (docs/protocol.md §6.1): retried by the coordinator, never read as FAILURE. Branch and XA
+// URLs alike.
+Status CheckProtocolKeysOnce(const std::multimap<std::string, std::string>& params);
+
+// The same for a gRPC call's metadata `keys`: InvalidArgument naming the dtm-* key that arrives
+// more than once (any case).
+Status CheckDtmMetadataOnce(const std::vector<std::string_view>& keys);
 
 }  // namespace settle::sdk
