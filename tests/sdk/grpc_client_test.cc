@@ -274,12 +274,12 @@ TEST_CASE("an XA transaction over gRPC: the gRPC branch registers itself over gR
     if (r.op != BranchOp::kAction) return BranchReply::Success();
     auto phase2 = r.headers.find("dtm-phase2_url");
     if (phase2 == r.headers.end()) return BranchReply::Failure("no dtm-phase2_url");
-    const Status registered =
+    const Result<RegisteredBranch> registered =
         participant_link->RegisterBranch(BranchRegistration{.gid = r.gid,
                                                             .trans_type = "xa",
                                                             .branch_id = r.branch_id,
                                                             .urls = {{"url", phase2->second}}});
-    return registered.ok() ? BranchReply::Success() : BranchReply::Error(registered);
+    return registered ? BranchReply::Success() : BranchReply::Error(registered.status());
   });
   auto port = server.Start("127.0.0.1", 0);
   REQUIRE(port);
