@@ -74,10 +74,15 @@ asio::awaitable<beast::error_code> WriteMessage(Stream& stream, std::string_view
   co_return ec;
 }
 
-// Ends a connection without losing what was just sent to the peer: TLS sends its close_notify;
-// plain TCP stops sending and reads (and drops) what the peer still sends, up to `limit` and
-// 16 MiB, so that closing with unread bytes does not reset the connection under the peer's
-// feet before it read the answer.
+// Ends a connection without losing what was just sent to the peer: it stops sending (TLS: its
+// close_notify; TCP: its FIN) and reads (and drops) what the peer still sends until the peer
+// closes too, up to `limit` and 16 MiB, so that closing with unread bytes does not reset the
+// connection under the peer's feet before it read the answer. A client still sending the body
+// of a request refused from its head is the usual case.
+//
+// Over TLS, OpenSSL 3 fails the wait for the peer's close_notify with "application data after
+// close notify" as soon as such bytes arrive after its own; they are then drained as raw TCP
+// bytes, undecrypted.
 template <class Stream>
 asio::awaitable<void> CloseGracefully(Stream& stream, Duration limit) {
   beast::error_code ec;
@@ -85,15 +90,19 @@ asio::awaitable<void> CloseGracefully(Stream& stream, Duration limit) {
   tcp_stream.expires_after(limit);
   if constexpr (kIsTls<Stream>) {
     co_await stream.async_shutdown(asio::redirect_error(asio::use_awaitable, ec));
-  } else {
-    tcp_stream.socket().shutdown(tcp::socket::shutdown_send, ec);
-    constexpr std::size_t kMaxDrainBytes = 16 << 20;
-    std::size_t drained = 0;
-    char scratch[16 * 1024];
-    while (!ec && drained < kMaxDrainBytes) {
-      drained += co_await tcp_stream.async_read_some(asio::buffer(scratch),
-                                                     asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec) {  // both close_notify sent: nothing more can come
+      tcp_stream.close();
+      co_return;
     }
+    ec = {};
+  }
+  tcp_stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+  constexpr std::size_t kMaxDrainBytes = 16 << 20;
+  std::size_t drained = 0;
+  char scratch[16 * 1024];
+  while (!ec && drained < kMaxDrainBytes) {
+    drained += co_await tcp_stream.async_read_some(asio::buffer(scratch),
+                                                   asio::redirect_error(asio::use_awaitable, ec));
   }
   tcp_stream.close();
 }
