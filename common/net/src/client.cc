@@ -5,9 +5,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
-#include <boost/asio/write.hpp>
 
-#include <array>
 #include <chrono>
 #include <mutex>
 #include <optional>
@@ -88,8 +86,7 @@ asio::awaitable<Exchanged> Exchange(Stream& stream, const std::string& head,
   beast::error_code ec;
   auto& tcp_stream = beast::get_lowest_layer(stream);
   tcp_stream.expires_at(deadline);
-  const std::array<asio::const_buffer, 2> request = {asio::buffer(head), asio::buffer(body)};
-  co_await asio::async_write(stream, request, asio::redirect_error(asio::use_awaitable, ec));
+  ec = co_await WriteMessage(stream, head, body);
   if (ec && IsCertificateRefusal(ec)) {
     out.kind = Exchanged::kTlsAlert;
     out.detail = ec.message();

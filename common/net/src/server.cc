@@ -6,7 +6,6 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 
-#include <array>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -171,11 +170,9 @@ template <class Stream>
 asio::awaitable<bool> Server::Impl::Write(Stream& stream, const Response& response, bool close,
                                           bool keep_alive_header, bool head_only) {
   const std::string head = ResponseHead(response, close, keep_alive_header);
-  const std::array<asio::const_buffer, 2> buffers = {
-      asio::buffer(head), asio::buffer(head_only ? std::string_view() : response.body)};
+  const std::string_view body = head_only ? std::string_view() : std::string_view(response.body);
   beast::get_lowest_layer(stream).expires_after(options.io_timeout);
-  beast::error_code ec;
-  co_await asio::async_write(stream, buffers, asio::redirect_error(asio::use_awaitable, ec));
+  const beast::error_code ec = co_await WriteMessage(stream, head, body);
   co_return !ec;
 }
 
