@@ -28,6 +28,26 @@ Response DefaultRefusal(int status, const std::string& problem) {
   return Response{status, "application/json", MessageBody(problem)};
 }
 
+// Why a server's TLS handshake failed, for ServerOptions::on_handshake_failure; nullopt when
+// it is not a failure to report: Stop() cancelled it, or the client closed the connection
+// before sending a byte (a TCP health check).
+std::optional<std::string> HandshakeFailureReason(const beast::error_code& ec, SSL* ssl,
+                                                  Duration timeout) {
+  if (ec == asio::error::operation_aborted) return std::nullopt;
+  const bool closed = ec == asio::error::eof || ec == asio::ssl::error::stream_truncated ||
+                      ec == asio::error::connection_reset;
+  // The bytes OpenSSL read of the connection: none from a probe that only connected.
+  if (closed && BIO_number_read(SSL_get_rbio(ssl)) == 0) return std::nullopt;
+  if (ec == beast::error::timeout) {
+    return "timed out after " + std::to_string(timeout.count()) + " ms";
+  }
+  if (closed) return std::string("connection closed by the client during the handshake");
+  std::string reason = ec.message();  // OpenSSL's reason
+  const long verified = SSL_get_verify_result(ssl);
+  if (verified != X509_V_OK) reason += ": " + std::string(X509_verify_cert_error_string(verified));
+  return reason;
+}
+
 }  // namespace
 
 // One accepted connection, as Stop() sees it. Its fields are touched only on its strand.
@@ -157,6 +177,12 @@ asio::awaitable<void> Server::Impl::Run(tcp::socket socket,
                                   asio::redirect_error(asio::use_awaitable, ec));
   // A certificate from another CA, expired, or missing where one is required has failed the
   // handshake already: OpenSSL verified the chain against the client CA file.
+  if (ec && options.on_handshake_failure) {
+    if (std::optional<std::string> reason =
+            HandshakeFailureReason(ec, stream.native_handle(), options.io_timeout)) {
+      options.on_handshake_failure(HandshakeFailure{address, port, std::move(*reason)});
+    }
+  }
   if (!ec) {
     X509* peer = SSL_get_peer_certificate(stream.native_handle());
     const std::string peer_subject = CertificateSubject(peer);

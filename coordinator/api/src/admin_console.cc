@@ -1,5 +1,6 @@
 #include "admin_console.h"
 
+#include <chrono>
 #include <string_view>
 #include <utility>
 
@@ -65,18 +66,21 @@ std::string FormValue(const std::string& body, const std::string& name) {
 
 }  // namespace
 
-std::optional<std::string> SessionToken(const net::Request& request) {
+std::optional<std::string> SessionId(const net::Request& request) {
   const std::string* cookie = request.Header("Cookie");
   if (cookie == nullptr) return std::nullopt;
   std::optional<std::string> value = CookieValue(*cookie, kCookieName);
   if (!value || value->empty()) return std::nullopt;
-  // Stored percent-encoded: a token may hold characters a cookie value cannot.
-  const auto decoded = net::ParseQueryString("t=" + *value);
-  return decoded.begin()->second;
+  return value;
 }
 
-net::Response AdminConsole::Page(const Caller& caller) const {
-  if (caller.access < Access::kRead) return SignInForm(401, "");
+net::Response AdminConsole::Page(const Caller& caller, std::optional<RefusalReason> refusal) const {
+  if (caller.access < Access::kRead) {
+    return SignInForm(refusal ? StatusOf(*refusal) : 401,
+                      refusal == RefusalReason::kStaleSession
+                          ? "Your console session is unknown or expired: sign in again."
+                          : "");
+  }
   // The page is HTML and the name comes from the token file: only a placeholder is filled in
   // here; the script shows the name (from whoami) as text.
   const std::string access =
@@ -96,12 +100,13 @@ std::string WhoAmIResponseBody(const Caller& caller, bool authentication) {
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-net::Response AdminConsole::Asset(const std::string& path, Access granted) const {
+net::Response AdminConsole::Asset(const std::string& path,
+                                  std::optional<RefusalReason> refusal) const {
   if (path == "/admin/login.css") {
     return api::Page(200, "text/css; charset=utf-8", std::string(admin_assets::kLoginCss));
   }
-  if (granted < Access::kRead) {
-    return api::Page(401, "text/plain; charset=utf-8", "sign in at /admin\n");
+  if (refusal) {
+    return api::Page(StatusOf(*refusal), "text/plain; charset=utf-8", "sign in at /admin\n");
   }
   if (path == "/admin/console.js") {
     return api::Page(200, "text/javascript; charset=utf-8", std::string(admin_assets::kConsoleJs));
@@ -115,26 +120,40 @@ net::Response AdminConsole::SignInForm(int status, const std::string& error) con
                    Replace(admin_assets::kLoginHtml, "<!--ERROR-->", error));
 }
 
-net::Response AdminConsole::SignIn(const net::Request& request) const {
+std::string AdminConsole::CookieAttributes() const {
+  return std::string("; Path=/; HttpOnly; SameSite=Strict") + (https_ ? "; Secure" : "");
+}
+
+AdminConsole::SignedIn AdminConsole::SignIn(const net::Request& request) const {
+  const std::string token = FormValue(request.body, "token");
+  const RefusalReason refused =
+      token.empty() ? RefusalReason::kNoCredentials : RefusalReason::kUnknownToken;
   if (!tokens_.enabled()) {
     // Without tokens every token would be "granted" (authentication off, or judged by client
     // certificates alone): nothing to sign in with.
-    return SignInForm(401, certificates_ ? "Sign-in takes tokens, and settled has none: open the "
-                                           "console with a client certificate that is mapped."
-                                         : "Authentication is off: open the console directly.");
+    return {SignInForm(401, certificates_ ? "Sign-in takes tokens, and settled has none: open "
+                                            "the console with a client certificate that is "
+                                            "mapped."
+                                          : "Authentication is off: open the console directly."),
+            refused};
   }
-  const std::string token = FormValue(request.body, "token");
   const std::string header = "Bearer " + token;
-  if (token.empty() || tokens_.Grant(&header) < Access::kRead) {
-    return SignInForm(401, "That token is not accepted.");
+  const Caller caller = tokens_.Identify(&header);
+  if (token.empty() || caller.access < Access::kRead) {
+    return {SignInForm(401, "That token is not accepted."), refused};
   }
-  return RedirectToConsole(std::string(kCookieName) + "=" + PercentEncode(token) +
-                           "; Path=/; HttpOnly; SameSite=Strict");
+  Result<std::string> id = sessions_.Create(caller);
+  if (!id) return {SignInForm(503, "No session could be opened; try again."), std::nullopt};
+  const long long max_age =
+      std::chrono::duration_cast<std::chrono::seconds>(sessions_.options().lifetime).count();
+  return {RedirectToConsole(std::string(kCookieName) + "=" + *id + CookieAttributes() +
+                            "; Max-Age=" + std::to_string(max_age)),
+          std::nullopt};
 }
 
-net::Response AdminConsole::SignOut() const {
-  return RedirectToConsole(std::string(kCookieName) +
-                           "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+net::Response AdminConsole::SignOut(const net::Request& request) const {
+  if (const std::optional<std::string> id = SessionId(request)) sessions_.Remove(*id);
+  return RedirectToConsole(std::string(kCookieName) + "=" + CookieAttributes() + "; Max-Age=0");
 }
 
 }  // namespace settle::api

@@ -15,7 +15,9 @@
 #include "admin_console.h"
 #include "http_route_metrics.h"
 #include "settle/api/authentication.h"
+#include "settle/api/refusal_log.h"
 #include "settle/api/request_parser.h"
+#include "settle/api/session_store.h"
 #include "settle/api/transaction_json.h"
 #include "settle/core/ascii.h"
 #include "settle/core/http_status.h"
@@ -33,9 +35,10 @@ constexpr const char* kJson = "application/json";
 using RouteHandler = std::function<asio::awaitable<HttpAnswer>(net::Request&)>;
 // The same, for a route that needs to know who asked (to log it).
 using CallerRouteHandler = std::function<asio::awaitable<HttpAnswer>(net::Request&, const Caller&)>;
-// A whole answer of its own (content type, headers), given who asked and what they were
-// granted.
-using PageHandler = std::function<net::Response(const net::Request&, const Caller&)>;
+// A whole answer of its own (content type, headers), given who asked, what they were granted
+// and what says so.
+using Identified = Authentication::Identified;
+using PageHandler = std::function<net::Response(const net::Request&, const Identified&)>;
 
 // docs/protocol.md §1.5: the members of a request that settle read nowhere and DTM's SDKs do
 // not send, when it ignored them.
@@ -64,7 +67,7 @@ std::string MessageBody(const std::string& text) {
 
 struct ApiServer::Impl {
   Impl(drive::Coordinator& c, const Clock& clk, asio::io_context& context, ApiServerOptions o,
-       MetricsWriter m, const calls::HostGates* h);
+       MetricsWriter m, const calls::HostGates* h, RefusalLog* r);
 
   // A route answers with `handler` (JSON) or, for pages and metrics, with `page`. Requests
   // granted less than `access` are refused before either runs.
@@ -86,15 +89,23 @@ struct ApiServer::Impl {
                 CallerRouteHandler handler);
   void AddPage(const char* method, const std::string& full_path, Access access, PageHandler page);
   // Who sent the request and what says so: its Authorization header's token, or else its
-  // console session's, or else its verified client certificate (Authentication's rule).
-  using Identified = Authentication::Identified;
+  // live console session, or else its verified client certificate (Authentication's rule).
+  // An unknown or expired session is set aside (Identified::stale_session), so that it hides
+  // no certificate.
   Identified CallerOf(const net::Request& request) const;
   void RegisterRoutes();
   asio::awaitable<net::Response> Serve(net::Request& request);
-  // 401 or 403 when the request's token or certificate does not grant `needed`; nullopt
-  // when it does.
+  // Why the request's token, session or certificate does not grant `needed`, logged and
+  // counted; nullopt when it does.
+  std::optional<Authentication::Refusal> Refuse(const net::Request& request,
+                                                const Identified& identified, Access needed) const;
+  // The same as a 401 or 403 answer.
   std::optional<HttpAnswer> Authorize(const net::Request& request, const Identified& identified,
                                       Access needed) const;
+  // Why a console page that needs read access answers with its sign-in form (logged and
+  // counted as the API's refusals are); nullopt when `identified` may see it.
+  std::optional<RefusalReason> ConsoleRefusal(const net::Request& request,
+                                              const Identified& identified) const;
   std::string MetricsText() const;
   RouteMetrics* AddMetrics(const std::string& label) {
     return route_metrics.emplace(label, std::make_unique<RouteMetrics>()).first->second.get();
@@ -104,6 +115,9 @@ struct ApiServer::Impl {
   const Clock& clock;
   ApiServerOptions options;
   Authentication authentication{options.tokens, options.client_certificates};
+  std::unique_ptr<RefusalLog> own_refusals;  // when the constructor was given none
+  RefusalLog& refusals;
+  SessionStore sessions{clock, options.console_sessions};
   MetricsWriter write_metrics;
   // Filled before the server starts, read-only afterwards.
   net::RouteTable<Route> routes;
@@ -118,12 +132,15 @@ struct ApiServer::Impl {
 };
 
 ApiServer::Impl::Impl(drive::Coordinator& c, const Clock& clk, asio::io_context& context,
-                      ApiServerOptions o, MetricsWriter m, const calls::HostGates* h)
+                      ApiServerOptions o, MetricsWriter m, const calls::HostGates* h, RefusalLog* r)
     : coordinator(c),
       clock(clk),
       options(std::move(o)),
+      own_refusals(r == nullptr ? std::make_unique<RefusalLog>(clk) : nullptr),
+      refusals(r == nullptr ? *own_refusals : *r),
       write_metrics(std::move(m)),
-      console(options.tokens, options.client_certificates.enabled()),
+      console(options.tokens, sessions, options.client_certificates.enabled(),
+              options.tls.enabled()),
       hosts(h),
       server(context,
              net::ServerOptions{.limits = {.max_body_bytes = options.max_body_bytes},
@@ -137,6 +154,10 @@ ApiServer::Impl::Impl(drive::Coordinator& c, const Clock& clk, asio::io_context&
                                       // docs/protocol.md §7.1: every refused request gets
                                       // {"message"} naming what.
                                       return net::Response{status, kJson, MessageBody(problem)};
+                                    },
+                                .on_handshake_failure =
+                                    [this](const net::HandshakeFailure& failure) {
+                                      refusals.HandshakeFailed(failure.address, failure.reason);
                                     }},
              [this](net::Request& request) { return Serve(request); }) {
   unmatched = AddMetrics("unmatched");
@@ -179,19 +200,24 @@ bool FromAnotherSite(const net::Request& request) {
 
 }  // namespace
 
-ApiServer::Impl::Identified ApiServer::Impl::CallerOf(const net::Request& request) const {
+Identified ApiServer::Impl::CallerOf(const net::Request& request) const {
   if (const std::string* authorization = request.Header("Authorization")) {
     return authentication.Identify(authorization, request.peer_subject);
   }
+  bool stale_session = false;
   if (options.tokens.enabled()) {
-    if (const std::optional<std::string> session = SessionToken(request)) {
-      // A page on another site can make a browser send the cookie along, but cannot add this
-      // header: a change authenticated by the cookie must come from the console's own script.
-      if (request.method != "GET" && request.Header("X-Settle-Console") == nullptr) {
-        return {Caller{}, Identified::By::kToken};
+    if (const std::optional<std::string> id = SessionId(request)) {
+      if (std::optional<Caller> caller = sessions.Find(*id)) {
+        // A page on another site can make a browser send the cookie along, but cannot add this
+        // header: a change authenticated by the cookie must come from the console's own
+        // script.
+        if (request.method != "GET" && request.Header("X-Settle-Console") == nullptr) {
+          return {Caller{}, Identified::By::kSessionWithoutConsoleHeader};
+        }
+        return {std::move(*caller), Identified::By::kSession};
       }
-      const std::string bearer = "Bearer " + *session;
-      return authentication.Identify(&bearer, request.peer_subject);
+      // Left from before a restart, a sign-out elsewhere or its expiry: judged without it.
+      stale_session = true;
     }
   }
   Identified identified = authentication.Identify(nullptr, request.peer_subject);
@@ -199,8 +225,9 @@ ApiServer::Impl::Identified ApiServer::Impl::CallerOf(const net::Request& reques
   // another site makes (a form's POST, an image's GET) included: a certificate speaks only for
   // requests of this origin, or of no browser at all (no Sec-Fetch-Site or Origin).
   if (identified.by == Identified::By::kCertificate && FromAnotherSite(request)) {
-    return {Caller{}, Identified::By::kCrossSiteCertificate};
+    identified = {Caller{}, Identified::By::kCrossSiteCertificate};
   }
+  identified.stale_session = stale_session;
   return identified;
 }
 
@@ -214,14 +241,29 @@ void ApiServer::Impl::AddApiRoute(const char* method, const std::string& path, A
   for (const char* prefix : kPrefixes) AddRoute(method, prefix + path, access, handler);
 }
 
+std::optional<Authentication::Refusal> ApiServer::Impl::Refuse(const net::Request& request,
+                                                               const Identified& identified,
+                                                               Access needed) const {
+  const std::string action = request.method + " " + request.path;
+  std::optional<Authentication::Refusal> refusal = authentication.Authorize(
+      identified, needed, action, request.peer_subject, "Authorization: Bearer <token>");
+  if (refusal) refusals.Refused(ApiPort::kHttp, request.remote_address, action, *refusal);
+  return refusal;
+}
+
 std::optional<HttpAnswer> ApiServer::Impl::Authorize(const net::Request& request,
                                                      const Identified& identified,
                                                      Access needed) const {
-  const std::optional<Authentication::Refusal> refusal =
-      authentication.Authorize(identified, needed, request.method + " " + request.path,
-                               request.peer_subject, "Authorization: Bearer <token>");
+  const std::optional<Authentication::Refusal> refusal = Refuse(request, identified, needed);
   if (!refusal) return std::nullopt;
-  return HttpAnswer{refusal->unauthenticated ? 401 : 403, MessageBody(refusal->message)};
+  return HttpAnswer{StatusOf(refusal->reason), MessageBody(refusal->message)};
+}
+
+std::optional<RefusalReason> ApiServer::Impl::ConsoleRefusal(const net::Request& request,
+                                                             const Identified& identified) const {
+  const std::optional<Authentication::Refusal> refusal = Refuse(request, identified, Access::kRead);
+  if (!refusal) return std::nullopt;
+  return refusal->reason;
 }
 
 asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
@@ -239,7 +281,7 @@ asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
     response.body = std::move(refusal->body);
     if (response.status == 401) response.headers.emplace_back("WWW-Authenticate", "Bearer");
   } else if (found.route->page) {
-    response = found.route->page(request, identified.caller);
+    response = found.route->page(request, identified);
   } else {
     HttpAnswer answer;
     try {
@@ -272,33 +314,53 @@ void ApiServer::Impl::RegisterRoutes() {
   AddRoute("GET", "/api/ping", Access::kNone, [](net::Request&) -> asio::awaitable<HttpAnswer> {
     co_return HttpAnswer{200, R"({"msg":"pong"})"};
   });
-  AddPage("GET", "/api/metrics", Access::kRead, [this](const net::Request&, const Caller&) {
+  AddPage("GET", "/api/metrics", Access::kRead, [this](const net::Request&, const Identified&) {
     return net::Response{200, metrics::PrometheusText::kContentType, MetricsText()};
   });
   // A browser pointed at the coordinator itself lands on the console.
   AddPage("GET", "/", Access::kNone,
-          [](const net::Request&, const Caller&) { return AdminConsole::RedirectFromRoot(); });
+          [](const net::Request&, const Identified&) { return AdminConsole::RedirectFromRoot(); });
   // The console's pages check access themselves: without it they answer with the sign-in form.
   AddPage("GET", "/admin", Access::kNone,
-          [this](const net::Request&, const Caller& caller) { return console.Page(caller); });
-  for (const char* asset : {"/admin/console.js", "/admin/console.css", "/admin/login.css"}) {
-    AddPage("GET", asset, Access::kNone, [this](const net::Request& request, const Caller& caller) {
-      return console.Asset(request.path, caller.access);
-    });
+          [this](const net::Request& request, const Identified& identified) {
+            return console.Page(identified.caller, ConsoleRefusal(request, identified));
+          });
+  AddPage("GET", "/admin/login.css", Access::kNone, [this](const net::Request&, const Identified&) {
+    return console.Asset("/admin/login.css", std::nullopt);
+  });
+  for (const char* asset : {"/admin/console.js", "/admin/console.css"}) {
+    AddPage("GET", asset, Access::kNone,
+            [this](const net::Request& request, const Identified& identified) {
+              return console.Asset(request.path, ConsoleRefusal(request, identified));
+            });
   }
   AddPage("POST", "/admin/login", Access::kNone,
-          [this](const net::Request& request, const Caller&) { return console.SignIn(request); });
-  AddPage("POST", "/admin/logout", Access::kNone,
-          [this](const net::Request&, const Caller&) { return console.SignOut(); });
-  AddPage("GET", "/api/admin/whoami", Access::kRead, [this](const net::Request&, const Caller& c) {
-    return net::Response{200, kJson, WhoAmIResponseBody(c, authentication.enabled())};
-  });
-  AddPage("GET", "/api/admin/hosts", Access::kRead, [this](const net::Request&, const Caller&) {
+          [this](const net::Request& request, const Identified&) {
+            AdminConsole::SignedIn signed_in = console.SignIn(request);
+            if (signed_in.refused) {
+              const bool empty = *signed_in.refused == RefusalReason::kNoCredentials;
+              refusals.Refused(ApiPort::kHttp, request.remote_address, "POST /admin/login",
+                               {true,
+                                empty ? "the sign-in form had no token"
+                                      : "the sign-in form's token is not accepted",
+                                *signed_in.refused});
+            }
+            return std::move(signed_in.response);
+          });
+  AddPage(
+      "POST", "/admin/logout", Access::kNone,
+      [this](const net::Request& request, const Identified&) { return console.SignOut(request); });
+  AddPage("GET", "/api/admin/whoami", Access::kRead,
+          [this](const net::Request&, const Identified& identified) {
+            return net::Response{200, kJson,
+                                 WhoAmIResponseBody(identified.caller, authentication.enabled())};
+          });
+  AddPage("GET", "/api/admin/hosts", Access::kRead, [this](const net::Request&, const Identified&) {
     return net::Response{
         200, kJson,
         HostsResponseBody(hosts == nullptr ? std::vector<calls::HostView>{} : hosts->Hosts())};
   });
-  AddPage("GET", "/api/admin/clock", Access::kRead, [this](const net::Request&, const Caller&) {
+  AddPage("GET", "/api/admin/clock", Access::kRead, [this](const net::Request&, const Identified&) {
     if (!read_clock) return net::Response{404, kJson, R"({"error":"no clock reading"})"};
     return net::Response{200, kJson, ClockResponseBody(read_clock())};
   });
@@ -418,9 +480,10 @@ void ApiServer::Impl::RegisterRoutes() {
 }
 
 ApiServer::ApiServer(drive::Coordinator& coordinator, const Clock& clock, asio::io_context& context,
-                     ApiServerOptions options, MetricsWriter metrics, const calls::HostGates* hosts)
+                     ApiServerOptions options, MetricsWriter metrics, const calls::HostGates* hosts,
+                     RefusalLog* refusals)
     : impl_(std::make_unique<Impl>(coordinator, clock, context, std::move(options),
-                                   std::move(metrics), hosts)) {
+                                   std::move(metrics), hosts, refusals)) {
   impl_->RegisterRoutes();
 }
 

@@ -155,6 +155,28 @@ void WriteClock(metrics::PrometheusText& out, const drive::ClockReading& clock) 
   out.Sample("settle_clock_claiming", reference, std::uint64_t{clock.claiming ? 1u : 0u});
 }
 
+// Every (port, reason) pair, zeros included; the status is the reason's own.
+void WriteRefusals(metrics::PrometheusText& out, const api::RefusalLog& refusals) {
+  out.Family("settle_api_refusals_total", "counter",
+             "Requests settled's APIs refused for want of access, by port (http, grpc), "
+             "status (401: UNAUTHENTICATED, 403: PERMISSION_DENIED) and reason.");
+  for (api::ApiPort port : api::kApiPorts) {
+    for (api::RefusalReason reason : api::kRefusalReasons) {
+      out.Sample("settle_api_refusals_total",
+                 {{"port", Label(port)},
+                  {"status", std::to_string(api::StatusOf(reason))},
+                  {"reason", Label(reason)}},
+                 refusals.refused(port, reason));
+    }
+  }
+  out.Family("settle_tls_handshake_failures_total", "counter",
+             "TLS handshakes the HTTPS API port failed (no client certificate where one is "
+             "required, one from another CA or expired, a client that is not speaking TLS). "
+             "The gRPC port's are not seen: gRPC's library ends them.");
+  out.Sample("settle_tls_handshake_failures_total", {{"port", "http"}},
+             refusals.handshake_failures());
+}
+
 void WriteBuild(metrics::PrometheusText& out, const BuildInfo& build) {
   out.Family("settle_build_info", "gauge",
              "Always 1; its labels say which build runs: version, commit, build type.");
@@ -183,6 +205,7 @@ void WriteSettledMetrics(metrics::PrometheusText& out, const SettledMetricsSourc
   WriteAlerts(out, sources.alerts);
   if (sources.hosts != nullptr) WriteHosts(out, *sources.hosts);
   if (sources.clock) WriteClock(out, *sources.clock);
+  if (sources.refusals != nullptr) WriteRefusals(out, *sources.refusals);
   WriteBuild(out, sources.build);
 }
 

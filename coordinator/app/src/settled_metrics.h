@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "settle/api/refusal_log.h"
 #include "settle/app/retention.h"
 #include "settle/app/webhook_alerts.h"
 #include "settle/calls/host_gates.h"
@@ -16,7 +17,8 @@ namespace settle::app {
 
 // Everything settled exports at /api/metrics except the HTTP metrics: the coordinator's
 // counters, the unfinished and stuck transactions as stored, the scheduler's load, and the
-// store's commits, the gate of each participant host. A store that cannot be read is reported by
+// store's commits, the gate of each participant host, the APIs' refusals and failed TLS
+// handshakes. A store that cannot be read is reported by
 // settle_store_up 0, not by failing the scrape.
 struct SettledMetricsSources {
   const drive::CoordinatorMetrics& coordinator;
@@ -25,8 +27,9 @@ struct SettledMetricsSources {
   const Retention& retention;
   const WebhookAlerts* alerts;  // null without a webhook
   const BuildInfo& build;
-  const calls::HostGates* hosts = nullptr;   // null: no per-host metrics
-  std::optional<drive::ClockReading> clock;  // how this instance's clock stands
+  const calls::HostGates* hosts = nullptr;    // null: no per-host metrics
+  std::optional<drive::ClockReading> clock;   // how this instance's clock stands
+  const api::RefusalLog* refusals = nullptr;  // null: no refusal metrics
 };
 
 void WriteSettledMetrics(metrics::PrometheusText& out, const SettledMetricsSources& sources);

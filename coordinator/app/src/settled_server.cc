@@ -109,13 +109,15 @@ struct SettledServer::Parts {
                           spdlog::warn("looking for undone cancels: {}", found.status().ToString());
                         }
                       }),
+        refusals(clock),
+        refusal_summaries(kRefusalSummariesEvery, [this] { refusals.Flush(); }),
         api(
             coordinator, clock, io.context(), c.api,
             [this](metrics::PrometheusText& out) {
               WriteSettledMetrics(out, {metrics, *store, scheduler, retention, alerts.get(),
-                                        config.build, &gated_caller, ReadClock()});
+                                        config.build, &gated_caller, ReadClock(), &refusals});
             },
-            &gated_caller) {}
+            &gated_caller, &refusals) {}
 
   static drive::CoordinatorSettings WithCountersigner(drive::CoordinatorSettings settings,
                                                       const calls::TryCountersigner* signer) {
@@ -126,6 +128,8 @@ struct SettledServer::Parts {
   static constexpr std::size_t kBlockingThreads = 4;
   // How often to look for failed transactions an earlier version left with undone cancels.
   static constexpr Duration kRepairEvery{60'000};
+  // How often the refusals' log says how many lines a flood's rate limit left out.
+  static constexpr Duration kRefusalSummariesEvery{5'000};
 
   ServerConfig config;
   // The clock every part below runs on: the database's, with leases (several instances on
@@ -209,6 +213,8 @@ struct SettledServer::Parts {
   drive::Coordinator coordinator;
   drive::RollbackRepair repair;
   PeriodicThread repair_sweeps;  // at start, then every kRepairEvery
+  api::RefusalLog refusals;      // the HTTP and gRPC APIs' 401s and 403s, failed handshakes
+  PeriodicThread refusal_summaries;
   api::ApiServer api;
   std::unique_ptr<grpc_api::GrpcServer> grpc;  // null when off
   int port = 0;
@@ -277,6 +283,7 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
   parts->scheduler.Start();
   if (parts->host_tracking != nullptr) parts->host_follow.Start();  // not with leases
   parts->repair_sweeps.Start();
+  parts->refusal_summaries.Start();
   parts->gate_ticks.Start();
   parts->retention.Start();
   auto port = parts->api.Start(config.host, config.port);
@@ -292,7 +299,8 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
                                      .idle_timeout = config.api.keep_alive_timeout,
                                      .tls = config.api.tls,
                                      .tokens = config.api.tokens,
-                                     .client_certificates = config.api.client_certificates};
+                                     .client_certificates = config.api.client_certificates,
+                                     .refusals = &parts->refusals};
     auto grpc_server =
         grpc_api::GrpcServer::Start(parts->coordinator, parts->io.context(), std::move(grpc));
     if (!grpc_server) {
@@ -352,6 +360,7 @@ void SettledServer::Parts::Shutdown() {
   // Passes stop starting calls; the ones in flight get the grace period to finish.
   gate_ticks.Stop();
   repair_sweeps.Stop();
+  refusal_summaries.Stop();
   host_follow.Stop();
   scheduler.Stop(config.shutdown_grace);
   api.Stop();

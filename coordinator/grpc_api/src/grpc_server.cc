@@ -8,6 +8,8 @@
 #include <limits>
 
 #include <exception>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "dtmgimp.grpc.pb.h"
@@ -33,8 +35,12 @@ constexpr std::string_view kTopicUrl = "URL";
 class DtmService final : public dtmgimp::Dtm::CallbackService {
  public:
   DtmService(drive::Coordinator& coordinator, asio::io_context& context,
-             const api::AccessTokens& tokens, const api::ClientCertificates& certificates)
-      : coordinator_(coordinator), context_(context), authentication_(tokens, certificates) {}
+             const api::AccessTokens& tokens, const api::ClientCertificates& certificates,
+             api::RefusalLog* refusals)
+      : coordinator_(coordinator),
+        context_(context),
+        authentication_(tokens, certificates),
+        refusals_(refusals) {}
 
   grpc::ServerUnaryReactor* NewGid(grpc::CallbackServerContext* ctx, const Empty*,
                                    dtmgimp::DtmGidReply* reply) override {
@@ -135,9 +141,28 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
     const std::optional<api::Authentication::Refusal> refusal = authentication_.Authorize(
         identified, needed, method, subject, "metadata authorization: Bearer <token>");
     if (!refusal) return std::nullopt;
+    if (refusals_ != nullptr) {
+      refusals_->Refused(api::ApiPort::kGrpc, PeerAddress(ctx.peer()), method, *refusal);
+    }
     return grpc::Status(refusal->unauthenticated ? grpc::StatusCode::UNAUTHENTICATED
                                                  : grpc::StatusCode::PERMISSION_DENIED,
                         refusal->message);
+  }
+
+  // The IP address in gRPC's name of a peer ("ipv4:10.0.0.7:51234", "ipv6:[::1]:51234"), as
+  // the HTTP API logs it; anything else as it is.
+  static std::string PeerAddress(std::string_view peer) {
+    for (std::string_view scheme : {"ipv4:", "ipv6:"}) {
+      if (!peer.starts_with(scheme)) continue;
+      std::string_view address = peer.substr(scheme.size());
+      const std::size_t colon = address.rfind(':');
+      if (colon != std::string_view::npos) address = address.substr(0, colon);
+      if (address.size() >= 2 && address.front() == '[' && address.back() == ']') {
+        address = address.substr(1, address.size() - 2);
+      }
+      return std::string(address);
+    }
+    return std::string(peer);
   }
 
   // The subject of the client certificate the TLS handshake verified (--tls-client-ca),
@@ -207,6 +232,7 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
   drive::Coordinator& coordinator_;
   asio::io_context& context_;
   const api::Authentication authentication_;
+  api::RefusalLog* const refusals_;  // null: refusals are not logged
 };
 
 }  // namespace
@@ -252,8 +278,9 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(drive::Coordinator& coordi
     }
     credentials = grpc::SslServerCredentials(tls);
   }
-  impl->service = std::make_unique<DtmService>(coordinator, context, impl->options.tokens,
-                                               impl->options.client_certificates);
+  impl->service =
+      std::make_unique<DtmService>(coordinator, context, impl->options.tokens,
+                                   impl->options.client_certificates, impl->options.refusals);
   grpc::ServerBuilder builder;
   const std::string address = JoinHostPort(o.host, o.port);
   builder.AddListeningPort(address, credentials, &impl->port);

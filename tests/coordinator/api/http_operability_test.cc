@@ -379,7 +379,9 @@ TEST_CASE("a change made with the session cookie needs the console's own header"
   // What a page on another site could make the browser send: the cookie, no header.
   JsonClient forged(s.port());
   forged.SetHeader("Cookie", cookie.substr(0, cookie.find(';')));
-  CHECK(forged.PostJson("/api/settle/forceStop", {{"gid", "t1"}}).status == 401);
+  const JsonResponse refused = forged.PostJson("/api/settle/forceStop", {{"gid", "t1"}});
+  CHECK(refused.status == 403);
+  CHECK_THAT(refused.body, Catch::Contains("X-Settle-Console"));
   CHECK(admin.Get("/api/settle/query?gid=t1").json["transaction"]["status"] == "prepared");
 
   forged.SetHeader("X-Settle-Console", "1");

@@ -17,6 +17,8 @@
 #include "child_process.h"
 #include "dtmgimp.grpc.pb.h"
 #include "in_process_settled.h"
+#include "log_capture.h"
+#include "metrics_sample.h"
 #include "participant_server.h"
 #include "settle/api/access_tokens.h"
 #include "settle/core/protocol.h"
@@ -353,6 +355,7 @@ TEST_CASE("unknown fields over gRPC are named in metadata, or refused when stric
 
 TEST_CASE("the HTTP API's tokens guard the gRPC API, read from authorization metadata",
           "[grpc][auth]") {
+  testing::LogCapture log;
   ParticipantServer p;
   InProcessSettled s([](app::ServerConfig& c) {
     WithGrpc(c);
@@ -370,6 +373,36 @@ TEST_CASE("the HTTP API's tokens guard the gRPC API, read from authorization met
   CHECK(client.Submit(SagaRequest("g-1", p, {"a"})).ok());
   CHECK(client.Topic(&dtmgimp::Dtm::Stub::DeleteTopic, "t", "").error_code() ==
         grpc::StatusCode::PERMISSION_DENIED);  // admin only, as over HTTP
+  client.SetToken("unknown-token-0123456789abcdef");
+  CHECK(client.Submit(SagaRequest("g-2", p, {"a"})).error_code() ==
+        grpc::StatusCode::UNAUTHENTICATED);
+
+  // Each refusal logged once, with the caller's address, the method and the reason (the
+  // token's name, never the token), and counted on the grpc port.
+  const std::vector<std::string> lines = log.LinesWith("gRPC API refused");
+  REQUIRE(lines.size() == 4);
+  CHECK_THAT(lines[0], Catch::Contains("refused Submit from 127.0.0.1: 401 reason=no_credentials"));
+  CHECK_THAT(lines[1],
+             Catch::Contains("refused Submit from 127.0.0.1: 403 reason=access_too_low") &&
+                 Catch::Contains("('read-token-1') grants read access"));
+  CHECK_THAT(lines[2], Catch::Contains("refused DeleteTopic from 127.0.0.1: 403 "
+                                       "reason=access_too_low"));
+  CHECK_THAT(lines[3], Catch::Contains("refused Submit from 127.0.0.1: 401 reason=unknown_token"));
+  CHECK_THAT(log.Text(), !Catch::Contains("0123456789abcdef"));
+  testing::JsonClient http_reader(s.port());
+  http_reader.SetHeader("Authorization", "Bearer reader-token-0123456789abcdef");
+  const std::string metrics = http_reader.Get("/api/metrics").body;
+  auto refusals = [&](const std::string& status, const std::string& reason) {
+    return testing::SampleValue(metrics, "settle_api_refusals_total{port=\"grpc\",status=\"" +
+                                             status + "\",reason=\"" + reason + "\"}");
+  };
+  CHECK(refusals("401", "no_credentials") == 1);
+  CHECK(refusals("401", "unknown_token") == 1);
+  CHECK(refusals("403", "access_too_low") == 2);
+  CHECK(testing::SampleValue(
+            metrics,
+            "settle_api_refusals_total{port=\"http\",status=\"403\",reason=\"access_too_low\"}") ==
+        0);
 }
 
 std::string FileText(const std::string& path) {

@@ -17,13 +17,14 @@ namespace settle::testing {
 // settled, in this process, on 127.0.0.1 at a kernel-chosen port with a fresh database and
 // quick retries (50 ms doubling to 400 ms, stuck after 3 failures), talking to real
 // participants over real sockets. When `adjust` serves the API over HTTPS, client() trusts
-// `client_ca_file`, and presents `client_cert_file` (mutual TLS) when given.
+// `client_ca_file`, and presents `client_cert_file` (mutual TLS) when given. It runs on the
+// system's clock, or on `clock` when given (a FakeClock, which must outlive it).
 class InProcessSettled {
  public:
   explicit InProcessSettled(
       std::function<void(app::ServerConfig&)> adjust = [](app::ServerConfig&) {},
       std::string client_ca_file = "", std::string client_cert_file = "",
-      std::string client_key_file = "") {
+      std::string client_key_file = "", const Clock* clock = nullptr) {
     app::ServerConfig config;
     config.port = 0;
     config.db_path = dir_.File("settle.db");
@@ -35,7 +36,7 @@ class InProcessSettled {
     config.grpc.enabled = false;  // a test that wants it sets enabled, on port 0 (any)
     config.grpc.port = 0;
     adjust(config);
-    auto server = app::SettledServer::Start(config, clock_);
+    auto server = app::SettledServer::Start(config, clock != nullptr ? *clock : clock_);
     if (!server) FAIL("settled did not start: " << server.status().ToString());
     server_ = std::move(*server);
     client_ = std::make_unique<JsonClient>(server_->port(), "127.0.0.1", client_ca_file,

@@ -30,6 +30,17 @@ struct TlsFiles {
   bool enabled() const { return !cert_file.empty(); }
 };
 
+// A TLS handshake the server did not complete: who tried, and why it failed.
+struct HandshakeFailure {
+  std::string address;  // the peer's IP address
+  int port = 0;         // and its port
+  // OpenSSL's reason ("peer did not return a certificate", "http request", "certificate
+  // verify failed: certificate has expired" with the verification's own reason), or what else
+  // ended it ("timed out after 10000 ms", "connection closed by the client during the
+  // handshake").
+  std::string reason;
+};
+
 struct ServerOptions {
   RequestLimits limits;
   // A connection idle this long between requests is closed.
@@ -45,6 +56,12 @@ struct ServerOptions {
   // 431 or 505 and `problem` names what is wrong. By default that status with
   // {"message":"<problem>"}. Called on an I/O thread.
   std::function<Response(int status, const std::string& problem)> refusal;
+  // With TLS: called for each connection whose handshake fails (a certificate missing where
+  // one is required, from another CA, expired; a client that does not trust the server's; a
+  // client that is not speaking TLS; a handshake cut off or timed out). Not called for a
+  // connection closed before it sent a byte (a TCP health check), nor for one Stop() ended.
+  // Called on the connection's I/O thread: it must not block.
+  std::function<void(const HandshakeFailure&)> on_handshake_failure;
 };
 
 // A handler answers one request. It runs as a coroutine on an I/O thread: it may co_await

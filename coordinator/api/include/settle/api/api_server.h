@@ -7,6 +7,8 @@
 
 #include "settle/api/access_tokens.h"
 #include "settle/api/client_certificates.h"
+#include "settle/api/refusal_log.h"
+#include "settle/api/session_store.h"
 #include "settle/calls/host_gates.h"
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
@@ -28,10 +30,12 @@ struct ApiServerOptions {
   // access.
   AccessTokens tokens;
   // Subjects of verified client certificates (tls.client_ca_file) mapped to access levels
-  // and names. A request without an Authorization header (or console session) is judged by
-  // its certificate's subject: one not mapped grants nothing. With any mapped, authentication
-  // is on even without tokens.
+  // and names. A request without an Authorization header (or live console session) is judged
+  // by its certificate's subject: one not mapped grants nothing. With any mapped,
+  // authentication is on even without tokens.
   ClientCertificates client_certificates;
+  // The admin console's sign-in sessions: how long one lasts, how many may live at once.
+  SessionStore::Options console_sessions;
 };
 
 // Writes the metrics of everything behind the API (the coordinator, the store, the
@@ -48,22 +52,27 @@ using MetricsWriter = std::function<void(metrics::PrometheusText&)>;
 // granting its access level (see Access): 401 without a valid token, 403 with one that grants
 // too little. With client certificates mapped (options.client_certificates), a request
 // without that header is judged by its verified certificate's subject instead, the same way;
-// a certificate not mapped gets 401 saying so. A token, when sent, is judged alone.
+// a certificate not mapped gets 401 saying so. A token, when sent, is judged alone. The
+// console's session cookie (an opaque id, SessionStore) counts as its token would; one that is
+// unknown or expired is set aside, so that it hides no certificate, and named in the 401 when
+// nothing else grants. Every 401 and 403 is logged and counted (RefusalLog), and so is every
+// TLS handshake the HTTPS port fails.
 //
-// Lifetime: `coordinator`, `clock`, `context` and `hosts` (and what SetClock is given) must
-// outlive the server; Stop() (or the destructor) returns once no request is in progress.
-// Thread-safety: the setters and Start before serving, from one thread; Handle and the
+// Lifetime: `coordinator`, `clock`, `context`, `hosts` and `refusals` (and what SetClock is
+// given) must outlive the server; Stop() (or the destructor) returns once no request is in
+// progress. Thread-safety: the setters and Start before serving, from one thread; Handle and the
 // requests it serves from any thread, at once; Start and Stop from one thread that is not one
 // of the context's.
 class ApiServer {
  public:
   // Serves on `context`'s threads (net::Server): a request holds a coroutine, not a thread,
   // for as long as it takes, a wait_result submit included. Request durations (the metrics)
-  // are measured on `clock`'s monotonic reading. GET /api/admin/hosts reads `hosts`, the
-  // participant hosts' gates (null: it lists none).
+  // are measured on `clock`'s monotonic reading, and so are the console sessions' lifetimes.
+  // GET /api/admin/hosts reads `hosts`, the participant hosts' gates (null: it lists none).
+  // Refusals and failed handshakes go to `refusals` (null: a log of its own, on `clock`).
   ApiServer(drive::Coordinator& coordinator, const Clock& clock, asio::io_context& context,
             ApiServerOptions options, MetricsWriter metrics = {},
-            const calls::HostGates* hosts = nullptr);
+            const calls::HostGates* hosts = nullptr, RefusalLog* refusals = nullptr);
   ~ApiServer();  // Stop()
 
   // What GET /api/admin/clock answers: how this instance's clock stands against the database's

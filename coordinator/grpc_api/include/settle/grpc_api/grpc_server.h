@@ -6,6 +6,7 @@
 
 #include "settle/api/access_tokens.h"
 #include "settle/api/client_certificates.h"
+#include "settle/api/refusal_log.h"
 #include "settle/async/asio.h"
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
@@ -38,6 +39,10 @@ struct GrpcServerOptions {
   // The HTTP API's map of client certificates' subjects: a call without a token is judged by
   // its verified certificate (api::Authentication's rule).
   api::ClientCertificates client_certificates;
+  // Where UNAUTHENTICATED and PERMISSION_DENIED answers are logged and counted (port "grpc");
+  // null: nowhere. Must outlive the server. A failed TLS handshake never reaches this code:
+  // gRPC's library ends it (and logs it through its own logger) without a hook to report it.
+  api::RefusalLog* refusals = nullptr;
 };
 
 // DTM's gRPC API (service dtmgimp.Dtm, proto/dtmgimp.proto) in front of the coordinator
