@@ -51,8 +51,12 @@ Workload::Workload(net::Client& client, const Endpoints& endpoints, Mode mode, i
   const std::string* bodies[] = {&body_out_, &body_in_};
   for (int which = 0; which < 2; ++which) {
     const std::string name(kBranchNames[which]);
+    // The Try's URL too, as the SDK's initiators register it: a settled that signs answers
+    // with its countersignature of the Try (docs/protocol.md §4.9), which is part of what is
+    // measured (the participants here do not check it).
     registration_tail_[which] = R"(,"branch_id":")" + std::string(kBranchIds[which]) +
-                                R"(","data":)" + Quoted(*bodies[which]) + R"(,"confirm":")" +
+                                R"(","data":)" + Quoted(*bodies[which]) + R"(,"try":")" +
+                                BranchUrl(which, kTryNames[which]) + R"(","confirm":")" +
                                 BranchUrl(which, name + "Confirm") + R"(","cancel":")" +
                                 BranchUrl(which, name + "Cancel") + R"("})";
   }

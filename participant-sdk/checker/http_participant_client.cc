@@ -43,8 +43,8 @@ Answer HttpParticipantClient::CallBranch(const BranchCall& call) {
     const SystemClock clock;
     // A Try as settled countersigns it for its initiator (docs/protocol.md §4.9).
     const std::string_view tag = call.op == BranchOp::kTry ? signing::kRegisteredTryTag : "";
-    if (Status s = net::SignRequest(request, *signing_key_, ToUnixMillis(clock.Now()) / 1000,
-                                    true, tag);
+    if (Status s =
+            net::SignRequest(request, *signing_key_, ToUnixMillis(clock.Now()) / 1000, true, tag);
         !s.ok()) {
       return Answer::None(Answer::Delivery::kUnreachable, "signing the call: " + s.message());
     }

@@ -3,11 +3,15 @@
 // gRPC. Each is judged by the banks' balances: no money moves that settled was not asked to
 // move. Attack 1 (a client's URL naming the protocol's keys) and its refusal at submit are
 // tested where those rules live (docs/protocol.md §4.9, "What a signature binds").
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <grpcpp/grpcpp.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -15,6 +19,7 @@
 #include <fstream>
 #include <memory>
 #include <regex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -53,9 +58,9 @@ struct SettledKey {
     REQUIRE(key != nullptr);
     for (const bool private_half : {true, false}) {
       BIO* bio = BIO_new(BIO_s_mem());
-      REQUIRE((private_half ? PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr,
-                                                       nullptr)
-                            : PEM_write_bio_PUBKEY(bio, key)) == 1);
+      REQUIRE((private_half
+                   ? PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr)
+                   : PEM_write_bio_PUBKEY(bio, key)) == 1);
       char* data = nullptr;
       const long size = BIO_get_mem_data(bio, &data);
       std::ofstream(private_half ? private_file : public_file)
@@ -78,9 +83,16 @@ struct SettledKey {
 struct Bank {
   Bank(TempDir& dir, const std::string& name, const SettledKey& key,
        std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {BANK_BINARY,         "--port", "0",   "--db",
-                                     dir.File(name + ".db"), "--accounts", "3",
-                                     "--initial-balance", "100", "--coordinator-key",
+    std::vector<std::string> argv = {BANK_BINARY,
+                                     "--port",
+                                     "0",
+                                     "--db",
+                                     dir.File(name + ".db"),
+                                     "--accounts",
+                                     "3",
+                                     "--initial-balance",
+                                     "100",
+                                     "--coordinator-key",
                                      key.public_file};
     argv.insert(argv.end(), extra.begin(), extra.end());
     const bool grpc =
@@ -139,13 +151,14 @@ std::string WithHost(const std::string& request, const std::string& host,
 
 // Attack 2 over HTTP: anyone who reads one participant's traffic (here, a proxy in front of
 // bank C) replays a call settled signed for C to bank B, which trusts the same key.
-TEST_CASE("a saga action settled signed for one bank, captured and replayed to another, moves "
-          "no money there",
-          "[bank][attack][process]") {
+TEST_CASE(
+    "a saga action settled signed for one bank, captured and replayed to another, moves "
+    "no money there",
+    "[bank][attack][process]") {
   TempDir dir;
   const SettledKey key(dir);
-  SettledProcess settled(dir.File("settle.db"), {"--signing-key", key.private_file,
-                                                 "--retry-interval", "100ms", "--grpc-port", "0"});
+  SettledProcess settled(dir.File("settle.db"),
+                         {"--signing-key", key.private_file, "--retry-interval", "100ms"});
   // settled reaches C through the proxy, so C answers to the proxy's name.
   FaultProxy proxy(1);
   const std::string c_name = "127.0.0.1:" + std::to_string(proxy.port());
@@ -165,8 +178,8 @@ TEST_CASE("a saga action settled signed for one bank, captured and replayed to a
   // X-Forwarded-Host: refused each time, before the barrier.
   const std::string b_name = "127.0.0.1:" + std::to_string(b.http_port);
   for (const std::string& replay :
-       {captured, WithHost(captured, b_name), WithHost(captured, b_name,
-                                                       "X-Forwarded-Host: " + c_name + "\r\n")}) {
+       {captured, WithHost(captured, b_name),
+        WithHost(captured, b_name, "X-Forwarded-Host: " + c_name + "\r\n")}) {
     testing::RawConnection to_b(b.http_port);
     REQUIRE(to_b.Send(replay));
     const auto answer = to_b.Read();
@@ -187,14 +200,51 @@ TEST_CASE("a saga action settled signed for one bank, captured and replayed to a
   CHECK(testing::ReadFile(dir.File("bank-b.log")).find("from 127.0.0.1:") != std::string::npos);
 }
 
-// The port of settled's gRPC API, from its log.
-int SettledGrpcPort(SettledProcess& settled) {
-  const std::string said = "gRPC API (dtmgimp.Dtm) listening on 127.0.0.1:";
-  REQUIRE(testing::WaitForFileToContain(settled.log_path(), said,
-                                        std::chrono::steady_clock::now() + kWait));
-  const std::string log = testing::ReadFile(settled.log_path());
-  return std::stoi(log.substr(log.find(said) + said.size()));
+// A port nobody listens on now (the kernel's choice, released at once).
+int UnusedPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
 }
+
+// The real settled with its gRPC API on a port of its own (0 turns it off), signing with
+// `key`. A port taken before settled binds it makes settled exit: another is tried, three times
+// at most.
+struct SettledWithGrpc {
+  SettledWithGrpc(TempDir& dir, const SettledKey& key) {
+    for (int attempt = 1; attempt <= 3 && process == nullptr; ++attempt) {
+      grpc_port = UnusedPort();
+      if (grpc_port == 0) continue;
+      const std::string log = dir.File("settled-" + std::to_string(attempt) + ".log");
+      try {
+        process = std::make_unique<SettledProcess>(
+            dir.File("settle.db"),
+            std::vector<std::string>{"--grpc-port", std::to_string(grpc_port), "--signing-key",
+                                     key.private_file, "--retry-interval", "100ms"},
+            0, log);
+      } catch (const std::runtime_error&) {
+        UNSCOPED_INFO("settled did not start:\n" << testing::ReadFile(log));
+      }
+    }
+    if (process == nullptr) FAIL("settled did not start with a gRPC port in 3 attempts");
+    REQUIRE(testing::WaitForFileToContain(
+        process->log_path(),
+        "gRPC API (dtmgimp.Dtm) listening on 127.0.0.1:" + std::to_string(grpc_port),
+        std::chrono::steady_clock::now() + kWait));
+  }
+  std::unique_ptr<SettledProcess> process;
+  int grpc_port = 0;
+};
 
 // A gRPC channel to 127.0.0.1:`port` whose calls carry `authority` as their :authority.
 std::shared_ptr<grpc::Channel> ChannelAs(int port, const std::string& authority) {
@@ -210,8 +260,8 @@ TEST_CASE("a gRPC saga action settled signed for one bank moves no money at anot
           "[bank][attack][grpc][process]") {
   TempDir dir;
   const SettledKey key(dir);
-  SettledProcess settled(dir.File("settle.db"), {"--signing-key", key.private_file,
-                                                 "--retry-interval", "100ms", "--grpc-port", "0"});
+  SettledProcess settled(dir.File("settle.db"),
+                         {"--signing-key", key.private_file, "--retry-interval", "100ms"});
   Bank c(dir, "bank-c", key, {"--grpc-port", "0"});
   Bank b(dir, "bank-b", key, {"--grpc-port", "0"});
   const std::string c_grpc = "127.0.0.1:" + std::to_string(c.grpc_port);
@@ -253,9 +303,10 @@ TEST_CASE("a gRPC saga action settled signed for one bank moves no money at anot
 // Attack 3 over HTTP: while the initiator's TransInTry is on its way (held at a proxy), the
 // attacker, who read the prepared gid off /all, sends that gid's Try first with another
 // account and amount; and an unsigned TransOutTry with an invented gid, to freeze a balance.
-TEST_CASE("an unsigned Try sent ahead of the initiator's decides nothing: the transfer moves "
-          "exactly what was registered",
-          "[bank][attack][tcc][process]") {
+TEST_CASE(
+    "an unsigned Try sent ahead of the initiator's decides nothing: the transfer moves "
+    "exactly what was registered",
+    "[bank][attack][tcc][process]") {
   TempDir dir;
   const SettledKey key(dir);
   SettledProcess settled(dir.File("settle.db"),
@@ -275,13 +326,13 @@ TEST_CASE("an unsigned Try sent ahead of the initiator's decides nothing: the tr
   CHECK(api.Get("/api/settle/all").body.find(gid) != std::string::npos);
 
   JsonClient attacker(bank.http_port);
-  const auto ahead = attacker.Post(
-      "/api/TransInTry?gid=" + gid + "&trans_type=tcc&branch_id=02&op=try",
-      R"({"account_id":"3","amount":50})");
+  const auto ahead =
+      attacker.Post("/api/TransInTry?gid=" + gid + "&trans_type=tcc&branch_id=02&op=try",
+                    R"({"account_id":"3","amount":50})");
   CHECK(ahead.status == 401);
-  const auto invented = attacker.Post(
-      "/api/TransOutTry?gid=invented-1&trans_type=tcc&branch_id=01&op=try",
-      R"({"account_id":"1","amount":50})");
+  const auto invented =
+      attacker.Post("/api/TransOutTry?gid=invented-1&trans_type=tcc&branch_id=01&op=try",
+                    R"({"account_id":"1","amount":50})");
   CHECK(invented.status == 401);
   CHECK(bank.Account("1") == std::pair(95LL, 5LL));  // the transfer's own freeze alone
 
@@ -300,11 +351,10 @@ TEST_CASE("an unsigned gRPC Try sent ahead of the initiator's decides nothing",
           "[bank][attack][tcc][grpc][process]") {
   TempDir dir;
   const SettledKey key(dir);
-  SettledProcess settled(dir.File("settle.db"), {"--signing-key", key.private_file,
-                                                 "--retry-interval", "100ms", "--grpc-port", "0"});
+  SettledWithGrpc settled(dir, key);
   Bank bank(dir, "bank", key, {"--grpc-port", "0"});
   const std::string methods = "127.0.0.1:" + std::to_string(bank.grpc_port) + "/bank.Bank/";
-  auto client = sdk::GrpcClient::Create("127.0.0.1:" + std::to_string(SettledGrpcPort(settled)));
+  auto client = sdk::GrpcClient::Create("127.0.0.1:" + std::to_string(settled.grpc_port));
   REQUIRE(client);
 
   grpc_unary::UnaryAnswer ahead;

@@ -16,6 +16,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "child_process.h"
@@ -31,6 +32,7 @@
 #include "settle/grpc_unary/unary_call.h"
 #include "settle/net/blocking_client.h"
 #include "settle/net/request_signing.h"
+#include "settle/signing/request_signature.h"
 #include "settled_process.h"
 #include "temp_dir.h"
 
@@ -168,9 +170,10 @@ struct Bank {
   std::unique_ptr<JsonClient> client;
 };
 
-// A POST to the bank signed with settled's key, through net::SignRequest as settled signs.
+// A POST to the bank signed with settled's key, through net::SignRequest as settled signs (with
+// `tag` kRegisteredTryTag: as settled countersigns a registered Try).
 net::ClientAnswer SignedPost(const KeyFiles& keys, const std::string& url_with_query,
-                             const std::string& body) {
+                             const std::string& body, std::string_view tag = {}) {
   auto client = net::BlockingClient::Create();
   REQUIRE(client);
   net::ClientRequest request;
@@ -179,7 +182,26 @@ net::ClientAnswer SignedPost(const KeyFiles& keys, const std::string& url_with_q
   REQUIRE(url);
   request.url = *url;
   request.body = body;
-  REQUIRE(net::SignRequest(request, keys.Signing(), ToUnixMillis(SystemClock().Now()) / 1000).ok());
+  REQUIRE(
+      net::SignRequest(request, keys.Signing(), ToUnixMillis(SystemClock().Now()) / 1000, true, tag)
+          .ok());
+  auto answer = (*client)->Send(std::move(request));
+  REQUIRE(answer);
+  return *answer;
+}
+
+// A POST to the bank with `headers` (settled's countersignature of a Try) beside its own.
+net::ClientAnswer PostWith(const std::string& url_with_query, const std::string& body,
+                           const net::Headers& headers) {
+  auto client = net::BlockingClient::Create();
+  REQUIRE(client);
+  net::ClientRequest request;
+  request.method = "POST";
+  auto url = ParseUrl(url_with_query);
+  REQUIRE(url);
+  request.url = *url;
+  request.body = body;
+  request.headers = headers;
   auto answer = (*client)->Send(std::move(request));
   REQUIRE(answer);
   return *answer;
@@ -189,7 +211,7 @@ net::ClientAnswer SignedPost(const KeyFiles& keys, const std::string& url_with_q
 // when `keys` is given, through grpc_unary::SignUnary as settled signs.
 grpc_unary::UnaryAnswer GrpcCall(const std::string& method_url,
                                  std::vector<std::pair<std::string, std::string>> metadata,
-                                 const KeyFiles* keys) {
+                                 const KeyFiles* keys, std::string_view tag = {}) {
   auto target = ParseGrpcTarget(method_url);
   REQUIRE(target);
   grpc_unary::UnaryRequest request{.method = target->method,
@@ -198,7 +220,7 @@ grpc_unary::UnaryAnswer GrpcCall(const std::string& method_url,
                                    .timeout = Duration(10000)};
   if (keys != nullptr) {
     REQUIRE(grpc_unary::SignUnary(request, *target, keys->Signing(),
-                                  ToUnixMillis(SystemClock().Now()) / 1000)
+                                  ToUnixMillis(SystemClock().Now()) / 1000, true, tag)
                 .ok());
   }
   grpc_unary::ChannelPool channels;
@@ -225,19 +247,25 @@ TEST_CASE(
   Settled settled(dir, keys);
   Bank bank(dir, keys);
 
-  // The victim's TCC: 10 to account 2, Tried (its credit pending), not yet decided.
+  // The victim's TCC: 10 to account 2, Tried (its credit pending), not yet decided. The Try
+  // carries settled's countersignature of its registration, which the bank requires.
   REQUIRE(settled.Call("prepare", {{"gid", "victim"}, {"trans_type", "tcc"}}).status == 200);
-  REQUIRE(settled
-              .Call("registerBranch", {{"gid", "victim"},
-                                       {"trans_type", "tcc"},
-                                       {"branch_id", "02"},
-                                       {"data", kCredit},
-                                       {"confirm", bank.Url("/api/TransInConfirm")},
-                                       {"cancel", bank.Url("/api/TransInCancel")}})
+  const auto registered =
+      settled.Call("registerBranch", {{"gid", "victim"},
+                                      {"trans_type", "tcc"},
+                                      {"branch_id", "02"},
+                                      {"data", kCredit},
+                                      {"try", bank.Url("/api/TransInTry")},
+                                      {"confirm", bank.Url("/api/TransInConfirm")},
+                                      {"cancel", bank.Url("/api/TransInCancel")}});
+  REQUIRE(registered.status == 200);
+  net::Headers countersigned;
+  for (const auto& [name, value] : registered.json["try_signature"].items()) {
+    countersigned.emplace_back(name, value.get<std::string>());
+  }
+  REQUIRE(PostWith(bank.Url("/api/TransInTry?gid=victim&trans_type=tcc&branch_id=02&op=try"),
+                   kCredit, countersigned)
               .status == 200);
-  REQUIRE(
-      bank.client->Post("/api/TransInTry?gid=victim&trans_type=tcc&branch_id=02&op=try", kCredit)
-          .status == 200);
 
   // The attack: a saga whose action is the victim's confirm, in the client's own words.
   const std::string victim_words = "?gid=victim&trans_type=tcc&branch_id=02&op=confirm";
@@ -271,8 +299,10 @@ TEST_CASE(
   CHECK(bank.Total() == 300);
 
   // The confirm the older coordinator's call carried, sent alone and signed the same way, is run
-  // by the bank: the refusal above was the repeat's. (A TCC of its own, Tried first.)
-  REQUIRE(bank.client->Post("/api/TransInTry?gid=ctl&trans_type=tcc&branch_id=01&op=try", kCredit)
+  // by the bank: the refusal above was the repeat's. (A TCC of its own, Tried first, as settled
+  // countersigns a Try.)
+  REQUIRE(SignedPost(keys, bank.Url("/api/TransInTry?gid=ctl&trans_type=tcc&branch_id=01&op=try"),
+                     kCredit, signing::kRegisteredTryTag)
               .status == 200);
   const net::ClientAnswer alone = SignedPost(
       keys, bank.Url("/api/TransInConfirm?gid=ctl&trans_type=tcc&branch_id=01&op=confirm"),
@@ -303,12 +333,21 @@ TEST_CASE(
   branch.set_transtype("tcc");
   branch.set_branchid("02");
   branch.set_busipayload(kCredit);
+  (*branch.mutable_data())["try"] = bank.Method("TransInTry");
   (*branch.mutable_data())["confirm"] = bank.Method("TransInConfirm");
   (*branch.mutable_data())["cancel"] = bank.Method("TransInCancel");
   REQUIRE(settled.dtm->RegisterBranch(&register_ctx, branch, &empty).ok());
-  REQUIRE(
-      GrpcCall(bank.Method("TransInTry"), Words("victim-g", "tcc", "02", "try"), nullptr).code ==
-      0);
+  // The Try with settled's countersignature, which the registration answered as metadata.
+  auto try_words = Words("victim-g", "tcc", "02", "try");
+  std::erase_if(try_words, [](const auto& m) { return m.first == "dtm-dtm"; });
+  for (const auto& [key, value] : register_ctx.GetServerInitialMetadata()) {
+    const std::string name(key.data(), key.size());
+    if (name.starts_with("settle-try-")) {
+      try_words.emplace_back(name.substr(11), std::string(value.data(), value.size()));
+    }
+  }
+  REQUIRE(try_words.size() == 7);
+  REQUIRE(GrpcCall(bank.Method("TransInTry"), try_words, nullptr).code == 0);
 
   // The attack over gRPC: the victim's words as branch_headers, which would travel ahead of
   // settled's own dtm-* metadata.
@@ -348,8 +387,9 @@ TEST_CASE(
   CHECK(bank.Total() == 300);
 
   // The same confirm sent once, signed the same way, is run: the refusal was the repeat's.
-  REQUIRE(GrpcCall(bank.Method("TransInTry"), Words("ctl-g", "tcc", "01", "try"), nullptr).code ==
-          0);
+  REQUIRE(GrpcCall(bank.Method("TransInTry"), Words("ctl-g", "tcc", "01", "try"), &keys,
+                   signing::kRegisteredTryTag)
+              .code == 0);
   CHECK(
       GrpcCall(bank.Method("TransInConfirm"), Words("ctl-g", "tcc", "01", "confirm"), &keys).code ==
       0);

@@ -624,8 +624,9 @@ TEST_CASE("under kRegistered a gRPC Try runs only with settled's countersignatur
                             "http://127.0.0.1:" + std::to_string(s.port()) + "/api/settle"});
   REQUIRE(created);
   GrpcClient& client = **created;
-  GrpcBank bank(dir.File("bank.db"), SignedCalls{.keys = {Verifier(kSettledSecret)},
-                                                 .try_policy = SignedCalls::TryPolicy::kRegistered});
+  GrpcBank bank(dir.File("bank.db"),
+                SignedCalls{.keys = {Verifier(kSettledSecret)},
+                            .try_policy = SignedCalls::TryPolicy::kRegistered});
 
   SECTION("the SDK's GrpcClient sends it: the TCC runs") {
     TransOptions options;
@@ -641,17 +642,17 @@ TEST_CASE("under kRegistered a gRPC Try runs only with settled's countersignatur
   }
   SECTION("a Try without it, or with another message or branch, is refused") {
     TransOptions options;
-    REQUIRE(client.Send(GlobalOp::kPrepare, GlobalCall{.gid = "grpc-registered-2",
-                                                       .trans_type = "tcc",
-                                                       .options = options}));
-    auto registered = client.RegisterBranch(BranchRegistration{
-        .gid = "grpc-registered-2",
-        .trans_type = "tcc",
-        .branch_id = "01",
-        .data = "5",
-        .urls = {{"try", bank.Url("Try")},
-                 {"confirm", bank.Url("Confirm")},
-                 {"cancel", bank.Url("Cancel")}}});
+    REQUIRE(client.Send(
+        GlobalOp::kPrepare,
+        GlobalCall{.gid = "grpc-registered-2", .trans_type = "tcc", .options = options}));
+    auto registered =
+        client.RegisterBranch(BranchRegistration{.gid = "grpc-registered-2",
+                                                 .trans_type = "tcc",
+                                                 .branch_id = "01",
+                                                 .data = "5",
+                                                 .urls = {{"try", bank.Url("Try")},
+                                                          {"confirm", bank.Url("Confirm")},
+                                                          {"cancel", bank.Url("Cancel")}}});
     REQUIRE(registered);
     REQUIRE(registered->try_signature.size() == 3);
     const auto countersigned = [&](RawCall call) {

@@ -75,14 +75,14 @@ TEST_CASE("a refused call is logged in one line: who sent it, what it named, and
         "settle participant: refused POST /api/TransIn from 10.0.0.5:41234 gid=g1 branch=01 "
         "op=action: signature (authority_mismatch): signed for authority \"c.example:8081\"");
   // What a caller sent cannot start a line of its own, nor fill the log.
-  const std::string line = RefusalLogLine(
-      RefusedCall{.server = "settle grpc participant",
-                  .call = "/bank.Bank/TransIn",
-                  .peer = "ipv4:127.0.0.1:5000",
-                  .gid = "g1\nsettle participant: accepted everything",
-                  .branch_id = std::string(300, 'b'),
-                  .op = ""},
-      verdict);
+  const std::string line =
+      RefusalLogLine(RefusedCall{.server = "settle grpc participant",
+                                 .call = "/bank.Bank/TransIn",
+                                 .peer = "ipv4:127.0.0.1:5000",
+                                 .gid = "g1\nsettle participant: accepted everything",
+                                 .branch_id = std::string(300, 'b'),
+                                 .op = ""},
+                     verdict);
   CHECK(line.find('\n') == std::string::npos);
   CHECK_THAT(line, Catch::Contains("gid=g1?settle participant: accepted everything branch=" +
                                    std::string(128, 'b') + "... op=-:"));

@@ -669,8 +669,8 @@ TEST_CASE("under kRegistered a Try runs only with settled's countersignature of 
 
   SECTION("the SDK's initiator sends it: the TCC runs") {
     auto outcome = RunTcc(*client, "registered-1", options, [&](Tcc& tcc) -> Status {
-      auto tried = tcc.CallBranch(R"({"amount":5})", bank.Url("/api/Try"),
-                                  bank.Url("/api/Confirm"), bank.Url("/api/Cancel"));
+      auto tried = tcc.CallBranch(R"({"amount":5})", bank.Url("/api/Try"), bank.Url("/api/Confirm"),
+                                  bank.Url("/api/Cancel"));
       return tried ? Status::Ok() : tried.status();
     });
     REQUIRE(outcome);
@@ -712,9 +712,9 @@ TEST_CASE("under kRegistered a Try runs only with settled's countersignature of 
     CHECK(SendWith(other.Url("/api/Try") + query, R"({"amount":5})", countersigned).status == 401);
     CHECK(other.runs() == 0);
     // settled's countersignature is a Try's alone: not a confirm.
-    CHECK(SendWith(bank.Url("/api/Confirm") +
-                       "?gid=registered-2&trans_type=tcc&branch_id=01&op=confirm",
-                   R"({"amount":5})", countersigned)
+    CHECK(SendWith(
+              bank.Url("/api/Confirm") + "?gid=registered-2&trans_type=tcc&branch_id=01&op=confirm",
+              R"({"amount":5})", countersigned)
               .status == 401);
     CHECK(bank.runs() == 0);
     using signing::RefusalKind;

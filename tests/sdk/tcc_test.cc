@@ -276,10 +276,12 @@ TEST_CASE("RunTcc sends prepare with every option set, registerBranch and submit
                                      {"retry_interval", 2},
                                      {"retry_limit", 3},
                                      {"branch_headers", {{"Authorization", "Bearer b"}}}});
+  // The Try's URL too, for settled's countersignature of it (docs/protocol.md §4.9).
   CHECK(fake.Body("registerBranch", 0) == json{{"gid", "g1"},
                                                {"trans_type", "tcc"},
                                                {"branch_id", "01"},
                                                {"data", kOutBody},
+                                               {"try", p.Url("/TransOutTry")},
                                                {"confirm", p.Url("/TransOutConfirm")},
                                                {"cancel", p.Url("/TransOutCancel")}});
   CHECK(fake.Body("registerBranch", 1).at("branch_id") == "02");

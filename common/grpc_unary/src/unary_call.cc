@@ -70,8 +70,7 @@ void AddBranchMetadata(std::vector<std::pair<std::string, std::string>>& metadat
   metadata.emplace_back("dtm-trans_type", words.trans_type);
   metadata.emplace_back("dtm-branch_id", words.branch_id);
   metadata.emplace_back("dtm-op", words.op);
-  // Left out when there is none to tell: a countersigned Try covers exactly the four above.
-  if (!words.dtm.empty()) metadata.emplace_back("dtm-dtm", words.dtm);
+  metadata.emplace_back("dtm-dtm", words.dtm);
   for (const auto& [name, value] : words.extra) metadata.emplace_back("dtm-" + name, value);
 }
 

@@ -168,7 +168,8 @@ Verdict CheckSignature(const VerifyingKey& key, const std::vector<Component>& co
   if (authorities.served != nullptr) {
     for (const std::string& name : *authorities.served) accepted.push_back(AsciiLowercase(name));
   }
-  const bool arrived_served = std::find(accepted.begin(), accepted.end(), arrived) != accepted.end();
+  const bool arrived_served =
+      std::find(accepted.begin(), accepted.end(), arrived) != accepted.end();
   if (arrived_served || !authorities.check) {
     std::erase(accepted, arrived);
     accepted.insert(accepted.begin(), arrived);

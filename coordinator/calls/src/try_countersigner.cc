@@ -13,8 +13,7 @@
 
 namespace settle::calls {
 
-TryCountersigner::TryCountersigner(const Clock& clock, signing::SigningKey key,
-                                   bool sign_authority)
+TryCountersigner::TryCountersigner(const Clock& clock, signing::SigningKey key, bool sign_authority)
     : clock_(clock), key_(std::move(key)), sign_authority_(sign_authority) {}
 
 Result<TrySignature> TryCountersigner::Countersign(const RegisteredTry& registered) const {
@@ -29,6 +28,8 @@ Result<TrySignature> TryCountersigner::Countersign(const RegisteredTry& register
                                                      .trans_type = std::string(trans_type),
                                                      .branch_id = registered.branch_id,
                                                      .op = std::string(op)});
+    // The four words alone: the initiator has no coordinator address to tell its participant.
+    std::erase_if(request.metadata, [](const auto& m) { return m.first == "dtm-dtm"; });
     if (Status s = grpc_unary::SignUnary(request, *target, key_, now, sign_authority_,
                                          signing::kRegisteredTryTag);
         !s.ok()) {
@@ -52,8 +53,7 @@ Result<TrySignature> TryCountersigner::Countersign(const RegisteredTry& register
                                     {"op", op}});
   request.url = std::move(*url);
   request.body = registered.data;
-  if (Status s =
-          net::SignRequest(request, key_, now, sign_authority_, signing::kRegisteredTryTag);
+  if (Status s = net::SignRequest(request, key_, now, sign_authority_, signing::kRegisteredTryTag);
       !s.ok()) {
     return s;
   }

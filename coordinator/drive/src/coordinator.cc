@@ -200,11 +200,10 @@ asio::awaitable<Result<Registration>> Coordinator::Register(engine::RegisterBran
   auto stored = co_await store_.Load(gid);
   if (!stored) co_return stored.status();
   if (!stored->has_value()) co_return Status::Unavailable("gid " + gid + " vanished; try again");
-  const auto row = std::find_if(
-      (**stored).branches.begin(), (**stored).branches.end(),
-      [&](const storage::BranchRecord& b) {
-        return b.branch_id == branch_id && b.op == BranchOp::kConfirm;
-      });
+  const auto row = std::find_if((**stored).branches.begin(), (**stored).branches.end(),
+                                [&](const storage::BranchRecord& b) {
+                                  return b.branch_id == branch_id && b.op == BranchOp::kConfirm;
+                                });
   if (row == (**stored).branches.end()) {
     co_return Status::Unavailable("branch " + branch_id + " of gid " + gid +
                                   " is not stored; try again");

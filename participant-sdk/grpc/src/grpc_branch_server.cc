@@ -142,9 +142,7 @@ struct GrpcBranchServer::Impl {
   // The names signed calls must be made for, once Start or MountOn knows them (null before).
   std::atomic<std::shared_ptr<const std::vector<std::string>>> authorities;
 
-  bool NeedsNames() const {
-    return options.signed_calls && options.signed_calls->check_authority;
-  }
+  bool NeedsNames() const { return options.signed_calls && options.signed_calls->check_authority; }
   void SetNames(std::vector<std::string> names) {
     authorities.store(std::make_shared<const std::vector<std::string>>(std::move(names)));
   }
@@ -156,7 +154,8 @@ namespace {
 std::string_view FirstValue(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
                             const char* key) {
   const auto it = metadata.find(key);
-  return it == metadata.end() ? std::string_view() : std::string_view(it->second.data(), it->second.size());
+  return it == metadata.end() ? std::string_view()
+                              : std::string_view(it->second.data(), it->second.size());
 }
 
 // Whether the call may run a handler: signed as the server's policy asks, or no policy. A
@@ -389,7 +388,8 @@ Result<int> GrpcBranchServer::Start(const std::string& host, int port) {
   }
   const std::vector<std::string>& configured = impl_->options.authorities;
   if (impl_->NeedsNames() && (!configured.empty() || IsWildcardHost(host))) {
-    Result<std::vector<std::string>> names = ServedAuthorities(configured, host, port, "authorities");
+    Result<std::vector<std::string>> names =
+        ServedAuthorities(configured, host, port, "authorities");
     if (!names) return names.status();
     impl_->SetNames(std::move(*names));
   }

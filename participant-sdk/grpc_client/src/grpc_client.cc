@@ -248,14 +248,14 @@ Result<BranchAnswer> GrpcClient::CallBranch(const OwnBranchCall& call) {
   // settled's countersignature covers the four words alone: no dtm-dtm beside them.
   const bool countersigned = !call.signature.empty() && !impl_->options.signing_key;
   // As the coordinator calls a gRPC branch (docs/protocol.md §10.4).
-  grpc_unary::AddBranchMetadata(request.metadata,
-                                {.gid = call.gid,
-                                 .trans_type = call.trans_type,
-                                 .branch_id = call.branch_id,
-                                 .op = call.op,
-                                 .dtm = countersigned ? std::string() : impl_->coordinator,
-                                 .extra = call.extra});
+  grpc_unary::AddBranchMetadata(request.metadata, {.gid = call.gid,
+                                                   .trans_type = call.trans_type,
+                                                   .branch_id = call.branch_id,
+                                                   .op = call.op,
+                                                   .dtm = impl_->coordinator,
+                                                   .extra = call.extra});
   if (countersigned) {
+    std::erase_if(request.metadata, [](const auto& m) { return m.first == "dtm-dtm"; });
     for (const auto& [name, value] : call.signature) {
       request.metadata.emplace_back(grpc_unary::MetadataKey(name), value);
     }

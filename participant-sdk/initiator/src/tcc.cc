@@ -20,13 +20,12 @@ Result<std::string> Tcc::CallBranch(const std::string& body, const std::string& 
     return Status::InvalidArgument("try URL " + s.message());
   }
   const std::string branch_id = BranchIdForIndex(static_cast<std::size_t>(branches_++));
-  const BranchRegistration registration{.gid = gid_,
-                                        .trans_type = std::string(kTcc),
-                                        .branch_id = branch_id,
-                                        .data = body,
-                                        .urls = {{"confirm", confirm_url},
-                                                 {"cancel", cancel_url},
-                                                 {"try", try_url}}};
+  const BranchRegistration registration{
+      .gid = gid_,
+      .trans_type = std::string(kTcc),
+      .branch_id = branch_id,
+      .data = body,
+      .urls = {{"confirm", confirm_url}, {"cancel", cancel_url}, {"try", try_url}}};
   Result<RegisteredBranch> registered = link_.RegisterBranch(registration);
   if (!registered) {
     const Status& s = registered.status();

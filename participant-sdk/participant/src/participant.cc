@@ -1,7 +1,7 @@
 #include "settle/sdk/participant.h"
 
-#include <cstdio>
 #include <atomic>
+#include <cstdio>
 #include <exception>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -344,8 +344,8 @@ Result<int> Participant::Start(const std::string& host, int port) {
     return ServedAuthorities({}, host, port, "authorities").status();
   }
   if (needs_names && !o.authorities.empty()) {
-    Result<std::vector<std::string>> names = ServedAuthorities(o.authorities, host, port,
-                                                               "authorities");
+    Result<std::vector<std::string>> names =
+        ServedAuthorities(o.authorities, host, port, "authorities");
     if (!names) return names.status();
     impl_->authorities.store(std::make_shared<const std::vector<std::string>>(std::move(*names)));
   }

@@ -104,8 +104,7 @@ signing::Verdict CheckSignedCall(const SignedCalls& policy, const ArrivedCall& c
 
 signing::Verdict CheckSignedGrpcCall(const SignedCalls& policy, const ArrivedGrpcCall& call,
                                      std::int64_t now_unix) {
-  Required required =
-      RequiredFor(policy, call.from_initiator, call.is_try, call.metadata);
+  Required required = RequiredFor(policy, call.from_initiator, call.is_try, call.metadata);
   if (required.keys == nullptr) return signing::Verdict::Accept();
   const signing::SignedGrpcCall arrived{
       .authority = call.authority,

@@ -37,11 +37,11 @@ TEST_CASE("a request is signed for its URL's host:port, never for a Host header 
   // The Host sent is the URL's (wire.cc writes it when the request has none of its own).
   CHECK(FindHeader(request.headers, "Host") == nullptr);
   CHECK(*FindHeader(request.headers, "X-Tenant") == "acme");
-  const signing::VerifyPolicy policy{.keys = {*verifying}};
-  CHECK(
-      signing::VerifyRequest(AsArrived(request, "bank-b:8081"), request.headers, policy, now).ok());
+  const signing::VerifyPolicy at_b{.keys = {*verifying}, .authorities = {"bank-b:8081"}};
+  CHECK(signing::VerifyRequest(AsArrived(request, "bank-b:8081"), request.headers, at_b, now).ok());
+  const signing::VerifyPolicy at_c{.keys = {*verifying}, .authorities = {"bank-c:9090"}};
   CHECK_FALSE(
-      signing::VerifyRequest(AsArrived(request, "bank-c:9090"), request.headers, policy, now).ok());
+      signing::VerifyRequest(AsArrived(request, "bank-c:9090"), request.headers, at_c, now).ok());
 }
 
 }  // namespace

@@ -27,10 +27,13 @@ signing::SigningKey Signer() {
   return *key;
 }
 
-signing::VerifyPolicy Policy(bool check_authority = true) {
+// A verifier that answers to 127.0.0.1:`port`.
+signing::VerifyPolicy Policy(int port, bool check_authority = true) {
   auto key = signing::VerifyingKey::FromText(kSecret);
   REQUIRE(key);
-  return signing::VerifyPolicy{.keys = {*key}, .check_authority = check_authority};
+  return signing::VerifyPolicy{.keys = {*key},
+                               .check_authority = check_authority,
+                               .authorities = {"127.0.0.1:" + std::to_string(port)}};
 }
 
 // The call as the participant received it, to verify.
@@ -71,11 +74,11 @@ TEST_CASE("settled signs each gRPC branch call over its method, authority, dtm-*
                          "\"dtm-trans_type\" \"dtm-branch_id\" \"dtm-op\" \"dtm-dtm\" "
                          "\"content-digest\");created="));
   CHECK(calls[0].Meta("x-trace-id") == "t-1");  // sent, not covered
-  CHECK(VerifyGrpcCall(Received(calls[0], bank.port()), Policy(), Now()).ok());
-  // The same call read as arriving at another authority, or for another gid, does not verify.
+  CHECK(VerifyGrpcCall(Received(calls[0], bank.port()), Policy(bank.port()), Now()).ok());
+  // The same call at a participant that answers to another authority does not verify.
   signing::SignedGrpcCall elsewhere = Received(calls[0], bank.port());
   elsewhere.authority = "127.0.0.1:1";
-  CHECK_FALSE(VerifyGrpcCall(elsewhere, Policy(), Now()).ok());
+  CHECK_FALSE(VerifyGrpcCall(elsewhere, Policy(1), Now()).ok());
 }
 
 TEST_CASE("with --unsigned-authority settled's gRPC signatures leave the authority out",
@@ -93,7 +96,7 @@ TEST_CASE("with --unsigned-authority settled's gRPC signatures leave the authori
   CHECK(calls[0].Meta("signature-input").find("@authority") == std::string::npos);
   signing::SignedGrpcCall proxied = Received(calls[0], bank.port());
   proxied.authority = "bank.internal:80";
-  CHECK(VerifyGrpcCall(proxied, Policy(/*check_authority=*/false), Now()).ok());
+  CHECK(VerifyGrpcCall(proxied, Policy(bank.port(), /*check_authority=*/false), Now()).ok());
 }
 
 TEST_CASE(

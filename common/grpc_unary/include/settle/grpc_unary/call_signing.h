@@ -19,7 +19,6 @@ namespace settle::grpc_unary {
 // and settle-check call it.
 // A `tag` says what the signature is for (signing::kRegisteredTryTag; empty: none).
 Status SignUnary(UnaryRequest& request, const GrpcTarget& target, const signing::SigningKey& key,
-                 std::int64_t created_unix, bool cover_authority = true,
-                 std::string_view tag = {});
+                 std::int64_t created_unix, bool cover_authority = true, std::string_view tag = {});
 
 }  // namespace settle::grpc_unary

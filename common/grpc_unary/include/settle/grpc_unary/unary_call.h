@@ -49,12 +49,11 @@ struct BranchWords {
   std::string trans_type;
   std::string branch_id;
   std::string op;
-  std::string dtm;  // the coordinator's address, as DTM sends it; empty: no dtm-dtm
+  std::string dtm;  // the coordinator's address, as DTM sends it
   std::vector<std::pair<std::string, std::string>> extra;  // sent as dtm-<name>: phase2_url
 };
 
-// `metadata` plus dtm-gid, dtm-trans_type, dtm-branch_id, dtm-op, dtm-dtm (unless empty) and
-// each extra word.
+// `metadata` plus dtm-gid, dtm-trans_type, dtm-branch_id, dtm-op, dtm-dtm and each extra word.
 void AddBranchMetadata(std::vector<std::pair<std::string, std::string>>& metadata,
                        const BranchWords& words);
 

@@ -67,8 +67,9 @@ struct RefusedCall {
 // The one line a server logs for each refused call (no newline at its end):
 //   settle participant: refused POST /api/TransIn from 127.0.0.1:53412 gid=g1 branch=01
 //   op=confirm: signature (authority_mismatch): signed for authority "10.0.0.8:8081" ...
-// Each value is cut to 128 bytes (the reason to 400) and every byte outside printable ASCII (a newline, say) is
-// written as '?', so that a caller cannot forge lines of the log; a missing one is "-".
+// Each value is cut to 128 bytes (the reason to 400) and every byte outside printable ASCII (a
+// newline, say) is written as '?', so that a caller cannot forge lines of the log; a missing one is
+// "-".
 std::string RefusalLogLine(const RefusedCall& call, const signing::Verdict& verdict);
 
 }  // namespace settle::sdk
