@@ -3,12 +3,8 @@
 // gRPC. Each is judged by the banks' balances: no money moves that settled was not asked to
 // move. Attack 1 (a client's URL naming the protocol's keys) and its refusal at submit are
 // tested where those rules live (docs/protocol.md §4.9, "What a signature binds").
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <grpcpp/grpcpp.h>
 #include <catch2/catch.hpp>
@@ -19,7 +15,6 @@
 #include <fstream>
 #include <memory>
 #include <regex>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -200,52 +195,6 @@ TEST_CASE(
   CHECK(testing::ReadFile(dir.File("bank-b.log")).find("from 127.0.0.1:") != std::string::npos);
 }
 
-// A port nobody listens on now (the kernel's choice, released at once).
-int UnusedPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
-
-// The real settled with its gRPC API on a port of its own (0 turns it off), signing with
-// `key`. A port taken before settled binds it makes settled exit: another is tried, three times
-// at most.
-struct SettledWithGrpc {
-  SettledWithGrpc(TempDir& dir, const SettledKey& key) {
-    for (int attempt = 1; attempt <= 3 && process == nullptr; ++attempt) {
-      grpc_port = UnusedPort();
-      if (grpc_port == 0) continue;
-      const std::string log = dir.File("settled-" + std::to_string(attempt) + ".log");
-      try {
-        process = std::make_unique<SettledProcess>(
-            dir.File("settle.db"),
-            std::vector<std::string>{"--grpc-port", std::to_string(grpc_port), "--signing-key",
-                                     key.private_file, "--retry-interval", "100ms"},
-            0, log);
-      } catch (const std::runtime_error&) {
-        UNSCOPED_INFO("settled did not start:\n" << testing::ReadFile(log));
-      }
-    }
-    if (process == nullptr) FAIL("settled did not start with a gRPC port in 3 attempts");
-    REQUIRE(testing::WaitForFileToContain(
-        process->log_path(),
-        "gRPC API (dtmgimp.Dtm) listening on 127.0.0.1:" + std::to_string(grpc_port),
-        std::chrono::steady_clock::now() + kWait));
-  }
-  std::unique_ptr<SettledProcess> process;
-  int grpc_port = 0;
-};
-
 // A gRPC channel to 127.0.0.1:`port` whose calls carry `authority` as their :authority.
 std::shared_ptr<grpc::Channel> ChannelAs(int port, const std::string& authority) {
   grpc::ChannelArguments args;
@@ -351,7 +300,9 @@ TEST_CASE("an unsigned gRPC Try sent ahead of the initiator's decides nothing",
           "[bank][attack][tcc][grpc][process]") {
   TempDir dir;
   const SettledKey key(dir);
-  SettledWithGrpc settled(dir, key);
+  testing::SettledWithGrpc settled(dir.File("settle.db"),
+                                   {"--signing-key", key.private_file, "--retry-interval", "100ms"},
+                                   dir.File("settled"));
   Bank bank(dir, "bank", key, {"--grpc-port", "0"});
   const std::string methods = "127.0.0.1:" + std::to_string(bank.grpc_port) + "/bank.Bank/";
   auto client = sdk::GrpcClient::Create("127.0.0.1:" + std::to_string(settled.grpc_port));

@@ -5,10 +5,6 @@
 // the bank (the SDK's participant) refuses a call that repeats a protocol key, as a coordinator
 // older than that check would send it. settled --signing-key and bank-participant
 // --coordinator-key, real sockets on 127.0.0.1, real database files.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <grpcpp/grpcpp.h>
 
@@ -70,49 +66,17 @@ struct KeyFiles {
   std::string public_key;
 };
 
-int UnusedPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
-
-// The real settled, signing its calls, with its gRPC API on a port the test chose (a port taken
-// before settled binds it makes it exit: another is tried, three times at most).
+// The real settled, signing its calls, with its gRPC API on a port of its own.
 struct Settled {
-  Settled(TempDir& dir, const KeyFiles& keys) {
-    for (int attempt = 1; attempt <= 3 && process == nullptr; ++attempt) {
-      grpc_port = UnusedPort();
-      if (grpc_port == 0) continue;
-      const std::string log = dir.File("settled-" + std::to_string(attempt) + ".log");
-      try {
-        process = std::make_unique<SettledProcess>(
-            dir.File("settle.db"),
-            std::vector<std::string>{"--grpc-port", std::to_string(grpc_port), "--signing-key",
-                                     keys.private_key, "--retry-interval", "100ms"},
-            0, log);
-      } catch (const std::runtime_error&) {
-        UNSCOPED_INFO("settled did not start:\n" << testing::ReadFile(log));
-      }
-    }
-    if (process == nullptr) FAIL("settled did not start with a gRPC port in 3 attempts");
-    http = std::make_unique<JsonClient>(process->port());
-    REQUIRE(testing::WaitForFileToContain(
-        process->log_path(),
-        "gRPC API (dtmgimp.Dtm) listening on 127.0.0.1:" + std::to_string(grpc_port),
-        std::chrono::steady_clock::now() + kWait));
-    dtm = dtmgimp::Dtm::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(grpc_port),
-                                                    grpc::InsecureChannelCredentials()));
-  }
+  Settled(TempDir& dir, const KeyFiles& keys)
+      : started(dir.File("settle.db"),
+                {"--signing-key", keys.private_key, "--retry-interval", "100ms"},
+                dir.File("settled")),
+        process(started.process),
+        http(std::make_unique<JsonClient>(process->port())),
+        grpc_port(started.grpc_port),
+        dtm(dtmgimp::Dtm::NewStub(
+            grpc::CreateChannel(started.GrpcAddress(), grpc::InsecureChannelCredentials()))) {}
   testing::JsonResponse Call(const std::string& route, const json& body) {
     return http->PostJson("/api/settle/" + route, body);
   }
@@ -130,10 +94,11 @@ struct Settled {
     return testing::Eventually([&] { return StatusOf(gid) == status; }, kWait);
   }
 
-  std::unique_ptr<SettledProcess> process;
+  testing::SettledWithGrpc started;
+  std::unique_ptr<SettledProcess>& process;
   std::unique_ptr<JsonClient> http;
-  std::unique_ptr<dtmgimp::Dtm::Stub> dtm;
   int grpc_port = 0;
+  std::unique_ptr<dtmgimp::Dtm::Stub> dtm;
 };
 
 // The bank example verifying settled's signatures, its branches over HTTP and gRPC; accounts

@@ -35,4 +35,22 @@ class SettledProcess {
   int port_ = 0;
 };
 
+// A port of 127.0.0.1 that nothing listens on just now: bound by the kernel's choice, then
+// closed. Another process may take it before the test's does (StartSettledWithGrpc retries).
+int UnusedPort();
+
+// The real settled with its gRPC API on a port of its own (settled's --grpc-port 0 turns the
+// API off), as an operator runs it: an unused port is chosen, and when another process takes it
+// before settled binds it (settled then exits at start) another is tried, three times at most.
+// Logs go to "<log_stem>-<attempt>.log". Waits until settled says its gRPC API listens there.
+// The test fails (throws) when settled does not start.
+struct SettledWithGrpc {
+  SettledWithGrpc(const std::string& store, std::vector<std::string> extra_args,
+                  const std::string& log_stem);
+  std::string GrpcAddress() const { return "127.0.0.1:" + std::to_string(grpc_port); }
+
+  std::unique_ptr<SettledProcess> process;
+  int grpc_port = 0;
+};
+
 }  // namespace settle::testing

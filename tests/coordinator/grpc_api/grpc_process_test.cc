@@ -3,10 +3,6 @@
 // a stub generated from DTM's proto, to gRPC participants on 127.0.0.1, and each transaction
 // read back over the same process's HTTP API. Bad input over the port, and the process serving
 // on afterwards and shutting down cleanly.
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <grpcpp/grpcpp.h>
 
 #include <catch2/catch.hpp>
@@ -43,52 +39,14 @@ constexpr auto kWait = std::chrono::seconds(20);
 const std::string kPb300("\x08\xac\x02", 3);
 const std::string kPb30Bytes("\x08\x1e\x12\x03\xff\x00\x01", 7);
 
-// A port of 127.0.0.1 that nothing listens on just now: bound by the kernel's choice, then
-// closed. Another process may take it before settled does; see StartSettled.
-int UnusedPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
-
-// The real settled with its gRPC API on a fixed port, as an operator runs it. A port taken
-// between UnusedPort and settled's bind makes settled exit at start: another port is tried,
-// three times at most.
-struct SettledWithGrpc {
-  explicit SettledWithGrpc(TempDir& dir) {
-    for (int attempt = 1; attempt <= 3 && process == nullptr; ++attempt) {
-      grpc_port = UnusedPort();
-      if (grpc_port == 0) continue;
-      const std::string log = dir.File("settled-" + std::to_string(attempt) + ".log");
-      try {
-        process = std::make_unique<SettledProcess>(
-            dir.File("settle.db"),
-            std::vector<std::string>{"--grpc-port", std::to_string(grpc_port), "--retry-interval",
-                                     "100ms"},
-            0, log);
-      } catch (const std::runtime_error&) {
-        UNSCOPED_INFO("settled did not start with --grpc-port " << grpc_port << ":\n"
-                                                                << testing::ReadFile(log));
-      }
-    }
-    if (process == nullptr) FAIL("settled did not start with a gRPC port in 3 attempts");
-    http = std::make_unique<JsonClient>(process->port());
-    // It says where its gRPC API listens: the port it was given.
-    CHECK(testing::WaitForFileToContain(process->log_path(),
-                                        "gRPC API (dtmgimp.Dtm) listening on " + GrpcAddress(),
-                                        std::chrono::steady_clock::now() + kWait));
-  }
+// The real settled with its gRPC API on a port of its own, as an operator runs it, and its
+// HTTP API to read back what it stored.
+struct Settled {
+  explicit Settled(TempDir& dir)
+      : started(dir.File("settle.db"), {"--retry-interval", "100ms"}, dir.File("settled")),
+        process(started.process),
+        http(std::make_unique<JsonClient>(process->port())),
+        grpc_port(started.grpc_port) {}
 
   std::string GrpcAddress() const { return "127.0.0.1:" + std::to_string(grpc_port); }
 
@@ -105,7 +63,8 @@ struct SettledWithGrpc {
     return testing::Eventually([&] { return StatusOf(gid) == status; }, kWait);
   }
 
-  std::unique_ptr<SettledProcess> process;
+  testing::SettledWithGrpc started;
+  std::unique_ptr<SettledProcess>& process;
   std::unique_ptr<JsonClient> http;
   int grpc_port = 0;
 };
@@ -182,7 +141,7 @@ void CheckCall(const GrpcCall& call, const std::string& gid, const std::string& 
 }
 
 // The transaction settled's HTTP API shows for `gid`: that gid, that type, finished `status`.
-void CheckFinished(SettledWithGrpc& settled, const std::string& gid, const std::string& type,
+void CheckFinished(Settled& settled, const std::string& gid, const std::string& type,
                    const std::string& status) {
   INFO(gid);
   REQUIRE(settled.WaitForStatus(gid, status));
@@ -201,7 +160,7 @@ TEST_CASE(
     "to a topic and an XA to gRPC participants",
     "[grpc][process]") {
   TempDir dir;
-  SettledWithGrpc settled(dir);
+  Settled settled(dir);
   GrpcParticipant bank;
   DtmClient client(settled.GrpcAddress());
   const std::string dtm = settled.GrpcAddress();
@@ -296,7 +255,7 @@ TEST_CASE(
     "the process serves on",
     "[grpc][process][bad-input]") {
   TempDir dir;
-  SettledWithGrpc settled(dir);
+  Settled settled(dir);
   GrpcParticipant bank;
   DtmClient client(settled.GrpcAddress());
   auto saga = [&](const std::string& gid) {
