@@ -20,6 +20,17 @@ Status CheckOptions(const BankOptions& options) {
   if (options.threads < 1 || options.threads > 4096) {
     return Status::InvalidArgument("threads: must be in 1..4096");
   }
+  // A signed call captured and replayed runs once: its barrier row must outlive the time its
+  // signature is accepted, up to twice the window after the call first ran (clocks apart).
+  if (options.signed_calls && options.barrier_retention.count() > 0) {
+    const auto accepted = 2 * std::chrono::duration_cast<Duration>(options.signed_calls->window);
+    if (options.barrier_retention <= accepted) {
+      return Status::InvalidArgument(
+          "barrier-retention: must be more than twice the signature window (" +
+          std::to_string(options.signed_calls->window.count()) +
+          " s) with --coordinator-key, or a replayed call would find its barrier row deleted");
+    }
+  }
   return Status::Ok();
 }
 

@@ -127,5 +127,29 @@ TEST_CASE("a branch call without the protocol's query parameters is refused with
   CHECK(bank.Rows("barrier") == 0);
 }
 
+TEST_CASE("with signed calls the barrier must keep its rows longer than a signature is accepted",
+          "[bank][input][signing]") {
+  testing::TempDir dir;
+  auto key = signing::VerifyingKey::FromText(
+      "-----BEGIN PUBLIC KEY-----\n"
+      "MCowBQYDK2VwAyEAJrQLj5P/89iXES9+vFgrIy29clF9CC/oPPsw3c5D0bs=\n"
+      "-----END PUBLIC KEY-----\n");
+  REQUIRE(key);
+  BankOptions options;
+  options.db_path = dir.File("bank.db");
+  options.signed_calls = sdk::SignedCalls{.keys = {*key}};  // a 300 s window
+  options.barrier_retention = Duration(600'000);
+  auto refused = BankService::Open(options);
+  REQUIRE_FALSE(refused);
+  CHECK_THAT(refused.status().message(),
+             Catch::StartsWith("barrier-retention: must be more than twice the signature window"));
+  options.barrier_retention = Duration(601'000);
+  CHECK(BankService::Open(options));
+  // Without signed calls, or without cleaning, anything goes.
+  options.barrier_retention = Duration(60'000);
+  options.signed_calls.reset();
+  CHECK(BankService::Open(options));
+}
+
 }  // namespace
 }  // namespace settle::bank

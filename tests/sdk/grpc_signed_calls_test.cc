@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <ctime>
@@ -639,6 +640,25 @@ TEST_CASE("under kRegistered a gRPC Try runs only with settled's countersignatur
     CHECK(outcome->status == GlobalStatus::kSucceed);
     CHECK(bank.runs() == 2);
     CHECK(bank.refusals() == 0);
+  }
+  SECTION("an HTTP Try registered over gRPC gets its countersignature as lowercase metadata") {
+    REQUIRE(client.Send(GlobalOp::kPrepare,
+                        GlobalCall{.gid = "grpc-registered-3", .trans_type = "tcc"}));
+    const std::string http = "http://127.0.0.1:" + std::to_string(s.port());
+    auto registered = client.RegisterBranch(BranchRegistration{
+        .gid = "grpc-registered-3",
+        .trans_type = "tcc",
+        .branch_id = "01",
+        .data = "5",
+        .urls = {
+            {"try", http + "/Try"}, {"confirm", http + "/Confirm"}, {"cancel", http + "/Cancel"}}});
+    REQUIRE(registered);
+    std::vector<std::string> names;
+    for (const auto& [name, value] : registered->try_signature) names.push_back(name);
+    std::sort(names.begin(), names.end());
+    CHECK(names == std::vector<std::string>{"content-digest", "signature", "signature-input"});
+    // And settled serves on.
+    CHECK(client.NewGid());
   }
   SECTION("a Try without it, or with another message or branch, is refused") {
     TransOptions options;

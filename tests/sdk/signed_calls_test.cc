@@ -514,6 +514,32 @@ TEST_CASE("under kUnsigned only a route that serves Trys lets an unsigned Try th
   CHECK(runs.load() == 1);
 }
 
+// An XA action is registered only after it ran, so nothing countersigns it: under kRegistered
+// it needs a key all the same (the initiator's try_keys, or settled's), never none.
+TEST_CASE("under kRegistered an XA action is never let through unsigned", "[sdk][signing][xa]") {
+  const KeyPair settled_key = NewEd25519();
+  const signing::SigningKey settled = Signer(settled_key);
+  std::atomic<int> runs{0};
+  Participant participant(ParticipantOptions{
+      .threads = 2,
+      .io_threads = 1,
+      .signed_calls = SignedCalls{.keys = {Verifier(settled_key.public_pem)},
+                                  .try_policy = SignedCalls::TryPolicy::kRegistered}});
+  participant.OnXa("/api/Xa", [&runs](const XaRequest&) {
+    runs.fetch_add(1);
+    return BranchReply::Success();
+  });
+  auto port = participant.Start("127.0.0.1", 0);
+  REQUIRE(port);
+  const std::string url = "http://127.0.0.1:" + std::to_string(*port) +
+                          "/api/Xa?gid=x1&trans_type=xa&branch_id=01&op=action&phase2_url=" +
+                          PercentEncode("http://127.0.0.1:" + std::to_string(*port) + "/api/Xa");
+  CHECK(Post(url, "{}").status == 401);
+  CHECK(runs.load() == 0);
+  CHECK(Post(url, "{}", &settled).status == 200);
+  CHECK(runs.load() == 1);
+}
+
 // A message's back-check is settled's call like any other: an unsigned one would write the
 // barrier's "rollback" row, after which the message's local transaction can never commit.
 TEST_CASE("a back-check that settled did not sign is refused with 401 and writes no barrier row",
@@ -729,28 +755,54 @@ TEST_CASE("under kRegistered a Try runs only with settled's countersignature of 
     CHECK(SendWith(try_url + query, R"({"amount":5})", countersigned).status == 200);
     CHECK(bank.runs() == 1);
   }
-  SECTION("a repeated registration with other data is countersigned for the stored data") {
+  SECTION("only the registration that stored the branch is countersigned") {
     REQUIRE(s.Call("prepare", {{"gid", "registered-3"}, {"trans_type", "tcc"}}).status == 200);
-    const std::string try_url = bank.Url("/api/Try");
-    auto register_with = [&](const std::string& data) {
+    auto register_with = [&](const std::string& data, const std::string& try_path) {
       return s.Call("registerBranch", {{"gid", "registered-3"},
                                        {"trans_type", "tcc"},
                                        {"branch_id", "01"},
                                        {"data", data},
-                                       {"try", try_url},
+                                       {"try", bank.Url(try_path)},
                                        {"confirm", bank.Url("/api/Confirm")},
                                        {"cancel", bank.Url("/api/Cancel")}});
     };
-    REQUIRE(register_with(R"({"amount":5})").status == 200);
-    const auto again = register_with(R"({"amount":500})");
-    REQUIRE(again.status == 200);
+    const auto first = register_with(R"({"amount":5})", "/api/Try");
+    REQUIRE(first.status == 200);
+    REQUIRE(first.json.contains("try_signature"));
+    // Repeats store nothing: with other data, or naming another Try (which another client
+    // could), they are answered 200 without a countersignature.
+    const auto other_data = register_with(R"({"amount":500})", "/api/Try");
+    CHECK(other_data.status == 200);
+    CHECK(other_data.json == json{{"dtm_result", "SUCCESS"}});
+    const auto other_try = register_with(R"({"amount":5})", "/api/TransIn");
+    CHECK(other_try.status == 200);
+    CHECK(other_try.json == json{{"dtm_result", "SUCCESS"}});
     net::Headers countersigned;
-    for (const auto& [name, value] : again.json["try_signature"].items()) {
+    for (const auto& [name, value] : first.json["try_signature"].items()) {
       countersigned.emplace_back(name, value.get<std::string>());
     }
     const std::string query = "?gid=registered-3&trans_type=tcc&branch_id=01&op=try";
-    CHECK(SendWith(try_url + query, R"({"amount":500})", countersigned).status == 401);
-    CHECK(SendWith(try_url + query, R"({"amount":5})", countersigned).status == 200);
+    CHECK(SendWith(bank.Url("/api/TransIn") + query, R"({"amount":5})", countersigned).status ==
+          401);
+    CHECK(SendWith(bank.Url("/api/Try") + query, R"({"amount":500})", countersigned).status == 401);
+    CHECK(SendWith(bank.Url("/api/Try") + query, R"({"amount":5})", countersigned).status == 200);
+    CHECK(bank.runs() == 1);
+  }
+  SECTION("a Try on another participant than its confirm and cancel is refused at registration") {
+    REQUIRE(s.Call("prepare", {{"gid", "registered-5"}, {"trans_type", "tcc"}}).status == 200);
+    Bank elsewhere(SignedCalls{.keys = {Verifier(settled_key.public_pem)},
+                               .try_policy = SignedCalls::TryPolicy::kRegistered});
+    const auto refused = s.Call("registerBranch", {{"gid", "registered-5"},
+                                                   {"trans_type", "tcc"},
+                                                   {"branch_id", "01"},
+                                                   {"data", "{}"},
+                                                   {"try", elsewhere.Url("/api/Try")},
+                                                   {"confirm", bank.Url("/api/Confirm")},
+                                                   {"cancel", bank.Url("/api/Cancel")}});
+    CHECK(refused.status == 400);
+    CHECK_THAT(refused.json["message"].get<std::string>(),
+               Catch::StartsWith("try: must be on the participant of confirm and cancel"));
+    CHECK(s.Query("registered-5")["branches"].empty());
   }
   SECTION("a registration without its Try, as DTM's SDKs send it, gets no countersignature") {
     REQUIRE(s.Call("prepare", {{"gid", "registered-4"}, {"trans_type", "tcc"}}).status == 200);

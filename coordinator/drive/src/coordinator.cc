@@ -150,6 +150,11 @@ asio::awaitable<Status> Coordinator::ExpectStored(std::string gid, TransType typ
 }
 
 asio::awaitable<Status> Coordinator::RegisterBranch(engine::RegisterBranchRequest request) {
+  return RegisterBranchAt(std::move(request), clock_.Now());
+}
+
+asio::awaitable<Status> Coordinator::RegisterBranchAt(engine::RegisterBranchRequest request,
+                                                      TimePoint now) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
   if (Status s = AdmitFields("registerBranch", request.unread_fields); !s.ok()) co_return s;
   if (Status s = engine::CheckRegisterBranch(request); !s.ok()) co_return s;
@@ -175,7 +180,7 @@ asio::awaitable<Status> Coordinator::RegisterBranch(engine::RegisterBranchReques
   // never be finished.
   batch.Add(storage::ExpectGlobalType{request.gid, request.trans_type});
   batch.Add(storage::ExpectGlobalStatus{request.gid, {GlobalStatus::kPrepared}});
-  for (storage::BranchRecord& row : engine::RegisteredRows(request, clock_.Now())) {
+  for (storage::BranchRecord& row : engine::RegisteredRows(request, now)) {
     batch.Add(storage::InsertBranch{std::move(row)});
   }
   batch.Add(storage::LimitBranchRows{request.gid, 2 * settings_.max_tcc_branches});
@@ -190,13 +195,22 @@ asio::awaitable<Status> Coordinator::RegisterBranch(engine::RegisterBranchReques
 asio::awaitable<Result<Registration>> Coordinator::Register(engine::RegisterBranchRequest request) {
   const bool countersign = settings_.try_countersigner != nullptr &&
                            request.trans_type == TransType::kTcc && !request.try_url.empty();
+  if (!countersign) {
+    if (Status s = co_await RegisterBranch(std::move(request)); !s.ok()) co_return s;
+    co_return Registration{};
+  }
+  // A Try settled vouches for goes to the participant whose confirm and cancel it calls: a
+  // countersignature must not freeze anything at a participant phase 2 never reaches.
+  if (Status s = engine::CheckSameParticipant(request); !s.ok()) co_return s;
   const std::string gid = request.gid;
   const std::string branch_id = request.branch_id;
   const std::string try_url = request.try_url;
-  if (Status s = co_await RegisterBranch(std::move(request)); !s.ok()) co_return s;
-  if (!countersign) co_return Registration{};
-  // The data as stored: a repeated registration with other data changed nothing, and its
-  // Try must not be countersigned for data that no confirm will carry.
+  const TimePoint now = clock_.Now();
+  if (Status s = co_await RegisterBranchAt(std::move(request), now); !s.ok()) co_return s;
+  // Read back: the Try is countersigned only for the registration that stored the branch
+  // (its rows carry this request's time), with the data as stored. A repeat stored nothing:
+  // its try URL, which is not stored, is nobody's to vouch for (another client could name
+  // another Try), so it is answered without a countersignature.
   auto stored = co_await store_.Load(gid);
   if (!stored) co_return stored.status();
   if (!stored->has_value()) co_return Status::Unavailable("gid " + gid + " vanished; try again");
@@ -207,6 +221,11 @@ asio::awaitable<Result<Registration>> Coordinator::Register(engine::RegisterBran
   if (row == (**stored).branches.end()) {
     co_return Status::Unavailable("branch " + branch_id + " of gid " + gid +
                                   " is not stored; try again");
+  }
+  if (ToUnixMillis(row->create_time) != ToUnixMillis(now)) {
+    spdlog::info("gid={} branch={} registered again: no countersignature of its Try", gid,
+                 branch_id);
+    co_return Registration{};
   }
   Result<calls::TrySignature> signature = settings_.try_countersigner->Countersign(
       {.gid = gid, .branch_id = branch_id, .try_url = try_url, .data = row->data});

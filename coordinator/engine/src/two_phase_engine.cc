@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "settle/core/ascii.h"
+#include "settle/core/grpc_target.h"
+#include "settle/core/url.h"
 #include "settle/engine/new_records.h"
 #include "settle/engine/request_rules.h"
 
@@ -84,6 +87,33 @@ Status CheckRegisterBranch(const RegisterBranchRequest& request) {
   if (Status s = CheckUrl("confirm", request.confirm_url, true); !s.ok()) return s;
   if (Status s = CheckUrl("cancel", request.cancel_url, true); !s.ok()) return s;
   return CheckUrl("try", request.try_url, false);
+}
+
+namespace {
+
+// The origin a checked branch URL calls: "http://host:port", "grpcs://host:port", lowercased.
+std::string OriginOf(const std::string& url) {
+  if (LooksLikeGrpcTarget(url)) {
+    Result<GrpcTarget> target = ParseGrpcTarget(url);
+    return target ? AsciiLowercase(target->Origin()) : std::string();
+  }
+  Result<Url> parsed = ParseUrl(url);
+  return parsed ? AsciiLowercase(parsed->Origin()) : std::string();
+}
+
+}  // namespace
+
+Status CheckSameParticipant(const RegisterBranchRequest& request) {
+  if (request.try_url.empty() || request.trans_type != TransType::kTcc) return Status::Ok();
+  const std::string origin = OriginOf(request.try_url);
+  for (const std::string* phase2 : {&request.confirm_url, &request.cancel_url}) {
+    if (OriginOf(*phase2) != origin) {
+      return FieldError("try", "must be on the participant of confirm and cancel (" +
+                                   OriginOf(*phase2) + "), not " + origin +
+                                   ", for settled to countersign it (protocol.md §4.9)");
+    }
+  }
+  return Status::Ok();
 }
 
 std::vector<storage::BranchRecord> RegisteredRows(const RegisterBranchRequest& request,

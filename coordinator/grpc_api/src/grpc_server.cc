@@ -14,6 +14,7 @@
 
 #include "dtmgimp.grpc.pb.h"
 #include "settle/api/authentication.h"
+#include "settle/core/ascii.h"
 #include "settle/core/file_text.h"
 #include "settle/core/protocol.h"
 #include "settle/core/url.h"
@@ -223,8 +224,11 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
                                                  engine::RegisterBranchRequest request) {
     Result<drive::Registration> registered = co_await coordinator_.Register(std::move(request));
     if (!registered) co_return registered.status();
+    // gRPC metadata keys are lowercase: an HTTP Try's fields (Content-Digest, ...) too, or
+    // gRPC would refuse the answer's metadata (and abort the process).
     for (const auto& [name, value] : registered->try_signature) {
-      ctx->AddInitialMetadata(std::string(kTrySignatureMetadataPrefix) + name, value);
+      ctx->AddInitialMetadata(std::string(kTrySignatureMetadataPrefix) + AsciiLowercase(name),
+                              value);
     }
     co_return Status::Ok();
   }

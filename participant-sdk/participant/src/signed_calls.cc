@@ -42,9 +42,10 @@ Required RequiredFor(const SignedCalls& policy, bool from_initiator, bool is_try
   Required required{.keys = &policy.keys};
   if (from_initiator) {
     SignedCalls::TryPolicy try_policy = policy.try_policy;
-    // An XA action is registered by the participant after it ran: nothing to countersign.
+    // An XA action is registered by the participant after it ran: nothing to countersign. It
+    // is the initiator's key's to sign then, or settled's; never let through unsigned.
     if (try_policy == SignedCalls::TryPolicy::kRegistered && !is_try) {
-      try_policy = policy.try_keys.empty() ? SignedCalls::TryPolicy::kUnsigned
+      try_policy = policy.try_keys.empty() ? SignedCalls::TryPolicy::kSameKeys
                                            : SignedCalls::TryPolicy::kTryKeys;
     }
     switch (try_policy) {

@@ -202,6 +202,33 @@ TEST_CASE("a registration stores the rollback op's row and the commit op's", "[e
   CHECK(FieldOf(TooManyBranches(xa, 1000)) == "branch_id");
 }
 
+TEST_CASE("a Try settled countersigns is on the participant of its confirm and cancel",
+          "[engine][types]") {
+  RegisterBranchRequest tcc;
+  tcc.gid = "t1";
+  tcc.branch_id = "01";
+  tcc.confirm_url = "http://Bank:8081/api/TransInConfirm";
+  tcc.cancel_url = "http://bank:8081/api/TransInCancel";
+  CHECK(CheckSameParticipant(tcc).ok());  // no Try named
+  tcc.try_url = "http://bank:8081/api/TransInTry?tenant=a";
+  REQUIRE(CheckRegisterBranch(tcc).ok());
+  CHECK(CheckSameParticipant(tcc).ok());
+  for (const char* elsewhere :
+       {"http://bank-c:8081/api/TransInTry", "http://bank:8082/api/TransInTry",
+        "https://bank:8081/api/TransInTry", "grpc://bank:8081/bank.Bank/TransInTry"}) {
+    INFO(elsewhere);
+    tcc.try_url = elsewhere;
+    CHECK(FieldOf(CheckSameParticipant(tcc)) == "try");
+  }
+  // gRPC methods: the same origin.
+  tcc.confirm_url = "grpc://bank:9000/bank.Bank/TransInConfirm";
+  tcc.cancel_url = "bank:9000/bank.Bank/TransInCancel";
+  tcc.try_url = "bank:9000/bank.Bank/TransInTry";
+  CHECK(CheckSameParticipant(tcc).ok());
+  tcc.try_url = "grpcs://bank:9000/bank.Bank/TransInTry";
+  CHECK(FieldOf(CheckSameParticipant(tcc)) == "try");
+}
+
 TEST_CASE("a submit creates sagas and unprepared messages, and moves prepared ones",
           "[engine][types]") {
   CHECK(PlanSubmit(TransType::kSaga).creates);

@@ -74,11 +74,14 @@ class Coordinator {
   std::string NewGid();
   asio::awaitable<Status> Prepare(engine::PrepareRequest request);
   asio::awaitable<Status> RegisterBranch(engine::RegisterBranchRequest request);
-  // RegisterBranch, then (with CoordinatorSettings::try_countersigner and a TCC request's
-  // try_url) the countersignature of its Try over the data as stored, which a repeated
-  // registration with other data does not change: the front doors' registerBranch. A failure
-  // to read the stored row back is Unavailable (the branch is registered; registering it again
-  // answers the countersignature).
+  // The front doors' registerBranch: RegisterBranch, answered (with
+  // CoordinatorSettings::try_countersigner and a TCC request's try_url) with settled's
+  // countersignature of its Try, over the data as stored. Only the registration that stored
+  // the branch gets one: a repeat (same URLs) is answered without, since the Try URL it names
+  // is not stored and nothing says it is the first one's. A try_url on another participant
+  // (scheme, host, port) than confirm and cancel is InvalidArgument, before anything is
+  // stored. A failure to read the branch back is Unavailable (the branch is registered, and
+  // its Try is not countersigned).
   asio::awaitable<Result<Registration>> Register(engine::RegisterBranchRequest request);
   asio::awaitable<Status> Submit(engine::SubmitRequest request);
   asio::awaitable<Status> Abort(engine::AbortRequest request);
@@ -104,6 +107,8 @@ class Coordinator {
 
  private:
   engine::TransactionDefaults Defaults() const;
+  // RegisterBranch with `now` as its rows' create_time.
+  asio::awaitable<Status> RegisterBranchAt(engine::RegisterBranchRequest request, TimePoint now);
   // Stores a new submitted transaction with its rows and drives it. AlreadyExists, unchanged,
   // when the gid is taken.
   asio::awaitable<Status> InsertAndDrive(storage::Transaction tx, bool wait_result);

@@ -14,6 +14,12 @@ namespace settle::engine {
 // InvalidArgument naming the field otherwise.
 Status CheckRegisterBranch(const RegisterBranchRequest& request);
 
+// That a TCC registration's try_url (when given) is on the participant its confirm and cancel
+// are on: the same origin (scheme, lowercased host, port; a gRPC method's grpc(s)://host:port).
+// InvalidArgument "try: ..." otherwise. What settled's countersignature of the Try requires: a
+// Try it vouches for must be one that phase 2 reaches.
+Status CheckSameParticipant(const RegisterBranchRequest& request);
+
 // The two rows a registration stores: the rollback op's (cancel, XA's rollback) and the
 // commit op's (confirm, XA's commit), seq 0, both with the branch's data.
 std::vector<storage::BranchRecord> RegisteredRows(const RegisterBranchRequest& request,

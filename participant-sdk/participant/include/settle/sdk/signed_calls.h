@@ -28,8 +28,10 @@ struct SignedCalls {
   //                initiators send it along (docs/protocol.md §4.9). A Try nobody registered,
   //                or with another body, another branch or another target, is refused, so an
   //                unsigned Try sent ahead of the initiator's cannot decide what the confirm
-  //                does. An XA action, which the participant registers only after it ran, is
-  //                judged as under kTryKeys when `try_keys` is set, else let through unsigned.
+  //                does. Only the registration that stored the branch is countersigned, and
+  //                only for a Try on the participant of its confirm and cancel. An XA action,
+  //                which the participant registers only after it ran, is judged as under
+  //                kTryKeys when `try_keys` is set, else as under kSameKeys: never unsigned.
   //                settled must sign (--signing-key) for Trys to pass.
   //   kSameKeys    they must be signed by `keys` too: by an initiator holding settled's key,
   //                or with settled's countersignature (as under kRegistered);
