@@ -21,6 +21,7 @@
 #include "settle/api/transaction_json.h"
 #include "settle/core/ascii.h"
 #include "settle/core/http_status.h"
+#include "settle/core/log_text.h"
 #include "settle/core/protocol.h"
 #include "settle/engine/request_fields.h"
 #include "settle/net/route_table.h"
@@ -287,8 +288,8 @@ asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
     try {
       answer = co_await found.route->handler(request, identified.caller);
     } catch (const std::exception& e) {
-      spdlog::critical("{} {} failed with an exception (a bug): {}", request.method, request.path,
-                       e.what());
+      spdlog::critical("{} {} failed with an exception (a bug): {}", request.method,
+                       LogValue(request.path), LogValue(e.what()));
       answer = ToHttpAnswer(Status::Internal(std::string("internal error: ") + e.what()));
     }
     response.status = answer.status;

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 
+#include "settle/core/log_text.h"
 #include "settle/core/thread_name.h"
 
 namespace settle::app {
@@ -38,8 +39,17 @@ BackgroundLogSink::~BackgroundLogSink() {
 
 void BackgroundLogSink::log(const spdlog::details::log_msg& msg) {
   spdlog::memory_buf_t line;
+  // A message is one line, whatever a value it quotes holds: a newline in a client's reason
+  // or a participant's answer is written \n, never as a line of its own.
+  const std::string_view payload(msg.payload.data(), msg.payload.size());
+  std::string escaped;
+  spdlog::details::log_msg one_line = msg;
+  if (HasControlBytes(payload)) {
+    escaped = EscapeControlBytes(payload);
+    one_line.payload = spdlog::string_view_t(escaped.data(), escaped.size());
+  }
   std::lock_guard lock(mu_);
-  formatter_->format(msg, line);
+  formatter_->format(one_line, line);
   pending_.append(line.data(), line.size());
   ++logged_;
   // Only a waiting writer needs a wake-up; a busy one finds the line when its write is done,

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "settle/core/log_text.h"
+
 namespace settle::calls {
 namespace {
 
@@ -46,11 +48,11 @@ void LogCircuitChange(engine::CircuitChange change, const std::string& origin,
       spdlog::warn(
           "circuit for {} open after {} consecutive failures (last: {}): its calls wait, "
           "next probe in {}",
-          origin, c.consecutive_failures(), last_error, Approx(c.next_probe_at() - now));
+          origin, c.consecutive_failures(), LogValue(last_error), Approx(c.next_probe_at() - now));
       return;
     case engine::CircuitChange::kStillOpen:
       spdlog::warn("circuit for {} still open: the probe failed ({}), next probe in {}", origin,
-                   last_error, Approx(c.next_probe_at() - now));
+                   LogValue(last_error), Approx(c.next_probe_at() - now));
       return;
     case engine::CircuitChange::kClosed:
       spdlog::info(

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "settle/core/grpc_target.h"
+#include "settle/core/log_text.h"
 #include "settle/engine/decision.h"
 #include "settle/engine/msg_engine.h"
 #include "settle/engine/request_fields.h"
@@ -341,7 +342,7 @@ asio::awaitable<Status> Coordinator::ForceStop(engine::ForceStopRequest request)
                                              GlobalStatus::kFailed, std::nullopt, reason, true);
   if (!changed) co_return changed.status();
   spdlog::warn("gid={} force-stopped by actor={}; retries stop; reason={}", gid,
-               request.actor.empty() ? "unknown" : request.actor, request.reason);
+               request.actor.empty() ? "unknown" : request.actor, LogValue(request.reason));
   scheduler_.Schedule(gid, clock_.Now());  // lets the scheduler forget it
   co_return Status::Ok();
 }
@@ -370,7 +371,7 @@ asio::awaitable<Status> Coordinator::Subscribe(engine::SubscribeRequest request)
   storage::WriteBatch batch;
   batch.Add(storage::Subscribe{request.topic, std::move(subscriber)});
   const Status s = co_await store_.Commit(std::move(batch));
-  if (s.ok()) spdlog::info("topic={} subscribed url={}", request.topic, request.url);
+  if (s.ok()) spdlog::info("topic={} subscribed url={}", request.topic, LogValue(request.url));
   co_return s;
 }
 
@@ -381,7 +382,7 @@ asio::awaitable<Status> Coordinator::Unsubscribe(engine::SubscribeRequest reques
   storage::WriteBatch batch;
   batch.Add(storage::Unsubscribe{request.topic, request.url});
   const Status s = co_await store_.Commit(std::move(batch));
-  if (s.ok()) spdlog::info("topic={} unsubscribed url={}", request.topic, request.url);
+  if (s.ok()) spdlog::info("topic={} unsubscribed url={}", request.topic, LogValue(request.url));
   co_return s;
 }
 
@@ -445,7 +446,7 @@ asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::Change
     const Status s = co_await store_.Commit(std::move(change));
     if (s.ok()) {
       spdlog::info("gid={} {} -> {}{}{}", gid, ToString(old), ToString(to),
-                   reason.empty() ? "" : " reason=", reason);
+                   reason.empty() ? "" : " reason=", reason.empty() ? "" : LogValue(reason));
       if (IsTerminal(to)) metrics_.TransactionFinished(g.trans_type, to);
       co_return std::optional<storage::Transaction>(std::move(tx));
     }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <variant>
 
+#include "settle/core/log_text.h"
 #include "settle/engine/decision.h"
 #include "settle/engine/outcome_recorder.h"
 
@@ -58,14 +59,14 @@ std::optional<TimePoint> NextCronTime(const storage::GlobalRecord& g, const engi
 void LogOutcome(const storage::BranchRecord& row, const engine::BranchOutcome& outcome) {
   if (outcome.not_called_until) {
     spdlog::debug("gid={} branch={} op={} not called: {} retry_at={}", row.gid, row.branch_id,
-                  ToString(row.op), outcome.detail, FormatTime(row.next_retry_at));
+                  ToString(row.op), LogValue(outcome.detail), FormatTime(row.next_retry_at));
   } else if (row.status != BranchStatus::kPrepared || outcome.circuit_open) {
     spdlog::debug("gid={} branch={} op={} outcome={} status={} attempts={}", row.gid, row.branch_id,
                   ToString(row.op), ToString(outcome.result), ToString(row.status), row.attempts);
   } else {
     spdlog::warn("gid={} branch={} op={} outcome={} attempts={} failures={} retry_at={} error={}",
                  row.gid, row.branch_id, ToString(row.op), ToString(outcome.result), row.attempts,
-                 row.failures, FormatTime(row.next_retry_at), row.last_error);
+                 row.failures, FormatTime(row.next_retry_at), LogValue(row.last_error));
   }
 }
 
@@ -105,7 +106,8 @@ engine::Decision TransactionDriver::AdvanceStatus(storage::Transaction& tx, Time
   engine::Decision d = engine::Decide(tx, now);
   while (d.next_status) {
     spdlog::info("gid={} {} -> {}{}{}", tx.global.gid, ToString(tx.global.status),
-                 ToString(*d.next_status), d.reason.empty() ? "" : " reason=", d.reason);
+                 ToString(*d.next_status),
+                 d.reason.empty() ? "" : " reason=", d.reason.empty() ? "" : LogValue(d.reason));
     engine::ApplyStatusChange(tx.global, *d.next_status, d.reason, now);
     d = engine::Decide(tx, now);
   }

@@ -16,6 +16,7 @@
 #include "settle/api/authentication.h"
 #include "settle/core/ascii.h"
 #include "settle/core/file_text.h"
+#include "settle/core/log_text.h"
 #include "settle/core/protocol.h"
 #include "settle/core/url.h"
 #include "settle/engine/request_fields.h"
@@ -209,7 +210,7 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
                        } catch (...) {
                        }
                        spdlog::critical("gRPC {} failed with an exception (a bug): {}", method,
-                                        what);
+                                        LogValue(what));
                        reactor->Finish({grpc::StatusCode::INTERNAL, "internal error: " + what});
                        return;
                      }

@@ -54,6 +54,18 @@ class LogFile {
   std::shared_ptr<spdlog::logger> logger_;
 };
 
+TEST_CASE("a message with a newline is written as one line, its control bytes escaped",
+          "[logging]") {
+  LogFile log;
+  log.logger().warn("abort reason={}", "x\ninfo FORGED\r\x01");
+  log.logger().warn("next");
+  log.Close();
+  const std::vector<std::string> lines = log.Lines();
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] == "warning abort reason=x\\ninfo FORGED\\r\\x01");
+  CHECK(lines[1] == "warning next");
+}
+
 TEST_CASE("every line logged from many threads is written whole and in each thread's order",
           "[logging]") {
   LogFile log;

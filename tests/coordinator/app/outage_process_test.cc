@@ -277,7 +277,7 @@ TEST_CASE(
   REQUIRE(WaitForOpens(client, hanging.port(), 1));
   CHECK(testing::WaitForFileToContain(settled.log_path(),
                                       "circuit for " + HostOf(hanging.port()) +
-                                          " open after 3 consecutive failures (last: timed out",
+                                          " open after 3 consecutive failures (last: \"timed out",
                                       steady_clock::now() + seconds(5)));
   // The calls that timed out are still held, unanswered: none reached the participant.
   CHECK(hanging.Held("/action") >= 3);
@@ -314,7 +314,7 @@ TEST_CASE(
   REQUIRE(WaitForOpens(client, participant.port(), 1));
   CHECK(testing::WaitForFileToContain(settled.log_path(),
                                       "circuit for " + HostOf(participant.port()) +
-                                          " open after 3 consecutive failures (last: HTTP 503",
+                                          " open after 3 consecutive failures (last: \"HTTP 503",
                                       steady_clock::now() + seconds(5)));
   // While it is open only probes come: far fewer calls than sagas.
   const std::size_t calls_when_open = ledger.TotalCalls();

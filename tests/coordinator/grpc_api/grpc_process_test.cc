@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -78,6 +79,7 @@ class DtmClient {
 
   grpc::Status Prepare(const dtmgimp::DtmRequest& r) { return Call(&Stub::Prepare, r); }
   grpc::Status Submit(const dtmgimp::DtmRequest& r) { return Call(&Stub::Submit, r); }
+  grpc::Status Abort(const dtmgimp::DtmRequest& r) { return Call(&Stub::Abort, r); }
   grpc::Status RegisterBranch(const dtmgimp::DtmBranchRequest& r) {
     return Call(&Stub::RegisterBranch, r);
   }
@@ -304,6 +306,63 @@ TEST_CASE(
 
   // And it stops cleanly on SIGTERM with its gRPC server running.
   CHECK(settled.process->Terminate() == 0);
+}
+
+TEST_CASE(
+    "a client's reason with a newline is logged inside its own line, over HTTP and gRPC, and "
+    "cannot forge a line or a field",
+    "[grpc][process][logs]") {
+  TempDir dir;
+  Settled settled(dir);
+  DtmClient client(settled.GrpcAddress());
+  // What an attacker wants in the log: a line of its own that looks like settled's.
+  const std::string forged = "\n2026-11-27T00:00:00.000 info FORGED";
+
+  // An abort over HTTP, one over gRPC, and an operator's forceStop, each with a forged reason.
+  REQUIRE(
+      settled.http->PostJson("/api/settle/prepare", {{"gid", "forge-http"}, {"trans_type", "tcc"}})
+          .status == 200);
+  REQUIRE(settled.http
+              ->PostJson("/api/settle/abort", {{"gid", "forge-http"},
+                                               {"trans_type", "tcc"},
+                                               {"rollback_reason", "http" + forged + " http"}})
+              .status == 200);
+  REQUIRE(client.Prepare(Request("forge-grpc", "tcc")).ok());
+  dtmgimp::DtmRequest abort = Request("forge-grpc", "tcc");
+  abort.set_rollbackreason("grpc" + forged + " grpc\" actor=\"admin");
+  REQUIRE(client.Abort(abort).ok());
+  REQUIRE(
+      settled.http->PostJson("/api/settle/prepare", {{"gid", "forge-stop"}, {"trans_type", "tcc"}})
+          .status == 200);
+  REQUIRE(settled.http
+              ->PostJson("/api/settle/forceStop",
+                         {{"gid", "forge-stop"}, {"reason", "stop" + forged + " stop\r\x01"}})
+              .status == 200);
+  for (const char* gid : {"forge-http", "forge-grpc", "forge-stop"}) {
+    REQUIRE(settled.WaitForStatus(gid, "failed"));
+  }
+  // The reasons are stored as sent: only the log escapes them.
+  CHECK(settled.Query("forge-http")["transaction"]["rollback_reason"] == "http" + forged + " http");
+
+  const std::string log_path = settled.process->log_path();
+  for (const char* tail :
+       {"FORGED http\"", "FORGED grpc\\\" actor=\\\"admin\"", "FORGED stop\\r\\x01\""}) {
+    INFO(tail);
+    REQUIRE(testing::WaitForFileToContain(
+        log_path, tail, std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  }
+  std::istringstream log(testing::ReadFile(log_path));
+  int lines_with_forged = 0;
+  for (std::string line; std::getline(log, line);) {
+    if (line.find("FORGED") == std::string::npos) continue;
+    ++lines_with_forged;
+    INFO(line);
+    // Each is settled's own line for the transaction, the forged text escaped inside it.
+    CHECK_THAT(line, Catch::Contains("gid=forge-"));
+    CHECK_THAT(line, Catch::Contains("\\n2026-11-27T00:00:00.000 info FORGED"));
+    CHECK_THAT(line, !Catch::StartsWith("2026-11-27T00:00:00.000"));
+  }
+  CHECK(lines_with_forged >= 3);
 }
 
 }  // namespace

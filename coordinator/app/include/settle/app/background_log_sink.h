@@ -17,7 +17,9 @@ namespace settle::app {
 // coordinator logs thousands of lines per second without a system call or a thread wake-up per
 // line, or request threads queueing behind the file. A line is written within about 10 ms;
 // flush() (spdlog calls it for warn and above) returns once every earlier line is written;
-// the destructor writes the rest. A kill -9 can lose the lines
+// the destructor writes the rest. Each message is written as one line: its control bytes (a
+// newline a client put in a reason, say) are escaped (EscapeControlBytes), so no value can
+// forge a line of its own. A kill -9 can lose the lines
 // of the last moment, never the stored state they describe.
 //
 // Lifetime: `fd` stays open until the sink is destroyed (it does not close it). Thread-safe:
