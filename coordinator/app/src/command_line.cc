@@ -111,7 +111,7 @@ void AddGrpcLimitOptions(CLI::App& app, ServerConfig& c) {
       ->default_str(FormatDuration(c.grpc.first_message_timeout));
   app.add_option("--grpc-memory-limit", c.grpc.memory_limit_bytes,
                  "Bytes the gRPC API's connections may take together: gRPC's resource quota, "
-                 "and the calls that may wait for their request message at once (80 KiB each); "
+                 "and the calls that may wait for their request message at once (96 KiB each); "
                  "a call beyond them is refused with RESOURCE_EXHAUSTED")
       ->check(CLI::Range(std::size_t{1} << 20, std::size_t{64} << 30))
       ->capture_default_str();

@@ -328,11 +328,15 @@ DtmCall::DtmCall(grpc::GenericCallbackServerContext* ctx, DtmService& service)
             "the request message did not arrive within " + FormatDuration(timeout) +
                 " of the call (--grpc-first-message-timeout)"});
   };
-  if (!watch.Arm(waiting_)) {
-    Finish({grpc::StatusCode::RESOURCE_EXHAUSTED,
-            "quota: " + std::to_string(watch.max_waiting()) +
-                " calls are waiting for their request message, the most --grpc-memory-limit "
-                "allows; retry later"});
+  if (const auto refused = watch.Arm(waiting_, ctx->peer());
+      refused != grpc_listen::FirstMessageWatch::Refusal::kNone) {
+    const bool budget = refused == grpc_listen::FirstMessageWatch::Refusal::kBudget;
+    Finish(
+        {grpc::StatusCode::RESOURCE_EXHAUSTED,
+         "quota: " + std::to_string(budget ? watch.max_waiting() : watch.max_waiting_per_peer()) +
+             (budget ? " calls are" : " calls from this address are") +
+             " waiting for their request message, the most --grpc-memory-limit allows" +
+             (budget ? "" : " one address (a quarter of all)") + "; retry later"});
     return;
   }
   StartRead(&request_);

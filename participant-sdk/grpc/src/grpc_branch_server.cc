@@ -244,11 +244,15 @@ BranchReactor::BranchReactor(grpc::GenericCallbackServerContext* context,
                                                      FormatDuration(timeout) +
                                                      " of the call (first_message_timeout)"});
   };
-  if (!watch.Arm(waiting_)) {
-    Finish({grpc::StatusCode::RESOURCE_EXHAUSTED,
-            "quota: " + std::to_string(watch.max_waiting()) +
-                " calls are waiting for their request message, the most memory_limit_bytes "
-                "allows; retry later"});
+  if (const auto refused = watch.Arm(waiting_, context->peer());
+      refused != grpc_listen::FirstMessageWatch::Refusal::kNone) {
+    const bool budget = refused == grpc_listen::FirstMessageWatch::Refusal::kBudget;
+    Finish(
+        {grpc::StatusCode::RESOURCE_EXHAUSTED,
+         "quota: " + std::to_string(budget ? watch.max_waiting() : watch.max_waiting_per_peer()) +
+             (budget ? " calls are" : " calls from this address are") +
+             " waiting for their request message, the most memory_limit_bytes allows" +
+             (budget ? "" : " one address (a quarter of all)") + "; retry later"});
     return;
   }
   StartRead(&request_);

@@ -59,7 +59,7 @@ struct GrpcBranchServerOptions {
   std::size_t max_connections_per_peer = 100;
   // Start and MountOn: a call whose request message has not wholly arrived this long after
   // its headers is ended with DEADLINE_EXCEEDED (settled retries it) and its memory freed;
-  // beyond memory_limit_bytes / 80 KiB calls waiting at once, a new one is refused at once
+  // beyond memory_limit_bytes / 96 KiB calls waiting at once, a new one is refused at once
   // with RESOURCE_EXHAUSTED. On Start's server, the TLS handshake and HTTP/2 settings have
   // first_message_timeout too, and memory_limit_bytes is gRPC's resource quota.
   Duration first_message_timeout{10000};
