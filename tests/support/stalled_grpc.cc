@@ -81,6 +81,7 @@ StalledGrpcConnection::StalledGrpcConnection(const Plan& plan) : ended_(plan.str
     ::close(fd_);
     throw std::runtime_error("cannot connect from " + plan.source);
   }
+  if (plan.silent) return;
   std::string out = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
   out += Frame(kSettings, 0, 0, "");
   out += Frame(kSettings, kAck, 0, "");

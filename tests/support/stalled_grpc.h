@@ -24,6 +24,7 @@ class StalledGrpcConnection {
     int streams = 1;
     std::size_t declared = 1000;
     std::size_t sent = 10;
+    bool silent = false;  // connect and send nothing at all (not even a TLS ClientHello)
   };
   explicit StalledGrpcConnection(const Plan& plan);
   ~StalledGrpcConnection();

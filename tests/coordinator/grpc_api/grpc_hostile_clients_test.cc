@@ -16,11 +16,13 @@
 
 #include "dtmgimp.grpc.pb.h"
 #include "eventually.h"
+#include "file_text.h"
 #include "json_client.h"
 #include "metrics_sample.h"
 #include "settled_process.h"
 #include "stalled_grpc.h"
 #include "temp_dir.h"
+#include "test_ca.h"
 
 namespace settle {
 namespace {
@@ -43,10 +45,14 @@ long ResidentKiB(pid_t pid) {
   return 0;
 }
 
-// A gRPC NewGid from 127.0.0.1 with the client token: the status, within 5 s.
-grpc::Status NewGid(int port) {
-  auto stub = dtmgimp::Dtm::NewStub(
-      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+// A gRPC NewGid from 127.0.0.1 with the client token (over TLS when `tls` is given, the server
+// verified as localhost): the status, within 5 s.
+grpc::Status NewGid(int port, std::shared_ptr<grpc::ChannelCredentials> tls = nullptr) {
+  grpc::ChannelArguments arguments;
+  if (tls != nullptr) arguments.SetSslTargetNameOverride("localhost");
+  auto stub = dtmgimp::Dtm::NewStub(grpc::CreateCustomChannel(
+      "127.0.0.1:" + std::to_string(port),
+      tls != nullptr ? tls : grpc::InsecureChannelCredentials(), arguments));
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   ctx.AddMetadata("authorization", std::string("Bearer ") + kToken);
@@ -195,6 +201,51 @@ TEST_CASE(
   REQUIRE(testing::Eventually(
       [&] { return SampleValue(http.Get("/api/metrics").body, "settle_grpc_connections") == 0; }));
   CHECK(NewGid(settled.grpc_port).ok());
+}
+
+TEST_CASE(
+    "over TLS, gRPC connections beyond the cap are closed at accept and those that never "
+    "handshake are cut at the first-message timeout",
+    "[grpc][process][hostile][tls]") {
+  TempDir dir;
+  testing::TestCa ca(dir.path());
+  const testing::TestCa::Issued cert = ca.IssueForLocalhost();
+  testing::SettledWithGrpc settled(
+      dir.File("settle.db"),
+      {"--client-token", kToken, "--tls-cert", cert.cert_file, "--tls-key", cert.key_file,
+       "--grpc-max-connections", "5", "--grpc-max-connections-per-peer", "0",
+       "--grpc-first-message-timeout", "1s"},
+      dir.File("settled"));
+  grpc::SslCredentialsOptions trust;
+  trust.pem_root_certs = testing::ReadFile(ca.ca_file());
+  const auto tls = grpc::SslCredentials(trust);
+  auto silent = Open(8, {.port = settled.grpc_port, .silent = true});
+  const auto started = Clock::now();
+  int closed = 0;
+  // Three are closed at accept, at once; the five held never handshake, which takes 1 s.
+  REQUIRE(testing::Eventually([&] {
+    closed = 0;
+    for (auto& c : silent) {
+      c->Poll();
+      closed += c->closed() ? 1 : 0;
+    }
+    return closed >= 3;
+  }));
+  if (Clock::now() - started < std::chrono::milliseconds(900)) CHECK(closed == 3);
+  // Then the handshake timeout cuts the five, and TLS clients are served again.
+  REQUIRE(testing::Eventually(
+      [&] {
+        closed = 0;
+        for (auto& c : silent) {
+          c->Poll();
+          closed += c->closed() ? 1 : 0;
+        }
+        return closed == 8;
+      },
+      std::chrono::seconds(5)));
+  for (auto& c : silent) CHECK(c->received() == 0);
+  CHECK(testing::Eventually([&] { return NewGid(settled.grpc_port, tls).ok(); },
+                            std::chrono::seconds(5), std::chrono::milliseconds(200)));
 }
 
 }  // namespace
