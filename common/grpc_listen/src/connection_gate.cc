@@ -121,6 +121,7 @@ struct ConnectionGate::Impl {
   int epoll = -1;
   int wake = -1;
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor;
+  ConnectionGate::RefusalObserver observe_refusal;  // may be empty
   std::thread thread;
   std::atomic<bool> stopping{false};
   bool started = false;
@@ -269,14 +270,22 @@ struct ConnectionGate::Impl {
       const std::string peer = PeerAddress(address);
       const std::optional<Identity> identity = IdentityOf(fd);
       std::uint64_t id = 0;
+      bool over_peer = false;
+      bool refused = false;
       {
         std::lock_guard lock(mutex);
-        bool over_peer = false;
         if (!identity || !Fits(peer, over_peer)) {
           ++(over_peer ? counts.refused_per_peer : counts.refused_total);
           close(fd);
-          continue;
+          refused = true;
         }
+      }
+      if (refused) {
+        if (observe_refusal) observe_refusal(peer, over_peer);
+        continue;
+      }
+      {
+        std::lock_guard lock(mutex);
         id = next_id++;
         // Watched before gRPC has it, which may close it at once.
         epoll_event event{};
@@ -356,6 +365,10 @@ void ConnectionGate::AttachTo(grpc::ServerBuilder& builder,
   impl_->acceptor = builder.experimental().AddExternalConnectionAcceptor(
       grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
       std::move(credentials));
+}
+
+void ConnectionGate::ObserveRefusals(RefusalObserver observer) {
+  impl_->observe_refusal = std::move(observer);
 }
 
 void ConnectionGate::Start() {

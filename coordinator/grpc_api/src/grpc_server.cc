@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "settle/core/ascii.h"
 #include "settle/core/duration_text.h"
 #include "settle/core/file_text.h"
+#include "settle/core/log_rate_limiter.h"
 #include "settle/core/protocol.h"
 #include "settle/core/url.h"
 #include "settle/engine/request_fields.h"
@@ -362,8 +364,40 @@ void DtmCall::OnReadDone(bool ok) {
 
 }  // namespace
 
+// One warning per refused gRPC connection, at most 10 a minute per cap (then how many more).
+class ConnectionRefusalLog {
+ public:
+  ConnectionRefusalLog(std::size_t max_connections, std::size_t max_per_peer)
+      : max_connections_(max_connections), max_per_peer_(max_per_peer) {}
+
+  void Refused(const std::string& peer, bool per_peer) {
+    std::lock_guard lock(mutex_);
+    const LogRateLimiter::Verdict verdict = limiter_.Admit(per_peer ? 1 : 0);
+    const char* flag = per_peer ? "--grpc-max-connections-per-peer" : "--grpc-max-connections";
+    if (verdict.suppressed > 0) {
+      spdlog::warn("gRPC API: {} more connections refused at {} were not logged",
+                   verdict.suppressed, flag);
+    }
+    if (!verdict.log) return;
+    spdlog::warn("gRPC API refused a connection from {}: {} connections open{} ({}){}", peer,
+                 per_peer ? max_per_peer_ : max_connections_, per_peer ? " from that address" : "",
+                 flag,
+                 verdict.last ? "; more this minute are only counted "
+                                "(settle_grpc_connections_refused_total)"
+                              : "");
+  }
+
+ private:
+  const std::size_t max_connections_;
+  const std::size_t max_per_peer_;
+  SystemClock clock_;
+  std::mutex mutex_;
+  LogRateLimiter limiter_{clock_, 2, {.lines = 10, .window = Duration(60'000)}};
+};
+
 struct GrpcServer::Impl {
   GrpcServerOptions options;
+  std::unique_ptr<ConnectionRefusalLog> refusal_log;
   std::unique_ptr<grpc_listen::ConnectionGate> gate;
   std::unique_ptr<grpc_listen::FirstMessageWatch> watch;
   std::unique_ptr<DtmService> service;
@@ -423,6 +457,12 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(drive::Coordinator& coordi
         " (taken, or not an address of this host): " + gate.status().message());
   }
   impl->gate = std::move(*gate);
+  impl->refusal_log =
+      std::make_unique<ConnectionRefusalLog>(o.max_connections, o.max_connections_per_peer);
+  impl->gate->ObserveRefusals(
+      [log = impl->refusal_log.get()](const std::string& peer, bool per_peer) {
+        log->Refused(peer, per_peer);
+      });
   impl->watch = std::make_unique<grpc_listen::FirstMessageWatch>(
       o.first_message_timeout, grpc_listen::WaitingStreamBudget(o.memory_limit_bytes));
   impl->service = std::make_unique<DtmService>(coordinator, context, impl->options.tokens,

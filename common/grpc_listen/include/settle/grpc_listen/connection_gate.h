@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -63,6 +64,11 @@ class ConnectionGate {
   // Registers the gate as the source of `builder`'s connections, served with `credentials`.
   // Once, before BuildAndStart; the builder then needs no AddListeningPort.
   void AttachTo(grpc::ServerBuilder& builder, std::shared_ptr<grpc::ServerCredentials> credentials);
+  // What is told of each connection refused at a cap: the peer's address and whether its own
+  // cap (max_connections_per_peer) refused it. Called on the gate's thread; it must not block.
+  using RefusalObserver = std::function<void(const std::string& peer, bool per_peer)>;
+  // Before Start.
+  void ObserveRefusals(RefusalObserver observer);
   // Starts accepting, once the server is started.
   void Start();
   // Stops accepting and closes the listening sockets (connections already handed over are
