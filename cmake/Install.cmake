@@ -28,9 +28,10 @@ foreach(room IN LISTS SETTLE_SDK_GRPC_ROOMS)
 endforeach()
 set_target_properties(settle_dtm_proto PROPERTIES EXPORT_NAME dtm_proto)
 set_target_properties(settle_grpc_unary PROPERTIES EXPORT_NAME grpc_unary)
+set_target_properties(settle_grpc_listen PROPERTIES EXPORT_NAME grpc_listen)
 set(SETTLE_SDK_LIBRARIES settle_sdk ${SETTLE_SDK_ROOM_LIBRARIES} settle_net settle_signing
                          settle_async settle_sqlite settle_postgres settle_core settle_dtm_proto
-                         settle_grpc_unary)
+                         settle_grpc_unary settle_grpc_listen)
 set_target_properties(settle_sdk PROPERTIES EXPORT_NAME sdk)
 set_target_properties(settle_net PROPERTIES EXPORT_NAME net)
 set_target_properties(settle_signing PROPERTIES EXPORT_NAME signing)

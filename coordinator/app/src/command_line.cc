@@ -82,6 +82,41 @@ void AddListenAndStoreOptions(CLI::App& app, ServerConfig& c) {
       ->capture_default_str();
 }
 
+// The bounds of the gRPC API's clients (grpc_api::GrpcServerOptions).
+void AddGrpcLimitOptions(CLI::App& app, ServerConfig& c) {
+  app.add_option("--grpc-max-connections", c.grpc.max_connections,
+                 "Open connections to the gRPC API beyond which a new one is closed as soon as "
+                 "it is accepted: the descriptors the gRPC port may take")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}))
+      ->capture_default_str();
+  app.add_option("--grpc-max-connections-per-peer", c.grpc.max_connections_per_peer,
+                 "Open connections to the gRPC API from one IP address beyond which a new one "
+                 "from it is closed at once (0: no cap of its own; at most "
+                 "--grpc-max-connections)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1'000'000}))
+      ->capture_default_str();
+  app.add_option_function<std::string>(
+         "--grpc-first-message-timeout",
+         [&c](const std::string& text) {
+           Result<Duration> parsed = ParseDuration(text);
+           if (!parsed || parsed->count() <= 0) {
+             throw CLI::ValidationError("--grpc-first-message-timeout",
+                                        parsed ? "must be more than 0" : parsed.status().message());
+           }
+           c.grpc.first_message_timeout = *parsed;
+         },
+         "A gRPC call whose request message has not wholly arrived this long after its headers "
+         "is ended with DEADLINE_EXCEEDED; a connection's TLS handshake and HTTP/2 settings "
+         "have as long (e.g. 500ms, 3s, 1m)")
+      ->default_str(FormatDuration(c.grpc.first_message_timeout));
+  app.add_option("--grpc-memory-limit", c.grpc.memory_limit_bytes,
+                 "Bytes the gRPC API's connections may take together: gRPC's resource quota, "
+                 "and the calls that may wait for their request message at once (96 KiB each); "
+                 "a call beyond them is refused with RESOURCE_EXHAUSTED")
+      ->check(CLI::Range(std::size_t{1} << 20, std::size_t{64} << 30))
+      ->capture_default_str();
+}
+
 std::vector<DurationFlag> DurationFlags(ServerConfig& c) {
   return {
       {"--retry-interval",
@@ -342,6 +377,11 @@ Status ApplyParsedText(const ParsedText& text, ServerConfig& c) {
     c.signing_key = std::move(*key);
     c.signing_key_file = text.signing_key_file;
   }
+  if (c.grpc.max_connections_per_peer > c.grpc.max_connections) {
+    return Status::InvalidArgument(
+        "--grpc-max-connections-per-peer: at most --grpc-max-connections (" +
+        std::to_string(c.grpc.max_connections) + ")");
+  }
   if (c.unsigned_authority && !c.signing_key) {
     return Status::InvalidArgument("--unsigned-authority goes with --signing-key");
   }
@@ -407,6 +447,7 @@ CommandLine ParseCommandLine(int argc, const char* const* argv, const BuildInfo&
   text.durations = DurationFlags(c);
   // In the order --help lists them.
   AddListenAndStoreOptions(app, c);
+  AddGrpcLimitOptions(app, c);
   AddDurationOptions(app, text.durations);
   AddCapacityOptions(app, c);
   AddTokenOptions(app, text);

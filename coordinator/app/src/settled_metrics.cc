@@ -177,6 +177,36 @@ void WriteRefusals(metrics::PrometheusText& out, const api::RefusalLog& refusals
              refusals.handshake_failures());
 }
 
+// What the gRPC API's bounds refused and cut (docs/operations.md, "Hostile clients").
+void WriteGrpcBounds(metrics::PrometheusText& out, const grpc_api::GrpcServerCounts& grpc) {
+  out.Family("settle_grpc_connections", "gauge",
+             "Connections to the gRPC API open now (at most --grpc-max-connections).");
+  out.Sample("settle_grpc_connections", {}, static_cast<std::uint64_t>(grpc.connections.open));
+  out.Family("settle_grpc_connections_refused_total", "counter",
+             "Connections to the gRPC API closed as soon as accepted, by the cap they met: "
+             "max_connections (--grpc-max-connections) or max_connections_per_peer "
+             "(--grpc-max-connections-per-peer).");
+  out.Sample("settle_grpc_connections_refused_total", {{"cap", "max_connections"}},
+             grpc.connections.refused_total);
+  out.Sample("settle_grpc_connections_refused_total", {{"cap", "max_connections_per_peer"}},
+             grpc.connections.refused_per_peer);
+  out.Family("settle_grpc_accept_failures_total", "counter",
+             "Connections the gRPC port could not accept (out of descriptors or memory); it "
+             "pauses 100 ms after each.");
+  out.Sample("settle_grpc_accept_failures_total", {}, grpc.connections.accept_failures);
+  out.Family("settle_grpc_calls_waiting", "gauge",
+             "gRPC calls whose request message has not wholly arrived yet.");
+  out.Sample("settle_grpc_calls_waiting", {}, static_cast<std::uint64_t>(grpc.waiting_calls));
+  out.Family("settle_grpc_calls_cut_total", "counter",
+             "gRPC calls ended before their request message was read, by reason: "
+             "first_message_timeout (DEADLINE_EXCEEDED, --grpc-first-message-timeout) or "
+             "memory_limit (RESOURCE_EXHAUSTED: as many calls waited as --grpc-memory-limit "
+             "allows).");
+  out.Sample("settle_grpc_calls_cut_total", {{"reason", "first_message_timeout"}},
+             grpc.first_message_timeouts);
+  out.Sample("settle_grpc_calls_cut_total", {{"reason", "memory_limit"}}, grpc.waiting_refusals);
+}
+
 void WriteBuild(metrics::PrometheusText& out, const BuildInfo& build) {
   out.Family("settle_build_info", "gauge",
              "Always 1; its labels say which build runs: version, commit, build type.");
@@ -206,6 +236,7 @@ void WriteSettledMetrics(metrics::PrometheusText& out, const SettledMetricsSourc
   if (sources.hosts != nullptr) WriteHosts(out, *sources.hosts);
   if (sources.clock) WriteClock(out, *sources.clock);
   if (sources.refusals != nullptr) WriteRefusals(out, *sources.refusals);
+  if (sources.grpc) WriteGrpcBounds(out, *sources.grpc);
   WriteBuild(out, sources.build);
 }
 

@@ -10,6 +10,7 @@
 #include "settle/drive/coordinator_metrics.h"
 #include "settle/drive/database_clock.h"
 #include "settle/drive/scheduler.h"
+#include "settle/grpc_api/grpc_server.h"
 #include "settle/metrics/prometheus_text.h"
 #include "settle/storage/store.h"
 
@@ -18,8 +19,8 @@ namespace settle::app {
 // Everything settled exports at /api/metrics except the HTTP metrics: the coordinator's
 // counters, the unfinished and stuck transactions as stored, the scheduler's load, and the
 // store's commits, the gate of each participant host, the APIs' refusals and failed TLS
-// handshakes. A store that cannot be read is reported by
-// settle_store_up 0, not by failing the scrape.
+// handshakes, the gRPC API's connections and calls refused or cut at its bounds. A store that
+// cannot be read is reported by settle_store_up 0, not by failing the scrape.
 struct SettledMetricsSources {
   const drive::CoordinatorMetrics& coordinator;
   storage::Store& store;
@@ -27,9 +28,10 @@ struct SettledMetricsSources {
   const Retention& retention;
   const WebhookAlerts* alerts;  // null without a webhook
   const BuildInfo& build;
-  const calls::HostGates* hosts = nullptr;    // null: no per-host metrics
-  std::optional<drive::ClockReading> clock;   // how this instance's clock stands
-  const api::RefusalLog* refusals = nullptr;  // null: no refusal metrics
+  const calls::HostGates* hosts = nullptr;         // null: no per-host metrics
+  std::optional<drive::ClockReading> clock;        // how this instance's clock stands
+  const api::RefusalLog* refusals = nullptr;       // null: no refusal metrics
+  std::optional<grpc_api::GrpcServerCounts> grpc;  // the gRPC API's bounds; none when it is off
 };
 
 void WriteSettledMetrics(metrics::PrometheusText& out, const SettledMetricsSources& sources);

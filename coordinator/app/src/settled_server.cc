@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 #include <unistd.h>
+#include <atomic>
 
 #include "settle/api/api_server.h"
 #include "settle/async/io_threads.h"
@@ -114,8 +115,11 @@ struct SettledServer::Parts {
         api(
             coordinator, clock, io.context(), c.api,
             [this](metrics::PrometheusText& out) {
-              WriteSettledMetrics(out, {metrics, *store, scheduler, retention, alerts.get(),
-                                        config.build, &gated_caller, ReadClock(), &refusals});
+              const grpc_api::GrpcServer* grpc_api = grpc_seen.load();
+              WriteSettledMetrics(
+                  out, {metrics, *store, scheduler, retention, alerts.get(), config.build,
+                        &gated_caller, ReadClock(), &refusals,
+                        grpc_api != nullptr ? std::optional(grpc_api->counts()) : std::nullopt});
             },
             &gated_caller, &refusals) {}
 
@@ -217,6 +221,8 @@ struct SettledServer::Parts {
   PeriodicThread refusal_summaries;
   api::ApiServer api;
   std::unique_ptr<grpc_api::GrpcServer> grpc;  // null when off
+  // grpc for the metrics page, which may be scraped while it is being started or stopped.
+  std::atomic<const grpc_api::GrpcServer*> grpc_seen{nullptr};
   int port = 0;
   bool stopped = false;
 };
@@ -293,14 +299,19 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
   }
   parts->port = *port;
   if (config.grpc.enabled) {
-    grpc_api::GrpcServerOptions grpc{.host = config.host,
-                                     .port = config.grpc.port,
-                                     .max_message_bytes = config.api.max_body_bytes,
-                                     .idle_timeout = config.api.keep_alive_timeout,
-                                     .tls = config.api.tls,
-                                     .tokens = config.api.tokens,
-                                     .client_certificates = config.api.client_certificates,
-                                     .refusals = &parts->refusals};
+    grpc_api::GrpcServerOptions grpc{
+        .host = config.host,
+        .port = config.grpc.port,
+        .max_message_bytes = config.api.max_body_bytes,
+        .max_connections = config.grpc.max_connections,
+        .max_connections_per_peer = config.grpc.max_connections_per_peer,
+        .first_message_timeout = config.grpc.first_message_timeout,
+        .idle_timeout = config.api.keep_alive_timeout,
+        .memory_limit_bytes = config.grpc.memory_limit_bytes,
+        .tls = config.api.tls,
+        .tokens = config.api.tokens,
+        .client_certificates = config.api.client_certificates,
+        .refusals = &parts->refusals};
     auto grpc_server =
         grpc_api::GrpcServer::Start(parts->coordinator, parts->io.context(), std::move(grpc));
     if (!grpc_server) {
@@ -308,6 +319,7 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
       return grpc_server.status();
     }
     parts->grpc = std::move(*grpc_server);
+    parts->grpc_seen.store(parts->grpc.get());
     spdlog::info("settled gRPC API (dtmgimp.Dtm) listening on {}:{}", config.host,
                  parts->grpc->port());
   }

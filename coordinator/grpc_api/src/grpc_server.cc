@@ -1,11 +1,15 @@
 #include "settle/grpc_api/grpc_server.h"
 
 #include <grpc/support/time.h>
+#include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <mutex>
+#include <optional>
+#include <vector>
 
 #include <exception>
 #include <string>
@@ -15,13 +19,16 @@
 #include "dtmgimp.grpc.pb.h"
 #include "settle/api/authentication.h"
 #include "settle/core/ascii.h"
+#include "settle/core/duration_text.h"
 #include "settle/core/file_text.h"
+#include "settle/core/log_rate_limiter.h"
 #include "settle/core/log_text.h"
 #include "settle/core/protocol.h"
 #include "settle/core/url.h"
 #include "settle/engine/request_fields.h"
 #include "settle/grpc_api/grpc_status.h"
 #include "settle/grpc_api/request_translator.h"
+#include "settle/grpc_listen/server_limits.h"
 #include "settle/net/certificate_subject.h"
 
 namespace settle::grpc_api {
@@ -34,101 +41,173 @@ constexpr const char* kIgnoredFieldsKey = "settle-ignored-fields";
 // What an "url" of the engine's is called in a topic request.
 constexpr std::string_view kTopicUrl = "URL";
 
-class DtmService final : public dtmgimp::Dtm::CallbackService {
+class DtmService;
+
+// One method of dtmgimp.Dtm: the access it needs and what serves its request message.
+struct Method {
+  std::string_view name;  // as in the refusal log: "Submit"
+  api::Access access;
+  void (DtmService::*serve)(class DtmCall& call, const std::string& message);
+};
+
+// One call of the API, seen as soon as its headers arrive (a generic service's call, not
+// gRPC's typed one, which is seen only once its whole request message has come): its token is
+// judged before its message is read, and the message must come within the first-message
+// deadline (grpc_listen::FirstMessageWatch), or the call is ended and its memory freed.
+class DtmCall final : public grpc::ServerGenericBidiReactor {
+ public:
+  DtmCall(grpc::GenericCallbackServerContext* ctx, DtmService& service);
+  void OnReadDone(bool ok) override;
+  void OnDone() override { delete this; }
+
+  grpc::CallbackServerContext& context() { return *ctx_; }
+  // Ends the call: with `reply`'s bytes when `status` is OK.
+  void Answer(const grpc::Status& status, const google::protobuf::MessageLite& reply) {
+    if (!status.ok()) {
+      Finish(status);
+      return;
+    }
+    grpc::Slice bytes(reply.SerializeAsString());
+    response_ = grpc::ByteBuffer(&bytes, 1);
+    StartWriteAndFinish(&response_, grpc::WriteOptions(), grpc::Status::OK);
+  }
+
+ private:
+  grpc::GenericCallbackServerContext* const ctx_;
+  DtmService& service_;
+  const Method* method_ = nullptr;
+  grpc_listen::FirstMessageWatch::Waiting waiting_;
+  grpc::ByteBuffer request_;
+  grpc::ByteBuffer response_;
+};
+
+// The message's bytes parsed as a `Message`; INVALID_ARGUMENT naming it otherwise.
+template <typename Message>
+std::optional<grpc::Status> Parse(const std::string& bytes, Message& message) {
+  if (message.ParseFromString(bytes)) return std::nullopt;
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                      "request: not a " + message.GetTypeName() + " message");
+}
+
+class DtmService final : public grpc::CallbackGenericService {
  public:
   DtmService(drive::Coordinator& coordinator, asio::io_context& context,
              const api::AccessTokens& tokens, const api::ClientCertificates& certificates,
-             api::RefusalLog* refusals)
+             api::RefusalLog* refusals, grpc_listen::FirstMessageWatch& watch)
       : coordinator_(coordinator),
         context_(context),
         authentication_(tokens, certificates),
-        refusals_(refusals) {}
+        refusals_(refusals),
+        watch_(watch) {}
 
-  grpc::ServerUnaryReactor* NewGid(grpc::CallbackServerContext* ctx, const Empty*,
-                                   dtmgimp::DtmGidReply* reply) override {
-    grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-    if (auto refused = Authorize(*ctx, api::Access::kClient, "NewGid")) {
-      reactor->Finish(*refused);
-      return reactor;
+  grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override {
+    return new DtmCall(ctx, *this);
+  }
+
+  grpc_listen::FirstMessageWatch& watch() { return watch_; }
+
+  // The method `path` names ("/dtmgimp.Dtm/Submit"); null for one the API does not have.
+  static const Method* Find(std::string_view path) {
+    static constexpr std::string_view kPrefix = "/dtmgimp.Dtm/";
+    static const Method kMethods[] = {
+        {"NewGid", api::Access::kClient, &DtmService::NewGid},
+        {"Prepare", api::Access::kClient, &DtmService::Prepare},
+        {"Submit", api::Access::kClient, &DtmService::Submit},
+        {"Abort", api::Access::kClient, &DtmService::Abort},
+        {"RegisterBranch", api::Access::kClient, &DtmService::RegisterBranch},
+        {"PrepareWorkflow", api::Access::kClient, &DtmService::PrepareWorkflow},
+        {"Subscribe", api::Access::kClient, &DtmService::Subscribe},
+        {"Unsubscribe", api::Access::kClient, &DtmService::Unsubscribe},
+        {"DeleteTopic", api::Access::kAdmin, &DtmService::DeleteTopic},
+    };
+    if (!path.starts_with(kPrefix)) return nullptr;
+    const std::string_view name = path.substr(kPrefix.size());
+    for (const Method& method : kMethods) {
+      if (method.name == name) return &method;
     }
+    return nullptr;
+  }
+
+  void NewGid(DtmCall& call, const std::string& bytes) {
+    Empty request;
+    if (auto bad = Parse(bytes, request)) return call.Answer(*bad, Empty());
+    dtmgimp::DtmGidReply reply;
     try {
-      reply->set_gid(coordinator_.NewGid());
-      reactor->Finish(grpc::Status::OK);
+      reply.set_gid(coordinator_.NewGid());
+      call.Answer(grpc::Status::OK, reply);
     } catch (const std::exception& e) {
-      reactor->Finish({grpc::StatusCode::INTERNAL, std::string("internal error: ") + e.what()});
+      call.Answer({grpc::StatusCode::INTERNAL, std::string("internal error: ") + e.what()}, reply);
     }
-    return reactor;
   }
 
-  grpc::ServerUnaryReactor* Prepare(grpc::CallbackServerContext* ctx,
-                                    const dtmgimp::DtmRequest* request, Empty*) override {
-    return Serve(ctx, api::Access::kClient, "Prepare", ToPrepare(*request),
-                 [this](engine::PrepareRequest r) { return coordinator_.Prepare(std::move(r)); });
+  void Prepare(DtmCall& call, const std::string& bytes) {
+    dtmgimp::DtmRequest request;
+    if (auto bad = Parse(bytes, request)) return call.Answer(*bad, Empty());
+    Serve(call, "Prepare", ToPrepare(request),
+          [this](engine::PrepareRequest r) { return coordinator_.Prepare(std::move(r)); });
   }
 
-  grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* ctx,
-                                   const dtmgimp::DtmRequest* request, Empty*) override {
-    return Serve(ctx, api::Access::kClient, "Submit", ToSubmit(*request),
-                 [this](engine::SubmitRequest r) { return coordinator_.Submit(std::move(r)); });
+  void Submit(DtmCall& call, const std::string& bytes) {
+    dtmgimp::DtmRequest request;
+    if (auto bad = Parse(bytes, request)) return call.Answer(*bad, Empty());
+    Serve(call, "Submit", ToSubmit(request),
+          [this](engine::SubmitRequest r) { return coordinator_.Submit(std::move(r)); });
   }
 
-  grpc::ServerUnaryReactor* Abort(grpc::CallbackServerContext* ctx,
-                                  const dtmgimp::DtmRequest* request, Empty*) override {
-    return Serve(ctx, api::Access::kClient, "Abort", ToAbort(*request),
-                 [this](engine::AbortRequest r) { return coordinator_.Abort(std::move(r)); });
+  void Abort(DtmCall& call, const std::string& bytes) {
+    dtmgimp::DtmRequest request;
+    if (auto bad = Parse(bytes, request)) return call.Answer(*bad, Empty());
+    Serve(call, "Abort", ToAbort(request),
+          [this](engine::AbortRequest r) { return coordinator_.Abort(std::move(r)); });
   }
 
   // Answered with settled's countersignature of the branch's Try, when it signs and the
   // registration named the Try (Data's "try"), as initial metadata: "settle-try-" and each
   // field's name (docs/protocol.md §10.2; DTM's reply is Empty).
-  grpc::ServerUnaryReactor* RegisterBranch(grpc::CallbackServerContext* ctx,
-                                           const dtmgimp::DtmBranchRequest* request,
-                                           Empty*) override {
-    return Serve(ctx, api::Access::kClient, "RegisterBranch", ToRegisterBranch(*request),
-                 [this, ctx](engine::RegisterBranchRequest r) {
-                   return RegisterAndCountersign(ctx, std::move(r));
-                 });
+  void RegisterBranch(DtmCall& call, const std::string& bytes) {
+    dtmgimp::DtmBranchRequest request;
+    if (auto bad = Parse(bytes, request)) return call.Answer(*bad, Empty());
+    grpc::CallbackServerContext* ctx = &call.context();
+    Serve(call, "RegisterBranch", ToRegisterBranch(request),
+          [this, ctx](engine::RegisterBranchRequest r) {
+            return RegisterAndCountersign(ctx, std::move(r));
+          });
   }
 
-  grpc::ServerUnaryReactor* PrepareWorkflow(grpc::CallbackServerContext* ctx,
-                                            const dtmgimp::DtmRequest*,
-                                            dtmgimp::DtmProgressesReply*) override {
-    grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-    if (auto refused = Authorize(*ctx, api::Access::kClient, "PrepareWorkflow")) {
-      reactor->Finish(*refused);
-      return reactor;
-    }
-    reactor->Finish({grpc::StatusCode::UNIMPLEMENTED,
-                     "PrepareWorkflow: workflow transactions are not served by settle; saga, "
-                     "tcc, msg and xa are"});
-    return reactor;
+  void PrepareWorkflow(DtmCall& call, const std::string&) {
+    call.Answer({grpc::StatusCode::UNIMPLEMENTED,
+                 "PrepareWorkflow: workflow transactions are not served by settle; saga, "
+                 "tcc, msg and xa are"},
+                Empty());
   }
 
-  grpc::ServerUnaryReactor* Subscribe(grpc::CallbackServerContext* ctx,
-                                      const dtmgimp::DtmTopicRequest* request, Empty*) override {
-    return Serve(
-        ctx, api::Access::kClient, "Subscribe", ToSubscription(*request),
+  void Subscribe(DtmCall& call, const std::string& bytes) {
+    dtmgimp::DtmTopicRequest request;
+    if (auto bad = Parse(bytes, request)) return call.Answer(*bad, Empty());
+    Serve(
+        call, "Subscribe", ToSubscription(request),
         [this](engine::SubscribeRequest r) { return coordinator_.Subscribe(std::move(r)); },
         kTopicUrl);
   }
 
-  grpc::ServerUnaryReactor* Unsubscribe(grpc::CallbackServerContext* ctx,
-                                        const dtmgimp::DtmTopicRequest* request, Empty*) override {
-    return Serve(
-        ctx, api::Access::kClient, "Unsubscribe", ToSubscription(*request),
+  void Unsubscribe(DtmCall& call, const std::string& bytes) {
+    dtmgimp::DtmTopicRequest request;
+    if (auto bad = Parse(bytes, request)) return call.Answer(*bad, Empty());
+    Serve(
+        call, "Unsubscribe", ToSubscription(request),
         [this](engine::SubscribeRequest r) { return coordinator_.Unsubscribe(std::move(r)); },
         kTopicUrl);
   }
 
-  grpc::ServerUnaryReactor* DeleteTopic(grpc::CallbackServerContext* ctx,
-                                        const dtmgimp::DtmTopicRequest* request, Empty*) override {
-    return Serve(
-        ctx, api::Access::kAdmin, "DeleteTopic", ToDeleteTopic(*request),
+  void DeleteTopic(DtmCall& call, const std::string& bytes) {
+    dtmgimp::DtmTopicRequest request;
+    if (auto bad = Parse(bytes, request)) return call.Answer(*bad, Empty());
+    Serve(
+        call, "DeleteTopic", ToDeleteTopic(request),
         [this](engine::DeleteTopicRequest r) { return coordinator_.DeleteTopic(std::move(r)); },
         kTopicUrl);
   }
 
- private:
   // UNAUTHENTICATED or PERMISSION_DENIED when the call's token, or else its client
   // certificate, does not grant `needed`, as the HTTP API's 401 and 403.
   std::optional<grpc::Status> Authorize(const grpc::CallbackServerContext& ctx, api::Access needed,
@@ -182,43 +261,38 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
     return subject ? *subject : "";
   }
 
-  // Authorizes, then runs `operation` on the translated request as a coroutine on the I/O
-  // threads, which finishes the call with its Status.
+  // Runs `operation` on the translated request as a coroutine on the I/O threads, which
+  // finishes the call with its Status.
   template <typename Request, typename Operation>
-  grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* ctx, api::Access needed,
-                                  std::string_view method, Result<Request> translated,
-                                  Operation operation, std::string_view url_name = "Data.url") {
-    grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-    if (auto refused = Authorize(*ctx, needed, method)) {
-      reactor->Finish(*refused);
-      return reactor;
-    }
-    if (!translated) {
-      reactor->Finish(ToGrpcStatus(translated.status(), url_name));
-      return reactor;
-    }
+  void Serve(DtmCall& call, std::string_view method, Result<Request> translated,
+             Operation operation, std::string_view url_name = "Data.url") {
+    if (!translated) return call.Answer(ToGrpcStatus(translated.status(), url_name), Empty());
     const std::vector<std::string> unknown = engine::UnknownFields(translated->unread_fields);
-    if (!unknown.empty()) ctx->AddInitialMetadata(kIgnoredFieldsKey, engine::ListOfFields(unknown));
-    asio::co_spawn(context_, operation(std::move(*translated)),
-                   [reactor, url_name, method](std::exception_ptr failure, Status status) {
-                     if (failure) {
-                       std::string what = "unknown exception";
-                       try {
-                         std::rethrow_exception(failure);
-                       } catch (const std::exception& e) {
-                         what = e.what();
-                       } catch (...) {
-                       }
-                       spdlog::critical("gRPC {} failed with an exception (a bug): {}", method,
-                                        LogValue(what));
-                       reactor->Finish({grpc::StatusCode::INTERNAL, "internal error: " + what});
-                       return;
-                     }
-                     reactor->Finish(ToGrpcStatus(status, url_name));
-                   });
-    return reactor;
+    if (!unknown.empty()) {
+      call.context().AddInitialMetadata(kIgnoredFieldsKey, engine::ListOfFields(unknown));
+    }
+    DtmCall* answered = &call;
+    asio::co_spawn(
+        context_, operation(std::move(*translated)),
+        [answered, url_name, method](std::exception_ptr failure, Status status) {
+          if (failure) {
+            std::string what = "unknown exception";
+            try {
+              std::rethrow_exception(failure);
+            } catch (const std::exception& e) {
+              what = e.what();
+            } catch (...) {
+            }
+            spdlog::critical("gRPC {} failed with an exception (a bug): {}", method,
+                             LogValue(what));
+            answered->Answer({grpc::StatusCode::INTERNAL, "internal error: " + what}, Empty());
+            return;
+          }
+          answered->Answer(ToGrpcStatus(status, url_name), Empty());
+        });
   }
 
+ private:
   // The registration, then its countersignature's fields added to the answer's metadata
   // (before Serve finishes the call).
   asio::awaitable<Status> RegisterAndCountersign(grpc::CallbackServerContext* ctx,
@@ -238,15 +312,98 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
   asio::io_context& context_;
   const api::Authentication authentication_;
   api::RefusalLog* const refusals_;  // null: refusals are not logged
+  grpc_listen::FirstMessageWatch& watch_;
 };
+
+DtmCall::DtmCall(grpc::GenericCallbackServerContext* ctx, DtmService& service)
+    : ctx_(ctx), service_(service), method_(DtmService::Find(ctx->method())) {
+  if (method_ == nullptr) {
+    Finish({grpc::StatusCode::UNIMPLEMENTED, "no method " + ctx->method() + " in dtmgimp.Dtm"});
+    return;
+  }
+  // The token before the message: a refused call's message is never read.
+  if (auto refused = service_.Authorize(*ctx, method_->access, method_->name)) {
+    Finish(*refused);
+    return;
+  }
+  grpc_listen::FirstMessageWatch& watch = service_.watch();
+  waiting_.expire = [this, timeout = watch.timeout()] {
+    Finish({grpc::StatusCode::DEADLINE_EXCEEDED,
+            "the request message did not arrive within " + FormatDuration(timeout) +
+                " of the call (--grpc-first-message-timeout)"});
+  };
+  if (const auto refused = watch.Arm(waiting_, ctx->peer());
+      refused != grpc_listen::FirstMessageWatch::Refusal::kNone) {
+    const bool budget = refused == grpc_listen::FirstMessageWatch::Refusal::kBudget;
+    Finish(
+        {grpc::StatusCode::RESOURCE_EXHAUSTED,
+         "quota: " + std::to_string(budget ? watch.max_waiting() : watch.max_waiting_per_peer()) +
+             (budget ? " calls are" : " calls from this address are") +
+             " waiting for their request message, the most --grpc-memory-limit allows" +
+             (budget ? "" : " one address (a quarter of all)") + "; retry later"});
+    return;
+  }
+  StartRead(&request_);
+}
+
+void DtmCall::OnReadDone(bool ok) {
+  // Too late: the deadline has ended the call.
+  if (!service_.watch().Disarm(waiting_)) return;
+  if (!ok) {
+    Finish({grpc::StatusCode::INVALID_ARGUMENT, "no request message"});
+    return;
+  }
+  std::string bytes;
+  std::vector<grpc::Slice> slices;
+  if (request_.Dump(&slices).ok()) {
+    for (const grpc::Slice& slice : slices) {
+      bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    }
+  }
+  request_.Clear();
+  (service_.*(method_->serve))(*this, bytes);
+}
 
 }  // namespace
 
+// One warning per refused gRPC connection, at most 10 a minute per cap (then how many more).
+class ConnectionRefusalLog {
+ public:
+  ConnectionRefusalLog(std::size_t max_connections, std::size_t max_per_peer)
+      : max_connections_(max_connections), max_per_peer_(max_per_peer) {}
+
+  void Refused(const std::string& peer, bool per_peer) {
+    std::lock_guard lock(mutex_);
+    const LogRateLimiter::Verdict verdict = limiter_.Admit(per_peer ? 1 : 0);
+    const char* flag = per_peer ? "--grpc-max-connections-per-peer" : "--grpc-max-connections";
+    if (verdict.suppressed > 0) {
+      spdlog::warn("gRPC API: {} more connections refused at {} were not logged",
+                   verdict.suppressed, flag);
+    }
+    if (!verdict.log) return;
+    spdlog::warn("gRPC API refused a connection from {}: {} connections open{} ({}){}", peer,
+                 per_peer ? max_per_peer_ : max_connections_, per_peer ? " from that address" : "",
+                 flag,
+                 verdict.last ? "; more this minute are only counted "
+                                "(settle_grpc_connections_refused_total)"
+                              : "");
+  }
+
+ private:
+  const std::size_t max_connections_;
+  const std::size_t max_per_peer_;
+  SystemClock clock_;
+  std::mutex mutex_;
+  LogRateLimiter limiter_{clock_, 2, {.lines = 10, .window = Duration(60'000)}};
+};
+
 struct GrpcServer::Impl {
   GrpcServerOptions options;
+  std::unique_ptr<ConnectionRefusalLog> refusal_log;
+  std::unique_ptr<grpc_listen::ConnectionGate> gate;
+  std::unique_ptr<grpc_listen::FirstMessageWatch> watch;
   std::unique_ptr<DtmService> service;
   std::unique_ptr<grpc::Server> server;
-  int port = 0;
   bool stopped = false;
 };
 
@@ -254,7 +411,15 @@ GrpcServer::GrpcServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 GrpcServer::~GrpcServer() { Stop(Duration(0)); }
 
-int GrpcServer::port() const { return impl_->port; }
+int GrpcServer::port() const { return impl_->gate->port(); }
+
+GrpcServerCounts GrpcServer::counts() const {
+  const grpc_listen::ConnectionCounts connections = impl_->gate->counts();
+  return {.connections = connections,
+          .waiting_calls = impl_->watch->waiting(),
+          .first_message_timeouts = impl_->watch->expired(),
+          .waiting_refusals = impl_->watch->refused()};
+}
 
 Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(drive::Coordinator& coordinator,
                                                       asio::io_context& context,
@@ -283,37 +448,55 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(drive::Coordinator& coordi
     }
     credentials = grpc::SslServerCredentials(tls);
   }
-  impl->service =
-      std::make_unique<DtmService>(coordinator, context, impl->options.tokens,
-                                   impl->options.client_certificates, impl->options.refusals);
-  grpc::ServerBuilder builder;
-  const std::string address = JoinHostPort(o.host, o.port);
-  builder.AddListeningPort(address, credentials, &impl->port);
-  builder.RegisterService(impl->service.get());
-  builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
-  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
-                             static_cast<int>(std::min<std::int64_t>(
-                                 o.idle_timeout.count(), std::numeric_limits<int>::max())));
-  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, o.max_calls_per_connection);
-  grpc::ResourceQuota quota("settled-grpc-api");
-  quota.Resize(o.memory_quota_bytes);
-  builder.SetResourceQuota(quota);
-  impl->server = builder.BuildAndStart();
-  if (!impl->server || impl->port == 0) {
-    return Status::Unavailable("cannot serve gRPC on " + address +
-                               " (taken, or not an address of this host)");
+  auto gate =
+      grpc_listen::ConnectionGate::Listen(o.host, o.port,
+                                          {.max_connections = o.max_connections,
+                                           .max_connections_per_peer = o.max_connections_per_peer});
+  if (!gate) {
+    if (gate.status().code() != StatusCode::kUnavailable) return gate.status();
+    return Status::Unavailable(
+        "cannot serve gRPC on " + JoinHostPort(o.host, o.port) +
+        " (taken, or not an address of this host): " + gate.status().message());
   }
+  impl->gate = std::move(*gate);
+  impl->refusal_log =
+      std::make_unique<ConnectionRefusalLog>(o.max_connections, o.max_connections_per_peer);
+  impl->gate->ObserveRefusals(
+      [log = impl->refusal_log.get()](const std::string& peer, bool per_peer) {
+        log->Refused(peer, per_peer);
+      });
+  impl->watch = std::make_unique<grpc_listen::FirstMessageWatch>(
+      o.first_message_timeout, grpc_listen::WaitingStreamBudget(o.memory_limit_bytes));
+  impl->service = std::make_unique<DtmService>(coordinator, context, impl->options.tokens,
+                                               impl->options.client_certificates,
+                                               impl->options.refusals, *impl->watch);
+  grpc::ServerBuilder builder;
+  impl->gate->AttachTo(builder, credentials);
+  builder.RegisterCallbackGenericService(impl->service.get());
+  grpc_listen::ApplyServerLimits(builder, {.max_message_bytes = o.max_message_bytes,
+                                           .idle_timeout = o.idle_timeout,
+                                           .handshake_timeout = o.first_message_timeout,
+                                           .max_streams_per_connection = o.max_calls_per_connection,
+                                           .memory_quota_bytes = o.memory_limit_bytes});
+  impl->server = builder.BuildAndStart();
+  if (!impl->server) {
+    return Status::Unavailable("cannot serve gRPC on " + JoinHostPort(o.host, o.port));
+  }
+  impl->gate->Start();
   return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(impl)));
 }
 
 void GrpcServer::Stop(Duration grace) {
   if (impl_ == nullptr || impl_->stopped) return;
   impl_->stopped = true;
+  // No new connection is handed to a server that is shutting down.
+  impl_->gate->Stop();
   // A deadline on gRPC's own monotonic clock, which its timers run on.
   const gpr_timespec deadline =
       gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(grace.count(), GPR_TIMESPAN));
   impl_->server->Shutdown(deadline);
   impl_->server->Wait();
+  impl_->watch->Stop();
 }
 
 }  // namespace settle::grpc_api

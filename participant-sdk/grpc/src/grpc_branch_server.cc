@@ -15,9 +15,13 @@
 #include <vector>
 
 #include "settle/async/asio.h"
+#include "settle/core/duration_text.h"
 #include "settle/core/file_text.h"
 #include "settle/core/grpc_codes.h"
 #include "settle/core/url.h"
+#include "settle/grpc_listen/connection_gate.h"
+#include "settle/grpc_listen/first_message_watch.h"
+#include "settle/grpc_listen/server_limits.h"
 #include "settle/sdk/msg_barrier.h"
 #include "settle/sdk/served_authorities.h"
 #include "settle/signing/refusal_kind.h"
@@ -96,10 +100,7 @@ Status CheckXaCall(const std::multimap<grpc::string_ref, grpc::string_ref>& meta
 
 class BranchReactor final : public grpc::ServerGenericBidiReactor {
  public:
-  BranchReactor(grpc::GenericCallbackServerContext* context, GrpcBranchServer::Impl& server)
-      : context_(context), server_(server) {
-    StartRead(&request_);
-  }
+  BranchReactor(grpc::GenericCallbackServerContext* context, GrpcBranchServer::Impl& server);
   void OnReadDone(bool ok) override;
   void OnDone() override { delete this; }
 
@@ -108,6 +109,7 @@ class BranchReactor final : public grpc::ServerGenericBidiReactor {
 
   grpc::GenericCallbackServerContext* context_;
   GrpcBranchServer::Impl& server_;
+  grpc_listen::FirstMessageWatch::Waiting waiting_;
   grpc::ByteBuffer request_;
   grpc::ByteBuffer response_;
 };
@@ -128,7 +130,11 @@ class Service final : public grpc::CallbackGenericService {
 
 struct GrpcBranchServer::Impl {
   explicit Impl(GrpcBranchServerOptions o)
-      : options(std::move(o)), pool(options.threads), service(*this) {}
+      : options(std::move(o)),
+        pool(options.threads),
+        watch(options.first_message_timeout,
+              grpc_listen::WaitingStreamBudget(options.memory_limit_bytes), options.clock),
+        service(*this) {}
 
   GrpcBranchServerOptions options;
   SystemClock default_clock;
@@ -136,7 +142,10 @@ struct GrpcBranchServer::Impl {
   SignatureRefusalCounter refusals;
   std::map<std::string, Route> routes;  // by method; fixed once serving
   asio::thread_pool pool;
+  grpc_listen::FirstMessageWatch watch;
   Service service;
+  std::unique_ptr<grpc_listen::ConnectionGate> gate;                   // Start's server only
+  std::atomic<const grpc_listen::ConnectionGate*> gate_seen{nullptr};  // gate, for bound_counts
   bool mounted = false;
   std::unique_ptr<grpc::Server> own_server;
   // The names signed calls must be made for, once Start or MountOn knows them (null before).
@@ -226,7 +235,32 @@ BranchReply RunHandler(const Route& route, const BranchRequest& request) {
 
 }  // namespace
 
+BranchReactor::BranchReactor(grpc::GenericCallbackServerContext* context,
+                             GrpcBranchServer::Impl& server)
+    : context_(context), server_(server) {
+  grpc_listen::FirstMessageWatch& watch = server_.watch;
+  waiting_.expire = [this, timeout = watch.timeout()] {
+    Finish({grpc::StatusCode::DEADLINE_EXCEEDED, "the request message did not arrive within " +
+                                                     FormatDuration(timeout) +
+                                                     " of the call (first_message_timeout)"});
+  };
+  if (const auto refused = watch.Arm(waiting_, context->peer());
+      refused != grpc_listen::FirstMessageWatch::Refusal::kNone) {
+    const bool budget = refused == grpc_listen::FirstMessageWatch::Refusal::kBudget;
+    Finish(
+        {grpc::StatusCode::RESOURCE_EXHAUSTED,
+         "quota: " + std::to_string(budget ? watch.max_waiting() : watch.max_waiting_per_peer()) +
+             (budget ? " calls are" : " calls from this address are") +
+             " waiting for their request message, the most memory_limit_bytes allows" +
+             (budget ? "" : " one address (a quarter of all)") + "; retry later"});
+    return;
+  }
+  StartRead(&request_);
+}
+
 void BranchReactor::OnReadDone(bool ok) {
+  // Too late: the deadline has ended the call.
+  if (!server_.watch.Disarm(waiting_)) return;
   if (!ok) {
     Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no request message"));
     return;
@@ -413,24 +447,53 @@ Result<int> GrpcBranchServer::Start(const std::string& host, int port) {
     }
     credentials = grpc::SslServerCredentials(tls);
   }
-  grpc::ServerBuilder builder;
-  int bound = 0;
+  const GrpcBranchServerOptions& o = impl_->options;
   const std::string address = JoinHostPort(host, port);
-  builder.AddListeningPort(address, credentials, &bound);
+  auto gate =
+      grpc_listen::ConnectionGate::Listen(host, port,
+                                          {.max_connections = o.max_connections,
+                                           .max_connections_per_peer = o.max_connections_per_peer});
+  if (!gate) {
+    if (gate.status().code() == StatusCode::kInvalidArgument) return gate.status();
+    return Status::Unavailable("cannot serve gRPC on " + address + ": " + gate.status().message());
+  }
+  grpc::ServerBuilder builder;
+  (*gate)->AttachTo(builder, credentials);
+  grpc_listen::ApplyServerLimits(builder, {.max_message_bytes = o.max_message_bytes,
+                                           .idle_timeout = o.idle_timeout,
+                                           .handshake_timeout = o.first_message_timeout,
+                                           .max_streams_per_connection = o.max_calls_per_connection,
+                                           .memory_quota_bytes = o.memory_limit_bytes});
   Mount(builder);
   impl_->own_server = builder.BuildAndStart();
-  if (impl_->own_server == nullptr || bound == 0) {
-    impl_->own_server.reset();
-    return Status::Unavailable("cannot serve gRPC on " + address);
-  }
+  if (impl_->own_server == nullptr) return Status::Unavailable("cannot serve gRPC on " + address);
+  impl_->gate = std::move(*gate);
+  impl_->gate_seen.store(impl_->gate.get());
+  impl_->gate->Start();
+  const int bound = impl_->gate->port();
   if (impl_->NeedsNames() && configured.empty()) {
     impl_->SetNames(*ServedAuthorities({}, host, bound, "authorities"));
   }
   return bound;
 }
 
+GrpcBranchServerCounts GrpcBranchServer::bound_counts() const {
+  GrpcBranchServerCounts counts{.waiting_calls = impl_->watch.waiting(),
+                                .first_message_timeouts = impl_->watch.expired(),
+                                .waiting_refusals = impl_->watch.refused()};
+  const grpc_listen::ConnectionGate* gate = impl_->gate_seen.load();
+  if (gate != nullptr) {
+    const grpc_listen::ConnectionCounts connections = gate->counts();
+    counts.open_connections = connections.open;
+    counts.refused_connections = connections.refused_total + connections.refused_per_peer;
+  }
+  return counts;
+}
+
 void GrpcBranchServer::Stop() {
   if (impl_->own_server == nullptr) return;
+  // No new connection is handed to a server that is shutting down.
+  impl_->gate->Stop();
   impl_->own_server->Shutdown();
   impl_->own_server.reset();
 }

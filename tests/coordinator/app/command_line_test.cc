@@ -52,6 +52,42 @@ TEST_CASE(
   CHECK_THAT(Parse({"--help"}).output, Catch::Contains("--max-clock-skew"));
 }
 
+TEST_CASE(
+    "the gRPC API's clients are bounded by --grpc-max-connections, "
+    "--grpc-max-connections-per-peer, --grpc-first-message-timeout and --grpc-memory-limit",
+    "[cli]") {
+  const CommandLine defaults = Parse({});
+  CHECK(defaults.config.grpc.max_connections == 1000);
+  CHECK(defaults.config.grpc.max_connections_per_peer == 100);
+  CHECK(defaults.config.grpc.first_message_timeout == std::chrono::seconds(10));
+  CHECK(defaults.config.grpc.memory_limit_bytes == std::size_t{256} << 20);
+  const CommandLine cl =
+      Parse({"--grpc-max-connections", "50", "--grpc-max-connections-per-peer", "0",
+             "--grpc-first-message-timeout", "1500ms", "--grpc-memory-limit", "16777216"});
+  REQUIRE_FALSE(cl.exit_now);
+  CHECK(cl.config.grpc.max_connections == 50);
+  CHECK(cl.config.grpc.max_connections_per_peer == 0);
+  CHECK(cl.config.grpc.first_message_timeout == Duration(1500));
+  CHECK(cl.config.grpc.memory_limit_bytes == std::size_t{16} << 20);
+  for (std::vector<const char*> bad : std::vector<std::vector<const char*>>{
+           {"--grpc-max-connections", "0"},
+           {"--grpc-max-connections", "10", "--grpc-max-connections-per-peer", "11"},
+           {"--grpc-first-message-timeout", "0"},
+           {"--grpc-first-message-timeout", "soon"},
+           {"--grpc-memory-limit", "1000"}}) {
+    const CommandLine refused = Parse(bad);
+    INFO(bad[0] << " " << bad[1]);
+    CHECK(refused.exit_now);
+    CHECK(refused.exit_code == 2);
+    CHECK_THAT(refused.output, Catch::Contains(bad.size() == 4 ? bad[2] : bad[0]));
+  }
+  const CommandLine help = Parse({"--help"});
+  for (const char* flag : {"--grpc-max-connections", "--grpc-max-connections-per-peer",
+                           "--grpc-first-message-timeout", "--grpc-memory-limit"}) {
+    CHECK_THAT(help.output, Catch::Contains(flag));
+  }
+}
+
 TEST_CASE("circuits per participant host are set by --circuit-failures and --circuit-probe-max",
           "[cli]") {
   const CommandLine cl = Parse({"--circuit-failures", "3", "--circuit-probe-max", "2m"});

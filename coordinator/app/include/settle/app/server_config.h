@@ -22,6 +22,15 @@ namespace settle::app {
 struct GrpcSettings {
   bool enabled = true;  // --grpc-port 0 turns it off
   int port = 36790;     // 0 with enabled: any free port (tests)
+  // What bounds its clients (grpc_api::GrpcServerOptions says how; docs/operations.md,
+  // "Hostile clients"): connections in all (--grpc-max-connections: the descriptors the port
+  // may take) and from one address (--grpc-max-connections-per-peer, 0: no cap of its own),
+  // the wait for a call's request message (--grpc-first-message-timeout), and its memory
+  // (--grpc-memory-limit).
+  std::size_t max_connections = 1000;
+  std::size_t max_connections_per_peer = 100;
+  Duration first_message_timeout{10000};
+  std::size_t memory_limit_bytes = std::size_t{256} << 20;
 };
 
 struct ServerConfig {

@@ -50,6 +50,35 @@ struct GrpcBranchServerOptions {
   // Where a signature's created is compared with now (null: the system clock). It must outlive
   // the server.
   const Clock* clock = nullptr;
+  // What bounds its clients (gRPC 1.51 caps neither connections nor a stream's wait for its
+  // message itself). On a server of its own (Start), connections are accepted by
+  // grpc_listen::ConnectionGate: open connections beyond max_connections, or beyond
+  // max_connections_per_peer from one IP address (0: no cap of its own; at most
+  // max_connections), are closed as soon as accepted (the caller sees UNAVAILABLE).
+  std::size_t max_connections = 1000;
+  std::size_t max_connections_per_peer = 100;
+  // Start and MountOn: a call whose request message has not wholly arrived this long after
+  // its headers is ended with DEADLINE_EXCEEDED (settled retries it) and its memory freed;
+  // beyond memory_limit_bytes / 96 KiB calls waiting at once, a new one is refused at once
+  // with RESOURCE_EXHAUSTED. On Start's server, the TLS handshake and HTTP/2 settings have
+  // first_message_timeout too, and memory_limit_bytes is gRPC's resource quota.
+  Duration first_message_timeout{10000};
+  std::size_t memory_limit_bytes = std::size_t{256} << 20;
+  // Start's server: the largest request message (RESOURCE_EXHAUSTED beyond, before it is
+  // read), calls in flight on one connection (HTTP/2's MAX_CONCURRENT_STREAMS), and how long
+  // a connection with no call stays open (settled reconnects at will).
+  std::size_t max_message_bytes = std::size_t{4} << 20;
+  int max_calls_per_connection = 100;
+  Duration idle_timeout{60'000};
+};
+
+// What a GrpcBranchServer has refused and cut (its metrics).
+struct GrpcBranchServerCounts {
+  std::size_t open_connections = 0;       // Start's server only
+  std::uint64_t refused_connections = 0;  // at max_connections or max_connections_per_peer
+  std::size_t waiting_calls = 0;          // calls whose request message has not arrived yet
+  std::uint64_t first_message_timeouts = 0;
+  std::uint64_t waiting_refusals = 0;  // refused: memory_limit_bytes's calls were waiting
 };
 
 // A participant's branches as gRPC methods (docs/protocol.md §10.4): the coordinator calls
@@ -128,6 +157,9 @@ class GrpcBranchServer {
   // for SignatureRefusalsText (add a Participant's to serve one metric). Thread-safe.
   std::uint64_t signature_refusals() const;
   SignatureRefusalCounts signature_refusal_counts() const;
+  // Connections and calls refused or cut at the bounds of GrpcBranchServerOptions.
+  // Thread-safe.
+  GrpcBranchServerCounts bound_counts() const;
 
   struct Impl;  // the routes, the handler pool and the generic service (its calls see it)
 
