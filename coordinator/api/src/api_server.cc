@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <map>
@@ -30,6 +32,9 @@ namespace {
 
 constexpr const char* kPrefixes[] = {"/api/settle", "/api/dtmsvr"};
 constexpr const char* kJson = "application/json";
+// The console's sign-in and sign-out forms (a token at most), open to anyone: their bodies'
+// own limit, judged from the head.
+constexpr std::size_t kConsoleFormBytes = 4096;
 
 // A JSON route: parses, awaits the coordinator, answers.
 using RouteHandler = std::function<asio::awaitable<HttpAnswer>(net::Request&)>;
@@ -76,6 +81,9 @@ struct ApiServer::Impl {
     CallerRouteHandler handler;
     PageHandler page;
     RouteMetrics* metrics = nullptr;
+    // A body limit of the route's own, below the server's, judged from the head's
+    // Content-Length (0: the server's): for routes open to anyone.
+    std::size_t max_body_bytes = 0;
   };
 
   // Adds `path` under each API prefix.
@@ -87,7 +95,8 @@ struct ApiServer::Impl {
                 RouteHandler handler);
   void AddRoute(const char* method, const std::string& full_path, Access access,
                 CallerRouteHandler handler);
-  void AddPage(const char* method, const std::string& full_path, Access access, PageHandler page);
+  void AddPage(const char* method, const std::string& full_path, Access access, PageHandler page,
+               std::size_t max_body_bytes = 0);
   // Who sent the request and what says so: its Authorization header's token, or else its
   // live console session, or else its verified client certificate (Authentication's rule).
   // An unknown or expired session is set aside (Identified::stale_session), so that it hides
@@ -95,6 +104,11 @@ struct ApiServer::Impl {
   Identified CallerOf(const net::Request& request) const;
   void RegisterRoutes();
   asio::awaitable<net::Response> Serve(net::Request& request);
+  // The answer to a request its head alone refuses (no route: 404 or 405; a token, session or
+  // certificate that does not grant the route's access: 401 or 403, logged and counted; a body
+  // over the route's own limit: 413 or 411), counted in the route's metrics as Serve counts;
+  // nullopt when its body may be read and Serve answer it (which judges it again).
+  net::HeadVerdict JudgeHead(const net::Request& head) const;
   // Why the request's token, session or certificate does not grant `needed`, logged and
   // counted; nullopt when it does.
   std::optional<Authentication::Refusal> Refuse(const net::Request& request,
@@ -143,22 +157,26 @@ ApiServer::Impl::Impl(drive::Coordinator& c, const Clock& clk, asio::io_context&
               options.tls.enabled()),
       hosts(h),
       server(context,
-             net::ServerOptions{.limits = {.max_body_bytes = options.max_body_bytes},
-                                .keep_alive_timeout = options.keep_alive_timeout,
-                                .io_timeout = options.io_timeout,
-                                .max_connections = options.max_connections,
-                                .tls = options.tls,
-                                .refusal =
-                                    [this](int status, const std::string& problem) {
-                                      refused->Count(status, std::chrono::microseconds(0));
-                                      // docs/protocol.md §7.1: every refused request gets
-                                      // {"message"} naming what.
-                                      return net::Response{status, kJson, MessageBody(problem)};
-                                    },
-                                .on_handshake_failure =
-                                    [this](const net::HandshakeFailure& failure) {
-                                      refusals.HandshakeFailed(failure.address, failure.reason);
-                                    }},
+             net::ServerOptions{
+                 .limits = {.max_body_bytes = options.max_body_bytes},
+                 .keep_alive_timeout = options.keep_alive_timeout,
+                 .io_timeout = options.io_timeout,
+                 .request_timeout = options.request_timeout,
+                 .max_connections = options.max_connections,
+                 .max_connections_per_peer = options.max_connections_per_peer,
+                 .tls = options.tls,
+                 .judge_head = [this](const net::Request& head) { return JudgeHead(head); },
+                 .refusal =
+                     [this](int status, const std::string& problem) {
+                       refused->Count(status, std::chrono::microseconds(0));
+                       // docs/protocol.md §7.1: every refused request gets
+                       // {"message"} naming what.
+                       return net::Response{status, kJson, MessageBody(problem)};
+                     },
+                 .on_handshake_failure =
+                     [this](const net::HandshakeFailure& failure) {
+                       refusals.HandshakeFailed(failure.address, failure.reason);
+                     }},
              [this](net::Request& request) { return Serve(request); }) {
   unmatched = AddMetrics("unmatched");
   refused = AddMetrics("refused");
@@ -179,9 +197,9 @@ void ApiServer::Impl::AddRoute(const char* method, const std::string& full_path,
 }
 
 void ApiServer::Impl::AddPage(const char* method, const std::string& full_path, Access access,
-                              PageHandler page) {
+                              PageHandler page, std::size_t max_body_bytes) {
   RouteMetrics* metrics = AddMetrics(std::string(method) + " " + full_path);
-  routes.Add(method, full_path, Route{access, {}, std::move(page), metrics});
+  routes.Add(method, full_path, Route{access, {}, std::move(page), metrics, max_body_bytes});
 }
 
 namespace {
@@ -266,6 +284,56 @@ std::optional<RefusalReason> ApiServer::Impl::ConsoleRefusal(const net::Request&
   return refusal->reason;
 }
 
+namespace {
+
+// A 401 or 403 as an answer.
+net::Response AccessRefusal(HttpAnswer refusal) {
+  net::Response response{refusal.status, kJson, std::move(refusal.body)};
+  if (response.status == 401) response.headers.emplace_back("WWW-Authenticate", "Bearer");
+  return response;
+}
+
+// Why a head's body is over a route's own limit `max` (413; 411 when its length is not
+// declared); nullopt when it is within.
+std::optional<net::Response> OverRouteBodyLimit(const net::Request& head, std::size_t max) {
+  if (max == 0) return std::nullopt;
+  const std::string what = head.method + " " + head.path;
+  if (head.Header("Transfer-Encoding") != nullptr) {
+    return net::Response{411, kJson, MessageBody("Content-Length: required by " + what)};
+  }
+  const std::string* length = head.Header("Content-Length");
+  std::uint64_t bytes = 0;
+  if (length != nullptr) {
+    const auto [end, error] =
+        std::from_chars(length->data(), length->data() + length->size(), bytes);
+    if (error != std::errc() || end != length->data() + length->size()) bytes = max + 1;
+  }
+  if (bytes <= max) return std::nullopt;
+  return net::Response{413, kJson,
+                       MessageBody("body: larger than " + std::to_string(max) +
+                                   " bytes, the most " + what + " takes")};
+}
+
+}  // namespace
+
+net::HeadVerdict ApiServer::Impl::JudgeHead(const net::Request& head) const {
+  const auto found = routes.Find(head.method, head.path);
+  std::optional<net::Response> refusal;
+  RouteMetrics* metrics = unmatched;
+  if (found.route == nullptr) {
+    refusal = net::NoRoute(head, found.allow);
+  } else {
+    metrics = found.route->metrics;
+    if (std::optional<HttpAnswer> denied = Authorize(head, CallerOf(head), found.route->access)) {
+      refusal = AccessRefusal(std::move(*denied));
+    } else {
+      refusal = OverRouteBodyLimit(head, found.route->max_body_bytes);
+    }
+  }
+  if (refusal) metrics->Count(refusal->status, std::chrono::microseconds(0));
+  return refusal;
+}
+
 asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
   const MonoTime start = clock.Monotonic();
   net::Response response;
@@ -277,9 +345,7 @@ asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
   } else if (const Identified identified = CallerOf(request);
              std::optional<HttpAnswer> refusal =
                  Authorize(request, identified, found.route->access)) {
-    response.status = refusal->status;
-    response.body = std::move(refusal->body);
-    if (response.status == 401) response.headers.emplace_back("WWW-Authenticate", "Bearer");
+    response = AccessRefusal(std::move(*refusal));
   } else if (found.route->page) {
     response = found.route->page(request, identified);
   } else {
@@ -334,22 +400,25 @@ void ApiServer::Impl::RegisterRoutes() {
               return console.Asset(request.path, ConsoleRefusal(request, identified));
             });
   }
-  AddPage("POST", "/admin/login", Access::kNone,
-          [this](const net::Request& request, const Identified&) {
-            AdminConsole::SignedIn signed_in = console.SignIn(request);
-            if (signed_in.refused) {
-              const bool empty = *signed_in.refused == RefusalReason::kNoCredentials;
-              refusals.Refused(ApiPort::kHttp, request.remote_address, "POST /admin/login",
-                               {true,
-                                empty ? "the sign-in form had no token"
-                                      : "the sign-in form's token is not accepted",
-                                *signed_in.refused});
-            }
-            return std::move(signed_in.response);
-          });
+  AddPage(
+      "POST", "/admin/login", Access::kNone,
+      [this](const net::Request& request, const Identified&) {
+        AdminConsole::SignedIn signed_in = console.SignIn(request);
+        if (signed_in.refused) {
+          const bool empty = *signed_in.refused == RefusalReason::kNoCredentials;
+          refusals.Refused(
+              ApiPort::kHttp, request.remote_address, "POST /admin/login",
+              {true,
+               empty ? "the sign-in form had no token" : "the sign-in form's token is not accepted",
+               *signed_in.refused});
+        }
+        return std::move(signed_in.response);
+      },
+      kConsoleFormBytes);
   AddPage(
       "POST", "/admin/logout", Access::kNone,
-      [this](const net::Request& request, const Identified&) { return console.SignOut(request); });
+      [this](const net::Request& request, const Identified&) { return console.SignOut(request); },
+      kConsoleFormBytes);
   AddPage("GET", "/api/admin/whoami", Access::kRead,
           [this](const net::Request&, const Identified& identified) {
             return net::Response{200, kJson,
