@@ -21,10 +21,8 @@ std::size_t DescriptorReserve(std::size_t limit) {
 
 Result<DescriptorBudget> FitConnections(std::size_t limit, const ConnectionCap& http,
                                         const ConnectionCap& grpc) {
-  DescriptorBudget budget{.limit = limit,
-                          .reserve = DescriptorReserve(limit),
-                          .http = http.value,
-                          .grpc = grpc.value};
+  DescriptorBudget budget{
+      .limit = limit, .reserve = DescriptorReserve(limit), .http = http.value, .grpc = grpc.value};
   const std::size_t room = limit > budget.reserve ? limit - budget.reserve : 0;
   const std::string why = "the descriptor limit " + std::to_string(limit) +
                           " (RLIMIT_NOFILE, raised to its hard limit) less " +
@@ -46,8 +44,9 @@ Result<DescriptorBudget> FitConnections(std::size_t limit, const ConnectionCap& 
     }
   }
   const std::size_t left = given <= room ? room - given : 0;
-  const std::size_t needed = open == 0 ? 0 : (http.value > 0 && !http.given ? 1 : 0) +
-                                                 (grpc.value > 0 && !grpc.given ? 1 : 0);
+  const std::size_t needed =
+      open == 0 ? 0
+                : (http.value > 0 && !http.given ? 1 : 0) + (grpc.value > 0 && !grpc.given ? 1 : 0);
   if (given > room || left < needed) {
     return Status::InvalidArgument(
         (given_flags.empty() ? std::string("the client connections") : given_flags) +

@@ -30,9 +30,8 @@ TEST_CASE("caps that fit the descriptor limit less its reserve are kept", "[desc
   CHECK(DescriptorReserve(100) == kMinDescriptorReserve);  // never less than the minimum
 }
 
-TEST_CASE(
-    "default caps that do not fit are lowered in proportion, and the startup log says so",
-    "[descriptors]") {
+TEST_CASE("default caps that do not fit are lowered in proportion, and the startup log says so",
+          "[descriptors]") {
   const Result<DescriptorBudget> budget = FitConnections(1024, Http(10000), Grpc(1000));
   REQUIRE(budget);
   CHECK(budget->reserve == 256);
@@ -69,8 +68,7 @@ TEST_CASE("given caps that do not fit are refused, naming the flags and the limi
              Contains("--max-connections 500 and --grpc-max-connections 500"));
 
   // A given cap that leaves nothing for the other port's default is refused too.
-  const Result<DescriptorBudget> nothing_left =
-      FitConnections(1024, Http(768, true), Grpc(1000));
+  const Result<DescriptorBudget> nothing_left = FitConnections(1024, Http(768, true), Grpc(1000));
   REQUIRE_FALSE(nothing_left);
   // A port that is off needs nothing.
   CHECK(FitConnections(1024, Http(768, true), Grpc(0)));
