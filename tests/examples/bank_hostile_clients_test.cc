@@ -34,7 +34,7 @@ using testing::TempDir;
 struct Bank {
   Bank(TempDir& dir, const std::string& name, std::vector<std::string> limits) {
     std::vector<std::string> argv = {
-        BANK_BINARY, "--port", "0",   "--db", dir.File(name + ".db"), "--accounts", "3",
+        BANK_BINARY,         "--port", "0", "--db", dir.File(name + ".db"), "--accounts", "3",
         "--initial-balance", "100"};
     argv.insert(argv.end(), limits.begin(), limits.end());
     process = std::make_unique<ChildProcess>(argv, dir.File(name + ".log"));
@@ -53,8 +53,7 @@ TEST_CASE(
     "the account reads from another host go on",
     "[process][hostile]") {
   TempDir dir;
-  Bank bank(dir, "bank",
-            {"--max-connections-per-peer", "50", "--request-timeout", "60s"});
+  Bank bank(dir, "bank", {"--max-connections-per-peer", "50", "--request-timeout", "60s"});
   SettledProcess settled(dir.File("settle.db"), {});
 
   // 200 slow sockets from one host, each with the start of a branch call's head.
@@ -87,12 +86,12 @@ TEST_CASE(
   }
   CHECK(reads == 20);
   JsonClient client(settled.port());
-  const json saga = {
-      {"gid", "in-while-slow"},
-      {"trans_type", "saga"},
-      {"steps",
-       {{{"action", bank.Url("/api/TransIn")}, {"compensate", bank.Url("/api/TransInCompensate")}}}},
-      {"payloads", {R"({"account_id":"1","amount":30})"}}};
+  const json saga = {{"gid", "in-while-slow"},
+                     {"trans_type", "saga"},
+                     {"steps",
+                      {{{"action", bank.Url("/api/TransIn")},
+                        {"compensate", bank.Url("/api/TransInCompensate")}}}},
+                     {"payloads", {R"({"account_id":"1","amount":30})"}}};
   REQUIRE(client.PostJson("/api/settle/submit", saga).status == 200);
   std::string status;
   CHECK(testing::Eventually(
@@ -115,8 +114,8 @@ TEST_CASE(
   TempDir dir;
   Bank bank(dir, "bank", {"--request-timeout", "1s"});
   RawConnection trickle(bank.port);
-  const std::string head = "POST /api/TransIn HTTP/1.1\r\nHost: x\r\nX-Slow: " +
-                           std::string(2000, 'a');
+  const std::string head =
+      "POST /api/TransIn HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(2000, 'a');
   std::size_t sent = 0;
   for (char byte : head) {
     if (trickle.Readable(20ms) || !trickle.Send(std::string(1, byte))) break;

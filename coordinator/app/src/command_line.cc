@@ -110,8 +110,8 @@ std::vector<DurationFlag> DurationFlags(ServerConfig& c) {
        &c.retention.keep,
        {}},
       {"--io-timeout",
-       "A client that stalls this long in the middle of a request (or of reading its answer) "
-       "is disconnected",
+       "A client that sends nothing this long in the middle of a request gets 408 and is "
+       "disconnected; one that stalls reading its answer is disconnected",
        &c.api.io_timeout,
        {}},
       {"--keep-alive-timeout",

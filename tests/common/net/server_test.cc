@@ -441,7 +441,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "one peer address holds max_connections_per_peer connections at most; others are still "
+    "one peer address holds max_connections_per_peer connections at most, and others are still "
     "served",
     "[net][server][limits]") {
   Refusals refusals;

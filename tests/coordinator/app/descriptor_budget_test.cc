@@ -113,8 +113,9 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("--request-timeout and --max-connections-per-peer are read, and said to be given",
-          "[descriptors][cli]") {
+TEST_CASE(
+    "settled reads --request-timeout and --max-connections-per-peer, and says they were given",
+    "[descriptors][cli]") {
   std::vector<const char*> args = {"settled", "--request-timeout", "2s",
                                    "--max-connections-per-peer", "7"};
   const CommandLine cl = ParseCommandLine(static_cast<int>(args.size()), args.data());

@@ -96,10 +96,10 @@ TEST_CASE(
     "[process][hostile]") {
   TempDir dir;
   ParticipantServer participant;
-  SettledProcess settled(dir.File("settle.db"),
-                         {"--token-file", TokenFile(dir), "--max-connections", "300",
-                          "--max-connections-per-peer", "100", "--request-timeout", "60s",
-                          "--io-timeout", "60s"});
+  SettledProcess settled(
+      dir.File("settle.db"),
+      {"--token-file", TokenFile(dir), "--max-connections", "300", "--max-connections-per-peer",
+       "100", "--request-timeout", "60s", "--io-timeout", "60s"});
   JsonClient client(settled.port());
   client.SetHeader("Authorization", std::string("Bearer ") + kClientToken);
   JsonClient reader(settled.port());
@@ -138,8 +138,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "anonymous 1 MiB bodies are refused with 401 from their heads and cost settled no memory; "
-    "a trickled request is cut at --request-timeout",
+    "anonymous 1 MiB bodies are refused with 401 from their heads and cost settled no memory, "
+    "and a trickled request is cut at --request-timeout",
     "[process][hostile]") {
   TempDir dir;
   SettledProcess settled(dir.File("settle.db"),
@@ -153,8 +153,9 @@ TEST_CASE(
   // 250 connections each send a 1 MiB submit without a token and keep the connection: read
   // before the token was judged, they cost 261 MB (issue 43, attack 3).
   constexpr int kBodies = 250;
-  const std::string head = "POST /api/settle/submit HTTP/1.1\r\nHost: x\r\nContent-Length: " +
-                           std::to_string(1 << 20) + "\r\n\r\n";
+  const std::string head =
+      "POST /api/settle/submit HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(1 << 20) +
+      "\r\n\r\n";
   const std::string body(1 << 20, 'x');
   std::vector<std::unique_ptr<RawConnection>> anonymous;
   int refused = 0;
@@ -181,8 +182,8 @@ TEST_CASE(
 
   // A head trickled a byte at a time, each well within --io-timeout, is cut at 2 s.
   RawConnection trickle(settled.port());
-  const std::string slow_head = "GET /api/ping HTTP/1.1\r\nHost: x\r\nX-Slow: " +
-                                std::string(2000, 'a');
+  const std::string slow_head =
+      "GET /api/ping HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(2000, 'a');
   std::size_t sent = 0;
   for (char byte : slow_head) {
     if (trickle.Readable(20ms) || !trickle.Send(std::string(1, byte))) break;
