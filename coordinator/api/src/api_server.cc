@@ -32,9 +32,10 @@ namespace {
 
 constexpr const char* kPrefixes[] = {"/api/settle", "/api/dtmsvr"};
 constexpr const char* kJson = "application/json";
-// The console's sign-in and sign-out forms (a token at most), open to anyone: their bodies'
-// own limit, judged from the head.
-constexpr std::size_t kConsoleFormBytes = 4096;
+// The body of a request to a route open to anyone (Access::kNone: /api/ping, the console's
+// pages and its sign-in form, a token at most), judged from its head: an anonymous client's
+// body costs no more than this.
+constexpr std::size_t kOpenRouteBodyBytes = 4096;
 
 // A JSON route: parses, awaits the coordinator, answers.
 using RouteHandler = std::function<asio::awaitable<HttpAnswer>(net::Request&)>;
@@ -81,9 +82,6 @@ struct ApiServer::Impl {
     CallerRouteHandler handler;
     PageHandler page;
     RouteMetrics* metrics = nullptr;
-    // A body limit of the route's own, below the server's, judged from the head's
-    // Content-Length (0: the server's): for routes open to anyone.
-    std::size_t max_body_bytes = 0;
   };
 
   // Adds `path` under each API prefix.
@@ -95,8 +93,7 @@ struct ApiServer::Impl {
                 RouteHandler handler);
   void AddRoute(const char* method, const std::string& full_path, Access access,
                 CallerRouteHandler handler);
-  void AddPage(const char* method, const std::string& full_path, Access access, PageHandler page,
-               std::size_t max_body_bytes = 0);
+  void AddPage(const char* method, const std::string& full_path, Access access, PageHandler page);
   // Who sent the request and what says so: its Authorization header's token, or else its
   // live console session, or else its verified client certificate (Authentication's rule).
   // An unknown or expired session is set aside (Identified::stale_session), so that it hides
@@ -105,9 +102,10 @@ struct ApiServer::Impl {
   void RegisterRoutes();
   asio::awaitable<net::Response> Serve(net::Request& request);
   // The answer to a request its head alone refuses (no route: 404 or 405; a token, session or
-  // certificate that does not grant the route's access: 401 or 403, logged and counted; a body
-  // over the route's own limit: 413 or 411), counted in the route's metrics as Serve counts;
-  // nullopt when its body may be read and Serve answer it (which judges it again).
+  // certificate that does not grant the route's access: 401 or 403, logged and counted; a
+  // route open to anyone with a body over kOpenRouteBodyBytes: 413, or 411 chunked), counted
+  // in the route's metrics as Serve counts; nullopt when its body may be read and Serve answer
+  // it (which judges it again).
   net::HeadVerdict JudgeHead(const net::Request& head) const;
   // Why the request's token, session or certificate does not grant `needed`, logged and
   // counted; nullopt when it does.
@@ -197,9 +195,9 @@ void ApiServer::Impl::AddRoute(const char* method, const std::string& full_path,
 }
 
 void ApiServer::Impl::AddPage(const char* method, const std::string& full_path, Access access,
-                              PageHandler page, std::size_t max_body_bytes) {
+                              PageHandler page) {
   RouteMetrics* metrics = AddMetrics(std::string(method) + " " + full_path);
-  routes.Add(method, full_path, Route{access, {}, std::move(page), metrics, max_body_bytes});
+  routes.Add(method, full_path, Route{access, {}, std::move(page), metrics});
 }
 
 namespace {
@@ -327,7 +325,8 @@ net::HeadVerdict ApiServer::Impl::JudgeHead(const net::Request& head) const {
     if (std::optional<HttpAnswer> denied = Authorize(head, CallerOf(head), found.route->access)) {
       refusal = AccessRefusal(std::move(*denied));
     } else {
-      refusal = OverRouteBodyLimit(head, found.route->max_body_bytes);
+      refusal =
+          OverRouteBodyLimit(head, found.route->access == Access::kNone ? kOpenRouteBodyBytes : 0);
     }
   }
   if (refusal) metrics->Count(refusal->status, std::chrono::microseconds(0));
@@ -400,25 +399,22 @@ void ApiServer::Impl::RegisterRoutes() {
               return console.Asset(request.path, ConsoleRefusal(request, identified));
             });
   }
-  AddPage(
-      "POST", "/admin/login", Access::kNone,
-      [this](const net::Request& request, const Identified&) {
-        AdminConsole::SignedIn signed_in = console.SignIn(request);
-        if (signed_in.refused) {
-          const bool empty = *signed_in.refused == RefusalReason::kNoCredentials;
-          refusals.Refused(
-              ApiPort::kHttp, request.remote_address, "POST /admin/login",
-              {true,
-               empty ? "the sign-in form had no token" : "the sign-in form's token is not accepted",
-               *signed_in.refused});
-        }
-        return std::move(signed_in.response);
-      },
-      kConsoleFormBytes);
+  AddPage("POST", "/admin/login", Access::kNone,
+          [this](const net::Request& request, const Identified&) {
+            AdminConsole::SignedIn signed_in = console.SignIn(request);
+            if (signed_in.refused) {
+              const bool empty = *signed_in.refused == RefusalReason::kNoCredentials;
+              refusals.Refused(ApiPort::kHttp, request.remote_address, "POST /admin/login",
+                               {true,
+                                empty ? "the sign-in form had no token"
+                                      : "the sign-in form's token is not accepted",
+                                *signed_in.refused});
+            }
+            return std::move(signed_in.response);
+          });
   AddPage(
       "POST", "/admin/logout", Access::kNone,
-      [this](const net::Request& request, const Identified&) { return console.SignOut(request); },
-      kConsoleFormBytes);
+      [this](const net::Request& request, const Identified&) { return console.SignOut(request); });
   AddPage("GET", "/api/admin/whoami", Access::kRead,
           [this](const net::Request&, const Identified& identified) {
             return net::Response{200, kJson,

@@ -172,13 +172,15 @@ TEST_CASE(
   INFO("settled's RSS before " << before << " KiB, after " << after << " KiB");
   CHECK(after - before < 64 * 1024);  // the bodies would be 250 MiB
 
-  // The console's sign-in form, open to anyone, takes no large body either.
-  RawConnection login(settled.port());
-  REQUIRE(login.Send("POST /admin/login HTTP/1.1\r\nHost: x\r\nContent-Length: " +
-                     std::to_string(1 << 20) + "\r\n\r\n"));
-  const RawConnection::Answer too_large = login.Read();
-  CHECK(too_large.status == 413);
-  CHECK_THAT(too_large.body, Contains("POST /admin/login"));
+  // The routes open to anyone take no large body either: the console's sign-in form, ping.
+  for (const std::string route : {"POST /admin/login", "GET /api/ping"}) {
+    RawConnection open(settled.port());
+    REQUIRE(open.Send(route + " HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(1 << 20) +
+                      "\r\n\r\n"));
+    const RawConnection::Answer too_large = open.Read();
+    CHECK(too_large.status == 413);
+    CHECK_THAT(too_large.body, Contains(route) && Contains("4096 bytes"));
+  }
 
   // A head trickled a byte at a time, each well within --io-timeout, is cut at 2 s.
   RawConnection trickle(settled.port());

@@ -62,9 +62,9 @@ using MetricsWriter = std::function<void(metrics::PrometheusText&)>;
 // nothing else grants. Every 401 and 403 is logged and counted (RefusalLog), and so is every
 // TLS handshake the HTTPS port fails. Routes and access are judged from a request's head
 // (net::ServerOptions::judge_head): a 404, 405, 401 or 403 is answered before its body is
-// read, so that an anonymous client's body costs no memory; the console's sign-in and
-// sign-out forms, open to anyone, take a body of 4 KiB at most (413 beyond, 411 without a
-// Content-Length).
+// read, so that an anonymous client's body costs no memory; the routes open to anyone
+// (/api/ping, the console's pages and its sign-in and sign-out forms) take a body of 4 KiB at
+// most (413 beyond, 411 without a Content-Length).
 //
 // Lifetime: `coordinator`, `clock`, `context`, `hosts` and `refusals` (and what SetClock is
 // given) must outlive the server; Stop() (or the destructor) returns once no request is in
