@@ -349,7 +349,9 @@ asio::awaitable<void> Server::Impl::Serve(Stream& stream, Connection& connection
                                    asio::redirect_error(asio::use_awaitable, ec));
         if (ec) co_return;
       } else {
-        connection.idle = !reader.mid_request();
+        // Idle until the first byte of a request, empty lines before it included (RFC 9112
+        // lets them be ignored, not repeated for ever under the keep-alive timeout).
+        connection.idle = !reader.mid_request() && !deadline;
         if (connection.idle && connection.stopping) co_return;
         std::span<char> room = reader.Prepare(kReadChunk);
         std::size_t n = 0;

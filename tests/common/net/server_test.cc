@@ -325,6 +325,24 @@ TEST_CASE(
   CHECK(refusals.Count(408) == 1);
 }
 
+TEST_CASE(
+    "empty lines trickled before a request line count toward request_timeout, not as an idle "
+    "connection",
+    "[net][server][limits]") {
+  ServerOptions options;
+  options.request_timeout = Duration(300);
+  options.keep_alive_timeout = Duration(10000);
+  EchoServer s(options);
+  RawConnection c(s.port);
+  std::string empty_lines;
+  for (int i = 0; i < 5000; ++i) empty_lines += "\r\n";
+  const std::size_t sent = Trickle(c, empty_lines);
+  const RawConnection::Answer cut = c.Read();
+  CHECK(cut.status == 408);
+  CHECK(sent < empty_lines.size());
+  CHECK(s.requests == 0);
+}
+
 TEST_CASE("a body trickled a byte at a time is cut at request_timeout with a 408",
           "[net][server][limits]") {
   ServerOptions options;
