@@ -3,6 +3,10 @@
 // (127.0.0.1) keeps being served, anonymous 1 MiB bodies refused from their heads without
 // costing memory, and a trickled request cut at --request-timeout. Bounded: a few hundred
 // connections, answers awaited with deadlines.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -12,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "child_process.h"
 #include "eventually.h"
 #include "file_text.h"
 #include "json_client.h"
@@ -196,6 +201,50 @@ TEST_CASE(
   CHECK_THAT(cut.body, Contains("request timeout"));
   CHECK(sent < slow_head.size());
   CHECK(RefusedCount(reader, 408) == 1);
+}
+
+TEST_CASE(
+    "under a descriptor limit of 1024, settled lowers its default --max-connections and says so, "
+    "and refuses a given one that does not fit with exit code 2",
+    "[process][hostile][descriptors]") {
+  const std::string prlimit = "/usr/bin/prlimit";
+  if (access(prlimit.c_str(), X_OK) != 0) {
+    WARN("no " << prlimit << " (util-linux): skipped");
+    return;
+  }
+  TempDir dir;
+  // prlimit sets the child's soft and hard limits before it runs settled.
+  const std::vector<std::string> limited = {prlimit,
+                                            "--nofile=1024:1024",
+                                            SettledProcess::BinaryPath(),
+                                            "--port",
+                                            "0",
+                                            "--grpc-port",
+                                            "0",
+                                            "--store"};
+  {
+    std::vector<std::string> argv = limited;
+    argv.push_back(dir.File("defaults.db"));
+    testing::ChildProcess settled(argv, dir.File("defaults.log"));
+    REQUIRE_FALSE(settled.WaitForLine("settled listening on", 20s).empty());
+    settled.Signal(SIGTERM);
+    CHECK(settled.Wait(30s) == 0);
+    CHECK_THAT(testing::ReadFile(dir.File("defaults.log")),
+               Contains("--max-connections lowered from 10000 to 768") &&
+                   Contains("the descriptor limit 1024") &&
+                   Contains("--max-connections-per-peer lowered from 512 to 192"));
+  }
+  {
+    std::vector<std::string> argv = limited;
+    argv.insert(argv.end(), {dir.File("given.db"), "--max-connections", "5000"});
+    testing::ChildProcess settled(argv, dir.File("given.log"));
+    const int status = settled.Wait(30s);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 2);
+    CHECK_THAT(
+        testing::ReadFile(dir.File("given.log")),
+        Contains("--max-connections 5000 do not fit") && Contains("the descriptor limit 1024"));
+  }
 }
 
 }  // namespace
