@@ -25,6 +25,10 @@ struct BankOptions {
   std::size_t threads = 64;
   // Barrier rows older than this are deleted in the background (0: kept forever).
   Duration barrier_retention{0};
+  // The HTTP port's bounds on hostile clients (ParticipantOptions): a whole request within
+  // request_timeout, connections from one peer address at most.
+  Duration request_timeout{10000};
+  std::size_t max_connections_per_peer = 512;
   // With keys, the branches (HTTP and gRPC) run only calls the coordinator signed with one of
   // them (docs/protocol.md §4.9), and Trys as their policy says (main: with settled's
   // countersignature of their registration). GET /metrics then counts the refusals of both,

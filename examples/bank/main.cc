@@ -63,6 +63,17 @@ int main(int argc, char** argv) {
                  "Delete barrier rows this old in the background, hourly (e.g. 7d; 0: keep "
                  "them); keep them well beyond the coordinator's timeouts and retries")
       ->capture_default_str();
+  std::string request_timeout = settle::FormatDuration(options.request_timeout);
+  app.add_option("--request-timeout", request_timeout,
+                 "A request's head and body must all arrive within this of its first byte; a "
+                 "client still sending then gets 408 and is disconnected (e.g. 10s)")
+      ->capture_default_str();
+  app.add_option("--max-connections-per-peer", options.max_connections_per_peer,
+                 "Open connections from one client address (an IPv6 /64) beyond which new ones "
+                 "get 503, so that one host cannot take them all; keep it above settled's "
+                 "--host-max-in-flight (0: no cap)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1'000'000}))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   auto retention = settle::ParseDuration(barrier_retention);
   if (!retention) {
@@ -70,6 +81,14 @@ int main(int argc, char** argv) {
            2;
   }
   options.barrier_retention = *retention;
+  auto request_deadline = settle::ParseDuration(request_timeout);
+  if (!request_deadline || request_deadline->count() <= 0) {
+    return std::fprintf(
+               stderr, "--request-timeout: %s\n",
+               request_deadline ? "must be positive" : request_deadline.status().message().c_str()),
+           2;
+  }
+  options.request_timeout = *request_deadline;
   std::string trusted;  // what the startup line says of the keys
   if (!coordinator_keys.empty()) {
     auto keys = settle::sdk::LoadVerifyingKeys(coordinator_keys);

@@ -75,6 +75,8 @@ ReadStatus ClientReader::Read(Request& request) {
       case net::RequestReader::Step::kRefused:
         refusal_ = reader_.refusal();
         return ReadStatus::kMalformed;
+      case net::RequestReader::Step::kHead:  // not reported: this reader does not ask for heads
+        continue;
       case net::RequestReader::Step::kNeedMore:
         break;
     }

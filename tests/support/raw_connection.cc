@@ -1,5 +1,6 @@
 #include "raw_connection.h"
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -12,8 +13,19 @@
 
 namespace settle::testing {
 
-RawConnection::RawConnection(int port) {
+RawConnection::RawConnection(int port) : RawConnection(port, std::string()) {}
+
+RawConnection::RawConnection(int port, const std::string& from_address) {
   fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd_ >= 0 && !from_address.empty()) {
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    if (inet_pton(AF_INET, from_address.c_str(), &local.sin_addr) != 1 ||
+        bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0) {
+      close(fd_);
+      throw std::runtime_error("RawConnection: cannot bind to " + from_address);
+    }
+  }
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -39,6 +51,12 @@ bool RawConnection::Send(std::string_view bytes) {
 }
 
 void RawConnection::ShutdownSend() { shutdown(fd_, SHUT_WR); }
+
+bool RawConnection::Readable(std::chrono::milliseconds timeout) {
+  if (!pending_.empty()) return true;
+  pollfd p{fd_, POLLIN, 0};
+  return poll(&p, 1, static_cast<int>(timeout.count())) == 1;
+}
 
 bool RawConnection::Fill(std::chrono::milliseconds timeout) {
   pollfd p{fd_, POLLIN, 0};

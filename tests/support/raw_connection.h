@@ -14,6 +14,9 @@ namespace settle::testing {
 class RawConnection {
  public:
   explicit RawConnection(int port);
+  // The same from a local address of the loopback network (127.0.0.2, say: Linux routes all
+  // of 127/8 to the loopback interface), so that a server sees another peer.
+  RawConnection(int port, const std::string& from_address);
   ~RawConnection();
   RawConnection(const RawConnection&) = delete;
   RawConnection& operator=(const RawConnection&) = delete;
@@ -31,6 +34,9 @@ class RawConnection {
       return net::FindHeader(headers, name);
     }
   };
+  // Whether bytes from the server (or its end of the stream) can be read within `timeout`,
+  // without reading them.
+  bool Readable(std::chrono::milliseconds timeout);
   // The next answer, interim ones ("100 Continue") skipped.
   Answer Read(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // The next `size` bytes exactly as they come; fewer if the connection ends first.

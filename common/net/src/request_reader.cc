@@ -91,8 +91,10 @@ FramingError CheckRequestLine(std::string_view line) {
 
 }  // namespace
 
-RequestReader::RequestReader(RequestLimits limits)
-    : limits_(limits), buffer_(std::make_unique<detail::ReadBuffer>()) {}
+RequestReader::RequestReader(RequestLimits limits, bool report_heads)
+    : limits_(limits),
+      report_heads_(report_heads),
+      buffer_(std::make_unique<detail::ReadBuffer>()) {}
 
 RequestReader::~RequestReader() = default;
 
@@ -144,8 +146,18 @@ RequestReader::Step RequestReader::Parse() {
     }
     buffer_->Consume(used);
     const Step checked = CheckHead();
+    if (checked == Step::kRefused) return checked;
     parser_->beast.eager(true);
+    TakeHead();
+    if (report_heads_) {
+      after_head_ = checked;
+      return Step::kHead;
+    }
     if (checked != Step::kNeedMore) return checked;
+  } else if (after_head_) {
+    const Step next = *after_head_;
+    after_head_.reset();
+    if (next != Step::kNeedMore) return next;
   }
   detail::MessageParser<true>& beast = parser_->beast;
   while (!beast.is_done()) {
@@ -203,22 +215,29 @@ RequestReader::Step RequestReader::CheckHead() {
   return Step::kNeedMore;
 }
 
+void RequestReader::TakeHead() {
+  detail::MessageParser<true>& parsed = parser_->beast;
+  head_ = Request{};
+  head_.method = std::move(parsed.method);
+  head_.target = std::move(parsed.target);
+  const std::size_t query = head_.target.find('?');
+  head_.path = head_.target.substr(0, query);
+  if (query != std::string::npos) {
+    head_.params = ParseQueryString(std::string_view(head_.target).substr(query + 1));
+  }
+  head_.headers = std::move(parsed.headers);
+}
+
 Request RequestReader::TakeRequest() {
   detail::MessageParser<true>& parsed = parser_->beast;
   keep_alive_ = parsed.persistent();
   version_ = static_cast<unsigned>(parsed.version);
 
-  Request request;
-  request.method = std::move(parsed.method);
-  request.target = std::move(parsed.target);
-  const std::size_t query = request.target.find('?');
-  request.path = request.target.substr(0, query);
-  if (query != std::string::npos) {
-    request.params = ParseQueryString(std::string_view(request.target).substr(query + 1));
-  }
-  request.headers = std::move(parsed.headers);
+  Request request = std::move(head_);
+  head_ = Request{};
   request.body = std::move(parsed.body);
   parser_.reset();
+  after_head_.reset();
   return request;
 }
 

@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <map>
@@ -31,6 +33,10 @@ namespace {
 
 constexpr const char* kPrefixes[] = {"/api/settle", "/api/dtmsvr"};
 constexpr const char* kJson = "application/json";
+// The body of a request to a route open to anyone (Access::kNone: /api/ping, the console's
+// pages and its sign-in form, a token at most), judged from its head: an anonymous client's
+// body costs no more than this.
+constexpr std::size_t kOpenRouteBodyBytes = 4096;
 
 // A JSON route: parses, awaits the coordinator, answers.
 using RouteHandler = std::function<asio::awaitable<HttpAnswer>(net::Request&)>;
@@ -96,6 +102,12 @@ struct ApiServer::Impl {
   Identified CallerOf(const net::Request& request) const;
   void RegisterRoutes();
   asio::awaitable<net::Response> Serve(net::Request& request);
+  // The answer to a request its head alone refuses (no route: 404 or 405; a token, session or
+  // certificate that does not grant the route's access: 401 or 403, logged and counted; a
+  // route open to anyone with a body over kOpenRouteBodyBytes: 413, or 411 chunked), counted
+  // in the route's metrics as Serve counts; nullopt when its body may be read and Serve answer
+  // it (which judges it again).
+  net::HeadVerdict JudgeHead(const net::Request& head) const;
   // Why the request's token, session or certificate does not grant `needed`, logged and
   // counted; nullopt when it does.
   std::optional<Authentication::Refusal> Refuse(const net::Request& request,
@@ -144,22 +156,26 @@ ApiServer::Impl::Impl(drive::Coordinator& c, const Clock& clk, asio::io_context&
               options.tls.enabled()),
       hosts(h),
       server(context,
-             net::ServerOptions{.limits = {.max_body_bytes = options.max_body_bytes},
-                                .keep_alive_timeout = options.keep_alive_timeout,
-                                .io_timeout = options.io_timeout,
-                                .max_connections = options.max_connections,
-                                .tls = options.tls,
-                                .refusal =
-                                    [this](int status, const std::string& problem) {
-                                      refused->Count(status, std::chrono::microseconds(0));
-                                      // docs/protocol.md §7.1: every refused request gets
-                                      // {"message"} naming what.
-                                      return net::Response{status, kJson, MessageBody(problem)};
-                                    },
-                                .on_handshake_failure =
-                                    [this](const net::HandshakeFailure& failure) {
-                                      refusals.HandshakeFailed(failure.address, failure.reason);
-                                    }},
+             net::ServerOptions{
+                 .limits = {.max_body_bytes = options.max_body_bytes},
+                 .keep_alive_timeout = options.keep_alive_timeout,
+                 .io_timeout = options.io_timeout,
+                 .request_timeout = options.request_timeout,
+                 .max_connections = options.max_connections,
+                 .max_connections_per_peer = options.max_connections_per_peer,
+                 .tls = options.tls,
+                 .judge_head = [this](const net::Request& head) { return JudgeHead(head); },
+                 .refusal =
+                     [this](int status, const std::string& problem) {
+                       refused->Count(status, std::chrono::microseconds(0));
+                       // docs/protocol.md §7.1: every refused request gets
+                       // {"message"} naming what.
+                       return net::Response{status, kJson, MessageBody(problem)};
+                     },
+                 .on_handshake_failure =
+                     [this](const net::HandshakeFailure& failure) {
+                       refusals.HandshakeFailed(failure.address, failure.reason);
+                     }},
              [this](net::Request& request) { return Serve(request); }) {
   unmatched = AddMetrics("unmatched");
   refused = AddMetrics("refused");
@@ -267,6 +283,57 @@ std::optional<RefusalReason> ApiServer::Impl::ConsoleRefusal(const net::Request&
   return refusal->reason;
 }
 
+namespace {
+
+// A 401 or 403 as an answer.
+net::Response AccessRefusal(HttpAnswer refusal) {
+  net::Response response{refusal.status, kJson, std::move(refusal.body)};
+  if (response.status == 401) response.headers.emplace_back("WWW-Authenticate", "Bearer");
+  return response;
+}
+
+// Why a head's body is over a route's own limit `max` (413; 411 when its length is not
+// declared); nullopt when it is within.
+std::optional<net::Response> OverRouteBodyLimit(const net::Request& head, std::size_t max) {
+  if (max == 0) return std::nullopt;
+  const std::string what = head.method + " " + head.path;
+  if (head.Header("Transfer-Encoding") != nullptr) {
+    return net::Response{411, kJson, MessageBody("Content-Length: required by " + what)};
+  }
+  const std::string* length = head.Header("Content-Length");
+  std::uint64_t bytes = 0;
+  if (length != nullptr) {
+    const auto [end, error] =
+        std::from_chars(length->data(), length->data() + length->size(), bytes);
+    if (error != std::errc() || end != length->data() + length->size()) bytes = max + 1;
+  }
+  if (bytes <= max) return std::nullopt;
+  return net::Response{413, kJson,
+                       MessageBody("body: larger than " + std::to_string(max) +
+                                   " bytes, the most " + what + " takes")};
+}
+
+}  // namespace
+
+net::HeadVerdict ApiServer::Impl::JudgeHead(const net::Request& head) const {
+  const auto found = routes.Find(head.method, head.path);
+  std::optional<net::Response> refusal;
+  RouteMetrics* metrics = unmatched;
+  if (found.route == nullptr) {
+    refusal = net::NoRoute(head, found.allow);
+  } else {
+    metrics = found.route->metrics;
+    if (std::optional<HttpAnswer> denied = Authorize(head, CallerOf(head), found.route->access)) {
+      refusal = AccessRefusal(std::move(*denied));
+    } else {
+      refusal =
+          OverRouteBodyLimit(head, found.route->access == Access::kNone ? kOpenRouteBodyBytes : 0);
+    }
+  }
+  if (refusal) metrics->Count(refusal->status, std::chrono::microseconds(0));
+  return refusal;
+}
+
 asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
   const MonoTime start = clock.Monotonic();
   net::Response response;
@@ -278,9 +345,7 @@ asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
   } else if (const Identified identified = CallerOf(request);
              std::optional<HttpAnswer> refusal =
                  Authorize(request, identified, found.route->access)) {
-    response.status = refusal->status;
-    response.body = std::move(refusal->body);
-    if (response.status == 401) response.headers.emplace_back("WWW-Authenticate", "Bearer");
+    response = AccessRefusal(std::move(*refusal));
   } else if (found.route->page) {
     response = found.route->page(request, identified);
   } else {

@@ -145,13 +145,18 @@ std::vector<DurationFlag> DurationFlags(ServerConfig& c) {
        &c.retention.keep,
        {}},
       {"--io-timeout",
-       "A client that stalls this long in the middle of a request (or of reading its answer) "
-       "is disconnected",
+       "A client that sends nothing this long in the middle of a request gets 408 and is "
+       "disconnected; one that stalls reading its answer is disconnected",
        &c.api.io_timeout,
        {}},
       {"--keep-alive-timeout",
        "An idle client connection is closed after this long",
        &c.api.keep_alive_timeout,
+       {}},
+      {"--request-timeout",
+       "A request's head and body must all arrive within this of its first byte, however "
+       "they are spread out; a client still sending then gets 408 and is disconnected",
+       &c.api.request_timeout,
        {}},
       {"--lease",
        "With a postgresql:// store shared by several settled: how long this instance's lease "
@@ -235,8 +240,17 @@ void AddCapacityOptions(CLI::App& app, ServerConfig& c) {
       ->check(CLI::Range(std::size_t{1024}, std::size_t{64} << 20))
       ->capture_default_str();
   app.add_option("--max-connections", c.api.max_connections,
-                 "Open client connections beyond which new ones are refused")
+                 "Open client connections beyond which new ones are refused with 503; a "
+                 "default that does not fit the descriptor limit (raised to its hard limit at "
+                 "start, a quarter kept for the store, branch calls and logs) is lowered, a "
+                 "given one stops settled")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}))
+      ->capture_default_str();
+  app.add_option("--max-connections-per-peer", c.api.max_connections_per_peer,
+                 "Open connections from one client address (an IPv6 /64) beyond which new ones "
+                 "are refused with 503, so that one host cannot fill --max-connections; behind "
+                 "a proxy, raise it and cap clients at the proxy (0: no cap)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1'000'000}))
       ->capture_default_str();
 }
 
@@ -398,10 +412,10 @@ Status ApplyParsedText(const ParsedText& text, ServerConfig& c) {
   }
   if (c.coordinator.retry_interval.count() <= 0 || c.retry.max_interval.count() <= 0 ||
       c.coordinator.request_timeout.count() <= 0 || c.api.io_timeout.count() <= 0 ||
-      c.api.keep_alive_timeout.count() <= 0) {
+      c.api.keep_alive_timeout.count() <= 0 || c.api.request_timeout.count() <= 0) {
     return Status::InvalidArgument(
-        "--retry-interval, --retry-max, --branch-timeout, --io-timeout and "
-        "--keep-alive-timeout must be positive");
+        "--retry-interval, --retry-max, --branch-timeout, --io-timeout, --keep-alive-timeout "
+        "and --request-timeout must be positive");
   }
   return Status::Ok();
 }
@@ -488,6 +502,9 @@ CommandLine ParseCommandLine(int argc, const char* const* argv, const BuildInfo&
     result.output = out.str() + err.str();
     return result;
   }
+  c.max_connections_given = app.count("--max-connections") > 0;
+  c.max_connections_per_peer_given = app.count("--max-connections-per-peer") > 0;
+  c.grpc_max_connections_given = app.count("--grpc-max-connections") > 0;
   if (Status s = ApplyParsedText(text, c); !s.ok()) {
     result.exit_now = true;
     result.exit_code = 2;

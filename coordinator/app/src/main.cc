@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "settle/app/command_line.h"
+#include "settle/app/descriptor_budget.h"
 #include "settle/app/logging.h"
 #include "settle/app/settled_server.h"
 #include "settle/core/build_info.h"
@@ -20,8 +21,13 @@ int main(int argc, char** argv) {
   }
   settle::BlockStopSignals();  // before any thread starts; awaited below
 
-  const ServerConfig& config = command_line.config;
+  ServerConfig config = command_line.config;
   ConfigureLogging(config.log_level);
+  if (const settle::Status s = ReserveDescriptors(config, GrpcConnectionCap(config)); !s.ok()) {
+    StopLogging();
+    std::fprintf(stderr, "%s\n", s.message().c_str());  // as a refused flag is
+    return 2;
+  }
   settle::SystemClock clock;
   auto server = SettledServer::Start(config, clock);
   if (!server) {

@@ -80,10 +80,19 @@ struct Participant::Impl {
                net::ServerOptions{
                    .limits = {.max_body_bytes = o.max_body_bytes},
                    .keep_alive_timeout = std::chrono::duration_cast<Duration>(o.keep_alive_timeout),
+                   .request_timeout = std::chrono::duration_cast<Duration>(o.request_timeout),
+                   .max_connections = o.max_connections,
+                   .max_connections_per_peer = o.max_connections_per_peer,
                    .tls = {.cert_file = o.tls_cert_file,
                            .key_file = o.tls_key_file,
                            .client_ca_file = o.tls_client_ca_file,
                            .require_client_certificate = !o.tls_client_ca_file.empty()},
+                   .judge_head = [this](const net::Request& head) -> net::HeadVerdict {
+                     // An unknown path or method is refused before its body is read.
+                     std::string allow;
+                     if (FindRoute(head, allow) != nullptr) return std::nullopt;
+                     return net::NoRoute(head, allow);
+                   },
                    .refusal =
                        [](int status, const std::string& problem) {
                          // docs/protocol.md §7.1: a refused request gets {"message"} naming what.
@@ -91,23 +100,23 @@ struct Participant::Impl {
                        }},
                [this](net::Request& req) { return Serve(req); }) {}
 
-  asio::awaitable<net::Response> Serve(net::Request& req) {
-    const Route* route = nullptr;
+  // The route of `req`'s method and path, exact ones first, then patterns in the order they
+  // were added; null with `allow` the path's methods (empty: an unknown path).
+  const Route* FindRoute(const net::Request& req, std::string& allow) const {
     auto exact = routes.Find(req.method, req.path);
-    std::string allow = exact.allow;
-    if (exact.route != nullptr) {
-      route = exact.route;
-    } else {
-      for (const auto& [method, pattern, candidate] : pattern_routes) {
-        if (!std::regex_match(req.path, pattern)) continue;
-        if (method == req.method) {
-          route = &candidate;
-          break;
-        }
-        if (allow.find(method) == std::string::npos)
-          allow += allow.empty() ? method : ", " + method;
-      }
+    allow = exact.allow;
+    if (exact.route != nullptr) return exact.route;
+    for (const auto& [method, pattern, candidate] : pattern_routes) {
+      if (!std::regex_match(req.path, pattern)) continue;
+      if (method == req.method) return &candidate;
+      if (allow.find(method) == std::string::npos) allow += allow.empty() ? method : ", " + method;
     }
+    return nullptr;
+  }
+
+  asio::awaitable<net::Response> Serve(net::Request& req) {
+    std::string allow;
+    const Route* route = FindRoute(req, allow);
     if (route == nullptr) co_return net::NoRoute(req, allow);
     // The business code may block (its own database): it runs on the pool, not here.
     co_return co_await async::Offload(pool, [route, &req] {

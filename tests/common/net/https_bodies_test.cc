@@ -30,6 +30,7 @@ namespace settle::net {
 namespace {
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 using testing::FirstDifference;
 using testing::PatternBytes;
 
@@ -56,9 +57,11 @@ std::vector<std::size_t> BodySizes(std::size_t largest) {
 // Over HTTPS with a certificate from a throwaway CA, or plain HTTP.
 class BodyServer {
  public:
-  explicit BodyServer(bool tls) : ca_(dir_.path()), io_(2) {
+  explicit BodyServer(bool tls, Duration request_timeout = Duration(10000))
+      : ca_(dir_.path()), io_(2) {
     ServerOptions options;
     options.limits.max_body_bytes = kMaxBody;
+    options.request_timeout = request_timeout;
     if (tls) {
       const testing::TestCa::Issued cert = ca_.IssueForLocalhost();
       options.tls = {cert.cert_file, cert.key_file};
@@ -283,6 +286,19 @@ TEST_CASE(
     CHECK(body.size() == size);
     CHECK(FirstDifference(body, PatternBytes(size, size)) == kNoDifference);
   }
+}
+
+TEST_CASE(
+    "over HTTPS, a request not whole within request_timeout gets its 408 through TLS, and the "
+    "connection is closed",
+    "[net][tls][limits]") {
+  BodyServer s(/*tls=*/true, Duration(300));
+  const std::string received =
+      OpenSslExchange(s.port(), s.ca_file(),
+                      "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\nhalf");
+  CHECK_THAT(received, StartsWith("HTTP/1.1 408 ") && Contains("Connection: close") &&
+                           Contains("the request timeout"));
+  CHECK(s.handled() == 0);
 }
 
 }  // namespace

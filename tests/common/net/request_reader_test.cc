@@ -332,5 +332,37 @@ TEST_CASE("once refused, a reader takes nothing more", "[net][request_reader]") 
   CHECK(reader.refusal() == "Host: missing");
 }
 
+TEST_CASE(
+    "with report_heads, each request stops at its checked head, before its body and before "
+    "100-continue",
+    "[net][request_reader]") {
+  RequestReader reader({}, /*report_heads=*/true);
+  reader.Append(
+      "POST /a?x=1 HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n");
+  REQUIRE(reader.Parse() == RequestReader::Step::kHead);
+  CHECK(reader.head().method == "POST");
+  CHECK(reader.head().path == "/a");
+  CHECK(reader.head().params.find("x")->second == "1");
+  CHECK(*reader.head().Header("Content-Length") == "5");
+  CHECK(reader.head().body.empty());
+  reader.head().remote_address = "192.0.2.1";  // what a server adds; the request keeps it
+  CHECK(reader.Parse() == RequestReader::Step::kExpectContinue);
+  CHECK(reader.Parse() == RequestReader::Step::kNeedMore);
+  reader.Append("helloGET /b HTTP/1.1\r\nHost: h\r\n\r\n");
+  REQUIRE(reader.Parse() == RequestReader::Step::kRequest);
+  const Request first = reader.TakeRequest();
+  CHECK(first.body == "hello");
+  CHECK(first.remote_address == "192.0.2.1");
+  REQUIRE(reader.Parse() == RequestReader::Step::kHead);  // the next request's head, once
+  CHECK(reader.head().path == "/b");
+  REQUIRE(reader.Parse() == RequestReader::Step::kRequest);
+  CHECK(reader.TakeRequest().path == "/b");
+
+  // A head refused by the reader itself is refused, not reported.
+  RequestReader refusing({}, /*report_heads=*/true);
+  refusing.Append("GET /a HTTP/1.1\r\n\r\n");
+  CHECK(refusing.Parse() == RequestReader::Step::kRefused);
+}
+
 }  // namespace
 }  // namespace settle::net

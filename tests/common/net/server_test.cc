@@ -4,9 +4,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -253,8 +257,240 @@ TEST_CASE(
 
   RawConnection stalled(s.port);
   REQUIRE(stalled.Send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhalf"));
+  const RawConnection::Answer cut = stalled.Read();
+  CHECK(cut.status == 408);
+  CHECK_THAT(cut.body, Contains("nothing received for 200 ms") && Contains("I/O timeout"));
   CHECK(stalled.ClosedWithin(10s));
   CHECK(s.requests == 1);
+}
+
+// Sends `bytes` one at a time, each soon after the last, until the server answers (or closes)
+// or they run out. Returns how many were sent. Waits for the answer between bytes, never for
+// time alone: each byte goes as soon as 10 ms pass without one.
+std::size_t Trickle(RawConnection& c, std::string_view bytes) {
+  std::size_t sent = 0;
+  for (char byte : bytes) {
+    if (c.Readable(10ms)) break;
+    if (!c.Send(std::string_view(&byte, 1))) break;
+    ++sent;
+  }
+  return sent;
+}
+
+// The statuses ServerOptions::refusal was asked for, as a server counts them.
+struct Refusals {
+  std::function<Response(int, const std::string&)> Counter() {
+    return [this](int status, const std::string& problem) {
+      std::lock_guard lock(mu);
+      statuses.push_back(status);
+      return Response{status, "application/json", MessageBody(problem)};
+    };
+  }
+  std::size_t Count(int status) {
+    std::lock_guard lock(mu);
+    return static_cast<std::size_t>(std::count(statuses.begin(), statuses.end(), status));
+  }
+  std::mutex mu;
+  std::vector<int> statuses;
+};
+
+TEST_CASE(
+    "a head trickled a byte at a time is cut at request_timeout with a 408, though each byte "
+    "comes well within io_timeout",
+    "[net][server][limits]") {
+  Refusals refusals;
+  ServerOptions options;
+  options.request_timeout = Duration(300);
+  options.io_timeout = Duration(10000);
+  options.refusal = refusals.Counter();
+  EchoServer s(options);
+  RawConnection c(s.port);
+  const auto start = std::chrono::steady_clock::now();
+  // 10 KB of one header at about a byte per 10 ms would take over 100 s, within the head
+  // limit: only the whole-request deadline ends it.
+  const std::size_t sent =
+      Trickle(c, "GET /a HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(10000, 'a'));
+  const RawConnection::Answer cut = c.Read();
+  const auto took = std::chrono::steady_clock::now() - start;
+
+  CHECK(cut.status == 408);
+  CHECK_THAT(cut.body,
+             Contains("not received whole within 300 ms") && Contains("the request timeout"));
+  CHECK(*cut.Header("Connection") == "close");
+  CHECK(c.ClosedWithin());
+  CHECK(sent > 1);
+  CHECK(sent < 10000);
+  CHECK(took >= 300ms);
+  CHECK(s.requests == 0);
+  CHECK(refusals.Count(408) == 1);
+}
+
+TEST_CASE(
+    "empty lines trickled before a request line count toward request_timeout, not as an idle "
+    "connection",
+    "[net][server][limits]") {
+  ServerOptions options;
+  options.request_timeout = Duration(300);
+  options.keep_alive_timeout = Duration(10000);
+  EchoServer s(options);
+  RawConnection c(s.port);
+  std::string empty_lines;
+  for (int i = 0; i < 5000; ++i) empty_lines += "\r\n";
+  const std::size_t sent = Trickle(c, empty_lines);
+  const RawConnection::Answer cut = c.Read();
+  CHECK(cut.status == 408);
+  CHECK(sent < empty_lines.size());
+  CHECK(s.requests == 0);
+}
+
+TEST_CASE("a body trickled a byte at a time is cut at request_timeout with a 408",
+          "[net][server][limits]") {
+  ServerOptions options;
+  options.request_timeout = Duration(300);
+  options.io_timeout = Duration(10000);
+  EchoServer s(options);
+  RawConnection c(s.port);
+  REQUIRE(c.Send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 10000\r\n\r\n"));
+  const std::size_t sent = Trickle(c, std::string(10000, 'b'));
+  const RawConnection::Answer cut = c.Read();
+
+  CHECK(cut.status == 408);
+  CHECK_THAT(cut.body, Contains("the request timeout"));
+  CHECK(sent < 10000);
+  CHECK(s.requests == 0);
+  // A request sent at once on a new connection is served: the deadline is per request.
+  RawConnection quick(s.port);
+  REQUIRE(quick.Send(Post("/b", "body")));
+  CHECK(quick.Read().body == "POST /b body=body");
+}
+
+TEST_CASE(
+    "the request deadline starts again with each request of a keep-alive connection, and "
+    "not while it is idle",
+    "[net][server][limits]") {
+  ServerOptions options;
+  options.request_timeout = Duration(300);
+  options.keep_alive_timeout = Duration(10000);
+  EchoServer s(options);
+  RawConnection c(s.port);
+  REQUIRE(c.Send(Post("/one", "1")));
+  REQUIRE(c.Read().body == "POST /one body=1");
+  // Idle for longer than the request timeout: the keep-alive timeout governs it.
+  CHECK_FALSE(c.Readable(600ms));
+  REQUIRE(c.Send(Post("/two", "2")));
+  CHECK(c.Read().body == "POST /two body=2");
+}
+
+// A server whose judge refuses every head without "Authorization: Bearer good" with 401, and
+// records the heads it saw.
+struct JudgedServer {
+  static ServerOptions Options(JudgedServer* self) {
+    ServerOptions options;
+    options.judge_head = [self](const Request& head) -> HeadVerdict {
+      {
+        std::lock_guard lock(self->mu);
+        self->heads.push_back(head);
+      }
+      const std::string* authorization = head.Header("Authorization");
+      if (authorization != nullptr && *authorization == "Bearer good") return std::nullopt;
+      return Response{401, "application/json", MessageBody("a token is required")};
+    };
+    return options;
+  }
+  JudgedServer() : echo(Options(this)) {}
+  std::vector<Request> Heads() {
+    std::lock_guard lock(mu);
+    return heads;
+  }
+  std::mutex mu;
+  std::vector<Request> heads;
+  EchoServer echo;
+};
+
+TEST_CASE(
+    "a head the judge refuses gets its answer before any of its body is sent, and the "
+    "connection is closed",
+    "[net][server][limits]") {
+  JudgedServer s;
+  RawConnection c(s.echo.port);
+  REQUIRE(c.Send("POST /api/x?gid=g1 HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n"));
+  const RawConnection::Answer refused = c.Read();  // not a byte of the 1 MiB was sent
+
+  CHECK(refused.status == 401);
+  CHECK_THAT(refused.body, Contains("a token is required"));
+  CHECK(*refused.Header("Connection") == "close");
+  CHECK(c.ClosedWithin());
+  CHECK(s.echo.requests == 0);
+  const std::vector<Request> heads = s.Heads();
+  REQUIRE(heads.size() == 1);
+  CHECK(heads[0].method == "POST");
+  CHECK(heads[0].path == "/api/x");
+  CHECK(heads[0].params.find("gid")->second == "g1");
+  CHECK(*heads[0].Header("Content-Length") == "1048576");
+  CHECK(heads[0].remote_address == "127.0.0.1");
+  CHECK(heads[0].body.empty());
+
+  // An accepted head goes on to its body and its handler, which sees who sent it.
+  RawConnection good(s.echo.port);
+  REQUIRE(good.Send(Post("/api/y", "hello", "Authorization: Bearer good\r\n")));
+  CHECK(good.Read().body == "POST /api/y body=hello");
+}
+
+TEST_CASE(
+    "a refused head that asks for 100-continue gets the refusal, never the 100, and an "
+    "accepted one gets the 100",
+    "[net][server][limits]") {
+  JudgedServer s;
+  RawConnection refused(s.echo.port);
+  REQUIRE(refused.Send(
+      "POST /a HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 1048576\r\n\r\n"));
+  CHECK(refused.ReadBytes(12) == "HTTP/1.1 401");
+  CHECK(refused.Read().status == 0);  // the rest of that answer; nothing after it
+
+  RawConnection accepted(s.echo.port);
+  REQUIRE(accepted.Send(
+      "POST /a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer good\r\nExpect: 100-continue\r\n"
+      "Content-Length: 5\r\n\r\n"));
+  const std::string interim = "HTTP/1.1 100 Continue\r\n\r\n";
+  CHECK(accepted.ReadBytes(interim.size()) == interim);
+  REQUIRE(accepted.Send("hello"));
+  CHECK(accepted.Read().body == "POST /a body=hello");
+  CHECK(s.echo.requests == 1);
+}
+
+TEST_CASE(
+    "one peer address holds max_connections_per_peer connections at most, and others are still "
+    "served",
+    "[net][server][limits]") {
+  Refusals refusals;
+  ServerOptions options;
+  options.max_connections_per_peer = 3;
+  options.refusal = refusals.Counter();
+  EchoServer s(options);
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(std::make_unique<RawConnection>(s.port, "127.0.0.2"));
+    REQUIRE(held.back()->Send("GET /a HTTP/1.1\r\nHost: x\r\n\r\n"));
+    REQUIRE(held.back()->Read().status == 200);  // accepted and counted
+  }
+  RawConnection fourth(s.port, "127.0.0.2");
+  const RawConnection::Answer refused = fourth.Read();
+  CHECK(refused.status == 503);
+  CHECK_THAT(refused.body, Contains("too many connections from 127.0.0.2") &&
+                               Contains("3 open, the cap per peer address"));
+  CHECK(fourth.ClosedWithin());
+  CHECK(refusals.Count(503) == 1);
+
+  RawConnection other(s.port, "127.0.0.1");
+  REQUIRE(other.Send("GET /b HTTP/1.1\r\nHost: x\r\n\r\n"));
+  CHECK(other.Read().status == 200);
+
+  // One of the three closes: the peer may open another.
+  held.pop_back();
+  REQUIRE(testing::Eventually([&] { return s.server.connections() == 3; }, 10s, 1ms));
+  RawConnection again(s.port, "127.0.0.2");
+  REQUIRE(again.Send("GET /c HTTP/1.1\r\nHost: x\r\n\r\n"));
+  CHECK(again.Read().status == 200);
 }
 
 TEST_CASE("stopping lets a running handler answer, closes idle connections, and returns",

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,13 +45,18 @@ class RequestReader {
  public:
   enum class Step {
     kNeedMore,        // append more bytes, then Parse again
+    kHead,            // (with report_heads) the head is in and checked, nothing of its body taken:
+                      // judge head(), then Parse again (returned once per request, before
+                      // kExpectContinue)
     kExpectContinue,  // the head is in and asks for "100 Continue" before its body: send it,
                       // then Parse again (returned once per request)
     kRequest,         // a whole request: TakeRequest()
     kRefused,         // answer refusal_status() with refusal(), then close the connection
   };
 
-  explicit RequestReader(RequestLimits limits = {});
+  // With `report_heads`, Parse stops at each request's head (kHead) so that a server can judge
+  // it (route, credentials) before any of its body is read.
+  explicit RequestReader(RequestLimits limits = {}, bool report_heads = false);
   ~RequestReader();
   RequestReader(const RequestReader&) = delete;
   RequestReader& operator=(const RequestReader&) = delete;
@@ -65,6 +71,12 @@ class RequestReader {
 
   // The request Parse just framed; the next Parse starts on the bytes after it.
   Request TakeRequest();
+  // The request being framed, its head parsed and checked (kHead, kExpectContinue, or
+  // kNeedMore for its body): method, target, path, params and headers, its body still empty.
+  // Valid from kHead until TakeRequest.
+  // A server fills in who sent it (remote_address, peer_subject), which TakeRequest keeps.
+  const Request& head() const { return head_; }
+  Request& head() { return head_; }
   // Whether the connection may carry another request after the one just taken (HTTP/1.1
   // without "Connection: close", or HTTP/1.0 with "keep-alive").
   bool keep_alive() const { return keep_alive_; }
@@ -83,10 +95,17 @@ class RequestReader {
   Step Refuse(int status, std::string problem);
   // The checks Beast leaves to the server, once the head is parsed.
   Step CheckHead();
+  // Moves the parsed head's start line and fields into head_.
+  void TakeHead();
 
   const RequestLimits limits_;
+  const bool report_heads_;
   std::unique_ptr<detail::ReadBuffer> buffer_;
   std::unique_ptr<Parser> parser_;  // the request being framed, its head parsed; else null
+  Request head_;                    // its head, once parsed
+  // After kHead: what the head's check said next (kNeedMore or kExpectContinue), returned by
+  // the next Parse; nullopt otherwise.
+  std::optional<Step> after_head_;
   bool keep_alive_ = false;
   unsigned version_ = 11;
   int refusal_status_ = 0;

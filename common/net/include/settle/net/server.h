@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "settle/async/asio.h"
@@ -41,20 +42,43 @@ struct HandshakeFailure {
   std::string reason;
 };
 
+// What a server's head judge (ServerOptions::judge_head) says of a request whose head is in:
+// nullopt lets its body be read and the handler answer it; an answer refuses it unread.
+using HeadVerdict = std::optional<Response>;
+
 struct ServerOptions {
   RequestLimits limits;
   // A connection idle this long between requests is closed.
   Duration keep_alive_timeout{5000};
-  // A request (or an answer being written, or a TLS handshake) that takes longer than this is
-  // given up on: a slow or stalled client cannot hold a connection with half a request.
+  // A client that sends nothing for this long in the middle of a request gets a 408 and is
+  // closed; an answer being written or a TLS handshake that stalls this long is given up on.
   Duration io_timeout{10000};
+  // A whole request, from its first byte until its head and body are all in, within this: a
+  // client that trickles (a byte now and then, each within io_timeout) gets a 408 once it
+  // passes, however it spreads its bytes. Zero: no bound but io_timeout. Not the handler's
+  // time: it starts when the request is whole.
+  Duration request_timeout{10000};
   // Connections beyond this get a 503 answer and are closed at once.
   std::size_t max_connections = 10000;
+  // Connections from one peer (an IPv4 address; an IPv6 address's /64, which one host
+  // usually holds whole) beyond this get a 503 naming the cap and are closed at once, so that
+  // one host's sockets cannot fill max_connections. Zero: no cap. Behind a proxy every client
+  // is the proxy's address: raise it there (the proxy caps its own clients).
+  std::size_t max_connections_per_peer = 0;
   // With a certificate, every connection is HTTPS.
   TlsFiles tls;
+  // Called with each request's head (method, target, path, params, headers, the peer's
+  // address and certificate subject; its body empty, not read yet) before its body is read
+  // and before "100 Continue" is sent. An answer is sent at once with "Connection: close",
+  // and the connection is closed: the body is drained for a moment (never kept) so that the
+  // client reads the answer. Null: every head goes on. Called on an I/O thread: it must not
+  // block.
+  std::function<HeadVerdict(const Request& head)> judge_head;
   // The answer to a request refused before any handler sees it: `status` is 400, 413, 417,
-  // 431 or 505 and `problem` names what is wrong. By default that status with
-  // {"message":"<problem>"}. Called on an I/O thread.
+  // 431 or 505 for its framing, 408 for a request not whole within request_timeout (or
+  // stalled for io_timeout), 503 for a connection over max_connections or
+  // max_connections_per_peer; `problem` names what is wrong, and the limit. By default that
+  // status with {"message":"<problem>"}. Called on an I/O thread (also to count them).
   std::function<Response(int status, const std::string& problem)> refusal;
   // With TLS: called for each connection whose handshake fails (a certificate missing where
   // one is required, from another CA, expired; a client that does not trust the server's; a
@@ -75,6 +99,9 @@ using Handler = std::function<asio::awaitable<Response>(Request&)>;
 // RequestReader): a refused request gets one 4xx answer with "Connection: close", after which
 // the server reads nothing more of the connection as a request: it stops sending, drains what
 // the client still sends for a moment, and closes, so that the client reads the answer.
+// Hostile clients are bounded: a request must be whole within request_timeout, a head is
+// judged (judge_head) before its body is read, and one peer holds max_connections_per_peer
+// connections at most.
 //
 // Thread-safety: Start and Stop from one thread that is not an I/O thread.
 class Server {

@@ -22,8 +22,12 @@ namespace settle::api {
 struct ApiServerOptions {
   std::size_t max_body_bytes = 1 << 20;
   Duration io_timeout{5000};  // a client that stalls mid-request (or mid-answer) is dropped
+  // A request's head and body must all be in within this of its first byte (408 otherwise).
+  Duration request_timeout{10000};
   Duration keep_alive_timeout{5000};
   std::size_t max_connections = 10000;
+  // Connections from one peer address at most (net::ServerOptions; 0: no cap).
+  std::size_t max_connections_per_peer = 512;
   // With a certificate and key, the API is served over HTTPS only.
   net::TlsFiles tls;
   // Bearer tokens. With neither tokens nor client_certificates every request has admin
@@ -56,7 +60,11 @@ using MetricsWriter = std::function<void(metrics::PrometheusText&)>;
 // console's session cookie (an opaque id, SessionStore) counts as its token would; one that is
 // unknown or expired is set aside, so that it hides no certificate, and named in the 401 when
 // nothing else grants. Every 401 and 403 is logged and counted (RefusalLog), and so is every
-// TLS handshake the HTTPS port fails.
+// TLS handshake the HTTPS port fails. Routes and access are judged from a request's head
+// (net::ServerOptions::judge_head): a 404, 405, 401 or 403 is answered before its body is
+// read, so that an anonymous client's body costs no memory; the routes open to anyone
+// (/api/ping, the console's pages and its sign-in and sign-out forms) take a body of 4 KiB at
+// most (413 beyond, 411 without a Content-Length).
 //
 // Lifetime: `coordinator`, `clock`, `context`, `hosts` and `refusals` (and what SetClock is
 // given) must outlive the server; Stop() (or the destructor) returns once no request is in

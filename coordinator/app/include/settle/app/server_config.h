@@ -69,6 +69,12 @@ struct ServerConfig {
   std::string signing_key_file;     // where signing_key was read from, for the startup log
   bool unsigned_authority = false;  // the signature leaves the Host out
   api::ApiServerOptions api;
+  // Whether --max-connections and --max-connections-per-peer were given (on the command line
+  // or in --config): a given cap that does not fit the descriptors stops settled at start,
+  // a default one is lowered (descriptor_budget.h).
+  bool max_connections_given = false;
+  bool max_connections_per_peer_given = false;
+  bool grpc_max_connections_given = false;  // --grpc-max-connections, likewise
   RetentionSettings retention;
   std::string alert_webhook;       // empty: no alerts
   Duration shutdown_grace{10000};  // how long in-flight branch calls may finish on shutdown

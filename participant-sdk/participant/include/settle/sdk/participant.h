@@ -32,6 +32,16 @@ struct ParticipantOptions {
   std::size_t max_body_bytes = 1 << 20;
   // How long an idle keep-alive connection stays open.
   std::chrono::seconds keep_alive_timeout{5};
+  // A request's head and body must all arrive within this of its first byte, however they are
+  // spread out: a client still sending then gets 408 and is disconnected, so that a trickling
+  // client cannot hold a connection.
+  std::chrono::milliseconds request_timeout{10000};
+  // Open connections at most (503 beyond), and from one peer address (an IPv6 /64) at most,
+  // so that one host's sockets cannot fill the rest (0: no cap per peer). settled makes at most
+  // --host-max-in-flight (128) calls at once to one participant host; behind a proxy, raise
+  // the cap per peer and cap clients at the proxy.
+  std::size_t max_connections = 10000;
+  std::size_t max_connections_per_peer = 512;
   // With a PEM certificate chain and key, the participant serves HTTPS only.
   std::string tls_cert_file;
   std::string tls_key_file;
@@ -90,7 +100,8 @@ using RouteHandler = std::function<HttpReply(const HttpRequest&)>;
 // (409 FAILURE naming the parameter when one is missing or invalid) and turns the handler's
 // BranchReply into the protocol's answer with ToHttpAnswer (settle/core/http_status.h). A
 // handler that throws answers 500, which the coordinator retries. A known path asked with
-// another method answers 405 with Allow.
+// another method answers 405 with Allow; an unknown path, 404: both from the request's head,
+// before its body is read.
 class Participant {
  public:
   explicit Participant(ParticipantOptions options = {});
