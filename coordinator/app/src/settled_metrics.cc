@@ -177,6 +177,17 @@ void WriteRefusals(metrics::PrometheusText& out, const api::RefusalLog& refusals
              refusals.handshake_failures());
 }
 
+// Written with or without a limit (zeros without one), so that an alerting rule works first.
+void WriteRateLimited(metrics::PrometheusText& out, const api::RateLimiter& limiter) {
+  out.Family("settle_api_rate_limited_total", "counter",
+             "Requests settled's APIs refused because their caller (a token's name, else the "
+             "peer's address) was over --rate-limit, by port (http: 429, grpc: "
+             "RESOURCE_EXHAUSTED).");
+  for (api::ApiPort port : api::kApiPorts) {
+    out.Sample("settle_api_rate_limited_total", {{"port", Label(port)}}, limiter.refused(port));
+  }
+}
+
 void WriteBuild(metrics::PrometheusText& out, const BuildInfo& build) {
   out.Family("settle_build_info", "gauge",
              "Always 1; its labels say which build runs: version, commit, build type.");
@@ -206,6 +217,7 @@ void WriteSettledMetrics(metrics::PrometheusText& out, const SettledMetricsSourc
   if (sources.hosts != nullptr) WriteHosts(out, *sources.hosts);
   if (sources.clock) WriteClock(out, *sources.clock);
   if (sources.refusals != nullptr) WriteRefusals(out, *sources.refusals);
+  if (sources.rate_limiter != nullptr) WriteRateLimited(out, *sources.rate_limiter);
   WriteBuild(out, sources.build);
 }
 

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "settle/api/rate_limiter.h"
 #include "settle/api/refusal_log.h"
 #include "settle/app/retention.h"
 #include "settle/app/webhook_alerts.h"
@@ -27,9 +28,10 @@ struct SettledMetricsSources {
   const Retention& retention;
   const WebhookAlerts* alerts;  // null without a webhook
   const BuildInfo& build;
-  const calls::HostGates* hosts = nullptr;    // null: no per-host metrics
-  std::optional<drive::ClockReading> clock;   // how this instance's clock stands
-  const api::RefusalLog* refusals = nullptr;  // null: no refusal metrics
+  const calls::HostGates* hosts = nullptr;         // null: no per-host metrics
+  std::optional<drive::ClockReading> clock;        // how this instance's clock stands
+  const api::RefusalLog* refusals = nullptr;       // null: no refusal metrics
+  const api::RateLimiter* rate_limiter = nullptr;  // null: no rate-limit metrics
 };
 
 void WriteSettledMetrics(metrics::PrometheusText& out, const SettledMetricsSources& sources);

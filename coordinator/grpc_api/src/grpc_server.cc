@@ -14,6 +14,7 @@
 
 #include "dtmgimp.grpc.pb.h"
 #include "settle/api/authentication.h"
+#include "settle/api/rate_limiter.h"
 #include "settle/core/ascii.h"
 #include "settle/core/file_text.h"
 #include "settle/core/protocol.h"
@@ -37,11 +38,12 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
  public:
   DtmService(drive::Coordinator& coordinator, asio::io_context& context,
              const api::AccessTokens& tokens, const api::ClientCertificates& certificates,
-             api::RefusalLog* refusals)
+             api::RefusalLog* refusals, api::RateLimiter* rate_limiter)
       : coordinator_(coordinator),
         context_(context),
         authentication_(tokens, certificates),
-        refusals_(refusals) {}
+        refusals_(refusals),
+        rate_limiter_(rate_limiter) {}
 
   grpc::ServerUnaryReactor* NewGid(grpc::CallbackServerContext* ctx, const Empty*,
                                    dtmgimp::DtmGidReply* reply) override {
@@ -128,6 +130,7 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
   }
 
  private:
+  // RESOURCE_EXHAUSTED when the caller is over --rate-limit (the HTTP API's 429), then
   // UNAUTHENTICATED or PERMISSION_DENIED when the call's token, or else its client
   // certificate, does not grant `needed`, as the HTTP API's 401 and 403.
   std::optional<grpc::Status> Authorize(const grpc::CallbackServerContext& ctx, api::Access needed,
@@ -139,6 +142,13 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
     const std::string subject = PeerSubject(ctx);
     const api::Authentication::Identified identified =
         authentication_.Identify(it == metadata.end() ? nullptr : &authorization, subject);
+    if (rate_limiter_ != nullptr && rate_limiter_->enabled()) {
+      const std::string key =
+          api::RateLimiter::KeyOf(authentication_, identified, PeerAddress(ctx.peer()));
+      if (const std::optional<Duration> wait = rate_limiter_->Take(key, api::ApiPort::kGrpc)) {
+        return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, rate_limiter_->Message(*wait));
+      }
+    }
     const std::optional<api::Authentication::Refusal> refusal = authentication_.Authorize(
         identified, needed, method, subject, "metadata authorization: Bearer <token>");
     if (!refusal) return std::nullopt;
@@ -236,7 +246,8 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
   drive::Coordinator& coordinator_;
   asio::io_context& context_;
   const api::Authentication authentication_;
-  api::RefusalLog* const refusals_;  // null: refusals are not logged
+  api::RefusalLog* const refusals_;       // null: refusals are not logged
+  api::RateLimiter* const rate_limiter_;  // null: no limit
 };
 
 }  // namespace
@@ -282,9 +293,9 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(drive::Coordinator& coordi
     }
     credentials = grpc::SslServerCredentials(tls);
   }
-  impl->service =
-      std::make_unique<DtmService>(coordinator, context, impl->options.tokens,
-                                   impl->options.client_certificates, impl->options.refusals);
+  impl->service = std::make_unique<DtmService>(coordinator, context, impl->options.tokens,
+                                               impl->options.client_certificates,
+                                               impl->options.refusals, impl->options.rate_limiter);
   grpc::ServerBuilder builder;
   const std::string address = JoinHostPort(o.host, o.port);
   builder.AddListeningPort(address, credentials, &impl->port);

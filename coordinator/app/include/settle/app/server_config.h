@@ -60,6 +60,8 @@ struct ServerConfig {
   std::string signing_key_file;     // where signing_key was read from, for the startup log
   bool unsigned_authority = false;  // the signature leaves the Host out
   api::ApiServerOptions api;
+  // Requests a second per caller on the HTTP and gRPC APIs together (--rate-limit; off: 0).
+  api::RateLimit rate_limit;
   RetentionSettings retention;
   std::string alert_webhook;       // empty: no alerts
   Duration shutdown_grace{10000};  // how long in-flight branch calls may finish on shutdown
