@@ -3,6 +3,8 @@
 // byte, and settled's memory after three large readers at once; a thousand participant hosts
 // in at most --max-hosts gates and metric series; a caller over --rate-limit answered 429 with
 // Retry-After, and served again; a timeout_to_fail over --max-timeout-to-fail refused.
+#include <grpcpp/grpcpp.h>
+
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -17,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "byte_pattern.h"
+#include "dtmgimp.grpc.pb.h"
 #include "eventually.h"
 #include "json_client.h"
 #include "settled_process.h"
@@ -304,6 +307,45 @@ TEST_CASE("a caller over --rate-limit gets 429 with Retry-After, others go on, a
   const std::size_t at = metrics.body.find(counted);
   REQUIRE(at != std::string::npos);
   CHECK(std::stoi(metrics.body.substr(at + counted.size())) >= 11);
+}
+
+TEST_CASE("over gRPC a caller over --rate-limit gets RESOURCE_EXHAUSTED, one count for both ports",
+          "[bounds][rate][grpc]") {
+  testing::TempDir dir;
+  testing::SettledWithGrpc settled(dir.File("settle.db"), {"--rate-limit", "1/4"},
+                                   dir.File("settled"));
+  auto stub = dtmgimp::Dtm::NewStub(
+      grpc::CreateChannel(settled.GrpcAddress(), grpc::InsecureChannelCredentials()));
+  // Without tokens a caller is its address: the test's, on both ports.
+  int served = 0;
+  grpc::Status refused;
+  for (int i = 0; i < 10 && refused.ok(); ++i) {
+    grpc::ClientContext ctx;
+    dtmgimp::DtmGidReply reply;
+    grpc::Status s = stub->NewGid(&ctx, google::protobuf::Empty(), &reply);
+    if (s.ok()) {
+      ++served;
+      CHECK_FALSE(reply.gid().empty());
+    } else {
+      refused = s;
+    }
+  }
+  CHECK(served >= 4);
+  CHECK(served <= 5);
+  CHECK(refused.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
+  CHECK(refused.error_message().rfind("quota: ", 0) == 0);
+  CHECK(refused.error_message().find("--rate-limit") != std::string::npos);
+  // The same caller over HTTP finds its bucket empty.
+  JsonClient http(settled.process->port());
+  CHECK(http.Get("/api/settle/newGid").status == 429);
+  // A second later it has a token again.
+  CHECK(Eventually(
+      [&] {
+        grpc::ClientContext ctx;
+        dtmgimp::DtmGidReply reply;
+        return stub->NewGid(&ctx, google::protobuf::Empty(), &reply).ok();
+      },
+      seconds(5), std::chrono::milliseconds(100)));
 }
 
 TEST_CASE("a timeout_to_fail over --max-timeout-to-fail is refused with 400 naming the field",
