@@ -93,7 +93,7 @@ void WriteAlerts(metrics::PrometheusText& out, const WebhookAlerts* alerts) {
              alerts == nullptr ? std::uint64_t{0} : alerts->dropped());
 }
 
-// One series per participant host called since the start (gates live in memory only).
+// One series per gate of a participant host (at most --max-hosts; gates live in memory only).
 void WriteHosts(metrics::PrometheusText& out, const calls::HostGates& gates) {
   const std::vector<calls::HostView> hosts = gates.Hosts();
   out.Family("settle_circuit_state", "gauge",

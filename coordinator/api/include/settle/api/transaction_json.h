@@ -47,7 +47,7 @@ std::string CountsResponseBody(const std::vector<storage::UnfinishedCount>& coun
                                FinishedSinceStart finished);
 // GET /api/admin/hosts: {"hosts":[{"host","circuit":"closed|open|probing","opens","waiting",
 // "in_flight","held_at_cap","releasing","open_for_ms","next_probe_in_ms","oldest_waiting":[gid]}]},
-// every participant host called since settled started, by host.
+// the gates of the participant hosts (HostGates::Hosts), by host.
 std::string HostsResponseBody(const std::vector<calls::HostView>& hosts);
 
 // GET /api/admin/clock: {"reference","measured","offset_ms","error_ms","following_ms",
