@@ -22,6 +22,7 @@
 #include "dtmgimp.grpc.pb.h"
 #include "eventually.h"
 #include "json_client.h"
+#include "settle/sdk/client.h"
 #include "settled_process.h"
 #include "temp_dir.h"
 
@@ -127,10 +128,19 @@ TEST_CASE("a 1,000-branch TCC's payloads are read in pages within --max-answer-b
   for (const auto& [id, count] : rows) CHECK(count == 2);
   CHECK(rows.size() == bodies.size());
 
-  // Without payloads the same rows, in fewer pages; an answer that fits is whole.
+  // Without payloads the same rows, in fewer pages.
   const JsonResponse small = client.Get("/api/settle/query?gid=wide");
   REQUIRE(small.status == 200);
   CHECK(small.body.size() <= kCap);
+  CHECK_FALSE(small.json["next_position"].get<std::string>().empty());
+  // The SDK's Query follows the pages: every row.
+  auto sdk =
+      sdk::Client::Create("http://127.0.0.1:" + std::to_string(settled.port()) + "/api/settle");
+  REQUIRE(sdk);
+  auto queried = (*sdk)->Query("wide");
+  REQUIRE(queried);
+  REQUIRE(queried->has_value());
+  CHECK((*queried)->branches.size() == 2 * bodies.size());
   // A position that is not one is a 400 naming it.
   const JsonResponse bad = client.Get("/api/settle/query?gid=wide&position=x");
   CHECK(bad.status == 400);
