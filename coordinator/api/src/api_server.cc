@@ -148,6 +148,8 @@ struct ApiServer::Impl {
   net::Server server;
 };
 
+namespace {
+
 // Bytes a read loaded, roughly: what its records' strings hold.
 std::size_t LoadedBytes(const std::optional<storage::Transaction>& tx) {
   if (!tx) return 0;
@@ -172,6 +174,8 @@ std::size_t LoadedBytes(const std::vector<storage::Topic>& topics) {
   }
   return bytes;
 }
+
+}  // namespace
 
 template <typename Loaded>
 void ApiServer::Impl::ReleaseLargeRead(Loaded loaded, std::size_t answer_bytes) {
