@@ -82,7 +82,12 @@ ChannelPool::~ChannelPool() = default;
 
 std::shared_ptr<grpc::Channel> ChannelPool::To(const GrpcTarget& target) {
   std::lock_guard lock(mu_);
-  std::shared_ptr<grpc::Channel>& slot = by_origin_[target.Origin()];
+  const std::string origin = target.Origin();
+  if (by_origin_.size() >= kMaxChannels && !by_origin_.contains(origin)) {
+    // Calls to many origins (a participant host each): the channels no call holds now go.
+    std::erase_if(by_origin_, [](const auto& entry) { return entry.second.use_count() == 1; });
+  }
+  std::shared_ptr<grpc::Channel>& slot = by_origin_[origin];
   if (slot == nullptr) {
     std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
     if (target.tls) {

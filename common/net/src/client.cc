@@ -7,6 +7,7 @@
 #include <boost/asio/ssl/host_name_verification.hpp>
 
 #include <chrono>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <typeinfo>
@@ -183,6 +184,11 @@ struct Client::Impl {
 
   std::mutex mu;
   std::unordered_map<std::string, std::vector<std::unique_ptr<Connection>>> idle;  // by origin
+  std::size_t idle_count = 0;  // the connections in `idle`
+
+  // Closes the idle connections too old to reuse, and forgets the origins left without any.
+  // Under mu.
+  void DropStale();
 
   std::unique_ptr<Connection> Take(const std::string& origin);
   void Give(const std::string& origin, std::unique_ptr<Connection> connection);
@@ -198,21 +204,41 @@ std::unique_ptr<Connection> Client::Impl::Take(const std::string& origin) {
   if (found == idle.end()) return nullptr;
   std::vector<std::unique_ptr<Connection>>& list = found->second;
   const MonoTime fresh_after = clock->Monotonic() - options.max_idle_time;
-  while (!list.empty()) {
+  std::unique_ptr<Connection> fresh;
+  while (!list.empty() && fresh == nullptr) {
     std::unique_ptr<Connection> connection = std::move(list.back());
     list.pop_back();
-    if (connection->idle_since >= fresh_after) return connection;
+    --idle_count;
+    if (connection->idle_since >= fresh_after) fresh = std::move(connection);
     // Too old to trust: closed as it is dropped.
   }
-  return nullptr;
+  if (list.empty()) idle.erase(found);
+  return fresh;
+}
+
+void Client::Impl::DropStale() {
+  const MonoTime fresh_after = clock->Monotonic() - options.max_idle_time;
+  for (auto it = idle.begin(); it != idle.end();) {
+    std::vector<std::unique_ptr<Connection>>& list = it->second;
+    const std::size_t before = list.size();
+    std::erase_if(list, [fresh_after](const std::unique_ptr<Connection>& connection) {
+      return connection->idle_since < fresh_after;
+    });
+    idle_count -= before - list.size();
+    it = list.empty() ? idle.erase(it) : std::next(it);
+  }
 }
 
 void Client::Impl::Give(const std::string& origin, std::unique_ptr<Connection> connection) {
   connection->idle_since = clock->Monotonic();
   std::lock_guard lock(mu);
+  // Calls to many origins (a participant host each) keep no more than max_idle_total sockets.
+  if (idle_count >= options.max_idle_total) DropStale();
+  if (idle_count >= options.max_idle_total) return;
   std::vector<std::unique_ptr<Connection>>& list = idle[origin];
   if (list.size() >= options.max_idle_per_host) return;
   list.push_back(std::move(connection));
+  ++idle_count;
 }
 
 asio::awaitable<Result<std::unique_ptr<Connection>>> Client::Impl::Connect(

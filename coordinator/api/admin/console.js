@@ -6,6 +6,8 @@
 'use strict';
 
 const api = '/api/settle';
+// Pages of a transaction's detail the console reads at most (each at most --max-answer-bytes).
+const maxDetailPages = 16;
 const listRefreshMs = 5000;
 const detailRefreshMs = 2000;
 const levels = ['none', 'read', 'client', 'admin'];
@@ -272,8 +274,20 @@ async function loadDetail() {
     updateActions('');
     return;
   }
+  // A large transaction's answer comes in pages (--max-answer-bytes): the next ones, up to
+  // maxDetailPages in all.
+  let branches = json.branches;
+  let next = json.next_position || '';
+  for (let page = 1; next && page < maxDetailPages; page++) {
+    const more = await call('GET', api + '/query?payloads=true&gid=' + encodeURIComponent(gid) +
+                            '&position=' + encodeURIComponent(next));
+    if (gid !== selectedGid) return;
+    if (more.status !== 200 || !more.json.transaction) break;
+    branches = branches.concat(more.json.branches);
+    next = more.json.next_position || '';
+  }
   showFields(json.transaction);
-  showBranches(json.branches);
+  showBranches(branches);
   updateActions(json.transaction.status);
 }
 

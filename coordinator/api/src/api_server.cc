@@ -16,7 +16,10 @@
 
 #include "admin_console.h"
 #include "http_route_metrics.h"
+#include "read_slots.h"
+#include "returned_memory.h"
 #include "settle/api/authentication.h"
+#include "settle/api/rate_limiter.h"
 #include "settle/api/refusal_log.h"
 #include "settle/api/request_parser.h"
 #include "settle/api/session_store.h"
@@ -64,6 +67,11 @@ asio::awaitable<HttpAnswer> ParseThen(Result<Request> parsed, Act act) {
   }
   co_return answer;
 }
+
+// Reads (query, all, topics) that build their answers at once; the others wait (ReadSlots).
+constexpr std::size_t kConcurrentLargeReads = 2;
+// A read that loaded this much gives the freed memory back to the system when it is done.
+constexpr std::size_t kLargeReadBytes = std::size_t{8} << 20;
 
 // {"message": text}, the body of every answer that is not from the protocol's vocabulary.
 std::string MessageBody(const std::string& text) {
@@ -119,7 +127,14 @@ struct ApiServer::Impl {
   // counted as the API's refusals are); nullopt when `identified` may see it.
   std::optional<RefusalReason> ConsoleRefusal(const net::Request& request,
                                               const Identified& identified) const;
+  // A 429 when the request's caller is over --rate-limit (RateLimiter); nullopt otherwise.
+  // /api/ping is never limited: it is what health checks and load balancers probe.
+  std::optional<net::Response> RateLimited(const net::Request& request) const;
   std::string MetricsText() const;
+  // Frees what a read loaded and, when it was large, hands the freed memory back to the
+  // system (glibc keeps it otherwise: a burst of large reads would leave the process large).
+  template <typename Loaded>
+  static void ReleaseLargeRead(Loaded loaded, std::size_t answer_bytes);
   RouteMetrics* AddMetrics(const std::string& label) {
     return route_metrics.emplace(label, std::make_unique<RouteMetrics>()).first->second.get();
   }
@@ -141,8 +156,46 @@ struct ApiServer::Impl {
   AdminConsole console;
   const calls::HostGates* const hosts;              // null: none
   std::function<drive::ClockReading()> read_clock;  // set before the server starts
+  RateLimiter* rate_limiter = nullptr;              // set before the server starts; null: none
+  ReadSlots read_slots{kConcurrentLargeReads};
   net::Server server;
 };
+
+namespace {
+
+// Bytes a read loaded, roughly: what its records' strings hold.
+std::size_t LoadedBytes(const std::optional<storage::Transaction>& tx) {
+  if (!tx) return 0;
+  std::size_t bytes = 0;
+  for (const storage::BranchRecord& b : tx->branches) {
+    bytes += b.data.size() + b.url.size() + b.last_error.size();
+  }
+  return bytes;
+}
+std::size_t LoadedBytes(const storage::ListPage& page) {
+  std::size_t bytes = 0;
+  for (const storage::GlobalRecord& g : page.transactions) {
+    bytes += g.options.custom_data.size() + g.rollback_reason.size();
+    for (const auto& [name, value] : g.options.branch_headers) bytes += name.size() + value.size();
+  }
+  return bytes;
+}
+std::size_t LoadedBytes(const std::vector<storage::Topic>& topics) {
+  std::size_t bytes = 0;
+  for (const storage::Topic& t : topics) {
+    for (const storage::Subscriber& s : t.subscribers) bytes += s.url.size() + s.remark.size();
+  }
+  return bytes;
+}
+
+}  // namespace
+
+template <typename Loaded>
+void ApiServer::Impl::ReleaseLargeRead(Loaded loaded, std::size_t answer_bytes) {
+  const std::size_t bytes = LoadedBytes(loaded) + answer_bytes;
+  { Loaded gone = std::move(loaded); }
+  if (bytes >= kLargeReadBytes) ReturnFreedMemory();
+}
 
 ApiServer::Impl::Impl(drive::Coordinator& c, const Clock& clk, asio::io_context& context,
                       ApiServerOptions o, MetricsWriter m, const calls::HostGates* h, RefusalLog* r)
@@ -334,6 +387,20 @@ net::HeadVerdict ApiServer::Impl::JudgeHead(const net::Request& head) const {
   return refusal;
 }
 
+std::optional<net::Response> ApiServer::Impl::RateLimited(const net::Request& request) const {
+  if (rate_limiter == nullptr || !rate_limiter->enabled() || request.path == "/api/ping") {
+    return std::nullopt;
+  }
+  const std::string key =
+      RateLimiter::KeyOf(authentication, CallerOf(request), request.remote_address);
+  const std::optional<Duration> wait = rate_limiter->Take(key, ApiPort::kHttp);
+  if (!wait) return std::nullopt;
+  net::Response response{429, kJson, MessageBody(rate_limiter->Message(*wait))};
+  response.headers.emplace_back("Retry-After",
+                                std::to_string(RateLimiter::RetryAfterSeconds(*wait)));
+  return response;
+}
+
 asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
   const MonoTime start = clock.Monotonic();
   net::Response response;
@@ -342,6 +409,8 @@ asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
   RouteMetrics* metrics = found.route == nullptr ? unmatched : found.route->metrics;
   if (found.route == nullptr) {
     response = net::NoRoute(request, found.allow);
+  } else if (std::optional<net::Response> limited = RateLimited(request)) {
+    response = std::move(*limited);
   } else if (const Identified identified = CallerOf(request);
              std::optional<HttpAnswer> refusal =
                  Authorize(request, identified, found.route->access)) {
@@ -521,28 +590,47 @@ void ApiServer::Impl::RegisterRoutes() {
     return ParseThen(ParseDeleteTopic(req.body),
                      [&c](engine::DeleteTopicRequest r) { return c.DeleteTopic(std::move(r)); });
   });
-  AddApiRoute("GET", "/topics", Access::kRead, [&c](net::Request&) -> asio::awaitable<HttpAnswer> {
-    auto topics = co_await c.Topics();
-    if (!topics) co_return ToHttpAnswer(topics.status());
-    co_return JsonAnswer(TopicsResponseBody(*topics));
-  });
-  AddApiRoute("GET", "/query", Access::kRead,
-              [&c](net::Request& req) -> asio::awaitable<HttpAnswer> {
-                auto gid = ParseQueryGid(req.params);
-                if (!gid) co_return ToHttpAnswer(gid.status());
-                auto payloads = ParseQueryPayloads(req.params);
-                if (!payloads) co_return ToHttpAnswer(payloads.status());
-                auto tx = co_await c.Query(*gid);
-                if (!tx) co_return ToHttpAnswer(tx.status());
-                co_return JsonAnswer(QueryResponseBody(*tx, *payloads));
+  // The reads that may load much: one of ReadSlots' slots each while they build their answer,
+  // capped by --max-answer-bytes, and the memory of a large one handed back to the system.
+  AddApiRoute("GET", "/topics", Access::kRead,
+              [this, &c](net::Request& req) -> asio::awaitable<HttpAnswer> {
+                auto position = ParseTopicsPosition(req.params);
+                if (!position) co_return ToHttpAnswer(position.status());
+                ReadSlots::Slot slot = co_await read_slots.Take();
+                auto topics = co_await c.Topics();
+                if (!topics) co_return ToHttpAnswer(topics.status());
+                HttpAnswer answer =
+                    JsonAnswer(TopicsResponseBody(*topics, *position, options.max_answer_bytes));
+                ReleaseLargeRead(std::move(*topics), answer.body.size());
+                co_return answer;
               });
-  AddApiRoute("GET", "/all", Access::kRead, [&c](net::Request& req) -> asio::awaitable<HttpAnswer> {
-    auto query = ParseListQuery(req.params);
-    if (!query) co_return ToHttpAnswer(query.status());
-    auto page = co_await c.List(*query);
-    if (!page) co_return ToHttpAnswer(page.status());
-    co_return JsonAnswer(ListResponseBody(*page));
-  });
+  AddApiRoute(
+      "GET", "/query", Access::kRead, [this, &c](net::Request& req) -> asio::awaitable<HttpAnswer> {
+        auto gid = ParseQueryGid(req.params);
+        if (!gid) co_return ToHttpAnswer(gid.status());
+        auto payloads = ParseQueryPayloads(req.params);
+        if (!payloads) co_return ToHttpAnswer(payloads.status());
+        auto position = ParseQueryPosition(req.params);
+        if (!position) co_return ToHttpAnswer(position.status());
+        ReadSlots::Slot slot = co_await read_slots.Take();
+        auto tx = co_await c.Query(*gid);
+        if (!tx) co_return ToHttpAnswer(tx.status());
+        HttpAnswer answer =
+            JsonAnswer(QueryResponseBody(*tx, *payloads, *position, options.max_answer_bytes));
+        ReleaseLargeRead(std::move(*tx), answer.body.size());
+        co_return answer;
+      });
+  AddApiRoute("GET", "/all", Access::kRead,
+              [this, &c](net::Request& req) -> asio::awaitable<HttpAnswer> {
+                auto query = ParseListQuery(req.params);
+                if (!query) co_return ToHttpAnswer(query.status());
+                ReadSlots::Slot slot = co_await read_slots.Take();
+                auto page = co_await c.List(*query);
+                if (!page) co_return ToHttpAnswer(page.status());
+                HttpAnswer answer = JsonAnswer(ListResponseBody(*page, options.max_answer_bytes));
+                ReleaseLargeRead(std::move(*page), answer.body.size());
+                co_return answer;
+              });
 }
 
 ApiServer::ApiServer(drive::Coordinator& coordinator, const Clock& clock, asio::io_context& context,
@@ -558,6 +646,8 @@ ApiServer::~ApiServer() { Stop(); }
 void ApiServer::SetClock(std::function<drive::ClockReading()> read) {
   impl_->read_clock = std::move(read);
 }
+
+void ApiServer::SetRateLimiter(RateLimiter* limiter) { impl_->rate_limiter = limiter; }
 
 Result<int> ApiServer::Start(const std::string& host, int port) {
   return impl_->server.Start(host, port);

@@ -359,4 +359,24 @@ Result<storage::ListQuery> ParseListQuery(const QueryParams& params) {
   return query;
 }
 
+Result<std::size_t> ParseQueryPosition(const QueryParams& params) {
+  auto position = Param(params, "position");
+  if (!position) return std::size_t{0};
+  std::size_t index = 0;
+  const auto [end, ec] =
+      std::from_chars(position->data(), position->data() + position->size(), index);
+  if (ec != std::errc() || end != position->data() + position->size() || index > 1'000'000) {
+    return Status::InvalidArgument("position: expected a next_position from an earlier page");
+  }
+  return index;
+}
+
+Result<std::string> ParseTopicsPosition(const QueryParams& params) {
+  std::string position = Param(params, "position").value_or("");
+  if (!position.empty() && !IsValidTopic(position)) {
+    return Status::InvalidArgument("position: expected a next_position from an earlier page");
+  }
+  return position;
+}
+
 }  // namespace settle::api

@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <limits>
+
 #include "settle/engine/decision.h"
 
 namespace settle::api {
@@ -127,35 +129,101 @@ std::string HostsResponseBody(const std::vector<calls::HostView>& hosts) {
 }
 
 std::string QueryResponseBody(const std::optional<storage::Transaction>& tx, bool payloads) {
-  json body = {{"transaction", nullptr}, {"branches", json::array()}};
-  if (tx) {
-    body["transaction"] = GlobalJson(tx->global);
-    const std::vector<bool> still_called = engine::RowsStillCalled(*tx);
-    for (std::size_t i = 0; i < tx->branches.size(); ++i) {
-      body["branches"].push_back(BranchJson(tx->branches[i], still_called[i], payloads));
+  return QueryResponseBody(tx, payloads, 0, std::numeric_limits<std::size_t>::max());
+}
+
+// Each piece is dumped alone and joined, so that no document of the whole answer is built: the
+// answer is its one copy.
+std::string QueryResponseBody(const std::optional<storage::Transaction>& tx, bool payloads,
+                              std::size_t position, std::size_t max_bytes) {
+  if (!tx) return R"({"branches":[],"next_position":"","transaction":null})";
+  const std::string transaction = Dump(GlobalJson(tx->global));
+  const std::vector<bool> still_called = engine::RowsStillCalled(*tx);
+  std::string branches;
+  std::size_t next = tx->branches.size();
+  // The members around the branches, with room for the largest next_position.
+  const std::size_t frame = transaction.size() + 64;
+  for (std::size_t i = position; i < tx->branches.size(); ++i) {
+    const std::string branch = Dump(BranchJson(tx->branches[i], still_called[i], payloads));
+    // A page holds at least one branch, so that paging always moves on.
+    if (i > position && frame + branches.size() + 1 + branch.size() > max_bytes) {
+      next = i;
+      break;
     }
+    if (!branches.empty()) branches += ',';
+    branches += branch;
   }
-  return Dump(body);
+  std::string body;
+  body.reserve(frame + branches.size());
+  body += R"({"branches":[)";
+  body += branches;
+  body += R"(],"next_position":")";
+  if (next < tx->branches.size()) body += std::to_string(next);
+  body += R"(","transaction":)";
+  body += transaction;
+  body += '}';
+  return body;
 }
 
 std::string ListResponseBody(const storage::ListPage& page) {
-  json body = {{"transactions", json::array()}};
-  for (const auto& g : page.transactions) body["transactions"].push_back(GlobalJson(g));
-  body["next_position"] = page.next_position ? std::to_string(*page.next_position) : "";
-  return Dump(body);
+  return ListResponseBody(page, std::numeric_limits<std::size_t>::max());
+}
+
+std::string ListResponseBody(const storage::ListPage& page, std::size_t max_bytes) {
+  std::string transactions;
+  std::optional<std::int64_t> next = page.next_position;
+  constexpr std::size_t kFrame = 64;
+  for (std::size_t i = 0; i < page.transactions.size(); ++i) {
+    const std::string global = Dump(GlobalJson(page.transactions[i]));
+    if (i > 0 && kFrame + transactions.size() + 1 + global.size() > max_bytes) {
+      // Newest first: the next page starts with this one (ids below its id + 1).
+      next = page.transactions[i].id + 1;
+      break;
+    }
+    if (!transactions.empty()) transactions += ',';
+    transactions += global;
+  }
+  std::string body = R"({"next_position":")";
+  if (next) body += std::to_string(*next);
+  body += R"(","transactions":[)";
+  body += transactions;
+  body += "]}";
+  return body;
 }
 
 std::string TopicsResponseBody(const std::vector<storage::Topic>& topics) {
-  json list = json::array();
+  return TopicsResponseBody(topics, "", std::numeric_limits<std::size_t>::max());
+}
+
+std::string TopicsResponseBody(const std::vector<storage::Topic>& topics, const std::string& after,
+                               std::size_t max_bytes) {
+  std::string list;
+  std::string next;
+  constexpr std::size_t kFrame = 64 + kMaxGidLength;
+  const std::string* last = nullptr;
   for (const storage::Topic& topic : topics) {
+    if (!after.empty() && topic.name <= after) continue;
     json subscribers = json::array();
     for (const storage::Subscriber& s : topic.subscribers) {
       subscribers.push_back(
           {{"url", s.url}, {"remark", s.remark}, {"create_time", FormatTime(s.create_time)}});
     }
-    list.push_back({{"name", topic.name}, {"subscribers", std::move(subscribers)}});
+    const std::string one =
+        Dump(json{{"name", topic.name}, {"subscribers", std::move(subscribers)}});
+    if (last != nullptr && kFrame + list.size() + 1 + one.size() > max_bytes) {
+      next = *last;  // the next page starts after the last one shown
+      break;
+    }
+    if (!list.empty()) list += ',';
+    list += one;
+    last = &topic.name;
   }
-  return Dump(json{{"topics", std::move(list)}});
+  std::string body = R"({"next_position":")";
+  body += next;
+  body += R"(","topics":[)";
+  body += list;
+  body += "]}";
+  return body;
 }
 
 std::string ClockResponseBody(const drive::ClockReading& clock) {

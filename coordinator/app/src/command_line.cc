@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "settle/api/rate_limiter.h"
 #include "settle/core/duration_text.h"
 #include "settle/core/file_text.h"
 #include "settle/net/client.h"
@@ -254,6 +255,44 @@ void AddCapacityOptions(CLI::App& app, ServerConfig& c) {
       ->capture_default_str();
 }
 
+// What a client, hostile or not, may make settled hold or do (docs/operations.md, "Hostile
+// clients").
+void AddHostileClientOptions(CLI::App& app, ServerConfig& c) {
+  app.add_option_function<std::string>(
+         api::RateLimiter::kFlag,
+         [&c](const std::string& text) {
+           Result<api::RateLimit> limit = api::RateLimit::Parse(text);
+           if (!limit) throw CLI::ValidationError(limit.status().message());
+           c.rate_limit = *limit;
+         },
+         "Requests a second one caller (a token's name, else a peer address) may make on the "
+         "HTTP and gRPC APIs together, RATE or RATE/BURST (e.g. 200/400; BURST defaults to "
+         "RATE); more get 429 (RESOURCE_EXHAUSTED) with Retry-After; /api/ping is not limited "
+         "(0: no limit)")
+      ->default_str(c.rate_limit.ToString());
+  app.add_option("--max-answer-bytes", c.api.max_answer_bytes,
+                 "Largest answer of query, all and topics: a longer one is cut into pages that "
+                 "a client follows with next_position (a page shows at least one item)")
+      ->check(CLI::Range(std::size_t{64} << 10, std::size_t{1} << 30))
+      ->capture_default_str();
+  app.add_option("--max-hosts", c.hosts.max_hosts,
+                 "Participant hosts (scheme, host, port) with a gate of their own, circuit and "
+                 "metric series; the hosts beyond share one, host=\"other\"; a gate idle for "
+                 "10 minutes is forgotten (0: no cap)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1'000'000}))
+      ->capture_default_str();
+  app.add_option_function<std::string>(
+         "--max-timeout-to-fail",
+         [&c](const std::string& text) {
+           Result<Duration> max = ParseDuration(text);
+           if (!max) throw CLI::ValidationError("--max-timeout-to-fail: " + max.status().message());
+           c.coordinator.max_timeout_to_fail = *max;
+         },
+         "Longest timeout_to_fail (and message delay) a transaction may ask for; a longer one "
+         "is refused with 400 naming the field (0: ten years, the protocol's own; e.g. 1h, 7d)")
+      ->default_str(FormatDuration(c.coordinator.max_timeout_to_fail));
+}
+
 void AddTokenOptions(CLI::App& app, ParsedText& text) {
   app.add_option("--read-token", text.read_tokens,
                  "Bearer token that may read transactions and metrics (repeatable); once any "
@@ -464,6 +503,7 @@ CommandLine ParseCommandLine(int argc, const char* const* argv, const BuildInfo&
   AddGrpcLimitOptions(app, c);
   AddDurationOptions(app, text.durations);
   AddCapacityOptions(app, c);
+  AddHostileClientOptions(app, c);
   AddTokenOptions(app, text);
   AddOperatorOptions(app, c);
   AddClientCertificateOptions(app, c, text);

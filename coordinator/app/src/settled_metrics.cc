@@ -93,7 +93,7 @@ void WriteAlerts(metrics::PrometheusText& out, const WebhookAlerts* alerts) {
              alerts == nullptr ? std::uint64_t{0} : alerts->dropped());
 }
 
-// One series per participant host called since the start (gates live in memory only).
+// One series per gate of a participant host (at most --max-hosts; gates live in memory only).
 void WriteHosts(metrics::PrometheusText& out, const calls::HostGates& gates) {
   const std::vector<calls::HostView> hosts = gates.Hosts();
   out.Family("settle_circuit_state", "gauge",
@@ -207,6 +207,17 @@ void WriteGrpcBounds(metrics::PrometheusText& out, const grpc_api::GrpcServerCou
   out.Sample("settle_grpc_calls_cut_total", {{"reason", "memory_limit"}}, grpc.waiting_refusals);
 }
 
+// Written with or without a limit (zeros without one), so that an alerting rule works first.
+void WriteRateLimited(metrics::PrometheusText& out, const api::RateLimiter& limiter) {
+  out.Family("settle_api_rate_limited_total", "counter",
+             "Requests settled's APIs refused because their caller (a token's name, else the "
+             "peer's address) was over --rate-limit, by port (http: 429, grpc: "
+             "RESOURCE_EXHAUSTED).");
+  for (api::ApiPort port : api::kApiPorts) {
+    out.Sample("settle_api_rate_limited_total", {{"port", Label(port)}}, limiter.refused(port));
+  }
+}
+
 void WriteBuild(metrics::PrometheusText& out, const BuildInfo& build) {
   out.Family("settle_build_info", "gauge",
              "Always 1; its labels say which build runs: version, commit, build type.");
@@ -237,6 +248,7 @@ void WriteSettledMetrics(metrics::PrometheusText& out, const SettledMetricsSourc
   if (sources.clock) WriteClock(out, *sources.clock);
   if (sources.refusals != nullptr) WriteRefusals(out, *sources.refusals);
   if (sources.grpc) WriteGrpcBounds(out, *sources.grpc);
+  if (sources.rate_limiter != nullptr) WriteRateLimited(out, *sources.rate_limiter);
   WriteBuild(out, sources.build);
 }
 

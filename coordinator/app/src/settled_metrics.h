@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "settle/api/rate_limiter.h"
 #include "settle/api/refusal_log.h"
 #include "settle/app/retention.h"
 #include "settle/app/webhook_alerts.h"
@@ -32,6 +33,7 @@ struct SettledMetricsSources {
   std::optional<drive::ClockReading> clock;        // how this instance's clock stands
   const api::RefusalLog* refusals = nullptr;       // null: no refusal metrics
   std::optional<grpc_api::GrpcServerCounts> grpc;  // the gRPC API's bounds; none when it is off
+  const api::RateLimiter* rate_limiter = nullptr;  // null: no rate-limit metrics
 };
 
 void WriteSettledMetrics(metrics::PrometheusText& out, const SettledMetricsSources& sources);

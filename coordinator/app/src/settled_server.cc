@@ -111,6 +111,7 @@ struct SettledServer::Parts {
                         }
                       }),
         refusals(clock),
+        rate_limiter(clock, c.rate_limit),
         refusal_summaries(kRefusalSummariesEvery, [this] { refusals.Flush(); }),
         api(
             coordinator, clock, io.context(), c.api,
@@ -119,7 +120,8 @@ struct SettledServer::Parts {
               WriteSettledMetrics(
                   out, {metrics, *store, scheduler, retention, alerts.get(), config.build,
                         &gated_caller, ReadClock(), &refusals,
-                        grpc_api != nullptr ? std::optional(grpc_api->counts()) : std::nullopt});
+                        grpc_api != nullptr ? std::optional(grpc_api->counts()) : std::nullopt,
+                        &rate_limiter});
             },
             &gated_caller, &refusals) {}
 
@@ -216,8 +218,9 @@ struct SettledServer::Parts {
   std::unique_ptr<calls::TryCountersigner> countersigner;
   drive::Coordinator coordinator;
   drive::RollbackRepair repair;
-  PeriodicThread repair_sweeps;  // at start, then every kRepairEvery
-  api::RefusalLog refusals;      // the HTTP and gRPC APIs' 401s and 403s, failed handshakes
+  PeriodicThread repair_sweeps;   // at start, then every kRepairEvery
+  api::RefusalLog refusals;       // the HTTP and gRPC APIs' 401s and 403s, failed handshakes
+  api::RateLimiter rate_limiter;  // --rate-limit, for the HTTP and gRPC APIs together
   PeriodicThread refusal_summaries;
   api::ApiServer api;
   std::unique_ptr<grpc_api::GrpcServer> grpc;  // null when off
@@ -263,6 +266,7 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
   {
     Parts* p = parts.get();
     parts->api.SetClock([p] { return p->ReadClock(); });
+    parts->api.SetRateLimiter(&parts->rate_limiter);
   }
   parts->io.Start();
   if (parts->lease != nullptr) {
@@ -311,7 +315,8 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
         .tls = config.api.tls,
         .tokens = config.api.tokens,
         .client_certificates = config.api.client_certificates,
-        .refusals = &parts->refusals};
+        .refusals = &parts->refusals,
+        .rate_limiter = &parts->rate_limiter};
     auto grpc_server =
         grpc_api::GrpcServer::Start(parts->coordinator, parts->io.context(), std::move(grpc));
     if (!grpc_server) {

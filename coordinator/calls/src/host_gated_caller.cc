@@ -8,6 +8,7 @@
 
 #include "gate_log.h"
 #include "not_sent.h"
+#include "settle/core/ascii.h"
 #include "settle/core/grpc_target.h"
 #include "settle/core/url.h"
 
@@ -16,10 +17,11 @@ namespace settle::calls {
 std::string OriginOf(const std::string& url) {
   if (LooksLikeGrpcTarget(url)) {
     Result<GrpcTarget> target = ParseGrpcTarget(url);
-    return target ? target->Origin() : std::string();
+    return target ? AsciiLowercase(target->Origin()) : std::string();
   }
   Result<Url> parsed = ParseUrl(url);
-  return parsed ? parsed->Origin() : std::string();
+  // A host name's case names the same host: one gate for HOST and host.
+  return parsed ? AsciiLowercase(parsed->Origin()) : std::string();
 }
 
 HostGatedCaller::HostGatedCaller(BranchCaller& inner, const Clock& clock,
@@ -44,22 +46,85 @@ std::vector<std::string> HostGatedCaller::TakeReleased(const std::string& gid) {
   return origins;
 }
 
-HostGatedCaller::Host& HostGatedCaller::HostOf(const std::string& origin) {
-  auto it = hosts_.find(origin);
+std::string HostGatedCaller::GateOf(const std::string& origin) {
+  if (hosts_.contains(origin)) return origin;
+  const std::size_t cap = settings_.max_hosts;
+  const std::size_t own = hosts_.size() - (hosts_.contains(kOverflowHost) ? 1 : 0);
+  // The overflow gate takes the last place, so that there are at most `cap` in all.
+  if (cap == 0 || own + 1 < cap) return origin;
+  return kOverflowHost;
+}
+
+HostGatedCaller::Host& HostGatedCaller::HostOf(const std::string& gate) {
+  auto it = hosts_.find(gate);
   if (it == hosts_.end())
-    it = hosts_.emplace(origin, Host{engine::HostGate(settings_, jitter_), {}}).first;
+    it = hosts_.emplace(gate, Host{engine::HostGate(settings_, jitter_), {}, clock_.Now()}).first;
   return it->second;
 }
 
-void HostGatedCaller::TakeWoken(const std::string& origin, Host& host, TimePoint now,
+void HostGatedCaller::NoteActive(const std::string& gate, const Host& host) {
+  if (host.gate.waiting() > 0 || host.gate.releasing()) {
+    active_.insert(gate);
+  } else {
+    active_.erase(gate);
+  }
+}
+
+void HostGatedCaller::NoteOverflowOrigin(const std::string& gid, const std::string& origin) {
+  std::vector<std::string>& origins = overflow_origins_[gid];
+  if (std::find(origins.begin(), origins.end(), origin) == origins.end()) {
+    origins.push_back(origin);
+  }
+}
+
+void HostGatedCaller::Prune(TimePoint now) {
+  for (auto it = hosts_.begin(); it != hosts_.end();) {
+    const engine::HostGate& gate = it->second.gate;
+    const bool idle = gate.waiting() == 0 && gate.in_flight() == 0 && !gate.releasing() &&
+                      now - it->second.last_used >= settings_.idle_after;
+    if (!idle) {
+      ++it;
+      continue;
+    }
+    active_.erase(it->first);
+    it = hosts_.erase(it);
+    ++pruned_;
+  }
+  if (const auto overflow = hosts_.find(kOverflowHost); overflow != hosts_.end()) {
+    std::erase_if(overflow_origins_, [&overflow](const auto& entry) {
+      return !overflow->second.gate.Holds(entry.first);
+    });
+  } else {
+    overflow_origins_.clear();
+  }
+}
+
+std::uint64_t HostGatedCaller::pruned() const {
+  const std::lock_guard lock(mu_);
+  return pruned_;
+}
+
+void HostGatedCaller::TakeWoken(const std::string& gate, Host& host, TimePoint now,
                                 std::vector<std::string>& woken) {
   const bool was_releasing = host.gate.releasing();
+  const bool overflow = gate == kOverflowHost;
   for (std::string& gid : host.gate.TakeWoken(now)) {
-    released_[gid].push_back(origin);
+    host.last_used = now;  // its pass is coming to call
+    std::vector<std::string>& released = released_[gid];
+    if (overflow) {
+      // The hosts its calls were bound for: the rows its pass makes due now.
+      if (auto it = overflow_origins_.find(gid); it != overflow_origins_.end()) {
+        for (std::string& origin : it->second) released.push_back(std::move(origin));
+        overflow_origins_.erase(it);
+      }
+    } else {
+      released.push_back(gate);
+    }
     woken.push_back(std::move(gid));
   }
   released_size_.store(released_.size(), std::memory_order_relaxed);
-  Summarize(origin, host, now, was_releasing);
+  NoteActive(gate, host);
+  Summarize(gate, host, now, was_releasing);
 }
 
 void HostGatedCaller::Summarize(const std::string& origin, Host& host, TimePoint now,
@@ -85,9 +150,19 @@ void HostGatedCaller::Tick() {
   {
     const TimePoint now = clock_.Now();
     const std::lock_guard lock(mu_);
-    for (auto& [origin, host] : hosts_) {
-      if (host.gate.waiting() == 0 && !host.gate.releasing()) continue;
-      TakeWoken(origin, host, now, woken);
+    // Only the gates that hold or release transactions: TakeWoken may take one out of active_.
+    const std::vector<std::string> active(active_.begin(), active_.end());
+    for (const std::string& gate : active) {
+      auto it = hosts_.find(gate);
+      if (it == hosts_.end()) {
+        active_.erase(gate);
+        continue;
+      }
+      TakeWoken(gate, it->second, now, woken);
+    }
+    if (now - last_prune_ >= kPruneEvery || now < last_prune_) {
+      last_prune_ = now;
+      Prune(now);
     }
   }
   Wake(woken);
@@ -113,6 +188,7 @@ HostGatedCaller::Admission HostGatedCaller::Admit(const std::vector<engine::Bran
   Admission a;
   a.outcomes.resize(calls.size());
   a.origins.resize(calls.size());
+  a.gates.resize(calls.size());
   a.probes.assign(calls.size(), false);
   const TimePoint now = clock_.Now();
   const std::lock_guard lock(mu_);
@@ -126,15 +202,21 @@ HostGatedCaller::Admission HostGatedCaller::Admit(const std::vector<engine::Bran
       a.made_created.push_back(calls[i].created);
       continue;
     }
-    const engine::GateAdmission admission =
-        HostOf(a.origins[i]).gate.Admit(calls[i].gid, calls[i].created, now);
+    a.gates[i] = GateOf(a.origins[i]);
+    Host& host = HostOf(a.gates[i]);
+    host.last_used = now;
+    const engine::GateAdmission admission = host.gate.Admit(calls[i].gid, calls[i].created, now);
+    const bool overflow = a.gates[i] == kOverflowHost;
+    NoteActive(a.gates[i], host);
     if (admission.kind == engine::GateAdmission::Kind::kHeld) {
+      if (overflow) NoteOverflowOrigin(calls[i].gid, a.origins[i]);
       engine::BranchOutcome& held = a.outcomes[i];
       held.not_called_until = admission.until;
       held.circuit_open = admission.circuit_open;
-      held.detail = HeldDetail(admission, a.origins[i], settings_);
+      held.detail = HeldDetail(admission, a.gates[i], settings_);
       continue;
     }
+    if (overflow) overflow_origins_.erase(calls[i].gid);
     a.probes[i] = admission.kind == engine::GateAdmission::Kind::kProbe;
     if (a.probes[i])
       spdlog::debug("circuit for {}: gid={} is the probe", a.origins[i], calls[i].gid);
@@ -154,9 +236,10 @@ std::vector<std::string> HostGatedCaller::Record(Admission& admission,
     const std::size_t i = admission.made[k];
     engine::BranchOutcome& outcome = admission.outcomes[i];
     outcome = std::move(results[k]);
-    const std::string& origin = admission.origins[i];
+    const std::string& origin = admission.gates[i];
     if (origin.empty()) continue;
     Host& host = HostOf(origin);
+    host.last_used = now;
     const bool failed = engine::HostFailed(outcome);
     const bool was_closed = host.gate.circuit().state() == engine::CircuitState::kClosed;
     const engine::CircuitChange change = host.gate.OnResult(
@@ -166,6 +249,9 @@ std::vector<std::string> HostGatedCaller::Record(Admission& admission,
     }
     LogCircuitChange(change, origin, host.gate, outcome.detail, settings_, now);
     outcome.circuit_open = failed && !was_closed;
+    if (origin == kOverflowHost && host.gate.Holds(admission.made_gids[k])) {
+      NoteOverflowOrigin(admission.made_gids[k], admission.origins[i]);
+    }
     TakeWoken(origin, host, now, woken);
   }
   return woken;
@@ -173,8 +259,10 @@ std::vector<std::string> HostGatedCaller::Record(Admission& admission,
 
 bool HostGatedCaller::Holds(const std::string& gid) const {
   const std::lock_guard lock(mu_);
-  for (const auto& [origin, host] : hosts_) {
-    if (host.gate.Holds(gid)) return true;
+  // Only a gate that holds transactions can hold this one.
+  for (const std::string& gate : active_) {
+    auto it = hosts_.find(gate);
+    if (it != hosts_.end() && it->second.gate.Holds(gid)) return true;
   }
   return false;
 }

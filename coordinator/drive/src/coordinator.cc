@@ -107,6 +107,10 @@ asio::awaitable<Status> Coordinator::Prepare(engine::PrepareRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
   if (Status s = AdmitFields("prepare", request.unread_fields); !s.ok()) co_return s;
   if (Status s = engine::CheckPrepare(request); !s.ok()) co_return s;
+  if (Status s = engine::CheckWaitCeiling(request.options, settings_.max_timeout_to_fail);
+      !s.ok()) {
+    co_return s;
+  }
   auto subscribers = co_await ReadSubscribers(engine::TopicsOf(request.steps));
   if (!subscribers) co_return subscribers.status();
   auto built = engine::BuildPrepared(request, *subscribers, Defaults(), clock_.Now());
@@ -238,6 +242,10 @@ asio::awaitable<Status> Coordinator::Submit(engine::SubmitRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
   if (Status s = AdmitFields("submit", request.unread_fields); !s.ok()) co_return s;
   if (Status s = engine::CheckSubmit(request); !s.ok()) co_return s;
+  if (Status s = engine::CheckWaitCeiling(request.options, settings_.max_timeout_to_fail);
+      !s.ok()) {
+    co_return s;
+  }
   const engine::SubmitPlan plan = engine::PlanSubmit(request.trans_type);
   const bool wait_result = request.options.wait_result;
   std::string no_reason;

@@ -90,6 +90,18 @@ Status CheckOptions(const RequestOptions& options) {
   return Status::Ok();
 }
 
+Status CheckWaitCeiling(const RequestOptions& options, Duration max_wait) {
+  if (max_wait.count() <= 0) return Status::Ok();
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(max_wait).count();
+  const auto check = [&](std::string_view path, const std::optional<Duration>& value) {
+    if (!value || *value <= max_wait) return Status::Ok();
+    return FieldError(path, "at most " + std::to_string(seconds) +
+                                " seconds on this server (--max-timeout-to-fail)");
+  };
+  if (Status s = check("timeout_to_fail", options.timeout_to_fail); !s.ok()) return s;
+  return check("custom_data.delay", options.delay);
+}
+
 Status CheckGrpcHeaders(const std::map<std::string, std::string>& branch_headers,
                         const std::vector<std::string>& urls) {
   bool any_grpc = false;

@@ -18,6 +18,7 @@
 
 #include "dtmgimp.grpc.pb.h"
 #include "settle/api/authentication.h"
+#include "settle/api/rate_limiter.h"
 #include "settle/core/ascii.h"
 #include "settle/core/duration_text.h"
 #include "settle/core/file_text.h"
@@ -93,11 +94,13 @@ class DtmService final : public grpc::CallbackGenericService {
  public:
   DtmService(drive::Coordinator& coordinator, asio::io_context& context,
              const api::AccessTokens& tokens, const api::ClientCertificates& certificates,
-             api::RefusalLog* refusals, grpc_listen::FirstMessageWatch& watch)
+             api::RefusalLog* refusals, api::RateLimiter* rate_limiter,
+             grpc_listen::FirstMessageWatch& watch)
       : coordinator_(coordinator),
         context_(context),
         authentication_(tokens, certificates),
         refusals_(refusals),
+        rate_limiter_(rate_limiter),
         watch_(watch) {}
 
   grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override {
@@ -208,6 +211,7 @@ class DtmService final : public grpc::CallbackGenericService {
         kTopicUrl);
   }
 
+  // RESOURCE_EXHAUSTED when the caller is over --rate-limit (the HTTP API's 429), then
   // UNAUTHENTICATED or PERMISSION_DENIED when the call's token, or else its client
   // certificate, does not grant `needed`, as the HTTP API's 401 and 403.
   std::optional<grpc::Status> Authorize(const grpc::CallbackServerContext& ctx, api::Access needed,
@@ -219,6 +223,13 @@ class DtmService final : public grpc::CallbackGenericService {
     const std::string subject = PeerSubject(ctx);
     const api::Authentication::Identified identified =
         authentication_.Identify(it == metadata.end() ? nullptr : &authorization, subject);
+    if (rate_limiter_ != nullptr && rate_limiter_->enabled()) {
+      const std::string key =
+          api::RateLimiter::KeyOf(authentication_, identified, PeerAddress(ctx.peer()));
+      if (const std::optional<Duration> wait = rate_limiter_->Take(key, api::ApiPort::kGrpc)) {
+        return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, rate_limiter_->Message(*wait));
+      }
+    }
     const std::optional<api::Authentication::Refusal> refusal = authentication_.Authorize(
         identified, needed, method, subject, "metadata authorization: Bearer <token>");
     if (!refusal) return std::nullopt;
@@ -311,7 +322,8 @@ class DtmService final : public grpc::CallbackGenericService {
   drive::Coordinator& coordinator_;
   asio::io_context& context_;
   const api::Authentication authentication_;
-  api::RefusalLog* const refusals_;  // null: refusals are not logged
+  api::RefusalLog* const refusals_;       // null: refusals are not logged
+  api::RateLimiter* const rate_limiter_;  // null: no limit
   grpc_listen::FirstMessageWatch& watch_;
 };
 

@@ -258,6 +258,10 @@ Result<std::string> Client::NewGid() {
   return gid;
 }
 
+// Pages of one query answer a client follows at most (a TCC's 2,000 rows at one a page, and
+// more).
+constexpr int kMaxQueryPages = 10'000;
+
 Result<std::optional<TransactionInfo>> Client::Query(const std::string& gid) {
   const std::string route = "query?gid=" + PercentEncode(gid);
   auto body = transport_->CallForBody(options_, "GET", route, "", AnswerBody::kData);
@@ -268,7 +272,25 @@ Result<std::optional<TransactionInfo>> Client::Query(const std::string& gid) {
   }
   const json& tx = (*parsed)["transaction"];
   if (tx.is_null()) return std::optional<TransactionInfo>();
-  auto info = ParseTransaction(tx, parsed->value("branches", json()));
+  json branches = parsed->value("branches", json());
+  // An answer over the coordinator's --max-answer-bytes is cut into pages (docs/protocol.md
+  // §3.9): the rest of the branches follow from next_position.
+  std::string next = StringOr(*parsed, "next_position");
+  for (int page = 0; !next.empty(); ++page) {
+    if (page >= kMaxQueryPages || !branches.is_array()) {
+      return NotUnderstood(route, "more than " + std::to_string(kMaxQueryPages) + " pages");
+    }
+    const std::string more = route + "&position=" + PercentEncode(next);
+    auto page_body = transport_->CallForBody(options_, "GET", more, "", AnswerBody::kData);
+    if (!page_body) return page_body.status();
+    auto page_json = ParseJson(*page_body);
+    if (!page_json || !page_json->is_object() || !(*page_json)["branches"].is_array()) {
+      return NotUnderstood(more, DescribeAnswer(200, *page_body));
+    }
+    for (json& branch : (*page_json)["branches"]) branches.push_back(std::move(branch));
+    next = StringOr(*page_json, "next_position");
+  }
+  auto info = ParseTransaction(tx, branches);
   if (!info) return info.status();
   return std::optional<TransactionInfo>(std::move(*info));
 }

@@ -165,6 +165,31 @@ TEST_CASE("a connection idle for longer than max_idle_time by the client's clock
   CHECK(s.last_port != first);  // a new connection
 }
 
+TEST_CASE("calls to many origins keep at most max_idle_total idle connections in all",
+          "[net][client][bounds]") {
+  std::vector<std::unique_ptr<TestServer>> servers;
+  for (int i = 0; i < 5; ++i) servers.push_back(std::make_unique<TestServer>());
+  testing::FakeClock clock;
+  auto client = MakeClient({.max_idle_total = 2, .max_idle_time = Duration(4000), .clock = &clock});
+  for (auto& s : servers) REQUIRE(client->Send(Get(s->Url("/a"))));
+  // Two are kept for reuse; the others were closed as their requests ended.
+  const auto open = [&] {
+    std::size_t n = 0;
+    for (auto& s : servers) n += s->server.connections();
+    return n;
+  };
+  CHECK(testing::Eventually([&] { return open() == 2; }));
+  // The first two origins' connections are the ones kept: reused.
+  const int first = servers[0]->last_port;
+  REQUIRE(client->Send(Get(servers[0]->Url("/b"))));
+  CHECK(servers[0]->last_port == first);
+  // Once they are too old to reuse, another origin's connection takes a place.
+  clock.Advance(Duration(4001));
+  REQUIRE(client->Send(Get(servers[4]->Url("/b"))));
+  CHECK(testing::Eventually([&] { return servers[4]->server.connections() == 1; }));
+  CHECK(testing::Eventually([&] { return open() <= 2; }));
+}
+
 TEST_CASE("any status is an answer, a 409 is not an error", "[net][client]") {
   TestServer s;
   Result<ClientAnswer> answer = MakeClient()->Send(Get(s.Url("/conflict")));

@@ -138,7 +138,7 @@ Served Exercise(bool tls) {
     CHECK_THAT(refused.body, Catch::Contains("body: larger than " + std::to_string(kMaxBody)));
     const JsonResponse query = client.Get("/api/settle/query?gid=" + gid);
     CHECK(query.status == 200);
-    CHECK(query.json == json::parse(R"({"transaction":null,"branches":[]})"));
+    CHECK(query.json == json::parse(R"({"transaction":null,"branches":[],"next_position":""})"));
   }
 
   // /all with a large limit: every transaction, in an answer well over a TLS record.

@@ -317,5 +317,92 @@ TEST_CASE("a call whose URL does not parse has no gate", "[circuit]") {
   CHECK(f.caller.Hosts().empty());
 }
 
+// "http://h<n>.example:8080/api/action": participant host n.
+std::string HostUrl(int n) { return "http://h" + std::to_string(n) + ".example:8080/api/action"; }
+std::string HostOrigin(int n) { return "http://h" + std::to_string(n) + ".example:8080"; }
+
+TEST_CASE("a host name's case, a path and a query do not make another gate", "[circuit][bounds]") {
+  Fixture f;
+  RunOne(f.caller, "http://H1.Example:8080/a", "g1");
+  RunOne(f.caller, "http://h1.example:8080/b?x=1", "g2");
+  RunOne(f.caller, "HTTP://h1.EXAMPLE:8080/c", "g3");
+  const std::vector<HostView> hosts = f.caller.Hosts();
+  REQUIRE(hosts.size() == 1);
+  CHECK(hosts[0].host == HostOrigin(1));
+}
+
+TEST_CASE("hosts beyond --max-hosts share the overflow gate: never more gates than the cap",
+          "[circuit][bounds]") {
+  engine::HostGateSettings settings = Settings();
+  settings.max_hosts = 4;
+  Fixture f(settings);
+  for (int n = 0; n < 1000; ++n) RunOne(f.caller, HostUrl(n), "g" + std::to_string(n + 1));
+  CHECK(f.participants.calls().size() == 1000);
+  const std::vector<HostView> hosts = f.caller.Hosts();
+  REQUIRE(hosts.size() == 4);
+  // The first three have their own; every later one is "other".
+  CHECK(hosts[0].host == HostOrigin(0));
+  CHECK(hosts[1].host == HostOrigin(1));
+  CHECK(hosts[2].host == HostOrigin(2));
+  CHECK(hosts[3].host == HostGatedCaller::kOverflowHost);
+}
+
+TEST_CASE("the overflow gate holds and wakes transactions for the hosts it stands for",
+          "[circuit][bounds]") {
+  engine::HostGateSettings settings = Settings();
+  settings.max_hosts = 1;  // every host is "other"
+  Fixture f(settings);
+  // Two refused calls to one host open the shared circuit.
+  f.participants.Script("01", BranchOp::kAction, {Refused(), Refused()});
+  RunOne(f.caller, HostUrl(1), "g1");
+  RunOne(f.caller, HostUrl(1), "g2");
+  REQUIRE(f.caller.Hosts().size() == 1);
+  CHECK(f.caller.Hosts()[0].state == engine::CircuitState::kOpen);
+  // A call to another host beyond the cap waits for the shared circuit.
+  const engine::BranchOutcome held = RunOne(f.caller, HostUrl(2), "g3");
+  CHECK(held.not_called_until);
+  CHECK(f.caller.Holds("g3"));
+  // The probe wakes the oldest, g2, and its pass is told the host its calls were bound for
+  // (its rows to that host become due), not "other".
+  f.clock.Advance(seconds(1));
+  f.caller.Tick();
+  CHECK(f.TakeWoken() == Gids{"g2"});
+  CHECK(f.caller.TakeReleased("g2") == Gids{HostOrigin(1)});
+  // The probe succeeds: the circuit closes and g3 is released, with its own host.
+  f.participants.ClearCalls();
+  RunOne(f.caller, HostUrl(1), "g2");
+  f.caller.Tick();
+  CHECK(f.TakeWoken() == Gids{"g3"});
+  CHECK(f.caller.TakeReleased("g3") == Gids{HostOrigin(2)});
+}
+
+TEST_CASE("a gate idle for idle_after is forgotten, and one that holds transactions is kept",
+          "[circuit][bounds]") {
+  engine::HostGateSettings settings = Settings();
+  settings.idle_after = std::chrono::minutes(10);
+  Fixture f(settings);
+  f.OpenDown();                    // g2 waits for kDown's circuit
+  RunOne(f.caller, kOther, "g5");  // kOther: one call, then nothing
+  for (int n = 0; n < 100; ++n) RunOne(f.caller, HostUrl(n), "g" + std::to_string(n + 10));
+  REQUIRE(f.caller.Hosts().size() == 102);
+  f.caller.Tick();
+  CHECK(f.caller.Hosts().size() == 102);  // nothing is idle yet
+
+  // Just before idle_after nothing goes; at it, every gate but kDown's (which holds g2).
+  f.clock.Advance(std::chrono::minutes(10) - milliseconds(1));
+  f.caller.Tick();
+  CHECK(f.caller.Hosts().size() == 102);
+  f.clock.Advance(HostGatedCaller::kPruneEvery);
+  // kDown's probes keep being due; its waiting transaction is woken and held again.
+  f.caller.Tick();
+  const std::vector<HostView> hosts = f.caller.Hosts();
+  REQUIRE(hosts.size() == 1);
+  CHECK(hosts[0].host == kDownOrigin);
+  CHECK(f.caller.pruned() == 101);
+  // A forgotten host comes back with a fresh gate when it is called again.
+  RunOne(f.caller, kOther, "g6");
+  CHECK(f.caller.Hosts().size() == 2);
+}
+
 }  // namespace
 }  // namespace settle::calls

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "settle/engine/msg_engine.h"
+#include "settle/engine/request_rules.h"
 #include "settle/engine/two_phase_engine.h"
 #include "transaction_builder.h"
 
@@ -262,6 +263,25 @@ TEST_CASE("a subscription names a topic, an http(s) url and a short remark", "[e
   CHECK(FieldOf(CheckSubscription({"a/b", "http://a/b", ""})) == "topic");
   CHECK(FieldOf(CheckSubscription({"t", "mailto:x", ""})) == "url");
   CHECK(FieldOf(CheckSubscription({"t", "http://a/b", std::string(2000, 'r')})) == "remark");
+}
+
+TEST_CASE("timeout_to_fail and a message's delay beyond the server's ceiling are refused",
+          "[types][bounds]") {
+  const Duration ceiling = std::chrono::hours(24 * 7);
+  RequestOptions options;
+  CHECK(CheckWaitCeiling(options, ceiling).ok());
+  options.timeout_to_fail = ceiling;
+  CHECK(CheckWaitCeiling(options, ceiling).ok());
+  options.timeout_to_fail = ceiling + std::chrono::seconds(1);
+  const Status too_long = CheckWaitCeiling(options, ceiling);
+  CHECK(FieldOf(too_long) == "timeout_to_fail");
+  CHECK(too_long.message() ==
+        "timeout_to_fail: at most 604800 seconds on this server (--max-timeout-to-fail)");
+  // No ceiling but the protocol's own.
+  CHECK(CheckWaitCeiling(options, Duration(0)).ok());
+  options.timeout_to_fail.reset();
+  options.delay = std::chrono::hours(24 * 365);
+  CHECK(FieldOf(CheckWaitCeiling(options, ceiling)) == "custom_data.delay");
 }
 
 }  // namespace

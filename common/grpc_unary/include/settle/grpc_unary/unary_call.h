@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -71,10 +72,14 @@ struct ChannelTls {
 
 // One channel per origin (grpc://host:port, grpcs://host:port), made on first use and reused;
 // grpcs:// origins verified against `tls.pem_roots` (empty: the system's CA store), with
-// `tls`'s client certificate when it has one.
+// `tls`'s client certificate when it has one. With kMaxChannels origins kept, a new one first
+// drops the channels no call holds (their connections close), so that calls to many hosts
+// leave a bounded number of channels.
 // Thread-safe.
 class ChannelPool {
  public:
+  static constexpr std::size_t kMaxChannels = 1024;
+
   explicit ChannelPool(ChannelTls tls);
   explicit ChannelPool(std::string pem_roots = "")
       : ChannelPool(ChannelTls{std::move(pem_roots)}) {}

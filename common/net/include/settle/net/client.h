@@ -16,6 +16,10 @@ namespace settle::net {
 struct ClientOptions {
   // Idle keep-alive connections kept per origin (scheme, host, port).
   std::size_t max_idle_per_host = 64;
+  // Idle keep-alive connections kept in all, whatever the number of origins (a transaction may
+  // name a thousand participant hosts): past it, the stale ones are closed and, if none is,
+  // a connection that ends its request is closed instead of kept.
+  std::size_t max_idle_total = 1024;
   // An idle connection older than this is closed rather than reused: servers close theirs
   // after a few seconds, and one closed just as it is reused costs a retry.
   Duration max_idle_time{4000};

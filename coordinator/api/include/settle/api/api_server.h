@@ -7,6 +7,7 @@
 
 #include "settle/api/access_tokens.h"
 #include "settle/api/client_certificates.h"
+#include "settle/api/rate_limiter.h"
 #include "settle/api/refusal_log.h"
 #include "settle/api/session_store.h"
 #include "settle/calls/host_gates.h"
@@ -40,6 +41,9 @@ struct ApiServerOptions {
   ClientCertificates client_certificates;
   // The admin console's sign-in sessions: how long one lasts, how many may live at once.
   SessionStore::Options console_sessions;
+  // The largest answer of query, all and topics (--max-answer-bytes): a longer one is cut into
+  // pages a client follows with next_position (docs/protocol.md §3.9, §3.10, §3.12).
+  std::size_t max_answer_bytes = std::size_t{4} << 20;
 };
 
 // Writes the metrics of everything behind the API (the coordinator, the store, the
@@ -86,6 +90,10 @@ class ApiServer {
   // What GET /api/admin/clock answers: how this instance's clock stands against the database's
   // (or the host's). Without it, 404. Before Start().
   void SetClock(std::function<drive::ClockReading()> read);
+  // Requests over `limiter`'s rate per caller get 429 {"message":"quota: ..."} with
+  // Retry-After (docs/protocol.md §1.2), /api/ping excepted. Null (the default): no limit.
+  // It must outlive the server. Before Start().
+  void SetRateLimiter(RateLimiter* limiter);
 
   // Answers one request as a connection does once it has framed it (routes, access, the
   // coordinator's answer, the metrics), without a socket: the deterministic simulation

@@ -56,5 +56,11 @@ Result<engine::SubscribeRequest> ParseSubscribeBody(std::string_view body);
 Result<engine::DeleteTopicRequest> ParseDeleteTopic(std::string_view body);
 // status, trans_type, stuck, limit (1..1000, default 100), position (from next_position).
 Result<storage::ListQuery> ParseListQuery(const QueryParams& params);
+// /query's position: the index of the first branch to show, from an earlier page's
+// next_position (absent: 0).
+Result<std::size_t> ParseQueryPosition(const QueryParams& params);
+// /topics' position: the name after which topics are shown, an earlier page's next_position
+// (absent: "", from the first).
+Result<std::string> ParseTopicsPosition(const QueryParams& params);
 
 }  // namespace settle::api

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,9 +16,24 @@ namespace settle::api {
 // (last_error) is emitted as valid UTF-8 whatever bytes it holds.
 // With `payloads`, each branch also shows its body: "data", and "data_encoding" "utf-8" (the
 // text as it is) or "base64" (bytes that are not UTF-8, such as a protobuf message's).
+//
+// Every answer also has "next_position": "" when it is complete, else where the next page
+// starts (docs/protocol.md §3.9, §3.10, §3.12). The forms with `max_bytes` (--max-answer-bytes)
+// stop before the item that would take the answer past it, but always show one item, so that
+// paging moves on: at most `max_bytes` or one item's size and the rest of the answer.
+// /query from the branch at index `position` (an earlier page's next_position).
+std::string QueryResponseBody(const std::optional<storage::Transaction>& tx, bool payloads,
+                              std::size_t position, std::size_t max_bytes);
 std::string QueryResponseBody(const std::optional<storage::Transaction>& tx, bool payloads = false);
+// /all: next_position is the page's own (the store's) unless the answer was cut, then the
+// position that starts with the first transaction left out.
+std::string ListResponseBody(const storage::ListPage& page, std::size_t max_bytes);
 std::string ListResponseBody(const storage::ListPage& page);
-// {"topics":[{"name","subscribers":[{"url","remark","create_time"}]}]}, by name.
+// {"topics":[{"name","subscribers":[{"url","remark","create_time"}]}],"next_position":""}, by
+// name, from the first name after `after` ("": from the first); next_position is the last name
+// shown when more follow.
+std::string TopicsResponseBody(const std::vector<storage::Topic>& topics, const std::string& after,
+                               std::size_t max_bytes);
 std::string TopicsResponseBody(const std::vector<storage::Topic>& topics);
 // GET /api/admin/counts: {"unfinished":{"prepared":n,"submitted":n,"aborting":n},"stuck":n},
 // every type together, zeros included.
@@ -31,7 +47,7 @@ std::string CountsResponseBody(const std::vector<storage::UnfinishedCount>& coun
                                FinishedSinceStart finished);
 // GET /api/admin/hosts: {"hosts":[{"host","circuit":"closed|open|probing","opens","waiting",
 // "in_flight","held_at_cap","releasing","open_for_ms","next_probe_in_ms","oldest_waiting":[gid]}]},
-// every participant host called since settled started, by host.
+// the gates of the participant hosts (HostGates::Hosts), by host.
 std::string HostsResponseBody(const std::vector<calls::HostView>& hosts);
 
 // GET /api/admin/clock: {"reference","measured","offset_ms","error_ms","following_ms",

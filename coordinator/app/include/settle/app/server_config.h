@@ -75,6 +75,8 @@ struct ServerConfig {
   bool max_connections_given = false;
   bool max_connections_per_peer_given = false;
   bool grpc_max_connections_given = false;  // --grpc-max-connections, likewise
+  // Requests a second per caller on the HTTP and gRPC APIs together (--rate-limit; off: 0).
+  api::RateLimit rate_limit;
   RetentionSettings retention;
   std::string alert_webhook;       // empty: no alerts
   Duration shutdown_grace{10000};  // how long in-flight branch calls may finish on shutdown

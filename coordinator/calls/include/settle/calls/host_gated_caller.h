@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "settle/calls/branch_caller.h"
@@ -37,6 +38,12 @@ namespace settle::calls {
 // With no circuits (failures 0) and no cap (max_in_flight 0) every call goes straight to
 // `inner`. Calls with a URL that does not parse have no host and no gate.
 //
+// The gates are bounded (docs/operations.md, "Hostile clients"): at most settings.max_hosts,
+// the last of them the overflow gate, kOverflowHost, which every host beyond the others shares
+// (one circuit, one cap, one metric label); a gate that holds nothing, has no call out and
+// made no call nor woke one for settings.idle_after is forgotten (its counters with it), by a sweep
+// every kPruneEvery. Tick() visits only the gates that hold transactions or release them.
+//
 // Lifetime: `inner` and `clock` (and what the on-wake function reaches) must outlive it, and it
 // every CallAll still running. Thread-safe: CallAll from many coroutines at once, Tick from a
 // timer; the gates share one mutex, never held across a call or the on-wake function.
@@ -47,6 +54,8 @@ class HostGatedCaller final : public BranchCaller, public HostGates {
   static constexpr Duration kSummaryEvery{10'000};
   static constexpr Duration kTickEvery{50};  // how often settled calls Tick()
   static constexpr std::size_t kOldestShown = 20;
+  static constexpr const char* kOverflowHost = "other";
+  static constexpr Duration kPruneEvery{10'000};
 
   // `on_wake` is called, outside the lock, with transactions a gate woke: to be driven now. It
   // may reach what is built after this caller (the scheduler): no gate wakes anything before
@@ -66,16 +75,21 @@ class HostGatedCaller final : public BranchCaller, public HostGates {
   std::vector<HostView> Hosts() const override;
 
   const engine::HostGateSettings& settings() const { return settings_; }
+  // Gates forgotten because they were idle, since the start.
+  std::uint64_t pruned() const;
 
  private:
   struct Host {
     engine::HostGate gate;
     TimePoint last_summary;
+    TimePoint last_used;  // its last call admitted or ended, or transaction woken
   };
   // What the gates said of a CallAll's calls: the held ones' outcomes, and which are made.
   struct Admission {
     std::vector<engine::BranchOutcome> outcomes;  // a held call's: not_called_until and why
     std::vector<std::string> origins;             // each call's host; empty: no gate
+    std::vector<std::string> gates;               // the key of each call's gate: its host or
+                                                  // kOverflowHost
     std::vector<bool> probes;                     // whether the call is its open circuit's probe
     std::vector<std::size_t> made;                // indexes of the calls to make
     // Of each call made, what its gate tracks it by (the calls themselves are moved out).
@@ -89,8 +103,18 @@ class HostGatedCaller final : public BranchCaller, public HostGates {
   // `admission`); answers the transactions the ended calls wake.
   std::vector<std::string> Record(Admission& admission, std::vector<engine::BranchOutcome> results);
 
-  // The gate of `origin`, made on first use. Under mu_.
-  Host& HostOf(const std::string& origin);
+  // The key of the gate of `origin`: its own, made now if there is room, else kOverflowHost.
+  // Under mu_.
+  std::string GateOf(const std::string& origin);
+  // The gate of key `gate`, made on first use. Under mu_.
+  Host& HostOf(const std::string& gate);
+  // Notes whether `gate` holds or releases transactions (what Tick visits). Under mu_.
+  void NoteActive(const std::string& gate, const Host& host);
+  // Remembers that `gid`, held by the overflow gate, has calls bound for `origin` (what its
+  // pass makes due when woken). Under mu_.
+  void NoteOverflowOrigin(const std::string& gid, const std::string& origin);
+  // Forgets the gates idle for settings_.idle_after. Under mu_.
+  void Prune(TimePoint now);
   // Logs the summary of an open or releasing host if the last one is kSummaryEvery old, and
   // the end of a release. Under mu_.
   void Summarize(const std::string& origin, Host& host, TimePoint now, bool was_releasing);
@@ -106,7 +130,12 @@ class HostGatedCaller final : public BranchCaller, public HostGates {
   const engine::RetryPolicy::Jitter jitter_;
 
   mutable std::mutex mu_;
-  std::unordered_map<std::string, Host> hosts_;  // by origin
+  std::unordered_map<std::string, Host> hosts_;  // by origin, and kOverflowHost
+  std::unordered_set<std::string> active_;       // gates that hold or release transactions
+  // gid held by the overflow gate -> the hosts its calls were bound for.
+  std::unordered_map<std::string, std::vector<std::string>> overflow_origins_;
+  TimePoint last_prune_;
+  std::uint64_t pruned_ = 0;
   // gid -> origins whose gate woke it, until its pass takes them.
   std::unordered_map<std::string, std::vector<std::string>> released_;
   // released_.size(), read without the lock: every pass asks, and almost always for nothing.

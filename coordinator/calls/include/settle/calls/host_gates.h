@@ -38,7 +38,8 @@ class HostGates {
   virtual std::vector<std::string> TakeReleased(const std::string& gid) = 0;
   // Whether some host's gate holds `gid`, and so will wake it.
   virtual bool Holds(const std::string& gid) const = 0;
-  // Every host called so far, sorted by host.
+  // Every gate there is (a host called and not forgotten, or the overflow gate "other"),
+  // sorted by host.
   virtual std::vector<HostView> Hosts() const = 0;
 };
 

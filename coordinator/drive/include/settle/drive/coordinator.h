@@ -31,6 +31,9 @@ struct CoordinatorSettings {
   // A request member settle does not know (engine/request_fields.h) is refused (400) instead
   // of ignored and logged.
   bool strict_requests = false;
+  // The longest timeout_to_fail (and message delay) a prepare or submit may ask for; longer is
+  // refused (400 naming the field, engine::CheckWaitCeiling). 0: ten years, the protocol's.
+  Duration max_timeout_to_fail{7LL * 24 * 3600 * 1000};
   // With it (settled signs: --signing-key), a TCC registration that names its Try is answered
   // with settled's countersignature of that Try (Register). Must outlive the coordinator.
   const calls::TryCountersigner* try_countersigner = nullptr;

@@ -29,6 +29,12 @@ struct HostGateSettings {
   Duration hold{600'000};
   // A woken transaction keeps the slot it was woken for this long while its pass comes.
   Duration wake_grace{2000};
+  // For the owner of the gates (calls::HostGatedCaller; docs/operations.md, "Hostile
+  // clients"): gates kept at most, the shared overflow gate of the hosts beyond them included
+  // (--max-hosts; 0: no cap), and how long a gate that holds nothing and has no call out is
+  // kept after its last call.
+  std::size_t max_hosts = 512;
+  Duration idle_after{600'000};
 };
 
 // What the gate lets one call do now.

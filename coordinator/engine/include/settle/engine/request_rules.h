@@ -40,6 +40,11 @@ Status CheckStepCounts(std::string_view kind, std::size_t steps, std::size_t pay
 // The options every type takes: branch headers must be sendable as HTTP headers, and none of
 // those settled sets itself (IsReservedBranchHeader, protocol_keys.h).
 Status CheckOptions(const RequestOptions& options);
+// The server's ceiling of how long a client may have settled keep a transaction waiting before
+// it acts (--max-timeout-to-fail, docs/operations.md, "Hostile clients"): `timeout_to_fail` and
+// a message's `delay` (custom_data.delay) at most `max_wait`; 400 naming the field and the
+// flag. A zero `max_wait`: no ceiling but the protocol's ten years.
+Status CheckWaitCeiling(const RequestOptions& options, Duration max_wait);
 // The branch headers a transaction with a gRPC participant among `urls` sends: each must be
 // sendable as gRPC metadata (grpc_target.h) and none that gRPC sets itself
 // (IsReservedGrpcBranchHeader); nothing to check without one. A TCC's or XA's

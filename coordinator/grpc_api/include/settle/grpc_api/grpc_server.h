@@ -7,6 +7,7 @@
 
 #include "settle/api/access_tokens.h"
 #include "settle/api/client_certificates.h"
+#include "settle/api/rate_limiter.h"
 #include "settle/api/refusal_log.h"
 #include "settle/async/asio.h"
 #include "settle/core/clock.h"
@@ -59,6 +60,10 @@ struct GrpcServerOptions {
   // null: nowhere. Must outlive the server. A failed TLS handshake never reaches this code:
   // gRPC's library ends it (and logs it through its own logger) without a hook to report it.
   api::RefusalLog* refusals = nullptr;
+  // The HTTP API's limit of requests per caller (one bucket per caller for both ports): a call
+  // over it is RESOURCE_EXHAUSTED "quota: ... (--rate-limit)". Null: none. Must outlive the
+  // server.
+  api::RateLimiter* rate_limiter = nullptr;
 };
 
 // What a GrpcServer has refused and cut since it started.
