@@ -14,6 +14,7 @@
 
 #include "dtmgimp.grpc.pb.h"
 #include "settle/api/authentication.h"
+#include "settle/api/requester.h"
 #include "settle/core/ascii.h"
 #include "settle/core/file_text.h"
 #include "settle/core/protocol.h"
@@ -130,8 +131,10 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
  private:
   // UNAUTHENTICATED or PERMISSION_DENIED when the call's token, or else its client
   // certificate, does not grant `needed`, as the HTTP API's 401 and 403.
+  // `caller`, when given, gets who was granted it.
   std::optional<grpc::Status> Authorize(const grpc::CallbackServerContext& ctx, api::Access needed,
-                                        std::string_view method) const {
+                                        std::string_view method,
+                                        api::Caller* caller = nullptr) const {
     const auto& metadata = ctx.client_metadata();
     const auto it = metadata.find("authorization");
     std::string authorization;
@@ -141,7 +144,10 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
         authentication_.Identify(it == metadata.end() ? nullptr : &authorization, subject);
     const std::optional<api::Authentication::Refusal> refusal = authentication_.Authorize(
         identified, needed, method, subject, "metadata authorization: Bearer <token>");
-    if (!refusal) return std::nullopt;
+    if (!refusal) {
+      if (caller != nullptr) *caller = identified.caller;
+      return std::nullopt;
+    }
     if (refusals_ != nullptr) {
       refusals_->Refused(api::ApiPort::kGrpc, PeerAddress(ctx.peer()), method, *refusal);
     }
@@ -188,9 +194,14 @@ class DtmService final : public dtmgimp::Dtm::CallbackService {
                                   std::string_view method, Result<Request> translated,
                                   Operation operation, std::string_view url_name = "Data.url") {
     grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-    if (auto refused = Authorize(*ctx, needed, method)) {
+    api::Caller caller;
+    if (auto refused = Authorize(*ctx, needed, method, &caller)) {
       reactor->Finish(*refused);
       return reactor;
+    }
+    // Who asks, for the coordinator's ownership rules and quotas (engine/ownership.h).
+    if constexpr (requires { translated->requester; }) {
+      if (translated) translated->requester = api::RequesterOf(caller, authentication_.enabled());
     }
     if (!translated) {
       reactor->Finish(ToGrpcStatus(translated.status(), url_name));
