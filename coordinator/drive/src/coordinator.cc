@@ -104,12 +104,15 @@ Result<std::size_t> Coordinator::Resume() {
   for (const storage::DueEntry& entry : *unfinished) {
     scheduler_.Schedule(entry.gid, entry.next_cron_time.value_or(now));
   }
-  if (quotas_.enabled()) {
-    auto usage = store_.store().UnfinishedUsage(std::nullopt);
-    if (!usage) return usage.status();
-    quotas_.Reset(*usage);
-  }
   return unfinished->size();
+}
+
+Status Coordinator::CountHoldings() {
+  if (!quotas_.enabled()) return Status::Ok();
+  auto usage = store_.store().UnfinishedUsage(std::nullopt);
+  if (!usage) return usage.status();
+  quotas_.Reset(*usage);
+  return Status::Ok();
 }
 
 asio::awaitable<Status> Coordinator::Reserve(const engine::Requester& who, std::size_t count,

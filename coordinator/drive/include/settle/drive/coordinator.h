@@ -83,10 +83,12 @@ class Coordinator {
   Coordinator(AsyncStore& store, Scheduler& scheduler, const Clock& clock, GidGenerator& gids,
               CoordinatorSettings settings, CoordinatorMetrics& metrics);
 
-  // Hands every unfinished transaction in storage to the scheduler (resume after a restart)
-  // and counts what each caller holds for the quotas. Returns how many. Blocks on the store:
-  // for start-up.
+  // Hands every unfinished transaction in storage to the scheduler (resume after a restart).
+  // Returns how many. Blocks on the store: for start-up.
   Result<std::size_t> Resume();
+  // Counts what each caller holds in unfinished transactions for the quotas, from the store
+  // (every instance's, when several share it). Blocks on the store: for start-up.
+  Status CountHoldings();
 
   std::string NewGid();
   asio::awaitable<Status> Prepare(engine::PrepareRequest request);
