@@ -47,19 +47,22 @@ Result<json> Encode(const InsertGlobal& op) {
   if (!options) {
     return Status(options.status().code(), "gid " + g.gid + ": " + options.status().message());
   }
-  return json{{"t", "ig"},
-              {"gid", g.gid},
-              {"tt", ToString(g.trans_type)},
-              {"st", ToString(g.status)},
-              {"opt", Hex(*options)},
-              {"ct", ToUnixMillis(g.create_time)},
-              {"ut", ToUnixMillis(g.update_time)},
-              {"ft", Millis(g.finish_time)},
-              {"rt", Millis(g.rollback_time)},
-              {"rr", Hex(g.rollback_reason)},
-              {"nc", Millis(g.next_cron_time)},
-              {"sk", g.stuck ? 1 : 0},
-              {"fs", g.force_stopped ? 1 : 0}};
+  if (Status s = CheckText("creator", g.creator); !s.ok()) return s;
+  json encoded = json{{"t", "ig"},
+                      {"gid", g.gid},
+                      {"tt", ToString(g.trans_type)},
+                      {"st", ToString(g.status)},
+                      {"opt", Hex(*options)},
+                      {"ct", ToUnixMillis(g.create_time)},
+                      {"ut", ToUnixMillis(g.update_time)},
+                      {"ft", Millis(g.finish_time)},
+                      {"rt", Millis(g.rollback_time)},
+                      {"rr", Hex(g.rollback_reason)},
+                      {"nc", Millis(g.next_cron_time)},
+                      {"sk", g.stuck ? 1 : 0},
+                      {"fs", g.force_stopped ? 1 : 0}};
+  if (!g.creator.empty()) encoded["cr"] = g.creator;  // schema version 6
+  return encoded;
 }
 
 Result<json> Encode(const InsertBranch& op) {
@@ -166,11 +169,29 @@ Result<json> Encode(const Subscribe& op) {
   for (const auto& [field, value] : {std::pair{"topic", &op.topic}, {"url", &sub.url}}) {
     if (Status s = CheckText(field, *value); !s.ok()) return s;
   }
-  return json{{"t", "su"},
-              {"topic", op.topic},
-              {"url", sub.url},
-              {"rm", Hex(sub.remark)},
-              {"ct", ToUnixMillis(sub.create_time)}};
+  if (Status s = CheckText("creator", sub.creator); !s.ok()) return s;
+  json encoded = json{{"t", "su"},
+                      {"topic", op.topic},
+                      {"url", sub.url},
+                      {"rm", Hex(sub.remark)},
+                      {"ct", ToUnixMillis(sub.create_time)}};
+  if (!sub.creator.empty()) encoded["cr"] = sub.creator;  // schema version 6
+  return encoded;
+}
+
+// Ownership checks go to settle_expect_creator (schema version 6).
+Result<json> Encode(const ExpectCreator& op) {
+  for (const auto& [field, value] : {std::pair{"gid", &op.gid}, {"creator", &op.creator}}) {
+    if (Status s = CheckText(field, *value); !s.ok()) return s;
+  }
+  return json{{"t", "xc"}, {"gid", op.gid}, {"cr", op.creator}};
+}
+
+Result<json> Encode(const ExpectTopicCreator& op) {
+  for (const auto& [field, value] : {std::pair{"topic", &op.topic}, {"creator", &op.creator}}) {
+    if (Status s = CheckText(field, *value); !s.ok()) return s;
+  }
+  return json{{"t", "xt"}, {"topic", op.topic}, {"cr", op.creator}};
 }
 
 Result<json> Encode(const Unsubscribe& op) {

@@ -48,6 +48,15 @@ extern const char* const kPgMigration1;
 extern const char* const kPgMigration2;
 extern const char* const kPgMigration3;
 extern const char* const kPgMigration4;
+//
+// Version 6 stores who created each transaction and each topic subscription (creator: the
+// caller's name, docs/protocol.md §1.6; trans_global.owner already names the instance driving
+// a transaction), as SQLite's version 7. Rows from before have none (''): they belong to
+// nobody. settle_apply_group is replaced by one that writes the creator an 'ig' or 'su' carries
+// ('cr'; a coordinator of the previous version sends none) and hands the ownership checks 'xc'
+// (ExpectCreator) and 'xt' (ExpectTopicCreator, which takes a lock of the topic's name until the
+// group commits) to settle_expect_creator; every other operation is unchanged.
 extern const char* const kPgMigration5;
+extern const char* const kPgMigration6;
 
 }  // namespace settle::storage

@@ -14,8 +14,8 @@ constexpr std::size_t kMaxListLimit = 1000;
 #define SETTLE_GLOBAL_COLUMNS                                                      \
   "g.id, g.gid, g.trans_type, g.status, g.options, g.create_time, g.update_time, " \
   "g.finish_time, g.rollback_time, g.rollback_reason, g.next_cron_time, g.stuck, " \
-  "g.force_stopped"
-constexpr int kGlobalColumns = 13;
+  "g.force_stopped, g.creator"
+constexpr int kGlobalColumns = 14;
 
 // The global and its branch rows in one statement (one snapshot, one round trip): a global
 // without branches comes back as one row whose branch columns are NULL.
@@ -49,10 +49,24 @@ constexpr std::string_view kSelectUndoneRollbacks =
 // Topics (schema version 4): the unique (topic, url) index finds a topic's rows; seq orders
 // them by subscription, and topic's "C" collation orders names byte for byte.
 constexpr std::string_view kSelectSubscribers =
-    "SELECT url, remark, create_time FROM topic_subscriber WHERE topic = $1::text ORDER BY seq";
+    "SELECT url, remark, create_time, creator FROM topic_subscriber WHERE topic = $1::text "
+    "ORDER BY seq";
 
 constexpr std::string_view kSelectTopics =
-    "SELECT topic, url, remark, create_time FROM topic_subscriber ORDER BY topic, seq";
+    "SELECT topic, url, remark, create_time, creator FROM topic_subscriber ORDER BY topic, seq";
+
+// What each creator's unfinished transactions hold (CreatorUsage), in bytes as stored
+// (schema version 6).
+#define SETTLE_USAGE_SQL(where)                                                           \
+  "SELECT g.creator, count(*), "                                                          \
+  "coalesce(sum(octet_length(g.options) + coalesce((SELECT sum(octet_length(b.url) + "    \
+  "octet_length(b.data)) FROM trans_branch_op AS b WHERE b.global_id = g.id), 0)), 0) "   \
+  "FROM trans_global AS g WHERE g.status IN ('prepared', 'submitted', 'aborting') " where \
+  " GROUP BY g.creator ORDER BY g.creator"
+
+constexpr std::string_view kSelectUsage = SETTLE_USAGE_SQL("AND g.creator <> ''");
+constexpr std::string_view kSelectUsageOf = SETTLE_USAGE_SQL("AND g.creator = $1::text");
+#undef SETTLE_USAGE_SQL
 
 std::optional<TimePoint> OptionalTime(const db::PgResult& rows, int row, int column) {
   std::optional<std::int64_t> ms = rows.OptionalInt(row, column);
@@ -87,6 +101,7 @@ Result<GlobalRecord> ReadGlobal(const db::PgResult& rows, int row) {
   g.next_cron_time = OptionalTime(rows, row, 10);
   g.stuck = rows.Int(row, 11) != 0;
   g.force_stopped = rows.Int(row, 12) != 0;
+  g.creator = rows.Text(row, 13);
   return g;
 }
 
@@ -120,11 +135,11 @@ Result<BranchRecord> ReadBranch(const std::string& gid, const db::PgResult& rows
   return b;
 }
 
-// A subscriber from the row's columns `first`, `first` + 1 and `first` + 2: url, remark,
-// create_time.
+// A subscriber from the row's columns `first` to `first` + 3: url, remark, create_time,
+// creator.
 Subscriber ReadSubscriber(const db::PgResult& rows, int row, int first) {
   return Subscriber{rows.Text(row, first), rows.Bytes(row, first + 1),
-                    FromUnixMillis(rows.Int(row, first + 2))};
+                    FromUnixMillis(rows.Int(row, first + 2)), rows.Text(row, first + 3)};
 }
 
 // The List statement for the filters present; each shape is its own prepared statement.
@@ -141,6 +156,10 @@ std::string ListSql(const ListQuery& q, db::PgParams& params) {
     params.Text(ToString(*q.trans_type));
   }
   if (q.stuck) sql += *q.stuck ? " AND g.stuck = 1" : " AND g.stuck = 0";
+  if (q.creator) {
+    sql += " AND g.creator IN ($" + std::to_string(++n) + "::text, '')";
+    params.Text(*q.creator);
+  }
   if (q.before_id) {
     sql += " AND g.id < $" + std::to_string(++n) + "::bigint";
     params.Int(*q.before_id);
@@ -227,6 +246,22 @@ Result<std::vector<UnfinishedCount>> PgReader::CountUnfinished() {
                                      static_cast<std::size_t>(rows->Int(row, 3))});
   }
   return counts;
+}
+
+Result<std::vector<CreatorUsage>> PgReader::UnfinishedUsage(
+    const std::optional<std::string>& creator) {
+  if (creator && creator->empty()) return std::vector<CreatorUsage>{};
+  Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
+  if (!c) return c.status();
+  Result<db::PgResult> rows = creator ? (**c)->Query(kSelectUsageOf, db::PgParams().Text(*creator))
+                                      : (**c)->Query(kSelectUsage);
+  if (!rows) return rows.status();
+  std::vector<CreatorUsage> usage;
+  for (int row = 0; row < rows->rows(); ++row) {
+    usage.push_back(CreatorUsage{rows->Text(row, 0), static_cast<std::size_t>(rows->Int(row, 1)),
+                                 static_cast<std::size_t>(rows->Int(row, 2))});
+  }
+  return usage;
 }
 
 Result<std::vector<std::string>> PgReader::ListFinishedBefore(TimePoint cutoff, std::size_t limit) {

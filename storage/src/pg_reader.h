@@ -22,6 +22,7 @@ class PgReader {
   Result<ListPage> List(const ListQuery& query);
   Result<std::vector<DueEntry>> ListUnfinished();
   Result<std::vector<UnfinishedCount>> CountUnfinished();
+  Result<std::vector<CreatorUsage>> UnfinishedUsage(const std::optional<std::string>& creator);
   Result<std::vector<std::string>> ListFinishedBefore(TimePoint cutoff, std::size_t limit);
   Result<std::vector<UndoneRollback>> ListUndoneRollbacks(TimePoint finished_since,
                                                           std::int64_t after_id, std::size_t limit);

@@ -120,6 +120,11 @@ Result<std::vector<UnfinishedCount>> PostgresStore::CountUnfinished() {
   return impl_->reader().CountUnfinished();
 }
 
+Result<std::vector<CreatorUsage>> PostgresStore::UnfinishedUsage(
+    const std::optional<std::string>& creator) {
+  return impl_->reader().UnfinishedUsage(creator);
+}
+
 Result<std::vector<std::string>> PostgresStore::ListFinishedBefore(TimePoint cutoff,
                                                                    std::size_t limit) {
   return impl_->reader().ListFinishedBefore(cutoff, limit);

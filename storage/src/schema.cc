@@ -42,7 +42,12 @@ namespace {
 // calls stay undone, while a failed TCC or XA left with an undone cancel by the
 // timeout/registration race is repaired (undone_rollbacks.h). Before this version only the
 // reason told; the transactions it names are marked.
-constexpr std::array<const char*, 6> kMigrations = {
+//
+// Version 7 stores who created each transaction and each topic subscription (creator: the
+// caller's name, docs/protocol.md §1.6), indexed with the id so that a client's List is an
+// index range scan. Rows from before have none (''): they belong to nobody, and any client may
+// act on them as before.
+constexpr std::array<const char*, 7> kMigrations = {
     R"sql(
 CREATE TABLE trans_global (
   id              INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -124,6 +129,11 @@ CREATE TABLE topic_subscriber (
 ALTER TABLE trans_global ADD COLUMN force_stopped INTEGER NOT NULL DEFAULT 0;
 UPDATE trans_global SET force_stopped = 1
   WHERE status = 'failed' AND rollback_reason GLOB '*stopped by an operator (forceStop*';
+)sql",
+    R"sql(
+ALTER TABLE trans_global ADD COLUMN creator TEXT NOT NULL DEFAULT '';
+CREATE INDEX trans_global_creator ON trans_global (creator, id);
+ALTER TABLE topic_subscriber ADD COLUMN creator TEXT NOT NULL DEFAULT '';
 )sql",
 };
 

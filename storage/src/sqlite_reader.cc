@@ -14,7 +14,7 @@ constexpr int kMaxListLimit = 1000;
 
 #define SETTLE_GLOBAL_COLUMNS                                                     \
   "id, gid, trans_type, status, options, create_time, update_time, finish_time, " \
-  "rollback_time, rollback_reason, next_cron_time, stuck, force_stopped"
+  "rollback_time, rollback_reason, next_cron_time, stuck, force_stopped, creator"
 
 constexpr std::string_view kSelectGlobal =
     "SELECT " SETTLE_GLOBAL_COLUMNS " FROM trans_global WHERE gid = ?1";
@@ -51,10 +51,24 @@ constexpr std::string_view kSelectUndoneRollbacks =
 // Topics (schema version 5): the unique (topic, url) index finds a topic's rows; seq orders
 // them by subscription.
 constexpr std::string_view kSelectSubscribers =
-    "SELECT url, remark, create_time FROM topic_subscriber WHERE topic = ?1 ORDER BY seq";
+    "SELECT url, remark, create_time, creator FROM topic_subscriber WHERE topic = ?1 "
+    "ORDER BY seq";
 
 constexpr std::string_view kSelectTopics =
-    "SELECT topic, url, remark, create_time FROM topic_subscriber ORDER BY topic, seq";
+    "SELECT topic, url, remark, create_time, creator FROM topic_subscriber ORDER BY topic, seq";
+
+// What each creator's unfinished transactions hold (CreatorUsage), in bytes as stored: TEXT
+// columns are cast so that length() counts bytes, not characters.
+#define SETTLE_USAGE_SQL(where)                                                               \
+  "SELECT g.creator, count(*), "                                                              \
+  "sum(length(CAST(g.options AS BLOB)) + coalesce((SELECT sum(length(CAST(b.url AS BLOB)) + " \
+  "length(b.data)) FROM trans_branch_op AS b WHERE b.global_id = g.id), 0)) "                 \
+  "FROM trans_global AS g WHERE g.status IN ('prepared', 'submitted', 'aborting') " where     \
+  " GROUP BY g.creator ORDER BY g.creator"
+
+constexpr std::string_view kSelectUsage = SETTLE_USAGE_SQL("AND g.creator <> ''");
+constexpr std::string_view kSelectUsageOf = SETTLE_USAGE_SQL("AND g.creator = ?1");
+#undef SETTLE_USAGE_SQL
 
 std::optional<TimePoint> OptionalTime(const db::SqliteStatement& row, int column) {
   std::optional<std::int64_t> ms = row.ColumnOptionalInt64(column);
@@ -89,6 +103,7 @@ Result<GlobalRecord> ReadGlobal(const db::SqliteStatement& row) {
   g.next_cron_time = OptionalTime(row, 10);
   g.stuck = row.ColumnInt64(11) != 0;
   g.force_stopped = row.ColumnInt64(12) != 0;
+  g.creator = row.ColumnBytes(13);
   return g;
 }
 
@@ -124,15 +139,15 @@ Result<BranchRecord> ReadBranch(const std::string& gid, const db::SqliteStatemen
   return b;
 }
 
-// A subscriber from the row's columns `first`, `first` + 1 and `first` + 2: url, remark,
-// create_time.
+// A subscriber from the row's columns `first` to `first` + 3: url, remark, create_time,
+// creator.
 Subscriber ReadSubscriber(const db::SqliteStatement& row, int first) {
   return Subscriber{row.ColumnBytes(first), row.ColumnBytes(first + 1),
-                    FromUnixMillis(row.ColumnInt64(first + 2))};
+                    FromUnixMillis(row.ColumnInt64(first + 2)), row.ColumnBytes(first + 3)};
 }
 
 // The List statement for the filters present; each shape is its own cached statement.
-// Parameters: ?1 status, ?2 trans_type, ?4 before_id, ?5 limit. `stuck` is written as a
+// Parameters: ?1 status, ?2 trans_type, ?3 creator, ?4 before_id, ?5 limit. `stuck` is written as a
 // literal so that the partial index on stuck rows applies.
 //
 // Without ANALYZE statistics SQLite cannot tell which filter is selective, so the statement
@@ -147,6 +162,9 @@ std::string ListSql(const ListQuery& q) {
   if (q.status) sql += by_status ? " AND status = ?1" : " AND +status = ?1";
   if (q.trans_type) sql += by_type ? " AND trans_type = ?2" : " AND +trans_type = ?2";
   if (q.stuck) sql += *q.stuck ? " AND stuck = 1" : " AND +stuck = 0";
+  // A client's own and nobody's: each an index range of (creator, id), which SQLite's OR
+  // optimization walks together.
+  if (q.creator) sql += " AND (creator = ?3 OR creator = '')";
   if (q.before_id) sql += " AND id < ?4";
   sql += " ORDER BY id DESC LIMIT ?5";
   return sql;
@@ -252,6 +270,7 @@ Result<ListPage> SqliteReader::List(const ListQuery& query) {
   if (!stmt) return stmt.status();
   if (query.status) stmt->BindText(1, ToString(*query.status));
   if (query.trans_type) stmt->BindText(2, ToString(*query.trans_type));
+  if (query.creator) stmt->BindText(3, *query.creator);
   if (query.before_id) stmt->BindInt64(4, *query.before_id);
   // One row more than asked tells whether a next page exists.
   stmt->BindInt64(5, static_cast<std::int64_t>(query.limit) + 1);
@@ -313,6 +332,26 @@ Result<std::vector<UnfinishedCount>> SqliteReader::CountUnfinished() {
   });
   if (!s.ok()) return s;
   return counts;
+}
+
+Result<std::vector<CreatorUsage>> SqliteReader::UnfinishedUsage(
+    const std::optional<std::string>& creator) {
+  Result<std::unique_ptr<db::SqliteConnection>> acquired = Acquire();
+  if (!acquired) return acquired.status();
+  Lease c(*this, std::move(acquired).value());
+
+  if (creator && creator->empty()) return std::vector<CreatorUsage>{};
+  Result<db::SqliteStatement> stmt = c->Prepare(creator ? kSelectUsageOf : kSelectUsage);
+  if (!stmt) return stmt.status();
+  if (creator) stmt->BindText(1, *creator);
+  std::vector<CreatorUsage> usage;
+  Status s = ReadAll(*stmt, [&usage](const db::SqliteStatement& row) {
+    usage.push_back(CreatorUsage{row.ColumnBytes(0), static_cast<std::size_t>(row.ColumnInt64(1)),
+                                 static_cast<std::size_t>(row.ColumnInt64(2))});
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return usage;
 }
 
 Result<std::vector<std::string>> SqliteReader::ListFinishedBefore(TimePoint cutoff,

@@ -108,6 +108,11 @@ Result<std::vector<UnfinishedCount>> SqliteStore::CountUnfinished() {
   return impl_->reader().CountUnfinished();
 }
 
+Result<std::vector<CreatorUsage>> SqliteStore::UnfinishedUsage(
+    const std::optional<std::string>& creator) {
+  return impl_->reader().UnfinishedUsage(creator);
+}
+
 Result<std::vector<std::string>> SqliteStore::ListFinishedBefore(TimePoint cutoff,
                                                                  std::size_t limit) {
   return impl_->reader().ListFinishedBefore(cutoff, limit);

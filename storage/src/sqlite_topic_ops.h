@@ -13,5 +13,6 @@ namespace settle::storage {
 Status ApplyTopicOp(db::SqliteConnection& connection, const Subscribe& op);
 Status ApplyTopicOp(db::SqliteConnection& connection, const Unsubscribe& op);
 Status ApplyTopicOp(db::SqliteConnection& connection, const DeleteTopic& op);
+Status ApplyTopicOp(db::SqliteConnection& connection, const ExpectTopicCreator& op);
 
 }  // namespace settle::storage

@@ -14,8 +14,9 @@ namespace {
 // Every statement is a constant: the connection prepares it once and reuses it.
 constexpr std::string_view kInsertGlobal =
     "INSERT INTO trans_global (gid, trans_type, status, options, create_time, update_time, "
-    "finish_time, rollback_time, rollback_reason, next_cron_time, stuck, force_stopped) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT (gid) DO NOTHING";
+    "finish_time, rollback_time, rollback_reason, next_cron_time, stuck, force_stopped, creator) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
+    "ON CONFLICT (gid) DO NOTHING";
 
 // Branch rows are keyed by their global's integer id (schema version 2); every statement
 // finds it from the gid through trans_global's unique index.
@@ -42,6 +43,7 @@ constexpr std::string_view kSelectBranchStatus =
 
 constexpr std::string_view kSelectGlobalStatus = "SELECT status FROM trans_global WHERE gid = ?1";
 constexpr std::string_view kSelectGlobalType = "SELECT trans_type FROM trans_global WHERE gid = ?1";
+constexpr std::string_view kSelectCreator = "SELECT creator FROM trans_global WHERE gid = ?1";
 
 constexpr std::string_view kUpdateGlobal =
     "UPDATE trans_global SET status = ?1, update_time = ?2, finish_time = ?3, "
@@ -128,7 +130,8 @@ Status Apply(db::SqliteConnection& c, const InsertGlobal& op) {
       .BindText(9, g.rollback_reason)
       .BindOptionalInt64(10, Millis(g.next_cron_time))
       .BindInt64(11, g.stuck ? 1 : 0)
-      .BindInt64(12, g.force_stopped ? 1 : 0);
+      .BindInt64(12, g.force_stopped ? 1 : 0)
+      .BindText(13, g.creator);
   if (Status s = stmt->Run(); !s.ok()) return s;
   if (c.Changes() == 0) return Status::AlreadyExists("gid " + g.gid + " already exists");
   return Status::Ok();
@@ -206,6 +209,19 @@ Status Apply(db::SqliteConnection& c, const ExpectGlobalType& op) {
   if (stored == ToString(op.trans_type)) return Status::Ok();
   return Status::Conflict("gid " + op.gid + " is a " + stored + " transaction, not " +
                           std::string(ToString(op.trans_type)));
+}
+
+Status Apply(db::SqliteConnection& c, const ExpectCreator& op) {
+  Result<db::SqliteStatement> stmt = c.Prepare(kSelectCreator);
+  if (!stmt) return stmt.status();
+  stmt->BindText(1, op.gid);
+  Result<bool> row = stmt->Step();
+  if (!row) return row.status();
+  if (*row) {
+    const std::string stored = stmt->ColumnBytes(0);
+    if (stored.empty() || stored == op.creator) return Status::Ok();
+  }
+  return Status::NotFound("gid " + op.gid + " not found");
 }
 
 Status Apply(db::SqliteConnection& c, const LimitBranchRows& op) {
@@ -322,6 +338,7 @@ Status Apply(db::SqliteConnection& c, const DeleteFinished& op) {
 Status Apply(db::SqliteConnection& c, const Subscribe& op) { return ApplyTopicOp(c, op); }
 Status Apply(db::SqliteConnection& c, const Unsubscribe& op) { return ApplyTopicOp(c, op); }
 Status Apply(db::SqliteConnection& c, const DeleteTopic& op) { return ApplyTopicOp(c, op); }
+Status Apply(db::SqliteConnection& c, const ExpectTopicCreator& op) { return ApplyTopicOp(c, op); }
 
 }  // namespace
 

@@ -323,6 +323,48 @@ TEST_CASE(
   CHECK(undone[0].gid == "raced");
 }
 
+TEST_CASE("a version 5 database gains creators: its transactions and topics are nobody's",
+          "[storage][postgres][tenancy]") {
+  PostgresTestDatabase database;
+  {
+    // The database as the release before owners left it: a prepared TCC and a topic.
+    Result<std::unique_ptr<db::PgConnection>> raw = db::PgConnection::Open(database.conninfo());
+    INFO(raw.status().ToString());
+    REQUIRE(raw);
+    REQUIRE(MigratePgSchema(**raw, 5).ok());
+    const Status inserted = (*raw)->Run(
+        "INSERT INTO trans_global (gid, trans_type, status, options, create_time, update_time, "
+        "rollback_reason, next_cron_time) "
+        "VALUES ('old-1', 'tcc', 'prepared', '{}'::bytea, 1000, 2000, ''::bytea, 3000);"
+        "INSERT INTO topic_subscriber (topic, url, remark, create_time) "
+        "VALUES ('orders', 'http://a/notify', ''::bytea, 1000)");
+    INFO(inserted.ToString());
+    REQUIRE(inserted.ok());
+  }
+
+  auto store = MustOpen(database.conninfo());
+
+  CHECK(MustLoad(*store, "old-1").global.creator.empty());
+  CHECK(store
+            ->Commit(
+                Batch(ExpectCreator{"old-1", "service-b"}, InsertBranch{MakeBranch("old-1", "01")}))
+            .ok());
+  ListQuery mine;
+  mine.creator = "service-b";
+  CHECK(Gids(MustList(*store, mine)) == std::vector<std::string>{"old-1"});
+  CHECK(store->UnfinishedUsage(std::nullopt)->empty());
+  CHECK(MustListTopics(*store).at(0).creator().empty());
+  CHECK(store
+            ->Commit(Batch(ExpectTopicCreator{"orders", "service-b"},
+                           Subscribe{"orders", MakeSubscriber("http://b/notify")}))
+            .ok());
+  // New rows carry their creator, as a version 5 coordinator's would not.
+  GlobalRecord owned = MakeGlobal("new-1");
+  owned.creator = "service-a";
+  MustCommit(*store, Batch(InsertGlobal{owned}));
+  CHECK(MustLoad(*store, "new-1").global.creator == "service-a");
+}
+
 TEST_CASE("an unreachable server is Unavailable at open, with libpq's reason",
           "[storage][postgres]") {
   Result<std::unique_ptr<PostgresStore>> opened =

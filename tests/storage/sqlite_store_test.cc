@@ -239,6 +239,46 @@ TEST_CASE("a version 4 database gains topics with every transaction kept", "[sto
   CHECK(MustLoad(*store, "old-1").branches[1].status == BranchStatus::kSucceed);
 }
 
+TEST_CASE("a version 6 database gains creators: its transactions and topics are nobody's",
+          "[storage][sqlite][tenancy]") {
+  TempDir dir;
+  const std::string path = dir.File("settle.db");
+  {
+    // The file as the release before owners left it: a prepared TCC and a topic.
+    Result<std::unique_ptr<db::SqliteConnection>> raw =
+        db::SqliteConnection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 5000);
+    REQUIRE(raw);
+    REQUIRE(MigrateSchema(**raw, 6).ok());
+    REQUIRE((*raw)
+                ->Exec("INSERT INTO trans_global (gid, trans_type, status, options, create_time, "
+                       "update_time, next_cron_time) VALUES "
+                       "('old-1', 'tcc', 'prepared', '{}', 1000, 2000, 3000);"
+                       "INSERT INTO topic_subscriber (topic, url, remark, create_time) VALUES "
+                       "('orders', 'http://a/notify', '', 1000);")
+                .ok());
+    REQUIRE(QueryInt(**raw, "PRAGMA user_version") == 6);
+  }
+
+  auto store = MustOpen(path);
+
+  CHECK(QueryInt(*RawConnection(path), "PRAGMA user_version") == SqliteStore::SchemaVersion());
+  CHECK(MustLoad(*store, "old-1").global.creator.empty());
+  // Every caller may act on it and list it, as before.
+  CHECK(store
+            ->Commit(
+                Batch(ExpectCreator{"old-1", "service-b"}, InsertBranch{MakeBranch("old-1", "01")}))
+            .ok());
+  ListQuery mine;
+  mine.creator = "service-b";
+  CHECK(Gids(MustList(*store, mine)) == std::vector<std::string>{"old-1"});
+  CHECK(store->UnfinishedUsage(std::nullopt)->empty());
+  CHECK(MustListTopics(*store).at(0).creator().empty());
+  CHECK(store
+            ->Commit(Batch(ExpectTopicCreator{"orders", "service-b"},
+                           Subscribe{"orders", MakeSubscriber("http://b/notify")}))
+            .ok());
+}
+
 TEST_CASE(
     "a version 5 database marks the transactions an operator force-stopped, and finds the TCC "
     "the timeout/registration race left uncancelled",

@@ -29,6 +29,10 @@ class ForwardingStore : public storage::Store {
   Result<std::vector<storage::UnfinishedCount>> CountUnfinished() override {
     return inner_.CountUnfinished();
   }
+  Result<std::vector<storage::CreatorUsage>> UnfinishedUsage(
+      const std::optional<std::string>& creator) override {
+    return inner_.UnfinishedUsage(creator);
+  }
   Result<std::vector<std::string>> ListFinishedBefore(TimePoint cutoff,
                                                       std::size_t limit) override {
     return inner_.ListFinishedBefore(cutoff, limit);

@@ -19,6 +19,8 @@ GrpcCode GrpcCodeOf(StatusCode code) {
       return GrpcCode::kFailedPrecondition;
     case StatusCode::kUnavailable:
       return GrpcCode::kUnavailable;
+    case StatusCode::kResourceExhausted:
+      return GrpcCode::kResourceExhausted;
     case StatusCode::kInternal:
       break;
   }

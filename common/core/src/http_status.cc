@@ -31,6 +31,9 @@ HttpAnswer ToHttpAnswer(const Status& status) {
     case StatusCode::kInternal:
       code = 500;
       break;
+    case StatusCode::kResourceExhausted:
+      code = 429;
+      break;
   }
   if (!status.ok()) body["message"] = status.message();
   return {code, body.dump(-1, ' ', false, json::error_handler_t::replace)};

@@ -70,6 +70,8 @@ const char* ReasonPhrase(int status) {
       return "Unprocessable Content";
     case 425:
       return "Too Early";
+    case 429:
+      return "Too Many Requests";
     case 431:
       return "Request Header Fields Too Large";
     case 500:

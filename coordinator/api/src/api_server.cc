@@ -22,6 +22,7 @@
 #include "settle/api/rate_limiter.h"
 #include "settle/api/refusal_log.h"
 #include "settle/api/request_parser.h"
+#include "settle/api/requester.h"
 #include "settle/api/session_store.h"
 #include "settle/api/transaction_json.h"
 #include "settle/core/ascii.h"
@@ -72,6 +73,13 @@ asio::awaitable<HttpAnswer> ParseThen(Result<Request> parsed, Act act) {
 constexpr std::size_t kConcurrentLargeReads = 2;
 // A read that loaded this much gives the freed memory back to the system when it is done.
 constexpr std::size_t kLargeReadBytes = std::size_t{8} << 20;
+
+// The parsed request, made `who`'s (engine/ownership.h).
+template <typename Request>
+Result<Request> AskedBy(Result<Request> parsed, const engine::Requester& who) {
+  if (parsed) parsed->requester = who;
+  return parsed;
+}
 
 // {"message": text}, the body of every answer that is not from the protocol's vocabulary.
 std::string MessageBody(const std::string& text) {
@@ -135,6 +143,10 @@ struct ApiServer::Impl {
   // system (glibc keeps it otherwise: a burst of large reads would leave the process large).
   template <typename Loaded>
   static void ReleaseLargeRead(Loaded loaded, std::size_t answer_bytes);
+  // Who asks, for the coordinator's ownership rules and quotas.
+  engine::Requester RequesterOf(const Caller& caller) const {
+    return api::RequesterOf(caller, authentication.enabled());
+  }
   RouteMetrics* AddMetrics(const std::string& label) {
     return route_metrics.emplace(label, std::make_unique<RouteMetrics>()).first->second.get();
   }
@@ -516,16 +528,19 @@ void ApiServer::Impl::RegisterRoutes() {
                 const nlohmann::json body = {{"gid", c.NewGid()}, {"dtm_result", "SUCCESS"}};
                 co_return JsonAnswer(body.dump());
               });
-  AddApiRoute("POST", "/prepare", Access::kClient, [&c](net::Request& req) {
-    return ParseThen(ParsePrepare(req.body),
-                     [&c](engine::PrepareRequest r) { return c.Prepare(std::move(r)); });
-  });
-  auto register_branch = [&c](net::Request& req) -> asio::awaitable<HttpAnswer> {
+  AddApiRoute("POST", "/prepare", Access::kClient,
+              CallerRouteHandler([this, &c](net::Request& req, const Caller& caller) {
+                return ParseThen(
+                    AskedBy(ParsePrepare(req.body), RequesterOf(caller)),
+                    [&c](engine::PrepareRequest r) { return c.Prepare(std::move(r)); });
+              }));
+  auto register_branch = [this, &c](net::Request& req,
+                                    const Caller& caller) -> asio::awaitable<HttpAnswer> {
     // {"dtm_result":"SUCCESS"}, with settled's countersignature of the branch's Try when it
     // signs and the registration named it (docs/protocol.md §3.4, §4.9).
     drive::Registration registration;
     HttpAnswer answer = co_await ParseThen(
-        ParseRegisterBranch(req.body),
+        AskedBy(ParseRegisterBranch(req.body), RequesterOf(caller)),
         [&c, &registration](engine::RegisterBranchRequest r) -> asio::awaitable<Status> {
           Result<drive::Registration> registered = co_await c.Register(std::move(r));
           if (!registered) co_return registered.status();
@@ -541,19 +556,21 @@ void ApiServer::Impl::RegisterRoutes() {
     }
     co_return answer;
   };
-  AddApiRoute("POST", "/registerBranch", Access::kClient, register_branch);
+  AddApiRoute("POST", "/registerBranch", Access::kClient, CallerRouteHandler(register_branch));
   AddApiRoute("POST", "/registerTccBranch", Access::kClient,
-              register_branch);  // older Node and Ruby SDKs
+              CallerRouteHandler(register_branch));  // older Node and Ruby SDKs
   AddApiRoute("POST", "/registerXaBranch", Access::kClient,
-              register_branch);  // older SDKs
-  AddApiRoute("POST", "/submit", Access::kClient, [&c](net::Request& req) {
-    return ParseThen(ParseSubmit(req.body),
-                     [&c](engine::SubmitRequest r) { return c.Submit(std::move(r)); });
-  });
-  AddApiRoute("POST", "/abort", Access::kClient, [&c](net::Request& req) {
-    return ParseThen(ParseAbort(req.body),
-                     [&c](engine::AbortRequest r) { return c.Abort(std::move(r)); });
-  });
+              CallerRouteHandler(register_branch));  // older SDKs
+  AddApiRoute("POST", "/submit", Access::kClient,
+              CallerRouteHandler([this, &c](net::Request& req, const Caller& caller) {
+                return ParseThen(AskedBy(ParseSubmit(req.body), RequesterOf(caller)),
+                                 [&c](engine::SubmitRequest r) { return c.Submit(std::move(r)); });
+              }));
+  AddApiRoute("POST", "/abort", Access::kClient,
+              CallerRouteHandler([this, &c](net::Request& req, const Caller& caller) {
+                return ParseThen(AskedBy(ParseAbort(req.body), RequesterOf(caller)),
+                                 [&c](engine::AbortRequest r) { return c.Abort(std::move(r)); });
+              }));
   AddApiRoute("POST", "/forceStop", Access::kAdmin,
               CallerRouteHandler([&c](net::Request& req, const Caller& caller) {
                 return ParseThen(ParseForceStop(req.body),
@@ -575,62 +592,71 @@ void ApiServer::Impl::RegisterRoutes() {
     return ParseThen(std::move(parsed),
                      [&c](engine::SubscribeRequest r) { return c.Unsubscribe(std::move(r)); });
   };
-  AddApiRoute("GET", "/subscribe", Access::kClient, [subscribe](net::Request& req) {
-    return subscribe(ParseSubscribeQuery(req.params));
-  });
+  AddApiRoute("GET", "/subscribe", Access::kClient,
+              CallerRouteHandler([this, subscribe](net::Request& req, const Caller& caller) {
+                return subscribe(AskedBy(ParseSubscribeQuery(req.params), RequesterOf(caller)));
+              }));
   AddApiRoute("POST", "/subscribe", Access::kClient,
-              [subscribe](net::Request& req) { return subscribe(ParseSubscribeBody(req.body)); });
-  AddApiRoute("GET", "/unsubscribe", Access::kClient, [unsubscribe](net::Request& req) {
-    return unsubscribe(ParseSubscribeQuery(req.params));
-  });
-  AddApiRoute("POST", "/unsubscribe", Access::kClient, [unsubscribe](net::Request& req) {
-    return unsubscribe(ParseSubscribeBody(req.body));
-  });
+              CallerRouteHandler([this, subscribe](net::Request& req, const Caller& caller) {
+                return subscribe(AskedBy(ParseSubscribeBody(req.body), RequesterOf(caller)));
+              }));
+  AddApiRoute("GET", "/unsubscribe", Access::kClient,
+              CallerRouteHandler([this, unsubscribe](net::Request& req, const Caller& caller) {
+                return unsubscribe(AskedBy(ParseSubscribeQuery(req.params), RequesterOf(caller)));
+              }));
+  AddApiRoute("POST", "/unsubscribe", Access::kClient,
+              CallerRouteHandler([this, unsubscribe](net::Request& req, const Caller& caller) {
+                return unsubscribe(AskedBy(ParseSubscribeBody(req.body), RequesterOf(caller)));
+              }));
   AddApiRoute("POST", "/deleteTopic", Access::kAdmin, [&c](net::Request& req) {
     return ParseThen(ParseDeleteTopic(req.body),
                      [&c](engine::DeleteTopicRequest r) { return c.DeleteTopic(std::move(r)); });
   });
   // The reads that may load much: one of ReadSlots' slots each while they build their answer,
   // capped by --max-answer-bytes, and the memory of a large one handed back to the system.
+  // Each answers what its caller may see (engine/ownership.h).
   AddApiRoute("GET", "/topics", Access::kRead,
-              [this, &c](net::Request& req) -> asio::awaitable<HttpAnswer> {
+              CallerRouteHandler([this, &c](net::Request& req,
+                                            const Caller& caller) -> asio::awaitable<HttpAnswer> {
                 auto position = ParseTopicsPosition(req.params);
                 if (!position) co_return ToHttpAnswer(position.status());
                 ReadSlots::Slot slot = co_await read_slots.Take();
-                auto topics = co_await c.Topics();
+                auto topics = co_await c.Topics(RequesterOf(caller));
                 if (!topics) co_return ToHttpAnswer(topics.status());
                 HttpAnswer answer =
                     JsonAnswer(TopicsResponseBody(*topics, *position, options.max_answer_bytes));
                 ReleaseLargeRead(std::move(*topics), answer.body.size());
                 co_return answer;
-              });
-  AddApiRoute(
-      "GET", "/query", Access::kRead, [this, &c](net::Request& req) -> asio::awaitable<HttpAnswer> {
-        auto gid = ParseQueryGid(req.params);
-        if (!gid) co_return ToHttpAnswer(gid.status());
-        auto payloads = ParseQueryPayloads(req.params);
-        if (!payloads) co_return ToHttpAnswer(payloads.status());
-        auto position = ParseQueryPosition(req.params);
-        if (!position) co_return ToHttpAnswer(position.status());
-        ReadSlots::Slot slot = co_await read_slots.Take();
-        auto tx = co_await c.Query(*gid);
-        if (!tx) co_return ToHttpAnswer(tx.status());
-        HttpAnswer answer =
-            JsonAnswer(QueryResponseBody(*tx, *payloads, *position, options.max_answer_bytes));
-        ReleaseLargeRead(std::move(*tx), answer.body.size());
-        co_return answer;
-      });
+              }));
+  AddApiRoute("GET", "/query", Access::kRead,
+              CallerRouteHandler([this, &c](net::Request& req,
+                                            const Caller& caller) -> asio::awaitable<HttpAnswer> {
+                auto gid = ParseQueryGid(req.params);
+                if (!gid) co_return ToHttpAnswer(gid.status());
+                auto payloads = ParseQueryPayloads(req.params);
+                if (!payloads) co_return ToHttpAnswer(payloads.status());
+                auto position = ParseQueryPosition(req.params);
+                if (!position) co_return ToHttpAnswer(position.status());
+                ReadSlots::Slot slot = co_await read_slots.Take();
+                auto tx = co_await c.Query(*gid, RequesterOf(caller));
+                if (!tx) co_return ToHttpAnswer(tx.status());
+                HttpAnswer answer = JsonAnswer(
+                    QueryResponseBody(*tx, *payloads, *position, options.max_answer_bytes));
+                ReleaseLargeRead(std::move(*tx), answer.body.size());
+                co_return answer;
+              }));
   AddApiRoute("GET", "/all", Access::kRead,
-              [this, &c](net::Request& req) -> asio::awaitable<HttpAnswer> {
+              CallerRouteHandler([this, &c](net::Request& req,
+                                            const Caller& caller) -> asio::awaitable<HttpAnswer> {
                 auto query = ParseListQuery(req.params);
                 if (!query) co_return ToHttpAnswer(query.status());
                 ReadSlots::Slot slot = co_await read_slots.Take();
-                auto page = co_await c.List(*query);
+                auto page = co_await c.List(*query, RequesterOf(caller));
                 if (!page) co_return ToHttpAnswer(page.status());
                 HttpAnswer answer = JsonAnswer(ListResponseBody(*page, options.max_answer_bytes));
                 ReleaseLargeRead(std::move(*page), answer.body.size());
                 co_return answer;
-              });
+              }));
 }
 
 ApiServer::ApiServer(drive::Coordinator& coordinator, const Clock& clock, asio::io_context& context,

@@ -406,6 +406,19 @@ void AddOperatorOptions(CLI::App& app, ServerConfig& c) {
                "Refuse (400) a request with a member this coordinator does not know, other than "
                "those DTM's client SDKs send, instead of ignoring it and naming it in the "
                "answer's Settle-Ignored-Fields header and the log");
+  // Quotas of a client-level caller under authentication (docs/operations.md, "Quotas").
+  app.add_option("--quota-unfinished", c.coordinator.quotas.unfinished,
+                 "With tokens or client certificates: unfinished transactions one client caller "
+                 "(a token's or certificate's name) may hold; one more is refused with 429 "
+                 "(0: no limit)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1'000'000'000}))
+      ->capture_default_str();
+  app.add_option("--quota-unfinished-bytes", c.coordinator.quotas.bytes,
+                 "With tokens or client certificates: bytes one client caller's unfinished "
+                 "transactions may hold (payloads, URLs, headers); more are refused with 429 "
+                 "(0: no limit)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 50))
+      ->capture_default_str();
   app.add_option("--log-level", c.log_level, "trace, debug, info, warn, error, critical or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();

@@ -269,6 +269,11 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     parts->api.SetRateLimiter(&parts->rate_limiter);
   }
   parts->io.Start();
+  // What each caller holds, for the quotas (--quota-unfinished): counted before any request.
+  if (Status s = parts->coordinator.CountHoldings(); !s.ok()) {
+    parts->Shutdown();
+    return s;
+  }
   if (parts->lease != nullptr) {
     // Shared store: this instance drives what it owns or may claim, found by the lease's poll.
     drive::Scheduler& scheduler = parts->scheduler;

@@ -27,6 +27,12 @@ Status NoSuchGid(const std::string& gid) {
   return Status::NotFound("no transaction with gid " + gid);
 }
 
+// What a requester that may not touch the transaction gets when it repeats the request that
+// created it (a prepare, a saga's submit): the gid is taken, and nothing more is said of it.
+Status TakenByAnother(const std::string& gid) {
+  return Status::Conflict("gid " + gid + " already exists");
+}
+
 Status WrongType(const storage::GlobalRecord& g, TransType wanted) {
   return Status::Conflict("gid " + g.gid + " is a " + std::string(ToString(g.trans_type)) +
                           " transaction, not " + std::string(ToString(wanted)));
@@ -69,7 +75,8 @@ Coordinator::Coordinator(AsyncStore& store, Scheduler& scheduler, const Clock& c
       gids_(gids),
       settings_(settings),
       metrics_(metrics),
-      ignored_fields_(clock) {}
+      ignored_fields_(clock),
+      quotas_(settings_.quotas, clock) {}
 
 Status Coordinator::CheckServing() const {
   if (shutting_down_) return Status::Unavailable("the coordinator is shutting down");
@@ -101,6 +108,39 @@ Result<std::size_t> Coordinator::Resume() {
   return unfinished->size();
 }
 
+Status Coordinator::CountHoldings() {
+  if (!quotas_.enabled()) return Status::Ok();
+  auto usage = store_.store().UnfinishedUsage(std::nullopt);
+  if (!usage) return usage.status();
+  quotas_.Reset(*usage);
+  return Status::Ok();
+}
+
+asio::awaitable<Status> Coordinator::Reserve(const engine::Requester& who, std::size_t count,
+                                             std::size_t bytes) {
+  if (!who.own_only || !quotas_.enabled()) co_return Status::Ok();
+  QuotaLedger::Admission admission = quotas_.Admit(who.name, count, bytes);
+  if (admission.outcome == QuotaLedger::Admission::Outcome::kReadStore) {
+    const std::optional<std::string> creator = who.name;
+    auto read = [this, &creator] { return store_.store().UnfinishedUsage(creator); };
+    auto usage = co_await store_.Read(read);
+    if (!usage) co_return usage.status();
+    std::optional<storage::CreatorUsage> held;
+    if (!usage->empty()) held = usage->front();
+    quotas_.Refresh(who.name, held);
+    admission = quotas_.Admit(who.name, count, bytes);
+  }
+  if (admission.outcome == QuotaLedger::Admission::Outcome::kAdmitted) co_return Status::Ok();
+  metrics_.QuotaRefused(admission.kind);
+  co_return QuotaRefusal(admission.kind, quotas_.limits());
+}
+
+void Coordinator::Unreserve(const engine::Requester& who, std::size_t count, std::size_t bytes,
+                            bool stored) {
+  if (!who.own_only || !quotas_.enabled()) return;
+  quotas_.Settle(who.name, count, bytes, stored);
+}
+
 std::string Coordinator::NewGid() { return gids_.Next(); }
 
 asio::awaitable<Status> Coordinator::Prepare(engine::PrepareRequest request) {
@@ -115,11 +155,15 @@ asio::awaitable<Status> Coordinator::Prepare(engine::PrepareRequest request) {
   if (!subscribers) co_return subscribers.status();
   auto built = engine::BuildPrepared(request, *subscribers, Defaults(), clock_.Now());
   if (!built) co_return built.status();
+  built->global.creator = request.requester.name;
   const storage::GlobalRecord& g = built->global;
+  const std::size_t bytes = QuotaLedger::BytesOf(&g, built->branches);
+  if (Status s = co_await Reserve(request.requester, 1, bytes); !s.ok()) co_return s;
   storage::WriteBatch insert;
   insert.Add(storage::InsertGlobal{g});
   for (const storage::BranchRecord& row : built->branches) insert.Add(storage::InsertBranch{row});
   const Status inserted = co_await store_.Commit(std::move(insert));
+  Unreserve(request.requester, 1, bytes, inserted.ok());
   if (inserted.ok()) {
     spdlog::info("gid={} trans_type={} prepared", g.gid, ToString(g.trans_type));
     metrics_.TransactionStarted(g.trans_type);
@@ -128,7 +172,8 @@ asio::awaitable<Status> Coordinator::Prepare(engine::PrepareRequest request) {
   }
   if (inserted.code() != StatusCode::kAlreadyExists) co_return inserted;
   engine::Repeat repeat{.fingerprint = g.options.request_fingerprint};
-  co_return co_await ExpectStored(g.gid, g.trans_type, GlobalStatus::kPrepared, std::move(repeat));
+  co_return co_await ExpectStored(g.gid, g.trans_type, GlobalStatus::kPrepared, std::move(repeat),
+                                  std::move(request.requester));
 }
 
 asio::awaitable<Result<engine::TopicSubscribers>> Coordinator::ReadSubscribers(
@@ -144,11 +189,13 @@ asio::awaitable<Result<engine::TopicSubscribers>> Coordinator::ReadSubscribers(
 }
 
 asio::awaitable<Status> Coordinator::ExpectStored(std::string gid, TransType type,
-                                                  GlobalStatus status, engine::Repeat repeat) {
+                                                  GlobalStatus status, engine::Repeat repeat,
+                                                  engine::Requester who) {
   auto existing = co_await store_.Load(gid);
   if (!existing) co_return existing.status();
   if (!existing->has_value()) co_return Status::Unavailable("gid " + gid + " vanished; try again");
   const storage::GlobalRecord& stored = (**existing).global;
+  if (!engine::MayTouch(who, stored.creator)) co_return TakenByAnother(gid);
   if (stored.trans_type != type) co_return WrongType(stored, type);
   if (stored.status != status) co_return StatusForbids(stored);
   co_return engine::MatchStored(gid, stored.options.request_fingerprint, repeat);
@@ -172,7 +219,10 @@ asio::awaitable<Status> Coordinator::RegisterBranchAt(engine::RegisterBranchRequ
       })) {
     auto existing = co_await store_.Load(request.gid);
     if (!existing) co_return existing.status();
-    if (!existing->has_value()) co_return NoSuchGid(request.gid);
+    if (!existing->has_value() ||
+        !engine::MayTouch(request.requester, (**existing).global.creator)) {
+      co_return NoSuchGid(request.gid);
+    }
     const Status sendable =
         engine::CheckGrpcHeaders((**existing).global.options.branch_headers, urls);
     if (!sendable.ok()) {
@@ -180,16 +230,23 @@ asio::awaitable<Status> Coordinator::RegisterBranchAt(engine::RegisterBranchRequ
                        sendable.message() + " (set by the prepare of gid " + request.gid + ")");
     }
   }
+  std::vector<storage::BranchRecord> rows = engine::RegisteredRows(request, now);
+  const std::size_t bytes = QuotaLedger::BytesOf(nullptr, rows);
   storage::WriteBatch batch;
+  // First: another caller's transaction is refused as an unknown gid, before any other check
+  // could say something of it.
+  if (request.requester.own_only) {
+    batch.Add(storage::ExpectCreator{request.gid, request.requester.name});
+  }
   // Rows of another type's ops would be ignored by the transaction's engine: the branch would
   // never be finished.
   batch.Add(storage::ExpectGlobalType{request.gid, request.trans_type});
   batch.Add(storage::ExpectGlobalStatus{request.gid, {GlobalStatus::kPrepared}});
-  for (storage::BranchRecord& row : engine::RegisteredRows(request, now)) {
-    batch.Add(storage::InsertBranch{std::move(row)});
-  }
+  for (storage::BranchRecord& row : rows) batch.Add(storage::InsertBranch{std::move(row)});
   batch.Add(storage::LimitBranchRows{request.gid, 2 * settings_.max_tcc_branches});
+  if (Status quota = co_await Reserve(request.requester, 0, bytes); !quota.ok()) co_return quota;
   Status s = co_await store_.Commit(std::move(batch));
+  Unreserve(request.requester, 0, bytes, s.ok());
   if (s.code() == StatusCode::kInvalidArgument)
     s = engine::TooManyBranches(request, settings_.max_tcc_branches);
   if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(request.gid);
@@ -256,26 +313,33 @@ asio::awaitable<Status> Coordinator::Submit(engine::SubmitRequest request) {
   if (plan.moves_prepared) {
     // The common case for a message: try the change first, so that its topics are not looked
     // up again.
-    const Status changed = co_await ChangeTwoPhaseAndDrive(
-        request.gid, request.trans_type, GlobalStatus::kSubmitted, no_reason, wait_result, repeat);
+    const Status changed =
+        co_await ChangeTwoPhaseAndDrive(request.gid, request.trans_type, GlobalStatus::kSubmitted,
+                                        no_reason, wait_result, repeat, request.requester);
     if (!plan.creates || changed.code() != StatusCode::kNotFound) co_return changed;
   }
   auto subscribers = co_await ReadSubscribers(engine::TopicsOf(request.steps));
   if (!subscribers) co_return subscribers.status();
   auto built = engine::BuildSubmitted(request, *subscribers, Defaults(), clock_.Now());
   if (!built) co_return built.status();
-  const Status inserted = co_await InsertAndDrive(std::move(*built), wait_result);
+  built->global.creator = request.requester.name;
+  const std::size_t bytes = QuotaLedger::BytesOf(&built->global, built->branches);
+  if (Status s = co_await Reserve(request.requester, 1, bytes); !s.ok()) co_return s;
+  const Status inserted =
+      co_await InsertAndDrive(std::move(*built), wait_result, request.requester, bytes);
   if (inserted.code() != StatusCode::kAlreadyExists) co_return inserted;
   if (plan.moves_prepared) {
     // Prepared or submitted by someone else meanwhile: the same submit again settles it.
-    co_return co_await ChangeTwoPhaseAndDrive(
-        request.gid, request.trans_type, GlobalStatus::kSubmitted, no_reason, wait_result, repeat);
+    co_return co_await ChangeTwoPhaseAndDrive(request.gid, request.trans_type,
+                                              GlobalStatus::kSubmitted, no_reason, wait_result,
+                                              repeat, request.requester);
   }
   // A duplicate submit that matches the stored request re-drives the transaction from its
   // stored rows.
   engine::Repeat same_request = repeat.value_or(engine::Repeat{});
-  const Status same = co_await ExpectStored(request.gid, request.trans_type,
-                                            GlobalStatus::kSubmitted, std::move(same_request));
+  const Status same =
+      co_await ExpectStored(request.gid, request.trans_type, GlobalStatus::kSubmitted,
+                            std::move(same_request), request.requester);
   if (!same.ok()) co_return same;
   co_return co_await DriveAfterChange(request.gid, wait_result);
 }
@@ -283,12 +347,14 @@ asio::awaitable<Status> Coordinator::Submit(engine::SubmitRequest request) {
 asio::awaitable<Status> Coordinator::ChangeTwoPhaseAndDrive(std::string gid, TransType type,
                                                             GlobalStatus to, std::string reason,
                                                             bool wait_result,
-                                                            std::optional<engine::Repeat> repeat) {
+                                                            std::optional<engine::Repeat> repeat,
+                                                            engine::Requester who) {
   // Without a claim (a pass of this gid is running, e.g. its timeout abort) the change still
   // happens and the pass reads it back.
   std::optional<Scheduler::PassClaim> claim = scheduler_.TryClaim(gid);
   std::vector<GlobalStatus> from = {GlobalStatus::kPrepared};
-  auto changed = co_await ChangeStatus(gid, type, std::move(from), to, to, reason, false, repeat);
+  auto changed = co_await ChangeStatus(gid, type, std::move(from), to, to, reason, false, repeat,
+                                       std::move(who));
   if (!changed) co_return changed.status();  // an unused claim restores the due time
   if (!claim || !changed->has_value()) {
     claim.reset();
@@ -297,7 +363,8 @@ asio::awaitable<Status> Coordinator::ChangeTwoPhaseAndDrive(std::string gid, Tra
   co_return co_await DriveClaimed(std::move(*claim), std::move(**changed), wait_result);
 }
 
-asio::awaitable<Status> Coordinator::InsertAndDrive(storage::Transaction tx, bool wait_result) {
+asio::awaitable<Status> Coordinator::InsertAndDrive(storage::Transaction tx, bool wait_result,
+                                                    engine::Requester who, std::size_t bytes) {
   const storage::GlobalRecord& g = tx.global;
   storage::WriteBatch batch;
   batch.Add(storage::InsertGlobal{g});
@@ -306,6 +373,7 @@ asio::awaitable<Status> Coordinator::InsertAndDrive(storage::Transaction tx, boo
   // drive the transaction in between. A gid that is being driven already is a duplicate.
   std::optional<Scheduler::PassClaim> claim = scheduler_.TryClaim(g.gid);
   const Status inserted = co_await store_.Commit(std::move(batch));
+  Unreserve(who, 1, bytes, inserted.ok());
   if (!inserted.ok()) co_return inserted;
   spdlog::info("gid={} trans_type={} submitted steps={}", g.gid, ToString(g.trans_type),
                tx.branches.size());
@@ -324,11 +392,14 @@ asio::awaitable<Status> Coordinator::Abort(engine::AbortRequest request) {
   if (plan.drives) {
     std::optional<engine::Repeat> no_repeat;  // an abort carries nothing to compare
     co_return co_await ChangeTwoPhaseAndDrive(request.gid, request.trans_type, plan.to,
-                                              std::move(reason), request.wait_result, no_repeat);
+                                              std::move(reason), request.wait_result, no_repeat,
+                                              std::move(request.requester));
   }
   std::vector<GlobalStatus> from = {GlobalStatus::kPrepared};
-  const auto changed = co_await ChangeStatus(request.gid, request.trans_type, std::move(from),
-                                             plan.to, std::nullopt, reason);
+  std::optional<engine::Repeat> no_repeat;
+  const auto changed =
+      co_await ChangeStatus(request.gid, request.trans_type, std::move(from), plan.to, std::nullopt,
+                            reason, false, no_repeat, std::move(request.requester));
   if (!changed) co_return changed.status();
   scheduler_.Schedule(request.gid, clock_.Now());  // lets the scheduler forget it
   co_return Status::Ok();
@@ -346,8 +417,11 @@ asio::awaitable<Status> Coordinator::ForceStop(engine::ForceStopRequest request)
   if (!request.actor.empty()) reason += " by " + request.actor;
   reason += ")";
   if (!request.reason.empty()) reason += ": " + request.reason;
-  const auto changed = co_await ChangeStatus(gid, std::nullopt, std::move(from),
-                                             GlobalStatus::kFailed, std::nullopt, reason, true);
+  std::optional<engine::Repeat> no_repeat;
+  engine::Requester operator_;  // admin only: every transaction
+  const auto changed =
+      co_await ChangeStatus(gid, std::nullopt, std::move(from), GlobalStatus::kFailed, std::nullopt,
+                            reason, true, no_repeat, std::move(operator_));
   if (!changed) co_return changed.status();
   spdlog::warn("gid={} force-stopped by actor={}; retries stop; reason={}", gid,
                request.actor.empty() ? "unknown" : request.actor, LogValue(request.reason));
@@ -375,8 +449,13 @@ asio::awaitable<Status> Coordinator::Subscribe(engine::SubscribeRequest request)
   if (Status s = CheckServing(); !s.ok()) co_return s;
   if (Status s = AdmitFields("subscribe", request.unread_fields); !s.ok()) co_return s;
   if (Status s = engine::CheckSubscription(request); !s.ok()) co_return s;
-  storage::Subscriber subscriber{request.url, request.remark, clock_.Now()};
+  storage::Subscriber subscriber{request.url, request.remark, clock_.Now(), request.requester.name};
   storage::WriteBatch batch;
+  // A topic belongs to the caller whose subscription made it: only that caller (or one that may
+  // touch everything) adds receivers of what others publish to it.
+  if (request.requester.own_only) {
+    batch.Add(storage::ExpectTopicCreator{request.topic, request.requester.name});
+  }
   batch.Add(storage::Subscribe{request.topic, std::move(subscriber)});
   const Status s = co_await store_.Commit(std::move(batch));
   if (s.ok()) spdlog::info("topic={} subscribed url={}", request.topic, LogValue(request.url));
@@ -388,6 +467,9 @@ asio::awaitable<Status> Coordinator::Unsubscribe(engine::SubscribeRequest reques
   if (Status s = AdmitFields("unsubscribe", request.unread_fields); !s.ok()) co_return s;
   if (Status s = engine::CheckUnsubscription(request); !s.ok()) co_return s;
   storage::WriteBatch batch;
+  if (request.requester.own_only) {
+    batch.Add(storage::ExpectTopicCreator{request.topic, request.requester.name});
+  }
   batch.Add(storage::Unsubscribe{request.topic, request.url});
   const Status s = co_await store_.Commit(std::move(batch));
   if (s.ok()) spdlog::info("topic={} unsubscribed url={}", request.topic, LogValue(request.url));
@@ -406,32 +488,45 @@ asio::awaitable<Status> Coordinator::DeleteTopic(engine::DeleteTopicRequest requ
   co_return s;
 }
 
-asio::awaitable<Result<std::vector<storage::Topic>>> Coordinator::Topics() {
-  co_return co_await store_.Read([this] { return store_.store().ListTopics(); });
+asio::awaitable<Result<std::vector<storage::Topic>>> Coordinator::Topics(engine::Requester who) {
+  auto topics = co_await store_.Read([this] { return store_.store().ListTopics(); });
+  if (!topics || !who.own_only) co_return topics;
+  std::erase_if(*topics,
+                [&who](const storage::Topic& t) { return !engine::MayTouch(who, t.creator()); });
+  co_return topics;
 }
 
 asio::awaitable<Result<std::vector<storage::UnfinishedCount>>> Coordinator::CountUnfinished() {
   co_return co_await store_.Read([this] { return store_.store().CountUnfinished(); });
 }
 
-asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::Query(std::string gid) {
-  co_return co_await store_.Load(std::move(gid));
+asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::Query(
+    std::string gid, engine::Requester who) {
+  auto loaded = co_await store_.Load(std::move(gid));
+  if (loaded && loaded->has_value() && !engine::MayTouch(who, (**loaded).global.creator)) {
+    co_return std::optional<storage::Transaction>();
+  }
+  co_return loaded;
 }
 
-asio::awaitable<Result<storage::ListPage>> Coordinator::List(storage::ListQuery query) {
+asio::awaitable<Result<storage::ListPage>> Coordinator::List(storage::ListQuery query,
+                                                             engine::Requester who) {
+  if (who.own_only) query.creator = who.name;
   co_return co_await store_.List(std::move(query));
 }
 
 asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::ChangeStatus(
     std::string gid, std::optional<TransType> type, std::vector<GlobalStatus> from, GlobalStatus to,
     std::optional<GlobalStatus> already_done, std::string reason, bool force_stop,
-    std::optional<engine::Repeat> repeat) {
+    std::optional<engine::Repeat> repeat, engine::Requester who) {
   for (int attempt = 0; attempt < kStatusChangeAttempts; ++attempt) {
     auto loaded = co_await store_.Load(gid);
     if (!loaded) co_return loaded.status();
     if (!loaded->has_value()) co_return NoSuchGid(gid);
     storage::Transaction tx = std::move(**loaded);
     storage::GlobalRecord& g = tx.global;
+    // The creator never changes: checked once loaded, the same as for an unknown gid.
+    if (!engine::MayTouch(who, g.creator)) co_return NoSuchGid(gid);
     if (type && g.trans_type != *type) co_return WrongType(g, *type);
     if (repeat) {
       const Status same = engine::MatchStored(gid, g.options.request_fingerprint, *repeat);

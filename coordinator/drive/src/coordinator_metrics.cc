@@ -47,6 +47,14 @@ void CoordinatorMetrics::BranchCalled(BranchOp op, const engine::BranchOutcome& 
   call_time_[Index(op)].Record(outcome.elapsed);
 }
 
+void CoordinatorMetrics::QuotaRefused(QuotaKind kind) {
+  quota_refusals_[static_cast<std::size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
+}
+
+std::uint64_t CoordinatorMetrics::QuotaRefusals(QuotaKind kind) const {
+  return quota_refusals_[static_cast<std::size_t>(kind)].load(std::memory_order_relaxed);
+}
+
 std::uint64_t CoordinatorMetrics::Finished(TransType type, GlobalStatus status) const {
   return finished_[Index(type)][status == GlobalStatus::kFailed ? 1 : 0].load(
       std::memory_order_relaxed);
@@ -100,6 +108,14 @@ void CoordinatorMetrics::WriteTo(metrics::PrometheusText& out) const {
     out.Histogram("settle_branch_call_duration_seconds", {{"op", Label(op)}},
                   call_time_[Index(op)].Read(), 1e6);
   }
+  out.Family("settle_quota_refusals_total", "counter",
+             "Requests refused (429) because their caller holds its quota of unfinished "
+             "transactions (quota=\"unfinished\", --quota-unfinished) or of their bytes "
+             "(quota=\"unfinished_bytes\", --quota-unfinished-bytes).");
+  out.Sample("settle_quota_refusals_total", {{"quota", "unfinished"}},
+             QuotaRefusals(QuotaKind::kUnfinished));
+  out.Sample("settle_quota_refusals_total", {{"quota", "unfinished_bytes"}},
+             QuotaRefusals(QuotaKind::kBytes));
 }
 
 }  // namespace settle::drive

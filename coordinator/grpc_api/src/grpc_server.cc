@@ -19,6 +19,7 @@
 #include "dtmgimp.grpc.pb.h"
 #include "settle/api/authentication.h"
 #include "settle/api/rate_limiter.h"
+#include "settle/api/requester.h"
 #include "settle/core/ascii.h"
 #include "settle/core/duration_text.h"
 #include "settle/core/file_text.h"
@@ -62,6 +63,8 @@ class DtmCall final : public grpc::ServerGenericBidiReactor {
   void OnDone() override { delete this; }
 
   grpc::CallbackServerContext& context() { return *ctx_; }
+  // Who made the call, as its token or certificate says (judged at its headers).
+  const api::Caller& caller() const { return caller_; }
   // Ends the call: with `reply`'s bytes when `status` is OK.
   void Answer(const grpc::Status& status, const google::protobuf::MessageLite& reply) {
     if (!status.ok()) {
@@ -77,6 +80,7 @@ class DtmCall final : public grpc::ServerGenericBidiReactor {
   grpc::GenericCallbackServerContext* const ctx_;
   DtmService& service_;
   const Method* method_ = nullptr;
+  api::Caller caller_;
   grpc_listen::FirstMessageWatch::Waiting waiting_;
   grpc::ByteBuffer request_;
   grpc::ByteBuffer response_;
@@ -214,8 +218,10 @@ class DtmService final : public grpc::CallbackGenericService {
   // RESOURCE_EXHAUSTED when the caller is over --rate-limit (the HTTP API's 429), then
   // UNAUTHENTICATED or PERMISSION_DENIED when the call's token, or else its client
   // certificate, does not grant `needed`, as the HTTP API's 401 and 403.
+  // `caller`, when given, gets who was granted it.
   std::optional<grpc::Status> Authorize(const grpc::CallbackServerContext& ctx, api::Access needed,
-                                        std::string_view method) const {
+                                        std::string_view method,
+                                        api::Caller* caller = nullptr) const {
     const auto& metadata = ctx.client_metadata();
     const auto it = metadata.find("authorization");
     std::string authorization;
@@ -232,7 +238,10 @@ class DtmService final : public grpc::CallbackGenericService {
     }
     const std::optional<api::Authentication::Refusal> refusal = authentication_.Authorize(
         identified, needed, method, subject, "metadata authorization: Bearer <token>");
-    if (!refusal) return std::nullopt;
+    if (!refusal) {
+      if (caller != nullptr) *caller = identified.caller;
+      return std::nullopt;
+    }
     if (refusals_ != nullptr) {
       refusals_->Refused(api::ApiPort::kGrpc, PeerAddress(ctx.peer()), method, *refusal);
     }
@@ -277,6 +286,12 @@ class DtmService final : public grpc::CallbackGenericService {
   template <typename Request, typename Operation>
   void Serve(DtmCall& call, std::string_view method, Result<Request> translated,
              Operation operation, std::string_view url_name = "Data.url") {
+    // Who asks, for the coordinator's ownership rules and quotas (engine/ownership.h).
+    if constexpr (requires { translated->requester; }) {
+      if (translated) {
+        translated->requester = api::RequesterOf(call.caller(), authentication_.enabled());
+      }
+    }
     if (!translated) return call.Answer(ToGrpcStatus(translated.status(), url_name), Empty());
     const std::vector<std::string> unknown = engine::UnknownFields(translated->unread_fields);
     if (!unknown.empty()) {
@@ -334,7 +349,7 @@ DtmCall::DtmCall(grpc::GenericCallbackServerContext* ctx, DtmService& service)
     return;
   }
   // The token before the message: a refused call's message is never read.
-  if (auto refused = service_.Authorize(*ctx, method_->access, method_->name)) {
+  if (auto refused = service_.Authorize(*ctx, method_->access, method_->name, &caller_)) {
     Finish(*refused);
     return;
   }

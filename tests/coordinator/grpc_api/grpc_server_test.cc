@@ -405,6 +405,65 @@ TEST_CASE("the HTTP API's tokens guard the gRPC API, read from authorization met
         0);
 }
 
+TEST_CASE(
+    "over gRPC too, another client's TCC is refused as an absent gid, its topic is not "
+    "another's to subscribe to, and a quota is RESOURCE_EXHAUSTED",
+    "[grpc][tenancy]") {
+  ParticipantServer p;
+  InProcessSettled s([](app::ServerConfig& c) {
+    WithGrpc(c);
+    REQUIRE(c.api.tokens.Add(api::Access::kClient, "client-a-token-0123456789", "service-a").ok());
+    REQUIRE(c.api.tokens.Add(api::Access::kClient, "client-b-token-0123456789", "service-b").ok());
+    c.coordinator.quotas.unfinished = 1;
+  });
+  DtmClient a(s.grpc_port());
+  a.SetToken("client-a-token-0123456789");
+  DtmClient b(s.grpc_port());
+  b.SetToken("client-b-token-0123456789");
+  dtmgimp::DtmRequest tcc;
+  tcc.set_gid("grpc-tcc-a");
+  tcc.set_transtype("tcc");
+  tcc.set_steps("null");
+  (*tcc.mutable_transoptions()->mutable_branchheaders())["Authorization"] = "Bearer SECRET-A";
+  REQUIRE(a.PrepareTx(tcc).ok());
+
+  auto branch_of = [&p](const std::string& gid) {
+    dtmgimp::DtmBranchRequest branch;
+    branch.set_gid(gid);
+    branch.set_transtype("tcc");
+    branch.set_branchid("02");
+    branch.set_busipayload(std::string(kBody));
+    (*branch.mutable_data())["confirm"] = p.Url("/confirm-b");
+    (*branch.mutable_data())["cancel"] = p.Url("/cancel-b");
+    return branch;
+  };
+  const grpc::Status on_taken = b.RegisterBranch(branch_of("grpc-tcc-a"));
+  const grpc::Status on_absent = b.RegisterBranch(branch_of("grpc-tcc-z"));
+  CHECK(on_taken.error_code() == on_absent.error_code());
+  CHECK(on_taken.error_code() == grpc::StatusCode::ABORTED);
+  CHECK(on_taken.error_message() == "no transaction with gid grpc-tcc-a");
+  CHECK(on_absent.error_message() == "no transaction with gid grpc-tcc-z");
+  CHECK(b.Abort(tcc).error_message() == "no transaction with gid grpc-tcc-a");
+
+  REQUIRE(a.Topic(&dtmgimp::Dtm::Stub::Subscribe, "orders-a", p.Url("/orders")).ok());
+  const grpc::Status stolen = b.Topic(&dtmgimp::Dtm::Stub::Subscribe, "orders-a", p.Url("/steal"));
+  CHECK(stolen.error_code() == grpc::StatusCode::ABORTED);
+  CHECK(stolen.error_message() == "topic orders-a belongs to another client");
+
+  // A holds its one unfinished transaction.
+  dtmgimp::DtmRequest second = tcc;
+  second.set_gid("grpc-tcc-a2");
+  const grpc::Status exhausted = a.PrepareTx(second);
+  CHECK(exhausted.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
+  CHECK_THAT(exhausted.error_message(),
+             Catch::StartsWith("quota: ") && Catch::Contains("--quota-unfinished"));
+
+  tcc.mutable_transoptions()->set_waitresult(true);
+  CHECK(a.Abort(tcc).error_code() == grpc::StatusCode::ABORTED);  // failed, as asked
+  CHECK(p.CountCalls("/cancel-b") == 0);
+  CHECK(p.CountCalls("/confirm-b") == 0);
+}
+
 std::string FileText(const std::string& path) {
   std::ifstream in(path);
   std::ostringstream text;

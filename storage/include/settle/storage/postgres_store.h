@@ -62,6 +62,8 @@ class PostgresStore final : public Store {
   Result<ListPage> List(const ListQuery& query) override;
   Result<std::vector<DueEntry>> ListUnfinished() override;
   Result<std::vector<UnfinishedCount>> CountUnfinished() override;
+  Result<std::vector<CreatorUsage>> UnfinishedUsage(
+      const std::optional<std::string>& creator) override;
   Result<std::vector<std::string>> ListFinishedBefore(TimePoint cutoff, std::size_t limit) override;
   Result<std::vector<UndoneRollback>> ListUndoneRollbacks(TimePoint finished_since,
                                                           std::int64_t after_id,

@@ -20,6 +20,8 @@ struct ListQuery {
   std::size_t limit = 100;
   // Keyset paging: only transactions with id < before_id. Absent: start from the newest.
   std::optional<std::int64_t> before_id;
+  // Only the transactions of this creator and those of nobody (GlobalRecord::creator empty).
+  std::optional<std::string> creator;
 };
 
 struct ListPage {
@@ -42,6 +44,17 @@ struct UnfinishedCount {
   GlobalStatus status = GlobalStatus::kPrepared;
   std::size_t count = 0;
   std::size_t stuck = 0;
+};
+
+// What one creator's unfinished transactions hold (the quotas of docs/operations.md): how
+// many, and their bytes: every branch row's url and data, and each transaction's stored
+// options (branch_headers, custom_data, ...).
+struct CreatorUsage {
+  std::string creator;
+  std::size_t unfinished = 0;
+  std::size_t bytes = 0;
+
+  bool operator==(const CreatorUsage&) const = default;
 };
 
 // A failed TCC or XA transaction with a registered branch whose cancel (rollback) was never
@@ -88,6 +101,11 @@ class Store {
   // Unfinished transactions counted by type and status (only the pairs that occur), for
   // metrics.
   virtual Result<std::vector<UnfinishedCount>> CountUnfinished() = 0;
+
+  // What each creator's unfinished transactions hold, ordered by creator (those of nobody left
+  // out); only `creator`'s when given (nothing when it has none).
+  virtual Result<std::vector<CreatorUsage>> UnfinishedUsage(
+      const std::optional<std::string>& creator) = 0;
 
   // The gids of at most `limit` transactions that finished (succeed or failed) before
   // `cutoff`, the longest finished first: what retention deletes next.

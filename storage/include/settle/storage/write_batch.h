@@ -54,6 +54,22 @@ struct ExpectBranchCount {
   std::size_t count = 0;
 };
 
+// Precondition only: the global exists and belongs to `creator` or to nobody
+// (GlobalRecord::creator empty); NotFound "gid G not found" otherwise, as for an unknown gid, so
+// that a caller learns nothing of another's transaction. A writer acting for a caller that may
+// only touch its own transactions adds this first.
+struct ExpectCreator {
+  std::string gid;
+  std::string creator;
+};
+
+// Precondition only: the topic does not exist, or belongs to `creator` or to nobody
+// (Topic::creator); Conflict naming the topic otherwise. Holds until the batch commits.
+struct ExpectTopicCreator {
+  std::string topic;
+  std::string creator;
+};
+
 // Precondition only: the global has at most `max_rows` branch rows, counting those inserted
 // earlier in the batch (InvalidArgument naming the limit otherwise; NotFound for an unknown
 // gid). Bounds how large a client can make one transaction.
@@ -117,7 +133,8 @@ struct DeleteTopic {
 
 using WriteOp = std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, ExpectGlobalType,
                              ExpectBranchCount, LimitBranchRows, UpdateGlobal, UpdateBranch,
-                             RetryNow, DeleteFinished, Subscribe, Unsubscribe, DeleteTopic>;
+                             RetryNow, DeleteFinished, Subscribe, Unsubscribe, DeleteTopic,
+                             ExpectCreator, ExpectTopicCreator>;
 
 // An ordered list of operations that the store applies atomically: all of them, or, if any
 // precondition fails or storage fails, none. Later operations see the effects of earlier ones.

@@ -24,6 +24,7 @@ struct HttpAnswer {
 //   Pending                            425 {"dtm_result":"ONGOING","message":...}
 //   Unavailable                        503 {"message":...}
 //   Internal                           500 {"message":...}
+//   ResourceExhausted                  429 {"message":...}
 //
 // Text that is not valid UTF-8 is replaced, so the body is always valid JSON.
 HttpAnswer ToHttpAnswer(const Status& status);

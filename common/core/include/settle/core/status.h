@@ -12,13 +12,14 @@ namespace settle {
 // (common/http_status.h); library code never speaks HTTP.
 enum class StatusCode {
   kOk,
-  kInvalidArgument,  // the request is malformed; the message names the field
-  kNotFound,         // the named thing does not exist
-  kAlreadyExists,    // an insert found the key taken
-  kConflict,         // well-formed but not allowed in the current state
-  kPending,          // accepted, but the outcome is not known yet
-  kUnavailable,      // storage or a peer is unavailable, or the process is shutting down
-  kInternal,         // a bug
+  kInvalidArgument,    // the request is malformed; the message names the field
+  kNotFound,           // the named thing does not exist
+  kAlreadyExists,      // an insert found the key taken
+  kConflict,           // well-formed but not allowed in the current state
+  kPending,            // accepted, but the outcome is not known yet
+  kUnavailable,        // storage or a peer is unavailable, or the process is shutting down
+  kInternal,           // a bug
+  kResourceExhausted,  // a limit of the caller's is reached (a quota); the message names it
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -40,6 +41,9 @@ class [[nodiscard]] Status {
   static Status Pending(std::string m) { return {StatusCode::kPending, std::move(m)}; }
   static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  static Status ResourceExhausted(std::string m) {
+    return {StatusCode::kResourceExhausted, std::move(m)};
+  }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -11,6 +11,7 @@
 #include "settle/drive/coordinator_metrics.h"
 #include "settle/drive/gid_generator.h"
 #include "settle/drive/ignored_fields_log.h"
+#include "settle/drive/quota_ledger.h"
 #include "settle/drive/scheduler.h"
 #include "settle/engine/request_fingerprint.h"
 #include "settle/engine/requests.h"
@@ -37,6 +38,9 @@ struct CoordinatorSettings {
   // With it (settled signs: --signing-key), a TCC registration that names its Try is answered
   // with settled's countersignature of that Try (Register). Must outlive the coordinator.
   const calls::TryCountersigner* try_countersigner = nullptr;
+  // What one caller may hold in unfinished transactions (a client under authentication:
+  // engine::Requester::own_only); a request beyond it is ResourceExhausted. 0: no limit.
+  QuotaLimits quotas;
 };
 
 // What a registration answers: settled's countersignature of the branch's Try, when it signs
@@ -56,6 +60,18 @@ struct Registration {
 // prepare or submit must match the request that created the transaction
 // (request_fingerprint.h).
 //
+// Ownership (engine/ownership.h, docs/protocol.md §1.6): each request's Requester is stored as
+// the creator of what it creates, and a requester that may touch only its own transactions is
+// answered for another caller's gid exactly as for an unknown gid (registerBranch, submit,
+// abort: NotFound; Query: nullopt; List leaves it out); a repeated prepare or saga submit of
+// another's gid is a Conflict ("gid G already exists"). A topic's subscriptions change only for
+// its creator or a requester that may touch everything (a Conflict otherwise); publishing to a
+// topic is open to every client.
+//
+// Quotas (CoordinatorSettings::quotas, quota_ledger.h): a prepare, a submit that creates a
+// transaction and a registration are counted for an own-only requester, and refused with
+// ResourceExhausted ("quota: ..." naming the flag) beyond them.
+//
 // Errors: InvalidArgument for requests that contradict themselves; NotFound for an unknown
 // gid; Conflict when the transaction's state does not allow the operation; Pending when
 // wait_result found the transaction unfinished; Unavailable when storage failed or the
@@ -73,6 +89,9 @@ class Coordinator {
   // Hands every unfinished transaction in storage to the scheduler (resume after a restart).
   // Returns how many. Blocks on the store: for start-up.
   Result<std::size_t> Resume();
+  // Counts what each caller holds in unfinished transactions for the quotas, from the store
+  // (every instance's, when several share it). Blocks on the store: for start-up.
+  Status CountHoldings();
 
   std::string NewGid();
   asio::awaitable<Status> Prepare(engine::PrepareRequest request);
@@ -88,10 +107,23 @@ class Coordinator {
   asio::awaitable<Result<Registration>> Register(engine::RegisterBranchRequest request);
   asio::awaitable<Status> Submit(engine::SubmitRequest request);
   asio::awaitable<Status> Abort(engine::AbortRequest request);
-  asio::awaitable<Result<std::optional<storage::Transaction>>> Query(std::string gid);
-  asio::awaitable<Result<storage::ListPage>> List(storage::ListQuery query);
+  // The transaction, as `who` may see it (nullopt for another caller's, as for an unknown gid).
+  // (No default arguments on these coroutines: GCC 12 destroys such a temporary too early.)
+  asio::awaitable<Result<std::optional<storage::Transaction>>> Query(std::string gid,
+                                                                     engine::Requester who);
+  // As seen by a requester that sees everything.
+  asio::awaitable<Result<std::optional<storage::Transaction>>> Query(std::string gid) {
+    return Query(std::move(gid), engine::Requester{});
+  }
+  // The transactions `who` may see (its own and nobody's, or every one).
+  asio::awaitable<Result<storage::ListPage>> List(storage::ListQuery query, engine::Requester who);
+  asio::awaitable<Result<storage::ListPage>> List(storage::ListQuery query) {
+    return List(std::move(query), engine::Requester{});
+  }
   // Unfinished transactions counted by type and status (the admin console's summary).
   asio::awaitable<Result<std::vector<storage::UnfinishedCount>>> CountUnfinished();
+  // What the quotas count for a caller (tests).
+  const QuotaLedger& quotas() const { return quotas_; }
   // What this coordinator counted since it started (the metrics' counters).
   const CoordinatorMetrics& metrics() const { return metrics_; }
   asio::awaitable<Status> ForceStop(engine::ForceStopRequest request);
@@ -103,7 +135,11 @@ class Coordinator {
   asio::awaitable<Status> Subscribe(engine::SubscribeRequest request);
   asio::awaitable<Status> Unsubscribe(engine::SubscribeRequest request);
   asio::awaitable<Status> DeleteTopic(engine::DeleteTopicRequest request);
-  asio::awaitable<Result<std::vector<storage::Topic>>> Topics();
+  // The topics `who` may see: its own and nobody's, or every one.
+  asio::awaitable<Result<std::vector<storage::Topic>>> Topics(engine::Requester who);
+  asio::awaitable<Result<std::vector<storage::Topic>>> Topics() {
+    return Topics(engine::Requester{});
+  }
 
   // From now on every operation that changes state answers Unavailable.
   void BeginShutdown() { shutting_down_ = true; }
@@ -114,7 +150,16 @@ class Coordinator {
   asio::awaitable<Status> RegisterBranchAt(engine::RegisterBranchRequest request, TimePoint now);
   // Stores a new submitted transaction with its rows and drives it. AlreadyExists, unchanged,
   // when the gid is taken.
-  asio::awaitable<Status> InsertAndDrive(storage::Transaction tx, bool wait_result);
+  // The rows were reserved for `who` (Reserve): settled once the write is done.
+  asio::awaitable<Status> InsertAndDrive(storage::Transaction tx, bool wait_result,
+                                         engine::Requester who, std::size_t bytes);
+  // Reserves `count` transactions and `bytes` bytes of `who`'s quotas (nothing for a requester
+  // the quotas do not count): OK, or ResourceExhausted naming the flag (counted in the
+  // metrics). Reads the caller's usage from the store when the count is over a limit.
+  asio::awaitable<Status> Reserve(const engine::Requester& who, std::size_t count,
+                                  std::size_t bytes);
+  // Ends a reservation Reserve made; `stored`: its rows were committed.
+  void Unreserve(const engine::Requester& who, std::size_t count, std::size_t bytes, bool stored);
   // The subscribers of each of `topics` (a message's topic://NAME steps), as stored now.
   asio::awaitable<Result<engine::TopicSubscribers>> ReadSubscribers(
       std::vector<std::string> topics);
@@ -122,8 +167,10 @@ class Coordinator {
   // transaction is of `type`, in `status` and created by a request that `repeat` matches
   // (the repeat is then harmless), otherwise the Conflict that says why
   // (Unavailable if it vanished meanwhile).
+  // A requester that may not touch the stored transaction gets the Conflict "gid G already
+  // exists", whatever it holds.
   asio::awaitable<Status> ExpectStored(std::string gid, TransType type, GlobalStatus status,
-                                       engine::Repeat repeat);
+                                       engine::Repeat repeat, engine::Requester who);
   // Moves gid from one of the `from` statuses to `to`, retrying when a concurrent change wins
   // the compare-and-set or a branch is registered meanwhile. Answers the transaction as stored
   // by the change; nullopt for one already in `already_done`, left unchanged. One of another
@@ -131,17 +178,19 @@ class Coordinator {
   // so that the calls it leaves undone stay undone (GlobalRecord::force_stopped).
   // `repeat`, when given: a message's submit, which must match the request that created the
   // message (a Conflict naming the difference otherwise, before anything changes).
+  // A transaction `who` may not touch is NotFound, as an unknown gid.
   asio::awaitable<Result<std::optional<storage::Transaction>>> ChangeStatus(
       std::string gid, std::optional<TransType> type, std::vector<GlobalStatus> from,
       GlobalStatus to, std::optional<GlobalStatus> already_done, std::string reason,
-      bool force_stop = false, std::optional<engine::Repeat> repeat = std::nullopt);
+      bool force_stop, std::optional<engine::Repeat> repeat, engine::Requester who);
   // Phase two of a TCC or XA, or the submit of a prepared message: ChangeStatus of the gid,
   // which must be of `type` (and match `repeat`, when given), from prepared to `to`,
   // then DriveClaimed from the rows it stored, under a claim taken before the load so that
   // nothing else drives it in between.
   asio::awaitable<Status> ChangeTwoPhaseAndDrive(std::string gid, TransType type, GlobalStatus to,
                                                  std::string reason, bool wait_result,
-                                                 std::optional<engine::Repeat> repeat);
+                                                 std::optional<engine::Repeat> repeat,
+                                                 engine::Requester who);
   // Drives the transaction now: a pass in this coroutine for wait_result, which then maps the
   // status it reached; otherwise the scheduler starts one.
   asio::awaitable<Status> DriveAfterChange(std::string gid, bool wait_result);
@@ -163,6 +212,7 @@ class Coordinator {
   CoordinatorSettings settings_;
   CoordinatorMetrics& metrics_;
   IgnoredFieldsLog ignored_fields_;
+  QuotaLedger quotas_;
   std::atomic<bool> shutting_down_{false};
 };
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "settle/core/protocol.h"
+#include "settle/drive/quota_ledger.h"
 #include "settle/engine/branch_call.h"
 #include "settle/metrics/latency_histogram.h"
 #include "settle/metrics/prometheus_text.h"
@@ -24,14 +25,17 @@ class CoordinatorMetrics {
   void TransactionStuck(TransType type);
   // `retry`: the branch had been called before.
   void BranchCalled(BranchOp op, const engine::BranchOutcome& outcome, bool retry);
+  // A request refused by a caller's quota (quota_ledger.h).
+  void QuotaRefused(QuotaKind kind);
 
   // settle_transactions_started_total, settle_transactions_finished_total,
   // settle_transactions_stuck_total, settle_branch_calls_total, settle_branch_retries_total
-  // and settle_branch_call_duration_seconds.
+  // settle_branch_call_duration_seconds and settle_quota_refusals_total.
   void WriteTo(metrics::PrometheusText& out) const;
 
   std::uint64_t Finished(TransType type, GlobalStatus status) const;
   std::uint64_t BranchCalls(BranchOp op, BranchResult result) const;
+  std::uint64_t QuotaRefusals(QuotaKind kind) const;
 
  private:
   static constexpr std::size_t kTypes = 4;  // every TransType, indexed by its value
@@ -45,6 +49,7 @@ class CoordinatorMetrics {
   std::array<std::array<Counter, kResults>, kOps> calls_{};
   std::array<Counter, kOps> retries_{};
   std::array<metrics::LatencyHistogram, kOps> call_time_;
+  std::array<Counter, 2> quota_refusals_{};  // by QuotaKind
 };
 
 }  // namespace settle::drive

@@ -9,6 +9,7 @@
 
 #include "settle/core/clock.h"
 #include "settle/core/protocol.h"
+#include "settle/engine/ownership.h"
 
 namespace settle::engine {
 
@@ -80,6 +81,7 @@ struct PrepareRequest {
   std::vector<std::string> payloads;  // message only: one per step, the body of its deliveries
   std::string query_prepared;         // message only
   UnreadFields unread_fields;
+  Requester requester;  // who asks (ownership.h); not part of the wire format
 };
 
 // TCC or XA.
@@ -96,6 +98,7 @@ struct RegisterBranchRequest {
   // (docs/protocol.md §4.9).
   std::string try_url;
   UnreadFields unread_fields;
+  Requester requester;  // who asks (ownership.h); not part of the wire format
 };
 
 struct SubmitRequest {
@@ -106,6 +109,7 @@ struct SubmitRequest {
   std::vector<std::string> payloads;  // saga and message: one per step
   std::string query_prepared;         // message: kept from the prepare when there was one
   UnreadFields unread_fields;
+  Requester requester;  // who asks (ownership.h); not part of the wire format
 };
 
 // A receiver of a topic's messages (DTM's subscribe and unsubscribe; remark is ignored by
@@ -115,6 +119,7 @@ struct SubscribeRequest {
   std::string url;
   std::string remark;
   UnreadFields unread_fields;
+  Requester requester;  // who asks (ownership.h); not part of the wire format
 };
 
 // An operator's forceStop: `reason` (may be empty) and `actor` (the name of the token that
@@ -133,6 +138,7 @@ struct AbortRequest {
   bool wait_result = false;
   TransType trans_type = TransType::kTcc;
   UnreadFields unread_fields;
+  Requester requester;  // who asks (ownership.h); not part of the wire format
 };
 
 // resetNextCronTime.

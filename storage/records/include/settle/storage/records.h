@@ -53,6 +53,11 @@ struct GlobalRecord {
   // failed TCC or XA transaction has cancelled (rolled back) every registered branch, and one
   // that has not (left so by a version with the timeout/registration race) is repaired.
   bool force_stopped = false;
+  // The caller that created it (api::Caller::name: a token's or a client certificate's name),
+  // to whom it belongs (docs/protocol.md §1.6); empty for none: created with authentication
+  // off, or stored before transactions had owners (SQLite schema version 7, PostgreSQL 6).
+  // Never changes.
+  std::string creator;
 
   bool operator==(const GlobalRecord&) const = default;
 };
@@ -100,6 +105,9 @@ struct Subscriber {
   std::string url;
   std::string remark;  // as the client sent it
   TimePoint create_time;
+  // The caller that subscribed it (empty: none, as GlobalRecord::creator). A topic belongs to
+  // the creator of its oldest subscription.
+  std::string creator;
 
   bool operator==(const Subscriber&) const = default;
 };
@@ -109,6 +117,9 @@ struct Subscriber {
 struct Topic {
   std::string name;
   std::vector<Subscriber> subscribers;
+
+  // Whose it is: the creator of its oldest subscription (empty: nobody's).
+  std::string creator() const { return subscribers.empty() ? "" : subscribers.front().creator; }
 
   bool operator==(const Topic&) const = default;
 };
