@@ -494,9 +494,9 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(drive::Coordinator& coordi
       });
   impl->watch = std::make_unique<grpc_listen::FirstMessageWatch>(
       o.first_message_timeout, grpc_listen::WaitingStreamBudget(o.memory_limit_bytes));
-  impl->service = std::make_unique<DtmService>(coordinator, context, impl->options.tokens,
-                                               impl->options.client_certificates,
-                                               impl->options.refusals, *impl->watch);
+  impl->service = std::make_unique<DtmService>(
+      coordinator, context, impl->options.tokens, impl->options.client_certificates,
+      impl->options.refusals, impl->options.rate_limiter, *impl->watch);
   grpc::ServerBuilder builder;
   impl->gate->AttachTo(builder, credentials);
   builder.RegisterCallbackGenericService(impl->service.get());
