@@ -772,8 +772,10 @@ int main(int argc, char** argv) {
 
   // Both settled processes: A gets the outage, B is the baseline of the healthy load.
   std::vector<std::string> flags = SplitWords(a.settled_args);
-  flags.insert(flags.end(), {"--host-max-in-flight", std::to_string(a.host_max_in_flight),
-                             "--circuit-release-rate", std::to_string(a.release_rate)});
+  // Two instances side by side: neither serves gRPC (the default port would be taken twice).
+  flags.insert(flags.end(),
+               {"--host-max-in-flight", std::to_string(a.host_max_in_flight),
+                "--circuit-release-rate", std::to_string(a.release_rate), "--grpc-port", "0"});
   Settled outage_settled, baseline_settled;
   for (auto [s, dir] : {std::pair{&outage_settled, "outage"}, {&baseline_settled, "baseline"}}) {
     if (Status st = s->Start(a.settled, flags, work / dir); !st.ok()) {

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "settle/core/duration_text.h"
 #include "settle/core/thread_name.h"
 
 namespace settle::grpc_listen {
@@ -126,6 +127,19 @@ void FirstMessageWatch::Loop() {
     for (Waiting* waiting : due) std::function<void()>(waiting->expire)();
     lock.lock();
   }
+}
+
+std::string FirstMessageWatch::ExpiryMessage(std::string_view timeout_name) const {
+  return "the request message did not arrive within " + FormatDuration(timeout_) +
+         " of the call (" + std::string(timeout_name) + ")";
+}
+
+std::string FirstMessageWatch::RefusalMessage(Refusal refusal, std::string_view limit_name) const {
+  const bool budget = refusal == Refusal::kBudget;
+  return "quota: " + std::to_string(budget ? max_waiting_ : max_per_peer_) +
+         (budget ? " calls are" : " calls from this address are") +
+         " waiting for their request message, the most " + std::string(limit_name) + " allows" +
+         (budget ? "" : " one address (a quarter of all)") + "; retry later";
 }
 
 }  // namespace settle::grpc_listen

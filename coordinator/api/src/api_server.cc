@@ -117,8 +117,13 @@ struct ApiServer::Impl {
   // no certificate.
   Identified CallerOf(const net::Request& request) const;
   void RegisterRoutes();
-  asio::awaitable<net::Response> Serve(net::Request& request);
-  // The answer to a request its head alone refuses (no route: 404 or 405; a token, session or
+  // Answers `request`. `head_judged`: JudgeHead has let its head through already (the HTTP
+  // server's requests), so its caller's --rate-limit token is taken; otherwise (Handle) Serve
+  // takes it.
+  asio::awaitable<net::Response> Serve(net::Request& request, bool head_judged);
+  // The answer to a request its head alone refuses (no route: 404 or 405; the caller over
+  // --rate-limit: 429, before its token is judged, so that unknown tokens count against their
+  // address; a token, session or
   // certificate that does not grant the route's access: 401 or 403, logged and counted; a
   // route open to anyone with a body over kOpenRouteBodyBytes: 413, or 411 chunked), counted
   // in the route's metrics as Serve counts; nullopt when its body may be read and Serve answer
@@ -241,7 +246,7 @@ ApiServer::Impl::Impl(drive::Coordinator& c, const Clock& clk, asio::io_context&
                      [this](const net::HandshakeFailure& failure) {
                        refusals.HandshakeFailed(failure.address, failure.reason);
                      }},
-             [this](net::Request& request) { return Serve(request); }) {
+             [this](net::Request& request) { return Serve(request, true); }) {
   unmatched = AddMetrics("unmatched");
   refused = AddMetrics("refused");
 }
@@ -388,7 +393,10 @@ net::HeadVerdict ApiServer::Impl::JudgeHead(const net::Request& head) const {
     refusal = net::NoRoute(head, found.allow);
   } else {
     metrics = found.route->metrics;
-    if (std::optional<HttpAnswer> denied = Authorize(head, CallerOf(head), found.route->access)) {
+    if (std::optional<net::Response> limited = RateLimited(head)) {
+      refusal = std::move(limited);
+    } else if (std::optional<HttpAnswer> denied =
+                   Authorize(head, CallerOf(head), found.route->access)) {
       refusal = AccessRefusal(std::move(*denied));
     } else {
       refusal =
@@ -413,7 +421,7 @@ std::optional<net::Response> ApiServer::Impl::RateLimited(const net::Request& re
   return response;
 }
 
-asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
+asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request, bool head_judged) {
   const MonoTime start = clock.Monotonic();
   net::Response response;
   response.content_type = kJson;
@@ -421,7 +429,8 @@ asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
   RouteMetrics* metrics = found.route == nullptr ? unmatched : found.route->metrics;
   if (found.route == nullptr) {
     response = net::NoRoute(request, found.allow);
-  } else if (std::optional<net::Response> limited = RateLimited(request)) {
+  } else if (std::optional<net::Response> limited =
+                 head_judged ? std::nullopt : RateLimited(request)) {
     response = std::move(*limited);
   } else if (const Identified identified = CallerOf(request);
              std::optional<HttpAnswer> refusal =
@@ -682,7 +691,7 @@ Result<int> ApiServer::Start(const std::string& host, int port) {
 void ApiServer::Stop() { impl_->server.Stop(); }
 
 asio::awaitable<net::Response> ApiServer::Handle(net::Request& request) {
-  return impl_->Serve(request);
+  return impl_->Serve(request, false);
 }
 
 }  // namespace settle::api

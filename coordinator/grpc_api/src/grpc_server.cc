@@ -21,7 +21,6 @@
 #include "settle/api/rate_limiter.h"
 #include "settle/api/requester.h"
 #include "settle/core/ascii.h"
-#include "settle/core/duration_text.h"
 #include "settle/core/file_text.h"
 #include "settle/core/log_rate_limiter.h"
 #include "settle/core/log_text.h"
@@ -354,20 +353,14 @@ DtmCall::DtmCall(grpc::GenericCallbackServerContext* ctx, DtmService& service)
     return;
   }
   grpc_listen::FirstMessageWatch& watch = service_.watch();
-  waiting_.expire = [this, timeout = watch.timeout()] {
-    Finish({grpc::StatusCode::DEADLINE_EXCEEDED,
-            "the request message did not arrive within " + FormatDuration(timeout) +
-                " of the call (--grpc-first-message-timeout)"});
+  waiting_.expire = [this, &watch] {
+    Finish(
+        {grpc::StatusCode::DEADLINE_EXCEEDED, watch.ExpiryMessage("--grpc-first-message-timeout")});
   };
   if (const auto refused = watch.Arm(waiting_, ctx->peer());
       refused != grpc_listen::FirstMessageWatch::Refusal::kNone) {
-    const bool budget = refused == grpc_listen::FirstMessageWatch::Refusal::kBudget;
-    Finish(
-        {grpc::StatusCode::RESOURCE_EXHAUSTED,
-         "quota: " + std::to_string(budget ? watch.max_waiting() : watch.max_waiting_per_peer()) +
-             (budget ? " calls are" : " calls from this address are") +
-             " waiting for their request message, the most --grpc-memory-limit allows" +
-             (budget ? "" : " one address (a quarter of all)") + "; retry later"});
+    Finish({grpc::StatusCode::RESOURCE_EXHAUSTED,
+            watch.RefusalMessage(refused, "--grpc-memory-limit")});
     return;
   }
   StartRead(&request_);

@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "settle/async/asio.h"
-#include "settle/core/duration_text.h"
 #include "settle/core/file_text.h"
 #include "settle/core/grpc_codes.h"
 #include "settle/core/url.h"
@@ -239,20 +238,13 @@ BranchReactor::BranchReactor(grpc::GenericCallbackServerContext* context,
                              GrpcBranchServer::Impl& server)
     : context_(context), server_(server) {
   grpc_listen::FirstMessageWatch& watch = server_.watch;
-  waiting_.expire = [this, timeout = watch.timeout()] {
-    Finish({grpc::StatusCode::DEADLINE_EXCEEDED, "the request message did not arrive within " +
-                                                     FormatDuration(timeout) +
-                                                     " of the call (first_message_timeout)"});
+  waiting_.expire = [this, &watch] {
+    Finish({grpc::StatusCode::DEADLINE_EXCEEDED, watch.ExpiryMessage("first_message_timeout")});
   };
   if (const auto refused = watch.Arm(waiting_, context->peer());
       refused != grpc_listen::FirstMessageWatch::Refusal::kNone) {
-    const bool budget = refused == grpc_listen::FirstMessageWatch::Refusal::kBudget;
-    Finish(
-        {grpc::StatusCode::RESOURCE_EXHAUSTED,
-         "quota: " + std::to_string(budget ? watch.max_waiting() : watch.max_waiting_per_peer()) +
-             (budget ? " calls are" : " calls from this address are") +
-             " waiting for their request message, the most memory_limit_bytes allows" +
-             (budget ? "" : " one address (a quarter of all)") + "; retry later"});
+    Finish({grpc::StatusCode::RESOURCE_EXHAUSTED,
+            watch.RefusalMessage(refused, "memory_limit_bytes")});
     return;
   }
   StartRead(&request_);

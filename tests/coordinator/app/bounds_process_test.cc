@@ -22,6 +22,7 @@
 #include "dtmgimp.grpc.pb.h"
 #include "eventually.h"
 #include "json_client.h"
+#include "resident_memory.h"
 #include "settle/sdk/client.h"
 #include "settled_process.h"
 #include "temp_dir.h"
@@ -35,17 +36,8 @@ using testing::Eventually;
 using testing::JsonClient;
 using testing::JsonResponse;
 using testing::PatternText;
+using testing::ResidentKiB;
 using testing::SettledProcess;
-
-// Resident memory of process `pid` in MiB (VmRSS).
-std::int64_t ResidentMiB(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) / 1024;
-  }
-  return -1;
-}
 
 // A TCC `gid`, prepared, with `branches` branches registered whose bodies are `bytes` long,
 // each its own; answers the bodies by branch_id.
@@ -156,7 +148,7 @@ TEST_CASE("settled's memory stays bounded under three large readers at once and 
   JsonClient client(settled.port());
   const std::map<std::string, std::string> bodies = RegisterTcc(client, "heavy", 50, 1 << 20);
   const pid_t pid = settled.process().pid();
-  const std::int64_t baseline = ResidentMiB(pid);
+  const std::int64_t baseline = ResidentKiB(pid) / 1024;
   INFO("baseline " << baseline << " MiB");
   REQUIRE(baseline > 0);
 
@@ -164,7 +156,7 @@ TEST_CASE("settled's memory stays bounded under three large readers at once and 
   std::atomic<std::int64_t> peak{0};
   std::thread sampler([&] {
     while (reading) {
-      peak = std::max(peak.load(), ResidentMiB(pid));
+      peak = std::max(peak.load(), ResidentKiB(pid) / 1024);
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   });
@@ -190,8 +182,9 @@ TEST_CASE("settled's memory stays bounded under three large readers at once and 
   // each, what a pass also loads) and pages of 4 MiB.
   CHECK(peak - baseline < 450);
   // What the readers freed goes back to the system: settled comes back near its baseline.
-  const bool back = Eventually([&] { return ResidentMiB(pid) - baseline < 100; }, seconds(10));
-  INFO("after " << ResidentMiB(pid) << " MiB");
+  const bool back =
+      Eventually([&] { return ResidentKiB(pid) / 1024 - baseline < 100; }, seconds(10));
+  INFO("after " << ResidentKiB(pid) / 1024 << " MiB");
   CHECK(back);
 }
 

@@ -22,6 +22,7 @@
 #include "json_client.h"
 #include "participant_server.h"
 #include "raw_connection.h"
+#include "resident_memory.h"
 #include "settled_process.h"
 #include "temp_dir.h"
 
@@ -34,6 +35,7 @@ using nlohmann::json;
 using testing::JsonClient;
 using testing::ParticipantServer;
 using testing::RawConnection;
+using testing::ResidentKiB;
 using testing::SettledProcess;
 using testing::TempDir;
 
@@ -44,14 +46,6 @@ std::string TokenFile(TempDir& dir) {
   const std::string file = dir.File("tokens");
   std::ofstream(file) << "client " << kClientToken << "\nread " << kReadToken << "\n";
   return file;
-}
-
-// settled's resident memory in KiB (VmRSS of /proc/<pid>/status); 0 when it cannot be read.
-long ResidentKib(pid_t pid) {
-  const std::string status = testing::ReadFile("/proc/" + std::to_string(pid) + "/status");
-  const std::size_t at = status.find("VmRSS:");
-  if (at == std::string::npos) return 0;
-  return std::stol(status.substr(at + 6));
 }
 
 // The count of settle_http_requests_total{route="refused",code="<code>"} on settled's metrics
@@ -152,7 +146,7 @@ TEST_CASE(
   JsonClient reader(settled.port());
   reader.SetHeader("Authorization", std::string("Bearer ") + kReadToken);
   REQUIRE(reader.Get("/api/ping").status == 200);
-  const long before = ResidentKib(settled.process().pid());
+  const long before = ResidentKiB(settled.process().pid());
   REQUIRE(before > 0);
 
   // 250 connections each send a 1 MiB submit without a token and keep the connection: read
@@ -172,7 +166,7 @@ TEST_CASE(
     if (answer.status == 401 && answer.body.find("token") != std::string::npos) ++refused;
     c.Send(body);  // drained by settled, never kept
   }
-  const long after = ResidentKib(settled.process().pid());
+  const long after = ResidentKiB(settled.process().pid());
   CHECK(refused == kBodies);
   INFO("settled's RSS before " << before << " KiB, after " << after << " KiB");
   CHECK(after - before < 64 * 1024);  // the bodies would be 250 MiB

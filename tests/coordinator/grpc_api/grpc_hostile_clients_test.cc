@@ -19,6 +19,7 @@
 #include "file_text.h"
 #include "json_client.h"
 #include "metrics_sample.h"
+#include "resident_memory.h"
 #include "settled_process.h"
 #include "stalled_grpc.h"
 #include "temp_dir.h"
@@ -28,22 +29,13 @@ namespace settle {
 namespace {
 
 using testing::JsonClient;
+using testing::ResidentKiB;
 using testing::SampleValue;
 using testing::StalledGrpcConnection;
 using testing::TempDir;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kToken = "hostile-test-client-token";
-
-// settled's resident memory in KiB (VmRSS of /proc/<pid>/status); 0 if it cannot be read.
-long ResidentKiB(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return 0;
-}
 
 // A gRPC NewGid from 127.0.0.1 with the client token (over TLS when `tls` is given, the server
 // verified as localhost): the status, within 5 s.

@@ -71,6 +71,12 @@ class FirstMessageWatch {
   std::size_t max_waiting_per_peer() const { return max_per_peer_; }
   std::size_t waiting() const;
   std::uint64_t expired() const;  // streams cut since construction
+
+  // What a stream's client is told, naming the setting an operator changes (`timeout_name`,
+  // `limit_name`: a flag or an option's field): that its message did not come within the
+  // timeout (DEADLINE_EXCEEDED), or why Arm refused it (RESOURCE_EXHAUSTED, "quota: ...").
+  std::string ExpiryMessage(std::string_view timeout_name) const;
+  std::string RefusalMessage(Refusal refusal, std::string_view limit_name) const;
   std::uint64_t refused() const;  // Arm refusals since construction
 
  private:
