@@ -40,6 +40,33 @@ Status CheckText(std::string_view field, const std::string& value) {
   return Status::InvalidArgument(std::string(field) + ": contains a NUL byte");
 }
 
+// The fields of a global row that UpdateGlobal writes, as 'ig' and 'ug' carry them.
+json GlobalState(const GlobalRecord& g) {
+  return json{{"gid", g.gid},
+              {"st", ToString(g.status)},
+              {"ut", ToUnixMillis(g.update_time)},
+              {"ft", Millis(g.finish_time)},
+              {"rt", Millis(g.rollback_time)},
+              {"rr", Hex(g.rollback_reason)},
+              {"nc", Millis(g.next_cron_time)},
+              {"sk", g.stuck ? 1 : 0},
+              {"fs", g.force_stopped ? 1 : 0}};
+}
+
+// The key and the fields of a branch row that UpdateBranch writes, as 'ib' and 'ub' carry them.
+json BranchState(const BranchRecord& b) {
+  return json{{"gid", b.gid},
+              {"bid", b.branch_id},
+              {"op", ToString(b.op)},
+              {"st", ToString(b.status)},
+              {"ut", ToUnixMillis(b.update_time)},
+              {"at", b.attempts},
+              {"fl", b.failures},
+              {"le", Hex(b.last_error)},
+              {"nr", ToUnixMillis(b.next_retry_at)},
+              {"fa", Hex(EncodeFailedAttempts(b.failed_attempts))}};
+}
+
 Result<json> Encode(const InsertGlobal& op) {
   const GlobalRecord& g = op.record;
   if (Status s = CheckText("gid", g.gid); !s.ok()) return s;
@@ -48,19 +75,11 @@ Result<json> Encode(const InsertGlobal& op) {
     return Status(options.status().code(), "gid " + g.gid + ": " + options.status().message());
   }
   if (Status s = CheckText("creator", g.creator); !s.ok()) return s;
-  json encoded = json{{"t", "ig"},
-                      {"gid", g.gid},
-                      {"tt", ToString(g.trans_type)},
-                      {"st", ToString(g.status)},
-                      {"opt", Hex(*options)},
-                      {"ct", ToUnixMillis(g.create_time)},
-                      {"ut", ToUnixMillis(g.update_time)},
-                      {"ft", Millis(g.finish_time)},
-                      {"rt", Millis(g.rollback_time)},
-                      {"rr", Hex(g.rollback_reason)},
-                      {"nc", Millis(g.next_cron_time)},
-                      {"sk", g.stuck ? 1 : 0},
-                      {"fs", g.force_stopped ? 1 : 0}};
+  json encoded = GlobalState(g);
+  encoded["t"] = "ig";
+  encoded["tt"] = ToString(g.trans_type);
+  encoded["opt"] = Hex(*options);
+  encoded["ct"] = ToUnixMillis(g.create_time);
   if (!g.creator.empty()) encoded["cr"] = g.creator;  // schema version 6
   return encoded;
 }
@@ -71,21 +90,20 @@ Result<json> Encode(const InsertBranch& op) {
        {std::pair{"gid", &b.gid}, {"branch_id", &b.branch_id}, {"url", &b.url}}) {
     if (Status s = CheckText(field, *value); !s.ok()) return s;
   }
-  return json{{"t", "ib"},
-              {"gid", b.gid},
-              {"bid", b.branch_id},
-              {"op", ToString(b.op)},
-              {"seq", b.seq},
-              {"url", b.url},
-              {"data", Hex(b.data)},
-              {"st", ToString(b.status)},
-              {"ct", ToUnixMillis(b.create_time)},
-              {"ut", ToUnixMillis(b.update_time)},
-              {"at", b.attempts},
-              {"fl", b.failures},
-              {"le", Hex(b.last_error)},
-              {"nr", ToUnixMillis(b.next_retry_at)},
-              {"fa", Hex(EncodeFailedAttempts(b.failed_attempts))}};
+  json encoded = BranchState(b);
+  encoded["t"] = "ib";
+  encoded["seq"] = b.seq;
+  encoded["url"] = b.url;
+  encoded["ct"] = ToUnixMillis(b.create_time);
+  if (op.body_of) {  // schema version 7: stored once, with the row named
+    encoded["data"] = "";
+    encoded["bo"] = op.body_of->branch_id;
+    encoded["bop"] = ToString(op.body_of->op);
+    encoded["bl"] = b.data.size();
+  } else {
+    encoded["data"] = Hex(b.data.view());
+  }
+  return encoded;
 }
 
 Result<json> Encode(const ExpectGlobalStatus& op) {
@@ -121,17 +139,10 @@ Result<json> Encode(const LimitBranchRows& op) {
 Result<json> Encode(const UpdateGlobal& op) {
   const GlobalRecord& g = op.record;
   if (Status s = CheckText("gid", g.gid); !s.ok()) return s;
-  return json{{"t", "ug"},
-              {"gid", g.gid},
-              {"st", ToString(g.status)},
-              {"ut", ToUnixMillis(g.update_time)},
-              {"ft", Millis(g.finish_time)},
-              {"rt", Millis(g.rollback_time)},
-              {"rr", Hex(g.rollback_reason)},
-              {"nc", Millis(g.next_cron_time)},
-              {"sk", g.stuck ? 1 : 0},
-              {"fs", g.force_stopped ? 1 : 0},
-              {"expected", ToString(op.expected)}};
+  json encoded = GlobalState(g);
+  encoded["t"] = "ug";
+  encoded["expected"] = ToString(op.expected);
+  return encoded;
 }
 
 Result<json> Encode(const UpdateBranch& op) {
@@ -139,18 +150,10 @@ Result<json> Encode(const UpdateBranch& op) {
   for (const auto& [field, value] : {std::pair{"gid", &b.gid}, {"branch_id", &b.branch_id}}) {
     if (Status s = CheckText(field, *value); !s.ok()) return s;
   }
-  return json{{"t", "ub"},
-              {"gid", b.gid},
-              {"bid", b.branch_id},
-              {"op", ToString(b.op)},
-              {"st", ToString(b.status)},
-              {"ut", ToUnixMillis(b.update_time)},
-              {"at", b.attempts},
-              {"fl", b.failures},
-              {"le", Hex(b.last_error)},
-              {"nr", ToUnixMillis(b.next_retry_at)},
-              {"fa", Hex(EncodeFailedAttempts(b.failed_attempts))},
-              {"expected", ToString(op.expected)}};
+  json encoded = BranchState(b);
+  encoded["t"] = "ub";
+  encoded["expected"] = ToString(op.expected);
+  return encoded;
 }
 
 Result<json> Encode(const RetryNow& op) {

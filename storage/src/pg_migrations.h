@@ -58,5 +58,16 @@ extern const char* const kPgMigration4;
 // group commits) to settle_expect_creator; every other operation is unchanged.
 extern const char* const kPgMigration5;
 extern const char* const kPgMigration6;
+//
+// Version 7 stores a body once per transaction however many rows carry it, as SQLite's version
+// 8: a row that shares another's body names it in (body_of_branch, body_of_op) and keeps none
+// ('' for a row that holds its own); `data` is renamed `body`, so that a coordinator of an
+// earlier version, which would send a sharing row's body as empty, fails on the table instead
+// (stop every instance before starting this version on the database: docs/operations.md,
+// Upgrades). settle_insert_branch inserts a branch ('ib', whose 'bo'/'bop' name the holder and
+// 'bl' its body's length, checked); settle_apply_group is replaced by one that hands it 'ib'
+// (settle_apply_op's own 'ib' writes the old column and is no longer called); every other
+// operation is unchanged.
+extern const char* const kPgMigration7;
 
 }  // namespace settle::storage

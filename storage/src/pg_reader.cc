@@ -4,6 +4,7 @@
 
 #include "failed_attempts_codec.h"
 #include "options_codec.h"
+#include "shared_bodies.h"
 #include "undone_rollbacks.h"
 
 namespace settle::storage {
@@ -21,9 +22,9 @@ constexpr int kGlobalColumns = 14;
 // without branches comes back as one row whose branch columns are NULL.
 constexpr std::string_view kSelectTransaction =
     "SELECT " SETTLE_GLOBAL_COLUMNS
-    ", b.branch_id, b.op, b.seq, b.url, b.data, b.status, "
+    ", b.branch_id, b.op, b.seq, b.url, b.body, b.status, "
     "b.create_time, b.update_time, b.attempts, b.failures, b.last_error, b.next_retry_at, "
-    "b.failed_attempts "
+    "b.failed_attempts, b.body_of_branch, b.body_of_op "
     "FROM trans_global AS g LEFT JOIN trans_branch_op AS b ON b.global_id = g.id "
     "WHERE g.gid = $1::text ORDER BY b.seq, b.branch_id, b.op";
 
@@ -60,7 +61,7 @@ constexpr std::string_view kSelectTopics =
 #define SETTLE_USAGE_SQL(where)                                                           \
   "SELECT g.creator, count(*), "                                                          \
   "coalesce(sum(octet_length(g.options) + coalesce((SELECT sum(octet_length(b.url) + "    \
-  "octet_length(b.data)) FROM trans_branch_op AS b WHERE b.global_id = g.id), 0)), 0) "   \
+  "octet_length(b.body)) FROM trans_branch_op AS b WHERE b.global_id = g.id), 0)), 0) "   \
   "FROM trans_global AS g WHERE g.status IN ('prepared', 'submitted', 'aborting') " where \
   " GROUP BY g.creator ORDER BY g.creator"
 
@@ -182,12 +183,16 @@ Result<std::optional<Transaction>> PgReader::Load(const std::string& gid) {
   Result<GlobalRecord> global = ReadGlobal(*rows, 0);
   if (!global) return global.status();
   t.global = std::move(global).value();
+  std::vector<std::optional<BodyHolder>> holders;
   for (int row = 0; row < rows->rows(); ++row) {
     if (rows->IsNull(row, kGlobalColumns)) continue;  // no branch rows
     Result<BranchRecord> branch = ReadBranch(t.global.gid, *rows, row, kGlobalColumns);
     if (!branch) return branch.status();
     t.branches.push_back(std::move(branch).value());
+    holders.push_back(StoredBodyHolder(rows->Text(row, kGlobalColumns + 13),
+                                       rows->Text(row, kGlobalColumns + 14)));
   }
+  if (Status s = ShareBodies(t.global.gid, t.branches, holders); !s.ok()) return s;
   return std::optional<Transaction>(std::move(t));
 }
 

@@ -47,7 +47,14 @@ namespace {
 // caller's name, docs/protocol.md §1.6), indexed with the id so that a client's List is an
 // index range scan. Rows from before have none (''): they belong to nobody, and any client may
 // act on them as before.
-constexpr std::array<const char*, 7> kMigrations = {
+//
+// Version 8 stores a body once per transaction however many rows carry it (a message's
+// deliveries to a topic's subscribers, a saga step's action and compensate, a TCC branch's
+// confirm and cancel; write_batch.h InsertBranch): a row that shares another's body names it
+// in (body_of_branch, body_of_op) and keeps none itself ('' for a row that holds its own).
+// `data` is renamed `body` on the way, so that a Settle of an earlier version, which would read
+// a sharing row's body as empty and send that, fails on the table instead.
+constexpr std::array<const char*, 8> kMigrations = {
     R"sql(
 CREATE TABLE trans_global (
   id              INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -134,6 +141,11 @@ UPDATE trans_global SET force_stopped = 1
 ALTER TABLE trans_global ADD COLUMN creator TEXT NOT NULL DEFAULT '';
 CREATE INDEX trans_global_creator ON trans_global (creator, id);
 ALTER TABLE topic_subscriber ADD COLUMN creator TEXT NOT NULL DEFAULT '';
+)sql",
+    R"sql(
+ALTER TABLE trans_branch_op RENAME COLUMN data TO body;
+ALTER TABLE trans_branch_op ADD COLUMN body_of_branch TEXT NOT NULL DEFAULT '';
+ALTER TABLE trans_branch_op ADD COLUMN body_of_op TEXT NOT NULL DEFAULT '';
 )sql",
 };
 

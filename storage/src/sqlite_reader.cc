@@ -5,6 +5,7 @@
 
 #include "failed_attempts_codec.h"
 #include "options_codec.h"
+#include "shared_bodies.h"
 #include "undone_rollbacks.h"
 
 namespace settle::storage {
@@ -20,8 +21,9 @@ constexpr std::string_view kSelectGlobal =
     "SELECT " SETTLE_GLOBAL_COLUMNS " FROM trans_global WHERE gid = ?1";
 
 constexpr std::string_view kSelectBranches =
-    "SELECT branch_id, op, seq, url, data, status, create_time, update_time, attempts, "
-    "failures, last_error, next_retry_at, failed_attempts FROM trans_branch_op "
+    "SELECT branch_id, op, seq, url, body, status, create_time, update_time, attempts, "
+    "failures, last_error, next_retry_at, failed_attempts, body_of_branch, body_of_op "
+    "FROM trans_branch_op "
     "WHERE global_id = ?1 "
     "ORDER BY seq, branch_id, op";
 
@@ -62,7 +64,7 @@ constexpr std::string_view kSelectTopics =
 #define SETTLE_USAGE_SQL(where)                                                               \
   "SELECT g.creator, count(*), "                                                              \
   "sum(length(CAST(g.options AS BLOB)) + coalesce((SELECT sum(length(CAST(b.url AS BLOB)) + " \
-  "length(b.data)) FROM trans_branch_op AS b WHERE b.global_id = g.id), 0)) "                 \
+  "length(b.body)) FROM trans_branch_op AS b WHERE b.global_id = g.id), 0)) "                 \
   "FROM trans_global AS g WHERE g.status IN ('prepared', 'submitted', 'aborting') " where     \
   " GROUP BY g.creator ORDER BY g.creator"
 
@@ -245,13 +247,16 @@ Result<std::optional<Transaction>> SqliteReader::Load(const std::string& gid) {
     Result<db::SqliteStatement> stmt = c->Prepare(kSelectBranches);
     if (!stmt) return stmt.status();
     stmt->BindInt64(1, t.global.id);
-    Status s = ReadAll(*stmt, [&t](const db::SqliteStatement& row) {
+    std::vector<std::optional<BodyHolder>> holders;
+    Status s = ReadAll(*stmt, [&t, &holders](const db::SqliteStatement& row) {
       Result<BranchRecord> branch = ReadBranch(t.global.gid, row);
       if (!branch) return branch.status();
       t.branches.push_back(std::move(branch).value());
+      holders.push_back(StoredBodyHolder(row.ColumnBytes(13), row.ColumnBytes(14)));
       return Status::Ok();
     });
     if (!s.ok()) return s;
+    if (s = ShareBodies(t.global.gid, t.branches, holders); !s.ok()) return s;
   }
   if (Status s = c->Run("COMMIT"); !s.ok()) return s;
   return std::optional<Transaction>(std::move(t));

@@ -24,14 +24,19 @@ constexpr std::string_view kInsertGlobal =
 // Inserts only if the global exists, so the common case is one statement; when nothing was
 // inserted, a second look tells a duplicate from a missing global.
 constexpr std::string_view kInsertBranch =
-    "INSERT INTO trans_branch_op (global_id, branch_id, op, seq, url, data, status, "
+    "INSERT INTO trans_branch_op (global_id, branch_id, op, seq, url, body, status, "
     "create_time, update_time, attempts, failures, last_error, next_retry_at, "
-    "failed_attempts) "
-    "SELECT id, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14 "
+    "failed_attempts, body_of_branch, body_of_op) "
+    "SELECT id, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16 "
     "FROM trans_global WHERE gid = ?1 "
     "ON CONFLICT (global_id, branch_id, op) DO NOTHING";
 
 #define SETTLE_GLOBAL_ID_OF_GID "(SELECT id FROM trans_global WHERE gid = ?1)"
+
+// The length of the body a row holds itself (schema version 8): what a row sharing it checks.
+constexpr std::string_view kSelectHeldBodyLength =
+    "SELECT length(body) FROM trans_branch_op WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID
+    " AND branch_id = ?2 AND op = ?3 AND body_of_branch = ''";
 
 constexpr std::string_view kSelectBranchUrl =
     "SELECT url FROM trans_branch_op "
@@ -137,9 +142,26 @@ Status Apply(db::SqliteConnection& c, const InsertGlobal& op) {
   return Status::Ok();
 }
 
+// A row inserted sharing `holder`'s body: the holder must hold one of the same length.
+Status CheckBodyHolder(db::SqliteConnection& c, const BranchRecord& b, const BodyHolder& holder) {
+  Result<db::SqliteStatement> stmt = c.Prepare(kSelectHeldBodyLength);
+  if (!stmt) return stmt.status();
+  stmt->BindText(1, b.gid).BindText(2, holder.branch_id).BindText(3, ToString(holder.op));
+  Result<bool> row = stmt->Step();
+  if (!row) return row.status();
+  if (*row && static_cast<std::size_t>(stmt->ColumnInt64(0)) == b.data.size()) {
+    return Status::Ok();
+  }
+  return Status::Conflict(BranchName(b) + " shares the body of branch " + holder.branch_id + "/" +
+                          std::string(ToString(holder.op)) + ", which holds no such body");
+}
+
 Status Apply(db::SqliteConnection& c, const InsertBranch& op) {
   const BranchRecord& b = op.record;
   const std::string failed_attempts = EncodeFailedAttempts(b.failed_attempts);  // bound as is
+  // Bound as they are too: the statement reads them when it runs.
+  const std::string body_of_branch = op.body_of ? op.body_of->branch_id : std::string();
+  const std::string body_of_op = op.body_of ? std::string(ToString(op.body_of->op)) : "";
   {
     Result<db::SqliteStatement> stmt = c.Prepare(kInsertBranch);
     if (!stmt) return stmt.status();
@@ -148,7 +170,7 @@ Status Apply(db::SqliteConnection& c, const InsertBranch& op) {
         .BindText(3, ToString(b.op))
         .BindInt64(4, b.seq)
         .BindText(5, b.url)
-        .BindBlob(6, b.data)
+        .BindBlob(6, op.body_of ? std::string_view() : b.data.view())
         .BindText(7, ToString(b.status))
         .BindInt64(8, ToUnixMillis(b.create_time))
         .BindInt64(9, ToUnixMillis(b.update_time))
@@ -156,9 +178,11 @@ Status Apply(db::SqliteConnection& c, const InsertBranch& op) {
         .BindInt64(11, b.failures)
         .BindText(12, b.last_error)
         .BindInt64(13, ToUnixMillis(b.next_retry_at))
-        .BindText(14, failed_attempts);
+        .BindText(14, failed_attempts)
+        .BindText(15, body_of_branch)
+        .BindText(16, body_of_op);
     if (Status s = stmt->Run(); !s.ok()) return s;
-    if (c.Changes() == 1) return Status::Ok();
+    if (c.Changes() == 1) return op.body_of ? CheckBodyHolder(c, b, *op.body_of) : Status::Ok();
   }
   Result<db::SqliteStatement> stmt = c.Prepare(kSelectBranchUrl);
   if (!stmt) return stmt.status();

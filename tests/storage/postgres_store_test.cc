@@ -365,6 +365,54 @@ TEST_CASE("a version 5 database gains creators: its transactions and topics are 
   CHECK(MustLoad(*store, "new-1").global.creator == "service-a");
 }
 
+TEST_CASE("a version 6 database keeps every branch body when bodies become shared",
+          "[storage][postgres][shared-body]") {
+  PostgresTestDatabase database;
+  {
+    // The database as the release before shared bodies left it: a saga step's two rows, each
+    // with its own copy of the body.
+    Result<std::unique_ptr<db::PgConnection>> raw = db::PgConnection::Open(database.conninfo());
+    INFO(raw.status().ToString());
+    REQUIRE(raw);
+    REQUIRE(MigratePgSchema(**raw, 6).ok());
+    const Status inserted = (*raw)->Run(
+        "INSERT INTO trans_global (gid, trans_type, status, options, create_time, update_time, "
+        "rollback_reason, next_cron_time) "
+        "VALUES ('old-1', 'saga', 'submitted', '{}'::bytea, 1000, 2000, ''::bytea, 3000);"
+        "INSERT INTO trans_branch_op (global_id, branch_id, op, seq, url, data, status, "
+        "create_time, update_time, attempts, failures, last_error, next_retry_at, "
+        "failed_attempts) SELECT id, '01', op, 0, 'http://a/' || op, '\\x00ff01'::bytea, "
+        "'prepared', 1, 1, 0, 0, ''::bytea, 1, ''::bytea FROM trans_global, "
+        "(VALUES ('action'), ('compensate')) AS ops (op)");
+    INFO(inserted.ToString());
+    REQUIRE(inserted.ok());
+  }
+
+  auto store = MustOpen(database.conninfo());
+
+  const Transaction old = MustLoad(*store, "old-1");
+  REQUIRE(old.branches.size() == 2);
+  CHECK(old.branches[0].data == std::string("\0\xff\x01", 3));
+  CHECK(old.branches[1].data == std::string("\0\xff\x01", 3));
+  const SharedBytes body(std::string(2000, 'b'));
+  BranchRecord action = MakeBranch("new-1", "01", BranchOp::kAction);
+  action.data = body;
+  BranchRecord compensate = MakeBranch("new-1", "01", BranchOp::kCompensate);
+  compensate.data = body;
+  MustCommit(*store, Batch(InsertGlobal{MakeGlobal("new-1", TransType::kSaga)},
+                           InsertBranch{action}, InsertBranch{compensate}));
+  CHECK(MustLoad(*store, "new-1").branches == std::vector<BranchRecord>{action, compensate});
+  Result<std::unique_ptr<db::PgConnection>> raw = db::PgConnection::Open(database.conninfo());
+  REQUIRE(raw);
+  Result<db::PgResult> stored = (*raw)->Query(
+      "SELECT sum(octet_length(body)), count(*) FILTER (WHERE body_of_branch = '01' "
+      "AND body_of_op = 'action') FROM trans_branch_op");
+  INFO(stored.status().ToString());
+  REQUIRE(stored);
+  CHECK(stored->Int(0, 0) == 3 + 3 + 2000);
+  CHECK(stored->Int(0, 1) == 1);
+}
+
 TEST_CASE("an unreachable server is Unavailable at open, with libpq's reason",
           "[storage][postgres]") {
   Result<std::unique_ptr<PostgresStore>> opened =

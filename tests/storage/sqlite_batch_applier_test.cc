@@ -105,7 +105,7 @@ TEST_CASE("a storage failure in one batch fails every batch of its group and sto
   }();
   REQUIRE(db.connection().Exec("PRAGMA max_page_count = " + std::to_string(pages + 8)).ok());
   BranchRecord huge = MakeBranch("b", "01");
-  huge.data.assign(1 << 20, 'x');
+  huge.data = std::string(1 << 20, 'x');
   const WriteBatch before = Batch(InsertGlobal{MakeGlobal("a")});
   const WriteBatch too_big = Batch(InsertGlobal{MakeGlobal("b")}, InsertBranch{huge});
   const WriteBatch after = Batch(InsertGlobal{MakeGlobal("c")});

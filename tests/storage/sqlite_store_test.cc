@@ -317,6 +317,51 @@ TEST_CASE(
   CHECK(undone[0].gid == "raced");
 }
 
+TEST_CASE("a version 7 database keeps every branch body when bodies become shared",
+          "[storage][sqlite][shared-body]") {
+  TempDir dir;
+  const std::string path = dir.File("settle.db");
+  {
+    // The file as the release before shared bodies left it: a saga step's two rows, each with
+    // its own copy of the body.
+    Result<std::unique_ptr<db::SqliteConnection>> raw =
+        db::SqliteConnection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 5000);
+    REQUIRE(raw);
+    REQUIRE(MigrateSchema(**raw, 7).ok());
+    REQUIRE(
+        (*raw)
+            ->Exec("INSERT INTO trans_global (gid, trans_type, status, options, create_time, "
+                   "update_time, next_cron_time) VALUES "
+                   "('old-1', 'saga', 'submitted', '{}', 1000, 2000, 3000);"
+                   "INSERT INTO trans_branch_op (global_id, branch_id, op, seq, url, data, "
+                   "status, create_time, update_time, next_retry_at) VALUES "
+                   "(1, '01', 'action', 0, 'http://a/do', x'00ff01', 'prepared', 1, 1, 1),"
+                   "(1, '01', 'compensate', 0, 'http://a/undo', x'00ff01', 'prepared', 1, 1, 1);")
+            .ok());
+  }
+
+  auto store = MustOpen(path);
+
+  const Transaction old = MustLoad(*store, "old-1");
+  REQUIRE(old.branches.size() == 2);
+  CHECK(old.branches[0].data == std::string("\0\xff\x01", 3));
+  CHECK(old.branches[1].data == std::string("\0\xff\x01", 3));
+  // A new saga's two rows keep their body once; the old ones keep theirs as they were.
+  const SharedBytes body(std::string(2000, 'b'));
+  BranchRecord action = MakeBranch("new-1", "01", BranchOp::kAction);
+  action.data = body;
+  BranchRecord compensate = MakeBranch("new-1", "01", BranchOp::kCompensate);
+  compensate.data = body;
+  MustCommit(*store, Batch(InsertGlobal{MakeGlobal("new-1", TransType::kSaga)},
+                           InsertBranch{action}, InsertBranch{compensate}));
+  CHECK(MustLoad(*store, "new-1").branches == std::vector<BranchRecord>{action, compensate});
+  auto raw = RawConnection(path);
+  CHECK(QueryInt(*raw, "SELECT sum(length(body)) FROM trans_branch_op") == 3 + 3 + 2000);
+  CHECK(QueryInt(*raw,
+                 "SELECT count(*) FROM trans_branch_op WHERE body_of_branch = '01' "
+                 "AND body_of_op = 'action'") == 1);
+}
+
 TEST_CASE("a database written by a newer schema version is refused, naming both versions",
           "[storage][sqlite]") {
   TempDir dir;

@@ -81,8 +81,8 @@ json BranchJson(const storage::BranchRecord& b, bool still_called, bool payloads
   };
   if (payloads) {
     // Text as it is; anything else (a protobuf message's bytes) as base64, saying so.
-    const bool text = IsValidUtf8(b.data);
-    branch["data"] = text ? b.data : Base64Encode(b.data);
+    const bool text = IsValidUtf8(b.data.view());
+    branch["data"] = text ? b.data.str() : Base64Encode(b.data.view());
     branch["data_encoding"] = text ? "utf-8" : "base64";
   }
   return branch;

@@ -1,6 +1,7 @@
 #include "settle/drive/quota_ledger.h"
 
 #include <algorithm>
+#include <set>
 
 namespace settle::drive {
 
@@ -79,7 +80,13 @@ storage::CreatorUsage QuotaLedger::UsageOf(const std::string& creator) const {
 std::size_t QuotaLedger::BytesOf(const storage::GlobalRecord* global,
                                  const std::vector<storage::BranchRecord>& branches) {
   std::size_t bytes = 0;
-  for (const storage::BranchRecord& b : branches) bytes += b.url.size() + b.data.size();
+  // A body the rows share is stored once (storage::InsertBranch), and counted so.
+  std::set<const void*> bodies;
+  for (const storage::BranchRecord& b : branches) {
+    bytes += b.url.size();
+    const void* body = b.data.identity();
+    if (body == nullptr || bodies.insert(body).second) bytes += b.data.size();
+  }
   if (global != nullptr) {
     // The options as stored are these and a few dozen bytes of their encoding.
     const storage::TransOptions& o = global->options;

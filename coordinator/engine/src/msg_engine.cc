@@ -134,9 +134,9 @@ Result<std::vector<storage::BranchRecord>> MsgRows(const std::string& gid,
     const std::string& action = steps[i].action_url;
     const int seq = static_cast<int>(i);
     const std::string branch_id = BranchIdForIndex(i);
+    const SharedBytes payload(payloads[i]);  // every delivery of a topic's carries it, stored once
     if (!action.starts_with(kTopicPrefix)) {
-      rows.push_back(
-          NewBranchRow(gid, branch_id, BranchOp::kAction, seq, action, payloads[i], now));
+      rows.push_back(NewBranchRow(gid, branch_id, BranchOp::kAction, seq, action, payload, now));
       continue;
     }
     const std::string topic = action.substr(kTopicPrefix.size());
@@ -148,7 +148,7 @@ Result<std::vector<storage::BranchRecord>> MsgRows(const std::string& gid,
     const std::vector<std::string>& urls = found->second;
     for (std::size_t j = 0; j < urls.size(); ++j) {
       const std::string id = urls.size() == 1 ? branch_id : branch_id + "-" + BranchIdForIndex(j);
-      rows.push_back(NewBranchRow(gid, id, BranchOp::kAction, seq, urls[j], payloads[i], now));
+      rows.push_back(NewBranchRow(gid, id, BranchOp::kAction, seq, urls[j], payload, now));
     }
   }
   if (rows.size() > kMaxMsgDeliveries) {

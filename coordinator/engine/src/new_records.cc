@@ -33,7 +33,7 @@ storage::GlobalRecord NewGlobal(const std::string& gid, TransType type, GlobalSt
 }
 
 storage::BranchRecord NewBranchRow(const std::string& gid, std::string branch_id, BranchOp op,
-                                   int seq, std::string url, std::string data, TimePoint now) {
+                                   int seq, std::string url, SharedBytes data, TimePoint now) {
   storage::BranchRecord row;
   row.gid = gid;
   row.branch_id = std::move(branch_id);

@@ -217,7 +217,7 @@ std::vector<storage::BranchRecord> SagaRows(const SubmitRequest& request, TimePo
     const SagaStep& step = request.steps[i];
     const int seq = static_cast<int>(i);
     const std::string branch_id = BranchIdForIndex(i);
-    const std::string& payload = request.payloads[i];
+    const SharedBytes payload(request.payloads[i]);  // the action's and compensate's, stored once
     rows.push_back(NewBranchRow(request.gid, branch_id, BranchOp::kAction, seq, step.action_url,
                                 payload, now));
     storage::BranchRecord compensate = NewBranchRow(request.gid, branch_id, BranchOp::kCompensate,

@@ -119,13 +119,14 @@ Status CheckSameParticipant(const RegisterBranchRequest& request) {
 std::vector<storage::BranchRecord> RegisteredRows(const RegisterBranchRequest& request,
                                                   TimePoint now) {
   const bool xa = request.trans_type == TransType::kXa;
+  const SharedBytes body(request.data);  // both rows carry it, stored once
   std::vector<storage::BranchRecord> rows;
   rows.push_back(NewBranchRow(request.gid, request.branch_id,
                               xa ? BranchOp::kRollback : BranchOp::kCancel, 0,
-                              xa ? request.url : request.cancel_url, request.data, now));
+                              xa ? request.url : request.cancel_url, body, now));
   rows.push_back(NewBranchRow(request.gid, request.branch_id,
                               xa ? BranchOp::kCommit : BranchOp::kConfirm, 0,
-                              xa ? request.url : request.confirm_url, request.data, now));
+                              xa ? request.url : request.confirm_url, body, now));
   return rows;
 }
 

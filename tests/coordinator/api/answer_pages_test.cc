@@ -25,10 +25,11 @@ storage::Transaction BigTcc(std::size_t n, std::size_t bytes) {
     b.branch_id = std::to_string(1000 + i);
     b.op = i % 2 == 0 ? BranchOp::kConfirm : BranchOp::kCancel;
     b.url = "http://bank:8081/" + std::to_string(i);
-    b.data = std::to_string(i) + ":";
-    while (b.data.size() < bytes) b.data += static_cast<char>('a' + (b.data.size() + i) % 26);
+    std::string data = std::to_string(i) + ":";
+    while (data.size() < bytes) data += static_cast<char>('a' + (data.size() + i) % 26);
     // One in ten is not UTF-8 (a protobuf message's bytes): shown in base64.
-    if (i % 10 == 3) b.data[b.data.size() / 2] = static_cast<char>(0xff);
+    if (i % 10 == 3) data[data.size() / 2] = static_cast<char>(0xff);
+    b.data = std::move(data);
     tx.branches.push_back(std::move(b));
   }
   return tx;

@@ -9,6 +9,7 @@
 
 #include "settle/engine/msg_engine.h"
 #include "settle/engine/request_rules.h"
+#include "settle/engine/saga_engine.h"
 #include "settle/engine/two_phase_engine.h"
 #include "transaction_builder.h"
 
@@ -155,6 +156,45 @@ TEST_CASE("a topic step makes a delivery per subscriber, numbered as DTM does",
   const auto too_many = BuildSubmitted(r, crowd, TransactionDefaults{}, kT0);
   REQUIRE_FALSE(too_many);
   CHECK(FieldOf(too_many.status()) == "steps");
+}
+
+TEST_CASE("rows made from one payload share its bytes, which the store then keeps once",
+          "[engine][types][shared-body]") {
+  SubmitRequest message = Message({"topic://orders", "http://p/a"});
+  message.payloads = {std::string(5000, 'o'), std::string(5000, 'o')};
+  const TopicSubscribers subscribers = {{"orders", {"http://o/1", "http://o/2", "http://o/3"}}};
+  auto deliveries = BuildSubmitted(message, subscribers, TransactionDefaults{}, kT0);
+  REQUIRE(deliveries);
+  const std::vector<storage::BranchRecord>& rows = deliveries->branches;
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0].data == message.payloads[0]);
+  CHECK(rows[1].data.SharesWith(rows[0].data));
+  CHECK(rows[2].data.SharesWith(rows[0].data));
+  // Another step's payload is its own, equal or not.
+  CHECK(rows[3].data == rows[0].data);
+  CHECK_FALSE(rows[3].data.SharesWith(rows[0].data));
+
+  SubmitRequest saga = Message({"http://p/a", "http://p/b"});
+  saga.trans_type = TransType::kSaga;
+  saga.steps[0].compensate_url = "http://p/undo-a";
+  saga.steps[1].compensate_url = "http://p/undo-b";
+  saga.payloads = {"{\"step\":1}", "{\"step\":2}"};
+  const std::vector<storage::BranchRecord> saga_rows = SagaRows(saga, kT0);
+  REQUIRE(saga_rows.size() == 4);
+  CHECK(saga_rows[1].data.SharesWith(saga_rows[0].data));  // step 1's action and compensate
+  CHECK(saga_rows[3].data.SharesWith(saga_rows[2].data));
+  CHECK_FALSE(saga_rows[2].data.SharesWith(saga_rows[0].data));
+
+  RegisterBranchRequest tcc;
+  tcc.gid = "t1";
+  tcc.branch_id = "01";
+  tcc.confirm_url = "http://p/confirm";
+  tcc.cancel_url = "http://p/cancel";
+  tcc.data = "{\"amount\":30}";
+  const std::vector<storage::BranchRecord> registered = RegisteredRows(tcc, kT0);
+  REQUIRE(registered.size() == 2);
+  CHECK(registered[0].data == tcc.data);
+  CHECK(registered[1].data.SharesWith(registered[0].data));
 }
 
 TEST_CASE("a prepared message stores its back-check row first and is due at timeout_to_fail",

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -19,10 +21,27 @@ struct InsertGlobal {
   GlobalRecord record;
 };
 
+// The key, within its transaction, of the branch row that holds a body other rows share.
+struct BodyHolder {
+  std::string branch_id;
+  BranchOp op = BranchOp::kAction;
+
+  bool operator==(const BodyHolder&) const = default;
+};
+
 // Inserts a branch row. If a row with the same (gid, branch_id, op) exists with the same url
 // it is a no-op; with another url, Conflict. The global must exist (NotFound otherwise).
+//
+// A body is stored once per batch: rows of one transaction whose data are one allocation
+// (SharedBytes::SharesWith: a message's deliveries to a topic's subscribers, a TCC branch's
+// confirm and cancel) keep it with the first of them, and the others refer to that row; a
+// reader gives them all the same bytes. WriteBatch::Add finds them (body_of); writers make rows
+// share a body by copying one SharedBytes. The store refuses (Conflict) a row whose holder is
+// not there with a body of that length, which only a holder stored by an earlier batch with
+// other bytes could cause.
 struct InsertBranch {
   BranchRecord record;
+  std::optional<BodyHolder> body_of;  // set by WriteBatch::Add
 };
 
 // Precondition only: the global exists (NotFound) and its status is one of `allowed`
@@ -148,14 +167,30 @@ class WriteBatch {
     ops_.emplace_back(std::move(op));
     return *this;
   }
+  // Finds the row of this batch whose body `op` shares (InsertBranch::body_of).
+  WriteBatch& Add(InsertBranch op) {
+    op.body_of.reset();
+    if (const void* body = op.record.data.identity(); body != nullptr) {
+      const auto [holder, first] = bodies_.try_emplace(
+          std::pair{op.record.gid, body}, BodyHolder{op.record.branch_id, op.record.op});
+      if (!first) op.body_of = holder->second;
+    }
+    ops_.emplace_back(std::move(op));
+    return *this;
+  }
 
   bool empty() const { return ops_.empty(); }
   std::size_t size() const { return ops_.size(); }
   const std::vector<WriteOp>& ops() const { return ops_; }
-  void Clear() { ops_.clear(); }
+  void Clear() {
+    ops_.clear();
+    bodies_.clear();
+  }
 
  private:
   std::vector<WriteOp> ops_;
+  // The first row of each (gid, body allocation) added: what later rows with it refer to.
+  std::map<std::pair<std::string, const void*>, BodyHolder> bodies_;
 };
 
 }  // namespace settle::storage

@@ -71,7 +71,8 @@ class QuotaLedger {
   storage::CreatorUsage UsageOf(const std::string& creator) const;
 
   // The bytes a quota counts for new rows, as Store::UnfinishedUsage counts them once stored:
-  // each branch row's url and data, and (when `global` is given) its options as stored.
+  // each branch row's url, each body once however many rows share it, and (when `global` is
+  // given) its options as stored.
   static std::size_t BytesOf(const storage::GlobalRecord* global,
                              const std::vector<storage::BranchRecord>& branches);
 

@@ -20,8 +20,9 @@ storage::GlobalRecord NewGlobal(const std::string& gid, TransType type, GlobalSt
                                 const RequestOptions& options, const TransactionDefaults& defaults,
                                 TimePoint now);
 
-// A new branch row, prepared and due `now`.
+// A new branch row, prepared and due `now`. Rows given copies of one `data` share its bytes, in
+// memory and in the store (storage::InsertBranch).
 storage::BranchRecord NewBranchRow(const std::string& gid, std::string branch_id, BranchOp op,
-                                   int seq, std::string url, std::string data, TimePoint now);
+                                   int seq, std::string url, SharedBytes data, TimePoint now);
 
 }  // namespace settle::engine

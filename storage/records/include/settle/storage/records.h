@@ -8,6 +8,7 @@
 
 #include "settle/core/clock.h"
 #include "settle/core/protocol.h"
+#include "settle/core/shared_bytes.h"
 
 namespace settle::storage {
 
@@ -78,7 +79,10 @@ struct BranchRecord {
   BranchOp op = BranchOp::kConfirm;
   int seq = 0;  // saga: step index; TCC: 0 (its branches are ordered by branch_id)
   std::string url;
-  std::string data;  // the body forwarded to the participant, byte for byte
+  // The body forwarded to the participant, byte for byte. Rows made from one body share it (a
+  // message's deliveries to a topic's subscribers, a TCC branch's confirm and cancel): one
+  // allocation in memory, and one copy in the store when they are inserted in one batch.
+  SharedBytes data;
   BranchStatus status = BranchStatus::kPrepared;
   TimePoint create_time;
   TimePoint update_time;
