@@ -4,6 +4,7 @@
 
 #include "account_routes.h"
 #include "bank_db.h"
+#include "settle/sdk/participant_counts.h"
 #include "transfer_branches.h"
 #include "transfer_request.h"
 
@@ -122,15 +123,19 @@ BankService::BankService(std::unique_ptr<sdk::SqliteBarrierStore> store, const B
   }
   participant_.OnGet("/api/accounts", ListAccountsRoute(*store_))
       .OnGet(R"(/api/accounts/([^/]+))", GetAccountRoute(*store_));
-  if (options.signed_calls) {
-    // The refusals of both doors as one metric, for Prometheus to scrape.
-    participant_.OnGet("/metrics", [this](const sdk::HttpRequest&) {
-      sdk::SignatureRefusalCounts counts = participant_.signature_refusal_counts();
-      counts += grpc_.signature_refusal_counts();
-      return sdk::HttpReply{.body = sdk::SignatureRefusalsText(counts),
-                            .content_type = std::string(sdk::kPrometheusTextContentType)};
-    });
-  }
+  // For Prometheus to scrape: the HTTP server's connections and the requests it cut, and, when
+  // calls are signed, the refusals of both doors as one metric.
+  participant_.OnGet(
+      "/metrics", [this, signed_calls = options.signed_calls.has_value()](const sdk::HttpRequest&) {
+        std::string text = sdk::ParticipantCountsText(participant_.bound_counts());
+        if (signed_calls) {
+          sdk::SignatureRefusalCounts counts = participant_.signature_refusal_counts();
+          counts += grpc_.signature_refusal_counts();
+          text += sdk::SignatureRefusalsText(counts);
+        }
+        return sdk::HttpReply{.body = std::move(text),
+                              .content_type = std::string(sdk::kPrometheusTextContentType)};
+      });
 }
 
 BankService::~BankService() { Stop(); }

@@ -32,7 +32,8 @@ struct BankOptions {
   // With keys, the branches (HTTP and gRPC) run only calls the coordinator signed with one of
   // them (docs/protocol.md §4.9), and Trys as their policy says (main: with settled's
   // countersignature of their registration). GET /metrics then counts the refusals of both,
-  // by reason, in Prometheus's text format.
+  // by reason, in Prometheus's text format, after the HTTP port's connections and cut
+  // requests (ParticipantCountsText), which it always serves.
   std::optional<sdk::SignedCalls> signed_calls;
   // The names settled dials the HTTP and the gRPC branches by (host:port), which signed
   // calls must name; empty: the listening address (ParticipantOptions::authorities).

@@ -2,7 +2,9 @@
 // connections from one host (127.0.0.2; Linux routes all of 127/8 to the loopback interface)
 // fill only that host's --max-connections-per-peer, while settled's saga and the account reads
 // from 127.0.0.1 go on; a trickled request is cut at --request-timeout; an unknown route is
-// refused from its head. Bounded: a few hundred connections, answers awaited with deadlines.
+// refused from its head; what was refused and cut counted on GET /metrics; a bank whose
+// descriptor limit cannot hold its connection cap lowers it and still serves. Bounded: a few
+// hundred connections, answers awaited with deadlines.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -13,7 +15,9 @@
 #include "child_process.h"
 #include "eventually.h"
 #include "example_process.h"
+#include "file_text.h"
 #include "json_client.h"
+#include "metrics_sample.h"
 #include "raw_connection.h"
 #include "settled_process.h"
 #include "temp_dir.h"
@@ -30,20 +34,34 @@ using testing::RawConnection;
 using testing::SettledProcess;
 using testing::TempDir;
 
-// A bank-participant with three accounts of 100 and the given limits.
+// A bank-participant with three accounts of 100 and the given limits, run by `wrapper` when
+// given (a shell that sets a limit first).
 struct Bank {
-  Bank(TempDir& dir, const std::string& name, std::vector<std::string> limits) {
-    std::vector<std::string> argv = {
-        BANK_BINARY,         "--port", "0", "--db", dir.File(name + ".db"), "--accounts", "3",
-        "--initial-balance", "100"};
+  Bank(TempDir& dir, const std::string& name, std::vector<std::string> limits,
+       std::vector<std::string> wrapper = {})
+      : log(dir.File(name + ".log")) {
+    std::vector<std::string> argv = std::move(wrapper);
+    for (const std::string& arg :
+         {std::string(BANK_BINARY), std::string("--port"), std::string("0"), std::string("--db"),
+          dir.File(name + ".db"), std::string("--accounts"), std::string("3"),
+          std::string("--initial-balance"), std::string("100")}) {
+      argv.push_back(arg);
+    }
     argv.insert(argv.end(), limits.begin(), limits.end());
-    process = std::make_unique<ChildProcess>(argv, dir.File(name + ".log"));
+    process = std::make_unique<ChildProcess>(argv, log);
     port = testing::ListeningPort(*process);
     REQUIRE(port > 0);
   }
   std::string Url(const std::string& path) const {
     return "http://127.0.0.1:" + std::to_string(port) + path;
   }
+  // A sample of GET /metrics (-1 when the page or the sample is missing).
+  double Metric(const std::string& sample) const {
+    const testing::JsonResponse page = JsonClient(port).Get("/metrics");
+    if (page.status != 200) return -1;
+    return testing::SampleValue(page.body, sample);
+  }
+  std::string log;
   std::unique_ptr<ChildProcess> process;
   int port = 0;
 };
@@ -105,6 +123,11 @@ TEST_CASE(
   std::size_t still_open = 0;
   for (auto& c : slow) still_open += c->Readable(0ms) ? 0 : 1;
   CHECK(still_open == 50);  // held by the cap, not cut by a timeout
+  // Counted, every one of them, and none cut.
+  CHECK(bank.Metric("settle_participant_connections_refused_total") == 150);
+  CHECK(bank.Metric("settle_participant_requests_timed_out_total") == 0);
+  CHECK(bank.Metric("settle_participant_connections") >= 50);
+  CHECK(bank.Metric("settle_participant_max_connections") == 10000);
 }
 
 TEST_CASE(
@@ -131,6 +154,47 @@ TEST_CASE(
   const RawConnection::Answer missing = unknown.Read();  // no byte of the body was sent
   CHECK(missing.status == 404);
   CHECK(*missing.Header("Connection") == "close");
+  CHECK(bank.Metric("settle_participant_requests_timed_out_total") == 1);
+  CHECK(bank.Metric("settle_participant_connections_refused_total") == 0);
+}
+
+TEST_CASE(
+    "a bank whose descriptor limit cannot hold its connection cap lowers it, says so, and "
+    "refuses connections beyond it while it serves",
+    "[process][hostile][descriptors]") {
+  TempDir dir;
+  // A hard limit of 256: a quarter (64) kept for the rest, 192 for connections.
+  Bank bank(dir, "bank", {"--max-connections-per-peer", "1000"},
+            {"/bin/sh", "-c", "ulimit -n 256 && exec \"$0\" \"$@\""});
+  CHECK_THAT(testing::ReadFile(bank.log),
+             Contains("settle participant: max_connections lowered from 10000 to 192: the "
+                      "descriptor limit 256") &&
+                 Contains("max_connections_per_peer lowered with it"));
+
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 200; ++i) {
+    held.push_back(std::make_unique<RawConnection>(bank.port, "127.0.0.2"));
+    held.back()->Send("GET /api/accounts/1 HTTP/1.1\r\nHost: x\r\nX-Slow: a");
+  }
+  int refused = 0;
+  std::vector<bool> done(held.size(), false);
+  testing::Eventually(
+      [&] {
+        for (std::size_t i = 0; i < held.size(); ++i) {
+          if (done[i] || !held[i]->Readable(0ms)) continue;
+          done[i] = true;
+          if (held[i]->Read(1s).status == 503) ++refused;
+        }
+        return refused >= 8;
+      },
+      20s, 20ms);
+  CHECK(refused == 8);
+  held.clear();
+  // Once they are gone the bank serves again, not out of descriptors.
+  CHECK(testing::Eventually(
+      [&] { return JsonClient(bank.port).Get("/api/accounts/1").status == 200; }, 10s, 20ms));
+  CHECK(bank.Metric("settle_participant_connections_refused_total") == 8);
+  CHECK(bank.Metric("settle_participant_max_connections") == 192);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // GrpcBranchServer against hostile clients (issue 43, attack 2): connections from 127.0.0.2
 // holding calls whose request message never wholly arrives. Its own server (Start) refuses the
 // connections beyond its caps at accept, ends every stalled call at first_message_timeout,
-// and serves a call from 127.0.0.1 meanwhile.
+// and serves a call from 127.0.0.1 meanwhile; a server mounted on a builder of the service's
+// own has the same caps on the port ListenFor opens.
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
@@ -96,6 +97,51 @@ TEST_CASE(
   CHECK(counts.first_message_timeouts > 0);
   CHECK(CallBranch(*port).ok());
   branches.Stop();
+}
+
+TEST_CASE(
+    "a GrpcBranchServer mounted on a service's builder caps the connections of the port "
+    "ListenFor opens, and the service's server serves within them",
+    "[sdk][grpc][hostile]") {
+  GrpcBranchServer branches({.threads = 4,
+                             .max_connections = 12,
+                             .max_connections_per_peer = 8,
+                             .first_message_timeout = Duration(60'000)});
+  branches.OnBranch(kMethod, [](const BranchRequest&) { return BranchReply::Success(); });
+  grpc::ServerBuilder builder;
+  REQUIRE(branches.MountOn(builder).ok());
+  const Result<int> port =
+      branches.ListenFor(builder, "127.0.0.1", 0, grpc::InsecureServerCredentials());
+  REQUIRE(port.ok());
+  CHECK_FALSE(branches.ListenFor(builder, "127.0.0.1", 0, grpc::InsecureServerCredentials()));
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  REQUIRE(server != nullptr);
+  branches.AcceptConnections();
+
+  std::vector<std::unique_ptr<StalledGrpcConnection>> stalled;
+  for (int i = 0; i < 11; ++i) {
+    stalled.push_back(std::make_unique<StalledGrpcConnection>(
+        StalledGrpcConnection::Plan{.port = *port, .path = kMethod}));
+  }
+  int refused = 0;
+  int served = 0;
+  REQUIRE(testing::Eventually([&] {
+    refused = served = 0;
+    for (auto& c : stalled) {
+      c->Poll();
+      refused += c->RefusedAtAccept() ? 1 : 0;
+      served += c->received() > 0 ? 1 : 0;
+    }
+    return refused + served == 11;
+  }));
+  CHECK(refused == 3);  // beyond the 8 of 127.0.0.2
+  CHECK(branches.bound_counts().refused_connections == 3);
+  CHECK(branches.bound_counts().open_connections == 8);
+  // Another host is served by the service's server meanwhile.
+  CHECK(CallBranch(*port).ok());
+
+  branches.Stop();
+  server->Shutdown();
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include <any>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -81,6 +82,12 @@ Result<Request> AskedBy(Result<Request> parsed, const engine::Requester& who) {
   return parsed;
 }
 
+// What JudgeHead leaves in a head it lets through (net::Request::head_judgement) for Serve:
+// who sent it, as its token, session or certificate said then.
+struct HeadJudgement {
+  Authentication::Identified identified;
+};
+
 // {"message": text}, the body of every answer that is not from the protocol's vocabulary.
 std::string MessageBody(const std::string& text) {
   return ToHttpAnswer(Status::InvalidArgument(text)).body;
@@ -117,18 +124,23 @@ struct ApiServer::Impl {
   // no certificate.
   Identified CallerOf(const net::Request& request) const;
   void RegisterRoutes();
-  // Answers `request`. `head_judged`: JudgeHead has let its head through already (the HTTP
-  // server's requests), so its caller's --rate-limit token is taken; otherwise (Handle) Serve
-  // takes it.
-  asio::awaitable<net::Response> Serve(net::Request& request, bool head_judged);
-  // The answer to a request its head alone refuses (no route: 404 or 405; the caller over
-  // --rate-limit: 429, before its token is judged, so that unknown tokens count against their
-  // address; a token, session or
-  // certificate that does not grant the route's access: 401 or 403, logged and counted; a
-  // route open to anyone with a body over kOpenRouteBodyBytes: 413, or 411 chunked), counted
-  // in the route's metrics as Serve counts; nullopt when its body may be read and Serve answer
-  // it (which judges it again).
-  net::HeadVerdict JudgeHead(const net::Request& head) const;
+  // Answers `request`. One whose head JudgeHead let through (the HTTP server's requests)
+  // carries its caller (HeadJudgement in Request::head_judgement), whose --rate-limit token
+  // was taken and whose access was granted then: it is not judged again. Any other (Handle)
+  // is judged here as JudgeHead judges a head (Admit).
+  asio::awaitable<net::Response> Serve(net::Request& request);
+  // The answer to a request its head alone refuses (no route: 404 or 405; Admit's 429, 401 or
+  // 403; a route open to anyone with a body over kOpenRouteBodyBytes: 413, or 411 chunked),
+  // counted in the route's metrics as Serve counts; nullopt when its body may be read and
+  // Serve answer it, and then `head` carries who sent it (Request::head_judgement), so that
+  // its token is judged once per request.
+  net::HeadVerdict JudgeHead(net::Request& head) const;
+  // Whether `identified` may ask `request` of a route that needs `needed`: a 429 when the
+  // caller is over --rate-limit (before its token is judged, so that unknown tokens count
+  // against their address; takes one of its tokens otherwise), a 401 or 403 when its token,
+  // session or certificate does not grant `needed` (logged and counted); nullopt when it may.
+  std::optional<net::Response> Admit(const net::Request& request, const Identified& identified,
+                                     Access needed) const;
   // Why the request's token, session or certificate does not grant `needed`, logged and
   // counted; nullopt when it does.
   std::optional<Authentication::Refusal> Refuse(const net::Request& request,
@@ -140,9 +152,10 @@ struct ApiServer::Impl {
   // counted as the API's refusals are); nullopt when `identified` may see it.
   std::optional<RefusalReason> ConsoleRefusal(const net::Request& request,
                                               const Identified& identified) const;
-  // A 429 when the request's caller is over --rate-limit (RateLimiter); nullopt otherwise.
-  // /api/ping is never limited: it is what health checks and load balancers probe.
-  std::optional<net::Response> RateLimited(const net::Request& request) const;
+  // A 429 when the request's caller, `identified`, is over --rate-limit (RateLimiter); nullopt
+  // otherwise. /api/ping is never limited: it is what health checks and load balancers probe.
+  std::optional<net::Response> RateLimited(const net::Request& request,
+                                           const Identified& identified) const;
   std::string MetricsText() const;
   // Frees what a read loaded and, when it was large, hands the freed memory back to the
   // system (glibc keeps it otherwise: a burst of large reads would leave the process large).
@@ -225,28 +238,28 @@ ApiServer::Impl::Impl(drive::Coordinator& c, const Clock& clk, asio::io_context&
       console(options.tokens, sessions, options.client_certificates.enabled(),
               options.tls.enabled()),
       hosts(h),
-      server(context,
-             net::ServerOptions{
-                 .limits = {.max_body_bytes = options.max_body_bytes},
-                 .keep_alive_timeout = options.keep_alive_timeout,
-                 .io_timeout = options.io_timeout,
-                 .request_timeout = options.request_timeout,
-                 .max_connections = options.max_connections,
-                 .max_connections_per_peer = options.max_connections_per_peer,
-                 .tls = options.tls,
-                 .judge_head = [this](const net::Request& head) { return JudgeHead(head); },
-                 .refusal =
-                     [this](int status, const std::string& problem) {
-                       refused->Count(status, std::chrono::microseconds(0));
-                       // docs/protocol.md §7.1: every refused request gets
-                       // {"message"} naming what.
-                       return net::Response{status, kJson, MessageBody(problem)};
-                     },
-                 .on_handshake_failure =
-                     [this](const net::HandshakeFailure& failure) {
-                       refusals.HandshakeFailed(failure.address, failure.reason);
-                     }},
-             [this](net::Request& request) { return Serve(request, true); }) {
+      server(
+          context,
+          net::ServerOptions{.limits = {.max_body_bytes = options.max_body_bytes},
+                             .keep_alive_timeout = options.keep_alive_timeout,
+                             .io_timeout = options.io_timeout,
+                             .request_timeout = options.request_timeout,
+                             .max_connections = options.max_connections,
+                             .max_connections_per_peer = options.max_connections_per_peer,
+                             .tls = options.tls,
+                             .judge_head = [this](net::Request& head) { return JudgeHead(head); },
+                             .refusal =
+                                 [this](int status, const std::string& problem) {
+                                   refused->Count(status, std::chrono::microseconds(0));
+                                   // docs/protocol.md §7.1: every refused request gets
+                                   // {"message"} naming what.
+                                   return net::Response{status, kJson, MessageBody(problem)};
+                                 },
+                             .on_handshake_failure =
+                                 [this](const net::HandshakeFailure& failure) {
+                                   refusals.HandshakeFailed(failure.address, failure.reason);
+                                 }},
+          [this](net::Request& request) { return Serve(request); }) {
   unmatched = AddMetrics("unmatched");
   refused = AddMetrics("refused");
 }
@@ -385,7 +398,17 @@ std::optional<net::Response> OverRouteBodyLimit(const net::Request& head, std::s
 
 }  // namespace
 
-net::HeadVerdict ApiServer::Impl::JudgeHead(const net::Request& head) const {
+std::optional<net::Response> ApiServer::Impl::Admit(const net::Request& request,
+                                                    const Identified& identified,
+                                                    Access needed) const {
+  if (std::optional<net::Response> limited = RateLimited(request, identified)) return limited;
+  if (std::optional<HttpAnswer> denied = Authorize(request, identified, needed)) {
+    return AccessRefusal(std::move(*denied));
+  }
+  return std::nullopt;
+}
+
+net::HeadVerdict ApiServer::Impl::JudgeHead(net::Request& head) const {
   const auto found = routes.Find(head.method, head.path);
   std::optional<net::Response> refusal;
   RouteMetrics* metrics = unmatched;
@@ -393,26 +416,24 @@ net::HeadVerdict ApiServer::Impl::JudgeHead(const net::Request& head) const {
     refusal = net::NoRoute(head, found.allow);
   } else {
     metrics = found.route->metrics;
-    if (std::optional<net::Response> limited = RateLimited(head)) {
-      refusal = std::move(limited);
-    } else if (std::optional<HttpAnswer> denied =
-                   Authorize(head, CallerOf(head), found.route->access)) {
-      refusal = AccessRefusal(std::move(*denied));
-    } else {
+    Identified identified = CallerOf(head);
+    refusal = Admit(head, identified, found.route->access);
+    if (!refusal) {
       refusal =
           OverRouteBodyLimit(head, found.route->access == Access::kNone ? kOpenRouteBodyBytes : 0);
     }
+    if (!refusal) head.head_judgement = HeadJudgement{std::move(identified)};
   }
   if (refusal) metrics->Count(refusal->status, std::chrono::microseconds(0));
   return refusal;
 }
 
-std::optional<net::Response> ApiServer::Impl::RateLimited(const net::Request& request) const {
+std::optional<net::Response> ApiServer::Impl::RateLimited(const net::Request& request,
+                                                          const Identified& identified) const {
   if (rate_limiter == nullptr || !rate_limiter->enabled() || request.path == "/api/ping") {
     return std::nullopt;
   }
-  const std::string key =
-      RateLimiter::KeyOf(authentication, CallerOf(request), request.remote_address);
+  const std::string key = RateLimiter::KeyOf(authentication, identified, request.remote_address);
   const std::optional<Duration> wait = rate_limiter->Take(key, ApiPort::kHttp);
   if (!wait) return std::nullopt;
   net::Response response{429, kJson, MessageBody(rate_limiter->Message(*wait))};
@@ -421,21 +442,29 @@ std::optional<net::Response> ApiServer::Impl::RateLimited(const net::Request& re
   return response;
 }
 
-asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request, bool head_judged) {
+asio::awaitable<net::Response> ApiServer::Impl::Serve(net::Request& request) {
   const MonoTime start = clock.Monotonic();
   net::Response response;
   response.content_type = kJson;
   const auto found = routes.Find(request.method, request.path);
   RouteMetrics* metrics = found.route == nullptr ? unmatched : found.route->metrics;
+  // The head's verdict stands for the whole request: a console session signed out while its
+  // body was arriving does not undo what its head was granted.
+  const HeadJudgement* judged = std::any_cast<HeadJudgement>(&request.head_judgement);
+  Identified identified;
+  std::optional<net::Response> refusal;
+  if (found.route != nullptr) {
+    if (judged != nullptr) {
+      identified = judged->identified;
+    } else {
+      identified = CallerOf(request);
+      refusal = Admit(request, identified, found.route->access);
+    }
+  }
   if (found.route == nullptr) {
     response = net::NoRoute(request, found.allow);
-  } else if (std::optional<net::Response> limited =
-                 head_judged ? std::nullopt : RateLimited(request)) {
-    response = std::move(*limited);
-  } else if (const Identified identified = CallerOf(request);
-             std::optional<HttpAnswer> refusal =
-                 Authorize(request, identified, found.route->access)) {
-    response = AccessRefusal(std::move(*refusal));
+  } else if (refusal) {
+    response = std::move(*refusal);
   } else if (found.route->page) {
     response = found.route->page(request, identified);
   } else {
@@ -691,7 +720,9 @@ Result<int> ApiServer::Start(const std::string& host, int port) {
 void ApiServer::Stop() { impl_->server.Stop(); }
 
 asio::awaitable<net::Response> ApiServer::Handle(net::Request& request) {
-  return impl_->Serve(request, false);
+  // Judged whole here: no verdict a caller brings along stands for a judged head.
+  request.head_judgement.reset();
+  return impl_->Serve(request);
 }
 
 }  // namespace settle::api

@@ -291,6 +291,17 @@ void AddHostileClientOptions(CLI::App& app, ServerConfig& c) {
          "Longest timeout_to_fail (and message delay) a transaction may ask for; a longer one "
          "is refused with 400 naming the field (0: ten years, the protocol's own; e.g. 1h, 7d)")
       ->default_str(FormatDuration(c.coordinator.max_timeout_to_fail));
+  app.add_option_function<std::string>(
+         "--max-request-timeout",
+         [&c](const std::string& text) {
+           Result<Duration> max = ParseDuration(text);
+           if (!max) throw CLI::ValidationError("--max-request-timeout: " + max.status().message());
+           c.coordinator.max_request_timeout = *max;
+         },
+         "Longest request_timeout (one branch call, which holds a connection and a pass that "
+         "long) a transaction may ask for; a longer one is refused with 400 naming the field; "
+         "at least --branch-timeout (0: no ceiling; e.g. 30s, 5m)")
+      ->default_str(FormatDuration(c.coordinator.max_request_timeout));
 }
 
 void AddTokenOptions(CLI::App& app, ParsedText& text) {
@@ -468,6 +479,11 @@ Status ApplyParsedText(const ParsedText& text, ServerConfig& c) {
     return Status::InvalidArgument(
         "--retry-interval, --retry-max, --branch-timeout, --io-timeout, --keep-alive-timeout "
         "and --request-timeout must be positive");
+  }
+  if (c.coordinator.max_request_timeout.count() > 0 &&
+      c.coordinator.request_timeout > c.coordinator.max_request_timeout) {
+    return Status::InvalidArgument("--branch-timeout: at most --max-request-timeout (" +
+                                   FormatDuration(c.coordinator.max_request_timeout) + ")");
   }
   return Status::Ok();
 }

@@ -92,6 +92,13 @@ Status Coordinator::AdmitFields(std::string_view operation, const engine::Unread
   return Status::Ok();
 }
 
+Status Coordinator::CheckCeilings(const engine::RequestOptions& options) const {
+  if (Status s = engine::CheckWaitCeiling(options, settings_.max_timeout_to_fail); !s.ok()) {
+    return s;
+  }
+  return engine::CheckCallCeiling(options, settings_.max_request_timeout);
+}
+
 engine::TransactionDefaults Coordinator::Defaults() const {
   return {.request_timeout = settings_.request_timeout,
           .retry_interval = settings_.retry_interval,
@@ -147,10 +154,7 @@ asio::awaitable<Status> Coordinator::Prepare(engine::PrepareRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
   if (Status s = AdmitFields("prepare", request.unread_fields); !s.ok()) co_return s;
   if (Status s = engine::CheckPrepare(request); !s.ok()) co_return s;
-  if (Status s = engine::CheckWaitCeiling(request.options, settings_.max_timeout_to_fail);
-      !s.ok()) {
-    co_return s;
-  }
+  if (Status s = CheckCeilings(request.options); !s.ok()) co_return s;
   auto subscribers = co_await ReadSubscribers(engine::TopicsOf(request.steps));
   if (!subscribers) co_return subscribers.status();
   auto built = engine::BuildPrepared(request, *subscribers, Defaults(), clock_.Now());
@@ -299,10 +303,7 @@ asio::awaitable<Status> Coordinator::Submit(engine::SubmitRequest request) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
   if (Status s = AdmitFields("submit", request.unread_fields); !s.ok()) co_return s;
   if (Status s = engine::CheckSubmit(request); !s.ok()) co_return s;
-  if (Status s = engine::CheckWaitCeiling(request.options, settings_.max_timeout_to_fail);
-      !s.ok()) {
-    co_return s;
-  }
+  if (Status s = CheckCeilings(request.options); !s.ok()) co_return s;
   const engine::SubmitPlan plan = engine::PlanSubmit(request.trans_type);
   const bool wait_result = request.options.wait_result;
   std::string no_reason;

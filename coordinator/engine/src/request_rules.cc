@@ -102,6 +102,15 @@ Status CheckWaitCeiling(const RequestOptions& options, Duration max_wait) {
   return check("custom_data.delay", options.delay);
 }
 
+Status CheckCallCeiling(const RequestOptions& options, Duration max_call) {
+  if (max_call.count() <= 0 || !options.request_timeout || *options.request_timeout <= max_call) {
+    return Status::Ok();
+  }
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(max_call).count();
+  return FieldError("request_timeout", "at most " + std::to_string(seconds) +
+                                           " seconds on this server (--max-request-timeout)");
+}
+
 Status CheckGrpcHeaders(const std::map<std::string, std::string>& branch_headers,
                         const std::vector<std::string>& urls) {
   bool any_grpc = false;

@@ -143,7 +143,7 @@ struct GrpcBranchServer::Impl {
   asio::thread_pool pool;
   grpc_listen::FirstMessageWatch watch;
   Service service;
-  std::unique_ptr<grpc_listen::ConnectionGate> gate;                   // Start's server only
+  std::unique_ptr<grpc_listen::ConnectionGate> gate;  // Start's server, or ListenFor's port
   std::atomic<const grpc_listen::ConnectionGate*> gate_seen{nullptr};  // gate, for bound_counts
   bool mounted = false;
   std::unique_ptr<grpc::Server> own_server;
@@ -393,6 +393,32 @@ Status GrpcBranchServer::MountOn(grpc::ServerBuilder& builder) {
   return Status::Ok();
 }
 
+Result<int> GrpcBranchServer::ListenFor(grpc::ServerBuilder& builder, const std::string& host,
+                                        int port,
+                                        std::shared_ptr<grpc::ServerCredentials> credentials) {
+  if (impl_->gate != nullptr) {
+    return Status::InvalidArgument("ListenFor: this server already has its port");
+  }
+  const GrpcBranchServerOptions& o = impl_->options;
+  auto gate =
+      grpc_listen::ConnectionGate::Listen(host, port,
+                                          {.max_connections = o.max_connections,
+                                           .max_connections_per_peer = o.max_connections_per_peer});
+  if (!gate) {
+    if (gate.status().code() == StatusCode::kInvalidArgument) return gate.status();
+    return Status::Unavailable("cannot serve gRPC on " + JoinHostPort(host, port) + ": " +
+                               gate.status().message());
+  }
+  (*gate)->AttachTo(builder, std::move(credentials));
+  impl_->gate = std::move(*gate);
+  impl_->gate_seen.store(impl_->gate.get());
+  return impl_->gate->port();
+}
+
+void GrpcBranchServer::AcceptConnections() {
+  if (impl_->gate != nullptr && impl_->own_server == nullptr) impl_->gate->Start();
+}
+
 std::vector<std::string> GrpcBranchServer::authorities() const {
   const std::shared_ptr<const std::vector<std::string>> names = impl_->authorities.load();
   return names != nullptr ? *names : std::vector<std::string>();
@@ -404,6 +430,9 @@ void GrpcBranchServer::Mount(grpc::ServerBuilder& builder) {
 }
 
 Result<int> GrpcBranchServer::Start(const std::string& host, int port) {
+  if (impl_->gate != nullptr) {
+    return Status::InvalidArgument("Start: this server already listens (ListenFor)");
+  }
   if (impl_->options.signed_calls) {
     std::fprintf(stderr, "settle grpc participant: verifying signed calls with %s\n",
                  DescribeTrustedKeys(*impl_->options.signed_calls).c_str());
@@ -483,7 +512,10 @@ GrpcBranchServerCounts GrpcBranchServer::bound_counts() const {
 }
 
 void GrpcBranchServer::Stop() {
-  if (impl_->own_server == nullptr) return;
+  if (impl_->own_server == nullptr) {
+    if (impl_->gate != nullptr) impl_->gate->Stop();  // ListenFor's: its server is its owner's
+    return;
+  }
   // No new connection is handed to a server that is shutting down.
   impl_->gate->Stop();
   impl_->own_server->Shutdown();

@@ -15,6 +15,7 @@
 #include "settle/async/io_threads.h"
 #include "settle/core/http_status.h"
 #include "settle/core/url.h"
+#include "settle/net/descriptor_budget.h"
 #include "settle/net/route_table.h"
 #include "settle/net/server.h"
 #include "settle/sdk/msg_barrier.h"
@@ -69,11 +70,41 @@ bool RefusedRepeat(const net::Request& req, net::Response& res) {
 // Runs on the handler pool: it may block.
 using Route = std::function<void(const net::Request&, net::Response&)>;
 
+// The connection caps a participant serves with: its options' fitted to the process's
+// descriptors (net::FitConnections, after raising the soft limit to the hard one), and what
+// Start says of it when they were lowered.
+struct FittedCaps {
+  std::size_t max_connections = 0;
+  std::size_t max_connections_per_peer = 0;
+  std::string lowered;  // empty: kept as given
+};
+
+FittedCaps FitCaps(const ParticipantOptions& o) {
+  FittedCaps caps{o.max_connections, o.max_connections_per_peer, ""};
+  const Result<net::DescriptorBudget> budget = net::FitConnections(
+      net::RaiseDescriptorLimit(), {.flag = "max_connections", .value = o.max_connections}, {});
+  if (!budget) {
+    // Not a descriptor left for a connection (a limit of 64 or less): served as asked, and
+    // said.
+    caps.lowered = budget.status().message();
+    return caps;
+  }
+  if (budget->lowered.empty()) return caps;
+  caps.max_connections = budget->first;
+  caps.lowered = budget->lowered.front();
+  if (caps.max_connections_per_peer > caps.max_connections) {
+    caps.max_connections_per_peer = caps.max_connections;
+    caps.lowered += "; max_connections_per_peer lowered with it";
+  }
+  return caps;
+}
+
 }  // namespace
 
 struct Participant::Impl {
   explicit Impl(ParticipantOptions o)
       : options(o),
+        caps(FitCaps(o)),
         io(o.io_threads, "participant-io"),
         pool(std::max<std::size_t>(1, o.threads)),
         server(io.context(),
@@ -81,8 +112,8 @@ struct Participant::Impl {
                    .limits = {.max_body_bytes = o.max_body_bytes},
                    .keep_alive_timeout = std::chrono::duration_cast<Duration>(o.keep_alive_timeout),
                    .request_timeout = std::chrono::duration_cast<Duration>(o.request_timeout),
-                   .max_connections = o.max_connections,
-                   .max_connections_per_peer = o.max_connections_per_peer,
+                   .max_connections = caps.max_connections,
+                   .max_connections_per_peer = caps.max_connections_per_peer,
                    .tls = {.cert_file = o.tls_cert_file,
                            .key_file = o.tls_key_file,
                            .client_ca_file = o.tls_client_ca_file,
@@ -94,7 +125,10 @@ struct Participant::Impl {
                      return net::NoRoute(head, allow);
                    },
                    .refusal =
-                       [](int status, const std::string& problem) {
+                       [this](int status, const std::string& problem) {
+                         // Counted for bound_counts (a count orders nothing: relaxed).
+                         if (status == 408) timed_out.fetch_add(1, std::memory_order_relaxed);
+                         if (status == 503) refused.fetch_add(1, std::memory_order_relaxed);
                          // docs/protocol.md §7.1: a refused request gets {"message"} naming what.
                          return net::Response{status, kJson, Json({{"message", problem}})};
                        }},
@@ -211,6 +245,10 @@ struct Participant::Impl {
   }
 
   ParticipantOptions options;
+  const FittedCaps caps;
+  // The server's refusals at the bounds: 408 (request_timeout, a stall) and 503 (the caps).
+  std::atomic<std::uint64_t> timed_out{0};
+  std::atomic<std::uint64_t> refused{0};
   SystemClock default_clock;
   const Clock* clock = options.clock != nullptr ? options.clock : &default_clock;
   mutable SignatureRefusalCounter refusals;
@@ -235,6 +273,13 @@ std::uint64_t Participant::signature_refusals() const { return impl_->refusals.S
 
 SignatureRefusalCounts Participant::signature_refusal_counts() const {
   return impl_->refusals.Snapshot();
+}
+
+ParticipantCounts Participant::bound_counts() const {
+  return {.open_connections = impl_->server.connections(),
+          .max_connections = impl_->caps.max_connections,
+          .refused_connections = impl_->refused.load(std::memory_order_relaxed),
+          .timed_out_requests = impl_->timed_out.load(std::memory_order_relaxed)};
 }
 
 Participant& Participant::OnOp(const std::string& path, std::optional<BranchOp> op,
@@ -343,6 +388,9 @@ Participant& Participant::OnPost(const std::string& pattern, RouteHandler handle
 
 Result<int> Participant::Start(const std::string& host, int port) {
   const ParticipantOptions& o = impl_->options;
+  if (!impl_->caps.lowered.empty()) {
+    std::fprintf(stderr, "settle participant: %s\n", impl_->caps.lowered.c_str());
+  }
   if (o.signed_calls) {
     std::fprintf(stderr, "settle participant: verifying signed calls with %s\n",
                  DescribeTrustedKeys(*o.signed_calls).c_str());

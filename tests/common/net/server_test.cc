@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <any>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -59,6 +60,9 @@ struct EchoServer {
     for (const auto& [name, value] : request.params) body += " " + name + "=" + value;
     if (const std::string* tenant = request.Header("x-tenant")) body += " tenant=" + *tenant;
     if (!request.peer_subject.empty()) body += " subject=" + request.peer_subject;
+    if (const int* judged = std::any_cast<int>(&request.head_judgement)) {
+      body += " judged=" + std::to_string(*judged);
+    }
     co_return Response{request.path == "/missing" ? 404 : 200, "text/plain", body};
   }
 
@@ -456,6 +460,29 @@ TEST_CASE(
   REQUIRE(accepted.Send("hello"));
   CHECK(accepted.Read().body == "POST /a body=hello");
   CHECK(s.echo.requests == 1);
+}
+
+TEST_CASE(
+    "what the head judge leaves with a head reaches that request's handler, once per request of "
+    "a keep-alive connection",
+    "[net][server][limits]") {
+  std::atomic<int> judged{0};
+  ServerOptions options;
+  options.judge_head = [&judged](Request& head) -> HeadVerdict {
+    // Left only for /noted: a request the judge leaves nothing for has nothing.
+    if (head.path == "/noted") head.head_judgement = ++judged;
+    return std::nullopt;
+  };
+  EchoServer s(options);
+  RawConnection c(s.port);
+  REQUIRE(c.Send(Post("/noted", "a")));
+  CHECK(c.Read().body == "POST /noted body=a judged=1");
+  REQUIRE(c.Send(Post("/plain", "b")));
+  CHECK(c.Read().body == "POST /plain body=b");
+  REQUIRE(c.Send(Post("/noted", "c") + Post("/noted", "d")));
+  CHECK(c.Read().body == "POST /noted body=c judged=2");
+  CHECK(c.Read().body == "POST /noted body=d judged=3");
+  CHECK(judged == 3);
 }
 
 TEST_CASE(

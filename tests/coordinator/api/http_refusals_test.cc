@@ -234,6 +234,45 @@ TEST_CASE("a session is not accepted after sign-out, nor once its lifetime has p
   CHECK_THAT(page.body, Catch::Contains("Your console session is unknown or expired"));
 }
 
+TEST_CASE(
+    "a request's credentials are judged once, from its head: a session signed out while its body "
+    "arrives is served as its head was granted, and the next request is refused",
+    "[http][auth][console][session]") {
+  InProcessSettled s(WithTokens);
+  const std::string cookie = SignIn(s.port(), kClientToken);
+  const std::string body = R"({"gid":"judged-once","trans_type":"tcc"})";
+  testing::RawConnection c(s.port());
+  REQUIRE(c.Send("POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nCookie: " + cookie +
+                 "\r\nX-Settle-Console: 1\r\nContent-Type: application/json\r\n"
+                 "Expect: 100-continue\r\nContent-Length: " +
+                 std::to_string(body.size()) + "\r\n\r\n"));
+  // The 100 comes once the head has been judged and let through.
+  const std::string interim = "HTTP/1.1 100 Continue\r\n\r\n";
+  REQUIRE(c.ReadBytes(interim.size()) == interim);
+  JsonClient browser(s.port());
+  browser.SetHeader("Cookie", cookie);
+  browser.SetHeader("X-Settle-Console", "1");
+  REQUIRE(browser.Post("/admin/logout", "", kForm).status == 303);
+  REQUIRE(browser.Get("/api/settle/all").status == 401);
+
+  REQUIRE(c.Send(body));
+  const testing::RawConnection::Answer answer = c.Read();
+  INFO(answer.body);
+  CHECK(answer.status == 200);
+  JsonClient admin = ClientWith(s.port(), kAdminToken);
+  const JsonResponse stored = admin.Get("/api/settle/query?gid=judged-once");
+  CHECK(stored.json["transaction"]["status"] == "prepared");
+  // A refused request was counted once: the sign-out's GET, not the prepare.
+  CHECK(SampleValue(admin.Get("/api/metrics").body, Refusals("http", 401, "stale_session")) == 1);
+
+  // The connection's next request is judged by its own head: the session is gone.
+  REQUIRE(c.Send("POST /api/settle/prepare HTTP/1.1\r\nHost: x\r\nCookie: " + cookie +
+                 "\r\nX-Settle-Console: 1\r\nContent-Type: application/json\r\n"
+                 "Content-Length: " +
+                 std::to_string(body.size()) + "\r\n\r\n" + body));
+  CHECK(c.Read().status == 401);
+}
+
 // HTTPS with a client CA and a map of subjects, beside tokens.
 struct CertificateFixture {
   explicit CertificateFixture(bool require_certificate = false)

@@ -2,7 +2,8 @@
 // "Hostile clients"): a TCC's payloads read back in pages within --max-answer-bytes, byte for
 // byte, and settled's memory after three large readers at once; a thousand participant hosts
 // in at most --max-hosts gates and metric series; a caller over --rate-limit answered 429 with
-// Retry-After, and served again; a timeout_to_fail over --max-timeout-to-fail refused.
+// Retry-After, and served again; a timeout_to_fail over --max-timeout-to-fail and a
+// request_timeout over --max-request-timeout refused, over HTTP and gRPC.
 #include <grpcpp/grpcpp.h>
 
 #include <catch2/catch.hpp>
@@ -446,6 +447,63 @@ TEST_CASE("a timeout_to_fail over --max-timeout-to-fail is refused with 400 nami
             .PostJson("/api/settle/prepare",
                       {{"gid", "parked"}, {"trans_type", "tcc"}, {"timeout_to_fail", 3600}})
             .status == 200);
+}
+
+TEST_CASE(
+    "a request_timeout over --max-request-timeout is refused naming the field, over HTTP and gRPC",
+    "[bounds][timeout][grpc]") {
+  testing::TempDir dir;
+  testing::SettledWithGrpc settled(dir.File("settle.db"), {"--max-request-timeout", "1m"},
+                                   dir.File("settled"));
+  JsonClient client(settled.process->port());
+  const auto stored = [&](const std::string& gid) {
+    return !client.Get("/api/settle/query?gid=" + gid).json["transaction"].is_null();
+  };
+  const JsonResponse refused = client.PostJson(
+      "/api/settle/prepare", {{"gid", "held"}, {"trans_type", "tcc"}, {"request_timeout", 61}});
+  CHECK(refused.status == 400);
+  CHECK(refused.json["message"] ==
+        "request_timeout: at most 60 seconds on this server (--max-request-timeout)");
+  CHECK_FALSE(stored("held"));
+  // A saga asking for ten years per call is not run either.
+  const JsonResponse saga =
+      client.PostJson("/api/settle/submit", {{"gid", "held-saga"},
+                                             {"trans_type", "saga"},
+                                             {"request_timeout", 315360000},
+                                             {"steps", {{{"action", "http://127.0.0.1:9/a"}}}},
+                                             {"payloads", {"{}"}}});
+  CHECK(saga.status == 400);
+  CHECK(saga.json["message"].get<std::string>().rfind("request_timeout: ", 0) == 0);
+  CHECK_FALSE(stored("held-saga"));
+
+  auto stub = dtmgimp::Dtm::NewStub(
+      grpc::CreateChannel(settled.GrpcAddress(), grpc::InsecureChannelCredentials()));
+  const auto prepare = [&](const std::string& gid, std::int64_t request_timeout) {
+    dtmgimp::DtmRequest request;
+    request.set_gid(gid);
+    request.set_transtype("tcc");
+    request.mutable_transoptions()->set_requesttimeout(request_timeout);
+    grpc::ClientContext ctx;
+    google::protobuf::Empty reply;
+    return stub->Prepare(&ctx, request, &reply);
+  };
+  const grpc::Status over_grpc = prepare("held-grpc", 61);
+  CHECK(over_grpc.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(over_grpc.error_message() ==
+        "TransOptions.RequestTimeout: at most 60 seconds on this server (--max-request-timeout)");
+  CHECK_FALSE(stored("held-grpc"));
+
+  // At the ceiling it is taken, by both doors, and stored as asked.
+  CHECK(prepare("held-grpc", 60).ok());
+  CHECK(client
+            .PostJson("/api/settle/prepare",
+                      {{"gid", "held"}, {"trans_type", "tcc"}, {"request_timeout", 60}})
+            .status == 200);
+  for (const char* gid : {"held", "held-grpc"}) {
+    INFO(gid);
+    const JsonResponse read = client.Get(std::string("/api/settle/query?gid=") + gid);
+    CHECK(read.json["transaction"]["options"]["request_timeout"] == 60);
+  }
 }
 
 }  // namespace

@@ -324,5 +324,30 @@ TEST_CASE("timeout_to_fail and a message's delay beyond the server's ceiling are
   CHECK(FieldOf(CheckWaitCeiling(options, ceiling)) == "custom_data.delay");
 }
 
+TEST_CASE("a request_timeout beyond the server's ceiling of one branch call is refused",
+          "[types][bounds]") {
+  const Duration ceiling = std::chrono::minutes(5);
+  RequestOptions options;
+  CHECK(CheckCallCeiling(options, ceiling).ok());
+  options.request_timeout = ceiling;
+  CHECK(CheckCallCeiling(options, ceiling).ok());
+  options.request_timeout = ceiling + std::chrono::seconds(1);
+  const Status too_long = CheckCallCeiling(options, ceiling);
+  CHECK(too_long.code() == StatusCode::kInvalidArgument);
+  CHECK(FieldOf(too_long) == "request_timeout");
+  CHECK(too_long.message() ==
+        "request_timeout: at most 300 seconds on this server (--max-request-timeout)");
+  // Years, as a client may ask.
+  options.request_timeout = std::chrono::hours(24 * 365 * 10);
+  CHECK(FieldOf(CheckCallCeiling(options, ceiling)) == "request_timeout");
+  // No ceiling.
+  CHECK(CheckCallCeiling(options, Duration(0)).ok());
+  // The wait's ceiling does not judge it, nor this one the wait.
+  CHECK(CheckWaitCeiling(options, ceiling).ok());
+  options.request_timeout.reset();
+  options.timeout_to_fail = std::chrono::hours(24 * 365);
+  CHECK(CheckCallCeiling(options, ceiling).ok());
+}
+
 }  // namespace
 }  // namespace settle::engine

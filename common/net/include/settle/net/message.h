@@ -1,5 +1,6 @@
 #pragma once
 
+#include <any>
 #include <map>
 #include <string>
 #include <string_view>
@@ -33,6 +34,11 @@ struct Request {
   // see TlsFiles::client_ca_file), as CertificateSubject renders it: "CN=order-service,O=Shop".
   // Empty over plain HTTP and when the client presented none.
   std::string peer_subject;
+  // What the server's head judge (ServerOptions::judge_head) found of this request's head and
+  // left for its handler, so that the handler need not judge it again (who sent it, say):
+  // whatever type that judge and its handler agree on. Empty when no judge ran or it left
+  // nothing; each request starts empty.
+  std::any head_judgement;
 
   const std::string* Header(std::string_view name) const { return FindHeader(headers, name); }
 };

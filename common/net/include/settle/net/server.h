@@ -71,9 +71,10 @@ struct ServerOptions {
   // address and certificate subject; its body empty, not read yet) before its body is read
   // and before "100 Continue" is sent. An answer is sent at once with "Connection: close",
   // and the connection is closed: the body is drained for a moment (never kept) so that the
-  // client reads the answer. Null: every head goes on. Called on an I/O thread: it must not
-  // block.
-  std::function<HeadVerdict(const Request& head)> judge_head;
+  // client reads the answer. Null: every head goes on. A head it lets through may carry what
+  // the judge found (Request::head_judgement) to the handler with the whole request. Called on
+  // an I/O thread: it must not block.
+  std::function<HeadVerdict(Request& head)> judge_head;
   // The answer to a request refused before any handler sees it: `status` is 400, 413, 417,
   // 431 or 505 for its framing, 408 for a request not whole within request_timeout (or
   // stalled for io_timeout), 503 for a connection over max_connections or

@@ -66,7 +66,8 @@ using MetricsWriter = std::function<void(metrics::PrometheusText&)>;
 // nothing else grants. Every 401 and 403 is logged and counted (RefusalLog), and so is every
 // TLS handshake the HTTPS port fails. Routes and access are judged from a request's head
 // (net::ServerOptions::judge_head): a 404, 405, 401 or 403 is answered before its body is
-// read, so that an anonymous client's body costs no memory; the routes open to anyone
+// read, so that an anonymous client's body costs no memory, and a request let through is
+// served as its head was judged, its token not judged again; the routes open to anyone
 // (/api/ping, the console's pages and its sign-in and sign-out forms) take a body of 4 KiB at
 // most (413 beyond, 411 without a Content-Length).
 //
@@ -96,7 +97,8 @@ class ApiServer {
   void SetRateLimiter(RateLimiter* limiter);
 
   // Answers one request as a connection does once it has framed it (routes, access, the
-  // coordinator's answer, the metrics), without a socket: the deterministic simulation
+  // coordinator's answer, the metrics), without a socket, judging its access itself (whatever
+  // its head_judgement holds, it is set aside): the deterministic simulation
   // (tests/simulation) drives the routes this way on its own thread. Any time after
   // construction; runs on the awaiting coroutine's executor.
   asio::awaitable<net::Response> Handle(net::Request& request);

@@ -35,6 +35,9 @@ struct CoordinatorSettings {
   // The longest timeout_to_fail (and message delay) a prepare or submit may ask for; longer is
   // refused (400 naming the field, engine::CheckWaitCeiling). 0: ten years, the protocol's.
   Duration max_timeout_to_fail{7LL * 24 * 3600 * 1000};
+  // The longest request_timeout (one branch call) a prepare or submit may ask for; longer is
+  // refused (400 naming the field, engine::CheckCallCeiling). 0: no ceiling.
+  Duration max_request_timeout{5LL * 60 * 1000};
   // With it (settled signs: --signing-key), a TCC registration that names its Try is answered
   // with settled's countersignature of that Try (Register). Must outlive the coordinator.
   const calls::TryCountersigner* try_countersigner = nullptr;
@@ -201,6 +204,9 @@ class Coordinator {
   // What a wait_result request answers after its pass.
   asio::awaitable<Status> AnswerAfterPass(std::string gid, PassResult pass);
   Status CheckServing() const;
+  // The server's ceilings of a prepare's or submit's options (max_timeout_to_fail,
+  // max_request_timeout): InvalidArgument naming the first field beyond its own.
+  Status CheckCeilings(const engine::RequestOptions& options) const;
   // The members of a request nothing read: the unknown ones are refused under
   // strict_requests (InvalidArgument naming the first), otherwise logged (IgnoredFieldsLog).
   Status AdmitFields(std::string_view operation, const engine::UnreadFields& unread);

@@ -17,7 +17,8 @@
 
 namespace grpc {
 class ServerBuilder;
-}
+class ServerCredentials;
+}  // namespace grpc
 
 namespace settle::sdk {
 
@@ -51,10 +52,11 @@ struct GrpcBranchServerOptions {
   // the server.
   const Clock* clock = nullptr;
   // What bounds its clients (gRPC 1.51 caps neither connections nor a stream's wait for its
-  // message itself). On a server of its own (Start), connections are accepted by
-  // grpc_listen::ConnectionGate: open connections beyond max_connections, or beyond
-  // max_connections_per_peer from one IP address (0: no cap of its own; at most
-  // max_connections), are closed as soon as accepted (the caller sees UNAVAILABLE).
+  // message itself). On a server of its own (Start), and on a mounted one's port that
+  // ListenFor opened, connections are accepted by grpc_listen::ConnectionGate: open
+  // connections beyond max_connections, or beyond max_connections_per_peer from one IP address
+  // (0: no cap of its own; at most max_connections), are closed as soon as accepted (the
+  // caller sees UNAVAILABLE).
   std::size_t max_connections = 1000;
   std::size_t max_connections_per_peer = 100;
   // Start and MountOn: a call whose request message has not wholly arrived this long after
@@ -74,7 +76,7 @@ struct GrpcBranchServerOptions {
 
 // What a GrpcBranchServer has refused and cut (its metrics).
 struct GrpcBranchServerCounts {
-  std::size_t open_connections = 0;       // Start's server only
+  std::size_t open_connections = 0;       // Start's server, or ListenFor's port
   std::uint64_t refused_connections = 0;  // at max_connections or max_connections_per_peer
   std::size_t waiting_calls = 0;          // calls whose request message has not arrived yet
   std::uint64_t first_message_timeouts = 0;
@@ -139,6 +141,26 @@ class GrpcBranchServer {
   // dials it (the listening address is the builder's): InvalidArgument otherwise, or for a
   // malformed name, and nothing is mounted.
   Status MountOn(grpc::ServerBuilder& builder);
+  // A mounted server's port with the caps of Start's (max_connections,
+  // max_connections_per_peer): in place of the builder's AddListeningPort, listens on host:port
+  // (0: any free port) itself and hands each connection within the caps to `builder`'s server,
+  // served with `credentials` (as AddListeningPort takes them: TLS, mutual TLS); one beyond is
+  // closed as soon as it is accepted. Once, after MountOn and before builder.BuildAndStart();
+  // then AcceptConnections once the server has started (until then connections wait in the
+  // listen queue), and Stop before the server's Shutdown. Returns the port; Unavailable if it
+  // cannot listen there, InvalidArgument for caps out of range (or a second call).
+  //
+  //   branches.MountOn(builder);
+  //   Result<int> port = branches.ListenFor(builder, "0.0.0.0", 9000, credentials);
+  //   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  //   branches.AcceptConnections();
+  //   ...
+  //   branches.Stop();
+  //   server->Shutdown();
+  Result<int> ListenFor(grpc::ServerBuilder& builder, const std::string& host, int port,
+                        std::shared_ptr<grpc::ServerCredentials> credentials);
+  // Starts accepting on ListenFor's port, once the builder's server has started. Once.
+  void AcceptConnections();
   // A server of its own on host:port (0: any free port); returns the port. Unavailable if it
   // cannot listen there; InvalidArgument for an unreadable certificate or key, a
   // tls_client_ca_file that cannot be read or holds no PEM certificate that parses, or (with
@@ -148,7 +170,8 @@ class GrpcBranchServer {
   // The names signed calls must have been signed for; empty before Start or MountOn, or
   // without signed_calls.
   std::vector<std::string> authorities() const;
-  // Stops a server Start made, letting calls in progress answer. Idempotent.
+  // Stops a server Start made, letting calls in progress answer; stops accepting on
+  // ListenFor's port (the mounted server's Shutdown is its owner's). Idempotent.
   void Stop();
 
   // Calls refused for their signature since construction: the metric of

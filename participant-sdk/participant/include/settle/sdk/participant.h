@@ -16,6 +16,7 @@
 #include "settle/core/status.h"
 #include "settle/sdk/barrier.h"
 #include "settle/sdk/branch_request.h"
+#include "settle/sdk/participant_counts.h"
 #include "settle/sdk/signature_refusals.h"
 #include "settle/sdk/signed_calls.h"
 #include "settle/sdk/xa_request.h"
@@ -39,7 +40,12 @@ struct ParticipantOptions {
   // Open connections at most (503 beyond), and from one peer address (an IPv6 /64) at most,
   // so that one host's sockets cannot fill the rest (0: no cap per peer). settled makes at most
   // --host-max-in-flight (128) calls at once to one participant host; behind a proxy, raise
-  // the cap per peer and cap clients at the proxy.
+  // the cap per peer and cap clients at the proxy. At construction the process's soft
+  // descriptor limit is raised to its hard one, and a max_connections that does not fit in it
+  // less a reserve for everything else (a quarter, at least 64: the service's database, its
+  // logs, its calls) is lowered to fit (and the cap per peer with it), said on stderr at
+  // Start; bound_counts() has the cap in force. A process that also runs a GrpcBranchServer
+  // (or another server) shares that limit: give each its part.
   std::size_t max_connections = 10000;
   std::size_t max_connections_per_peer = 512;
   // With a PEM certificate chain and key, the participant serves HTTPS only.
@@ -147,6 +153,10 @@ class Participant {
   // SignatureRefusalsText on the service's own metrics route. Thread-safe.
   std::uint64_t signature_refusals() const;
   SignatureRefusalCounts signature_refusal_counts() const;
+  // Connections open and refused, and requests cut, at the bounds of ParticipantOptions since
+  // construction, with the connection cap in force: for the service's metrics
+  // (ParticipantCountsText). Thread-safe.
+  ParticipantCounts bound_counts() const;
   // Stops accepting, lets requests in progress answer, and closes every connection.
   // Idempotent.
   void Stop();
