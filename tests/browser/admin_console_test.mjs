@@ -374,6 +374,8 @@ async function main() {
   const hostRetry = hostRow.locator('button.host-retry');
   assert.ok(await hostRetry.isDisabled(), 'a read-only session may retry a host');
   assert.match(await hostRetry.getAttribute('title'), /^Needs admin access/);
+  await page.click('#logout');
+  await page.waitForSelector('#token');
   await signIn(page, base, tokens.admin);
   await hostRow.waitFor({ timeout: 15_000 });
   await page.waitForFunction((host) => {
