@@ -55,9 +55,9 @@ struct World {
                           << "admin " << kAdmin << " # operators\n";
     settled = std::make_unique<SettledProcess>(
         dir.File("settle.db"),
-        std::vector<std::string>{"--token-file", tokens, "--retry-interval", "50ms",
-                                 "--retry-max", "100ms", "--circuit-failures", "2",
-                                 "--circuit-probe-first", "60s", "--circuit-probe-max", "60s"});
+        std::vector<std::string>{"--token-file", tokens, "--retry-interval", "50ms", "--retry-max",
+                                 "100ms", "--circuit-failures", "2", "--circuit-probe-first", "60s",
+                                 "--circuit-probe-max", "60s"});
     client = As(kClient);
     read = As(kRead);
     admin = As(kAdmin);
@@ -165,8 +165,8 @@ TEST_CASE(
   const json body = {{"host", w.host}};
   CHECK(w.read->PostJson(path, body).status == 403);
   CHECK(w.client->PostJson(path, body).status == 403);
-  for (const json& bad : {json::object(), json{{"host", ""}}, json{{"host", 5}},
-                          json{{"host", "not a url"}}}) {
+  for (const json& bad :
+       {json::object(), json{{"host", ""}}, json{{"host", 5}}, json{{"host", "not a url"}}}) {
     const auto refused = w.admin->PostJson(path, bad);
     INFO(bad.dump());
     CHECK(refused.status == 400);
