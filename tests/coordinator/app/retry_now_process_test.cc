@@ -156,7 +156,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "retry now of a host calls its oldest waiting transaction at once; read and client tokens "
+    "retry now of a host calls its oldest waiting transaction at once, read and client tokens "
     "are refused and bad input is named",
     "[process][circuit][retry-now]") {
   World w;
