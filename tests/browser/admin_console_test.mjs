@@ -365,6 +365,27 @@ async function main() {
   await hostRow.locator('a').first().click();
   await page.waitForSelector(`#detail-gid:has-text("${waitingGid}")`);
   await page.waitForSelector('#detail-fields[data-status="submitted"]');
+  // It says what it waits for (it is not stuck: it made no call), and the list marks it too.
+  await page.waitForFunction((host) => document.querySelector('#detail-fields').textContent
+    .includes('waiting on ' + host + ': '), downHost, { timeout: 15_000 });
+  await page.locator('#transactions tbody tr .waiting-host').first().waitFor({ timeout: 15_000 });
+
+  // Retry now for the host needs admin access: a read-only session's button is disabled.
+  const hostRetry = hostRow.locator('button.host-retry');
+  assert.ok(await hostRetry.isDisabled(), 'a read-only session may retry a host');
+  assert.match(await hostRetry.getAttribute('title'), /^Needs admin access/);
+  await page.click('#logout');
+  await page.waitForSelector('#token');
+  await signIn(page, base, tokens.admin);
+  await hostRow.waitFor({ timeout: 15_000 });
+  await page.waitForFunction((host) => {
+    const button = document.querySelector(`#host-table tbody tr[data-host="${host}"] button.host-retry`);
+    return button && !button.disabled;
+  }, downHost, { timeout: 15_000 });
+  await hostRow.locator('button.host-retry').click();
+  await page.waitForSelector('#host-result.ok', { timeout: 15_000 });
+  assert.match(await page.locator('#host-result').textContent(),
+               /^Retry requested: console-down-\d calls http:\/\/127\.0\.0\.1:\d+ now\.$/);
 
   assert.deepEqual(pageErrors, [], 'the console logged errors');
   clearTimeout(deadline);

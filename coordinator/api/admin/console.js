@@ -69,10 +69,34 @@ function timeCell(text) {
   return text ? el('td', shortTime(text)) : el('td', '—', 'none');
 }
 
+// Why a participant host's gate holds a transaction, in words.
+const heldReasons = {
+  circuit_open: 'its circuit is open',
+  probe_out: 'a probe of it is out',
+  releasing: 'its turn in the release after the host came back',
+  cap: 'the calls in flight to it are at their cap',
+};
+
+function heldText(held) {
+  return 'waiting on ' + held.host + ': ' + (heldReasons[held.reason] || held.reason);
+}
+
 function statusCell(tx) {
   const td = el('td', tx.status, 'status-' + tx.status);
   if (tx.stuck) td.appendChild(el('span', 'stuck', 'stuck'));
+  if (tx.waiting_on_host) {
+    const badge = el('span', 'waiting on host', 'waiting-host');
+    badge.title = heldText(tx.waiting_on_host);
+    td.appendChild(badge);
+  }
   return td;
+}
+
+// When the transaction is next looked at: for one a host's open circuit holds, the host's next
+// probe (its stored next_cron_time may be past), else its stored time.
+function nextCheck(tx) {
+  const held = tx.waiting_on_host;
+  return held && held.next_try_at ? held.next_try_at : tx.next_cron_time;
 }
 
 function listQuery(position) {
@@ -110,7 +134,7 @@ async function loadList(append) {
     row.dataset.gid = tx.gid;
     if (tx.gid === selectedGid) row.classList.add('selected');
     row.append(el('td', tx.gid, 'long'), el('td', tx.trans_type), statusCell(tx),
-               listTime(tx.create_time), listTime(tx.update_time), listTime(tx.next_cron_time));
+               listTime(tx.create_time), listTime(tx.update_time), listTime(nextCheck(tx)));
     row.addEventListener('click', () => { window.location.hash = 'gid=' + encodeURIComponent(tx.gid); });
     body.appendChild(row);
   }
@@ -159,10 +183,43 @@ async function loadHosts() {
     if (h.waiting > h.oldest_waiting.length) gids.append(el('span', '…', 'muted'));
     row.append(el('td', h.host, 'long'), el('td', circuit, 'circuit-' + h.circuit), el('td', h.waiting),
                el('td', h.in_flight), el('td', h.circuit === 'closed' ? '—' : approx(h.open_for_ms)),
-               el('td', h.circuit === 'open' ? 'in ' + approx(h.next_probe_in_ms) : '—'), gids);
+               el('td', h.circuit === 'open' ? 'in ' + approx(h.next_probe_in_ms) : '—'), gids,
+               hostRetryCell(h));
     body.appendChild(row);
   }
   document.getElementById('hosts').hidden = shown.length === 0;
+}
+
+// Retry now for a host: its oldest waiting transaction calls it at once, through its circuit.
+function hostRetryCell(h) {
+  const td = el('td');
+  const button = el('button', 'Retry now', 'host-retry');
+  button.type = 'button';
+  const allowed = levels.indexOf(access) >= levels.indexOf('admin');
+  button.disabled = !allowed || h.waiting === 0;
+  if (access && !allowed) {
+    button.title = 'Needs admin access; this session has ' + access + ' access.';
+  } else if (h.waiting === 0) {
+    button.title = 'No transaction waits for this host.';
+  } else {
+    button.title = 'Calls the host now with its oldest waiting transaction, without waiting for the probe.';
+  }
+  button.addEventListener('click', () => retryHost(h.host));
+  td.appendChild(button);
+  return td;
+}
+
+async function retryHost(host) {
+  const result = document.getElementById('host-result');
+  const { status, json } = await call('POST', '/api/admin/hosts/retryNow', { host });
+  if (status === 200) {
+    result.textContent = 'Retry requested: ' + json.gid + ' calls ' + json.host + ' now.';
+    result.className = 'ok';
+  } else {
+    result.textContent = messageOf(status, json);
+    result.className = 'error';
+  }
+  await refresh();
 }
 
 // The list, the counts and the hosts; the list is left alone while older pages are shown, so
@@ -185,7 +242,13 @@ function showFields(tx) {
   add('created', shortTime(tx.create_time));
   add('updated', shortTime(tx.update_time));
   add('finished', shortTime(tx.finish_time));
-  add('next check', shortTime(tx.next_cron_time));
+  const held = tx.waiting_on_host;
+  if (held) add('waiting on host', heldText(held));
+  if (held && !held.next_try_at) {
+    add('next check', 'when the host lets it (' + (heldReasons[held.reason] || held.reason) + ')');
+  } else {
+    add('next check', shortTime(nextCheck(tx)) + (held ? ' (the host\'s next probe)' : ''));
+  }
   add('rollback reason', tx.rollback_reason);
   fields.dataset.status = tx.status;
 }

@@ -97,7 +97,7 @@ std::string MessageBody(const std::string& text) {
 
 struct ApiServer::Impl {
   Impl(drive::Coordinator& c, const Clock& clk, asio::io_context& context, ApiServerOptions o,
-       MetricsWriter m, const calls::HostGates* h, RefusalLog* r);
+       MetricsWriter m, calls::HostGates* h, RefusalLog* r);
 
   // A route answers with `handler` (JSON) or, for pages and metrics, with `page`. Requests
   // granted less than `access` are refused before either runs.
@@ -184,7 +184,7 @@ struct ApiServer::Impl {
   RouteMetrics* unmatched = nullptr;
   RouteMetrics* refused = nullptr;
   AdminConsole console;
-  const calls::HostGates* const hosts;              // null: none
+  calls::HostGates* const hosts;                    // null: none
   std::function<drive::ClockReading()> read_clock;  // set before the server starts
   RateLimiter* rate_limiter = nullptr;              // set before the server starts; null: none
   ReadSlots read_slots{kConcurrentLargeReads};
@@ -228,7 +228,7 @@ void ApiServer::Impl::ReleaseLargeRead(Loaded loaded, std::size_t answer_bytes) 
 }
 
 ApiServer::Impl::Impl(drive::Coordinator& c, const Clock& clk, asio::io_context& context,
-                      ApiServerOptions o, MetricsWriter m, const calls::HostGates* h, RefusalLog* r)
+                      ApiServerOptions o, MetricsWriter m, calls::HostGates* h, RefusalLog* r)
     : coordinator(c),
       clock(clk),
       options(std::move(o)),
@@ -545,6 +545,32 @@ void ApiServer::Impl::RegisterRoutes() {
         200, kJson,
         HostsResponseBody(hosts == nullptr ? std::vector<calls::HostView>{} : hosts->Hosts())};
   });
+  // Retry now for a host (docs/protocol.md §3.14): its oldest held transaction calls it at once.
+  AddRoute("POST", "/api/admin/hosts/retryNow", Access::kAdmin,
+           [this](net::Request& req) -> asio::awaitable<HttpAnswer> {
+             Result<std::string> host = ParseRetryHost(req.body);
+             if (!host) co_return ToHttpAnswer(host.status());
+             const std::string gate = calls::GateKeyOf(*host);
+             if (gate.empty()) {
+               co_return ToHttpAnswer(
+                   Status::InvalidArgument("host: not a participant host; expected "
+                                           "scheme://host:port, as /api/admin/hosts names it"));
+             }
+             Result<std::string> gid = hosts == nullptr
+                                           ? Status::NotFound("host " + gate + " has no gate")
+                                           : hosts->RetryHost(gate);
+             // Settle's own route: 404 for a host no gate is kept for, 409 for one whose gate
+             // holds nothing, each {"message"} (no DTM vocabulary).
+             if (!gid && gid.status().code() == StatusCode::kNotFound) {
+               co_return HttpAnswer{404, MessageBody(gid.status().message())};
+             }
+             if (!gid && gid.status().code() == StatusCode::kConflict) {
+               co_return HttpAnswer{409, MessageBody(gid.status().message())};
+             }
+             if (!gid) co_return ToHttpAnswer(gid.status());
+             const nlohmann::json body = {{"host", gate}, {"gid", *gid}};
+             co_return JsonAnswer(body.dump());
+           });
   AddPage("GET", "/api/admin/clock", Access::kRead, [this](const net::Request&, const Identified&) {
     if (!read_clock) return net::Response{404, kJson, R"({"error":"no clock reading"})"};
     return net::Response{200, kJson, ClockResponseBody(read_clock())};
@@ -679,7 +705,7 @@ void ApiServer::Impl::RegisterRoutes() {
                 auto tx = co_await c.Query(*gid, RequesterOf(caller));
                 if (!tx) co_return ToHttpAnswer(tx.status());
                 HttpAnswer answer = JsonAnswer(
-                    QueryResponseBody(*tx, *payloads, *position, options.max_answer_bytes));
+                    QueryResponseBody(*tx, *payloads, *position, options.max_answer_bytes, hosts));
                 ReleaseLargeRead(std::move(*tx), answer.body.size());
                 co_return answer;
               }));
@@ -691,14 +717,15 @@ void ApiServer::Impl::RegisterRoutes() {
                 ReadSlots::Slot slot = co_await read_slots.Take();
                 auto page = co_await c.List(*query, RequesterOf(caller));
                 if (!page) co_return ToHttpAnswer(page.status());
-                HttpAnswer answer = JsonAnswer(ListResponseBody(*page, options.max_answer_bytes));
+                HttpAnswer answer =
+                    JsonAnswer(ListResponseBody(*page, options.max_answer_bytes, hosts));
                 ReleaseLargeRead(std::move(*page), answer.body.size());
                 co_return answer;
               }));
 }
 
 ApiServer::ApiServer(drive::Coordinator& coordinator, const Clock& clock, asio::io_context& context,
-                     ApiServerOptions options, MetricsWriter metrics, const calls::HostGates* hosts,
+                     ApiServerOptions options, MetricsWriter metrics, calls::HostGates* hosts,
                      RefusalLog* refusals)
     : impl_(std::make_unique<Impl>(coordinator, clock, context, std::move(options),
                                    std::move(metrics), hosts, refusals)) {

@@ -253,6 +253,18 @@ Result<engine::RetryNowRequest> ParseRetryNow(std::string_view body) {
       body, [](const JsonFields& f, engine::RetryNowRequest& r) { return ReadGid(f, r.gid); });
 }
 
+Result<std::string> ParseRetryHost(std::string_view body) {
+  auto parsed = ParseJsonObject(body, kMaxJsonDepth);
+  if (!parsed) return parsed.status();
+  const JsonFields fields(*parsed);
+  std::string host;
+  if (Status s = fields.RequireString("host", host); !s.ok()) return s;
+  if (const std::vector<std::string> unread = fields.Unread(); !unread.empty()) {
+    return Status::InvalidArgument(unread.front() + ": unknown member; expected only host");
+  }
+  return host;
+}
+
 Result<engine::ForceStopRequest> ParseForceStop(std::string_view body) {
   return ParseBody<engine::ForceStopRequest>(body,
                                              [](const JsonFields& f, engine::ForceStopRequest& r) {

@@ -37,8 +37,8 @@ json OptionsJson(const storage::TransOptions& o) {
   };
 }
 
-json GlobalJson(const storage::GlobalRecord& g) {
-  return {
+json GlobalJson(const storage::GlobalRecord& g, const calls::HostGates* gates = nullptr) {
+  json global = {
       {"id", g.id},
       {"gid", g.gid},
       {"trans_type", ToString(g.trans_type)},
@@ -53,6 +53,15 @@ json GlobalJson(const storage::GlobalRecord& g) {
       {"force_stopped", g.force_stopped},
       {"options", OptionsJson(g.options)},
   };
+  if (gates != nullptr && !IsTerminal(g.status)) {
+    if (const std::optional<calls::HeldView> held = gates->HeldBy(g.gid)) {
+      global["waiting_on_host"] = {{"host", held->host},
+                                   {"circuit", engine::ToString(held->state)},
+                                   {"reason", held->reason},
+                                   {"next_try_at", TimeOrNull(held->next_try_at)}};
+    }
+  }
+  return global;
 }
 
 json FailedAttemptsJson(const std::vector<storage::FailedAttempt>& attempts) {
@@ -135,9 +144,10 @@ std::string QueryResponseBody(const std::optional<storage::Transaction>& tx, boo
 // Each piece is dumped alone and joined, so that no document of the whole answer is built: the
 // answer is its one copy.
 std::string QueryResponseBody(const std::optional<storage::Transaction>& tx, bool payloads,
-                              std::size_t position, std::size_t max_bytes) {
+                              std::size_t position, std::size_t max_bytes,
+                              const calls::HostGates* gates) {
   if (!tx) return R"({"branches":[],"next_position":"","transaction":null})";
-  const std::string transaction = Dump(GlobalJson(tx->global));
+  const std::string transaction = Dump(GlobalJson(tx->global, gates));
   const std::vector<bool> still_called = engine::RowsStillCalled(*tx);
   std::string branches;
   std::size_t next = tx->branches.size();
@@ -169,12 +179,13 @@ std::string ListResponseBody(const storage::ListPage& page) {
   return ListResponseBody(page, std::numeric_limits<std::size_t>::max());
 }
 
-std::string ListResponseBody(const storage::ListPage& page, std::size_t max_bytes) {
+std::string ListResponseBody(const storage::ListPage& page, std::size_t max_bytes,
+                             const calls::HostGates* gates) {
   std::string transactions;
   std::optional<std::int64_t> next = page.next_position;
   constexpr std::size_t kFrame = 64;
   for (std::size_t i = 0; i < page.transactions.size(); ++i) {
-    const std::string global = Dump(GlobalJson(page.transactions[i]));
+    const std::string global = Dump(GlobalJson(page.transactions[i], gates));
     if (i > 0 && kFrame + transactions.size() + 1 + global.size() > max_bytes) {
       // Newest first: the next page starts with this one (ids below its id + 1).
       next = page.transactions[i].id + 1;

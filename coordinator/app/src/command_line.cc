@@ -128,8 +128,13 @@ std::vector<DurationFlag> DurationFlags(ServerConfig& c) {
       {"--retry-max", "Cap of the doubling retry interval", &c.retry.max_interval, {}},
       {"--circuit-probe-max",
        "Cap of the doubling wait between probes of a participant host whose circuit is open "
-       "(the first wait is 1s)",
+       "(the first wait is --circuit-probe-first)",
        &c.hosts.circuit.probe_max,
+       {}},
+      {"--circuit-probe-first",
+       "First wait of a participant host's open circuit before its probe (1s; at most "
+       "--circuit-probe-max, which a longer one is taken as); each failed probe doubles it",
+       &c.hosts.circuit.probe_initial,
        {}},
       {"--branch-timeout",
        "Default timeout of each branch call, when a transaction does not set request_timeout",
@@ -472,6 +477,9 @@ Status ApplyParsedText(const ParsedText& text, ServerConfig& c) {
   if (Status s = ApplyClientCertificates(text, c); !s.ok()) return s;
   if (c.hosts.circuit.probe_max.count() <= 0) {
     return Status::InvalidArgument("--circuit-probe-max must be positive");
+  }
+  if (c.hosts.circuit.probe_initial.count() <= 0) {
+    return Status::InvalidArgument("--circuit-probe-first must be positive");
   }
   if (c.coordinator.retry_interval.count() <= 0 || c.retry.max_interval.count() <= 0 ||
       c.coordinator.request_timeout.count() <= 0 || c.api.io_timeout.count() <= 0 ||

@@ -102,7 +102,7 @@ struct SettledServer::Parts {
                                           clock, *c.signing_key, !c.unsigned_authority)
                                     : nullptr),
         coordinator(async_store, scheduler, clock, gids,
-                    WithCountersigner(c.coordinator, countersigner.get()), metrics),
+                    WithCountersigner(c.coordinator, countersigner.get(), &gated_caller), metrics),
         repair(*store, scheduler, clock),
         repair_sweeps(kRepairEvery,
                       [this] {
@@ -126,8 +126,10 @@ struct SettledServer::Parts {
             &gated_caller, &refusals) {}
 
   static drive::CoordinatorSettings WithCountersigner(drive::CoordinatorSettings settings,
-                                                      const calls::TryCountersigner* signer) {
+                                                      const calls::TryCountersigner* signer,
+                                                      calls::HostGates* gates) {
     settings.try_countersigner = signer;
+    settings.gates = gates;
     return settings;
   }
 

@@ -62,6 +62,18 @@ void LogCircuitChange(engine::CircuitChange change, const std::string& origin,
   }
 }
 
+void LogRetryNowFailed(const std::string& origin, const engine::HostGate& gate,
+                       const std::string& gid, const std::string& last_error, TimePoint now) {
+  const engine::HostCircuit& c = gate.circuit();
+  if (c.state() == engine::CircuitState::kOpen) {
+    spdlog::info("circuit for {} stays open: the retry now of gid={} failed ({}), next probe in {}",
+                 origin, gid, LogValue(last_error), Approx(c.next_probe_at() - now));
+  } else {
+    spdlog::info("circuit for {} stays open: the retry now of gid={} failed ({}), a probe is out",
+                 origin, gid, LogValue(last_error));
+  }
+}
+
 void LogReleaseDone(const std::string& origin, const engine::HostGate& gate, TimePoint now) {
   spdlog::info("host {}: the {} transactions that waited for its circuit are released, in {}",
                origin, gate.released(), Approx(now - gate.closed_at()));

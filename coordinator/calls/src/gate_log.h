@@ -22,6 +22,11 @@ void LogCircuitChange(engine::CircuitChange change, const std::string& origin,
                       const engine::HostGate& gate, const std::string& last_error,
                       const engine::HostGateSettings& settings, TimePoint now);
 
+// An operator's Retry now of `gid` whose call to `origin` failed while its circuit is open:
+// the circuit stays as it was.
+void LogRetryNowFailed(const std::string& origin, const engine::HostGate& gate,
+                       const std::string& gid, const std::string& last_error, TimePoint now);
+
 // The end of the release after `origin`'s circuit closed.
 void LogReleaseDone(const std::string& origin, const engine::HostGate& gate, TimePoint now);
 

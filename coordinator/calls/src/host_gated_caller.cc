@@ -24,6 +24,10 @@ std::string OriginOf(const std::string& url) {
   return parsed ? AsciiLowercase(parsed->Origin()) : std::string();
 }
 
+std::string GateKeyOf(const std::string& host) {
+  return host == HostGatedCaller::kOverflowHost ? host : OriginOf(host);
+}
+
 HostGatedCaller::HostGatedCaller(BranchCaller& inner, const Clock& clock,
                                  engine::HostGateSettings settings, OnWake on_wake,
                                  engine::RetryPolicy::Jitter jitter)
@@ -68,6 +72,7 @@ void HostGatedCaller::NoteActive(const std::string& gate, const Host& host) {
   } else {
     active_.erase(gate);
   }
+  holding_.store(!active_.empty(), std::memory_order_relaxed);
 }
 
 void HostGatedCaller::NoteOverflowOrigin(const std::string& gid, const std::string& origin) {
@@ -90,6 +95,8 @@ void HostGatedCaller::Prune(TimePoint now) {
     it = hosts_.erase(it);
     ++pruned_;
   }
+  holding_.store(!active_.empty(), std::memory_order_relaxed);
+  std::erase_if(retry_now_, [now](const auto& entry) { return entry.second <= now; });
   if (const auto overflow = hosts_.find(kOverflowHost); overflow != hosts_.end()) {
     std::erase_if(overflow_origins_, [&overflow](const auto& entry) {
       return !overflow->second.gate.Holds(entry.first);
@@ -156,6 +163,7 @@ void HostGatedCaller::Tick() {
       auto it = hosts_.find(gate);
       if (it == hosts_.end()) {
         active_.erase(gate);
+        holding_.store(!active_.empty(), std::memory_order_relaxed);
         continue;
       }
       TakeWoken(gate, it->second, now, woken);
@@ -190,8 +198,11 @@ HostGatedCaller::Admission HostGatedCaller::Admit(const std::vector<engine::Bran
   a.origins.resize(calls.size());
   a.gates.resize(calls.size());
   a.probes.assign(calls.size(), false);
+  a.forced.assign(calls.size(), false);
   const TimePoint now = clock_.Now();
   const std::lock_guard lock(mu_);
+  // A Retry now is for the calls of one CallAll: the pass's first round with calls.
+  std::vector<std::string> retried;
   for (std::size_t i = 0; i < calls.size(); ++i) {
     a.origins[i] = OriginOf(calls[i].url);
     // A call its caller will not send (not_sent.h) passes no gate: it says nothing of the host.
@@ -205,7 +216,10 @@ HostGatedCaller::Admission HostGatedCaller::Admit(const std::vector<engine::Bran
     a.gates[i] = GateOf(a.origins[i]);
     Host& host = HostOf(a.gates[i]);
     host.last_used = now;
-    const engine::GateAdmission admission = host.gate.Admit(calls[i].gid, calls[i].created, now);
+    const bool forced = RetryNowPending(calls[i].gid, now);
+    if (forced) retried.push_back(calls[i].gid);
+    const engine::GateAdmission admission =
+        host.gate.Admit(calls[i].gid, calls[i].created, now, forced);
     const bool overflow = a.gates[i] == kOverflowHost;
     NoteActive(a.gates[i], host);
     if (admission.kind == engine::GateAdmission::Kind::kHeld) {
@@ -218,13 +232,25 @@ HostGatedCaller::Admission HostGatedCaller::Admit(const std::vector<engine::Bran
     }
     if (overflow) overflow_origins_.erase(calls[i].gid);
     a.probes[i] = admission.kind == engine::GateAdmission::Kind::kProbe;
+    a.forced[i] = admission.kind == engine::GateAdmission::Kind::kForced;
     if (a.probes[i])
       spdlog::debug("circuit for {}: gid={} is the probe", a.origins[i], calls[i].gid);
+    if (a.forced[i]) {
+      spdlog::info("circuit for {} is {}: gid={} calls it now (retry now)", a.origins[i],
+                   engine::ToString(host.gate.circuit().state()), calls[i].gid);
+    }
     a.made.push_back(i);
     a.made_gids.push_back(calls[i].gid);
     a.made_created.push_back(calls[i].created);
   }
+  for (const std::string& gid : retried) retry_now_.erase(gid);
   return a;
+}
+
+bool HostGatedCaller::RetryNowPending(const std::string& gid, TimePoint now) const {
+  if (retry_now_.empty()) return false;
+  auto it = retry_now_.find(gid);
+  return it != retry_now_.end() && now < it->second;
 }
 
 std::vector<std::string> HostGatedCaller::Record(Admission& admission,
@@ -248,6 +274,9 @@ std::vector<std::string> HostGatedCaller::Record(Admission& admission,
       host.last_summary = now;
     }
     LogCircuitChange(change, origin, host.gate, outcome.detail, settings_, now);
+    if (admission.forced[i] && failed && change == engine::CircuitChange::kNone) {
+      LogRetryNowFailed(origin, host.gate, admission.made_gids[k], outcome.detail, now);
+    }
     outcome.circuit_open = failed && !was_closed;
     if (origin == kOverflowHost && host.gate.Holds(admission.made_gids[k])) {
       NoteOverflowOrigin(admission.made_gids[k], admission.origins[i]);
@@ -255,6 +284,80 @@ std::vector<std::string> HostGatedCaller::Record(Admission& admission,
     TakeWoken(origin, host, now, woken);
   }
   return woken;
+}
+
+void HostGatedCaller::RetryNow(const std::string& gid) {
+  const TimePoint now = clock_.Now();
+  const std::lock_guard lock(mu_);
+  retry_now_[gid] = now + kRetryNowFor;
+}
+
+Result<std::string> HostGatedCaller::RetryHost(const std::string& host) {
+  std::string gid;
+  {
+    const TimePoint now = clock_.Now();
+    const std::lock_guard lock(mu_);
+    auto it = hosts_.find(host);
+    if (it == hosts_.end()) {
+      return Status::NotFound("host " + host + " has no gate: settled made no call to it lately");
+    }
+    Host& h = it->second;
+    std::optional<std::string> oldest = h.gate.TakeOldest();
+    if (!oldest) return Status::Conflict("no transaction waits for host " + host);
+    gid = std::move(*oldest);
+    h.last_used = now;
+    std::vector<std::string>& released = released_[gid];
+    if (host == kOverflowHost) {
+      if (auto o = overflow_origins_.find(gid); o != overflow_origins_.end()) {
+        for (std::string& origin : o->second) released.push_back(std::move(origin));
+        overflow_origins_.erase(o);
+      }
+    } else {
+      released.push_back(host);
+    }
+    released_size_.store(released_.size(), std::memory_order_relaxed);
+    retry_now_[gid] = now + kRetryNowFor;
+    NoteActive(host, h);
+  }
+  spdlog::info("host {}: retry now: gid={} calls it at once", host, gid);
+  Wake({gid});
+  return gid;
+}
+
+void HostGatedCaller::Forget(const std::string& gid) {
+  if (!holding_.load(std::memory_order_relaxed)) return;
+  const std::lock_guard lock(mu_);
+  const std::vector<std::string> active(active_.begin(), active_.end());
+  for (const std::string& gate : active) {
+    auto it = hosts_.find(gate);
+    if (it == hosts_.end() || !it->second.gate.Forget(gid)) continue;
+    if (gate == kOverflowHost) overflow_origins_.erase(gid);
+    NoteActive(gate, it->second);
+  }
+}
+
+std::optional<HeldView> HostGatedCaller::HeldBy(const std::string& gid) const {
+  if (!holding_.load(std::memory_order_relaxed)) return std::nullopt;
+  const std::lock_guard lock(mu_);
+  for (const std::string& gate : active_) {
+    auto it = hosts_.find(gate);
+    if (it == hosts_.end() || !it->second.gate.Holds(gid)) continue;
+    const engine::HostGate& g = it->second.gate;
+    const engine::HostCircuit& c = g.circuit();
+    HeldView view{gate, c.state(), {}, std::nullopt};
+    if (c.state() == engine::CircuitState::kOpen) {
+      view.reason = "circuit_open";
+      view.next_try_at = c.next_probe_at();
+    } else if (c.state() == engine::CircuitState::kProbing) {
+      view.reason = "probe_out";
+    } else if (g.releasing()) {
+      view.reason = "releasing";
+    } else {
+      view.reason = "cap";
+    }
+    return view;
+  }
+  return std::nullopt;
 }
 
 bool HostGatedCaller::Holds(const std::string& gid) const {

@@ -426,7 +426,8 @@ asio::awaitable<Status> Coordinator::ForceStop(engine::ForceStopRequest request)
   if (!changed) co_return changed.status();
   spdlog::warn("gid={} force-stopped by actor={}; retries stop; reason={}", gid,
                request.actor.empty() ? "unknown" : request.actor, LogValue(request.reason));
-  scheduler_.Schedule(gid, clock_.Now());  // lets the scheduler forget it
+  if (settings_.gates != nullptr) settings_.gates->Forget(gid);  // it waits for no host now
+  scheduler_.Schedule(gid, clock_.Now());                        // lets the scheduler forget it
   co_return Status::Ok();
 }
 
@@ -442,6 +443,8 @@ asio::awaitable<Status> Coordinator::ResetNextCronTime(engine::RetryNowRequest r
   if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(gid);
   if (!s.ok()) co_return s;
   spdlog::info("gid={} retry requested now", gid);
+  // Before its pass is scheduled: that pass calls even through an open circuit.
+  if (settings_.gates != nullptr) settings_.gates->RetryNow(gid);
   scheduler_.Schedule(gid, now);
   co_return Status::Ok();
 }

@@ -231,7 +231,10 @@ asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
       spdlog::error("gid={} cannot be loaded, retrying later: {}", gid, loaded.status().ToString());
       co_return PassResult{clock_.Now() + kStorageRetryDelay, std::nullopt};
     }
-    if (!loaded->has_value()) co_return PassResult{};
+    if (!loaded->has_value()) {
+      if (gates_ != nullptr) gates_->Forget(gid);
+      co_return PassResult{};
+    }
     stored = std::move(**loaded);
   }
   storage::Transaction tx = std::move(*stored);
@@ -261,7 +264,11 @@ asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
     }
     // Here `tx` is exactly what is stored, unless calls follow. A finished transaction has no
     // more calls, but the rollbacks a failed TCC or XA was left without (two_phase_engine.h).
-    if (d.calls.empty()) co_return PassResult{d.wake_at, std::move(tx)};
+    if (d.calls.empty()) {
+      // A finished transaction waits for no host: no gate lists it as waiting any more.
+      if (gates_ != nullptr && IsTerminal(tx.global.status)) gates_->Forget(gid);
+      co_return PassResult{d.wake_at, std::move(tx)};
+    }
     if (last_round) co_return PassResult{now, std::move(tx)};
     const Held held = co_await CallAndRecord(tx, d.calls, batch);
     // A held call ends the pass: the transaction waits in its host's gate, costing nothing.

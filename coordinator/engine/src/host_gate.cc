@@ -36,6 +36,21 @@ std::size_t HostGate::FreeSlots(TimePoint now) {
   return taken >= cap ? 0 : cap - taken;
 }
 
+std::optional<std::string> HostGate::TakeOldest() {
+  if (queue_.empty()) return std::nullopt;
+  return PopOldest();
+}
+
+bool HostGate::Forget(const std::string& gid) {
+  reserved_.erase(gid);
+  auto it = waiting_.find(gid);
+  if (it == waiting_.end()) return false;
+  queue_.erase({it->second, gid});
+  waiting_.erase(it);
+  if (waiting_.empty()) releasing_ = false;
+  return true;
+}
+
 std::vector<std::string> HostGate::OldestWaiting(std::size_t n) const {
   std::vector<std::string> gids;
   for (auto it = queue_.begin(); it != queue_.end() && gids.size() < n; ++it) {
@@ -44,15 +59,25 @@ std::vector<std::string> HostGate::OldestWaiting(std::size_t n) const {
   return gids;
 }
 
-GateAdmission HostGate::Admit(const std::string& gid, TimePoint created, TimePoint now) {
+GateAdmission HostGate::Admit(const std::string& gid, TimePoint created, TimePoint now,
+                              bool forced) {
   // A woken transaction's call takes the slot it was woken for.
   if (!reserved_.empty()) reserved_.erase(gid);
-  const Admission admission = circuit_.Admit(now);
-  if (admission.kind == Admission::Kind::kWait) return Hold(gid, created, now, true, false);
-  const bool probe = admission.kind == Admission::Kind::kProbe;
+  GateAdmission::Kind kind = GateAdmission::Kind::kCall;
+  if (forced && circuit_.state() != CircuitState::kClosed) {
+    // Not the circuit's probe: the circuit's own schedule stays as it is.
+    kind = GateAdmission::Kind::kForced;
+  } else {
+    const Admission admission = circuit_.Admit(now);
+    if (admission.kind == Admission::Kind::kWait) return Hold(gid, created, now, true, false);
+    if (admission.kind == Admission::Kind::kProbe) kind = GateAdmission::Kind::kProbe;
+  }
+  const bool probe = kind == GateAdmission::Kind::kProbe;
   if (!probe) {
     // Waiting for its turn in the release and not woken: it keeps its place in the queue.
-    if (releasing_ && waiting_.contains(gid)) return Hold(gid, created, now, false, true);
+    if (releasing_ && !forced && waiting_.contains(gid)) {
+      return Hold(gid, created, now, false, true);
+    }
     if (FreeSlots(now) == 0) {
       ++held_at_cap_;
       return Hold(gid, created, now, false, false);
@@ -65,7 +90,7 @@ GateAdmission HostGate::Admit(const std::string& gid, TimePoint created, TimePoi
     }
   }
   ++in_flight_;
-  return {probe ? GateAdmission::Kind::kProbe : GateAdmission::Kind::kCall, false, false, {}};
+  return {kind, false, false, {}};
 }
 
 CircuitChange HostGate::OnResult(const std::string& gid, TimePoint created, bool host_failed,

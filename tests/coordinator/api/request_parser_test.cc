@@ -132,6 +132,19 @@ TEST_CASE("the members nothing read are listed, the body's then each step's, nul
   CHECK(topic->unread_fields.empty());
 }
 
+TEST_CASE("a host's retry now names its host, and refuses anything else naming the member",
+          "[parser][bad-input][retry-now]") {
+  auto host = ParseRetryHost(R"({"host":"http://10.0.0.7:8081"})");
+  REQUIRE(host);
+  CHECK(*host == "http://10.0.0.7:8081");
+  CHECK(FieldOf(ParseRetryHost("{}")) == "host");
+  CHECK(FieldOf(ParseRetryHost(R"({"host":null})")) == "host");
+  CHECK(FieldOf(ParseRetryHost(R"({"host":""})")) == "host");
+  CHECK(FieldOf(ParseRetryHost(R"({"host":["http://a:1"]})")) == "host");
+  CHECK(FieldOf(ParseRetryHost(R"({"host":"http://a:1","gid":"g1"})")) == "gid");
+  CHECK(FieldOf(ParseRetryHost("[1]")) == "body");
+}
+
 TEST_CASE("malformed bodies are refused naming the body", "[parser][bad-input]") {
   CHECK(FieldOf(Prepare("")) == "body");
   CHECK(FieldOf(Prepare("   ")) == "body");

@@ -102,6 +102,19 @@ TEST_CASE("circuits per participant host are set by --circuit-failures and --cir
   CHECK_THAT(help.output, Catch::Contains("--circuit-probe-max"));
 }
 
+TEST_CASE("the first wait of an open circuit before its probe is set by --circuit-probe-first",
+          "[cli]") {
+  CHECK(Parse({}).config.hosts.circuit.probe_initial == std::chrono::seconds(1));
+  const CommandLine cl = Parse({"--circuit-probe-first", "60s", "--circuit-probe-max", "2m"});
+  REQUIRE_FALSE(cl.exit_now);
+  CHECK(cl.config.hosts.circuit.probe_initial == std::chrono::seconds(60));
+  const CommandLine zero = Parse({"--circuit-probe-first", "0s"});
+  CHECK(zero.exit_now);
+  CHECK(zero.exit_code != 0);
+  CHECK_THAT(zero.output, Catch::Contains("--circuit-probe-first"));
+  CHECK_THAT(Parse({"--help"}).output, Catch::Contains("--circuit-probe-first"));
+}
+
 TEST_CASE(
     "the cap on calls in flight per host and the pace of releases after an outage are set by "
     "--host-max-in-flight and --circuit-release-rate",

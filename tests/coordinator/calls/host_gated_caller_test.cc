@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -251,6 +252,91 @@ TEST_CASE(
   io.poll();
   CHECK(woken == Gids{"g3", "g4"});
   CHECK(caller.Hosts().at(0).in_flight == 0);
+}
+
+engine::BranchOutcome Succeeded() { return {BranchResult::kSuccess, 200, ""}; }
+
+TEST_CASE(
+    "a retry now calls through an open circuit once: a failure leaves the circuit as it was, an "
+    "answer closes it",
+    "[circuit][retry-now]") {
+  Fixture f;
+  f.OpenDown();
+  CHECK(RunOne(f.caller, kDown, "g3").not_called_until);
+  f.clock.Advance(milliseconds(100));
+  const TimePoint probe_in = f.clock.Now() + milliseconds(900);
+  REQUIRE(f.caller.Hosts().at(0).next_probe_in == milliseconds(900));
+
+  f.caller.RetryNow("g3");
+  f.participants.Script("01", BranchOp::kAction, {Refused()});
+  const engine::BranchOutcome failed = RunOne(f.caller, kDown, "g3");
+  CHECK(f.participants.calls().size() == 1);
+  CHECK_FALSE(failed.not_called_until);
+  CHECK(failed.circuit_open);
+  // The circuit is as it was: open, its probe when it was due; g3 waits for it again.
+  const std::vector<HostView> hosts = f.caller.Hosts();
+  CHECK(hosts.at(0).state == engine::CircuitState::kOpen);
+  CHECK(f.clock.Now() + hosts.at(0).next_probe_in == probe_in);
+  CHECK(f.caller.Holds("g3"));
+  // The retry now was for that pass only: g3's next call is held.
+  CHECK(RunOne(f.caller, kDown, "g3").not_called_until);
+  CHECK(f.participants.calls().size() == 1);
+
+  f.caller.RetryNow("g3");
+  f.participants.Script("01", BranchOp::kAction, {Succeeded()});
+  CHECK(RunOne(f.caller, kDown, "g3").result == BranchResult::kSuccess);
+  CHECK(f.participants.calls().size() == 2);
+  CHECK(f.caller.Hosts().at(0).state == engine::CircuitState::kClosed);
+}
+
+TEST_CASE("a retry now that its pass does not use within kRetryNowFor lapses",
+          "[circuit][retry-now]") {
+  engine::HostGateSettings settings = Settings();
+  settings.circuit.probe_initial = settings.circuit.probe_max = HostGates::kRetryNowFor * 2;
+  Fixture f(settings);
+  f.OpenDown();
+  f.caller.RetryNow("g3");
+  f.clock.Advance(HostGates::kRetryNowFor);
+  CHECK(RunOne(f.caller, kDown, "g3").not_called_until);
+  CHECK(f.participants.calls().empty());
+}
+
+TEST_CASE(
+    "a host's retry now wakes its oldest waiting transaction to call it at once, and unknown "
+    "and idle hosts are refused",
+    "[circuit][retry-now]") {
+  Fixture f(Settings(2, 0, 1));  // released one a second once the circuit closes
+  CHECK(f.caller.RetryHost(kDownOrigin).status().code() == StatusCode::kNotFound);
+  f.OpenDown();
+  // g2's failure opened it: g2 waits; g3 and g4 are held.
+  RunOne(f.caller, kDown, "g3");
+  RunOne(f.caller, kDown, "g4");
+  const std::optional<HeldView> held = f.caller.HeldBy("g3");
+  REQUIRE(held);
+  CHECK(held->host == kDownOrigin);
+  CHECK(held->reason == "circuit_open");
+  CHECK(held->next_try_at == f.clock.Now() + seconds(1));
+  CHECK_FALSE(f.caller.HeldBy("g9"));
+
+  const Result<std::string> probed = f.caller.RetryHost(kDownOrigin);
+  REQUIRE(probed.ok());
+  CHECK(*probed == "g2");
+  CHECK(f.TakeWoken() == Gids{"g2"});
+  CHECK(f.caller.TakeReleased("g2") == Gids{kDownOrigin});
+  f.participants.Script("01", BranchOp::kAction, {Succeeded()});
+  CHECK(RunOne(f.caller, kDown, "g2").result == BranchResult::kSuccess);
+  CHECK(f.participants.calls().size() == 1);
+  CHECK(f.caller.Hosts().at(0).state == engine::CircuitState::kClosed);
+  // The others are released now (g3 at once, g4 in a second); once none waits there is
+  // nothing to retry.
+  CHECK(f.TakeWoken() == Gids{"g3"});
+  REQUIRE(f.caller.HeldBy("g4"));
+  CHECK(f.caller.HeldBy("g4")->reason == "releasing");
+  CHECK_FALSE(f.caller.HeldBy("g4")->next_try_at);
+  f.caller.Forget("g4");
+  CHECK_FALSE(f.caller.Holds("g4"));
+  CHECK(f.caller.Hosts().at(0).waiting == 0);
+  CHECK(f.caller.RetryHost(kDownOrigin).status().code() == StatusCode::kConflict);
 }
 
 TEST_CASE("each host has its own gate", "[circuit]") {

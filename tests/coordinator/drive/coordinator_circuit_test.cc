@@ -103,6 +103,48 @@ TEST_CASE(
   CHECK(h.gates().Hosts().at(0).waiting == 0);
 }
 
+TEST_CASE(
+    "retry now of a saga held behind an open circuit calls at once: a failure leaves the "
+    "circuit's probe where it was, an answer closes the circuit and releases the others",
+    "[coordinator][circuit][retry-now]") {
+  engine::HostGateSettings gates = TwoFailures();
+  gates.circuit.probe_initial = gates.circuit.probe_max = 60 * kSecond;
+  CoordinatorHarness h(engine::RetrySettings{Duration(60'000), 10}, {}, gates);
+  h.caller().Script("01", BranchOp::kAction, {Refused(), Refused(), Refused()});
+  for (const char* gid : {"g1", "g2", "g3", "g4"}) REQUIRE(h.coordinator().Submit(Saga(gid)).ok());
+  REQUIRE(CallCount(h) == 2);  // g1 and g2 opened the circuit; g3 and g4 are held
+  const TimePoint probe_at = h.clock().Now() + 60 * kSecond;
+  CHECK(h.gates().HeldBy("g3")->next_try_at == probe_at);
+
+  // The host is still down: g3's call goes out, fails as any call, and g3 waits again.
+  h.Advance(kSecond);
+  REQUIRE(h.coordinator().ResetNextCronTime("g3").ok());
+  h.Drain();
+  CHECK(CallCount(h) == 3);
+  CHECK(h.caller().calls().back().gid == "g3");
+  CHECK(Action(h.Load("g3")).failures == 1);
+  CHECK(h.gates().Hosts().at(0).state == engine::CircuitState::kOpen);
+  CHECK(h.gates().HeldBy("g3")->next_try_at == probe_at);
+  h.Advance(10 * kSecond);
+  CHECK(CallCount(h) == 3);  // nothing more until the probe
+
+  // A force-stopped saga waits for nothing; the host is back and g4's retry now succeeds.
+  REQUIRE(h.coordinator().ForceStop("g2", "moved away").ok());
+  h.Drain();
+  CHECK_FALSE(h.gates().Holds("g2"));
+  REQUIRE(h.coordinator().ResetNextCronTime("g4").ok());
+  h.Drain();
+  CHECK(h.StatusOf("g4") == GlobalStatus::kSucceed);
+  CHECK(h.gates().Hosts().at(0).state == engine::CircuitState::kClosed);
+  for (const char* gid : {"g1", "g3"}) {
+    INFO(gid);
+    CHECK(h.StatusOf(gid) == GlobalStatus::kSucceed);
+  }
+  CHECK(h.StatusOf("g2") == GlobalStatus::kFailed);
+  CHECK(h.clock().Now() < probe_at);
+  CHECK(CallCount(h) == 6);  // g3's failure, then g4, g1 and g3
+}
+
 TEST_CASE("when the circuit closes, the sagas that waited resume oldest first at the release rate",
           "[coordinator][circuit]") {
   CoordinatorHarness h(engine::RetrySettings{Duration(60'000), 10}, {},

@@ -74,6 +74,12 @@ class FakeGates final : public calls::HostGates {
   std::vector<std::string> TakeReleased(const std::string&) override { return {}; }
   bool Holds(const std::string&) const override { return holds; }
   std::vector<calls::HostView> Hosts() const override { return {}; }
+  std::optional<calls::HeldView> HeldBy(const std::string&) const override { return {}; }
+  void RetryNow(const std::string&) override {}
+  Result<std::string> RetryHost(const std::string&) override {
+    return Status::NotFound("no gates");
+  }
+  void Forget(const std::string&) override {}
 
   std::atomic<bool> holds{false};
 };

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -245,6 +246,74 @@ TEST_CASE("a call that fails while the circuit is open waits for it like a held 
   OpenWithWaiting(gate, 3, kStart);
   End(gate, "g1", true, kStart);
   CHECK(gate.waiting() == 3);
+}
+
+TEST_CASE(
+    "a retry now calls through an open circuit: its answer closes the circuit, its failure "
+    "leaves the circuit's probe where it was",
+    "[gate][retry-now]") {
+  HostGate gate = Gate(Settings(0, 0));
+  OpenWithWaiting(gate, 4, kStart);
+  const TimePoint probe_at = gate.circuit().next_probe_at();
+  REQUIRE(probe_at == kStart + seconds(1));
+  const TimePoint t = kStart + milliseconds(100);  // long before the probe
+  CHECK(Admit(gate, "g3", t).kind == Kind::kHeld);
+  REQUIRE(gate.Admit("g3", Created("g3"), t, true).kind == Kind::kForced);
+  CHECK_FALSE(gate.Holds("g3"));
+  CHECK(gate.in_flight() == 1);
+  // It failed: the circuit is open as before, its probe at the same time, and g3 waits again.
+  CHECK(End(gate, "g3", true, t) == CircuitChange::kNone);
+  CHECK(gate.circuit().state() == CircuitState::kOpen);
+  CHECK(gate.circuit().next_probe_at() == probe_at);
+  CHECK(gate.circuit().probe_wait() == seconds(1));
+  CHECK(gate.Holds("g3"));
+  CHECK(gate.TakeWoken(probe_at - milliseconds(1)).empty());
+  CHECK(gate.TakeWoken(probe_at) == Gids{"g2"});
+
+  // Another one answers: the circuit closes and the waiting ones are released.
+  const TimePoint later = probe_at + milliseconds(10);
+  REQUIRE(gate.Admit("g4", Created("g4"), later, true).kind == Kind::kForced);
+  CHECK(End(gate, "g4", false, later) == CircuitChange::kClosed);
+  CHECK(gate.circuit().state() == CircuitState::kClosed);
+  CHECK(gate.releasing());
+  CHECK(gate.TakeWoken(later) == Gids{"g3"});
+}
+
+TEST_CASE("a retry now goes before its turn in the release but not past the cap",
+          "[gate][retry-now]") {
+  HostGate gate = Gate(Settings(2, 1));  // one a second, two in flight at most
+  OpenWithWaiting(gate, 6, kStart);
+  const TimePoint t = kStart + seconds(1);
+  REQUIRE(Admit(gate, "g6", t).kind == Kind::kProbe);
+  REQUIRE(End(gate, "g6", false, t, true) == CircuitChange::kClosed);
+  REQUIRE(gate.TakeWoken(t) == Gids{"g2"});
+  // g5 waits its turn in the release; a retry now calls at once, closed circuit or not.
+  CHECK(Admit(gate, "g5", t).kind == Kind::kHeld);
+  CHECK(gate.Admit("g5", Created("g5"), t, true).kind == Kind::kCall);
+  CHECK_FALSE(gate.Holds("g5"));
+  // g2's slot is reserved and g5's call is out: the cap holds even a retry now.
+  const GateAdmission capped = gate.Admit("g4", Created("g4"), t, true);
+  CHECK(capped.kind == Kind::kHeld);
+  CHECK_FALSE(capped.circuit_open);
+}
+
+TEST_CASE(
+    "a host's retry now takes its oldest waiting transaction, and a finished one is forgotten",
+    "[gate][retry-now]") {
+  HostGate gate = Gate(Settings(0, 0));
+  CHECK_FALSE(gate.TakeOldest());
+  OpenWithWaiting(gate, 5, kStart);
+  REQUIRE(gate.waiting() == 4);  // g2..g5
+  CHECK(gate.TakeOldest() == std::optional<std::string>("g2"));
+  CHECK_FALSE(gate.Holds("g2"));
+  CHECK(gate.Forget("g4"));
+  CHECK_FALSE(gate.Forget("g4"));
+  CHECK_FALSE(gate.Holds("g4"));
+  CHECK(gate.OldestWaiting(10) == Gids{"g3", "g5"});
+  // The probe's wake skips the forgotten one.
+  CHECK(gate.TakeWoken(kStart + seconds(1)) == Gids{"g3"});
+  CHECK(gate.TakeWoken(kStart + seconds(3)) == Gids{"g5"});
+  CHECK(gate.waiting() == 0);
 }
 
 }  // namespace

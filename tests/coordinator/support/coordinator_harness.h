@@ -119,8 +119,11 @@ class CoordinatorHarness {
         gates_.get());
     scheduler_ = std::make_unique<drive::Scheduler>(clock_, context_.get_executor(), *driver_);
     gids_ = std::make_unique<drive::GidGenerator>(clock_);
+    // As settled wires it: an operator's Retry now and force stop reach the gates.
+    drive::CoordinatorSettings settings = settings_;
+    settings.gates = gates_.get();
     coordinator_ = std::make_unique<drive::Coordinator>(*async_store_, *scheduler_, clock_, *gids_,
-                                                        settings_, metrics_);
+                                                        settings, metrics_);
     sync_ = std::make_unique<SyncCoordinator>(context_, *coordinator_);
   }
   void Close() {

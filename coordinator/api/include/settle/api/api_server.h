@@ -52,7 +52,8 @@ using MetricsWriter = std::function<void(metrics::PrometheusText&)>;
 
 // The HTTP face of the coordinator: every route of docs/protocol.md §3 under /api/settle and
 // /api/dtmsvr, /api/ping and /api/metrics (Prometheus), and the admin console's (GET /, /admin
-// and its files, /api/admin/whoami, /api/admin/counts and /api/admin/hosts; §3.14). Parses (400
+// and its files, /api/admin/whoami, /api/admin/counts, /api/admin/hosts and, admin only,
+// POST /api/admin/hosts/retryNow; §3.14). Parses (400
 // naming the field), calls the Coordinator, maps its Status to HTTP in one place. Never lets an
 // exception or a bad request stop it serving.
 //
@@ -81,11 +82,13 @@ class ApiServer {
   // Serves on `context`'s threads (net::Server): a request holds a coroutine, not a thread,
   // for as long as it takes, a wait_result submit included. Request durations (the metrics)
   // are measured on `clock`'s monotonic reading, and so are the console sessions' lifetimes.
-  // GET /api/admin/hosts reads `hosts`, the participant hosts' gates (null: it lists none).
+  // GET /api/admin/hosts reads `hosts`, the participant hosts' gates (null: it lists none),
+  // /query and /all say which transactions they hold (waiting_on_host), and
+  // POST /api/admin/hosts/retryNow asks them for a host's Retry now (null: 404 for any host).
   // Refusals and failed handshakes go to `refusals` (null: a log of its own, on `clock`).
   ApiServer(drive::Coordinator& coordinator, const Clock& clock, asio::io_context& context,
-            ApiServerOptions options, MetricsWriter metrics = {},
-            const calls::HostGates* hosts = nullptr, RefusalLog* refusals = nullptr);
+            ApiServerOptions options, MetricsWriter metrics = {}, calls::HostGates* hosts = nullptr,
+            RefusalLog* refusals = nullptr);
   ~ApiServer();  // Stop()
 
   // What GET /api/admin/clock answers: how this instance's clock stands against the database's

@@ -29,6 +29,12 @@ Result<engine::SubmitRequest> ParseSubmit(std::string_view body);
 Result<engine::AbortRequest> ParseAbort(std::string_view body);
 // resetNextCronTime: {"gid": "..."}.
 Result<engine::RetryNowRequest> ParseRetryNow(std::string_view body);
+// POST /api/admin/hosts/retryNow (Settle's admin API): {"host": "http://host:port"}, a
+// participant host as /api/admin/hosts names it (a branch URL on that host names it too; its
+// path is ignored) or "other" (the overflow gate). Answers it as given (the route reads it as
+// its gate's key, calls::OriginOf). Missing, empty or not a string: InvalidArgument naming
+// "host"; a member other than "host": InvalidArgument naming it (this route is Settle's own).
+Result<std::string> ParseRetryHost(std::string_view body);
 // forceStop: {"gid": "...", "reason": "..."}, the reason optional. The actor is not in the
 // body: the caller sets it from the request's token.
 Result<engine::ForceStopRequest> ParseForceStop(std::string_view body);

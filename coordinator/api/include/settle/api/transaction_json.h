@@ -21,13 +21,18 @@ namespace settle::api {
 // starts (docs/protocol.md §3.9, §3.10, §3.12). The forms with `max_bytes` (--max-answer-bytes)
 // stop before the item that would take the answer past it, but always show one item, so that
 // paging moves on: at most `max_bytes` or one item's size and the rest of the answer.
+// With `gates`, a transaction a participant host's gate holds also has "waiting_on_host":
+// {"host","circuit","reason","next_try_at"} (calls::HeldView; next_try_at null unless the
+// circuit is open); the member is absent for the others.
 // /query from the branch at index `position` (an earlier page's next_position).
 std::string QueryResponseBody(const std::optional<storage::Transaction>& tx, bool payloads,
-                              std::size_t position, std::size_t max_bytes);
+                              std::size_t position, std::size_t max_bytes,
+                              const calls::HostGates* gates = nullptr);
 std::string QueryResponseBody(const std::optional<storage::Transaction>& tx, bool payloads = false);
 // /all: next_position is the page's own (the store's) unless the answer was cut, then the
 // position that starts with the first transaction left out.
-std::string ListResponseBody(const storage::ListPage& page, std::size_t max_bytes);
+std::string ListResponseBody(const storage::ListPage& page, std::size_t max_bytes,
+                             const calls::HostGates* gates = nullptr);
 std::string ListResponseBody(const storage::ListPage& page);
 // {"topics":[{"name","subscribers":[{"url","remark","create_time"}]}],"next_position":""}, by
 // name, from the first name after `after` ("": from the first); next_position is the last name

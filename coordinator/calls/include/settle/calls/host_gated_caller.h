@@ -73,6 +73,10 @@ class HostGatedCaller final : public BranchCaller, public HostGates {
   std::vector<std::string> TakeReleased(const std::string& gid) override;
   bool Holds(const std::string& gid) const override;
   std::vector<HostView> Hosts() const override;
+  std::optional<HeldView> HeldBy(const std::string& gid) const override;
+  void RetryNow(const std::string& gid) override;
+  Result<std::string> RetryHost(const std::string& host) override;
+  void Forget(const std::string& gid) override;
 
   const engine::HostGateSettings& settings() const { return settings_; }
   // Gates forgotten because they were idle, since the start.
@@ -91,6 +95,7 @@ class HostGatedCaller final : public BranchCaller, public HostGates {
     std::vector<std::string> gates;               // the key of each call's gate: its host or
                                                   // kOverflowHost
     std::vector<bool> probes;                     // whether the call is its open circuit's probe
+    std::vector<bool> forced;                     // whether an operator's Retry now sent it
     std::vector<std::size_t> made;                // indexes of the calls to make
     // Of each call made, what its gate tracks it by (the calls themselves are moved out).
     std::vector<std::string> made_gids;
@@ -113,6 +118,8 @@ class HostGatedCaller final : public BranchCaller, public HostGates {
   // Remembers that `gid`, held by the overflow gate, has calls bound for `origin` (what its
   // pass makes due when woken). Under mu_.
   void NoteOverflowOrigin(const std::string& gid, const std::string& origin);
+  // Whether a Retry now of `gid` is pending (RetryNow), at `now`. Under mu_.
+  bool RetryNowPending(const std::string& gid, TimePoint now) const;
   // Forgets the gates idle for settings_.idle_after. Under mu_.
   void Prune(TimePoint now);
   // Logs the summary of an open or releasing host if the last one is kSummaryEvery old, and
@@ -140,6 +147,11 @@ class HostGatedCaller final : public BranchCaller, public HostGates {
   std::unordered_map<std::string, std::vector<std::string>> released_;
   // released_.size(), read without the lock: every pass asks, and almost always for nothing.
   std::atomic<std::size_t> released_size_{0};
+  // gid -> until when its Retry now waits for its pass to call (RetryNow, RetryHost).
+  std::unordered_map<std::string, TimePoint> retry_now_;
+  // Whether some gate holds transactions (active_ is not empty), read without the lock: every
+  // finished transaction is forgotten (Forget), and almost always nothing holds it.
+  std::atomic<bool> holding_{false};
 };
 
 }  // namespace settle::calls

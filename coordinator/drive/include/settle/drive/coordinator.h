@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "settle/calls/host_gates.h"
 #include "settle/calls/try_countersigner.h"
 #include "settle/core/clock.h"
 #include "settle/drive/async_store.h"
@@ -41,6 +42,10 @@ struct CoordinatorSettings {
   // With it (settled signs: --signing-key), a TCC registration that names its Try is answered
   // with settled's countersignature of that Try (Register). Must outlive the coordinator.
   const calls::TryCountersigner* try_countersigner = nullptr;
+  // The participant hosts' gates (null: none): an operator's Retry now (ResetNextCronTime)
+  // calls through a host's open circuit, and a force-stopped transaction waits in no gate.
+  // Must outlive the coordinator.
+  calls::HostGates* gates = nullptr;
   // What one caller may hold in unfinished transactions (a client under authentication:
   // engine::Requester::own_only); a request beyond it is ResourceExhausted. 0: no limit.
   QuotaLimits quotas;
@@ -130,6 +135,9 @@ class Coordinator {
   // What this coordinator counted since it started (the metrics' counters).
   const CoordinatorMetrics& metrics() const { return metrics_; }
   asio::awaitable<Status> ForceStop(engine::ForceStopRequest request);
+  // Retry now (docs/protocol.md §3.13): every pending branch call of the transaction is due
+  // now, stored, and its pass starts at once; its calls go out even through an open circuit
+  // (CoordinatorSettings::gates, HostGates::RetryNow).
   asio::awaitable<Status> ResetNextCronTime(engine::RetryNowRequest request);
 
   // Topics (docs/protocol.md §3.12): a message step topic://NAME goes to every subscriber the

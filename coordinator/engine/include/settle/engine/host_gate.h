@@ -40,9 +40,10 @@ struct HostGateSettings {
 // What the gate lets one call do now.
 struct GateAdmission {
   enum class Kind {
-    kCall,   // call as usual
-    kProbe,  // the circuit is open and its probe is due: this call is the probe
-    kHeld,   // do not call: the transaction waits for the gate to wake it
+    kCall,    // call as usual
+    kProbe,   // the circuit is open and its probe is due: this call is the probe
+    kHeld,    // do not call: the transaction waits for the gate to wake it
+    kForced,  // the circuit is open, and an operator's Retry now sends this call anyway
   };
   Kind kind = Kind::kCall;
   // kHeld only: why (the host's open circuit, its turn in the release after the circuit
@@ -67,6 +68,10 @@ struct GateAdmission {
 //   - under the cap at other times, one is woken for each call that ends.
 // A waiting transaction that comes by itself (its own due time, the hold) is held again while
 // the circuit is open or the release goes on: only a wake lets it call, oldest first.
+// An operator's Retry now (Admit's `forced`) is a call now whatever the circuit says, and
+// whatever its turn in the release: it goes out as the circuit's probe would (an answer closes
+// the circuit), but it is not the circuit's probe, so a failure leaves the circuit as it was
+// (open, its next probe when it was due). Only the cap on calls in flight holds it.
 // A woken transaction holds a slot for wake_grace while its pass comes, so that wakes never
 // add up to more calls than the cap; its call then takes the slot. A new transaction's call
 // goes out whenever a slot is free (the released ones do not make it wait).
@@ -77,14 +82,22 @@ class HostGate {
   explicit HostGate(HostGateSettings settings,
                     RetryPolicy::Jitter jitter = RetryPolicy::RandomJitter());
 
-  // A call of transaction `gid`, created at `created`, to this host now.
-  GateAdmission Admit(const std::string& gid, TimePoint created, TimePoint now);
+  // A call of transaction `gid`, created at `created`, to this host now. `forced`: an
+  // operator's Retry now (see above).
+  GateAdmission Admit(const std::string& gid, TimePoint created, TimePoint now,
+                      bool forced = false);
   // The result of a call Admit let through (`probe`: admitted as kProbe). A failure that
   // leaves the circuit open makes its transaction wait for the circuit too.
   CircuitChange OnResult(const std::string& gid, TimePoint created, bool host_failed, bool probe,
                          TimePoint now);
   // The waiting transactions to drive now (see above), forgotten as they are returned.
   std::vector<std::string> TakeWoken(TimePoint now);
+  // An operator's Retry now of this host: the oldest waiting transaction, taken out of the
+  // queue to be driven at once (its call then Admit-ted as `forced`); nullopt if none waits.
+  std::optional<std::string> TakeOldest();
+  // Forgets `gid` if it waits here (it finished, or an operator stopped it): it is neither
+  // woken nor shown as waiting. Whether it waited.
+  bool Forget(const std::string& gid);
 
   const HostCircuit& circuit() const { return circuit_; }
   std::size_t waiting() const { return waiting_.size(); }
