@@ -297,16 +297,16 @@ void AddHostileClientOptions(CLI::App& app, ServerConfig& c) {
          "is refused with 400 naming the field (0: ten years, the protocol's own; e.g. 1h, 7d)")
       ->default_str(FormatDuration(c.coordinator.max_timeout_to_fail));
   app.add_option_function<std::string>(
-         "--max-request-timeout",
+         "--max-branch-timeout",
          [&c](const std::string& text) {
            Result<Duration> max = ParseDuration(text);
-           if (!max) throw CLI::ValidationError("--max-request-timeout: " + max.status().message());
-           c.coordinator.max_request_timeout = *max;
+           if (!max) throw CLI::ValidationError("--max-branch-timeout: " + max.status().message());
+           c.coordinator.max_branch_timeout = *max;
          },
          "Longest request_timeout (one branch call, which holds a connection and a pass that "
          "long) a transaction may ask for; a longer one is refused with 400 naming the field; "
          "at least --branch-timeout (0: no ceiling; e.g. 30s, 5m)")
-      ->default_str(FormatDuration(c.coordinator.max_request_timeout));
+      ->default_str(FormatDuration(c.coordinator.max_branch_timeout));
 }
 
 void AddTokenOptions(CLI::App& app, ParsedText& text) {
@@ -488,10 +488,10 @@ Status ApplyParsedText(const ParsedText& text, ServerConfig& c) {
         "--retry-interval, --retry-max, --branch-timeout, --io-timeout, --keep-alive-timeout "
         "and --request-timeout must be positive");
   }
-  if (c.coordinator.max_request_timeout.count() > 0 &&
-      c.coordinator.request_timeout > c.coordinator.max_request_timeout) {
-    return Status::InvalidArgument("--branch-timeout: at most --max-request-timeout (" +
-                                   FormatDuration(c.coordinator.max_request_timeout) + ")");
+  if (c.coordinator.max_branch_timeout.count() > 0 &&
+      c.coordinator.request_timeout > c.coordinator.max_branch_timeout) {
+    return Status::InvalidArgument("--branch-timeout: at most --max-branch-timeout (" +
+                                   FormatDuration(c.coordinator.max_branch_timeout) + ")");
   }
   return Status::Ok();
 }

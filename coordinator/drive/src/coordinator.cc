@@ -96,7 +96,7 @@ Status Coordinator::CheckCeilings(const engine::RequestOptions& options) const {
   if (Status s = engine::CheckWaitCeiling(options, settings_.max_timeout_to_fail); !s.ok()) {
     return s;
   }
-  return engine::CheckCallCeiling(options, settings_.max_request_timeout);
+  return engine::CheckCallCeiling(options, settings_.max_branch_timeout);
 }
 
 engine::TransactionDefaults Coordinator::Defaults() const {

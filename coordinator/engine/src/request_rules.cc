@@ -108,7 +108,7 @@ Status CheckCallCeiling(const RequestOptions& options, Duration max_call) {
   }
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(max_call).count();
   return FieldError("request_timeout", "at most " + std::to_string(seconds) +
-                                           " seconds on this server (--max-request-timeout)");
+                                           " seconds on this server (--max-branch-timeout)");
 }
 
 Status CheckGrpcHeaders(const std::map<std::string, std::string>& branch_headers,

@@ -3,7 +3,7 @@
 // byte, and settled's memory after three large readers at once; a thousand participant hosts
 // in at most --max-hosts gates and metric series; a caller over --rate-limit answered 429 with
 // Retry-After, and served again; a timeout_to_fail over --max-timeout-to-fail and a
-// request_timeout over --max-request-timeout refused, over HTTP and gRPC.
+// request_timeout over --max-branch-timeout refused, over HTTP and gRPC.
 #include <grpcpp/grpcpp.h>
 
 #include <catch2/catch.hpp>
@@ -450,10 +450,10 @@ TEST_CASE("a timeout_to_fail over --max-timeout-to-fail is refused with 400 nami
 }
 
 TEST_CASE(
-    "a request_timeout over --max-request-timeout is refused naming the field, over HTTP and gRPC",
+    "a request_timeout over --max-branch-timeout is refused naming the field, over HTTP and gRPC",
     "[bounds][timeout][grpc]") {
   testing::TempDir dir;
-  testing::SettledWithGrpc settled(dir.File("settle.db"), {"--max-request-timeout", "1m"},
+  testing::SettledWithGrpc settled(dir.File("settle.db"), {"--max-branch-timeout", "1m"},
                                    dir.File("settled"));
   JsonClient client(settled.process->port());
   const auto stored = [&](const std::string& gid) {
@@ -463,7 +463,7 @@ TEST_CASE(
       "/api/settle/prepare", {{"gid", "held"}, {"trans_type", "tcc"}, {"request_timeout", 61}});
   CHECK(refused.status == 400);
   CHECK(refused.json["message"] ==
-        "request_timeout: at most 60 seconds on this server (--max-request-timeout)");
+        "request_timeout: at most 60 seconds on this server (--max-branch-timeout)");
   CHECK_FALSE(stored("held"));
   // A saga asking for ten years per call is not run either.
   const JsonResponse saga =
@@ -490,7 +490,7 @@ TEST_CASE(
   const grpc::Status over_grpc = prepare("held-grpc", 61);
   CHECK(over_grpc.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
   CHECK(over_grpc.error_message() ==
-        "TransOptions.RequestTimeout: at most 60 seconds on this server (--max-request-timeout)");
+        "TransOptions.RequestTimeout: at most 60 seconds on this server (--max-branch-timeout)");
   CHECK_FALSE(stored("held-grpc"));
 
   // At the ceiling it is taken, by both doors, and stored as asked.

@@ -272,23 +272,22 @@ TEST_CASE("operability settings: retention, webhook, limits, all off or generous
 }
 
 TEST_CASE(
-    "settled --max-request-timeout caps a transaction's request_timeout, and --branch-timeout "
+    "settled --max-branch-timeout caps a transaction's request_timeout, and --branch-timeout "
     "must fit in it",
     "[cli][bounds]") {
-  CHECK(Parse({}).config.coordinator.max_request_timeout == std::chrono::minutes(5));
-  const CommandLine cl = Parse({"--max-request-timeout", "30s", "--branch-timeout", "30s"});
+  CHECK(Parse({}).config.coordinator.max_branch_timeout == std::chrono::minutes(5));
+  const CommandLine cl = Parse({"--max-branch-timeout", "30s", "--branch-timeout", "30s"});
   REQUIRE_FALSE(cl.exit_now);
-  CHECK(cl.config.coordinator.max_request_timeout == std::chrono::seconds(30));
-  CHECK(Parse({"--max-request-timeout", "0"}).config.coordinator.max_request_timeout ==
-        Duration(0));
-  CHECK(Parse({"--max-request-timeout", "0", "--branch-timeout", "1h"}).exit_code == 0);
-  const CommandLine over = Parse({"--max-request-timeout", "10s", "--branch-timeout", "11s"});
+  CHECK(cl.config.coordinator.max_branch_timeout == std::chrono::seconds(30));
+  CHECK(Parse({"--max-branch-timeout", "0"}).config.coordinator.max_branch_timeout == Duration(0));
+  CHECK(Parse({"--max-branch-timeout", "0", "--branch-timeout", "1h"}).exit_code == 0);
+  const CommandLine over = Parse({"--max-branch-timeout", "10s", "--branch-timeout", "11s"});
   CHECK(over.exit_code == 2);
-  CHECK_THAT(over.output, Catch::Contains("--branch-timeout: at most --max-request-timeout (10s)"));
-  const CommandLine bad = Parse({"--max-request-timeout", "forever"});
+  CHECK_THAT(over.output, Catch::Contains("--branch-timeout: at most --max-branch-timeout (10s)"));
+  const CommandLine bad = Parse({"--max-branch-timeout", "forever"});
   CHECK(bad.exit_code == 2);
-  CHECK_THAT(bad.output, Catch::Contains("--max-request-timeout"));
-  CHECK_THAT(Parse({"--help"}).output, Catch::Contains("--max-request-timeout"));
+  CHECK_THAT(bad.output, Catch::Contains("--max-branch-timeout"));
+  CHECK_THAT(Parse({"--help"}).output, Catch::Contains("--max-branch-timeout"));
 }
 
 TEST_CASE("TLS: a certificate and its key serve the API over HTTPS, a CA file verifies peers",

@@ -336,7 +336,7 @@ TEST_CASE("a request_timeout beyond the server's ceiling of one branch call is r
   CHECK(too_long.code() == StatusCode::kInvalidArgument);
   CHECK(FieldOf(too_long) == "request_timeout");
   CHECK(too_long.message() ==
-        "request_timeout: at most 300 seconds on this server (--max-request-timeout)");
+        "request_timeout: at most 300 seconds on this server (--max-branch-timeout)");
   // Years, as a client may ask.
   options.request_timeout = std::chrono::hours(24 * 365 * 10);
   CHECK(FieldOf(CheckCallCeiling(options, ceiling)) == "request_timeout");

@@ -38,7 +38,7 @@ struct CoordinatorSettings {
   Duration max_timeout_to_fail{7LL * 24 * 3600 * 1000};
   // The longest request_timeout (one branch call) a prepare or submit may ask for; longer is
   // refused (400 naming the field, engine::CheckCallCeiling). 0: no ceiling.
-  Duration max_request_timeout{5LL * 60 * 1000};
+  Duration max_branch_timeout{5LL * 60 * 1000};
   // With it (settled signs: --signing-key), a TCC registration that names its Try is answered
   // with settled's countersignature of that Try (Register). Must outlive the coordinator.
   const calls::TryCountersigner* try_countersigner = nullptr;
@@ -213,7 +213,7 @@ class Coordinator {
   asio::awaitable<Status> AnswerAfterPass(std::string gid, PassResult pass);
   Status CheckServing() const;
   // The server's ceilings of a prepare's or submit's options (max_timeout_to_fail,
-  // max_request_timeout): InvalidArgument naming the first field beyond its own.
+  // max_branch_timeout): InvalidArgument naming the first field beyond its own.
   Status CheckCeilings(const engine::RequestOptions& options) const;
   // The members of a request nothing read: the unknown ones are refused under
   // strict_requests (InvalidArgument naming the first), otherwise logged (IgnoredFieldsLog).

@@ -45,7 +45,7 @@ Status CheckOptions(const RequestOptions& options);
 // a message's `delay` (custom_data.delay) at most `max_wait`; 400 naming the field and the
 // flag. A zero `max_wait`: no ceiling but the protocol's ten years.
 Status CheckWaitCeiling(const RequestOptions& options, Duration max_wait);
-// The server's ceiling of how long one branch call may last (--max-request-timeout,
+// The server's ceiling of how long one branch call may last (--max-branch-timeout,
 // docs/operations.md, "Hostile clients"), since each call holds a connection and a pass that
 // long: `request_timeout` at most `max_call`; 400 naming the field and the flag. A zero
 // `max_call`: no ceiling.
