@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "failed_attempts_codec.h"
+#include "host_url_prefixes.h"
 #include "options_codec.h"
 #include "shared_bodies.h"
 #include "undone_rollbacks.h"
@@ -143,11 +144,10 @@ Subscriber ReadSubscriber(const db::PgResult& rows, int row, int first) {
                     FromUnixMillis(rows.Int(row, first + 2)), rows.Text(row, first + 3)};
 }
 
-// The List statement for the filters present; each shape is its own prepared statement.
-// Parameters are numbered in the order the filters appear.
-std::string ListSql(const ListQuery& q, db::PgParams& params) {
-  std::string sql = "SELECT " SETTLE_GLOBAL_COLUMNS " FROM trans_global AS g WHERE true";
-  int n = 0;
+// The WHERE clause of List's indexed filters (status, trans_type, stuck, creator, before_id) on
+// rows named g; parameters are numbered from `n` + 1 in the order the filters appear.
+std::string IndexedFilters(const ListQuery& q, db::PgParams& params, int& n) {
+  std::string sql = " WHERE true";
   if (q.status) {
     sql += " AND g.status = $" + std::to_string(++n) + "::text";
     params.Text(ToString(*q.status));
@@ -165,10 +165,71 @@ std::string ListSql(const ListQuery& q, db::PgParams& params) {
     sql += " AND g.id < $" + std::to_string(++n) + "::bigint";
     params.Int(*q.before_id);
   }
-  // One row more than asked tells whether a next page exists.
-  sql += " ORDER BY g.id DESC LIMIT $" + std::to_string(++n) + "::bigint";
-  params.Int(static_cast<std::int64_t>(q.limit) + 1);
   return sql;
+}
+
+// The search filters (ListQuery::Searches) on rows named g, `host_prefixes` those of
+// HostUrlPrefixes.
+std::string SearchFilters(const ListQuery& q, const std::vector<std::string>& host_prefixes,
+                          db::PgParams& params, int& n) {
+  std::string sql = " WHERE true";
+  if (q.gid_prefix) {
+    const std::string p = "$" + std::to_string(++n) + "::text";
+    sql += " AND substr(g.gid, 1, length(" + p + ")) = " + p;
+    params.Text(*q.gid_prefix);
+  }
+  if (q.create_time_start) {
+    sql += " AND g.create_time >= $" + std::to_string(++n) + "::bigint";
+    params.Int(ToUnixMillis(*q.create_time_start));
+  }
+  if (q.create_time_end) {
+    sql += " AND g.create_time <= $" + std::to_string(++n) + "::bigint";
+    params.Int(ToUnixMillis(*q.create_time_end));
+  }
+  if (q.host) {
+    // Only an unfinished transaction still calls its branches.
+    sql += " AND g.status IN ('prepared', 'submitted', 'aborting')";
+    sql +=
+        " AND EXISTS (SELECT 1 FROM trans_branch_op AS b WHERE b.global_id = g.id AND b.status = '";
+    sql += ToString(BranchStatus::kPrepared);
+    sql += "' AND (";
+    for (std::size_t i = 0; i < host_prefixes.size(); ++i) {
+      const std::string p = "$" + std::to_string(++n) + "::text";
+      sql += (i ? " OR " : "");
+      sql += "(substr(lower(b.url), 1, length(" + p + ")) = " + p + " AND substr(b.url, length(" +
+             p + ") + 1, 1) IN ('', '/', '?'))";
+      params.Text(host_prefixes[i]);
+    }
+    sql += "))";
+  }
+  return sql;
+}
+
+// The List statement for the filters present; each shape is its own prepared statement.
+// A search reads the newest kMaxListScan rows the indexed filters let through (w) and keeps
+// those the search filters let through; each row also carries how many rows it read and the
+// lowest id among them, from the same snapshot, and one row of those alone (the transaction's
+// columns null) comes back when it kept none.
+std::string ListSql(const ListQuery& q, const std::vector<std::string>& host_prefixes,
+                    db::PgParams& params) {
+  int n = 0;
+  std::string sql;
+  if (!q.Searches()) {
+    sql = "SELECT " SETTLE_GLOBAL_COLUMNS " FROM trans_global AS g" + IndexedFilters(q, params, n);
+    // One row more than asked tells whether a next page exists.
+    sql += " ORDER BY g.id DESC LIMIT $" + std::to_string(++n) + "::bigint";
+    params.Int(static_cast<std::int64_t>(q.limit) + 1);
+    return sql;
+  }
+  sql =
+      "WITH w AS (SELECT * FROM trans_global AS g" + IndexedFilters(q, params, n) +
+      " ORDER BY g.id DESC LIMIT " + std::to_string(kMaxListScan) +
+      "), f AS (SELECT count(*) AS scanned, min(id) AS floor FROM w) SELECT " SETTLE_GLOBAL_COLUMNS
+      ", f.scanned, f.floor FROM f LEFT JOIN LATERAL (SELECT * FROM w AS g" +
+      SearchFilters(q, host_prefixes, params, n);
+  sql += " ORDER BY g.id DESC LIMIT $" + std::to_string(++n) + "::bigint) AS g ON true";
+  params.Int(static_cast<std::int64_t>(q.limit) + 1);
+  return sql + " ORDER BY g.id DESC";
 }
 
 }  // namespace
@@ -201,18 +262,34 @@ Result<ListPage> PgReader::List(const ListQuery& query) {
     return Status::InvalidArgument("limit: must be 1.." + std::to_string(kMaxListLimit) + ", got " +
                                    std::to_string(query.limit));
   }
+  std::vector<std::string> host_prefixes;
+  if (query.host) {
+    Result<std::vector<std::string>> prefixes = HostUrlPrefixes(*query.host);
+    if (!prefixes) return prefixes.status();
+    host_prefixes = std::move(prefixes).value();
+  }
   Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();
   db::PgParams params;
-  const std::string sql = ListSql(query, params);
+  const std::string sql = ListSql(query, host_prefixes, params);
   Result<db::PgResult> rows = (**c)->Query(sql, params);
   if (!rows) return rows.status();
   ListPage page;
   const int shown = std::min(rows->rows(), static_cast<int>(query.limit));
   for (int row = 0; row < shown; ++row) {
+    if (rows->IsNull(row, 0)) continue;  // the lone row of a search that kept nothing
     Result<GlobalRecord> global = ReadGlobal(*rows, row);
     if (!global) return global.status();
     page.transactions.push_back(std::move(global).value());
+  }
+  if (query.Searches()) {
+    if (rows->rows() > shown) {
+      page.next_position = page.transactions.back().id;
+    } else if (rows->rows() > 0 &&
+               static_cast<std::size_t>(rows->Int(0, kGlobalColumns)) == kMaxListScan) {
+      page.next_position = rows->Int(0, kGlobalColumns + 1);
+    }
+    return page;
   }
   if (rows->rows() > shown) page.next_position = page.transactions.back().id;
   return page;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "failed_attempts_codec.h"
+#include "host_url_prefixes.h"
 #include "options_codec.h"
 #include "shared_bodies.h"
 #include "undone_rollbacks.h"
@@ -148,19 +149,19 @@ Subscriber ReadSubscriber(const db::SqliteStatement& row, int first) {
                     FromUnixMillis(row.ColumnInt64(first + 2)), row.ColumnBytes(first + 3)};
 }
 
-// The List statement for the filters present; each shape is its own cached statement.
-// Parameters: ?1 status, ?2 trans_type, ?3 creator, ?4 before_id, ?5 limit. `stuck` is written as a
+// The WHERE clause of List's indexed filters (status, trans_type, stuck, creator, before_id).
+// Parameters: ?1 status, ?2 trans_type, ?3 creator, ?4 before_id. `stuck` is written as a
 // literal so that the partial index on stuck rows applies.
 //
 // Without ANALYZE statistics SQLite cannot tell which filter is selective, so the statement
 // says it: a unary + keeps a column's index out of the plan. The most selective filter
 // drives the index scan in id order: stuck=1 (rare), else the status, else the trans type;
 // stuck=0 matches nearly every row and is checked while walking the primary key backwards.
-std::string ListSql(const ListQuery& q) {
+std::string IndexedFilters(const ListQuery& q) {
   const bool by_stuck = q.stuck.value_or(false);
   const bool by_status = q.status && !by_stuck;
   const bool by_type = q.trans_type && !by_stuck && !by_status;
-  std::string sql = "SELECT " SETTLE_GLOBAL_COLUMNS " FROM trans_global WHERE 1";
+  std::string sql = " WHERE 1";
   if (q.status) sql += by_status ? " AND status = ?1" : " AND +status = ?1";
   if (q.trans_type) sql += by_type ? " AND trans_type = ?2" : " AND +trans_type = ?2";
   if (q.stuck) sql += *q.stuck ? " AND stuck = 1" : " AND +stuck = 0";
@@ -168,8 +169,60 @@ std::string ListSql(const ListQuery& q) {
   // optimization walks together.
   if (q.creator) sql += " AND (creator = ?3 OR creator = '')";
   if (q.before_id) sql += " AND id < ?4";
-  sql += " ORDER BY id DESC LIMIT ?5";
   return sql;
+}
+
+// The search filters (ListQuery::Searches) on rows named g. Parameters: ?7 gid_prefix,
+// ?8 create_time_start, ?9 create_time_end, ?10... the host's url prefixes.
+std::string SearchFilters(const ListQuery& q, std::size_t host_prefixes) {
+  std::string sql = " WHERE 1";
+  if (q.gid_prefix) sql += " AND substr(g.gid, 1, length(?7)) = ?7";
+  if (q.create_time_start) sql += " AND g.create_time >= ?8";
+  if (q.create_time_end) sql += " AND g.create_time <= ?9";
+  if (q.host) {
+    // Only an unfinished transaction still calls its branches.
+    sql += " AND g.status IN ('prepared', 'submitted', 'aborting')";
+    sql +=
+        " AND EXISTS (SELECT 1 FROM trans_branch_op AS b WHERE b.global_id = g.id AND b.status = '";
+    sql += ToString(BranchStatus::kPrepared);
+    sql += "' AND (";
+    for (std::size_t i = 0; i < host_prefixes; ++i) {
+      const std::string n = std::to_string(10 + i);
+      sql += (i ? " OR " : "");
+      sql += "(substr(lower(b.url), 1, length(?" + n + ")) = ?" + n +
+             " AND substr(b.url, length(?" + n + ") + 1, 1) IN ('', '/', '?'))";
+    }
+    sql += "))";
+  }
+  return sql;
+}
+
+// The List statement for the filters present; each shape is its own cached statement.
+// ?5 is the limit. A search reads the newest ?6 rows the indexed filters let through and keeps
+// those the search filters let through.
+std::string ListSql(const ListQuery& q, std::size_t host_prefixes) {
+  if (!q.Searches()) {
+    return "SELECT " SETTLE_GLOBAL_COLUMNS " FROM trans_global" + IndexedFilters(q) +
+           " ORDER BY id DESC LIMIT ?5";
+  }
+  return "SELECT " SETTLE_GLOBAL_COLUMNS " FROM (SELECT * FROM trans_global" + IndexedFilters(q) +
+         " ORDER BY id DESC LIMIT ?6) AS g" + SearchFilters(q, host_prefixes) +
+         " ORDER BY id DESC LIMIT ?5";
+}
+
+// How many rows a search read and the lowest id among them: where the next page starts when
+// the reading ran out before the page was full.
+std::string ScanFloorSql(const ListQuery& q) {
+  return "SELECT count(*), min(id) FROM (SELECT id FROM trans_global" + IndexedFilters(q) +
+         " ORDER BY id DESC LIMIT ?6)";
+}
+
+void BindIndexedFilters(db::SqliteStatement& stmt, const ListQuery& query) {
+  if (query.status) stmt.BindText(1, ToString(*query.status));
+  if (query.trans_type) stmt.BindText(2, ToString(*query.trans_type));
+  if (query.creator) stmt.BindText(3, *query.creator);
+  if (query.before_id) stmt.BindInt64(4, *query.before_id);
+  if (query.Searches()) stmt.BindInt64(6, static_cast<std::int64_t>(kMaxListScan));
 }
 
 Status ReadAll(db::SqliteStatement& stmt,
@@ -267,33 +320,61 @@ Result<ListPage> SqliteReader::List(const ListQuery& query) {
     return Status::InvalidArgument("limit: must be 1.." + std::to_string(kMaxListLimit) + ", got " +
                                    std::to_string(query.limit));
   }
+  std::vector<std::string> host_prefixes;
+  if (query.host) {
+    Result<std::vector<std::string>> prefixes = HostUrlPrefixes(*query.host);
+    if (!prefixes) return prefixes.status();
+    host_prefixes = std::move(prefixes).value();
+  }
   Result<std::unique_ptr<db::SqliteConnection>> acquired = Acquire();
   if (!acquired) return acquired.status();
   Lease c(*this, std::move(acquired).value());
 
-  Result<db::SqliteStatement> stmt = c->Prepare(ListSql(query));
-  if (!stmt) return stmt.status();
-  if (query.status) stmt->BindText(1, ToString(*query.status));
-  if (query.trans_type) stmt->BindText(2, ToString(*query.trans_type));
-  if (query.creator) stmt->BindText(3, *query.creator);
-  if (query.before_id) stmt->BindInt64(4, *query.before_id);
-  // One row more than asked tells whether a next page exists.
-  stmt->BindInt64(5, static_cast<std::int64_t>(query.limit) + 1);
-
+  // A search's page and where its reading stopped come from one snapshot.
+  if (query.Searches()) {
+    if (Status s = c->Run("BEGIN"); !s.ok()) return s;
+  }
   ListPage page;
   bool more = false;
-  Status s = ReadAll(*stmt, [&](const db::SqliteStatement& row) {
-    if (page.transactions.size() == query.limit) {
-      more = true;
-      return Status::Ok();
+  {
+    Result<db::SqliteStatement> stmt = c->Prepare(ListSql(query, host_prefixes.size()));
+    if (!stmt) return stmt.status();
+    BindIndexedFilters(*stmt, query);
+    // One row more than asked tells whether a next page exists.
+    stmt->BindInt64(5, static_cast<std::int64_t>(query.limit) + 1);
+    if (query.gid_prefix) stmt->BindText(7, *query.gid_prefix);
+    if (query.create_time_start) stmt->BindInt64(8, ToUnixMillis(*query.create_time_start));
+    if (query.create_time_end) stmt->BindInt64(9, ToUnixMillis(*query.create_time_end));
+    for (std::size_t i = 0; i < host_prefixes.size(); ++i) {
+      stmt->BindText(static_cast<int>(10 + i), host_prefixes[i]);
     }
-    Result<GlobalRecord> global = ReadGlobal(row);
-    if (!global) return global.status();
-    page.transactions.push_back(std::move(global).value());
-    return Status::Ok();
-  });
-  if (!s.ok()) return s;
-  if (more) page.next_position = page.transactions.back().id;
+    Status s = ReadAll(*stmt, [&](const db::SqliteStatement& row) {
+      if (page.transactions.size() == query.limit) {
+        more = true;
+        return Status::Ok();
+      }
+      Result<GlobalRecord> global = ReadGlobal(row);
+      if (!global) return global.status();
+      page.transactions.push_back(std::move(global).value());
+      return Status::Ok();
+    });
+    if (!s.ok()) return s;
+  }
+  if (more) {
+    page.next_position = page.transactions.back().id;
+  } else if (query.Searches()) {
+    Result<db::SqliteStatement> stmt = c->Prepare(ScanFloorSql(query));
+    if (!stmt) return stmt.status();
+    BindIndexedFilters(*stmt, query);
+    Result<bool> row = stmt->Step();
+    if (!row) return row.status();
+    if (*row && static_cast<std::size_t>(stmt->ColumnInt64(0)) == kMaxListScan) {
+      page.next_position = stmt->ColumnInt64(1);
+    }
+  }
+  if (query.Searches()) {
+    if (Status s = c->Run("COMMIT"); !s.ok()) return s;
+  }
   return page;
 }
 

@@ -4,6 +4,10 @@
 #include <functional>
 
 #include "json_fields.h"
+#include "settle/core/ascii.h"
+#include "settle/core/grpc_target.h"
+#include "settle/core/time_text.h"
+#include "settle/core/url.h"
 #include "settle/engine/request_rules.h"
 
 namespace settle::api {
@@ -187,6 +191,25 @@ Result<T> ParseBody(std::string_view body, const Reader<T>& read) {
   return request;
 }
 
+// A participant host as /api/admin/hosts names it (scheme://host:port), or any branch URL on it
+// (http(s), or a gRPC method in any of its forms): its origin, lower-case, with its port, as
+// calls::OriginOf gives it.
+Result<std::string> ParseHostOrigin(const std::string& host) {
+  const auto refuse = [] {
+    return Status::InvalidArgument(
+        "host: expected a participant host as scheme://host:port (http://bank:8080, "
+        "grpc://bank:50051) or a branch URL on it");
+  };
+  if (LooksLikeGrpcTarget(host)) {
+    if (Result<GrpcTarget> origin = ParseGrpcOrigin(host)) return AsciiLowercase(origin->Origin());
+    if (Result<GrpcTarget> target = ParseGrpcTarget(host)) return AsciiLowercase(target->Origin());
+    return refuse();
+  }
+  Result<Url> url = ParseUrl(host);
+  if (!url) return refuse();
+  return AsciiLowercase(url->Origin());
+}
+
 std::optional<std::string> Param(const QueryParams& params, const std::string& name) {
   auto it = params.find(name);
   if (it == params.end() || it->second.empty()) return std::nullopt;
@@ -367,6 +390,40 @@ Result<storage::ListQuery> ParseListQuery(const QueryParams& params) {
       return Status::InvalidArgument("position: expected a next_position from an earlier page");
     }
     query.before_id = id;
+  }
+  if (auto prefix = Param(params, "gid_prefix")) {
+    if (!IsValidGid(*prefix)) {
+      return Status::InvalidArgument("gid_prefix: must be 1 to " + std::to_string(kMaxGidLength) +
+                                     " characters of [A-Za-z0-9_.:-]");
+    }
+    query.gid_prefix = *prefix;
+  }
+  auto read_time = [&params](const std::string& name, const std::string& dtm_name,
+                             std::optional<TimePoint>& out) -> Status {
+    const bool settle_name = Param(params, name).has_value();
+    const std::string& used = settle_name ? name : dtm_name;
+    const std::optional<std::string> text = Param(params, used);
+    if (!text) return Status::Ok();
+    Result<TimePoint> t = ParseTimeText(*text);
+    if (!t) return Status::InvalidArgument(used + ": " + t.status().message());
+    out = *t;
+    return Status::Ok();
+  };
+  if (Status s = read_time("create_time_start", "createTimeStart", query.create_time_start);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = read_time("create_time_end", "createTimeEnd", query.create_time_end); !s.ok()) {
+    return s;
+  }
+  if (query.create_time_start && query.create_time_end &&
+      *query.create_time_end < *query.create_time_start) {
+    return Status::InvalidArgument("create_time_end: before create_time_start");
+  }
+  if (auto host = Param(params, "host")) {
+    auto origin = ParseHostOrigin(*host);
+    if (!origin) return origin.status();
+    query.host = std::move(origin).value();
   }
   return query;
 }

@@ -378,5 +378,51 @@ TEST_CASE("query strings are checked like bodies", "[parser][bad-input]") {
   CHECK(FieldOf(ParseListQuery({{"stuck", "maybe"}})) == "stuck");
 }
 
+TEST_CASE("the search of /all reads a gid prefix, a time range and a host, or names the bad one",
+          "[parser][bad-input]") {
+  auto search = ParseListQuery({{"gid_prefix", "order-"},
+                                {"create_time_start", "2026-11-22T10:00:00Z"},
+                                {"create_time_end", "1795345200000"},
+                                {"host", "HTTP://Bank:8080/api/TransIn?x=1"}});
+  REQUIRE(search);
+  CHECK(search->gid_prefix == "order-");
+  CHECK(search->create_time_start == FromUnixMillis(1'795'341'600'000));
+  CHECK(search->create_time_end == FromUnixMillis(1'795'345'200'000));
+  CHECK(search->host == "http://bank:8080");
+  CHECK(search->Searches());
+  CHECK_FALSE(ParseListQuery({{"status", "failed"}})->Searches());
+
+  // DTM's names, in Unix milliseconds; empty, as DTM's UI sends an unset bound, is absent.
+  auto dtm = ParseListQuery({{"createTimeStart", "1795341600000"}, {"createTimeEnd", ""}});
+  REQUIRE(dtm);
+  CHECK(dtm->create_time_start == FromUnixMillis(1'795'341'600'000));
+  CHECK_FALSE(dtm->create_time_end.has_value());
+  // Settle's name wins over DTM's.
+  CHECK(ParseListQuery({{"create_time_end", "5"}, {"createTimeEnd", "9"}})->create_time_end ==
+        FromUnixMillis(5));
+
+  CHECK(ParseListQuery({{"host", "http://bank"}})->host == "http://bank:80");
+  CHECK(ParseListQuery({{"host", "https://[::1]"}})->host == "https://[::1]:443");
+  CHECK(ParseListQuery({{"host", "grpc://Bank:50051"}})->host == "grpc://bank:50051");
+  CHECK(ParseListQuery({{"host", "bank:50051/busi.Busi/TransIn"}})->host == "grpc://bank:50051");
+
+  // An empty parameter counts as absent, as every other one of /all.
+  CHECK_FALSE(
+      ParseListQuery({{"gid_prefix", ""}, {"create_time_start", ""}, {"host", ""}})->Searches());
+  CHECK(FieldOf(ParseListQuery({{"gid_prefix", "a/b"}})) == "gid_prefix");
+  CHECK(FieldOf(ParseListQuery({{"gid_prefix", "a%"}})) == "gid_prefix");
+  CHECK(FieldOf(ParseListQuery({{"gid_prefix", std::string(129, 'a')}})) == "gid_prefix");
+  CHECK(FieldOf(ParseListQuery({{"create_time_start", "yesterday"}})) == "create_time_start");
+  CHECK(FieldOf(ParseListQuery({{"createTimeStart", "-5"}})) == "createTimeStart");
+  CHECK(FieldOf(ParseListQuery({{"create_time_end", "2026-11-22"}})) == "create_time_end");
+  CHECK(FieldOf(ParseListQuery({{"createTimeEnd", "x"}})) == "createTimeEnd");
+  CHECK(FieldOf(ParseListQuery({{"create_time_start", "10"}, {"create_time_end", "9"}})) ==
+        "create_time_end");
+  for (const char* bad : {"other", "ftp://bank:21", "http://", "http://bank:0", "bank"}) {
+    INFO(bad);
+    CHECK(FieldOf(ParseListQuery({{"host", bad}})) == "host");
+  }
+}
+
 }  // namespace
 }  // namespace settle::api

@@ -22,11 +22,34 @@ struct ListQuery {
   std::optional<std::int64_t> before_id;
   // Only the transactions of this creator and those of nobody (GlobalRecord::creator empty).
   std::optional<std::string> creator;
+
+  // The search filters. No index serves them: a List with any of them reads, in id order from
+  // before_id, at most kMaxListScan transactions of those the filters above let through, and
+  // keeps the ones these let through (see ListPage::next_position).
+  // Only gids starting with these bytes (compared exactly, case and all).
+  std::optional<std::string> gid_prefix;
+  // Only transactions created at or after create_time_start and at or before create_time_end.
+  std::optional<TimePoint> create_time_start;
+  std::optional<TimePoint> create_time_end;
+  // Only unfinished transactions (prepared, submitted, aborting) with a branch row not yet done
+  // (status prepared) whose url is on this participant host: those with a call still to make
+  // to it. The host is its origin, lower-case, with its port ("http://bank:8080",
+  // "https://bank:443", "grpc://bank:50051"), as calls::OriginOf gives it. A url written with the
+  // default port left out, or in another case, is on the same host. InvalidArgument from List
+  // if it is not such an origin.
+  std::optional<std::string> host;
+
+  bool Searches() const { return gid_prefix || create_time_start || create_time_end || host; }
 };
+
+// How many transactions one List with search filters reads at most (ListQuery::Searches).
+inline constexpr std::size_t kMaxListScan = 5000;
 
 struct ListPage {
   std::vector<GlobalRecord> transactions;  // newest first (descending id)
-  // The before_id of the next page; absent when this page is the last.
+  // The before_id of the next page; absent when this page is the last. A search
+  // (ListQuery::Searches) that read kMaxListScan transactions without filling its page answers
+  // the page it found, even empty, and the position where its reading stopped.
   std::optional<std::int64_t> next_position;
 };
 

@@ -60,7 +60,11 @@ Result<bool> ParseQueryPayloads(const QueryParams& params);
 Result<engine::SubscribeRequest> ParseSubscribeQuery(const QueryParams& params);
 Result<engine::SubscribeRequest> ParseSubscribeBody(std::string_view body);
 Result<engine::DeleteTopicRequest> ParseDeleteTopic(std::string_view body);
-// status, trans_type, stuck, limit (1..1000, default 100), position (from next_position).
+// status, trans_type, stuck, limit (1..1000, default 100), position (from next_position), and
+// the search: gid_prefix (a gid's characters), create_time_start and create_time_end (RFC 3339
+// or Unix milliseconds, both ends included; DTM's createTimeStart and createTimeEnd too, empty
+// as absent), host (a participant host or a branch URL on it, kept as its origin). Bad values:
+// InvalidArgument naming the parameter.
 Result<storage::ListQuery> ParseListQuery(const QueryParams& params);
 // /query's position: the index of the first branch to show, from an earlier page's
 // next_position (absent: 0).
