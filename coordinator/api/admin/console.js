@@ -1,5 +1,7 @@
-// Settle's admin console: lists transactions with filters and counts per status, refreshing
-// on its own; finds one by gid; shows one with its branches and attempt history; lets an
+// Settle's admin console: lists transactions with filters (status, type, stuck, and the search:
+// gid prefix, creation time, participant host; kept in the URL's hash with the transaction
+// shown, so that a reload or a shared link keeps them) and counts per status, refreshing on its
+// own; finds one by gid; shows one with its branches and attempt history; lets an
 // operator with admin access retry it now or force-stop it (with a reason). It only calls the
 // coordinator's own API; every value from the server is shown with textContent, never parsed
 // as HTML (gids, URLs, errors and token names come from clients, participants and operators).
@@ -99,16 +101,80 @@ function nextCheck(tx) {
   return held && held.next_try_at ? held.next_try_at : tx.next_cron_time;
 }
 
+// The list's filters: the hash's key and the field that holds it.
+const filterFields = [
+  ['status', 'filter-status'], ['trans_type', 'filter-type'], ['gid_prefix', 'filter-gid-prefix'],
+  ['from', 'filter-from'], ['to', 'filter-to'], ['host', 'filter-host'],
+];
+
+function hashParams() {
+  return new URLSearchParams(window.location.hash.slice(1));
+}
+
+// The filters as the form holds them, in the hash's words.
+function currentFilters() {
+  const params = new URLSearchParams();
+  for (const [key, id] of filterFields) {
+    const value = document.getElementById(id).value.trim();
+    if (value) params.set(key, value);
+  }
+  if (document.getElementById('filter-stuck').checked) params.set('stuck', 'true');
+  return params;
+}
+
+// Keeps the filters in the hash, with the transaction shown, without opening anything.
+function saveFilters() {
+  const params = currentFilters();
+  if (selectedGid) params.set('gid', selectedGid);
+  const hash = params.toString();
+  history.replaceState(null, '', window.location.pathname + window.location.search +
+                                 (hash ? '#' + hash : ''));
+}
+
+// The form from the hash: what a reload or a link brings back.
+function restoreFilters() {
+  const params = hashParams();
+  for (const [key, id] of filterFields) document.getElementById(id).value = params.get(key) || '';
+  document.getElementById('filter-stuck').checked = params.get('stuck') === 'true';
+}
+
+// Opens a transaction, the filters kept.
+function openGid(gid) {
+  const params = currentFilters();
+  params.set('gid', gid);
+  window.location.hash = params.toString();
+}
+
+function hashOf(gid) {
+  const params = currentFilters();
+  params.set('gid', gid);
+  return '#' + params.toString();
+}
+
+// A datetime-local value ("2026-11-22T10:00" or with seconds), read as UTC, as RFC 3339; the end
+// of a range takes in its whole second.
+function utcTime(value, end) {
+  if (!value) return '';
+  const seconds = value.length === 16 ? value + ':00' : value.slice(0, 19);
+  return seconds + (end ? '.999Z' : 'Z');
+}
+
 function listQuery(position) {
   const params = new URLSearchParams();
-  const status = document.getElementById('filter-status').value;
-  const type = document.getElementById('filter-type').value;
-  if (status) params.set('status', status);
-  if (type) params.set('trans_type', type);
-  if (document.getElementById('filter-stuck').checked) params.set('stuck', 'true');
+  const filters = currentFilters();
+  for (const key of ['status', 'trans_type', 'stuck', 'gid_prefix', 'host']) {
+    if (filters.get(key)) params.set(key, filters.get(key));
+  }
+  if (filters.get('from')) params.set('create_time_start', utcTime(filters.get('from'), false));
+  if (filters.get('to')) params.set('create_time_end', utcTime(filters.get('to'), true));
   params.set('limit', '50');
   if (position) params.set('position', position);
   return api + '/all?' + params.toString();
+}
+
+function searching() {
+  const filters = currentFilters();
+  return ['gid_prefix', 'from', 'to', 'host'].some((key) => filters.get(key));
 }
 
 function showUpdated() {
@@ -135,11 +201,16 @@ async function loadList(append) {
     if (tx.gid === selectedGid) row.classList.add('selected');
     row.append(el('td', tx.gid, 'long'), el('td', tx.trans_type), statusCell(tx),
                listTime(tx.create_time), listTime(tx.update_time), listTime(nextCheck(tx)));
-    row.addEventListener('click', () => { window.location.hash = 'gid=' + encodeURIComponent(tx.gid); });
+    row.addEventListener('click', () => openGid(tx.gid));
     body.appendChild(row);
   }
   nextPosition = json.next_position || '';
-  document.getElementById('more').hidden = !nextPosition;
+  const more = document.getElementById('more');
+  more.hidden = !nextPosition;
+  // A search reads a bounded number of transactions a page: it may find none in one and
+  // still go on.
+  more.textContent = searching() ? 'Search older transactions' : 'Older transactions';
+  document.getElementById('list-partial').hidden = !(nextPosition && searching());
   document.getElementById('list-empty').hidden = body.children.length > 0;
   showUpdated();
 }
@@ -167,6 +238,10 @@ function approx(ms) {
 async function loadHosts() {
   const { status, json } = await call('GET', '/api/admin/hosts');
   if (status !== 200) return;
+  // Every host a branch was called on, offered to the host filter.
+  const known = document.getElementById('known-hosts');
+  known.replaceChildren(...json.hosts.filter((h) => h.host.includes('://'))
+                                     .map((h) => { const o = el('option'); o.value = h.host; return o; }));
   const shown = json.hosts.filter((h) => h.circuit !== 'closed' || h.waiting > 0 || h.releasing);
   const body = document.querySelector('#host-table tbody');
   body.replaceChildren();
@@ -177,11 +252,23 @@ async function loadHosts() {
     const gids = el('td', null, 'long');
     for (const gid of h.oldest_waiting) {
       const link = el('a', gid);
-      link.href = '#gid=' + encodeURIComponent(gid);
+      link.href = hashOf(gid);
       gids.append(link, ' ');
     }
     if (h.waiting > h.oldest_waiting.length) gids.append(el('span', '…', 'muted'));
-    row.append(el('td', h.host, 'long'), el('td', circuit, 'circuit-' + h.circuit), el('td', h.waiting),
+    // The host's name lists its transactions: those with a call still to make to it.
+    const hostCell = el('td', h.host + ' ', 'long');
+    if (h.host.includes('://')) {
+      const list = el('button', 'list', 'host-filter');
+      list.type = 'button';
+      list.title = 'List the transactions with a call still to make to this host';
+      list.addEventListener('click', () => {
+        document.getElementById('filter-host').value = h.host;
+        applyFilters();
+      });
+      hostCell.appendChild(list);
+    }
+    row.append(hostCell, el('td', circuit, 'circuit-' + h.circuit), el('td', h.waiting),
                el('td', h.in_flight), el('td', h.circuit === 'closed' ? '—' : approx(h.open_for_ms)),
                el('td', h.circuit === 'open' ? 'in ' + approx(h.next_probe_in_ms) : '—'), gids,
                hostRetryCell(h));
@@ -314,8 +401,7 @@ function clearActionResult() {
 }
 
 async function loadDetail() {
-  const match = /^#gid=(.+)$/.exec(window.location.hash);
-  selectedGid = match ? decodeURIComponent(match[1]) : '';
+  selectedGid = hashParams().get('gid') || '';
   for (const row of document.querySelectorAll('#transactions tbody tr')) {
     row.classList.toggle('selected', row.dataset.gid === selectedGid);
   }
@@ -374,7 +460,7 @@ async function search(gid) {
   result.className = '';
   const { status, json } = await call('GET', api + '/query?gid=' + encodeURIComponent(gid));
   if (status === 200 && json.transaction) {
-    window.location.hash = 'gid=' + encodeURIComponent(gid);
+    openGid(gid);
     if (gid === selectedGid) loadDetail();
     return;
   }
@@ -392,25 +478,48 @@ async function loadWhoAmI() {
   updateActions(document.getElementById('detail-fields').dataset.status || '');
 }
 
+// The list anew from its first page, the filters kept in the hash.
+function applyFilters() {
+  saveFilters();
+  loadList(false);
+}
+
+// A hash changed by hand, by a link or by going back: its filters, if they differ, then its
+// transaction.
+function onHashChange() {
+  const before = currentFilters().toString();
+  restoreFilters();
+  if (currentFilters().toString() !== before) loadList(false);
+  loadDetail();
+}
+
 document.addEventListener('DOMContentLoaded', () => {
   if (document.getElementById('access').textContent === 'authentication is off') {
     document.getElementById('logout-form').hidden = true;
   }
   updateActions('');
+  restoreFilters();
   document.getElementById('filters').addEventListener('submit', (event) => {
     event.preventDefault();
+    saveFilters();
+    olderPagesShown = false;
     refresh();
   });
-  for (const id of ['filter-status', 'filter-type', 'filter-stuck']) {
-    document.getElementById(id).addEventListener('change', () => loadList(false));
+  for (const [, id] of filterFields.concat([['stuck', 'filter-stuck']])) {
+    document.getElementById(id).addEventListener('change', applyFilters);
   }
+  document.getElementById('clear-filters').addEventListener('click', () => {
+    for (const [, id] of filterFields) document.getElementById(id).value = '';
+    document.getElementById('filter-stuck').checked = false;
+    applyFilters();
+  });
   // A count filters the list by its status ("stuck": the stuck ones of any status).
   for (const button of document.querySelectorAll('#counts button, #finished-counts button')) {
     button.addEventListener('click', () => {
       const stuck = button.dataset.status === 'stuck';
       document.getElementById('filter-stuck').checked = stuck;
       document.getElementById('filter-status').value = stuck ? '' : button.dataset.status;
-      loadList(false);
+      applyFilters();
     });
   }
   document.getElementById('search').addEventListener('submit', (event) => {
@@ -431,7 +540,7 @@ document.addEventListener('DOMContentLoaded', () => {
     if (dialog.returnValue === 'stop') act('/forceStop', { reason: reason.value.trim() }, 'Force-stopped.');
     dialog.returnValue = '';
   });
-  window.addEventListener('hashchange', loadDetail);
+  window.addEventListener('hashchange', onHashChange);
   // An unfinished transaction shown is refreshed every two seconds, so that a retry or a
   // participant coming back is seen without reloading; the list and counts every five.
   setInterval(() => {
