@@ -18,6 +18,7 @@
 
 #include "fuzz_support.h"
 #include "settle/api/request_parser.h"
+#include "settle/core/ascii.h"
 #include "settle/core/grpc_target.h"
 #include "settle/core/header_syntax.h"
 #include "settle/core/protocol.h"
@@ -65,7 +66,13 @@ bool NamesAField(const std::string& message) {
                                                  "status",
                                                  "stuck",
                                                  "limit",
-                                                 "position"};
+                                                 "position",
+                                                 "gid_prefix",
+                                                 "create_time_start",
+                                                 "create_time_end",
+                                                 "createTimeStart",
+                                                 "createTimeEnd",
+                                                 "host"};
   for (std::string_view field : kFields) {
     if (message.size() > field.size() && message.compare(0, field.size(), field) == 0) {
       const char next = message[field.size()];
@@ -206,6 +213,23 @@ void FuzzListQuery(std::string_view query) {
   if (!r) return;
   FUZZ_CHECK(r->limit >= 1 && r->limit <= 1000);
   if (r->before_id) FUZZ_CHECK(*r->before_id >= 1);
+  if (r->gid_prefix) FUZZ_CHECK(IsValidGid(*r->gid_prefix));
+  if (r->create_time_start && r->create_time_end) {
+    FUZZ_CHECK(*r->create_time_start <= *r->create_time_end);
+  }
+  // A host is kept as an origin, lower-case, that parses again as itself.
+  if (r->host) {
+    const std::string& host = *r->host;
+    for (char c : host) FUZZ_CHECK(!(c >= 'A' && c <= 'Z'));
+    if (host.starts_with("http://") || host.starts_with("https://")) {
+      const auto url = ParseUrl(host);
+      FUZZ_CHECK(url && url->path_and_query == "/" && AsciiLowercase(url->Origin()) == host);
+    } else {
+      const auto origin = ParseGrpcOrigin(host);
+      FUZZ_CHECK(origin && (host.starts_with("grpc://") || host.starts_with("grpcs://")) &&
+                 AsciiLowercase(origin->Origin()) == host);
+    }
+  }
 }
 
 }  // namespace

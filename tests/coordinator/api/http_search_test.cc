@@ -129,7 +129,7 @@ TEST_CASE(
   CHECK(from_order2 == Gids{"order-2"});
   CHECK(ListAll(reader, "/api/settle/all?create_time_start=2999-01-01T00:00:00Z").empty());
   CHECK(ListAll(reader, "/api/settle/all?create_time_end=1970-01-01T00:00:01%2B00:00").empty());
-  // DTM's names, in Unix milliseconds, and an empty one as DTM's UI sends it.
+  // DTM's names, in Unix milliseconds, and an empty one as absent (DTM's server does the same).
   CHECK(ListAll(reader, "/api/dtmsvr/all?createTimeStart=1000&createTimeEnd=&gid_prefix=pay-") ==
         Gids{"pay-1"});
   CHECK(ListAll(reader, "/api/dtmsvr/all?createTimeEnd=1000").empty());

@@ -392,7 +392,7 @@ TEST_CASE("the search of /all reads a gid prefix, a time range and a host, or na
   CHECK(search->Searches());
   CHECK_FALSE(ParseListQuery({{"status", "failed"}})->Searches());
 
-  // DTM's names, in Unix milliseconds; empty, as DTM's UI sends an unset bound, is absent.
+  // DTM's names, in Unix milliseconds; an empty one is absent, as DTM's server takes it.
   auto dtm = ParseListQuery({{"createTimeStart", "1795341600000"}, {"createTimeEnd", ""}});
   REQUIRE(dtm);
   CHECK(dtm->create_time_start == FromUnixMillis(1'795'341'600'000));
