@@ -161,6 +161,20 @@ Result<json> Encode(const RetryNow& op) {
   return json{{"t", "rn"}, {"gid", op.gid}, {"at", ToUnixMillis(op.at)}};
 }
 
+// The audit trail (schema version 8): texts as hex, since they hold whatever bytes were sent.
+Result<json> Encode(const RecordAudit& op) {
+  const AuditEntry& e = op.entry;
+  if (Status s = CheckText("gid", e.gid); !s.ok()) return s;
+  if (Status s = CheckText("action", e.action); !s.ok()) return s;
+  return json{
+      {"t", "au"},    {"at", ToUnixMillis(e.at)}, {"ac", Hex(e.actor)},      {"act", e.action},
+      {"gid", e.gid}, {"tg", Hex(e.target)},      {"pm", Hex(e.parameters)}, {"rs", Hex(e.reason)}};
+}
+
+Result<json> Encode(const DeleteAuditBefore& op) {
+  return json{{"t", "ad"}, {"cutoff", ToUnixMillis(op.cutoff)}};
+}
+
 Result<json> Encode(const DeleteFinished& op) {
   if (Status s = CheckText("gid", op.gid); !s.ok()) return s;
   return json{{"t", "df"}, {"gid", op.gid}};

@@ -69,5 +69,14 @@ extern const char* const kPgMigration6;
 // (settle_apply_op's own 'ib' writes the old column and is no longer called); every other
 // operation is unchanged.
 extern const char* const kPgMigration7;
+//
+// Version 8 adds the audit trail, as SQLite's version 9: admin_audit holds one row per operator
+// action (actor, target, parameters and reason as BYTEA: whatever bytes they hold), and
+// settle_op_au inserts one ('au', RecordAudit), settle_op_ad deletes the old ones ('ad',
+// DeleteAuditBefore). settle_apply_group is replaced one last time:
+// the operations above keep their routes, and any other operation 't' is handed to a function
+// named settle_op_<t> (EXECUTE: planned per call, for the rare operations), so that a later
+// version adds an operation by adding its function.
+extern const char* const kPgMigration8;
 
 }  // namespace settle::storage

@@ -295,6 +295,50 @@ Result<ListPage> PgReader::List(const ListQuery& query) {
   return page;
 }
 
+Result<AuditPage> PgReader::ListAudit(const AuditQuery& query) {
+  if (query.limit < 1 || query.limit > kMaxListLimit) {
+    return Status::InvalidArgument("limit: must be 1.." + std::to_string(kMaxListLimit) + ", got " +
+                                   std::to_string(query.limit));
+  }
+  Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
+  if (!c) return c.status();
+  // Only the filters given, so that a transaction's entries come from the (gid, id) index.
+  std::string sql =
+      "SELECT id, at, actor, action, gid, target, parameters, reason FROM admin_audit WHERE true";
+  db::PgParams params;
+  int n = 0;
+  if (query.gid) {
+    sql += " AND gid = $" + std::to_string(++n) + "::text AND gid <> ''";
+    params.Text(*query.gid);
+  }
+  if (query.actor) {
+    sql += " AND actor = $" + std::to_string(++n) + "::bytea";
+    params.Bytes(*query.actor);
+  }
+  if (query.action) {
+    sql += " AND action = $" + std::to_string(++n) + "::text";
+    params.Text(*query.action);
+  }
+  if (query.before_id) {
+    sql += " AND id < $" + std::to_string(++n) + "::bigint";
+    params.Int(*query.before_id);
+  }
+  sql += " ORDER BY id DESC LIMIT $" + std::to_string(++n) + "::bigint";
+  params.Int(static_cast<std::int64_t>(query.limit) + 1);  // one more: is there a next page?
+  Result<db::PgResult> rows = (**c)->Query(sql, params);
+  if (!rows) return rows.status();
+  AuditPage page;
+  const int shown = std::min(rows->rows(), static_cast<int>(query.limit));
+  for (int row = 0; row < shown; ++row) {
+    page.entries.push_back(AuditEntry{rows->Int(row, 0), FromUnixMillis(rows->Int(row, 1)),
+                                      rows->Bytes(row, 2), rows->Text(row, 3), rows->Text(row, 4),
+                                      rows->Bytes(row, 5), rows->Bytes(row, 6),
+                                      rows->Bytes(row, 7)});
+  }
+  if (rows->rows() > shown) page.next_position = page.entries.back().id;
+  return page;
+}
+
 Result<std::vector<DueEntry>> PgReader::ListUnfinished() {
   Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
   if (!c) return c.status();

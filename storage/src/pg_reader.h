@@ -28,6 +28,7 @@ class PgReader {
                                                           std::int64_t after_id, std::size_t limit);
   Result<std::vector<Subscriber>> Subscribers(const std::string& topic);
   Result<std::vector<Topic>> ListTopics();
+  Result<AuditPage> ListAudit(const AuditQuery& query);
 
  private:
   db::PgPool& pool_;

@@ -142,6 +142,10 @@ Result<std::vector<Subscriber>> PostgresStore::Subscribers(const std::string& to
 
 Result<std::vector<Topic>> PostgresStore::ListTopics() { return impl_->reader().ListTopics(); }
 
+Result<AuditPage> PostgresStore::ListAudit(const AuditQuery& query) {
+  return impl_->reader().ListAudit(query);
+}
+
 StoreStats PostgresStore::Stats() const { return impl_->committer().Stats(); }
 
 InstanceLeases& PostgresStore::leases() { return impl_->leases(); }

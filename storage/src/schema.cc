@@ -54,7 +54,11 @@ namespace {
 // in (body_of_branch, body_of_op) and keeps none itself ('' for a row that holds its own).
 // `data` is renamed `body` on the way, so that a Settle of an earlier version, which would read
 // a sharing row's body as empty and send that, fails on the table instead.
-constexpr std::array<const char*, 8> kMigrations = {
+//
+// Version 9 adds the audit trail: one row per operator action (force stop, retry now, ...),
+// written in the action's own commit. `id` orders them; the partial index finds one
+// transaction's entries (host actions have no gid).
+constexpr std::array<const char*, 9> kMigrations = {
     R"sql(
 CREATE TABLE trans_global (
   id              INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -146,6 +150,19 @@ ALTER TABLE topic_subscriber ADD COLUMN creator TEXT NOT NULL DEFAULT '';
 ALTER TABLE trans_branch_op RENAME COLUMN data TO body;
 ALTER TABLE trans_branch_op ADD COLUMN body_of_branch TEXT NOT NULL DEFAULT '';
 ALTER TABLE trans_branch_op ADD COLUMN body_of_op TEXT NOT NULL DEFAULT '';
+)sql",
+    R"sql(
+CREATE TABLE admin_audit (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  at         INTEGER NOT NULL,
+  actor      TEXT    NOT NULL,
+  action     TEXT    NOT NULL,
+  gid        TEXT    NOT NULL DEFAULT '',
+  target     TEXT    NOT NULL DEFAULT '',
+  parameters TEXT    NOT NULL DEFAULT '{}',
+  reason     TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX admin_audit_gid ON admin_audit (gid, id) WHERE gid <> '';
 )sql",
 };
 

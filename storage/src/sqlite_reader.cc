@@ -517,4 +517,46 @@ Result<std::vector<Topic>> SqliteReader::ListTopics() {
   return topics;
 }
 
+Result<AuditPage> SqliteReader::ListAudit(const AuditQuery& query) {
+  if (query.limit < 1 || query.limit > kMaxListLimit) {
+    return Status::InvalidArgument("limit: must be 1.." + std::to_string(kMaxListLimit) + ", got " +
+                                   std::to_string(query.limit));
+  }
+  Result<std::unique_ptr<db::SqliteConnection>> acquired = Acquire();
+  if (!acquired) return acquired.status();
+  Lease c(*this, std::move(acquired).value());
+
+  // Only the filters given, so that a transaction's entries come from the (gid, id) index.
+  std::string sql =
+      "SELECT id, at, actor, action, gid, target, parameters, reason FROM admin_audit WHERE 1";
+  if (query.gid) sql += " AND gid = ?1 AND gid <> ''";
+  if (query.actor) sql += " AND actor = ?2";
+  if (query.action) sql += " AND action = ?3";
+  if (query.before_id) sql += " AND id < ?4";
+  sql += " ORDER BY id DESC LIMIT ?5";
+  Result<db::SqliteStatement> stmt = c->Prepare(sql);
+  if (!stmt) return stmt.status();
+  if (query.gid) stmt->BindText(1, *query.gid);
+  if (query.actor) stmt->BindText(2, *query.actor);
+  if (query.action) stmt->BindText(3, *query.action);
+  if (query.before_id) stmt->BindInt64(4, *query.before_id);
+  stmt->BindInt64(5, static_cast<std::int64_t>(query.limit) + 1);  // one more: is there a next?
+
+  AuditPage page;
+  bool more = false;
+  Status s = ReadAll(*stmt, [&](const db::SqliteStatement& row) {
+    if (page.entries.size() == query.limit) {
+      more = true;
+      return Status::Ok();
+    }
+    page.entries.push_back(AuditEntry{row.ColumnInt64(0), FromUnixMillis(row.ColumnInt64(1)),
+                                      row.ColumnBytes(2), row.ColumnBytes(3), row.ColumnBytes(4),
+                                      row.ColumnBytes(5), row.ColumnBytes(6), row.ColumnBytes(7)});
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  if (more) page.next_position = page.entries.back().id;
+  return page;
+}
+
 }  // namespace settle::storage

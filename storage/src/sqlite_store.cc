@@ -130,6 +130,10 @@ Result<std::vector<Subscriber>> SqliteStore::Subscribers(const std::string& topi
 
 Result<std::vector<Topic>> SqliteStore::ListTopics() { return impl_->reader().ListTopics(); }
 
+Result<AuditPage> SqliteStore::ListAudit(const AuditQuery& query) {
+  return impl_->reader().ListAudit(query);
+}
+
 StoreStats SqliteStore::Stats() const { return impl_->writer().Stats(); }
 
 int SqliteStore::SchemaVersion() { return LatestSchemaVersion(); }

@@ -31,6 +31,12 @@ constexpr std::string_view kInsertBranch =
     "FROM trans_global WHERE gid = ?1 "
     "ON CONFLICT (global_id, branch_id, op) DO NOTHING";
 
+// The audit trail (schema version 9).
+constexpr std::string_view kInsertAudit =
+    "INSERT INTO admin_audit (at, actor, action, gid, target, parameters, reason) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+constexpr std::string_view kDeleteAuditBefore = "DELETE FROM admin_audit WHERE at < ?1";
+
 #define SETTLE_GLOBAL_ID_OF_GID "(SELECT id FROM trans_global WHERE gid = ?1)"
 
 // The length of the body a row holds itself (schema version 8): what a row sharing it checks.
@@ -365,6 +371,27 @@ Status Apply(db::SqliteConnection& c, const DeleteTopic& op) { return ApplyTopic
 Status Apply(db::SqliteConnection& c, const ExpectTopicCreator& op) { return ApplyTopicOp(c, op); }
 
 }  // namespace
+
+Status Apply(db::SqliteConnection& c, const RecordAudit& op) {
+  const AuditEntry& e = op.entry;
+  Result<db::SqliteStatement> stmt = c.Prepare(kInsertAudit);
+  if (!stmt) return stmt.status();
+  stmt->BindInt64(1, ToUnixMillis(e.at))
+      .BindText(2, e.actor)
+      .BindText(3, e.action)
+      .BindText(4, e.gid)
+      .BindText(5, e.target)
+      .BindText(6, e.parameters)
+      .BindText(7, e.reason);
+  return stmt->Run();
+}
+
+Status Apply(db::SqliteConnection& c, const DeleteAuditBefore& op) {
+  Result<db::SqliteStatement> stmt = c.Prepare(kDeleteAuditBefore);
+  if (!stmt) return stmt.status();
+  stmt->BindInt64(1, ToUnixMillis(op.cutoff));
+  return stmt->Run();
+}
 
 Status ApplyWriteOp(db::SqliteConnection& connection, const WriteOp& op) {
   return std::visit([&connection](const auto& o) { return Apply(connection, o); }, op);

@@ -371,6 +371,10 @@ async function main() {
   assert.equal(stopped.transaction.rollback_reason,
                'stopped by an operator (forceStop by on-call): refunded by hand, ticket OPS-7');
   assert.match(await page.textContent('#detail-fields'), /forceStop by on-call\): refunded by hand/);
+  // The audit trail shows it with the transaction: who, what and why.
+  await page.waitForSelector('#audit tbody tr');
+  assert.deepEqual((await page.locator('#audit tbody tr').first().locator('td').allTextContents()).slice(1),
+                   ['on-call', 'force_stop', 'refunded by hand, ticket OPS-7']);
   await eventually('the force stop logged with the token\'s name',
                    () => /gid=console-tcc-1 force-stopped by actor=on-call/.test(settledLog));
   assert.ok(!settledLog.includes(tokens.admin), 'the log holds the admin token');
@@ -383,6 +387,9 @@ async function main() {
   await page.goto(base + '/admin#gid=console-tcc-2');
   await page.waitForSelector('#detail-fields[data-status="prepared"]');
   await page.waitForSelector('#who:has-text("as read-token-1")');
+  // What clients sent for their participants is not for a read-only session.
+  assert.match(await page.textContent('#payloads-note'), /shown to admin sessions; this session has read access/);
+  assert.equal(await page.locator('#payloads tbody tr').count(), 0);
   for (const id of ['#retry-now', '#force-stop']) {
     assert.ok(await page.isDisabled(id), id + ' is enabled for a read-only session');
     assert.match(await page.getAttribute(id, 'title'), /Needs admin access; this session has read access/);

@@ -75,7 +75,7 @@ TEST_CASE("a bank verifying signatures serves its refusals by reason on GET /met
   CHECK(metrics.content_type == "text/plain; version=0.0.4; charset=utf-8");
   CHECK_THAT(
       metrics.body,
-      Catch::StartsWith("# HELP settle_participant_signature_refusals_total ") &&
+      Catch::Contains("# HELP settle_participant_signature_refusals_total ") &&
           Catch::Contains("# TYPE settle_participant_signature_refusals_total counter\n") &&
           Catch::Contains("settle_participant_signature_refusals_total{reason=\"unsigned\"} "
                           "2\n") &&
@@ -85,12 +85,18 @@ TEST_CASE("a bank verifying signatures serves its refusals by reason on GET /met
               "settle_participant_signature_refusals_total{reason=\"outside_window\"} 0\n"));
 }
 
-TEST_CASE("a bank that does not verify signatures has no /metrics", "[bank][metrics]") {
+TEST_CASE(
+    "a bank that does not verify signatures serves its connection counts on /metrics, "
+    "no signature refusals",
+    "[bank][metrics]") {
   testing::TempDir dir;
   int port = 0;
   auto bank = StartedBank({.db_path = dir.File("bank.db"), .accounts = 2}, port);
   testing::JsonClient client(port);
-  CHECK(client.Get("/metrics").status == 404);
+  const testing::JsonResponse metrics = client.Get("/metrics");
+  CHECK(metrics.status == 200);
+  CHECK_THAT(metrics.body, Catch::Contains("settle_participant_connections_refused_total 0\n") &&
+                               !Catch::Contains("signature_refusals"));
 }
 
 }  // namespace

@@ -46,6 +46,9 @@ class ForwardingStore : public storage::Store {
     return inner_.Subscribers(topic);
   }
   Result<std::vector<storage::Topic>> ListTopics() override { return inner_.ListTopics(); }
+  Result<storage::AuditPage> ListAudit(const storage::AuditQuery& query) override {
+    return inner_.ListAudit(query);
+  }
   storage::StoreStats Stats() const override { return inner_.Stats(); }
 
  protected:

@@ -400,6 +400,26 @@ function clearActionResult() {
   result.className = '';
 }
 
+// The audit trail's entries of the transaction shown (operators' sessions get them).
+function showAudit(entries) {
+  const body = document.querySelector('#audit tbody');
+  body.replaceChildren();
+  for (const e of entries) {
+    body.appendChild(el('tr')).append(el('td', shortTime(e.at)), el('td', e.actor),
+                                      el('td', e.action), el('td', e.reason || '(none)'));
+  }
+}
+
+// Branch bodies are shown to admin and client sessions; a read-only one asks without them
+// (settled refuses it payloads=true) and says so where they would be.
+function bodiesParam() {
+  const hidden = access === 'read';
+  document.getElementById('payloads-note').textContent = hidden
+    ? 'Bodies, header values and custom_data are shown to admin sessions; this session has read access.'
+    : 'What each branch is called with: text as it is, other bytes (a protobuf message\'s) in base64.';
+  return hidden ? '' : 'payloads=true&';
+}
+
 async function loadDetail() {
   selectedGid = hashParams().get('gid') || '';
   for (const row of document.querySelectorAll('#transactions tbody tr')) {
@@ -411,7 +431,7 @@ async function loadDetail() {
   const pane = document.getElementById('detail-pane');
   if (!selectedGid) { pane.hidden = true; return; }
   const gid = selectedGid;
-  const { status, json } = await call('GET', api + '/query?payloads=true&gid=' + encodeURIComponent(gid));
+  const { status, json } = await call('GET', api + '/query?' + bodiesParam() + 'gid=' + encodeURIComponent(gid));
   if (gid !== selectedGid) return;  // another transaction was opened meanwhile
   pane.hidden = false;
   document.getElementById('detail-gid').textContent = gid;
@@ -420,6 +440,7 @@ async function loadDetail() {
     fields.replaceChildren(el('dd', status === 200 ? 'No such transaction (deleted by retention?)' : messageOf(status, json), 'error'));
     delete fields.dataset.status;
     showBranches([]);
+    showAudit([]);
     updateActions('');
     return;
   }
@@ -428,7 +449,7 @@ async function loadDetail() {
   let branches = json.branches;
   let next = json.next_position || '';
   for (let page = 1; next && page < maxDetailPages; page++) {
-    const more = await call('GET', api + '/query?payloads=true&gid=' + encodeURIComponent(gid) +
+    const more = await call('GET', api + '/query?' + bodiesParam() + 'gid=' + encodeURIComponent(gid) +
                             '&position=' + encodeURIComponent(next));
     if (gid !== selectedGid) return;
     if (more.status !== 200 || !more.json.transaction) break;
@@ -436,6 +457,7 @@ async function loadDetail() {
     next = more.json.next_position || '';
   }
   showFields(json.transaction);
+  showAudit(json.transaction.audit || []);
   showBranches(branches);
   updateActions(json.transaction.status);
 }
@@ -548,7 +570,7 @@ document.addEventListener('DOMContentLoaded', () => {
     if (selectedGid && status !== 'succeed' && status !== 'failed') loadDetail();
   }, detailRefreshMs);
   setInterval(() => { if (!document.hidden) refresh(); }, listRefreshMs);
-  loadWhoAmI();
   refresh();
-  loadDetail();
+  // The detail asks for bodies only when the session may see them: who it is comes first.
+  loadWhoAmI().finally(loadDetail);
 });

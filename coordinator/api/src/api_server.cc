@@ -19,6 +19,7 @@
 #include "http_route_metrics.h"
 #include "read_slots.h"
 #include "returned_memory.h"
+#include "settle/api/audit_json.h"
 #include "settle/api/authentication.h"
 #include "settle/api/rate_limiter.h"
 #include "settle/api/refusal_log.h"
@@ -31,6 +32,7 @@
 #include "settle/core/log_text.h"
 #include "settle/core/protocol.h"
 #include "settle/engine/request_fields.h"
+#include "settle/engine/request_rules.h"
 #include "settle/net/route_table.h"
 
 namespace settle::api {
@@ -161,6 +163,18 @@ struct ApiServer::Impl {
   // system (glibc keeps it otherwise: a burst of large reads would leave the process large).
   template <typename Loaded>
   static void ReleaseLargeRead(Loaded loaded, std::size_t answer_bytes);
+  // What `caller` may see of what clients sent for participants (transaction_json.h): a
+  // read-only token sees no body, header value or custom_data; admins and clients (who see
+  // only their own transactions) see them all, as does everyone without authentication.
+  Secrets SecretsFor(const Caller& caller) const {
+    return authentication.enabled() && caller.access == Access::kRead ? Secrets::kHidden
+                                                                      : Secrets::kShown;
+  }
+  // Whether `caller` is shown the audit trail: operators (read and admin access), and everyone
+  // without authentication; not a client.
+  bool ShowsAudit(const Caller& caller) const {
+    return !authentication.enabled() || caller.access != Access::kClient;
+  }
   // Who asks, for the coordinator's ownership rules and quotas.
   engine::Requester RequesterOf(const Caller& caller) const {
     return api::RequesterOf(caller, authentication.enabled());
@@ -368,6 +382,13 @@ std::optional<RefusalReason> ApiServer::Impl::ConsoleRefusal(const net::Request&
 
 namespace {
 
+constexpr const char* kBodiesRefused =
+    "payloads: branch bodies are shown to admin tokens and to the client that created the "
+    "transaction, not to a read-only token";
+
+constexpr const char* kAuditRefused =
+    "the audit trail is shown to operators (read and admin tokens), not to a client token";
+
 // A 401 or 403 as an answer.
 net::Response AccessRefusal(HttpAnswer refusal) {
   net::Response response{refusal.status, kJson, std::move(refusal.body)};
@@ -547,30 +568,55 @@ void ApiServer::Impl::RegisterRoutes() {
   });
   // Retry now for a host (docs/protocol.md §3.14): its oldest held transaction calls it at once.
   AddRoute("POST", "/api/admin/hosts/retryNow", Access::kAdmin,
-           [this](net::Request& req) -> asio::awaitable<HttpAnswer> {
-             Result<std::string> host = ParseRetryHost(req.body);
-             if (!host) co_return ToHttpAnswer(host.status());
-             const std::string gate = calls::GateKeyOf(*host);
-             if (gate.empty()) {
-               co_return ToHttpAnswer(
-                   Status::InvalidArgument("host: not a participant host; expected "
-                                           "scheme://host:port, as /api/admin/hosts names it"));
-             }
-             Result<std::string> gid = hosts == nullptr
-                                           ? Status::NotFound("host " + gate + " has no gate")
-                                           : hosts->RetryHost(gate);
-             // Settle's own route: 404 for a host no gate is kept for, 409 for one whose gate
-             // holds nothing, each {"message"} (no DTM vocabulary).
-             if (!gid && gid.status().code() == StatusCode::kNotFound) {
-               co_return HttpAnswer{404, MessageBody(gid.status().message())};
-             }
-             if (!gid && gid.status().code() == StatusCode::kConflict) {
-               co_return HttpAnswer{409, MessageBody(gid.status().message())};
-             }
-             if (!gid) co_return ToHttpAnswer(gid.status());
-             const nlohmann::json body = {{"host", gate}, {"gid", *gid}};
-             co_return JsonAnswer(body.dump());
-           });
+           CallerRouteHandler(
+               [this, &c](net::Request& req, const Caller& caller) -> asio::awaitable<HttpAnswer> {
+                 Result<RetryHostRequest> asked = ParseRetryHost(req.body);
+                 if (!asked) co_return ToHttpAnswer(asked.status());
+                 if (Status s = engine::CheckReason("reason", asked->reason); !s.ok()) {
+                   co_return ToHttpAnswer(s);
+                 }
+                 const std::string gate = calls::GateKeyOf(asked->host);
+                 if (gate.empty()) {
+                   co_return ToHttpAnswer(
+                       Status::InvalidArgument("host: not a participant host; expected "
+                                               "scheme://host:port, as /api/admin/hosts names it"));
+                 }
+                 Result<std::string> gid = hosts == nullptr
+                                               ? Status::NotFound("host " + gate + " has no gate")
+                                               : hosts->RetryHost(gate);
+                 // Settle's own route: 404 for a host no gate is kept for, 409 for one whose gate
+                 // holds nothing, each {"message"} (no DTM vocabulary).
+                 if (!gid && gid.status().code() == StatusCode::kNotFound) {
+                   co_return HttpAnswer{404, MessageBody(gid.status().message())};
+                 }
+                 if (!gid && gid.status().code() == StatusCode::kConflict) {
+                   co_return HttpAnswer{409, MessageBody(gid.status().message())};
+                 }
+                 if (!gid) co_return ToHttpAnswer(gid.status());
+                 // Audited once it took effect: the probe is out, and harmless if this fails.
+                 storage::AuditEntry audit;
+                 audit.actor = caller.name;
+                 audit.action = "retry_host";
+                 audit.gid = *gid;
+                 audit.target = gate;
+                 audit.parameters = "{}";
+                 audit.reason = asked->reason;
+                 if (Status s = co_await c.RecordAudit(std::move(audit)); !s.ok()) {
+                   co_return ToHttpAnswer(s);
+                 }
+                 const nlohmann::json body = {{"host", gate}, {"gid", *gid}};
+                 co_return JsonAnswer(body.dump());
+               }));
+  AddRoute("GET", "/api/admin/audit", Access::kRead,
+           CallerRouteHandler(
+               [this, &c](net::Request& req, const Caller& caller) -> asio::awaitable<HttpAnswer> {
+                 if (!ShowsAudit(caller)) co_return HttpAnswer{403, MessageBody(kAuditRefused)};
+                 auto query = ParseAuditQuery(req.params);
+                 if (!query) co_return ToHttpAnswer(query.status());
+                 auto page = co_await c.ListAudit(std::move(*query));
+                 if (!page) co_return ToHttpAnswer(page.status());
+                 co_return JsonAnswer(AuditResponseBody(*page));
+               }));
   AddPage("GET", "/api/admin/clock", Access::kRead, [this](const net::Request&, const Identified&) {
     if (!read_clock) return net::Response{404, kJson, R"({"error":"no clock reading"})"};
     return net::Response{200, kJson, ClockResponseBody(read_clock())};
@@ -643,10 +689,14 @@ void ApiServer::Impl::RegisterRoutes() {
                                    return c.ForceStop(std::move(r));
                                  });
               }));
-  AddApiRoute("POST", "/resetNextCronTime", Access::kAdmin, [&c](net::Request& req) {
-    return ParseThen(ParseRetryNow(req.body),
-                     [&c](engine::RetryNowRequest r) { return c.ResetNextCronTime(std::move(r)); });
-  });
+  AddApiRoute("POST", "/resetNextCronTime", Access::kAdmin,
+              CallerRouteHandler([&c](net::Request& req, const Caller& caller) {
+                return ParseThen(ParseRetryNow(req.body),
+                                 [&c, actor = caller.name](engine::RetryNowRequest r) {
+                                   r.actor = actor;
+                                   return c.ResetNextCronTime(std::move(r));
+                                 });
+              }));
   // Topics: GET with a query string as DTM's SDKs call them, or POST with a JSON body.
   auto subscribe = [&c](Result<engine::SubscribeRequest> parsed) {
     return ParseThen(std::move(parsed),
@@ -701,11 +751,26 @@ void ApiServer::Impl::RegisterRoutes() {
                 if (!payloads) co_return ToHttpAnswer(payloads.status());
                 auto position = ParseQueryPosition(req.params);
                 if (!position) co_return ToHttpAnswer(position.status());
+                const Secrets secrets = SecretsFor(caller);
+                if (*payloads && secrets == Secrets::kHidden) {
+                  co_return HttpAnswer{403, MessageBody(kBodiesRefused)};
+                }
                 ReadSlots::Slot slot = co_await read_slots.Take();
                 auto tx = co_await c.Query(*gid, RequesterOf(caller));
                 if (!tx) co_return ToHttpAnswer(tx.status());
+                // Operators see what operators did to it (a client sees its own transactions,
+                // not who on the operators' side acted on them).
+                std::optional<storage::AuditPage> audit;
+                if (tx->has_value() && ShowsAudit(caller)) {
+                  storage::AuditQuery of_gid;
+                  of_gid.gid = *gid;
+                  auto read = co_await c.ListAudit(std::move(of_gid));
+                  if (!read) co_return ToHttpAnswer(read.status());
+                  audit = std::move(*read);
+                }
                 HttpAnswer answer = JsonAnswer(
-                    QueryResponseBody(*tx, *payloads, *position, options.max_answer_bytes, hosts));
+                    QueryResponseBody(*tx, *payloads, *position, options.max_answer_bytes, hosts,
+                                      secrets, audit ? &audit->entries : nullptr));
                 ReleaseLargeRead(std::move(*tx), answer.body.size());
                 co_return answer;
               }));
@@ -717,8 +782,8 @@ void ApiServer::Impl::RegisterRoutes() {
                 ReadSlots::Slot slot = co_await read_slots.Take();
                 auto page = co_await c.List(*query, RequesterOf(caller));
                 if (!page) co_return ToHttpAnswer(page.status());
-                HttpAnswer answer =
-                    JsonAnswer(ListResponseBody(*page, options.max_answer_bytes, hosts));
+                HttpAnswer answer = JsonAnswer(
+                    ListResponseBody(*page, options.max_answer_bytes, hosts, SecretsFor(caller)));
                 ReleaseLargeRead(std::move(*page), answer.body.size());
                 co_return answer;
               }));

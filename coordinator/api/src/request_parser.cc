@@ -1,5 +1,7 @@
 #include "settle/api/request_parser.h"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <functional>
 
@@ -272,20 +274,25 @@ Result<engine::AbortRequest> ParseAbort(std::string_view body) {
 }
 
 Result<engine::RetryNowRequest> ParseRetryNow(std::string_view body) {
-  return ParseBody<engine::RetryNowRequest>(
-      body, [](const JsonFields& f, engine::RetryNowRequest& r) { return ReadGid(f, r.gid); });
+  return ParseBody<engine::RetryNowRequest>(body,
+                                            [](const JsonFields& f, engine::RetryNowRequest& r) {
+                                              if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
+                                              return ReadText(f, "reason", r.reason);
+                                            });
 }
 
-Result<std::string> ParseRetryHost(std::string_view body) {
+Result<RetryHostRequest> ParseRetryHost(std::string_view body) {
   auto parsed = ParseJsonObject(body, kMaxJsonDepth);
   if (!parsed) return parsed.status();
   const JsonFields fields(*parsed);
-  std::string host;
-  if (Status s = fields.RequireString("host", host); !s.ok()) return s;
+  RetryHostRequest r;
+  if (Status s = fields.RequireString("host", r.host); !s.ok()) return s;
+  if (Status s = ReadText(fields, "reason", r.reason); !s.ok()) return s;
   if (const std::vector<std::string> unread = fields.Unread(); !unread.empty()) {
-    return Status::InvalidArgument(unread.front() + ": unknown member; expected only host");
+    return Status::InvalidArgument(unread.front() +
+                                   ": unknown member; expected only host and reason");
   }
-  return host;
+  return r;
 }
 
 Result<engine::ForceStopRequest> ParseForceStop(std::string_view body) {
@@ -352,6 +359,53 @@ Result<std::string> ParseQueryGid(const QueryParams& params) {
   return gid;
 }
 
+namespace {
+
+// A list's `limit` (1..1000) and `position` (an earlier page's next_position: an id), each
+// left as it is when absent.
+Status ReadPage(const QueryParams& params, std::size_t& limit,
+                std::optional<std::int64_t>& before_id) {
+  auto read_number = [](const std::string& text, std::int64_t& out) {
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc() && end == text.data() + text.size();
+  };
+  if (auto text = Param(params, "limit")) {
+    std::int64_t n = 0;
+    if (!read_number(*text, n) || n < 1 || n > 1000) {
+      return Status::InvalidArgument("limit: expected a whole number from 1 to 1000");
+    }
+    limit = static_cast<std::size_t>(n);
+  }
+  if (auto position = Param(params, "position")) {
+    std::int64_t id = 0;
+    if (!read_number(*position, id) || id < 1) {
+      return Status::InvalidArgument("position: expected a next_position from an earlier page");
+    }
+    before_id = id;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<storage::AuditQuery> ParseAuditQuery(const QueryParams& params) {
+  storage::AuditQuery query;
+  if (auto gid = Param(params, "gid")) {
+    if (Status s = engine::CheckGid(*gid); !s.ok()) return s;
+    query.gid = *gid;
+  }
+  query.actor = Param(params, "actor");
+  if (auto action = Param(params, "action")) {
+    constexpr std::array<std::string_view, 3> kActions = {"force_stop", "retry_now", "retry_host"};
+    if (std::find(kActions.begin(), kActions.end(), *action) == kActions.end()) {
+      return Status::InvalidArgument("action: expected force_stop, retry_now or retry_host");
+    }
+    query.action = *action;
+  }
+  if (Status s = ReadPage(params, query.limit, query.before_id); !s.ok()) return s;
+  return query;
+}
+
 Result<storage::ListQuery> ParseListQuery(const QueryParams& params) {
   storage::ListQuery query;
   if (auto status = Param(params, "status")) {
@@ -373,24 +427,7 @@ Result<storage::ListQuery> ParseListQuery(const QueryParams& params) {
     }
     query.stuck = *stuck == "true";
   }
-  auto read_number = [](const std::string& text, std::int64_t& out) {
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-    return ec == std::errc() && end == text.data() + text.size();
-  };
-  if (auto limit = Param(params, "limit")) {
-    std::int64_t n = 0;
-    if (!read_number(*limit, n) || n < 1 || n > 1000) {
-      return Status::InvalidArgument("limit: expected a whole number from 1 to 1000");
-    }
-    query.limit = static_cast<std::size_t>(n);
-  }
-  if (auto position = Param(params, "position")) {
-    std::int64_t id = 0;
-    if (!read_number(*position, id) || id < 1) {
-      return Status::InvalidArgument("position: expected a next_position from an earlier page");
-    }
-    query.before_id = id;
-  }
+  if (Status s = ReadPage(params, query.limit, query.before_id); !s.ok()) return s;
   if (auto prefix = Param(params, "gid_prefix")) {
     if (!IsValidGid(*prefix)) {
       return Status::InvalidArgument("gid_prefix: must be 1 to " + std::to_string(kMaxGidLength) +

@@ -1,4 +1,5 @@
 #include "settle/api/transaction_json.h"
+#include "settle/api/audit_json.h"
 #include "settle/core/base64.h"
 
 #include <nlohmann/json.hpp>
@@ -21,9 +22,14 @@ json Seconds(Duration d) {
   return static_cast<double>(d.count()) / 1000.0;
 }
 
-json OptionsJson(const storage::TransOptions& o) {
+constexpr const char* kHidden = "(hidden)";
+
+json OptionsJson(const storage::TransOptions& o, Secrets secrets) {
   json orders = json::object();
   for (const auto& [step, waits] : o.orders) orders[std::to_string(step)] = waits;
+  const bool hidden = secrets == Secrets::kHidden;
+  json headers = json::object();
+  for (const auto& [name, value] : o.branch_headers) headers[name] = hidden ? kHidden : value;
   return {
       {"timeout_to_fail", Seconds(o.timeout_to_fail)},
       {"request_timeout", Seconds(o.request_timeout)},
@@ -32,12 +38,12 @@ json OptionsJson(const storage::TransOptions& o) {
       {"delay", Seconds(o.delay)},
       {"concurrent", o.concurrent},
       {"orders", orders},
-      {"branch_headers", o.branch_headers},
-      {"custom_data", o.custom_data},
+      {"branch_headers", std::move(headers)},
+      {"custom_data", hidden && !o.custom_data.empty() ? kHidden : o.custom_data},
   };
 }
 
-json GlobalJson(const storage::GlobalRecord& g, const calls::HostGates* gates = nullptr) {
+json GlobalJson(const storage::GlobalRecord& g, const calls::HostGates* gates, Secrets secrets) {
   json global = {
       {"id", g.id},
       {"gid", g.gid},
@@ -51,7 +57,7 @@ json GlobalJson(const storage::GlobalRecord& g, const calls::HostGates* gates = 
       {"next_cron_time", TimeOrNull(g.next_cron_time)},
       {"stuck", g.stuck},
       {"force_stopped", g.force_stopped},
-      {"options", OptionsJson(g.options)},
+      {"options", OptionsJson(g.options, secrets)},
   };
   if (gates != nullptr && !IsTerminal(g.status)) {
     if (const std::optional<calls::HeldView> held = gates->HeldBy(g.gid)) {
@@ -145,9 +151,16 @@ std::string QueryResponseBody(const std::optional<storage::Transaction>& tx, boo
 // answer is its one copy.
 std::string QueryResponseBody(const std::optional<storage::Transaction>& tx, bool payloads,
                               std::size_t position, std::size_t max_bytes,
-                              const calls::HostGates* gates) {
+                              const calls::HostGates* gates, Secrets secrets,
+                              const std::vector<storage::AuditEntry>* audit) {
   if (!tx) return R"({"branches":[],"next_position":"","transaction":null})";
-  const std::string transaction = Dump(GlobalJson(tx->global, gates));
+  json global = GlobalJson(tx->global, gates, secrets);
+  if (audit != nullptr) {
+    json entries = json::array();
+    for (const storage::AuditEntry& e : *audit) entries.push_back(AuditEntryJson(e));
+    global["audit"] = std::move(entries);
+  }
+  const std::string transaction = Dump(global);
   const std::vector<bool> still_called = engine::RowsStillCalled(*tx);
   std::string branches;
   std::size_t next = tx->branches.size();
@@ -180,12 +193,12 @@ std::string ListResponseBody(const storage::ListPage& page) {
 }
 
 std::string ListResponseBody(const storage::ListPage& page, std::size_t max_bytes,
-                             const calls::HostGates* gates) {
+                             const calls::HostGates* gates, Secrets secrets) {
   std::string transactions;
   std::optional<std::int64_t> next = page.next_position;
   constexpr std::size_t kFrame = 64;
   for (std::size_t i = 0; i < page.transactions.size(); ++i) {
-    const std::string global = Dump(GlobalJson(page.transactions[i], gates));
+    const std::string global = Dump(GlobalJson(page.transactions[i], gates, secrets));
     if (i > 0 && kFrame + transactions.size() + 1 + global.size() > max_bytes) {
       // Newest first: the next page starts with this one (ids below its id + 1).
       next = page.transactions[i].id + 1;

@@ -264,6 +264,7 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     if (!alerts) return alerts.status();
     parts->alerts = std::move(*alerts);
     parts->driver.SetAlerts(parts->alerts.get());
+    parts->coordinator.SetAlerts(parts->alerts.get());
   }
   {
     Parts* p = parts.get();

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "settle/api/audit_json.h"
+
 namespace settle::app {
 namespace {
 
@@ -46,6 +48,13 @@ std::string StuckAlertBody(const storage::Transaction& tx, TimePoint now) {
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string AdminActionAlertBody(const storage::AuditEntry& entry) {
+  nlohmann::json body = api::AuditEntryJson(entry);
+  body["event"] = "admin_action";
+  if (entry.id == 0) body.erase("id");  // reported as it was stored: its id is the store's
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 Result<std::unique_ptr<WebhookAlerts>> WebhookAlerts::Create(const std::string& url,
                                                              const Clock& clock,
                                                              asio::any_io_executor executor,
@@ -71,12 +80,19 @@ WebhookAlerts::WebhookAlerts(Url url, const Clock& clock, asio::any_io_executor 
 WebhookAlerts::~WebhookAlerts() { Stop(); }
 
 void WebhookAlerts::TransactionStuck(const storage::Transaction& tx) {
-  std::string body = StuckAlertBody(tx, clock_.Now());
+  Enqueue(StuckAlertBody(tx, clock_.Now()), "gid=" + tx.global.gid);
+}
+
+void WebhookAlerts::AdminAction(const storage::AuditEntry& entry) {
+  Enqueue(AdminActionAlertBody(entry), "the admin action " + entry.action + " gid=" + entry.gid);
+}
+
+void WebhookAlerts::Enqueue(std::string body, const std::string& what) {
   {
     std::lock_guard lock(mutex_);
     if (stopping_ || queue_.size() >= settings_.max_queued) {
       dropped_.fetch_add(1, std::memory_order_relaxed);
-      spdlog::error("alert webhook: queue full, dropped the alert for gid={}", tx.global.gid);
+      spdlog::error("alert webhook: queue full, dropped the alert for {}", what);
       return;
     }
     queue_.push_back(std::move(body));

@@ -354,8 +354,9 @@ asio::awaitable<Status> Coordinator::ChangeTwoPhaseAndDrive(std::string gid, Tra
   // happens and the pass reads it back.
   std::optional<Scheduler::PassClaim> claim = scheduler_.TryClaim(gid);
   std::vector<GlobalStatus> from = {GlobalStatus::kPrepared};
+  std::optional<storage::AuditEntry> no_audit;
   auto changed = co_await ChangeStatus(gid, type, std::move(from), to, to, reason, false, repeat,
-                                       std::move(who));
+                                       std::move(who), std::move(no_audit));
   if (!changed) co_return changed.status();  // an unused claim restores the due time
   if (!claim || !changed->has_value()) {
     claim.reset();
@@ -398,9 +399,10 @@ asio::awaitable<Status> Coordinator::Abort(engine::AbortRequest request) {
   }
   std::vector<GlobalStatus> from = {GlobalStatus::kPrepared};
   std::optional<engine::Repeat> no_repeat;
-  const auto changed =
-      co_await ChangeStatus(request.gid, request.trans_type, std::move(from), plan.to, std::nullopt,
-                            reason, false, no_repeat, std::move(request.requester));
+  std::optional<storage::AuditEntry> no_audit;
+  const auto changed = co_await ChangeStatus(request.gid, request.trans_type, std::move(from),
+                                             plan.to, std::nullopt, reason, false, no_repeat,
+                                             std::move(request.requester), std::move(no_audit));
   if (!changed) co_return changed.status();
   scheduler_.Schedule(request.gid, clock_.Now());  // lets the scheduler forget it
   co_return Status::Ok();
@@ -420,12 +422,18 @@ asio::awaitable<Status> Coordinator::ForceStop(engine::ForceStopRequest request)
   if (!request.reason.empty()) reason += ": " + request.reason;
   std::optional<engine::Repeat> no_repeat;
   engine::Requester operator_;  // admin only: every transaction
+  std::optional<storage::AuditEntry> audit =
+      AuditOf("force_stop", gid, request.actor, request.reason);
   const auto changed =
       co_await ChangeStatus(gid, std::nullopt, std::move(from), GlobalStatus::kFailed, std::nullopt,
-                            reason, true, no_repeat, std::move(operator_));
+                            reason, true, no_repeat, std::move(operator_), std::move(audit));
   if (!changed) co_return changed.status();
   spdlog::warn("gid={} force-stopped by actor={}; retries stop; reason={}", gid,
                request.actor.empty() ? "unknown" : request.actor, LogValue(request.reason));
+  if (alerts_ != nullptr) {
+    storage::AuditEntry done = AuditOf("force_stop", gid, request.actor, request.reason);
+    alerts_->AdminAction(done);
+  }
   if (settings_.gates != nullptr) settings_.gates->Forget(gid);  // it waits for no host now
   scheduler_.Schedule(gid, clock_.Now());                        // lets the scheduler forget it
   co_return Status::Ok();
@@ -436,17 +444,49 @@ asio::awaitable<Status> Coordinator::ResetNextCronTime(engine::RetryNowRequest r
   if (Status s = AdmitFields("resetNextCronTime", request.unread_fields); !s.ok()) co_return s;
   const std::string& gid = request.gid;
   if (Status s = engine::CheckGid(gid); !s.ok()) co_return s;
+  if (Status s = engine::CheckReason("reason", request.reason); !s.ok()) co_return s;
   const TimePoint now = clock_.Now();
   storage::WriteBatch retry;
   retry.Add(storage::RetryNow{gid, now});
+  storage::AuditEntry audit = AuditOf("retry_now", gid, request.actor, request.reason);
+  audit.at = now;
+  retry.Add(storage::RecordAudit{audit});
   const Status s = co_await store_.Commit(std::move(retry));
   if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(gid);
   if (!s.ok()) co_return s;
   spdlog::info("gid={} retry requested now", gid);
+  if (alerts_ != nullptr) alerts_->AdminAction(audit);
   // Before its pass is scheduled: that pass calls even through an open circuit.
   if (settings_.gates != nullptr) settings_.gates->RetryNow(gid);
   scheduler_.Schedule(gid, now);
   co_return Status::Ok();
+}
+
+storage::AuditEntry Coordinator::AuditOf(std::string action, std::string gid, std::string actor,
+                                         std::string reason) const {
+  storage::AuditEntry entry;
+  entry.at = clock_.Now();
+  entry.actor = std::move(actor);
+  entry.action = std::move(action);
+  entry.gid = std::move(gid);
+  entry.parameters = "{}";
+  entry.reason = std::move(reason);
+  return entry;
+}
+
+asio::awaitable<Status> Coordinator::RecordAudit(storage::AuditEntry entry) {
+  if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = engine::CheckReason("reason", entry.reason); !s.ok()) co_return s;
+  entry.at = clock_.Now();
+  storage::WriteBatch batch;
+  batch.Add(storage::RecordAudit{entry});
+  const Status s = co_await store_.Commit(std::move(batch));
+  if (s.ok() && alerts_ != nullptr) alerts_->AdminAction(entry);
+  co_return s;
+}
+
+asio::awaitable<Result<storage::AuditPage>> Coordinator::ListAudit(storage::AuditQuery query) {
+  co_return co_await store_.Read([this, &query] { return store_.store().ListAudit(query); });
 }
 
 asio::awaitable<Status> Coordinator::Subscribe(engine::SubscribeRequest request) {
@@ -522,7 +562,8 @@ asio::awaitable<Result<storage::ListPage>> Coordinator::List(storage::ListQuery 
 asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::ChangeStatus(
     std::string gid, std::optional<TransType> type, std::vector<GlobalStatus> from, GlobalStatus to,
     std::optional<GlobalStatus> already_done, std::string reason, bool force_stop,
-    std::optional<engine::Repeat> repeat, engine::Requester who) {
+    std::optional<engine::Repeat> repeat, engine::Requester who,
+    std::optional<storage::AuditEntry> audit) {
   for (int attempt = 0; attempt < kStatusChangeAttempts; ++attempt) {
     auto loaded = co_await store_.Load(gid);
     if (!loaded) co_return loaded.status();
@@ -550,6 +591,10 @@ asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::Change
     storage::WriteBatch change;
     change.Add(storage::UpdateGlobal{g, old});
     change.Add(storage::ExpectBranchCount{gid, tx.branches.size()});
+    if (audit) {
+      audit->at = now;
+      change.Add(storage::RecordAudit{*audit});
+    }
     const Status s = co_await store_.Commit(std::move(change));
     if (s.ok()) {
       spdlog::info("gid={} {} -> {}{}{}", gid, ToString(old), ToString(to),

@@ -136,7 +136,12 @@ TEST_CASE("a host's retry now names its host, and refuses anything else naming t
           "[parser][bad-input][retry-now]") {
   auto host = ParseRetryHost(R"({"host":"http://10.0.0.7:8081"})");
   REQUIRE(host);
-  CHECK(*host == "http://10.0.0.7:8081");
+  CHECK(host->host == "http://10.0.0.7:8081");
+  CHECK(host->reason.empty());
+  auto with_reason = ParseRetryHost(R"({"host":"http://a:1","reason":"the bank is back"})");
+  REQUIRE(with_reason);
+  CHECK(with_reason->reason == "the bank is back");
+  CHECK(FieldOf(ParseRetryHost(R"({"host":"http://a:1","reason":7})")) == "reason");
   CHECK(FieldOf(ParseRetryHost("{}")) == "host");
   CHECK(FieldOf(ParseRetryHost(R"({"host":null})")) == "host");
   CHECK(FieldOf(ParseRetryHost(R"({"host":""})")) == "host");

@@ -52,6 +52,31 @@ TEST_CASE("transactions finished longer ago than the retention are deleted, in b
   CHECK(Stored(h, "unfinished"));  // created three hours ago, never finished
 }
 
+TEST_CASE("the audit trail is kept as long as transactions, then deleted with them",
+          "[coordinator][retention][audit]") {
+  CoordinatorHarness h;
+  storage::AuditEntry entry;
+  entry.actor = "on-call";
+  entry.action = "retry_host";
+  entry.parameters = "{}";
+  entry.reason = "old";
+  entry.at = h.clock().Now();  // RecordAudit stores the time it is given
+  REQUIRE(h.store().Commit(storage::WriteBatch().Add(storage::RecordAudit{entry})).ok());
+  h.clock().Advance(3 * kHour);
+  entry.reason = "recent";
+  entry.at = h.clock().Now();
+  REQUIRE(h.store().Commit(storage::WriteBatch().Add(storage::RecordAudit{entry})).ok());
+  h.clock().Advance(kHour);
+  Retention retention(h.store(), h.clock(), {.keep = 2 * kHour});
+
+  CHECK(retention.DeleteBatch().value() == 0);  // no transaction to delete: the audit's turn
+
+  auto left = h.store().ListAudit(storage::AuditQuery{});
+  REQUIRE(left);
+  REQUIRE(left->entries.size() == 1);
+  CHECK(left->entries[0].reason == "recent");
+}
+
 TEST_CASE("retention off deletes nothing", "[coordinator][retention]") {
   CoordinatorHarness h;
   REQUIRE(h.coordinator().Submit(Saga("old")).ok());

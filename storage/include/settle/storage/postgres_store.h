@@ -70,6 +70,7 @@ class PostgresStore final : public Store {
                                                           std::size_t limit) override;
   Result<std::vector<Subscriber>> Subscribers(const std::string& topic) override;
   Result<std::vector<Topic>> ListTopics() override;
+  Result<AuditPage> ListAudit(const AuditQuery& query) override;
   StoreStats Stats() const override;
 
   // The leases that let several coordinators share this database (open it with

@@ -74,6 +74,7 @@ class SqliteStore final : public Store {
                                                           std::size_t limit) override;
   Result<std::vector<Subscriber>> Subscribers(const std::string& topic) override;
   Result<std::vector<Topic>> ListTopics() override;
+  Result<AuditPage> ListAudit(const AuditQuery& query) override;
 
   StoreStats Stats() const override;
 

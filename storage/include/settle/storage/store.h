@@ -45,6 +45,20 @@ struct ListQuery {
 // How many transactions one List with search filters reads at most (ListQuery::Searches).
 inline constexpr std::size_t kMaxListScan = 5000;
 
+// Which audit entries Store::ListAudit reads: each given filter must match exactly.
+struct AuditQuery {
+  std::optional<std::string> gid;
+  std::optional<std::string> actor;
+  std::optional<std::string> action;
+  std::size_t limit = 100;                // 1..1000
+  std::optional<std::int64_t> before_id;  // keyset paging: only entries with id < before_id
+};
+
+struct AuditPage {
+  std::vector<AuditEntry> entries;            // newest first (descending id)
+  std::optional<std::int64_t> next_position;  // the before_id of the next page, if any
+};
+
 struct ListPage {
   std::vector<GlobalRecord> transactions;  // newest first (descending id)
   // The before_id of the next page; absent when this page is the last. A search
@@ -151,6 +165,10 @@ class Store {
   // Every topic, ordered by name (byte order), each with its subscribers in the order they
   // subscribed; from one snapshot.
   virtual Result<std::vector<Topic>> ListTopics() = 0;
+
+  // Operators' actions (RecordAudit) matching `query`, newest first. `query.limit` must be
+  // 1..1000 (InvalidArgument naming limit otherwise).
+  virtual Result<AuditPage> ListAudit(const AuditQuery& query) = 0;
 
   // Counters for metrics: never fails, never blocks on storage.
   virtual StoreStats Stats() const = 0;

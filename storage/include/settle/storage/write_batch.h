@@ -120,6 +120,18 @@ struct RetryNow {
   TimePoint at;
 };
 
+// Stores an operator's action (the record's id is ignored and assigned by the store). Never
+// refused: it goes into the batch of the change it audits, whose own preconditions decide.
+struct RecordAudit {
+  AuditEntry entry;
+};
+
+// Retention of the audit trail: deletes every entry stored with a time before `cutoff`.
+// Operators' actions are few: one statement deletes them all.
+struct DeleteAuditBefore {
+  TimePoint cutoff;
+};
+
 // Retention: deletes a finished (succeed or failed) transaction with every branch row. A gid
 // that is not stored is a no-op (already deleted); Conflict if it is not finished, or if it is
 // a failed TCC or XA whose cancels (rollbacks) are still to be made (Store::ListUndoneRollbacks).
@@ -153,7 +165,7 @@ struct DeleteTopic {
 using WriteOp = std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, ExpectGlobalType,
                              ExpectBranchCount, LimitBranchRows, UpdateGlobal, UpdateBranch,
                              RetryNow, DeleteFinished, Subscribe, Unsubscribe, DeleteTopic,
-                             ExpectCreator, ExpectTopicCreator>;
+                             ExpectCreator, ExpectTopicCreator, RecordAudit, DeleteAuditBefore>;
 
 // An ordered list of operations that the store applies atomically: all of them, or, if any
 // precondition fails or storage fails, none. Later operations see the effects of earlier ones.

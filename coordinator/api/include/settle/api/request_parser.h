@@ -27,14 +27,20 @@ Result<engine::PrepareRequest> ParsePrepare(std::string_view body);
 Result<engine::RegisterBranchRequest> ParseRegisterBranch(std::string_view body);
 Result<engine::SubmitRequest> ParseSubmit(std::string_view body);
 Result<engine::AbortRequest> ParseAbort(std::string_view body);
-// resetNextCronTime: {"gid": "..."}.
+// resetNextCronTime: {"gid": "...", "reason": "..."}, the reason (Settle's, for the audit
+// trail) optional. The actor is not in the body: the caller sets it from the request's token.
 Result<engine::RetryNowRequest> ParseRetryNow(std::string_view body);
 // POST /api/admin/hosts/retryNow (Settle's admin API): {"host": "http://host:port"}, a
 // participant host as /api/admin/hosts names it (a branch URL on that host names it too; its
 // path is ignored) or "other" (the overflow gate). Answers it as given (the route reads it as
 // its gate's key, calls::OriginOf). Missing, empty or not a string: InvalidArgument naming
-// "host"; a member other than "host": InvalidArgument naming it (this route is Settle's own).
-Result<std::string> ParseRetryHost(std::string_view body);
+// "host"; a member other than "host" and "reason" (optional text, for the audit trail):
+// InvalidArgument naming it (this route is Settle's own).
+struct RetryHostRequest {
+  std::string host;
+  std::string reason;
+};
+Result<RetryHostRequest> ParseRetryHost(std::string_view body);
 // forceStop: {"gid": "...", "reason": "..."}, the reason optional. The actor is not in the
 // body: the caller sets it from the request's token.
 Result<engine::ForceStopRequest> ParseForceStop(std::string_view body);
@@ -66,6 +72,9 @@ Result<engine::DeleteTopicRequest> ParseDeleteTopic(std::string_view body);
 // as absent), host (a participant host or a branch URL on it, kept as its origin). Bad values:
 // InvalidArgument naming the parameter.
 Result<storage::ListQuery> ParseListQuery(const QueryParams& params);
+// GET /api/admin/audit: gid, actor, action (each exact), limit (1..1000, 100) and position (an
+// earlier page's next_position); a bad one is InvalidArgument naming it.
+Result<storage::AuditQuery> ParseAuditQuery(const QueryParams& params);
 // /query's position: the index of the first branch to show, from an earlier page's
 // next_position (absent: 0).
 Result<std::size_t> ParseQueryPosition(const QueryParams& params);

@@ -24,15 +24,24 @@ namespace settle::api {
 // With `gates`, a transaction a participant host's gate holds also has "waiting_on_host":
 // {"host","circuit","reason","next_try_at"} (calls::HeldView; next_try_at null unless the
 // circuit is open); the member is absent for the others.
-// /query from the branch at index `position` (an earlier page's next_position).
+//
+// What a client put in a transaction's options for its participants is a secret of theirs
+// (docs/protocol.md §3.9): with Secrets::kHidden (a read-only caller) each branch_headers
+// value and a non-empty custom_data are "(hidden)"; the names, and every other option, show.
+enum class Secrets { kShown, kHidden };
+// /query from the branch at index `position` (an earlier page's next_position). With `audit`,
+// the transaction also has "audit": those entries (audit_json.h), newest first.
 std::string QueryResponseBody(const std::optional<storage::Transaction>& tx, bool payloads,
                               std::size_t position, std::size_t max_bytes,
-                              const calls::HostGates* gates = nullptr);
+                              const calls::HostGates* gates = nullptr,
+                              Secrets secrets = Secrets::kShown,
+                              const std::vector<storage::AuditEntry>* audit = nullptr);
 std::string QueryResponseBody(const std::optional<storage::Transaction>& tx, bool payloads = false);
 // /all: next_position is the page's own (the store's) unless the answer was cut, then the
 // position that starts with the first transaction left out.
 std::string ListResponseBody(const storage::ListPage& page, std::size_t max_bytes,
-                             const calls::HostGates* gates = nullptr);
+                             const calls::HostGates* gates = nullptr,
+                             Secrets secrets = Secrets::kShown);
 std::string ListResponseBody(const storage::ListPage& page);
 // {"topics":[{"name","subscribers":[{"url","remark","create_time"}]}],"next_position":""}, by
 // name, from the first name after `after` ("": from the first); next_position is the last name

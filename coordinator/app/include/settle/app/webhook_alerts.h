@@ -30,6 +30,9 @@ struct WebhookSettings {
 // message that gave up delivering, "event" is "transaction_gave_up", "status" failed, and
 // "reason" says why.
 std::string StuckAlertBody(const storage::Transaction& tx, TimePoint now);
+// An operator's action: {"event":"admin_action","id","at","actor","action","gid","target",
+// "parameters","reason"} (the audit entry as GET /api/admin/audit shows it).
+std::string AdminActionAlertBody(const storage::AuditEntry& entry);
 
 // Sends each alert to a webhook (HTTP or HTTPS POST, application/json) from a coroutine of its
 // own, so that a slow or failing webhook never holds up a transaction: alerts queue (bounded)
@@ -51,6 +54,7 @@ class WebhookAlerts final : public drive::StuckAlerts {
   ~WebhookAlerts() override;
 
   void TransactionStuck(const storage::Transaction& tx) override;
+  void AdminAction(const storage::AuditEntry& entry) override;
 
   // Gives what is queued one attempt each within `grace`, then returns once nothing is being
   // sent. Not from an I/O thread. Idempotent.
@@ -63,6 +67,8 @@ class WebhookAlerts final : public drive::StuckAlerts {
  private:
   WebhookAlerts(Url url, const Clock& clock, asio::any_io_executor executor, net::Client& client,
                 WebhookSettings settings);
+  // Queues `body` (dropped, counted and logged naming `what` when the queue is full).
+  void Enqueue(std::string body, const std::string& what);
   // Sends queued alerts until the queue is empty.
   asio::awaitable<void> Drain();
   // One attempt; empty on success, otherwise why it failed.

@@ -14,6 +14,7 @@
 #include "settle/drive/ignored_fields_log.h"
 #include "settle/drive/quota_ledger.h"
 #include "settle/drive/scheduler.h"
+#include "settle/drive/stuck_alerts.h"
 #include "settle/engine/request_fingerprint.h"
 #include "settle/engine/requests.h"
 #include "settle/storage/store.h"
@@ -134,11 +135,18 @@ class Coordinator {
   const QuotaLedger& quotas() const { return quotas_; }
   // What this coordinator counted since it started (the metrics' counters).
   const CoordinatorMetrics& metrics() const { return metrics_; }
+  // Force stop and Retry now store an audit entry (storage::AuditEntry: the actor, the reason)
+  // in the same commit as their change: audited exactly when they took effect.
   asio::awaitable<Status> ForceStop(engine::ForceStopRequest request);
   // Retry now (docs/protocol.md §3.13): every pending branch call of the transaction is due
   // now, stored, and its pass starts at once; its calls go out even through an open circuit
   // (CoordinatorSettings::gates, HostGates::RetryNow).
   asio::awaitable<Status> ResetNextCronTime(engine::RetryNowRequest request);
+
+  // Stores an operator's action that changes nothing stored (a host's Retry now), stamped now.
+  asio::awaitable<Status> RecordAudit(storage::AuditEntry entry);
+  // The audit trail (docs/operations.md, "Audit trail"): operators' actions, newest first.
+  asio::awaitable<Result<storage::AuditPage>> ListAudit(storage::AuditQuery query);
 
   // Topics (docs/protocol.md §3.12): a message step topic://NAME goes to every subscriber the
   // topic has when the message is created. AlreadyExists for a url subscribed already;
@@ -152,11 +160,17 @@ class Coordinator {
     return Topics(engine::Requester{});
   }
 
+  // Where operators' actions are reported once stored (null: nowhere). Before serving.
+  void SetAlerts(StuckAlerts* alerts) { alerts_ = alerts; }
+
   // From now on every operation that changes state answers Unavailable.
   void BeginShutdown() { shutting_down_ = true; }
 
  private:
   engine::TransactionDefaults Defaults() const;
+  // An audit entry of `action` stamped now, with no target and no parameters ("{}").
+  storage::AuditEntry AuditOf(std::string action, std::string gid, std::string actor,
+                              std::string reason) const;
   // RegisterBranch with `now` as its rows' create_time.
   asio::awaitable<Status> RegisterBranchAt(engine::RegisterBranchRequest request, TimePoint now);
   // Stores a new submitted transaction with its rows and drives it. AlreadyExists, unchanged,
@@ -193,7 +207,8 @@ class Coordinator {
   asio::awaitable<Result<std::optional<storage::Transaction>>> ChangeStatus(
       std::string gid, std::optional<TransType> type, std::vector<GlobalStatus> from,
       GlobalStatus to, std::optional<GlobalStatus> already_done, std::string reason,
-      bool force_stop, std::optional<engine::Repeat> repeat, engine::Requester who);
+      bool force_stop, std::optional<engine::Repeat> repeat, engine::Requester who,
+      std::optional<storage::AuditEntry> audit);
   // Phase two of a TCC or XA, or the submit of a prepared message: ChangeStatus of the gid,
   // which must be of `type` (and match `repeat`, when given), from prepared to `to`,
   // then DriveClaimed from the rows it stored, under a claim taken before the load so that
@@ -228,6 +243,7 @@ class Coordinator {
   IgnoredFieldsLog ignored_fields_;
   QuotaLedger quotas_;
   std::atomic<bool> shutting_down_{false};
+  StuckAlerts* alerts_ = nullptr;  // SetAlerts; null: operators' actions reported nowhere
 };
 
 }  // namespace settle::drive

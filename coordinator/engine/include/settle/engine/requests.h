@@ -144,6 +144,8 @@ struct AbortRequest {
 // resetNextCronTime.
 struct RetryNowRequest {
   std::string gid;
+  std::string reason;  // Settle's: the operator's, for the audit trail (optional on DTM's wire)
+  std::string actor;   // who asks: the caller's name, for the audit trail
   UnreadFields unread_fields;
 };
 

@@ -104,6 +104,22 @@ struct Transaction {
   std::vector<BranchRecord> branches;
 };
 
+// One action an operator took through the admin API (docs/operations.md, "Audit trail"):
+// stored in the same commit as the action's own change, so that an action is audited exactly
+// when it took effect.
+struct AuditEntry {
+  std::int64_t id = 0;  // assigned by the store, increasing: larger is later
+  TimePoint at;
+  std::string actor;       // the caller's name (a token's); "" without authentication
+  std::string action;      // "force_stop", "retry_now", "retry_host", ...
+  std::string gid;         // the transaction acted on; "" for an action on a host
+  std::string target;      // what else it names (a host); "" for none
+  std::string parameters;  // a JSON object: the action's own parameters ("{}" for none)
+  std::string reason;      // the operator's reason, as sent
+
+  bool operator==(const AuditEntry&) const = default;
+};
+
 // One url subscribed to a topic (a message's `topic://NAME` step goes to each).
 struct Subscriber {
   std::string url;

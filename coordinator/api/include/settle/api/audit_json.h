@@ -1,0 +1,21 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "settle/storage/store.h"
+
+namespace settle::api {
+
+// An audit entry as the API shows it (docs/protocol.md §3.15): {"id","at","actor","action",
+// "gid","target","parameters","reason"}; parameters as the JSON object it is, texts as valid
+// UTF-8 whatever bytes they hold.
+nlohmann::json AuditEntryJson(const storage::AuditEntry& entry);
+
+// GET /api/admin/audit: {"entries":[...],"next_position":""}, newest first; next_position is
+// the page's own ("" on the last).
+std::string AuditResponseBody(const storage::AuditPage& page);
+
+}  // namespace settle::api
