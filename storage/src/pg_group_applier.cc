@@ -175,6 +175,22 @@ Result<json> Encode(const DeleteAuditBefore& op) {
   return json{{"t", "ad"}, {"cutoff", ToUnixMillis(op.cutoff)}};
 }
 
+// Pause and resume (schema version 9): settle_op_pa and settle_op_re.
+Result<json> Encode(const PauseGlobal& op) {
+  if (Status s = CheckText("gid", op.gid); !s.ok()) return s;
+  return json{{"t", "pa"},
+              {"gid", op.gid},
+              {"at", ToUnixMillis(op.pause.at)},
+              {"by", Hex(op.pause.by)},
+              {"rs", Hex(op.pause.reason)},
+              {"keep", op.keep_existing}};
+}
+
+Result<json> Encode(const ResumeGlobal& op) {
+  if (Status s = CheckText("gid", op.gid); !s.ok()) return s;
+  return json{{"t", "re"}, {"gid", op.gid}, {"at", ToUnixMillis(op.at)}};
+}
+
 Result<json> Encode(const DeleteFinished& op) {
   if (Status s = CheckText("gid", op.gid); !s.ok()) return s;
   return json{{"t", "df"}, {"gid", op.gid}};

@@ -26,6 +26,7 @@ constexpr std::string_view kExists = "SELECT 1 FROM trans_global WHERE gid = $1:
 constexpr std::string_view kListClaimable =
     "SELECT g.gid, g.next_cron_time FROM trans_global AS g "
     "WHERE g.status IN ('prepared', 'submitted', 'aborting') AND g.next_cron_time <= $2::bigint "
+    "AND g.paused_at IS NULL "
     "AND (g.owner = $1::text OR (g.owner = '' AND g.next_cron_time <= $3::bigint) OR "
     "(g.owner <> '' AND NOT EXISTS (SELECT 1 FROM settle_instances i "
     "WHERE i.id = g.owner AND i.lease_until > settle_now()))) "

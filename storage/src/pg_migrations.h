@@ -78,5 +78,12 @@ extern const char* const kPgMigration7;
 // named settle_op_<t> (EXECUTE: planned per call, for the rare operations), so that a later
 // version adds an operation by adding its function.
 extern const char* const kPgMigration8;
+//
+// Version 9 adds pause and resume, as SQLite's version 10: trans_global's paused_at (NULL: not
+// paused), paused_by and paused_reason (BYTEA), a partial index on the paused rows, and
+// settle_op_pa (PauseGlobal, 'pa') and settle_op_re (ResumeGlobal, 're'), which
+// settle_apply_group's router hands them to. A paused transaction is left out of the scans for
+// due and unfinished transactions; every other operation leaves the pause as it is.
+extern const char* const kPgMigration9;
 
 }  // namespace settle::storage

@@ -16,8 +16,8 @@ constexpr std::size_t kMaxListLimit = 1000;
 #define SETTLE_GLOBAL_COLUMNS                                                      \
   "g.id, g.gid, g.trans_type, g.status, g.options, g.create_time, g.update_time, " \
   "g.finish_time, g.rollback_time, g.rollback_reason, g.next_cron_time, g.stuck, " \
-  "g.force_stopped, g.creator"
-constexpr int kGlobalColumns = 14;
+  "g.force_stopped, g.creator, g.paused_at, g.paused_by, g.paused_reason"
+constexpr int kGlobalColumns = 17;
 
 // The global and its branch rows in one statement (one snapshot, one round trip): a global
 // without branches comes back as one row whose branch columns are NULL.
@@ -31,7 +31,7 @@ constexpr std::string_view kSelectTransaction =
 
 constexpr std::string_view kSelectUnfinished =
     "SELECT gid, next_cron_time FROM trans_global "
-    "WHERE status IN ('prepared', 'submitted', 'aborting') ORDER BY id";
+    "WHERE status IN ('prepared', 'submitted', 'aborting') AND paused_at IS NULL ORDER BY id";
 
 constexpr std::string_view kCountUnfinished =
     "SELECT trans_type, status, count(*), sum(stuck) FROM trans_global "
@@ -104,6 +104,9 @@ Result<GlobalRecord> ReadGlobal(const db::PgResult& rows, int row) {
   g.stuck = rows.Int(row, 11) != 0;
   g.force_stopped = rows.Int(row, 12) != 0;
   g.creator = rows.Text(row, 13);
+  if (std::optional<TimePoint> paused_at = OptionalTime(rows, row, 14)) {
+    g.paused = Pause{*paused_at, rows.Bytes(row, 15), rows.Bytes(row, 16)};
+  }
   return g;
 }
 
@@ -157,6 +160,13 @@ std::string IndexedFilters(const ListQuery& q, db::PgParams& params, int& n) {
     params.Text(ToString(*q.trans_type));
   }
   if (q.stuck) sql += *q.stuck ? " AND g.stuck = 1" : " AND g.stuck = 0";
+  // The parked ones: paused and unfinished (the partial index of schema version 9).
+  if (q.paused) {
+    sql +=
+        *q.paused
+            ? " AND g.paused_at IS NOT NULL AND g.status IN ('prepared', 'submitted', 'aborting')"
+            : " AND g.paused_at IS NULL";
+  }
   if (q.creator) {
     sql += " AND g.creator IN ($" + std::to_string(++n) + "::text, '')";
     params.Text(*q.creator);

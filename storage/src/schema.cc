@@ -58,7 +58,11 @@ namespace {
 // Version 9 adds the audit trail: one row per operator action (force stop, retry now, ...),
 // written in the action's own commit. `id` orders them; the partial index finds one
 // transaction's entries (host actions have no gid).
-constexpr std::array<const char*, 9> kMigrations = {
+//
+// Version 10 adds pause and resume (GlobalRecord::paused): paused_at (NULL: not paused),
+// paused_by and paused_reason, and a partial index on the paused rows for the parked list. A
+// paused transaction is not among the unfinished ones resumed at start.
+constexpr std::array<const char*, 10> kMigrations = {
     R"sql(
 CREATE TABLE trans_global (
   id              INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -163,6 +167,12 @@ CREATE TABLE admin_audit (
   reason     TEXT    NOT NULL DEFAULT ''
 );
 CREATE INDEX admin_audit_gid ON admin_audit (gid, id) WHERE gid <> '';
+)sql",
+    R"sql(
+ALTER TABLE trans_global ADD COLUMN paused_at INTEGER;
+ALTER TABLE trans_global ADD COLUMN paused_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE trans_global ADD COLUMN paused_reason TEXT NOT NULL DEFAULT '';
+CREATE INDEX trans_global_paused ON trans_global (id) WHERE paused_at IS NOT NULL;
 )sql",
 };
 

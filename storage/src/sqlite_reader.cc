@@ -14,9 +14,10 @@ namespace {
 
 constexpr int kMaxListLimit = 1000;
 
-#define SETTLE_GLOBAL_COLUMNS                                                     \
-  "id, gid, trans_type, status, options, create_time, update_time, finish_time, " \
-  "rollback_time, rollback_reason, next_cron_time, stuck, force_stopped, creator"
+#define SETTLE_GLOBAL_COLUMNS                                                       \
+  "id, gid, trans_type, status, options, create_time, update_time, finish_time, "   \
+  "rollback_time, rollback_reason, next_cron_time, stuck, force_stopped, creator, " \
+  "paused_at, paused_by, paused_reason"
 
 constexpr std::string_view kSelectGlobal =
     "SELECT " SETTLE_GLOBAL_COLUMNS " FROM trans_global WHERE gid = ?1";
@@ -28,9 +29,10 @@ constexpr std::string_view kSelectBranches =
     "WHERE global_id = ?1 "
     "ORDER BY seq, branch_id, op";
 
+// A paused transaction is left out: it is due only once resumed (schema version 10).
 constexpr std::string_view kSelectUnfinished =
     "SELECT gid, next_cron_time FROM trans_global "
-    "WHERE status IN ('prepared', 'submitted', 'aborting') ORDER BY id";
+    "WHERE status IN ('prepared', 'submitted', 'aborting') AND paused_at IS NULL ORDER BY id";
 
 // Served by the (status, id) index: touches only unfinished transactions.
 constexpr std::string_view kCountUnfinished =
@@ -107,6 +109,9 @@ Result<GlobalRecord> ReadGlobal(const db::SqliteStatement& row) {
   g.stuck = row.ColumnInt64(11) != 0;
   g.force_stopped = row.ColumnInt64(12) != 0;
   g.creator = row.ColumnBytes(13);
+  if (std::optional<TimePoint> paused_at = OptionalTime(row, 14)) {
+    g.paused = Pause{*paused_at, row.ColumnBytes(15), row.ColumnBytes(16)};
+  }
   return g;
 }
 
@@ -158,13 +163,21 @@ Subscriber ReadSubscriber(const db::SqliteStatement& row, int first) {
 // drives the index scan in id order: stuck=1 (rare), else the status, else the trans type;
 // stuck=0 matches nearly every row and is checked while walking the primary key backwards.
 std::string IndexedFilters(const ListQuery& q) {
-  const bool by_stuck = q.stuck.value_or(false);
-  const bool by_status = q.status && !by_stuck;
-  const bool by_type = q.trans_type && !by_stuck && !by_status;
+  const bool by_paused = q.paused.value_or(false);
+  const bool by_stuck = q.stuck.value_or(false) && !by_paused;
+  const bool by_status = q.status && !by_stuck && !by_paused;
+  const bool by_type = q.trans_type && !by_stuck && !by_status && !by_paused;
   std::string sql = " WHERE 1";
   if (q.status) sql += by_status ? " AND status = ?1" : " AND +status = ?1";
   if (q.trans_type) sql += by_type ? " AND trans_type = ?2" : " AND +trans_type = ?2";
-  if (q.stuck) sql += *q.stuck ? " AND stuck = 1" : " AND +stuck = 0";
+  if (q.stuck)
+    sql += *q.stuck ? (by_stuck ? " AND stuck = 1" : " AND +stuck = 1") : " AND +stuck = 0";
+  // The parked ones: paused and unfinished (the partial index of schema version 10).
+  if (q.paused) {
+    sql += *q.paused
+               ? " AND paused_at IS NOT NULL AND +status IN ('prepared', 'submitted', 'aborting')"
+               : " AND +paused_at IS NULL";
+  }
   // A client's own and nobody's: each an index range of (creator, id), which SQLite's OR
   // optimization walks together.
   if (q.creator) sql += " AND (creator = ?3 OR creator = '')";

@@ -77,6 +77,16 @@ constexpr std::string_view kRetryBranches =
     "UPDATE trans_branch_op SET next_retry_at = ?2 "
     "WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID " AND status = 'prepared'";
 
+// Pause and resume (schema version 10): each changes an unfinished transaction only, and only
+// one in the other state; nothing changed is told apart by PauseOrResumeRefusal.
+constexpr std::string_view kPauseGlobal =
+    "UPDATE trans_global SET paused_at = ?2, paused_by = ?3, paused_reason = ?4 "
+    "WHERE gid = ?1 AND status IN ('prepared', 'submitted', 'aborting') AND paused_at IS NULL";
+constexpr std::string_view kResumeGlobal =
+    "UPDATE trans_global SET paused_at = NULL, paused_by = '', paused_reason = '', "
+    "next_cron_time = ?2 "
+    "WHERE gid = ?1 AND status IN ('prepared', 'submitted', 'aborting') AND paused_at IS NOT NULL";
+
 constexpr std::string_view kCountBranches =
     "SELECT count(*) FROM trans_branch_op WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID;
 
@@ -337,6 +347,50 @@ Status Apply(db::SqliteConnection& c, const RetryNow& op) {
     if (!*status) return Status::NotFound("gid " + op.gid + " not found");
     return Status::Conflict("gid " + op.gid + " is " + **status + ", already finished");
   }
+  Result<db::SqliteStatement> stmt = c.Prepare(kRetryBranches);
+  if (!stmt) return stmt.status();
+  stmt->BindText(1, op.gid).BindInt64(2, at);
+  return stmt->Run();
+}
+
+// Why a pause (`pausing`) or a resume changed nothing: NotFound, or the Conflict naming the
+// state it found. OK for a pause with `keep_existing` of a transaction already paused.
+Status PauseOrResumeRefusal(db::SqliteConnection& c, const std::string& gid, bool pausing,
+                            bool keep_existing) {
+  Result<std::optional<std::string>> status = GlobalStatusOf(c, gid);
+  if (!status) return status.status();
+  if (!*status) return Status::NotFound("gid " + gid + " not found");
+  const std::optional<GlobalStatus> parsed = ParseGlobalStatus(**status);
+  if (parsed && IsTerminal(*parsed)) {
+    return Status::Conflict("gid " + gid + " is " + **status + ", already finished");
+  }
+  if (!pausing) return Status::Conflict("gid " + gid + " is not paused");
+  return keep_existing ? Status::Ok() : Status::Conflict("gid " + gid + " is already paused");
+}
+
+Status Apply(db::SqliteConnection& c, const PauseGlobal& op) {
+  {
+    Result<db::SqliteStatement> stmt = c.Prepare(kPauseGlobal);
+    if (!stmt) return stmt.status();
+    stmt->BindText(1, op.gid)
+        .BindInt64(2, ToUnixMillis(op.pause.at))
+        .BindText(3, op.pause.by)
+        .BindText(4, op.pause.reason);
+    if (Status s = stmt->Run(); !s.ok()) return s;
+  }
+  if (c.Changes() == 1) return Status::Ok();
+  return PauseOrResumeRefusal(c, op.gid, true, op.keep_existing);
+}
+
+Status Apply(db::SqliteConnection& c, const ResumeGlobal& op) {
+  const std::int64_t at = ToUnixMillis(op.at);
+  {
+    Result<db::SqliteStatement> stmt = c.Prepare(kResumeGlobal);
+    if (!stmt) return stmt.status();
+    stmt->BindText(1, op.gid).BindInt64(2, at);
+    if (Status s = stmt->Run(); !s.ok()) return s;
+  }
+  if (c.Changes() == 0) return PauseOrResumeRefusal(c, op.gid, false, false);
   Result<db::SqliteStatement> stmt = c.Prepare(kRetryBranches);
   if (!stmt) return stmt.status();
   stmt->BindText(1, op.gid).BindInt64(2, at);

@@ -4,7 +4,8 @@
 // search by gid prefix, creation time and host kept across a reload, the gid search, a failed saga's branches readable at 1280 and 1920 px with long errors wrapped in
 // their cell, fields that do not contradict each other, retry now, force stop asking for a
 // reason that is stored and logged with the token's name, an error cleared when another
-// transaction is opened, and a read-only session whose buttons are disabled and look it.
+// transaction is opened, pause and resume with a reason and the paused filter, and a read-only
+// session whose buttons are disabled and look it.
 // Usage: node admin_console_test.mjs <settled binary>
 // With SETTLE_CONSOLE_SCREENSHOTS=<dir>, also saves console-1280.png and console-1920.png
 // there (docs/ keeps the ones shown in docs/operations.md); nothing is compared with them.
@@ -379,6 +380,38 @@ async function main() {
                    () => /gid=console-tcc-1 force-stopped by actor=on-call/.test(settledLog));
   assert.ok(!settledLog.includes(tokens.admin), 'the log holds the admin token');
 
+  // Pause asks what it does and why; the transaction then shows who paused it, the list marks
+  // it, and "paused only" lists it alone. Resume asks the same way and clears it.
+  await page.goto(base + '/admin#gid=console-tcc-2');
+  await page.waitForSelector('#detail-fields[data-status="prepared"][data-paused="false"]');
+  assert.ok(await page.isHidden('#resume'), 'Resume shows for a transaction that is not paused');
+  await page.click('#pause');
+  assert.match(await page.textContent('#pause-what'), /Pause console-tcc-2\? No branch is called/);
+  await page.click('#pause-ok');
+  assert.ok(await page.locator('#confirm-pause').evaluate((d) => d.open), 'paused without a reason');
+  await page.fill('#pause-reason', 'ledger bug, ticket OPS-9');
+  await page.click('#pause-ok');
+  await page.waitForSelector('#detail-fields[data-paused="true"]');
+  assert.match(await page.textContent('#detail-fields'), /paused by on-call at .*: ledger bug, ticket OPS-9/);
+  assert.equal((await query(base, 'console-tcc-2')).transaction.paused.reason, 'ledger bug, ticket OPS-9');
+  assert.ok(await page.isHidden('#pause'));
+  await row('console-tcc-2').locator('.paused').waitFor({ timeout: 15_000 });
+  await page.check('#filter-paused');
+  await rowCount(1);
+  assert.deepEqual(await listedGids(), ['console-tcc-2']);
+  assert.match(page.url(), /paused=true/);
+  await page.click('#resume');
+  assert.match(await page.textContent('#pause-what'), /Resume console-tcc-2\?/);
+  await page.fill('#pause-reason', 'fixed in 2.3.1');
+  await page.click('#pause-ok');
+  await page.waitForSelector('#detail-fields[data-paused="false"]');
+  assert.equal((await query(base, 'console-tcc-2')).transaction.paused, undefined);
+  await page.locator('#list-empty').waitFor();
+  await page.click('#clear-filters');
+  await row('console-tcc-2').waitFor();
+  assert.deepEqual((await page.locator('#audit tbody tr').first().locator('td').allTextContents()).slice(1),
+                   ['on-call', 'resume', 'fixed in 2.3.1']);
+
   // A read-only session sees everything but its buttons are disabled, look it, and say why.
   await page.click('#logout');
   await page.waitForSelector('#token');
@@ -390,7 +423,7 @@ async function main() {
   // What clients sent for their participants is not for a read-only session.
   assert.match(await page.textContent('#payloads-note'), /shown to admin sessions; this session has read access/);
   assert.equal(await page.locator('#payloads tbody tr').count(), 0);
-  for (const id of ['#retry-now', '#force-stop']) {
+  for (const id of ['#retry-now', '#pause', '#force-stop']) {
     assert.ok(await page.isDisabled(id), id + ' is enabled for a read-only session');
     assert.match(await page.getAttribute(id, 'title'), /Needs admin access; this session has read access/);
   }

@@ -21,6 +21,8 @@ let shownGid = '';
 let listRequest = 0;
 // What this session may do, from /api/admin/whoami; nothing until it answers.
 let access = '';
+// Settles once the session's access is known (loadWhoAmI), or could not be learnt.
+let sessionKnown = Promise.resolve();
 
 function el(tag, text, className) {
   const node = document.createElement(tag);
@@ -83,9 +85,18 @@ function heldText(held) {
   return 'waiting on ' + held.host + ': ' + (heldReasons[held.reason] || held.reason);
 }
 
+function pausedText(paused) {
+  return 'paused by ' + (paused.by || 'an operator') + ' at ' + shortTime(paused.at) + ': ' + paused.reason;
+}
+
 function statusCell(tx) {
   const td = el('td', tx.status, 'status-' + tx.status);
   if (tx.stuck) td.appendChild(el('span', 'stuck', 'stuck'));
+  if (tx.paused) {
+    const badge = el('span', 'paused', 'paused');
+    badge.title = pausedText(tx.paused);
+    td.appendChild(badge);
+  }
   if (tx.waiting_on_host) {
     const badge = el('span', 'waiting on host', 'waiting-host');
     badge.title = heldText(tx.waiting_on_host);
@@ -119,6 +130,7 @@ function currentFilters() {
     if (value) params.set(key, value);
   }
   if (document.getElementById('filter-stuck').checked) params.set('stuck', 'true');
+  if (document.getElementById('filter-paused').checked) params.set('paused', 'true');
   return params;
 }
 
@@ -136,6 +148,7 @@ function restoreFilters() {
   const params = hashParams();
   for (const [key, id] of filterFields) document.getElementById(id).value = params.get(key) || '';
   document.getElementById('filter-stuck').checked = params.get('stuck') === 'true';
+  document.getElementById('filter-paused').checked = params.get('paused') === 'true';
 }
 
 // Opens a transaction, the filters kept.
@@ -162,7 +175,7 @@ function utcTime(value, end) {
 function listQuery(position) {
   const params = new URLSearchParams();
   const filters = currentFilters();
-  for (const key of ['status', 'trans_type', 'stuck', 'gid_prefix', 'host']) {
+  for (const key of ['status', 'trans_type', 'stuck', 'paused', 'gid_prefix', 'host']) {
     if (filters.get(key)) params.set(key, filters.get(key));
   }
   if (filters.get('from')) params.set('create_time_start', utcTime(filters.get('from'), false));
@@ -329,6 +342,7 @@ function showFields(tx) {
   add('created', shortTime(tx.create_time));
   add('updated', shortTime(tx.update_time));
   add('finished', shortTime(tx.finish_time));
+  if (tx.paused) add('paused', pausedText(tx.paused));
   const held = tx.waiting_on_host;
   if (held) add('waiting on host', heldText(held));
   if (held && !held.next_try_at) {
@@ -338,6 +352,7 @@ function showFields(tx) {
   }
   add('rollback reason', tx.rollback_reason);
   fields.dataset.status = tx.status;
+  fields.dataset.paused = tx.paused ? 'true' : 'false';
 }
 
 // A row that answered FAILURE is failed for good: its count says so in words too.
@@ -376,10 +391,13 @@ function showBranches(branches) {
 }
 
 // Enables what this session may do with the transaction shown; a disabled button says why.
-function updateActions(txStatus) {
+function updateActions(txStatus, paused) {
   const finished = txStatus === 'succeed' || txStatus === 'failed' || !txStatus;
   const allowed = levels.indexOf(access) >= levels.indexOf('admin');
-  for (const id of ['retry-now', 'force-stop']) {
+  // Pause or Resume, whichever applies: the other is hidden.
+  document.getElementById('pause').hidden = !!paused;
+  document.getElementById('resume').hidden = !paused;
+  for (const id of ['retry-now', 'pause', 'resume', 'force-stop']) {
     const button = document.getElementById(id);
     button.disabled = !allowed || finished;
     if (!access) {
@@ -421,6 +439,9 @@ function bodiesParam() {
 }
 
 async function loadDetail() {
+  // Whether bodies may be asked for depends on who the session is (bodiesParam): a detail
+  // opened before that is known (a link followed at once) waits for it.
+  await sessionKnown;
   selectedGid = hashParams().get('gid') || '';
   for (const row of document.querySelectorAll('#transactions tbody tr')) {
     row.classList.toggle('selected', row.dataset.gid === selectedGid);
@@ -459,13 +480,13 @@ async function loadDetail() {
   showFields(json.transaction);
   showAudit(json.transaction.audit || []);
   showBranches(branches);
-  updateActions(json.transaction.status);
+  updateActions(json.transaction.status, !!json.transaction.paused);
 }
 
-async function act(path, body, doneText) {
+async function act(path, body, doneText, base = api) {
   clearActionResult();
   const result = document.getElementById('action-result');
-  const { status, json } = await call('POST', api + path, Object.assign({ gid: selectedGid }, body));
+  const { status, json } = await call('POST', base + path, Object.assign({ gid: selectedGid }, body));
   if (status === 200) {
     result.textContent = doneText;
     result.className = 'ok';
@@ -497,7 +518,8 @@ async function loadWhoAmI() {
   if (json.authentication) document.getElementById('who').textContent = 'as ' + json.name;
   // Without tokens there is no session to end.
   document.getElementById('logout-form').hidden = !json.authentication;
-  updateActions(document.getElementById('detail-fields').dataset.status || '');
+  const fields = document.getElementById('detail-fields');
+  updateActions(fields.dataset.status || '', fields.dataset.paused === 'true');
 }
 
 // The list anew from its first page, the filters kept in the hash.
@@ -516,6 +538,7 @@ function onHashChange() {
 }
 
 document.addEventListener('DOMContentLoaded', () => {
+  sessionKnown = loadWhoAmI().catch(() => {});
   if (document.getElementById('access').textContent === 'authentication is off') {
     document.getElementById('logout-form').hidden = true;
   }
@@ -527,12 +550,13 @@ document.addEventListener('DOMContentLoaded', () => {
     olderPagesShown = false;
     refresh();
   });
-  for (const [, id] of filterFields.concat([['stuck', 'filter-stuck']])) {
+  for (const [, id] of filterFields.concat([['stuck', 'filter-stuck'], ['paused', 'filter-paused']])) {
     document.getElementById(id).addEventListener('change', applyFilters);
   }
   document.getElementById('clear-filters').addEventListener('click', () => {
     for (const [, id] of filterFields) document.getElementById(id).value = '';
     document.getElementById('filter-stuck').checked = false;
+    document.getElementById('filter-paused').checked = false;
     applyFilters();
   });
   // A count filters the list by its status ("stuck": the stuck ones of any status).
@@ -551,6 +575,30 @@ document.addEventListener('DOMContentLoaded', () => {
   });
   document.getElementById('more').addEventListener('click', () => loadList(true));
   document.getElementById('retry-now').addEventListener('click', () => act('/resetNextCronTime', {}, 'Retry requested: due now.'));
+  // Pause and resume say what will change and ask for a reason first.
+  const pauseDialog = document.getElementById('confirm-pause');
+  const pauseReason = document.getElementById('pause-reason');
+  let pausing = true;
+  const askPause = (pause) => {
+    pausing = pause;
+    document.getElementById('pause-what').textContent = pause
+      ? 'Pause ' + selectedGid + '? No branch is called, no retry is made and its timeout does not fire ' +
+        'until it is resumed; a call already out finishes and is recorded.'
+      : 'Resume ' + selectedGid + '? Every pending call of it is made at once, then retried as before.';
+    document.getElementById('pause-ok').textContent = pause ? 'Pause' : 'Resume';
+    pauseReason.value = '';
+    pauseDialog.showModal();
+  };
+  document.getElementById('pause').addEventListener('click', () => askPause(true));
+  document.getElementById('resume').addEventListener('click', () => askPause(false));
+  pauseDialog.addEventListener('close', () => {
+    if (pauseDialog.returnValue === 'go') {
+      const body = { reason: pauseReason.value.trim() };
+      if (pausing) act('/pause', body, 'Paused: nothing is called until it is resumed.', '/api/admin');
+      else act('/resume', body, 'Resumed: its pending calls are due now.', '/api/admin');
+    }
+    pauseDialog.returnValue = '';
+  });
   const dialog = document.getElementById('confirm-stop');
   const reason = document.getElementById('stop-reason');
   document.getElementById('force-stop').addEventListener('click', () => {
@@ -572,5 +620,5 @@ document.addEventListener('DOMContentLoaded', () => {
   setInterval(() => { if (!document.hidden) refresh(); }, listRefreshMs);
   refresh();
   // The detail asks for bodies only when the session may see them: who it is comes first.
-  loadWhoAmI().finally(loadDetail);
+  loadDetail();
 });

@@ -596,7 +596,7 @@ void ApiServer::Impl::RegisterRoutes() {
                  // Audited once it took effect: the probe is out, and harmless if this fails.
                  storage::AuditEntry audit;
                  audit.actor = caller.name;
-                 audit.action = "retry_host";
+                 audit.action = storage::kAuditRetryHost;
                  audit.gid = *gid;
                  audit.target = gate;
                  audit.parameters = "{}";
@@ -607,6 +607,35 @@ void ApiServer::Impl::RegisterRoutes() {
                  const nlohmann::json body = {{"host", gate}, {"gid", *gid}};
                  co_return JsonAnswer(body.dump());
                }));
+  // Pause and resume one transaction (docs/operations.md, "Pause and resume"): Settle's own
+  // routes, answered {"gid", "paused"} or {"message"} with 400 (a field), 404 (an unknown gid)
+  // or 409 (finished, already paused, not paused).
+  const auto pause_route = [&c](bool pausing) {
+    return CallerRouteHandler(
+        [&c, pausing](net::Request& req, const Caller& caller) -> asio::awaitable<HttpAnswer> {
+          Result<engine::PauseRequest> asked = ParsePause(req.body);
+          if (!asked) co_return ToHttpAnswer(asked.status());
+          asked->actor = caller.name;
+          const std::string gid = asked->gid;
+          Status s;
+          if (pausing) {
+            s = co_await c.Pause(std::move(*asked));
+          } else {
+            s = co_await c.Resume(std::move(*asked));
+          }
+          if (s.code() == StatusCode::kNotFound) {
+            co_return HttpAnswer{404, MessageBody(s.message())};
+          }
+          if (s.code() == StatusCode::kConflict) {
+            co_return HttpAnswer{409, MessageBody(s.message())};
+          }
+          if (!s.ok()) co_return ToHttpAnswer(s);
+          const nlohmann::json body = {{"gid", gid}, {"paused", pausing}};
+          co_return JsonAnswer(body.dump());
+        });
+  };
+  AddRoute("POST", "/api/admin/pause", Access::kAdmin, pause_route(true));
+  AddRoute("POST", "/api/admin/resume", Access::kAdmin, pause_route(false));
   AddRoute("GET", "/api/admin/audit", Access::kRead,
            CallerRouteHandler(
                [this, &c](net::Request& req, const Caller& caller) -> asio::awaitable<HttpAnswer> {

@@ -303,6 +303,20 @@ Result<engine::ForceStopRequest> ParseForceStop(std::string_view body) {
                                              });
 }
 
+Result<engine::PauseRequest> ParsePause(std::string_view body) {
+  auto parsed = ParseJsonObject(body, kMaxJsonDepth);
+  if (!parsed) return parsed.status();
+  const JsonFields fields(*parsed);
+  engine::PauseRequest r;
+  if (Status s = ReadGid(fields, r.gid); !s.ok()) return s;
+  if (Status s = ReadText(fields, "reason", r.reason); !s.ok()) return s;
+  if (const std::vector<std::string> unread = fields.Unread(); !unread.empty()) {
+    return Status::InvalidArgument(unread.front() +
+                                   ": unknown member; expected only gid and reason");
+  }
+  return r;
+}
+
 Result<engine::SubscribeRequest> ParseSubscribeQuery(const QueryParams& params) {
   engine::SubscribeRequest r;
   r.topic = Param(params, "topic").value_or("");
@@ -396,9 +410,13 @@ Result<storage::AuditQuery> ParseAuditQuery(const QueryParams& params) {
   }
   query.actor = Param(params, "actor");
   if (auto action = Param(params, "action")) {
-    constexpr std::array<std::string_view, 3> kActions = {"force_stop", "retry_now", "retry_host"};
-    if (std::find(kActions.begin(), kActions.end(), *action) == kActions.end()) {
-      return Status::InvalidArgument("action: expected force_stop, retry_now or retry_host");
+    const auto& known = storage::kAuditActions;
+    if (std::find(std::begin(known), std::end(known), *action) == std::end(known)) {
+      std::string expected;
+      for (std::string_view name : known) {
+        expected += (expected.empty() ? "" : ", ") + std::string(name);
+      }
+      return Status::InvalidArgument("action: expected one of " + expected);
     }
     query.action = *action;
   }
@@ -426,6 +444,12 @@ Result<storage::ListQuery> ParseListQuery(const QueryParams& params) {
       return Status::InvalidArgument("stuck: expected true or false");
     }
     query.stuck = *stuck == "true";
+  }
+  if (auto paused = Param(params, "paused")) {
+    if (*paused != "true" && *paused != "false") {
+      return Status::InvalidArgument("paused: expected true or false");
+    }
+    query.paused = *paused == "true";
   }
   if (Status s = ReadPage(params, query.limit, query.before_id); !s.ok()) return s;
   if (auto prefix = Param(params, "gid_prefix")) {

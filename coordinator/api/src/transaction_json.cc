@@ -59,6 +59,11 @@ json GlobalJson(const storage::GlobalRecord& g, const calls::HostGates* gates, S
       {"force_stopped", g.force_stopped},
       {"options", OptionsJson(g.options, secrets)},
   };
+  // Paused (by whom, when, why): what an unfinished transaction waits for first.
+  if (g.paused && !IsTerminal(g.status)) {
+    global["paused"] = {
+        {"at", FormatTime(g.paused->at)}, {"by", g.paused->by}, {"reason", g.paused->reason}};
+  }
   if (gates != nullptr && !IsTerminal(g.status)) {
     if (const std::optional<calls::HeldView> held = gates->HeldBy(g.gid)) {
       global["waiting_on_host"] = {{"host", held->host},

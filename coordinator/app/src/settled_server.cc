@@ -102,7 +102,8 @@ struct SettledServer::Parts {
                                           clock, *c.signing_key, !c.unsigned_authority)
                                     : nullptr),
         coordinator(async_store, scheduler, clock, gids,
-                    WithCountersigner(c.coordinator, countersigner.get(), &gated_caller), metrics),
+                    WithCountersigner(c.coordinator, countersigner.get(), &gated_caller, &pauses),
+                    metrics),
         repair(*store, scheduler, clock),
         repair_sweeps(kRepairEvery,
                       [this] {
@@ -123,13 +124,17 @@ struct SettledServer::Parts {
                         grpc_api != nullptr ? std::optional(grpc_api->counts()) : std::nullopt,
                         &rate_limiter});
             },
-            &gated_caller, &refusals) {}
+            &gated_caller, &refusals) {
+    driver.SetPauseSignals(&pauses);
+  }
 
   static drive::CoordinatorSettings WithCountersigner(drive::CoordinatorSettings settings,
                                                       const calls::TryCountersigner* signer,
-                                                      calls::HostGates* gates) {
+                                                      calls::HostGates* gates,
+                                                      drive::PauseSignals* pauses) {
     settings.try_countersigner = signer;
     settings.gates = gates;
+    settings.pauses = pauses;
     return settings;
   }
 
@@ -212,6 +217,7 @@ struct SettledServer::Parts {
   calls::HostGatedCaller gated_caller;
   PeriodicThread gate_ticks;  // wakes what the gates release by time; runs while serving
   std::unique_ptr<drive::FencedBranchCaller> fenced_caller;  // null without leases
+  drive::PauseSignals pauses;  // an operator's pause, told to a pass running for it
   drive::TransactionDriver driver;
   std::unique_ptr<drive::LeasedPassRunner> leased_driver;  // null without leases
   drive::Scheduler scheduler;

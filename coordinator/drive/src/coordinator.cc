@@ -423,7 +423,7 @@ asio::awaitable<Status> Coordinator::ForceStop(engine::ForceStopRequest request)
   std::optional<engine::Repeat> no_repeat;
   engine::Requester operator_;  // admin only: every transaction
   std::optional<storage::AuditEntry> audit =
-      AuditOf("force_stop", gid, request.actor, request.reason);
+      AuditOf(std::string(storage::kAuditForceStop), gid, request.actor, request.reason);
   const auto changed =
       co_await ChangeStatus(gid, std::nullopt, std::move(from), GlobalStatus::kFailed, std::nullopt,
                             reason, true, no_repeat, std::move(operator_), std::move(audit));
@@ -431,7 +431,8 @@ asio::awaitable<Status> Coordinator::ForceStop(engine::ForceStopRequest request)
   spdlog::warn("gid={} force-stopped by actor={}; retries stop; reason={}", gid,
                request.actor.empty() ? "unknown" : request.actor, LogValue(request.reason));
   if (alerts_ != nullptr) {
-    storage::AuditEntry done = AuditOf("force_stop", gid, request.actor, request.reason);
+    storage::AuditEntry done =
+        AuditOf(std::string(storage::kAuditForceStop), gid, request.actor, request.reason);
     alerts_->AdminAction(done);
   }
   if (settings_.gates != nullptr) settings_.gates->Forget(gid);  // it waits for no host now
@@ -448,7 +449,8 @@ asio::awaitable<Status> Coordinator::ResetNextCronTime(engine::RetryNowRequest r
   const TimePoint now = clock_.Now();
   storage::WriteBatch retry;
   retry.Add(storage::RetryNow{gid, now});
-  storage::AuditEntry audit = AuditOf("retry_now", gid, request.actor, request.reason);
+  storage::AuditEntry audit =
+      AuditOf(std::string(storage::kAuditRetryNow), gid, request.actor, request.reason);
   audit.at = now;
   retry.Add(storage::RecordAudit{audit});
   const Status s = co_await store_.Commit(std::move(retry));
@@ -458,6 +460,53 @@ asio::awaitable<Status> Coordinator::ResetNextCronTime(engine::RetryNowRequest r
   if (alerts_ != nullptr) alerts_->AdminAction(audit);
   // Before its pass is scheduled: that pass calls even through an open circuit.
   if (settings_.gates != nullptr) settings_.gates->RetryNow(gid);
+  scheduler_.Schedule(gid, now);
+  co_return Status::Ok();
+}
+
+asio::awaitable<Status> Coordinator::Pause(engine::PauseRequest request) {
+  if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = AdmitFields("pause", request.unread_fields); !s.ok()) co_return s;
+  if (Status s = engine::CheckPause(request); !s.ok()) co_return s;
+  const std::string& gid = request.gid;
+  const TimePoint now = clock_.Now();
+  storage::WriteBatch batch;
+  batch.Add(storage::PauseGlobal{gid, storage::Pause{now, request.actor, request.reason}});
+  storage::AuditEntry audit =
+      AuditOf(std::string(storage::kAuditPause), gid, request.actor, request.reason);
+  audit.at = now;
+  batch.Add(storage::RecordAudit{audit});
+  const Status s = co_await store_.Commit(std::move(batch));
+  if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(gid);
+  if (!s.ok()) co_return s;
+  if (settings_.pauses != nullptr) settings_.pauses->Signal(gid);
+  // It waits for no host while paused: the hosts panel does not count it.
+  if (settings_.gates != nullptr) settings_.gates->Forget(gid);
+  spdlog::warn("gid={} paused by actor={}; no call until it is resumed; reason={}", gid,
+               request.actor.empty() ? "unknown" : request.actor, LogValue(request.reason));
+  if (alerts_ != nullptr) alerts_->AdminAction(audit);
+  co_return Status::Ok();
+}
+
+asio::awaitable<Status> Coordinator::Resume(engine::PauseRequest request) {
+  if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = AdmitFields("resume", request.unread_fields); !s.ok()) co_return s;
+  if (Status s = engine::CheckPause(request); !s.ok()) co_return s;
+  const std::string& gid = request.gid;
+  const TimePoint now = clock_.Now();
+  storage::WriteBatch batch;
+  batch.Add(storage::ResumeGlobal{gid, now});
+  storage::AuditEntry audit =
+      AuditOf(std::string(storage::kAuditResume), gid, request.actor, request.reason);
+  audit.at = now;
+  batch.Add(storage::RecordAudit{audit});
+  const Status s = co_await store_.Commit(std::move(batch));
+  if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(gid);
+  if (!s.ok()) co_return s;
+  if (settings_.pauses != nullptr) settings_.pauses->Clear(gid);
+  spdlog::warn("gid={} resumed by actor={}; reason={}", gid,
+               request.actor.empty() ? "unknown" : request.actor, LogValue(request.reason));
+  if (alerts_ != nullptr) alerts_->AdminAction(audit);
   scheduler_.Schedule(gid, now);
   co_return Status::Ok();
 }

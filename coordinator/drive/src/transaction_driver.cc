@@ -238,12 +238,29 @@ asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
     stored = std::move(**loaded);
   }
   storage::Transaction tx = std::move(*stored);
+  // Paused: nothing is done until it is resumed (ResumeGlobal makes it due again). A finished
+  // transaction keeps a pause it had, and has nothing to do either way.
+  if (tx.global.paused && !IsTerminal(tx.global.status)) {
+    if (pauses_ != nullptr) pauses_->Clear(gid);
+    if (gates_ != nullptr) gates_->Forget(gid);
+    spdlog::debug("gid={} is paused by {}: no pass", gid, LogValue(tx.global.paused->by));
+    co_return PassResult{std::nullopt, std::move(tx)};
+  }
   storage::WriteBatch batch;  // outcomes learnt and not yet stored
   int unstored_rounds = 0;    // rounds whose outcomes are in `batch`
   ReleaseRows(tx, released, batch, clock_.Now());
 
   for (int round = 0;; ++round) {
     const TimePoint now = clock_.Now();
+    // A pause signalled since the transaction was read: what the calls answered is stored,
+    // nothing is decided, and the next pass reads the pause.
+    if (pauses_ != nullptr && pauses_->IsSignalled(gid)) {
+      if (!batch.empty()) {
+        std::optional<PassResult> refused = co_await StoreRound(tx, tx.global, batch, now);
+        if (refused) co_return std::move(*refused);
+      }
+      co_return PassResult{now, std::nullopt};
+    }
     const storage::GlobalRecord before = tx.global;
     const engine::Decision d = AdvanceStatus(tx, now);
     // No calls once a stop is requested or the pass has had its rounds: what was learnt is

@@ -67,6 +67,15 @@ Status CheckForceStop(const ForceStopRequest& request) {
   return CheckReason("reason", request.reason);
 }
 
+Status CheckPause(const PauseRequest& request) {
+  if (Status s = CheckGid(request.gid); !s.ok()) return s;
+  if (request.reason.empty()) {
+    return Status::InvalidArgument(
+        "reason: required (why it is paused or resumed, for the audit trail)");
+  }
+  return CheckReason("reason", request.reason);
+}
+
 SubmitPlan PlanSubmit(TransType type) {
   switch (type) {
     case TransType::kSaga:

@@ -117,11 +117,13 @@ class CoordinatorHarness {
         *async_store_, *gates_, clock_,
         engine::RetryPolicy(retry_, engine::RetryPolicy::NoJitter()), metrics_, &alerts_,
         gates_.get());
+    driver_->SetPauseSignals(&pauses_);
     scheduler_ = std::make_unique<drive::Scheduler>(clock_, context_.get_executor(), *driver_);
     gids_ = std::make_unique<drive::GidGenerator>(clock_);
     // As settled wires it: an operator's Retry now and force stop reach the gates.
     drive::CoordinatorSettings settings = settings_;
     settings.gates = gates_.get();
+    settings.pauses = &pauses_;
     coordinator_ = std::make_unique<drive::Coordinator>(*async_store_, *scheduler_, clock_, *gids_,
                                                         settings, metrics_);
     sync_ = std::make_unique<SyncCoordinator>(context_, *coordinator_);
@@ -148,6 +150,7 @@ class CoordinatorHarness {
   engine::HostGateSettings gate_settings_;
   drive::CoordinatorMetrics metrics_;  // counts survive a Restart(), as in one process
   RecordingAlerts alerts_;
+  drive::PauseSignals pauses_;  // in memory, as settled's: lost on Restart()
   std::unique_ptr<storage::SqliteStore> store_;
   std::unique_ptr<FailingStore> faulty_;
   std::unique_ptr<drive::AsyncStore> async_store_;

@@ -64,6 +64,14 @@ class SyncCoordinator {
                    const std::string& actor = "") {
     return Run(coordinator_.ForceStop(engine::ForceStopRequest{gid, reason, actor, {}}));
   }
+  Status Pause(const std::string& gid, const std::string& reason = "ledger bug, OPS-9",
+               const std::string& actor = "on-call") {
+    return Run(coordinator_.Pause(engine::PauseRequest{gid, reason, actor, {}}));
+  }
+  Status Resume(const std::string& gid, const std::string& reason = "fixed by hand",
+                const std::string& actor = "on-call") {
+    return Run(coordinator_.Resume(engine::PauseRequest{gid, reason, actor, {}}));
+  }
   Status ResetNextCronTime(const std::string& gid) {
     return Run(coordinator_.ResetNextCronTime(engine::RetryNowRequest{gid}));
   }

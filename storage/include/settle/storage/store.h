@@ -17,6 +17,9 @@ struct ListQuery {
   std::optional<GlobalStatus> status;
   std::optional<TransType> trans_type;
   std::optional<bool> stuck;
+  // true: only unfinished transactions that are paused (GlobalRecord::paused: the parked ones);
+  // false: only those that are not (finished ones included).
+  std::optional<bool> paused;
   std::size_t limit = 100;
   // Keyset paging: only transactions with id < before_id. Absent: start from the newest.
   std::optional<std::int64_t> before_id;

@@ -120,6 +120,24 @@ struct RetryNow {
   TimePoint at;
 };
 
+// Pauses an unfinished transaction (GlobalRecord::paused = pause). NotFound for an unknown gid;
+// Conflict if it is finished, or already paused: then, with `keep_existing` (the pause-after
+// policy, which parks it in the commit of the failure that reached the limit), nothing changes
+// and the batch goes on. Serialized with a pass's commits as a status change is.
+struct PauseGlobal {
+  std::string gid;
+  Pause pause;
+  bool keep_existing = false;
+};
+
+// Resumes a paused transaction: its pause is cleared and, as for RetryNow, every `prepared`
+// branch row gets next_retry_at = at and the global next_cron_time = at. NotFound for an
+// unknown gid; Conflict if it is finished or not paused.
+struct ResumeGlobal {
+  std::string gid;
+  TimePoint at;
+};
+
 // Stores an operator's action (the record's id is ignored and assigned by the store). Never
 // refused: it goes into the batch of the change it audits, whose own preconditions decide.
 struct RecordAudit {
@@ -162,10 +180,11 @@ struct DeleteTopic {
   std::string topic;
 };
 
-using WriteOp = std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, ExpectGlobalType,
-                             ExpectBranchCount, LimitBranchRows, UpdateGlobal, UpdateBranch,
-                             RetryNow, DeleteFinished, Subscribe, Unsubscribe, DeleteTopic,
-                             ExpectCreator, ExpectTopicCreator, RecordAudit, DeleteAuditBefore>;
+using WriteOp =
+    std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, ExpectGlobalType,
+                 ExpectBranchCount, LimitBranchRows, UpdateGlobal, UpdateBranch, RetryNow,
+                 DeleteFinished, Subscribe, Unsubscribe, DeleteTopic, ExpectCreator,
+                 ExpectTopicCreator, RecordAudit, DeleteAuditBefore, PauseGlobal, ResumeGlobal>;
 
 // An ordered list of operations that the store applies atomically: all of them, or, if any
 // precondition fails or storage fails, none. Later operations see the effects of earlier ones.

@@ -44,6 +44,9 @@ Result<RetryHostRequest> ParseRetryHost(std::string_view body);
 // forceStop: {"gid": "...", "reason": "..."}, the reason optional. The actor is not in the
 // body: the caller sets it from the request's token.
 Result<engine::ForceStopRequest> ParseForceStop(std::string_view body);
+// POST /api/admin/pause and /api/admin/resume: {"gid", "reason"}, nothing else (400 naming an
+// unknown member).
+Result<engine::PauseRequest> ParsePause(std::string_view body);
 
 // The JSON inside other wire formats (the gRPC door's DtmRequest carries its steps and
 // custom_data as JSON strings), read by the same rules:

@@ -12,6 +12,7 @@
 #include "settle/drive/coordinator_metrics.h"
 #include "settle/drive/gid_generator.h"
 #include "settle/drive/ignored_fields_log.h"
+#include "settle/drive/pause_signals.h"
 #include "settle/drive/quota_ledger.h"
 #include "settle/drive/scheduler.h"
 #include "settle/drive/stuck_alerts.h"
@@ -47,6 +48,9 @@ struct CoordinatorSettings {
   // calls through a host's open circuit, and a force-stopped transaction waits in no gate.
   // Must outlive the coordinator.
   calls::HostGates* gates = nullptr;
+  // Where a pause is signalled to a pass running on this instance (null: a running pass learns
+  // of it when it next reads the transaction). Must outlive the coordinator.
+  PauseSignals* pauses = nullptr;
   // What one caller may hold in unfinished transactions (a client under authentication:
   // engine::Requester::own_only); a request beyond it is ResourceExhausted. 0: no limit.
   QuotaLimits quotas;
@@ -142,6 +146,15 @@ class Coordinator {
   // now, stored, and its pass starts at once; its calls go out even through an open circuit
   // (CoordinatorSettings::gates, HostGates::RetryNow).
   asio::awaitable<Status> ResetNextCronTime(engine::RetryNowRequest request);
+
+  // Pause (docs/operations.md, "Pause and resume"): the unfinished transaction keeps its status
+  // and is paused (storage::PauseGlobal), audited in the same commit; a pass running for it on
+  // this instance stops before its next round of calls. NotFound for an unknown gid; Conflict
+  // if it is finished or already paused; InvalidArgument without a reason.
+  asio::awaitable<Status> Pause(engine::PauseRequest request);
+  // Resume: the pause cleared, every pending call due now (storage::ResumeGlobal), audited, and
+  // its pass starts at once. NotFound; Conflict if it is finished or not paused.
+  asio::awaitable<Status> Resume(engine::PauseRequest request);
 
   // Stores an operator's action that changes nothing stored (a host's Retry now), stamped now.
   asio::awaitable<Status> RecordAudit(storage::AuditEntry entry);

@@ -6,6 +6,7 @@
 #include "settle/drive/async_store.h"
 #include "settle/drive/coordinator_metrics.h"
 #include "settle/drive/pass_runner.h"
+#include "settle/drive/pause_signals.h"
 #include "settle/drive/stuck_alerts.h"
 #include "settle/engine/decision.h"
 #include "settle/engine/retry_policy.h"
@@ -29,6 +30,11 @@ namespace settle::drive {
 // count too, so a branch registered since the read is never left out: a registerBranch is
 // either refused or driven.
 //
+// A paused transaction (GlobalRecord::paused) gets no pass: no call, no status change (its
+// timeout_to_fail does not fire), nothing due until it is resumed. A pass that loaded it before
+// the pause stops before its next round of calls once the pause is signalled (PauseSignals),
+// storing what it learnt: a call in flight finishes and is recorded.
+//
 // `gates`: the participant hosts' gates the calls go through (null: none); a pass of a
 // transaction a gate woke makes its rows bound for that host due now (HostGates::TakeReleased).
 //
@@ -45,6 +51,9 @@ class TransactionDriver final : public PassRunner {
 
   // Where stuck transactions are reported from now on (null: nowhere). Before any pass.
   void SetAlerts(StuckAlerts* alerts) { alerts_ = alerts; }
+  // Where this instance's pauses are signalled (null: nowhere, a pause is seen at the next
+  // load). Before any pass.
+  void SetPauseSignals(PauseSignals* pauses) { pauses_ = pauses; }
 
   // Upper bound of rounds with calls in one pass, so a long saga yields to other transactions.
   static constexpr int kMaxRoundsPerPass = 64;
@@ -92,6 +101,7 @@ class TransactionDriver final : public PassRunner {
   engine::RetryPolicy policy_;
   CoordinatorMetrics& metrics_;
   StuckAlerts* alerts_;  // null: no alerts
+  PauseSignals* pauses_ = nullptr;
   calls::HostGates* const gates_;
 };
 

@@ -131,6 +131,15 @@ struct ForceStopRequest {
   UnreadFields unread_fields;
 };
 
+// Settle's admin API: pause or resume one transaction (docs/operations.md, "Pause and
+// resume"). The reason is required.
+struct PauseRequest {
+  std::string gid;
+  std::string reason;
+  std::string actor;  // who asks: the caller's name, for the audit trail
+  UnreadFields unread_fields;
+};
+
 // TCC, XA or message.
 struct AbortRequest {
   std::string gid;

@@ -20,6 +20,8 @@ Status CheckSubmit(const SubmitRequest& request);
 Status CheckAbort(const AbortRequest& request);
 // forceStop: a gid and a reason of at most kMaxReasonLength bytes.
 Status CheckForceStop(const ForceStopRequest& request);
+// A pause or a resume: a valid gid and a reason, required.
+Status CheckPause(const PauseRequest& request);
 
 // What a submit does with the gid.
 struct SubmitPlan {

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "settle/core/clock.h"
@@ -36,6 +37,20 @@ struct TransOptions {
   bool operator==(const TransOptions&) const = default;
 };
 
+// Why a transaction is paused (GlobalRecord::paused): by whom, when and why.
+struct Pause {
+  TimePoint at;
+  // The operator (the access token's name; "" without authentication), or "policy" when the
+  // pause-after policy parked it (a branch failed its limit of times in a row).
+  std::string by;
+  std::string reason;
+
+  bool operator==(const Pause&) const = default;
+};
+
+// The name Pause::by has when the pause-after policy parked the transaction.
+inline constexpr std::string_view kPausedByPolicy = "policy";
+
 struct GlobalRecord {
   std::int64_t id = 0;  // assigned by the store on insert; newer transactions have larger ids
   std::string gid;
@@ -59,6 +74,12 @@ struct GlobalRecord {
   // off, or stored before transactions had owners (SQLite schema version 7, PostgreSQL 6).
   // Never changes.
   std::string creator;
+  // Paused by an operator or the pause-after policy (docs/operations.md, "Pause and resume"):
+  // no pass makes a call, changes its status or lets its timeout_to_fail fire until it is
+  // resumed. A flag beside the status, which stays DTM's. Written only by PauseGlobal and
+  // ResumeGlobal (UpdateGlobal leaves it as stored); a transaction that finished while paused
+  // keeps it, and nothing reads it then.
+  std::optional<Pause> paused;
 
   bool operator==(const GlobalRecord&) const = default;
 };
@@ -104,6 +125,15 @@ struct Transaction {
   std::vector<BranchRecord> branches;
 };
 
+// The actions the audit trail records (AuditEntry::action), the one list of their names.
+inline constexpr std::string_view kAuditForceStop = "force_stop";
+inline constexpr std::string_view kAuditRetryNow = "retry_now";
+inline constexpr std::string_view kAuditRetryHost = "retry_host";
+inline constexpr std::string_view kAuditPause = "pause";
+inline constexpr std::string_view kAuditResume = "resume";
+inline constexpr std::string_view kAuditActions[] = {kAuditForceStop, kAuditRetryNow,
+                                                     kAuditRetryHost, kAuditPause, kAuditResume};
+
 // One action an operator took through the admin API (docs/operations.md, "Audit trail"):
 // stored in the same commit as the action's own change, so that an action is audited exactly
 // when it took effect.
@@ -111,7 +141,7 @@ struct AuditEntry {
   std::int64_t id = 0;  // assigned by the store, increasing: larger is later
   TimePoint at;
   std::string actor;       // the caller's name (a token's); "" without authentication
-  std::string action;      // "force_stop", "retry_now", "retry_host", ...
+  std::string action;      // one of kAuditActions
   std::string gid;         // the transaction acted on; "" for an action on a host
   std::string target;      // what else it names (a host); "" for none
   std::string parameters;  // a JSON object: the action's own parameters ("{}" for none)
