@@ -89,6 +89,11 @@ Result<TransOptions> Decode(std::string_view text) {
     if (!v.is_boolean()) return Corrupt("concurrent is not a boolean");
     o.concurrent = v.get<bool>();
   }
+  if (const json& v = Field(j, "pause_after"); !v.is_null()) {
+    int limit = 0;
+    if (!ToInt(v, &limit) || limit < 0) return Corrupt("pause_after is not a count");
+    o.pause_after = limit;
+  }
   if (Status s = ReadOrders(j, &o.orders); !s.ok()) return s;
   if (Status s = ReadHeaders(j, &o.branch_headers); !s.ok()) return s;
   if (const json& v = Field(j, "custom_data"); !v.is_null()) {
@@ -122,6 +127,7 @@ Result<std::string> EncodeOptions(const TransOptions& options) {
     if (!options.request_fingerprint.empty()) {
       j["request_fingerprint"] = options.request_fingerprint;
     }
+    if (options.pause_after) j["pause_after"] = *options.pause_after;
     return j.dump();
   } catch (const json::type_error& e) {
     // dump() refuses strings that are not valid UTF-8 (error 316).

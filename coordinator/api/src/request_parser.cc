@@ -54,7 +54,29 @@ Status ReadDuration(const JsonFields& fields, const char* name, std::optional<Du
   return Status::Ok();
 }
 
-// custom_data for a saga: {"concurrent":true,"orders":{"1":[0]}}.
+// custom_data's "pause_after" (any type): consecutive failures of one branch after which the
+// transaction is paused for an operator (0: never), overriding the server's --pause-after.
+constexpr std::int64_t kMaxPauseAfter = 1'000'000;
+Status ReadPauseAfter(const JsonFields& fields, engine::RequestOptions& options) {
+  std::optional<std::int64_t> limit;
+  if (Status s = fields.ReadCount("pause_after", kMaxPauseAfter, limit, "failures"); !s.ok()) {
+    return s;
+  }
+  if (limit) options.pause_after = static_cast<int>(*limit);
+  return Status::Ok();
+}
+
+// custom_data for a TCC or XA: DTM gives it no meaning, so any text is kept as it is; a JSON
+// object may carry "pause_after".
+Status ReadTwoPhaseCustomData(const std::string& custom_data, engine::RequestOptions& options) {
+  if (custom_data.empty()) return Status::Ok();
+  auto parsed = ParseJsonObject(custom_data, kMaxJsonDepth);
+  if (!parsed) return Status::Ok();
+  JsonFields fields(*parsed, "custom_data.");
+  return ReadPauseAfter(fields, options);
+}
+
+// custom_data for a saga: {"concurrent":true,"orders":{"1":[0]}}, and "pause_after".
 Status ReadSagaCustomData(const std::string& custom_data, engine::RequestOptions& options) {
   if (custom_data.empty()) return Status::Ok();
   auto parsed = ParseJsonObject(custom_data, kMaxJsonDepth);
@@ -62,6 +84,7 @@ Status ReadSagaCustomData(const std::string& custom_data, engine::RequestOptions
     return Status::InvalidArgument("custom_data: must be a JSON object encoded as a string");
   }
   JsonFields fields(*parsed, "custom_data.");
+  if (Status s = ReadPauseAfter(fields, options); !s.ok()) return s;
   std::optional<bool> concurrent;
   if (Status s = fields.ReadBool("concurrent", concurrent); !s.ok()) return s;
   if (concurrent) options.concurrent = options.concurrent || *concurrent;
@@ -162,6 +185,7 @@ Status ReadMsgCustomData(const std::string& custom_data, engine::RequestOptions&
     return Status::InvalidArgument("custom_data: must be a JSON object encoded as a string");
   }
   JsonFields fields(*parsed, "custom_data.");
+  if (Status s = ReadPauseAfter(fields, options); !s.ok()) return s;
   return ReadDuration(fields, "delay", options.delay);
 }
 
@@ -221,17 +245,16 @@ std::optional<std::string> Param(const QueryParams& params, const std::string& n
 }  // namespace
 
 Result<engine::PrepareRequest> ParsePrepare(std::string_view body) {
-  return ParseBody<engine::PrepareRequest>(body,
-                                           [](const JsonFields& f, engine::PrepareRequest& r) {
-                                             if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
-                                             if (Status s = ReadTransType(f, r.trans_type); !s.ok())
-                                               return s;
-                                             if (Status s = ReadOptions(f, r.options); !s.ok())
-                                               return s;
-                                             if (r.trans_type != TransType::kMsg)
-                                               return Status::Ok();
-                                             return ReadMsg(f, r);
-                                           });
+  return ParseBody<engine::PrepareRequest>(
+      body, [](const JsonFields& f, engine::PrepareRequest& r) {
+        if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
+        if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
+        if (Status s = ReadOptions(f, r.options); !s.ok()) return s;
+        if (r.trans_type != TransType::kMsg) {
+          return ReadTwoPhaseCustomData(r.options.custom_data, r.options);
+        }
+        return ReadMsg(f, r);
+      });
 }
 
 Result<engine::RegisterBranchRequest> ParseRegisterBranch(std::string_view body) {
@@ -355,7 +378,7 @@ Status ParseStepsJson(std::string_view steps_json, std::vector<engine::SagaStep>
 Status ReadCustomData(TransType type, engine::RequestOptions& options) {
   if (type == TransType::kSaga) return ReadSagaCustomData(options.custom_data, options);
   if (type == TransType::kMsg) return ReadMsgCustomData(options.custom_data, options);
-  return Status::Ok();
+  return ReadTwoPhaseCustomData(options.custom_data, options);
 }
 
 Result<bool> ParseQueryPayloads(const QueryParams& params) {

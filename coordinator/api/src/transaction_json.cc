@@ -30,7 +30,7 @@ json OptionsJson(const storage::TransOptions& o, Secrets secrets) {
   const bool hidden = secrets == Secrets::kHidden;
   json headers = json::object();
   for (const auto& [name, value] : o.branch_headers) headers[name] = hidden ? kHidden : value;
-  return {
+  json options = {
       {"timeout_to_fail", Seconds(o.timeout_to_fail)},
       {"request_timeout", Seconds(o.request_timeout)},
       {"retry_interval", Seconds(o.retry_interval)},
@@ -41,6 +41,9 @@ json OptionsJson(const storage::TransOptions& o, Secrets secrets) {
       {"branch_headers", std::move(headers)},
       {"custom_data", hidden && !o.custom_data.empty() ? kHidden : o.custom_data},
   };
+  // The transaction's own pause-after limit (custom_data's), when it has one.
+  if (o.pause_after) options["pause_after"] = *o.pause_after;
+  return options;
 }
 
 json GlobalJson(const storage::GlobalRecord& g, const calls::HostGates* gates, Secrets secrets) {

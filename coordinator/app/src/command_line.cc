@@ -204,6 +204,12 @@ void AddCapacityOptions(CLI::App& app, ServerConfig& c) {
                  "stuck (retries go on)")
       ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
+  app.add_option("--pause-after", c.retry.pause_after,
+                 "Consecutive failures of one branch after which its transaction is paused "
+                 "(parked) for an operator instead of retried, with an alert; a transaction's "
+                 "custom_data \"pause_after\" overrides it (0: never)")
+      ->check(CLI::Range(0, 1'000'000))
+      ->capture_default_str();
   app.add_option("--circuit-failures", c.hosts.circuit.failures,
                  "Consecutive connection failures, timeouts or 5xx answers from one participant "
                  "host (scheme, host, port) that open its circuit: its calls then wait for a "

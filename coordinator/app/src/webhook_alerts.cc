@@ -48,6 +48,15 @@ std::string StuckAlertBody(const storage::Transaction& tx, TimePoint now) {
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string ParkedAlertBody(const storage::Transaction& tx, TimePoint now) {
+  nlohmann::json body = nlohmann::json::parse(StuckAlertBody(tx, now));
+  body["event"] = "transaction_parked";
+  body.erase("stuck_at");
+  body["parked_at"] = FormatTime(now);
+  if (tx.global.paused) body["reason"] = tx.global.paused->reason;
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string AdminActionAlertBody(const storage::AuditEntry& entry) {
   nlohmann::json body = api::AuditEntryJson(entry);
   body["event"] = "admin_action";
@@ -81,6 +90,10 @@ WebhookAlerts::~WebhookAlerts() { Stop(); }
 
 void WebhookAlerts::TransactionStuck(const storage::Transaction& tx) {
   Enqueue(StuckAlertBody(tx, clock_.Now()), "gid=" + tx.global.gid);
+}
+
+void WebhookAlerts::TransactionParked(const storage::Transaction& tx) {
+  Enqueue(ParkedAlertBody(tx, clock_.Now()), "the parked gid=" + tx.global.gid);
 }
 
 void WebhookAlerts::AdminAction(const storage::AuditEntry& entry) {

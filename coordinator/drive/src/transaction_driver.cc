@@ -189,12 +189,39 @@ asio::awaitable<TransactionDriver::Held> TransactionDriver::CallAndRecord(
     }
     held.answered = true;
     metrics_.BranchCalled(row.op, outcomes[i], row.attempts > 0);
+    const int failures_before = row.failures;
     engine::RecordOutcome(row, tx.global.trans_type, outcomes[i], tx.global.options.retry_interval,
                           policy_, now);
     LogOutcome(row, outcomes[i]);
+    if (row.status == BranchStatus::kPrepared && row.failures > failures_before &&
+        policy_.ParksAfter(row.failures, tx.global.options.pause_after)) {
+      held.parked = rows[i];
+    }
     batch.Add(storage::UpdateBranch{row, BranchStatus::kPrepared});
   }
   co_return held;
+}
+
+asio::awaitable<PassResult> TransactionDriver::Park(storage::Transaction& tx, std::size_t row,
+                                                    storage::WriteBatch& batch) {
+  const TimePoint now = clock_.Now();
+  const storage::BranchRecord& b = tx.branches[row];
+  constexpr std::size_t kMaxErrorInReason = 512;
+  std::string reason = "branch " + b.branch_id + " (" + std::string(ToString(b.op)) + ") at " +
+                       calls::OriginOf(b.url) + " failed " + std::to_string(b.failures) +
+                       (b.failures == 1 ? " time: " : " times in a row: ") +
+                       b.last_error.substr(0, kMaxErrorInReason);
+  storage::Pause pause{now, std::string(storage::kPausedByPolicy), std::move(reason)};
+  // An operator's pause stored meanwhile is kept (keep_existing).
+  batch.Add(storage::PauseGlobal{tx.global.gid, pause, true});
+  std::optional<PassResult> refused = co_await StoreRound(tx, tx.global, batch, clock_.Now());
+  if (refused) co_return std::move(*refused);
+  spdlog::error("gid={} paused by the pause-after policy: {}; it waits for an operator",
+                tx.global.gid, LogValue(pause.reason));
+  tx.global.paused = std::move(pause);
+  if (gates_ != nullptr) gates_->Forget(tx.global.gid);
+  if (alerts_ != nullptr) alerts_->TransactionParked(tx);
+  co_return PassResult{std::nullopt, std::move(tx)};
 }
 
 asio::awaitable<PassResult> TransactionDriver::EndHeldPass(storage::Transaction& tx,
@@ -288,6 +315,11 @@ asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
     }
     if (last_round) co_return PassResult{now, std::move(tx)};
     const Held held = co_await CallAndRecord(tx, d.calls, batch);
+    // A branch failed as many times as the pause-after policy allows: parked for an operator.
+    if (held.parked) {
+      PassResult parked = co_await Park(tx, *held.parked, batch);
+      co_return parked;
+    }
     // A held call ends the pass: the transaction waits in its host's gate, costing nothing.
     if (!held.rows.empty()) {
       PassResult ended = co_await EndHeldPass(tx, held, batch);

@@ -10,6 +10,7 @@ storage::TransOptions ResolveOptions(const RequestOptions& requested, TransType 
   options.timeout_to_fail = requested.timeout_to_fail.value_or(
       type == TransType::kSaga ? Duration(0) : defaults.prepared_timeout_to_fail);
   options.delay = requested.delay.value_or(Duration(0));
+  options.pause_after = requested.pause_after;
   options.retry_limit = requested.retry_limit;
   options.branch_headers = requested.branch_headers;
   options.concurrent = requested.concurrent;

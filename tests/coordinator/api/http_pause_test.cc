@@ -158,5 +158,82 @@ TEST_CASE("pause and resume refuse bad input by name and non-admin tokens with 4
   CHECK(reader.Get("/api/admin/audit").json["entries"].size() == 1);
 }
 
+TEST_CASE("a saga whose custom_data says pause_after 2 is parked at its second failure and alerted",
+          "[http][pause][policy]") {
+  ParticipantServer bank;
+  bank.SetDefault("/action", ScriptedAnswer{503, "ledger offline"});
+  ParticipantServer webhook;
+  InProcessSettled s([&webhook](app::ServerConfig& config) {
+    config.coordinator.retry_interval = std::chrono::milliseconds(20);
+    config.retry.max_interval = std::chrono::milliseconds(20);
+    config.alert_webhook = webhook.Url("/alerts");
+  });
+  JsonClient client(s.port());
+  const json saga = {
+      {"gid", "order-1"},
+      {"trans_type", "saga"},
+      {"custom_data", R"({"pause_after":2})"},
+      {"steps", {{{"action", bank.Url("/action")}, {"compensate", bank.Url("/compensate")}}}},
+      {"payloads", {"{}"}}};
+  REQUIRE(client.PostJson("/api/settle/submit", saga).status == 200);
+  REQUIRE(webhook.WaitForCalls("/alerts", 1));
+  const json alert = json::parse(webhook.CallsTo("/alerts")[0].body);
+  CHECK(alert["event"] == "transaction_parked");
+  CHECK(alert["gid"] == "order-1");
+  CHECK(alert["failures"] == 2);
+  CHECK_THAT(alert["reason"].get<std::string>(), Catch::Contains("failed 2 times in a row"));
+  const json tx = client.Get("/api/settle/query?gid=order-1").json["transaction"];
+  CHECK(tx["paused"]["by"] == "policy");
+  CHECK(tx["options"]["pause_after"] == 2);
+  CHECK(bank.CountCalls("/action") == 2);
+  CHECK(client.Get("/api/settle/all?paused=true").json["transactions"].size() == 1);
+}
+
+TEST_CASE("custom_data's pause_after is refused by name unless it is a count, for every type",
+          "[http][pause][policy]") {
+  InProcessSettled s;
+  JsonClient client(s.port());
+  const auto saga = [](const std::string& gid, const std::string& custom_data) {
+    return json{{"gid", gid},
+                {"trans_type", "saga"},
+                {"custom_data", custom_data},
+                {"steps", {{{"action", "http://127.0.0.1:9/a"}}}},
+                {"payloads", {"{}"}}};
+  };
+  for (const char* bad : {R"({"pause_after":-1})", R"({"pause_after":"3"})",
+                          R"({"pause_after":1.5})", R"({"pause_after":1000001})"}) {
+    INFO(bad);
+    const JsonResponse refused = client.PostJson("/api/settle/submit", saga("bad", bad));
+    CHECK(refused.status == 400);
+    CHECK_THAT(refused.json["message"].get<std::string>(),
+               Catch::StartsWith("custom_data.pause_after: must be a whole number"));
+    const JsonResponse tcc = client.PostJson(
+        "/api/settle/prepare", {{"gid", "bad-tcc"}, {"trans_type", "tcc"}, {"custom_data", bad}});
+    CHECK(tcc.status == 400);
+    const JsonResponse msg =
+        client.PostJson("/api/settle/prepare", {{"gid", "bad-msg"},
+                                                {"trans_type", "msg"},
+                                                {"custom_data", bad},
+                                                {"steps", {{{"action", "http://127.0.0.1:9/a"}}}},
+                                                {"payloads", {"{}"}}});
+    CHECK(msg.status == 400);
+  }
+  CHECK(client.Get("/api/settle/query?gid=bad").json["transaction"].is_null());
+  // A TCC's custom_data that is not JSON means nothing to settle, as to DTM: kept as it is.
+  REQUIRE(client
+              .PostJson("/api/settle/prepare",
+                        {{"gid", "free"}, {"trans_type", "tcc"}, {"custom_data", "order #7"}})
+              .status == 200);
+  const json free = client.Get("/api/settle/query?gid=free").json["transaction"]["options"];
+  CHECK(free["custom_data"] == "order #7");
+  CHECK_FALSE(free.contains("pause_after"));
+  REQUIRE(
+      client
+          .PostJson("/api/settle/prepare",
+                    {{"gid", "own"}, {"trans_type", "xa"}, {"custom_data", R"({"pause_after":0})"}})
+          .status == 200);
+  CHECK(client.Get("/api/settle/query?gid=own").json["transaction"]["options"]["pause_after"] == 0);
+}
+
 }  // namespace
 }  // namespace settle

@@ -177,31 +177,12 @@ TEST_CASE("settled --signing-key loads a key to sign its calls with, and refuses
 }
 
 TEST_CASE("every setting can be given on the command line", "[cli]") {
-  const CommandLine cl = Parse({"--host",
-                                "0.0.0.0",
-                                "--port",
-                                "0",
-                                "--db",
-                                "/tmp/x.db",
-                                "--retry-interval",
-                                "250ms",
-                                "--retry-max",
-                                "2m",
-                                "--stuck-after",
-                                "4",
-                                "--branch-timeout",
-                                "5s",
-                                "--tcc-timeout",
-                                "1m",
-                                "--io-threads",
-                                "3",
-                                "--max-passes",
-                                "16",
-                                "--log-level",
-                                "debug",
-                                "--shutdown-grace",
-                                "3s",
-                                "--strict-requests"});
+  const CommandLine cl =
+      Parse({"--host",           "0.0.0.0", "--port",           "0",  "--db",          "/tmp/x.db",
+             "--retry-interval", "250ms",   "--retry-max",      "2m", "--stuck-after", "4",
+             "--pause-after",    "6",       "--branch-timeout", "5s", "--tcc-timeout", "1m",
+             "--io-threads",     "3",       "--max-passes",     "16", "--log-level",   "debug",
+             "--shutdown-grace", "3s",      "--strict-requests"});
   REQUIRE_FALSE(cl.exit_now);
   CHECK(cl.config.coordinator.strict_requests);
   CHECK_FALSE(Parse({}).config.coordinator.strict_requests);
@@ -211,6 +192,8 @@ TEST_CASE("every setting can be given on the command line", "[cli]") {
   CHECK(cl.config.coordinator.retry_interval == std::chrono::milliseconds(250));
   CHECK(cl.config.retry.max_interval == std::chrono::minutes(2));
   CHECK(cl.config.retry.stuck_after == 4);
+  CHECK(cl.config.retry.pause_after == 6);
+  CHECK(Parse({}).config.retry.pause_after == 0);
   CHECK(cl.config.coordinator.request_timeout == std::chrono::seconds(5));
   CHECK(cl.config.coordinator.prepared_timeout_to_fail == std::chrono::minutes(1));
   CHECK(cl.config.io_threads == 3);
@@ -237,6 +220,7 @@ TEST_CASE("bad arguments are refused with a message and exit code 2", "[cli]") {
                                                          {"--retry-interval", "0s"},
                                                          {"--log-level", "loud"},
                                                          {"--stuck-after", "0"},
+                                                         {"--pause-after", "-1"},
                                                          {"--tls-cert", "/no/such/cert.pem"},
                                                          {"--max-passes", "0"},
                                                          {"--circuit-failures", "-1"},

@@ -167,5 +167,84 @@ TEST_CASE("a force stop ends a paused transaction", "[coordinator][pause]") {
   CHECK(h.caller().calls().size() == 1);
 }
 
+// The pause-after policy: a branch that failed its limit of times in a row parks the transaction.
+engine::RetrySettings PauseAfter(int failures) {
+  engine::RetrySettings retry{Duration(60'000), 10};
+  retry.pause_after = failures;
+  return retry;
+}
+
+TEST_CASE("after --pause-after failures of a branch the transaction is parked and alerted once",
+          "[coordinator][pause][policy]") {
+  CoordinatorHarness h(PauseAfter(3));
+  h.caller().Script("01", BranchOp::kAction, std::vector<engine::BranchOutcome>(4, Unknown()));
+  REQUIRE(h.coordinator().Submit(Saga("s1", 1)).ok());
+  h.Advance(kHour);
+  h.Advance(kHour);
+  REQUIRE(h.caller().calls().size() == 3);
+  const storage::Transaction parked = h.Load("s1");
+  REQUIRE(parked.global.paused);
+  CHECK(parked.global.paused->by == "policy");
+  CHECK_THAT(parked.global.paused->reason,
+             Catch::StartsWith("branch 01 (action) at http://p:80 failed 3 times in a row: "));
+  CHECK(parked.global.status == GlobalStatus::kSubmitted);
+  REQUIRE(h.parked().size() == 1);
+  CHECK(h.parked()[0].global.gid == "s1");
+  h.Advance(kHour);
+  h.Restart();
+  h.Advance(kHour);
+  CHECK(h.caller().calls().size() == 3);
+  CHECK(h.parked().size() == 1);
+
+  // Resumed and still failing: parked again at its next failure, and alerted again.
+  REQUIRE(h.coordinator().Resume("s1").ok());
+  CHECK(h.caller().calls().size() == 4);
+  CHECK(h.Load("s1").global.paused);
+  CHECK(h.parked().size() == 2);
+  // Resumed once the participant is fixed: it finishes.
+  REQUIRE(h.coordinator().Resume("s1").ok());
+  CHECK(h.StatusOf("s1") == GlobalStatus::kSucceed);
+  CHECK(h.caller().calls().size() == 5);
+}
+
+TEST_CASE("a transaction's custom_data pause_after overrides the server's, 0 meaning never",
+          "[coordinator][pause][policy]") {
+  CoordinatorHarness h(PauseAfter(2));
+  h.caller().Script("01", BranchOp::kAction, std::vector<engine::BranchOutcome>(5, Unknown()));
+  engine::SubmitRequest never = Saga("never", 1);
+  never.options.pause_after = 0;
+  REQUIRE(h.coordinator().Submit(never).ok());
+  for (int i = 0; i < 5; ++i) h.Advance(kHour);
+  CHECK_FALSE(h.Load("never").global.paused);
+  CHECK(h.StatusOf("never") == GlobalStatus::kSucceed);  // its sixth call succeeded
+
+  CoordinatorHarness server_never(PauseAfter(0));
+  server_never.caller().Script("01", BranchOp::kAction,
+                               std::vector<engine::BranchOutcome>(5, Unknown()));
+  engine::SubmitRequest own = Saga("own", 1);
+  own.options.pause_after = 1;
+  REQUIRE(server_never.coordinator().Submit(own).ok());
+  CHECK(server_never.Load("own").global.paused);
+  CHECK(server_never.caller().calls().size() == 1);
+}
+
+TEST_CASE("a call that answers ONGOING or FAILURE does not park the transaction",
+          "[coordinator][pause][policy]") {
+  CoordinatorHarness h(PauseAfter(1));
+  h.caller().Script("01", BranchOp::kConfirm, {testing::Ongoing(), testing::Ongoing()});
+  REQUIRE(h.coordinator().Prepare({"t1", {}}).ok());
+  REQUIRE(h.coordinator().RegisterBranch(Branch("t1", "01")).ok());
+  REQUIRE(h.coordinator().Submit({"t1", TransType::kTcc, {}, {}}).ok());
+  h.Advance(kHour);
+  h.Advance(kHour);
+  CHECK_FALSE(h.Load("t1").global.paused);
+  CHECK(h.StatusOf("t1") == GlobalStatus::kSucceed);
+  // A saga action's FAILURE compensates: nothing to park.
+  h.caller().Script("01", BranchOp::kAction, {testing::Failure()});
+  REQUIRE(h.coordinator().Submit(Saga("s1", 1)).ok());
+  CHECK(h.StatusOf("s1") == GlobalStatus::kFailed);
+  CHECK(h.parked().empty());
+}
+
 }  // namespace
 }  // namespace settle::drive

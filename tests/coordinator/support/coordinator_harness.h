@@ -32,10 +32,19 @@ class RecordingAlerts final : public drive::StuckAlerts {
     std::lock_guard lock(mutex_);
     return raised_;
   }
+  void TransactionParked(const storage::Transaction& tx) override {
+    std::lock_guard lock(mutex_);
+    parked_.push_back(tx);
+  }
+  std::vector<storage::Transaction> parked() const {
+    std::lock_guard lock(mutex_);
+    return parked_;
+  }
 
  private:
   mutable std::mutex mutex_;
   std::vector<storage::Transaction> raised_;
+  std::vector<storage::Transaction> parked_;
 };
 
 // The coordinator as settled assembles it (real SQLite store, driver, scheduler), with a fake
@@ -73,6 +82,8 @@ class CoordinatorHarness {
   const drive::CoordinatorMetrics& metrics() const { return metrics_; }
   // The stuck alerts the driver raised.
   std::vector<storage::Transaction> alerts() const { return alerts_.raised(); }
+  // The transactions the pause-after policy parked, as alerted.
+  std::vector<storage::Transaction> parked() const { return alerts_.parked(); }
   drive::Scheduler& scheduler() { return *scheduler_; }
   storage::SqliteStore& store() { return *store_; }
   // The store the coordinator and driver write through; it can be told to fail.

@@ -30,6 +30,9 @@ struct WebhookSettings {
 // message that gave up delivering, "event" is "transaction_gave_up", "status" failed, and
 // "reason" says why.
 std::string StuckAlertBody(const storage::Transaction& tx, TimePoint now);
+// The body of the alert for a transaction the pause-after policy parked: as a stuck one's, with
+// "event": "transaction_parked", parked_at and the pause's reason.
+std::string ParkedAlertBody(const storage::Transaction& tx, TimePoint now);
 // An operator's action: {"event":"admin_action","id","at","actor","action","gid","target",
 // "parameters","reason"} (the audit entry as GET /api/admin/audit shows it).
 std::string AdminActionAlertBody(const storage::AuditEntry& entry);
@@ -54,6 +57,7 @@ class WebhookAlerts final : public drive::StuckAlerts {
   ~WebhookAlerts() override;
 
   void TransactionStuck(const storage::Transaction& tx) override;
+  void TransactionParked(const storage::Transaction& tx) override;
   void AdminAction(const storage::AuditEntry& entry) override;
 
   // Gives what is queued one attempt each within `grace`, then returns once nothing is being

@@ -17,6 +17,9 @@ class StuckAlerts {
   virtual void TransactionStuck(const storage::Transaction& tx) = 0;
   // Must not block on I/O either. By default, nothing.
   virtual void AdminAction(const storage::AuditEntry& /*entry*/) {}
+  // A transaction the pause-after policy has just paused (stored with its pause). Must not
+  // block on I/O. By default, nothing.
+  virtual void TransactionParked(const storage::Transaction& /*tx*/) {}
 };
 
 }  // namespace settle::drive

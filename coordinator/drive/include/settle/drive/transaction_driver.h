@@ -77,6 +77,8 @@ class TransactionDriver final : public PassRunner {
   struct Held {
     std::vector<std::pair<std::size_t, TimePoint>> rows;  // row, when it looks again itself
     bool answered = false;                                // some other call of the round was made
+    // A row whose failure reached the pause-after limit (RetryPolicy::ParksAfter).
+    std::optional<std::size_t> parked;
   };
   // Makes the calls of `rows` and records their outcomes in `tx` and, to be stored, `batch`;
   // the calls a gate held are not recorded: they are returned.
@@ -87,6 +89,10 @@ class TransactionDriver final : public PassRunner {
   // transaction is next due, leaving the held rows' stored due times as they are.
   asio::awaitable<PassResult> EndHeldPass(storage::Transaction& tx, const Held& held,
                                           storage::WriteBatch& batch);
+  // Parks the transaction for an operator (the pause-after policy): its pause is stored with
+  // what was learnt, the alert raised, and the pass ends with nothing due.
+  asio::awaitable<PassResult> Park(storage::Transaction& tx, std::size_t row,
+                                   storage::WriteBatch& batch);
   // Makes the rows of `tx` bound for `hosts` (whose gate woke it) due at `now`, adding them
   // to `batch` to be stored.
   void ReleaseRows(storage::Transaction& tx, const std::vector<std::string>& hosts,

@@ -50,6 +50,7 @@ struct RequestOptions {
   std::map<int, std::vector<int>> orders;  // from custom_data: step -> the steps it waits for
   std::string custom_data;                 // verbatim
   std::optional<Duration> delay;           // message: from custom_data's "delay"
+  std::optional<int> pause_after;          // from custom_data's "pause_after"
   bool wait_result = false;
 };
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 
 #include "settle/core/clock.h"
 
@@ -10,6 +11,9 @@ namespace settle::engine {
 struct RetrySettings {
   Duration max_interval{60'000};  // the cap of the doubling backoff
   int stuck_after = 10;           // consecutive failures of one branch that flag the transaction
+  // Consecutive failures of one branch that pause (park) its transaction for an operator
+  // (--pause-after; a transaction's custom_data "pause_after" overrides it); 0: never.
+  int pause_after = 0;
 };
 
 // When a branch call that did not succeed is tried again (docs/protocol.md §4.6):
@@ -33,6 +37,12 @@ class RetryPolicy {
 
   bool IsStuck(int consecutive_failures) const {
     return consecutive_failures >= settings_.stuck_after;
+  }
+  // Whether a branch that has failed `consecutive_failures` times in a row parks its
+  // transaction: `own_limit` is the transaction's pause_after, if it has one.
+  bool ParksAfter(int consecutive_failures, std::optional<int> own_limit) const {
+    const int limit = own_limit.value_or(settings_.pause_after);
+    return limit > 0 && consecutive_failures >= limit;
   }
 
   const RetrySettings& settings() const { return settings_; }

@@ -30,6 +30,10 @@ struct TransOptions {
   std::map<int, std::vector<int>> orders;
   std::map<std::string, std::string> branch_headers;
   std::string custom_data;  // as the client sent it
+  // custom_data's "pause_after": consecutive failures of one branch after which the
+  // transaction is paused (parked) instead of retried; 0: never. Absent: the server's
+  // --pause-after.
+  std::optional<int> pause_after;
   // What a repeat of the request that created the transaction must match
   // (settle/engine/request_fingerprint.h); empty for one stored before fingerprints existed.
   std::string request_fingerprint;
