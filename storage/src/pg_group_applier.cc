@@ -186,6 +186,17 @@ Result<json> Encode(const PauseGlobal& op) {
               {"keep", op.keep_existing}};
 }
 
+// An operator's redirect (schema version 10): settle_op_rd.
+Result<json> Encode(const RedirectBranch& op) {
+  for (const auto& [field, value] :
+       {std::pair{"gid", &op.gid}, {"branch_id", &op.branch_id}, {"url", &op.url}}) {
+    if (Status s = CheckText(field, *value); !s.ok()) return s;
+  }
+  return json{{"t", "rd"},           {"gid", op.gid},
+              {"bid", op.branch_id}, {"op", ToString(op.op)},
+              {"url", op.url},       {"at", ToUnixMillis(op.at)}};
+}
+
 Result<json> Encode(const ResumeGlobal& op) {
   if (Status s = CheckText("gid", op.gid); !s.ok()) return s;
   return json{{"t", "re"}, {"gid", op.gid}, {"at", ToUnixMillis(op.at)}};

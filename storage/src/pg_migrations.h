@@ -85,5 +85,9 @@ extern const char* const kPgMigration8;
 // settle_apply_group's router hands them to. A paused transaction is left out of the scans for
 // due and unfinished transactions; every other operation leaves the pause as it is.
 extern const char* const kPgMigration9;
+//
+// Version 10 adds settle_op_rd (RedirectBranch, 'rd'): an operator's new url for a pending
+// branch row. No table changes (SQLite needs no new version for it).
+extern const char* const kPgMigration10;
 
 }  // namespace settle::storage

@@ -87,6 +87,12 @@ constexpr std::string_view kResumeGlobal =
     "next_cron_time = ?2 "
     "WHERE gid = ?1 AND status IN ('prepared', 'submitted', 'aborting') AND paused_at IS NOT NULL";
 
+constexpr std::string_view kRedirectBranch =
+    "UPDATE trans_branch_op SET url = ?4, next_retry_at = ?5 "
+    "WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID
+    " AND branch_id = ?2 AND op = ?3 "
+    "AND status = 'prepared'";
+
 constexpr std::string_view kCountBranches =
     "SELECT count(*) FROM trans_branch_op WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID;
 
@@ -395,6 +401,29 @@ Status Apply(db::SqliteConnection& c, const ResumeGlobal& op) {
   if (!stmt) return stmt.status();
   stmt->BindText(1, op.gid).BindInt64(2, at);
   return stmt->Run();
+}
+
+Status Apply(db::SqliteConnection& c, const RedirectBranch& op) {
+  {
+    Result<db::SqliteStatement> stmt = c.Prepare(kRedirectBranch);
+    if (!stmt) return stmt.status();
+    stmt->BindText(1, op.gid)
+        .BindText(2, op.branch_id)
+        .BindText(3, ToString(op.op))
+        .BindText(4, op.url)
+        .BindInt64(5, ToUnixMillis(op.at));
+    if (Status s = stmt->Run(); !s.ok()) return s;
+  }
+  if (c.Changes() == 1) return Status::Ok();
+  Result<db::SqliteStatement> stmt = c.Prepare(kSelectBranchStatus);
+  if (!stmt) return stmt.status();
+  stmt->BindText(1, op.gid).BindText(2, op.branch_id).BindText(3, ToString(op.op));
+  Result<bool> row = stmt->Step();
+  if (!row) return row.status();
+  const std::string name =
+      "branch " + op.branch_id + " (" + std::string(ToString(op.op)) + ") of gid " + op.gid;
+  if (!*row) return Status::NotFound(name + " not found");
+  return Status::Conflict(name + " is " + stmt->ColumnBytes(0) + ", not pending");
 }
 
 Status Apply(db::SqliteConnection& c, const DeleteFinished& op) {

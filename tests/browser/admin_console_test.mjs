@@ -423,7 +423,7 @@ async function main() {
   // What clients sent for their participants is not for a read-only session.
   assert.match(await page.textContent('#payloads-note'), /shown to admin sessions; this session has read access/);
   assert.equal(await page.locator('#payloads tbody tr').count(), 0);
-  for (const id of ['#retry-now', '#pause', '#force-stop']) {
+  for (const id of ['#retry-now', '#pause', '#branch-action', '#force-stop']) {
     assert.ok(await page.isDisabled(id), id + ' is enabled for a read-only session');
     assert.match(await page.getAttribute(id, 'title'), /Needs admin access; this session has read access/);
   }
@@ -479,6 +479,31 @@ async function main() {
   await page.waitForSelector('#host-result.ok', { timeout: 15_000 });
   assert.match(await page.locator('#host-result').textContent(),
                /^Retry requested: console-down-\d calls http:\/\/127\.0\.0\.1:\d+ now\.$/);
+
+  // The participant moved: the waiting saga's call is redirected, the dialog saying what will
+  // change, and it finishes at the new address.
+  await page.goto(base + '/admin#gid=' + waitingGid);
+  await page.waitForSelector(`#detail-gid:has-text("${waitingGid}")`);
+  await page.waitForSelector('#detail-fields[data-status="submitted"]');
+  await page.waitForFunction(() => !document.querySelector('#branch-action').disabled);
+  await page.click('#branch-action');
+  assert.equal(await page.textContent('#branch-gid'), waitingGid);
+  assert.equal(await page.locator('#branch-row option').first().textContent(), '01 action — ' + downHost + '/action');
+  assert.match(await page.textContent('#branch-effect'), /is marked succeed without being called again/);
+  await page.selectOption('#branch-what', 'redirect');
+  await page.fill('#branch-url', participantBase + '/ok');
+  assert.equal(await page.textContent('#branch-effect'),
+               'branch 01 action will call ' + participantBase + '/ok instead of ' + downHost + '/action, at once.');
+  await page.click('#branch-ok');
+  assert.ok(await page.locator('#confirm-branch').evaluate((d) => d.open), 'redirected without a reason');
+  await page.fill('#branch-reason', 'moved to the new cluster');
+  await page.click('#branch-ok');
+  await page.waitForSelector('#detail-fields[data-status="succeed"]', { timeout: 15_000 });
+  const redirected = await api(base, tokens.admin, 'GET', '/api/settle/query?gid=' + waitingGid);
+  assert.equal(redirected.json.branches.find((b) => b.op === 'action').url, participantBase + '/ok');
+  await page.waitForSelector('#audit tbody tr');
+  assert.deepEqual((await page.locator('#audit tbody tr').first().locator('td').allTextContents()).slice(1),
+                   ['on-call', 'redirect', 'moved to the new cluster']);
 
   assert.deepEqual(pageErrors, [], 'the console logged errors');
   clearTimeout(deadline);

@@ -170,5 +170,50 @@ TEST_CASE("resuming an unknown, finished or running transaction is refused and c
   CHECK(Gids(MustList(*store, parked)).empty());
 }
 
+TEST_CASE("a redirect changes a pending row's url and makes it due, its body kept",
+          "[storage][redirect]") {
+  TestStore store;
+  BranchRecord confirm = MakeBranch("g1", "01", BranchOp::kConfirm);
+  BranchRecord cancel = MakeBranch("g1", "01", BranchOp::kCancel);
+  cancel.data = confirm.data;  // one body, stored once
+  confirm.next_retry_at = T0() + 1h;
+  MustCommit(*store,
+             Batch(InsertGlobal{MakeGlobal("g1", TransType::kTcc, GlobalStatus::kSubmitted)},
+                   InsertBranch{confirm}, InsertBranch{cancel}));
+  MustCommit(*store, Batch(RedirectBranch{"g1", "01", BranchOp::kConfirm, "http://new:9090/confirm",
+                                          T0() + 2s}));
+  const Transaction tx = MustLoad(*store, "g1");
+  for (const BranchRecord& b : tx.branches) {
+    CHECK(b.data == R"({"amount":30})");
+    if (b.op == BranchOp::kConfirm) {
+      CHECK(b.url == "http://new:9090/confirm");
+      CHECK(b.next_retry_at == T0() + 2s);
+    } else {
+      CHECK(b.url == "http://p/01/cancel");
+    }
+  }
+}
+
+TEST_CASE("a redirect of an unknown or finished row is refused and changes nothing",
+          "[storage][redirect]") {
+  TestStore store;
+  BranchRecord done = MakeBranch("g1", "01", BranchOp::kConfirm);
+  done.status = BranchStatus::kSucceed;
+  MustCommit(*store,
+             Batch(InsertGlobal{MakeGlobal("g1", TransType::kTcc, GlobalStatus::kSubmitted)},
+                   InsertBranch{done}));
+  const Status unknown =
+      store->Commit(Batch(RedirectBranch{"g1", "02", BranchOp::kConfirm, "http://n/c", T0()}));
+  CHECK(unknown.code() == StatusCode::kNotFound);
+  CHECK_THAT(unknown.message(), Catch::Contains("branch 02 (confirm) of gid g1"));
+  CHECK(store->Commit(Batch(RedirectBranch{"nobody", "01", BranchOp::kConfirm, "http://n/c", T0()}))
+            .code() == StatusCode::kNotFound);
+  const Status finished =
+      store->Commit(Batch(RedirectBranch{"g1", "01", BranchOp::kConfirm, "http://n/c", T0()}));
+  CHECK(finished.code() == StatusCode::kConflict);
+  CHECK_THAT(finished.message(), Catch::Contains("is succeed, not pending"));
+  CHECK(MustLoad(*store, "g1").branches[0].url == "http://p/01/confirm");
+}
+
 }  // namespace
 }  // namespace settle::storage::testing

@@ -46,4 +46,12 @@ class JsonClient {
   std::unique_ptr<Impl> impl_;
 };
 
+// A client whose every request carries "Authorization: Bearer <token>" (no header for an empty
+// token): a caller of settled's API with that token.
+inline JsonClient ClientWith(int port, const std::string& token) {
+  JsonClient client(port);
+  if (!token.empty()) client.SetHeader("Authorization", "Bearer " + token);
+  return client;
+}
+
 }  // namespace settle::testing

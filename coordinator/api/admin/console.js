@@ -363,7 +363,12 @@ function failuresCell(b) {
   return td;
 }
 
+// The calls an operator may resolve or redirect: pending ones the coordinator makes.
+let pendingCalls = [];
+let currentType = '';  // the shown transaction's trans_type
+
 function showBranches(branches) {
+  pendingCalls = branches.filter((b) => b.status === 'prepared' && b.op !== 'try' && b.op !== 'msg');
   const body = document.querySelector('#branches tbody');
   const attempts = document.querySelector('#attempts tbody');
   const payloads = document.querySelector('#payloads tbody');
@@ -377,9 +382,17 @@ function showBranches(branches) {
                el('td', b.attempts), failuresCell(b), timeCell(b.next_retry_at),
                el('td', b.url, 'long'), el('td', b.last_error, 'error'));
     body.appendChild(row);
+    // Identical failures in a row are one line: when, how many times, what.
+    const runs = [];
     for (const a of b.failed_attempts || []) {
-      attempts.appendChild(el('tr')).append(el('td', shortTime(a.at)), el('td', b.branch_id),
-                                            el('td', b.op), el('td', a.error, 'error'));
+      const last = runs[runs.length - 1];
+      if (last && last.error === a.error) { last.to = a.at; last.count++; } else runs.push({ from: a.at, to: a.at, count: 1, error: a.error });
+    }
+    for (const r of runs) {
+      const when = r.count === 1 ? shortTime(r.from) : shortTime(r.from) + ' … ' + shortTime(r.to);
+      const what = r.count === 1 ? r.error : r.error + ' (×' + r.count + ')';
+      attempts.appendChild(el('tr')).append(el('td', when), el('td', b.branch_id),
+                                            el('td', b.op), el('td', what, 'error'));
     }
     if (b.data) {
       const row = payloads.appendChild(el('tr'));
@@ -397,9 +410,9 @@ function updateActions(txStatus, paused) {
   // Pause or Resume, whichever applies: the other is hidden.
   document.getElementById('pause').hidden = !!paused;
   document.getElementById('resume').hidden = !paused;
-  for (const id of ['retry-now', 'pause', 'resume', 'force-stop']) {
+  for (const id of ['retry-now', 'pause', 'resume', 'branch-action', 'force-stop']) {
     const button = document.getElementById(id);
-    button.disabled = !allowed || finished;
+    button.disabled = !allowed || finished || (id === 'branch-action' && pendingCalls.length === 0);
     if (!access) {
       button.title = '';
     } else if (!allowed) {
@@ -477,6 +490,7 @@ async function loadDetail() {
     branches = branches.concat(more.json.branches);
     next = more.json.next_position || '';
   }
+  currentType = json.transaction.trans_type;
   showFields(json.transaction);
   showAudit(json.transaction.audit || []);
   showBranches(branches);
@@ -598,6 +612,59 @@ document.addEventListener('DOMContentLoaded', () => {
       else act('/resume', body, 'Resumed: its pending calls are due now.', '/api/admin');
     }
     pauseDialog.returnValue = '';
+  });
+  // Resolve or redirect one pending call: the dialog says what will change.
+  const branchDialog = document.getElementById('confirm-branch');
+  const branchRow = document.getElementById('branch-row');
+  const branchWhat = document.getElementById('branch-what');
+  const branchUrl = document.getElementById('branch-url');
+  const selectedCall = () => pendingCalls[Number(branchRow.value)];
+  const describe = () => {
+    const call = selectedCall();
+    if (!call) return;
+    const sagaAction = call.op === 'action' && currentType === 'saga';
+    branchWhat.querySelector('option[value="failed"]').disabled = !sagaAction;
+    if (!sagaAction && branchWhat.value === 'failed') branchWhat.value = 'succeed';
+    const redirect = branchWhat.value === 'redirect';
+    branchUrl.hidden = !redirect;
+    document.getElementById('branch-url-label').hidden = !redirect;
+    const name = 'branch ' + call.branch_id + ' ' + call.op;
+    document.getElementById('branch-effect').textContent = redirect
+      ? name + ' will call ' + (branchUrl.value || '…') + ' instead of ' + call.url + ', at once.'
+      : branchWhat.value === 'succeed'
+        ? name + ' is marked succeed without being called again; the transaction goes on as if its participant had answered SUCCESS.'
+        : name + ' is marked failed without being called again; the saga compensates.';
+  };
+  document.getElementById('branch-action').addEventListener('click', () => {
+    document.getElementById('branch-gid').textContent = selectedGid;
+    branchRow.replaceChildren(...pendingCalls.map((b, i) => {
+      const option = el('option', b.branch_id + ' ' + b.op + ' — ' + b.url);
+      option.value = String(i);
+      return option;
+    }));
+    branchWhat.value = 'succeed';
+    branchUrl.value = selectedCall() ? selectedCall().url : '';
+    document.getElementById('branch-reason').value = '';
+    describe();
+    branchDialog.showModal();
+  });
+  branchRow.addEventListener('change', () => {
+    branchUrl.value = selectedCall() ? selectedCall().url : '';
+    describe();
+  });
+  branchWhat.addEventListener('change', describe);
+  branchUrl.addEventListener('input', describe);
+  branchDialog.addEventListener('close', () => {
+    const call = selectedCall();
+    if (branchDialog.returnValue === 'go' && call) {
+      const body = { branch_id: call.branch_id, op: call.op, reason: document.getElementById('branch-reason').value.trim() };
+      if (branchWhat.value === 'redirect') {
+        act('/redirect', Object.assign(body, { url: branchUrl.value.trim() }), 'Redirected: its next call goes to the new URL now.', '/api/admin');
+      } else {
+        act('/resolve', Object.assign(body, { outcome: branchWhat.value }), 'Resolved as ' + branchWhat.value + '.', '/api/admin');
+      }
+    }
+    branchDialog.returnValue = '';
   });
   const dialog = document.getElementById('confirm-stop');
   const reason = document.getElementById('stop-reason');

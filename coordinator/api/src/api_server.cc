@@ -634,6 +634,41 @@ void ApiServer::Impl::RegisterRoutes() {
           co_return JsonAnswer(body.dump());
         });
   };
+  // Resolve or redirect one pending branch call (docs/operations.md): answered as pause is.
+  const auto admin_answer = [](const Status& s, nlohmann::json ok) -> HttpAnswer {
+    if (s.code() == StatusCode::kNotFound) return HttpAnswer{404, MessageBody(s.message())};
+    if (s.code() == StatusCode::kConflict) return HttpAnswer{409, MessageBody(s.message())};
+    if (!s.ok()) return ToHttpAnswer(s);
+    return JsonAnswer(ok.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  };
+  AddRoute(
+      "POST", "/api/admin/resolve", Access::kAdmin,
+      CallerRouteHandler([&c, admin_answer](net::Request& req,
+                                            const Caller& caller) -> asio::awaitable<HttpAnswer> {
+        Result<engine::ResolveRequest> asked = ParseResolve(req.body);
+        if (!asked) co_return ToHttpAnswer(asked.status());
+        asked->actor = caller.name;
+        const nlohmann::json ok = {{"gid", asked->gid},
+                                   {"branch_id", asked->branch_id},
+                                   {"op", asked->op},
+                                   {"outcome", asked->outcome}};
+        const Status s = co_await c.Resolve(std::move(*asked));
+        co_return admin_answer(s, ok);
+      }));
+  AddRoute(
+      "POST", "/api/admin/redirect", Access::kAdmin,
+      CallerRouteHandler([&c, admin_answer](net::Request& req,
+                                            const Caller& caller) -> asio::awaitable<HttpAnswer> {
+        Result<engine::RedirectRequest> asked = ParseRedirect(req.body);
+        if (!asked) co_return ToHttpAnswer(asked.status());
+        asked->actor = caller.name;
+        const nlohmann::json ok = {{"gid", asked->gid},
+                                   {"branch_id", asked->branch_id},
+                                   {"op", asked->op},
+                                   {"url", asked->url}};
+        const Status s = co_await c.Redirect(std::move(*asked));
+        co_return admin_answer(s, ok);
+      }));
   AddRoute("POST", "/api/admin/pause", Access::kAdmin, pause_route(true));
   AddRoute("POST", "/api/admin/resume", Access::kAdmin, pause_route(false));
   AddRoute("GET", "/api/admin/audit", Access::kRead,

@@ -340,6 +340,53 @@ Result<engine::PauseRequest> ParsePause(std::string_view body) {
   return r;
 }
 
+namespace {
+
+// A JSON object of the named string members, each required, and nothing else.
+Status ReadExactStrings(std::string_view body,
+                        const std::vector<std::pair<const char*, std::string*>>& members) {
+  auto parsed = ParseJsonObject(body, kMaxJsonDepth);
+  if (!parsed) return parsed.status();
+  const JsonFields fields(*parsed);
+  std::string names;
+  for (const auto& [name, out] : members) {
+    if (Status s = fields.RequireString(name, *out); !s.ok()) return s;
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  }
+  if (const std::vector<std::string> unread = fields.Unread(); !unread.empty()) {
+    return Status::InvalidArgument(unread.front() + ": unknown member; expected only " + names);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<engine::ResolveRequest> ParseResolve(std::string_view body) {
+  engine::ResolveRequest r;
+  if (Status s = ReadExactStrings(body, {{"gid", &r.gid},
+                                         {"branch_id", &r.branch_id},
+                                         {"op", &r.op},
+                                         {"outcome", &r.outcome},
+                                         {"reason", &r.reason}});
+      !s.ok()) {
+    return s;
+  }
+  return r;
+}
+
+Result<engine::RedirectRequest> ParseRedirect(std::string_view body) {
+  engine::RedirectRequest r;
+  if (Status s = ReadExactStrings(body, {{"gid", &r.gid},
+                                         {"branch_id", &r.branch_id},
+                                         {"op", &r.op},
+                                         {"url", &r.url},
+                                         {"reason", &r.reason}});
+      !s.ok()) {
+    return s;
+  }
+  return r;
+}
+
 Result<engine::SubscribeRequest> ParseSubscribeQuery(const QueryParams& params) {
   engine::SubscribeRequest r;
   r.topic = Param(params, "topic").value_or("");

@@ -1,12 +1,14 @@
 #include "settle/drive/coordinator.h"
 
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 
 #include "settle/core/grpc_target.h"
 #include "settle/core/log_text.h"
 #include "settle/engine/decision.h"
+#include "settle/engine/manual_resolution.h"
 #include "settle/engine/msg_engine.h"
 #include "settle/engine/request_fields.h"
 #include "settle/engine/request_fingerprint.h"
@@ -508,6 +510,109 @@ asio::awaitable<Status> Coordinator::Resume(engine::PauseRequest request) {
                request.actor.empty() ? "unknown" : request.actor, LogValue(request.reason));
   if (alerts_ != nullptr) alerts_->AdminAction(audit);
   scheduler_.Schedule(gid, now);
+  co_return Status::Ok();
+}
+
+asio::awaitable<Result<Coordinator::TargetRow>> Coordinator::LoadTargetRow(std::string gid,
+                                                                           std::string branch_id,
+                                                                           std::string op,
+                                                                           std::string reason) {
+  if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = engine::CheckGid(gid); !s.ok()) co_return s;
+  if (branch_id.empty()) co_return Status::InvalidArgument("branch_id: required");
+  const std::optional<BranchOp> parsed_op = ParseBranchOp(op);
+  if (!parsed_op) {
+    co_return Status::InvalidArgument(
+        "op: expected confirm, cancel, action, compensate, commit or rollback");
+  }
+  if (reason.empty()) {
+    co_return Status::InvalidArgument("reason: required (why, for the audit trail)");
+  }
+  if (Status s = engine::CheckReason("reason", reason); !s.ok()) co_return s;
+  auto loaded = co_await store_.Load(gid);
+  if (!loaded) co_return loaded.status();
+  if (!loaded->has_value()) co_return NoSuchGid(gid);
+  TargetRow target{std::move(**loaded), 0};
+  const auto& rows = target.tx.branches;
+  const auto it = std::find_if(rows.begin(), rows.end(), [&](const storage::BranchRecord& b) {
+    return b.branch_id == branch_id && b.op == *parsed_op;
+  });
+  if (it == rows.end()) {
+    co_return Status::NotFound("branch " + branch_id + " (" + op + ") of gid " + gid +
+                               " not found");
+  }
+  target.row = static_cast<std::size_t>(it - rows.begin());
+  co_return target;
+}
+
+asio::awaitable<Status> Coordinator::Resolve(engine::ResolveRequest request) {
+  const std::optional<engine::ResolvedAs> as = engine::ParseResolvedAs(request.outcome);
+  if (!as) co_return Status::InvalidArgument("outcome: expected succeed or failed");
+  auto target = co_await LoadTargetRow(request.gid, request.branch_id, request.op, request.reason);
+  if (!target) co_return target.status();
+  const storage::Transaction& tx = target->tx;
+  storage::BranchRecord row = tx.branches[target->row];
+  if (Status s = engine::CheckResolution(tx, row, *as); !s.ok()) co_return s;
+  const TimePoint now = clock_.Now();
+  engine::ApplyResolution(row, *as, now);
+  storage::WriteBatch batch;
+  // Serialized with a status change as a pass's write is; the row's own compare-and-set with
+  // a pass that recorded an answer meanwhile.
+  batch.Add(storage::ExpectGlobalStatus{tx.global.gid, {tx.global.status}});
+  batch.Add(storage::UpdateBranch{row, BranchStatus::kPrepared});
+  storage::AuditEntry audit =
+      AuditOf(std::string(storage::kAuditResolve), tx.global.gid, request.actor, request.reason);
+  audit.at = now;
+  audit.target = "branch " + row.branch_id + " " + std::string(ToString(row.op));
+  audit.parameters = nlohmann::json{{"branch_id", row.branch_id},
+                                    {"op", ToString(row.op)},
+                                    {"outcome", engine::ToString(*as)}}
+                         .dump();
+  batch.Add(storage::RecordAudit{audit});
+  const Status s = co_await store_.Commit(std::move(batch));
+  if (!s.ok()) co_return s;
+  spdlog::warn("gid={} branch={} op={} resolved as {} by actor={}; reason={}", tx.global.gid,
+               row.branch_id, ToString(row.op), engine::ToString(*as),
+               request.actor.empty() ? "unknown" : request.actor, LogValue(request.reason));
+  if (alerts_ != nullptr) alerts_->AdminAction(audit);
+  scheduler_.Schedule(tx.global.gid, now);
+  co_return Status::Ok();
+}
+
+asio::awaitable<Status> Coordinator::Redirect(engine::RedirectRequest request) {
+  if (Status s = engine::CheckUrl("url", request.url, true); !s.ok()) co_return s;
+  auto target = co_await LoadTargetRow(request.gid, request.branch_id, request.op, request.reason);
+  if (!target) co_return target.status();
+  const storage::Transaction& tx = target->tx;
+  const storage::BranchRecord& row = tx.branches[target->row];
+  if (IsTerminal(tx.global.status)) {
+    co_return Status::Conflict("gid " + tx.global.gid + " is " +
+                               std::string(ToString(tx.global.status)) + ", already finished");
+  }
+  const TimePoint now = clock_.Now();
+  storage::WriteBatch batch;
+  batch.Add(storage::ExpectGlobalStatus{tx.global.gid, {tx.global.status}});
+  batch.Add(storage::RedirectBranch{tx.global.gid, row.branch_id, row.op, request.url, now});
+  storage::AuditEntry audit =
+      AuditOf(std::string(storage::kAuditRedirect), tx.global.gid, request.actor, request.reason);
+  audit.at = now;
+  audit.target = "branch " + row.branch_id + " " + std::string(ToString(row.op));
+  audit.parameters = nlohmann::json{
+      {"branch_id", row.branch_id},
+      {"op", ToString(row.op)},
+      {"from", row.url},
+      {"to",
+       request.url}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  batch.Add(storage::RecordAudit{audit});
+  const Status s = co_await store_.Commit(std::move(batch));
+  if (!s.ok()) co_return s;
+  spdlog::warn("gid={} branch={} op={} redirected to {} by actor={}; reason={}", tx.global.gid,
+               row.branch_id, ToString(row.op), LogValue(request.url),
+               request.actor.empty() ? "unknown" : request.actor, LogValue(request.reason));
+  if (alerts_ != nullptr) alerts_->AdminAction(audit);
+  // Its next call goes to the new host at once, whatever the old host's circuit says.
+  if (settings_.gates != nullptr) settings_.gates->RetryNow(tx.global.gid);
+  scheduler_.Schedule(tx.global.gid, now);
   co_return Status::Ok();
 }
 

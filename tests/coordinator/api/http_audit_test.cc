@@ -13,6 +13,7 @@ namespace settle {
 namespace {
 
 using nlohmann::json;
+using testing::ClientWith;
 using testing::InProcessSettled;
 using testing::JsonClient;
 using testing::JsonResponse;
@@ -21,12 +22,6 @@ using testing::ParticipantServer;
 const std::string kReadToken = "audit-read-token-aaaaaaaaaaaa";
 const std::string kClientToken = "audit-client-token-bbbbbbbbbb";
 const std::string kAdminToken = "audit-admin-token-cccccccccccc";
-
-JsonClient ClientWith(int port, const std::string& token) {
-  JsonClient client(port);
-  client.SetHeader("Authorization", "Bearer " + token);
-  return client;
-}
 
 TEST_CASE("each admin action is audited with its actor and reason, and only when it took effect",
           "[http][audit]") {

@@ -18,6 +18,7 @@ namespace settle {
 namespace {
 
 using nlohmann::json;
+using testing::ClientWith;
 using testing::InProcessSettled;
 using testing::JsonClient;
 using testing::JsonResponse;
@@ -32,12 +33,6 @@ void WithNamedTokens(app::ServerConfig& config) {
               .AddFromText("read " + kReadToken + "  # Prometheus\n" + "client " + kClientToken +
                            "\n" + "admin " + kAdminToken + "  # on-call\n")
               .ok());
-}
-
-JsonClient ClientWith(int port, const std::string& token) {
-  JsonClient client(port);
-  client.SetHeader("Authorization", "Bearer " + token);
-  return client;
 }
 
 std::string HeaderOf(const JsonResponse& r, const std::string& name) {

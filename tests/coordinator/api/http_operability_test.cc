@@ -23,6 +23,7 @@ namespace {
 using testing::SampleValue;
 
 using nlohmann::json;
+using testing::ClientWith;
 using testing::InProcessSettled;
 using testing::JsonClient;
 using testing::JsonResponse;
@@ -36,12 +37,6 @@ void WithTokens(app::ServerConfig& config) {
   REQUIRE(config.api.tokens.Add(api::Access::kRead, kReadToken).ok());
   REQUIRE(config.api.tokens.Add(api::Access::kClient, kClientToken).ok());
   REQUIRE(config.api.tokens.Add(api::Access::kAdmin, kAdminToken).ok());
-}
-
-JsonClient ClientWith(int port, const std::string& token) {
-  JsonClient client(port);
-  if (!token.empty()) client.SetHeader("Authorization", "Bearer " + token);
-  return client;
 }
 
 json Saga(const std::string& gid, ParticipantServer& p) {

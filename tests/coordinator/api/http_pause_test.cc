@@ -14,6 +14,7 @@ namespace settle {
 namespace {
 
 using nlohmann::json;
+using testing::ClientWith;
 using testing::InProcessSettled;
 using testing::JsonClient;
 using testing::JsonResponse;
@@ -23,12 +24,6 @@ using testing::ScriptedAnswer;
 const std::string kReadToken = "pause-read-token-aaaaaaaaaaaaa";
 const std::string kClientToken = "pause-client-token-bbbbbbbbbbb";
 const std::string kAdminToken = "pause-admin-token-ccccccccccccc";
-
-JsonClient ClientWith(int port, const std::string& token) {
-  JsonClient client(port);
-  client.SetHeader("Authorization", "Bearer " + token);
-  return client;
-}
 
 TEST_CASE("a paused saga calls nobody until an operator resumes it, and both are shown",
           "[http][pause]") {

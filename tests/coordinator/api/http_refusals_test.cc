@@ -22,6 +22,7 @@ namespace settle {
 namespace {
 
 using nlohmann::json;
+using testing::ClientWith;
 using testing::InProcessSettled;
 using testing::JsonClient;
 using testing::JsonResponse;
@@ -39,12 +40,6 @@ void WithTokens(app::ServerConfig& config) {
               .AddFromText("read " + kReadToken + "  # dashboard\n" + "client " + kClientToken +
                            "  # ci\n" + "admin " + kAdminToken + "  # on-call\n")
               .ok());
-}
-
-JsonClient ClientWith(int port, const std::string& token) {
-  JsonClient client(port);
-  client.SetHeader("Authorization", "Bearer " + token);
-  return client;
 }
 
 std::string HeaderOf(const JsonResponse& r, const std::string& name) {

@@ -15,6 +15,7 @@ namespace settle {
 namespace {
 
 using nlohmann::json;
+using testing::ClientWith;
 using testing::InProcessSettled;
 using testing::JsonClient;
 using testing::ParticipantServer;
@@ -31,12 +32,6 @@ void Configure(app::ServerConfig& config) {
   // A failed call is retried long after the test is over: its branch stays pending.
   config.coordinator.retry_interval = std::chrono::seconds(60);
   config.retry.max_interval = std::chrono::seconds(600);
-}
-
-JsonClient ClientWith(int port, const std::string& token) {
-  JsonClient client(port);
-  client.SetHeader("Authorization", "Bearer " + token);
-  return client;
 }
 
 json Saga(const std::string& gid, const ParticipantServer& p) {

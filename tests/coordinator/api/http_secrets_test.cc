@@ -11,6 +11,7 @@ namespace settle {
 namespace {
 
 using nlohmann::json;
+using testing::ClientWith;
 using testing::InProcessSettled;
 using testing::JsonClient;
 using testing::JsonResponse;
@@ -26,12 +27,6 @@ void WithTokens(app::ServerConfig& config) {
               .AddFromText("read " + kReadToken + "  # dashboard\n" + "client " + kClientToken +
                            "  # orders\n" + "admin " + kAdminToken + "  # on-call\n")
               .ok());
-}
-
-JsonClient ClientWith(int port, const std::string& token) {
-  JsonClient client(port);
-  client.SetHeader("Authorization", "Bearer " + token);
-  return client;
 }
 
 // A TCC of the client's with a credential for its participants and a card number in a body.

@@ -72,6 +72,8 @@ class SyncCoordinator {
                 const std::string& actor = "on-call") {
     return Run(coordinator_.Resume(engine::PauseRequest{gid, reason, actor, {}}));
   }
+  Status Resolve(engine::ResolveRequest r) { return Run(coordinator_.Resolve(std::move(r))); }
+  Status Redirect(engine::RedirectRequest r) { return Run(coordinator_.Redirect(std::move(r))); }
   Status ResetNextCronTime(const std::string& gid) {
     return Run(coordinator_.ResetNextCronTime(engine::RetryNowRequest{gid}));
   }

@@ -138,6 +138,17 @@ struct ResumeGlobal {
   TimePoint at;
 };
 
+// An operator's redirect of one branch row (the participant moved): its url becomes `url` and
+// it is due at `at`, if it is still pending (status prepared). NotFound for an unknown row;
+// Conflict if it is not pending. Rows sharing its body keep sharing it.
+struct RedirectBranch {
+  std::string gid;
+  std::string branch_id;
+  BranchOp op = BranchOp::kAction;
+  std::string url;
+  TimePoint at;
+};
+
 // Stores an operator's action (the record's id is ignored and assigned by the store). Never
 // refused: it goes into the batch of the change it audits, whose own preconditions decide.
 struct RecordAudit {
@@ -180,11 +191,11 @@ struct DeleteTopic {
   std::string topic;
 };
 
-using WriteOp =
-    std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, ExpectGlobalType,
-                 ExpectBranchCount, LimitBranchRows, UpdateGlobal, UpdateBranch, RetryNow,
-                 DeleteFinished, Subscribe, Unsubscribe, DeleteTopic, ExpectCreator,
-                 ExpectTopicCreator, RecordAudit, DeleteAuditBefore, PauseGlobal, ResumeGlobal>;
+using WriteOp = std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, ExpectGlobalType,
+                             ExpectBranchCount, LimitBranchRows, UpdateGlobal, UpdateBranch,
+                             RetryNow, DeleteFinished, Subscribe, Unsubscribe, DeleteTopic,
+                             ExpectCreator, ExpectTopicCreator, RecordAudit, DeleteAuditBefore,
+                             PauseGlobal, ResumeGlobal, RedirectBranch>;
 
 // An ordered list of operations that the store applies atomically: all of them, or, if any
 // precondition fails or storage fails, none. Later operations see the effects of earlier ones.

@@ -47,6 +47,11 @@ Result<engine::ForceStopRequest> ParseForceStop(std::string_view body);
 // POST /api/admin/pause and /api/admin/resume: {"gid", "reason"}, nothing else (400 naming an
 // unknown member).
 Result<engine::PauseRequest> ParsePause(std::string_view body);
+// POST /api/admin/resolve: {"gid", "branch_id", "op", "outcome", "reason"}; POST
+// /api/admin/redirect: {"gid", "branch_id", "op", "url", "reason"}; every member a string, all
+// required (their values are the coordinator's to check), nothing else.
+Result<engine::ResolveRequest> ParseResolve(std::string_view body);
+Result<engine::RedirectRequest> ParseRedirect(std::string_view body);
 
 // The JSON inside other wire formats (the gRPC door's DtmRequest carries its steps and
 // custom_data as JSON strings), read by the same rules:

@@ -156,6 +156,18 @@ class Coordinator {
   // its pass starts at once. NotFound; Conflict if it is finished or not paused.
   asio::awaitable<Status> Resume(engine::PauseRequest request);
 
+  // Resolve by hand (docs/operations.md, "Resolving a branch by hand"): the pending call
+  // (branch_id, op) is stored as succeed or failed, as if its participant had answered so
+  // (engine::CheckResolution says which may be), audited in the same commit, and the
+  // transaction's pass starts at once. A pass whose call to it is out meanwhile loses its
+  // commit and reads the resolution. NotFound for an unknown gid or row; Conflict when it is
+  // not pending or the transaction finished; InvalidArgument naming the field.
+  asio::awaitable<Status> Resolve(engine::ResolveRequest request);
+  // Redirect: the pending call (branch_id, op) goes to `url` from now on, due at once
+  // (storage::RedirectBranch), audited with the old and new urls. The url is checked as a
+  // registration's (engine::CheckUrl). Errors as Resolve's.
+  asio::awaitable<Status> Redirect(engine::RedirectRequest request);
+
   // Stores an operator's action that changes nothing stored (a host's Retry now), stamped now.
   asio::awaitable<Status> RecordAudit(storage::AuditEntry entry);
   // The audit trail (docs/operations.md, "Audit trail"): operators' actions, newest first.
@@ -181,6 +193,14 @@ class Coordinator {
 
  private:
   engine::TransactionDefaults Defaults() const;
+  // The transaction `gid` and its row (branch_id, op) for an operator's action on it: NotFound
+  // for an unknown gid or row, InvalidArgument for a bad op, and the checks a reason must pass.
+  struct TargetRow {
+    storage::Transaction tx;
+    std::size_t row = 0;
+  };
+  asio::awaitable<Result<TargetRow>> LoadTargetRow(std::string gid, std::string branch_id,
+                                                   std::string op, std::string reason);
   // An audit entry of `action` stamped now, with no target and no parameters ("{}").
   storage::AuditEntry AuditOf(std::string action, std::string gid, std::string actor,
                               std::string reason) const;

@@ -141,6 +141,26 @@ struct PauseRequest {
   UnreadFields unread_fields;
 };
 
+// Settle's admin API: an operator resolves one pending branch call by hand, or redirects it to
+// another url (docs/operations.md). The reason is required.
+struct ResolveRequest {
+  std::string gid;
+  std::string branch_id;
+  std::string op;       // as the protocol names it: "confirm", "action", ...
+  std::string outcome;  // "succeed" or "failed"
+  std::string reason;
+  std::string actor;
+};
+
+struct RedirectRequest {
+  std::string gid;
+  std::string branch_id;
+  std::string op;
+  std::string url;
+  std::string reason;
+  std::string actor;
+};
+
 // TCC, XA or message.
 struct AbortRequest {
   std::string gid;

@@ -135,8 +135,11 @@ inline constexpr std::string_view kAuditRetryNow = "retry_now";
 inline constexpr std::string_view kAuditRetryHost = "retry_host";
 inline constexpr std::string_view kAuditPause = "pause";
 inline constexpr std::string_view kAuditResume = "resume";
-inline constexpr std::string_view kAuditActions[] = {kAuditForceStop, kAuditRetryNow,
-                                                     kAuditRetryHost, kAuditPause, kAuditResume};
+inline constexpr std::string_view kAuditResolve = "resolve";
+inline constexpr std::string_view kAuditRedirect = "redirect";
+inline constexpr std::string_view kAuditActions[] = {
+    kAuditForceStop, kAuditRetryNow, kAuditRetryHost, kAuditPause,
+    kAuditResume,    kAuditResolve,  kAuditRedirect};
 
 // One action an operator took through the admin API (docs/operations.md, "Audit trail"):
 // stored in the same commit as the action's own change, so that an action is audited exactly

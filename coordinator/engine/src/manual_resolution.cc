@@ -1,0 +1,48 @@
+#include "settle/engine/manual_resolution.h"
+
+#include <string>
+
+namespace settle::engine {
+
+std::optional<ResolvedAs> ParseResolvedAs(std::string_view text) {
+  if (text == "succeed") return ResolvedAs::kSucceed;
+  if (text == "failed") return ResolvedAs::kFailed;
+  return std::nullopt;
+}
+
+std::string_view ToString(ResolvedAs as) {
+  return as == ResolvedAs::kSucceed ? "succeed" : "failed";
+}
+
+Status CheckResolution(const storage::Transaction& tx, const storage::BranchRecord& row,
+                       ResolvedAs as) {
+  const std::string name = "branch " + row.branch_id + " (" + std::string(ToString(row.op)) +
+                           ") of gid " + tx.global.gid;
+  if (IsTerminal(tx.global.status)) {
+    return Status::Conflict("gid " + tx.global.gid + " is " +
+                            std::string(ToString(tx.global.status)) + ", already finished");
+  }
+  if (row.op == BranchOp::kTry || row.op == BranchOp::kMsg) {
+    return Status::InvalidArgument("op: a " + std::string(ToString(row.op)) +
+                                   " is not a call the coordinator makes to be resolved");
+  }
+  if (row.status != BranchStatus::kPrepared) {
+    return Status::Conflict(name + " is " + std::string(ToString(row.status)) +
+                            ", not pending: only a pending call can be resolved");
+  }
+  const bool saga_action = tx.global.trans_type == TransType::kSaga && row.op == BranchOp::kAction;
+  if (as == ResolvedAs::kFailed && !saga_action) {
+    return Status::InvalidArgument(
+        "outcome: a " + std::string(ToString(row.op)) +
+        " can only be resolved as succeed (a failed one is retried by design); only a saga's "
+        "action may be resolved as failed, which compensates");
+  }
+  return Status::Ok();
+}
+
+void ApplyResolution(storage::BranchRecord& row, ResolvedAs as, TimePoint now) {
+  row.status = as == ResolvedAs::kSucceed ? BranchStatus::kSucceed : BranchStatus::kFailed;
+  row.update_time = now;
+}
+
+}  // namespace settle::engine

@@ -1,0 +1,145 @@
+// Resolve and redirect over HTTP (docs/operations.md): POST /api/admin/resolve and
+// /api/admin/redirect for admin tokens only, every member required and checked by name, the
+// transaction going on at once, each audited. In-process settled, a real participant that
+// moved, real sockets.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "eventually.h"
+#include "in_process_settled.h"
+#include "participant_server.h"
+
+namespace settle {
+namespace {
+
+using nlohmann::json;
+using testing::ClientWith;
+using testing::InProcessSettled;
+using testing::JsonClient;
+using testing::JsonResponse;
+using testing::ParticipantServer;
+using testing::ScriptedAnswer;
+
+const std::string kReadToken = "resolve-read-token-aaaaaaaaaaa";
+const std::string kClientToken = "resolve-client-token-bbbbbbbbb";
+const std::string kAdminToken = "resolve-admin-token-ccccccccccc";
+
+void Tokens(app::ServerConfig& config) {
+  REQUIRE(config.api.tokens
+              .AddFromText("read " + kReadToken + "\nclient " + kClientToken + "\nadmin " +
+                           kAdminToken + "  # on-call\n")
+              .ok());
+  // A failed call is retried an hour later: only an operator moves these transactions on.
+  config.coordinator.retry_interval = std::chrono::hours(1);
+  config.retry.max_interval = std::chrono::hours(1);
+}
+
+TEST_CASE("a participant that moved: its saga is redirected and finishes at the new address",
+          "[http][redirect]") {
+  ParticipantServer old_host;
+  old_host.SetDefault("/action", ScriptedAnswer{503, "gone"});
+  ParticipantServer new_host;
+  InProcessSettled s(Tokens);
+  JsonClient client = ClientWith(s.port(), kClientToken);
+  JsonClient admin = ClientWith(s.port(), kAdminToken);
+  const json saga = {
+      {"gid", "order-1"},
+      {"trans_type", "saga"},
+      {"steps",
+       {{{"action", old_host.Url("/action")}, {"compensate", old_host.Url("/compensate")}}}},
+      {"payloads", {R"({"amount":30})"}}};
+  REQUIRE(client.PostJson("/api/settle/submit", saga).status == 200);
+  REQUIRE(old_host.WaitForCalls("/action", 1));
+
+  const auto redirect = [&](json body) { return admin.PostJson("/api/admin/redirect", body); };
+  const json good = {{"gid", "order-1"},
+                     {"branch_id", "01"},
+                     {"op", "action"},
+                     {"url", new_host.Url("/v2/action")},
+                     {"reason", "moved to the new cluster"}};
+  for (const char* member : {"gid", "branch_id", "op", "url", "reason"}) {
+    INFO(member);
+    json missing = good;
+    missing.erase(member);
+    const JsonResponse refused = redirect(missing);
+    CHECK(refused.status == 400);
+    CHECK_THAT(refused.json["message"].get<std::string>(), Catch::StartsWith(member));
+  }
+  json bad = good;
+  bad["url"] = new_host.Url("/v2/action?gid=order-2&op=confirm");
+  CHECK(redirect(bad).status == 400);
+  bad = good;
+  bad["op"] = "try";
+  CHECK(redirect(bad).status == 404);
+  bad = good;
+  bad["extra"] = 1;
+  CHECK_THAT(redirect(bad).json["message"].get<std::string>(),
+             Catch::StartsWith("extra: unknown member"));
+  CHECK(ClientWith(s.port(), kReadToken).PostJson("/api/admin/redirect", good).status == 403);
+  CHECK(client.PostJson("/api/admin/redirect", good).status == 403);
+
+  const JsonResponse done = redirect(good);
+  REQUIRE(done.status == 200);
+  CHECK(done.json["url"] == new_host.Url("/v2/action"));
+  REQUIRE(new_host.WaitForCalls("/v2/action", 1));
+  CHECK(new_host.CallsTo("/v2/action")[0].body == R"({"amount":30})");
+  REQUIRE(testing::Eventually([&] {
+    return admin.Get("/api/settle/query?gid=order-1").json["transaction"]["status"] == "succeed";
+  }));
+  CHECK(redirect(good).status == 409);  // done: nothing pending
+  const json entry = admin.Get("/api/admin/audit?action=redirect").json["entries"][0];
+  CHECK(entry["actor"] == "on-call");
+  CHECK(entry["parameters"]["from"] == old_host.Url("/action"));
+  CHECK(entry["parameters"]["to"] == new_host.Url("/v2/action"));
+}
+
+TEST_CASE("a confirm applied by hand is resolved over HTTP and the TCC succeeds",
+          "[http][resolve]") {
+  ParticipantServer bank;
+  bank.SetDefault("/confirm", ScriptedAnswer{500, "ledger bug"});
+  InProcessSettled s(Tokens);
+  JsonClient client = ClientWith(s.port(), kClientToken);
+  JsonClient admin = ClientWith(s.port(), kAdminToken);
+  REQUIRE(client.PostJson("/api/settle/prepare", {{"gid", "t1"}, {"trans_type", "tcc"}}).status ==
+          200);
+  REQUIRE(client
+              .PostJson("/api/settle/registerBranch", {{"gid", "t1"},
+                                                       {"trans_type", "tcc"},
+                                                       {"branch_id", "01"},
+                                                       {"data", "{}"},
+                                                       {"confirm", bank.Url("/confirm")},
+                                                       {"cancel", bank.Url("/cancel")}})
+              .status == 200);
+  REQUIRE(client.PostJson("/api/settle/submit", {{"gid", "t1"}, {"trans_type", "tcc"}}).status ==
+          200);
+  REQUIRE(bank.WaitForCalls("/confirm", 1));
+
+  json body = {{"gid", "t1"},
+               {"branch_id", "01"},
+               {"op", "confirm"},
+               {"outcome", "failed"},
+               {"reason", "applied by hand, OPS-12"}};
+  JsonResponse r = admin.PostJson("/api/admin/resolve", body);
+  CHECK(r.status == 400);
+  CHECK_THAT(r.json["message"].get<std::string>(), Catch::StartsWith("outcome: a confirm"));
+  body["outcome"] = "maybe";
+  CHECK(admin.PostJson("/api/admin/resolve", body).status == 400);
+  body["outcome"] = "succeed";
+  body["branch_id"] = "02";
+  CHECK(admin.PostJson("/api/admin/resolve", body).status == 404);
+  body["branch_id"] = "01";
+  CHECK(ClientWith(s.port(), kReadToken).PostJson("/api/admin/resolve", body).status == 403);
+  r = admin.PostJson("/api/admin/resolve", body);
+  REQUIRE(r.status == 200);
+  CHECK(r.json["outcome"] == "succeed");
+  REQUIRE(testing::Eventually([&] {
+    return admin.Get("/api/settle/query?gid=t1").json["transaction"]["status"] == "succeed";
+  }));
+  CHECK(bank.CountCalls("/confirm") == 1);
+  CHECK(admin.PostJson("/api/admin/resolve", body).status == 409);
+  CHECK(admin.Get("/api/admin/audit?action=resolve&gid=t1").json["entries"].size() == 1);
+}
+
+}  // namespace
+}  // namespace settle
