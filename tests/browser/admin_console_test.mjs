@@ -505,6 +505,24 @@ async function main() {
   assert.deepEqual((await page.locator('#audit tbody tr').first().locator('td').allTextContents()).slice(1),
                    ['on-call', 'redirect', 'moved to the new cluster']);
 
+  // A message that gave up delivering can be sent again, and says what that does.
+  const note = { gid: 'console-note-1', trans_type: 'msg', retry_limit: 1, steps: [{ action: participantBase + '/refuse' }],
+                 payloads: ['{}'] };
+  assert.equal((await api(base, tokens.client, 'POST', '/api/settle/submit', note)).status, 200);
+  await eventually('the message giving up', async () => (await query(base, 'console-note-1')).transaction.status === 'failed');
+  await page.goto(base + '/admin#gid=console-note-1');
+  await page.waitForSelector('#detail-fields[data-status="failed"]');
+  await page.waitForSelector('#resend:not([hidden])');
+  assert.ok(await page.isDisabled('#pause'), 'Pause is enabled for a finished transaction');
+  await page.click('#resend');
+  assert.match(await page.textContent('#pause-what'), /^Send console-note-1 again\? It becomes submitted/);
+  await page.fill('#pause-reason', 'receiver fixed, OPS-21');
+  await page.click('#pause-ok');
+  await page.waitForSelector('#action-result.ok');
+  await page.waitForSelector('#audit tbody tr');
+  assert.deepEqual((await page.locator('#audit tbody tr').first().locator('td').allTextContents()).slice(1),
+                   ['on-call', 'resend', 'receiver fixed, OPS-21']);
+
   assert.deepEqual(pageErrors, [], 'the console logged errors');
   clearTimeout(deadline);
   await cleanup();

@@ -366,6 +366,7 @@ function failuresCell(b) {
 // The calls an operator may resolve or redirect: pending ones the coordinator makes.
 let pendingCalls = [];
 let currentType = '';  // the shown transaction's trans_type
+let resendable = false;  // the shown transaction is a message that gave up delivering
 
 function showBranches(branches) {
   pendingCalls = branches.filter((b) => b.status === 'prepared' && b.op !== 'try' && b.op !== 'msg');
@@ -407,6 +408,11 @@ function showBranches(branches) {
 function updateActions(txStatus, paused) {
   const finished = txStatus === 'succeed' || txStatus === 'failed' || !txStatus;
   const allowed = levels.indexOf(access) >= levels.indexOf('admin');
+  // A message that gave up delivering can be sent again, finished as it is.
+  const resend = document.getElementById('resend');
+  resend.hidden = !resendable || !txStatus;
+  resend.disabled = !allowed;
+  resend.title = allowed ? '' : 'Needs admin access; this session has ' + access + ' access.';
   // Pause or Resume, whichever applies: the other is hidden.
   document.getElementById('pause').hidden = !!paused;
   document.getElementById('resume').hidden = !paused;
@@ -473,6 +479,7 @@ async function loadDetail() {
     const fields = document.getElementById('detail-fields');
     fields.replaceChildren(el('dd', status === 200 ? 'No such transaction (deleted by retention?)' : messageOf(status, json), 'error'));
     delete fields.dataset.status;
+    resendable = false;
     showBranches([]);
     showAudit([]);
     updateActions('');
@@ -491,6 +498,9 @@ async function loadDetail() {
     next = more.json.next_position || '';
   }
   currentType = json.transaction.trans_type;
+  const t = json.transaction;
+  resendable = t.trans_type === 'msg' && t.status === 'failed' && !t.force_stopped &&
+    branches.some((b) => b.op === 'action' && b.status === 'prepared');
   showFields(json.transaction);
   showAudit(json.transaction.audit || []);
   showBranches(branches);
@@ -592,24 +602,32 @@ document.addEventListener('DOMContentLoaded', () => {
   // Pause and resume say what will change and ask for a reason first.
   const pauseDialog = document.getElementById('confirm-pause');
   const pauseReason = document.getElementById('pause-reason');
-  let pausing = true;
-  const askPause = (pause) => {
-    pausing = pause;
-    document.getElementById('pause-what').textContent = pause
-      ? 'Pause ' + selectedGid + '? No branch is called, no retry is made and its timeout does not fire ' +
-        'until it is resumed; a call already out finishes and is recorded.'
-      : 'Resume ' + selectedGid + '? Every pending call of it is made at once, then retried as before.';
-    document.getElementById('pause-ok').textContent = pause ? 'Pause' : 'Resume';
+  let pausing = 'pause';
+  const askPause = (mode) => {
+    pausing = mode;
+    document.getElementById('pause-what').textContent = {
+      pause: 'Pause ' + selectedGid + '? No branch is called, no retry is made and its timeout does not fire ' +
+        'until it is resumed; a call already out finishes and is recorded.',
+      resume: 'Resume ' + selectedGid + '? Every pending call of it is made at once, then retried as before.',
+      resend: 'Send ' + selectedGid + ' again? It becomes submitted and each delivery that gave up is made ' +
+        'at once, its failures counted from zero (their history is kept); delivered steps are not sent again.',
+    }[mode];
+    document.getElementById('pause-ok').textContent = { pause: 'Pause', resume: 'Resume', resend: 'Send again' }[mode];
     pauseReason.value = '';
     pauseDialog.showModal();
   };
-  document.getElementById('pause').addEventListener('click', () => askPause(true));
-  document.getElementById('resume').addEventListener('click', () => askPause(false));
+  document.getElementById('pause').addEventListener('click', () => askPause('pause'));
+  document.getElementById('resume').addEventListener('click', () => askPause('resume'));
+  document.getElementById('resend').addEventListener('click', () => askPause('resend'));
   pauseDialog.addEventListener('close', () => {
     if (pauseDialog.returnValue === 'go') {
       const body = { reason: pauseReason.value.trim() };
-      if (pausing) act('/pause', body, 'Paused: nothing is called until it is resumed.', '/api/admin');
-      else act('/resume', body, 'Resumed: its pending calls are due now.', '/api/admin');
+      const done = {
+        pause: 'Paused: nothing is called until it is resumed.',
+        resume: 'Resumed: its pending calls are due now.',
+        resend: 'Sent again: its undelivered steps are due now.',
+      }[pausing];
+      act('/' + pausing, body, done, '/api/admin');
     }
     pauseDialog.returnValue = '';
   });

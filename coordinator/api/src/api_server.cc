@@ -669,6 +669,17 @@ void ApiServer::Impl::RegisterRoutes() {
         const Status s = co_await c.Redirect(std::move(*asked));
         co_return admin_answer(s, ok);
       }));
+  AddRoute(
+      "POST", "/api/admin/resend", Access::kAdmin,
+      CallerRouteHandler([&c, admin_answer](net::Request& req,
+                                            const Caller& caller) -> asio::awaitable<HttpAnswer> {
+        Result<engine::PauseRequest> asked = ParsePause(req.body);
+        if (!asked) co_return ToHttpAnswer(asked.status());
+        asked->actor = caller.name;
+        const nlohmann::json ok = {{"gid", asked->gid}, {"status", "submitted"}};
+        const Status s = co_await c.Resend(std::move(*asked));
+        co_return admin_answer(s, ok);
+      }));
   AddRoute("POST", "/api/admin/pause", Access::kAdmin, pause_route(true));
   AddRoute("POST", "/api/admin/resume", Access::kAdmin, pause_route(false));
   AddRoute("GET", "/api/admin/audit", Access::kRead,

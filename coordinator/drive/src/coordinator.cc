@@ -616,6 +616,37 @@ asio::awaitable<Status> Coordinator::Redirect(engine::RedirectRequest request) {
   co_return Status::Ok();
 }
 
+asio::awaitable<Status> Coordinator::Resend(engine::PauseRequest request) {
+  if (Status s = CheckServing(); !s.ok()) co_return s;
+  if (Status s = engine::CheckPause(request); !s.ok()) co_return s;
+  const std::string& gid = request.gid;
+  auto loaded = co_await store_.Load(gid);
+  if (!loaded) co_return loaded.status();
+  if (!loaded->has_value()) co_return NoSuchGid(gid);
+  storage::Transaction tx = std::move(**loaded);
+  if (Status s = engine::CheckResend(tx); !s.ok()) co_return s;
+  const TimePoint now = clock_.Now();
+  const std::vector<std::size_t> rows = engine::ApplyResend(tx, now);
+  storage::WriteBatch batch;
+  batch.Add(storage::UpdateGlobal{tx.global, GlobalStatus::kFailed});
+  for (std::size_t i : rows) {
+    batch.Add(storage::UpdateBranch{tx.branches[i], BranchStatus::kPrepared});
+  }
+  storage::AuditEntry audit =
+      AuditOf(std::string(storage::kAuditResend), gid, request.actor, request.reason);
+  audit.at = now;
+  batch.Add(storage::RecordAudit{audit});
+  const Status s = co_await store_.Commit(std::move(batch));
+  if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(gid);
+  if (!s.ok()) co_return s;
+  spdlog::warn("gid={} sent again by actor={}: {} undelivered; reason={}", gid,
+               request.actor.empty() ? "unknown" : request.actor, rows.size(),
+               LogValue(request.reason));
+  if (alerts_ != nullptr) alerts_->AdminAction(audit);
+  scheduler_.Schedule(gid, now);
+  co_return Status::Ok();
+}
+
 storage::AuditEntry Coordinator::AuditOf(std::string action, std::string gid, std::string actor,
                                          std::string reason) const {
   storage::AuditEntry entry;

@@ -99,6 +99,51 @@ Decision Deliver(const storage::Transaction& tx, TimePoint now) {
 
 }  // namespace
 
+Status CheckResend(const storage::Transaction& tx) {
+  const storage::GlobalRecord& g = tx.global;
+  const std::string gid = "gid " + g.gid;
+  if (g.trans_type != TransType::kMsg) {
+    return Status::Conflict(gid + " is a " + std::string(ToString(g.trans_type)) +
+                            " transaction: only a message that gave up is sent again");
+  }
+  if (g.status != GlobalStatus::kFailed) {
+    return Status::Conflict(gid + " is " + std::string(ToString(g.status)) +
+                            ": only a message that gave up delivering is sent again");
+  }
+  const bool undelivered =
+      std::any_of(tx.branches.begin(), tx.branches.end(), [](const storage::BranchRecord& b) {
+        return b.op == BranchOp::kAction && b.status == BranchStatus::kPrepared;
+      });
+  if (g.force_stopped || !undelivered) {
+    return Status::Conflict(gid + " did not give up delivering (" +
+                            (g.force_stopped ? std::string("an operator stopped it")
+                                             : std::string("it was never submitted")) +
+                            "): it is not sent again");
+  }
+  return Status::Ok();
+}
+
+std::vector<std::size_t> ApplyResend(storage::Transaction& tx, TimePoint now) {
+  storage::GlobalRecord& g = tx.global;
+  g.status = GlobalStatus::kSubmitted;
+  g.finish_time.reset();
+  g.rollback_time.reset();
+  g.rollback_reason.clear();
+  g.stuck = false;
+  g.next_cron_time = now;
+  g.update_time = now;
+  std::vector<std::size_t> changed;
+  for (std::size_t i = 0; i < tx.branches.size(); ++i) {
+    storage::BranchRecord& b = tx.branches[i];
+    if (b.op != BranchOp::kAction || b.status != BranchStatus::kPrepared) continue;
+    b.failures = 0;
+    b.next_retry_at = now;
+    b.update_time = now;
+    changed.push_back(i);
+  }
+  return changed;
+}
+
 Status CheckMsg(const std::vector<SagaStep>& steps, const std::vector<std::string>& payloads,
                 const std::string& query_prepared, bool preparing) {
   if (Status s = CheckStepCounts("a message", steps.size(), payloads.size()); !s.ok()) return s;

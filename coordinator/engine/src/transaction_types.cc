@@ -70,8 +70,7 @@ Status CheckForceStop(const ForceStopRequest& request) {
 Status CheckPause(const PauseRequest& request) {
   if (Status s = CheckGid(request.gid); !s.ok()) return s;
   if (request.reason.empty()) {
-    return Status::InvalidArgument(
-        "reason: required (why it is paused or resumed, for the audit trail)");
+    return Status::InvalidArgument("reason: required (why, for the audit trail)");
   }
   return CheckReason("reason", request.reason);
 }

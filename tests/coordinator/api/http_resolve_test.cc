@@ -141,5 +141,38 @@ TEST_CASE("a confirm applied by hand is resolved over HTTP and the TCC succeeds"
   CHECK(admin.Get("/api/admin/audit?action=resolve&gid=t1").json["entries"].size() == 1);
 }
 
+TEST_CASE("a message that gave up delivering is sent again over HTTP and delivered",
+          "[http][resend]") {
+  ParticipantServer receiver;
+  receiver.Script("/notify", {ScriptedAnswer{503, "down"}});
+  InProcessSettled s(Tokens);
+  JsonClient client = ClientWith(s.port(), kClientToken);
+  JsonClient admin = ClientWith(s.port(), kAdminToken);
+  const json msg = {{"gid", "note-1"},
+                    {"trans_type", "msg"},
+                    {"retry_limit", 1},
+                    {"steps", {{{"action", receiver.Url("/notify")}}}},
+                    {"payloads", {R"({"order":7})"}}};
+  REQUIRE(client.PostJson("/api/settle/submit", msg).status == 200);
+  REQUIRE(testing::Eventually([&] {
+    return admin.Get("/api/settle/query?gid=note-1").json["transaction"]["status"] == "failed";
+  }));
+  const json body = {{"gid", "note-1"}, {"reason", "receiver back, OPS-21"}};
+  CHECK(ClientWith(s.port(), kReadToken).PostJson("/api/admin/resend", body).status == 403);
+  CHECK(client.PostJson("/api/admin/resend", body).status == 403);
+  CHECK(admin.PostJson("/api/admin/resend", {{"gid", "note-1"}}).status == 400);
+  CHECK(admin.PostJson("/api/admin/resend", {{"gid", "nobody"}, {"reason", "x"}}).status == 404);
+  const JsonResponse sent = admin.PostJson("/api/admin/resend", body);
+  REQUIRE(sent.status == 200);
+  CHECK(sent.json == json{{"gid", "note-1"}, {"status", "submitted"}});
+  REQUIRE(testing::Eventually([&] {
+    return admin.Get("/api/settle/query?gid=note-1").json["transaction"]["status"] == "succeed";
+  }));
+  CHECK(receiver.CountCalls("/notify") == 2);
+  const JsonResponse again = admin.PostJson("/api/admin/resend", body);
+  CHECK(again.status == 409);
+  CHECK(admin.Get("/api/admin/audit?action=resend").json["entries"].size() == 1);
+}
+
 }  // namespace
 }  // namespace settle

@@ -205,6 +205,53 @@ TEST_CASE("best-effort notification: with retry_limit the message gives up, fail
   CHECK(h.caller().CallNames() == Names{"01:action", "02:action", "02:action", "02:action"});
 }
 
+TEST_CASE("a message that gave up is sent again by an operator and delivered",
+          "[coordinator][msg][resend]") {
+  CoordinatorHarness h;
+  engine::RequestOptions options;
+  options.retry_limit = 2;
+  h.caller().Script("02", BranchOp::kAction,
+                    {Unknown("connection refused"), Unknown("connection refused")});
+  REQUIRE(h.coordinator().Submit(SubmitMsg("m1", {"http://p/a", "http://p/b"}, options)).ok());
+  h.Advance(kSecond);
+  REQUIRE(h.StatusOf("m1") == GlobalStatus::kFailed);
+  const engine::PauseRequest again{"m1", "receiver fixed, OPS-21", "on-call", {}};
+  REQUIRE(h.coordinator().Resend(again).ok());
+  // The undelivered step is called at once; the delivered one is not called again.
+  CHECK(h.caller().CallNames() == Names{"01:action", "02:action", "02:action", "02:action"});
+  auto tx = h.Load("m1");
+  CHECK(tx.global.status == GlobalStatus::kSucceed);
+  CHECK(tx.global.rollback_reason.empty());
+  CHECK(RowOf(tx, "02", BranchOp::kAction).failed_attempts.size() == 2);  // history kept
+  auto page = h.store().ListAudit(storage::AuditQuery{});
+  REQUIRE(page);
+  REQUIRE(page->entries.size() == 1);
+  CHECK(page->entries[0].action == "resend");
+  // Delivered: there is nothing to send again.
+  CHECK(h.coordinator().Resend(again).code() == StatusCode::kConflict);
+}
+
+TEST_CASE("only a message that gave up is sent again", "[coordinator][msg][resend]") {
+  CoordinatorHarness h;
+  h.caller().Script("01", BranchOp::kAction, {Unknown()});
+  REQUIRE(h.coordinator().Submit(SubmitMsg("pending", {"http://p/a"})).ok());
+  const auto resend = [&h](const std::string& gid, const std::string& reason = "why") {
+    return h.coordinator().Resend(engine::PauseRequest{gid, reason, "on-call", {}});
+  };
+  CHECK(resend("nobody").code() == StatusCode::kNotFound);
+  CHECK_THAT(resend("pending").message(), Catch::Contains("is submitted"));
+  CHECK_THAT(resend("pending", "").message(), Catch::StartsWith("reason: required"));
+  REQUIRE(h.coordinator().ForceStop("pending", "not needed").ok());
+  CHECK_THAT(resend("pending").message(), Catch::Contains("an operator stopped it"));
+  engine::SubmitRequest saga{"saga", TransType::kSaga, {}, {}};
+  saga.steps.push_back({"http://p/action", "http://p/compensate"});
+  saga.payloads.push_back("{}");
+  h.caller().Script("01", BranchOp::kAction, {testing::Failure()});
+  REQUIRE(h.coordinator().Submit(saga).ok());
+  REQUIRE(h.StatusOf("saga") == GlobalStatus::kFailed);
+  CHECK_THAT(resend("saga").message(), Catch::Contains("is a saga transaction"));
+}
+
 TEST_CASE("custom_data's delay holds the first delivery back", "[coordinator][msg]") {
   CoordinatorHarness h;
   engine::RequestOptions options;

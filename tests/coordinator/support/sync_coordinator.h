@@ -74,6 +74,7 @@ class SyncCoordinator {
   }
   Status Resolve(engine::ResolveRequest r) { return Run(coordinator_.Resolve(std::move(r))); }
   Status Redirect(engine::RedirectRequest r) { return Run(coordinator_.Redirect(std::move(r))); }
+  Status Resend(engine::PauseRequest r) { return Run(coordinator_.Resend(std::move(r))); }
   Status ResetNextCronTime(const std::string& gid) {
     return Run(coordinator_.ResetNextCronTime(engine::RetryNowRequest{gid}));
   }

@@ -168,6 +168,11 @@ class Coordinator {
   // registration's (engine::CheckUrl). Errors as Resolve's.
   asio::awaitable<Status> Redirect(engine::RedirectRequest request);
 
+  // Send again a message that gave up delivering (engine::CheckResend): submitted again with
+  // its undelivered rows due now and their failure counts started over, audited, driven at
+  // once. NotFound; Conflict when it is not such a message (or changed meanwhile).
+  asio::awaitable<Status> Resend(engine::PauseRequest request);
+
   // Stores an operator's action that changes nothing stored (a host's Retry now), stamped now.
   asio::awaitable<Status> RecordAudit(storage::AuditEntry entry);
   // The audit trail (docs/operations.md, "Audit trail"): operators' actions, newest first.

@@ -55,4 +55,12 @@ Status CheckUnsubscription(const SubscribeRequest& request);
 //   failed retry_limit times in a row ends the message failed (best-effort notification).
 Decision DecideMsg(const storage::Transaction& tx, TimePoint now);
 
+// A message that gave up delivering (retry_limit: failed, a delivery still pending), sent again
+// by an operator (docs/operations.md): OK, or Conflict saying why it cannot be (not a message,
+// not failed, failed for another reason: its back-check, a force stop).
+Status CheckResend(const storage::Transaction& tx);
+// The message submitted again, due `now`: its undelivered rows' failure counts start over (their
+// history kept), its failure's reason and times cleared. Returns the indexes of the rows changed.
+std::vector<std::size_t> ApplyResend(storage::Transaction& tx, TimePoint now);
+
 }  // namespace settle::engine

@@ -137,9 +137,10 @@ inline constexpr std::string_view kAuditPause = "pause";
 inline constexpr std::string_view kAuditResume = "resume";
 inline constexpr std::string_view kAuditResolve = "resolve";
 inline constexpr std::string_view kAuditRedirect = "redirect";
+inline constexpr std::string_view kAuditResend = "resend";
 inline constexpr std::string_view kAuditActions[] = {
     kAuditForceStop, kAuditRetryNow, kAuditRetryHost, kAuditPause,
-    kAuditResume,    kAuditResolve,  kAuditRedirect};
+    kAuditResume,    kAuditResolve,  kAuditRedirect,  kAuditResend};
 
 // One action an operator took through the admin API (docs/operations.md, "Audit trail"):
 // stored in the same commit as the action's own change, so that an action is audited exactly
