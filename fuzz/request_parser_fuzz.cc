@@ -72,7 +72,10 @@ bool NamesAField(const std::string& message) {
                                                  "create_time_end",
                                                  "createTimeStart",
                                                  "createTimeEnd",
-                                                 "host"};
+                                                 "host",
+                                                 "paused",
+                                                 "op",
+                                                 "outcome"};
   for (std::string_view field : kFields) {
     if (message.size() > field.size() && message.compare(0, field.size(), field) == 0) {
       const char next = message[field.size()];
@@ -232,6 +235,41 @@ void FuzzListQuery(std::string_view query) {
   }
 }
 
+// The admin API's bodies (pause, resume, resend; resolve; redirect): an object of required
+// string members and nothing else. A refusal names its field, or the unknown member it found.
+template <typename T>
+void CheckAdminFailure(const Result<T>& result) {
+  if (result) return;
+  FUZZ_CHECK(result.status().code() == StatusCode::kInvalidArgument);
+  const std::string& message = result.status().message();
+  FUZZ_CHECK(NamesAField(message) ||
+             message.find(": unknown member; expected only ") != std::string::npos);
+}
+
+void FuzzAdminBodies(std::string_view body) {
+  const auto pause = api::ParsePause(body);
+  CheckAdminFailure(pause);
+  if (pause) {
+    const Status checked = engine::CheckPause(*pause);
+    if (!checked.ok()) FUZZ_CHECK(NamesAField(checked.message()));
+    if (checked.ok()) {
+      FUZZ_CHECK(IsValidGid(pause->gid));
+      FUZZ_CHECK(!pause->reason.empty() && pause->reason.size() <= kMaxReasonLength);
+    }
+    FUZZ_CHECK(pause->actor.empty());
+  }
+  const auto resolve = api::ParseResolve(body);
+  CheckAdminFailure(resolve);
+  if (resolve) FUZZ_CHECK(resolve->actor.empty());
+  const auto redirect = api::ParseRedirect(body);
+  CheckAdminFailure(redirect);
+  if (redirect) {
+    FUZZ_CHECK(redirect->actor.empty());
+    const Status url = engine::CheckUrl("url", redirect->url, true);
+    if (!url.ok()) FUZZ_CHECK(NamesAField(url.message()));
+  }
+}
+
 }  // namespace
 }  // namespace settle::fuzz
 
@@ -240,7 +278,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Input input(data, size);
   const std::uint8_t selector = input.Byte();
   const std::string_view text = input.rest();
-  switch (selector % 7) {
+  switch (selector % 8) {
     case 0:
       FuzzSubmit(text);
       break;
@@ -261,6 +299,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     case 6:
       FuzzQueryGid(text);
+      break;
+    case 7:
+      FuzzAdminBodies(text);
       break;
   }
   return 0;

@@ -834,9 +834,9 @@ void ApiServer::Impl::RegisterRoutes() {
                 auto tx = co_await c.Query(*gid, RequesterOf(caller));
                 if (!tx) co_return ToHttpAnswer(tx.status());
                 // Operators see what operators did to it (a client sees its own transactions,
-                // not who on the operators' side acted on them).
+                // not who on the operators' side acted on them), on the first page only.
                 std::optional<storage::AuditPage> audit;
-                if (tx->has_value() && ShowsAudit(caller)) {
+                if (tx->has_value() && ShowsAudit(caller) && *position == 0) {
                   storage::AuditQuery of_gid;
                   of_gid.gid = *gid;
                   auto read = co_await c.ListAudit(std::move(of_gid));

@@ -424,18 +424,19 @@ asio::awaitable<Status> Coordinator::ForceStop(engine::ForceStopRequest request)
   if (!request.reason.empty()) reason += ": " + request.reason;
   std::optional<engine::Repeat> no_repeat;
   engine::Requester operator_;  // admin only: every transaction
-  std::optional<storage::AuditEntry> audit =
+  storage::AuditEntry audit =
       AuditOf(std::string(storage::kAuditForceStop), gid, request.actor, request.reason);
+  std::optional<storage::AuditEntry> stored_audit = audit;
   const auto changed =
       co_await ChangeStatus(gid, std::nullopt, std::move(from), GlobalStatus::kFailed, std::nullopt,
-                            reason, true, no_repeat, std::move(operator_), std::move(audit));
+                            reason, true, no_repeat, std::move(operator_), std::move(stored_audit));
   if (!changed) co_return changed.status();
   spdlog::warn("gid={} force-stopped by actor={}; retries stop; reason={}", gid,
                request.actor.empty() ? "unknown" : request.actor, LogValue(request.reason));
-  if (alerts_ != nullptr) {
-    storage::AuditEntry done =
-        AuditOf(std::string(storage::kAuditForceStop), gid, request.actor, request.reason);
-    alerts_->AdminAction(done);
+  // The entry as stored: ChangeStatus stamps it with the change's time.
+  if (alerts_ != nullptr && changed->has_value()) {
+    audit.at = (*changed)->global.update_time;
+    alerts_->AdminAction(audit);
   }
   if (settings_.gates != nullptr) settings_.gates->Forget(gid);  // it waits for no host now
   scheduler_.Schedule(gid, clock_.Now());                        // lets the scheduler forget it

@@ -104,6 +104,9 @@ TEST_CASE("each admin action is audited with its actor and reason, and only when
   CHECK(json::parse(alerts[0].body)["action"] == "retry_now");
   CHECK(json::parse(alerts[1].body)["action"] == "force_stop");
   CHECK(json::parse(alerts[1].body)["actor"] == "on-call");
+  // The entry as stored, its time included.
+  CHECK(json::parse(alerts[1].body)["at"] == stop["at"]);
+  CHECK(json::parse(alerts[0].body)["at"] == retry["at"]);
 }
 
 }  // namespace
