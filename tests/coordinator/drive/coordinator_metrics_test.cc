@@ -7,6 +7,7 @@
 #include <string>
 
 #include "coordinator_harness.h"
+#include "saga_requests.h"
 #include "settle/app/webhook_alerts.h"
 
 namespace settle::drive {
@@ -14,18 +15,10 @@ namespace {
 
 using testing::CoordinatorHarness;
 using testing::Failure;
+using testing::Saga;
 using testing::Unknown;
 
 constexpr Duration kSecond{1000};
-
-engine::SubmitRequest Saga(const std::string& gid, int steps) {
-  engine::SubmitRequest r{gid, TransType::kSaga, {}, {}};
-  for (int i = 0; i < steps; ++i) {
-    r.steps.push_back({"http://p/action", "http://p/compensate"});
-    r.payloads.push_back(R"({"amount":30})");
-  }
-  return r;
-}
 
 std::string Render(const CoordinatorMetrics& metrics) {
   metrics::PrometheusText out;

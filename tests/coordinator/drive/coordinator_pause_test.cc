@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "coordinator_harness.h"
+#include "saga_requests.h"
 #include "settle/drive/coordinator.h"
 #include "transaction_builder.h"
 
@@ -15,19 +16,11 @@ namespace settle::drive {
 namespace {
 
 using testing::CoordinatorHarness;
+using testing::Saga;
 using testing::Unknown;
 using Names = std::vector<std::string>;
 
 constexpr Duration kHour{3'600'000};
-
-engine::SubmitRequest Saga(const std::string& gid, int steps) {
-  engine::SubmitRequest r{gid, TransType::kSaga, {}, {}};
-  for (int i = 0; i < steps; ++i) {
-    r.steps.push_back({"http://p/action", "http://p/compensate"});
-    r.payloads.push_back(R"({"amount":30})");
-  }
-  return r;
-}
 
 engine::RegisterBranchRequest Branch(const std::string& gid, const std::string& id) {
   return {gid, id, R"({"amount":30})", "http://p/confirm" + id, "http://p/cancel" + id};

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "coordinator_harness.h"
+#include "saga_requests.h"
 #include "transaction_builder.h"
 
 namespace settle::drive {
@@ -17,6 +18,7 @@ namespace {
 using testing::CoordinatorHarness;
 using testing::Failure;
 using testing::Ongoing;
+using testing::Saga;
 using testing::Unknown;
 using Names = std::vector<std::string>;
 
@@ -33,15 +35,6 @@ void StartTcc(CoordinatorHarness& h, const std::string& gid, int branches,
   for (int i = 1; i <= branches; ++i) {
     REQUIRE(h.coordinator().RegisterBranch(Branch(gid, BranchIdForIndex(i - 1))).ok());
   }
-}
-
-engine::SubmitRequest Saga(const std::string& gid, int steps, engine::RequestOptions options = {}) {
-  engine::SubmitRequest r{gid, TransType::kSaga, options, {}};
-  for (int i = 0; i < steps; ++i) {
-    r.steps.push_back({"http://p/action", "http://p/compensate"});
-    r.payloads.push_back(R"({"amount":30})");
-  }
-  return r;
 }
 
 engine::SubmitRequest TccSubmit(const std::string& gid, bool wait_result = false) {
