@@ -552,9 +552,9 @@ asio::awaitable<Status> Coordinator::Resolve(engine::ResolveRequest request) {
   auto target = co_await LoadTargetRow(request.gid, request.branch_id, request.op, request.reason);
   if (!target) co_return target.status();
   const storage::Transaction& tx = target->tx;
-  storage::BranchRecord row = tx.branches[target->row];
-  if (Status s = engine::CheckResolution(tx, row, *as); !s.ok()) co_return s;
   const TimePoint now = clock_.Now();
+  if (Status s = engine::CheckResolution(tx, target->row, *as, now); !s.ok()) co_return s;
+  storage::BranchRecord row = tx.branches[target->row];
   engine::ApplyResolution(row, *as, now);
   storage::WriteBatch batch;
   // Serialized with a status change as a pass's write is; the row's own compare-and-set with

@@ -1,6 +1,10 @@
 #include "settle/engine/manual_resolution.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
+
+#include "settle/engine/decision.h"
 
 namespace settle::engine {
 
@@ -14,8 +18,9 @@ std::string_view ToString(ResolvedAs as) {
   return as == ResolvedAs::kSucceed ? "succeed" : "failed";
 }
 
-Status CheckResolution(const storage::Transaction& tx, const storage::BranchRecord& row,
-                       ResolvedAs as) {
+Status CheckResolution(const storage::Transaction& tx, std::size_t index, ResolvedAs as,
+                       TimePoint now) {
+  const storage::BranchRecord& row = tx.branches[index];
   const std::string name = "branch " + row.branch_id + " (" + std::string(ToString(row.op)) +
                            ") of gid " + tx.global.gid;
   if (IsTerminal(tx.global.status)) {
@@ -29,6 +34,14 @@ Status CheckResolution(const storage::Transaction& tx, const storage::BranchReco
   if (row.status != BranchStatus::kPrepared) {
     return Status::Conflict(name + " is " + std::string(ToString(row.status)) +
                             ", not pending: only a pending call can be resolved");
+  }
+  if (row.attempts == 0) {
+    const std::vector<std::size_t> due = Decide(tx, now).calls;
+    if (std::find(due.begin(), due.end(), index) == due.end()) {
+      return Status::Conflict(name + " is not pending: the transaction has not reached it (" +
+                              std::string(ToString(tx.global.status)) +
+                              "), and resolving it would skip a call it may still need");
+    }
   }
   const bool saga_action = tx.global.trans_type == TransType::kSaga && row.op == BranchOp::kAction;
   if (as == ResolvedAs::kFailed && !saga_action) {

@@ -139,6 +139,27 @@ TEST_CASE("resolve refuses what it cannot do, by name", "[coordinator][resolve]"
   CHECK(Resolve(h, "s1", "01", "compensate", "succeed").code() == StatusCode::kConflict);
 }
 
+TEST_CASE("a call the transaction has not reached cannot be resolved", "[coordinator][resolve]") {
+  CoordinatorHarness h;
+  // A saga retrying its first step: its second step and every compensate are not reached.
+  h.caller().Script("01", BranchOp::kAction, {Unknown()});
+  REQUIRE(h.coordinator().Submit(Saga("s1", 2)).ok());
+  for (const auto& [branch, op] :
+       {std::pair{"02", "action"}, {"01", "compensate"}, {"02", "compensate"}}) {
+    INFO(branch << " " << op);
+    const Status refused = Resolve(h, "s1", branch, op, "succeed");
+    CHECK(refused.code() == StatusCode::kConflict);
+    CHECK_THAT(refused.message(), Catch::Contains("has not reached it"));
+  }
+  // A TCC's confirm before its submit: the client may still abort.
+  StartTcc(h, "t1");
+  CHECK(Resolve(h, "t1", "01", "confirm", "succeed").code() == StatusCode::kConflict);
+  CHECK(Resolve(h, "t1", "01", "cancel", "succeed").code() == StatusCode::kConflict);
+  CHECK(h.StatusOf("t1") == GlobalStatus::kPrepared);
+  // The retried first step is pending, reached.
+  CHECK(Resolve(h, "s1", "01", "action", "succeed").ok());
+}
+
 TEST_CASE("a redirected call goes to its new url at once, and only a pending one may be",
           "[coordinator][redirect]") {
   CoordinatorHarness h;
