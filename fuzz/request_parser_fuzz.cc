@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "fuzz_support.h"
+#include "settle/api/bulk_request_parser.h"
 #include "settle/api/request_parser.h"
 #include "settle/core/ascii.h"
 #include "settle/core/grpc_target.h"
@@ -75,7 +76,14 @@ bool NamesAField(const std::string& message) {
                                                  "host",
                                                  "paused",
                                                  "op",
-                                                 "outcome"};
+                                                 "outcome",
+                                                 "action",
+                                                 "filter",
+                                                 "all",
+                                                 "dry_run",
+                                                 "from",
+                                                 "to",
+                                                 "id"};
   for (std::string_view field : kFields) {
     if (message.size() > field.size() && message.compare(0, field.size(), field) == 0) {
       const char next = message[field.size()];
@@ -268,6 +276,23 @@ void FuzzAdminBodies(std::string_view body) {
     const Status url = engine::CheckUrl("url", redirect->url, true);
     if (!url.ok()) FUZZ_CHECK(NamesAField(url.message()));
   }
+  // A bulk action: what it acts on is never "everything" by accident, a redirect filters on
+  // its own from, and the filter a job stores reads back as it was.
+  const auto bulk = api::ParseBulk(body, FromUnixMillis(1'800'000'000'000));
+  CheckAdminFailure(bulk);
+  if (bulk) {
+    const drive::BulkRequest& r = bulk->request;
+    FUZZ_CHECK(r.actor.empty());
+    FUZZ_CHECK(r.all || !drive::FilterIsEmpty(r.filter));
+    FUZZ_CHECK(bulk->dry_run || !r.reason.empty());
+    if (r.action == drive::BulkAction::kRedirect) {
+      FUZZ_CHECK(!r.from.empty() && r.from != r.to && r.filter.host == r.from);
+    }
+    const auto stored = drive::DecodeFilter(drive::EncodeFilter(r.filter));
+    FUZZ_CHECK(stored.ok());
+    if (stored) FUZZ_CHECK(drive::EncodeFilter(*stored) == drive::EncodeFilter(r.filter));
+  }
+  CheckAdminFailure(api::ParseJobAsk(body));
 }
 
 }  // namespace

@@ -197,6 +197,51 @@ Result<json> Encode(const RedirectBranch& op) {
               {"url", op.url},       {"at", ToUnixMillis(op.at)}};
 }
 
+// Bulk jobs (schema version 11): settle_op_ij, _aj, _cj and _dj; texts as hex, as the audit
+// trail's.
+Result<json> Encode(const InsertJob& op) {
+  const BulkJob& j = op.job;
+  if (Status s = CheckText("id", j.id); !s.ok()) return s;
+  if (Status s = CheckText("action", j.action); !s.ok()) return s;
+  return json{{"t", "ij"},
+              {"id", j.id},
+              {"ca", ToUnixMillis(j.created_at)},
+              {"ua", ToUnixMillis(j.updated_at)},
+              {"ac", Hex(j.actor)},
+              {"act", j.action},
+              {"fl", Hex(j.filter)},
+              {"pm", Hex(j.parameters)},
+              {"rs", Hex(j.reason)},
+              {"cur", j.cursor},
+              {"mt", j.matched},
+              {"acd", j.acted},
+              {"sk", j.skipped},
+              {"ls", Hex(j.last_skip)},
+              {"st", ToString(j.state)}};
+}
+
+Result<json> Encode(const AdvanceJob& op) {
+  if (Status s = CheckText("id", op.id); !s.ok()) return s;
+  return json{{"t", "aj"},
+              {"id", op.id},
+              {"exp", op.expected_cursor},
+              {"cur", op.cursor},
+              {"acd", op.acted},
+              {"sk", op.skipped},
+              {"ls", Hex(op.last_skip)},
+              {"st", ToString(op.state)},
+              {"at", ToUnixMillis(op.at)}};
+}
+
+Result<json> Encode(const CancelJob& op) {
+  if (Status s = CheckText("id", op.id); !s.ok()) return s;
+  return json{{"t", "cj"}, {"id", op.id}, {"at", ToUnixMillis(op.at)}};
+}
+
+Result<json> Encode(const DeleteJobsBefore& op) {
+  return json{{"t", "dj"}, {"cutoff", ToUnixMillis(op.cutoff)}};
+}
+
 Result<json> Encode(const ResumeGlobal& op) {
   if (Status s = CheckText("gid", op.gid); !s.ok()) return s;
   return json{{"t", "re"}, {"gid", op.gid}, {"at", ToUnixMillis(op.at)}};

@@ -89,5 +89,13 @@ extern const char* const kPgMigration9;
 // Version 10 adds settle_op_rd (RedirectBranch, 'rd'): an operator's new url for a pending
 // branch row. No table changes (SQLite needs no new version for it).
 extern const char* const kPgMigration10;
+//
+// Version 11 adds bulk jobs, as SQLite's version 11: bulk_jobs holds one row per job
+// (records.h BulkJob; actor, filter, parameters, reason and last_skip as BYTEA: whatever bytes
+// they hold; id in the "C" collation, so that jobs created in the same millisecond list in
+// SQLite's order), and settle_op_ij (InsertJob, 'ij'), settle_op_aj (AdvanceJob, 'aj'),
+// settle_op_cj (CancelJob, 'cj') and settle_op_dj (DeleteJobsBefore, 'dj'), which
+// settle_apply_group's router hands them to.
+extern const char* const kPgMigration11;
 
 }  // namespace settle::storage

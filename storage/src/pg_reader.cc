@@ -57,6 +57,22 @@ constexpr std::string_view kSelectSubscribers =
 constexpr std::string_view kSelectTopics =
     "SELECT topic, url, remark, create_time, creator FROM topic_subscriber ORDER BY topic, seq";
 
+// Bulk jobs (schema version 11), the latest created first: id's "C" collation breaks ties in
+// byte order, as SQLite does.
+#define SETTLE_JOB_COLUMNS                                                                   \
+  "id, created_at, updated_at, actor, action, filter, parameters, reason, cursor, matched, " \
+  "acted, skipped, last_skip, state"
+
+constexpr std::string_view kSelectJob =
+    "SELECT " SETTLE_JOB_COLUMNS " FROM bulk_jobs WHERE id = $1::text";
+constexpr std::string_view kSelectJobs = "SELECT " SETTLE_JOB_COLUMNS
+                                         " FROM bulk_jobs ORDER BY created_at DESC, id DESC "
+                                         "LIMIT $1::bigint";
+constexpr std::string_view kSelectRunningJobs =
+    "SELECT " SETTLE_JOB_COLUMNS
+    " FROM bulk_jobs WHERE state = 'running' ORDER BY created_at DESC, id DESC LIMIT $1::bigint";
+#undef SETTLE_JOB_COLUMNS
+
 // What each creator's unfinished transactions hold (CreatorUsage), in bytes as stored
 // (schema version 6).
 #define SETTLE_USAGE_SQL(where)                                                           \
@@ -145,6 +161,31 @@ Result<BranchRecord> ReadBranch(const std::string& gid, const db::PgResult& rows
 Subscriber ReadSubscriber(const db::PgResult& rows, int row, int first) {
   return Subscriber{rows.Text(row, first), rows.Bytes(row, first + 1),
                     FromUnixMillis(rows.Int(row, first + 2)), rows.Text(row, first + 3)};
+}
+
+// A row of kSelectJob, kSelectJobs or kSelectRunningJobs.
+Result<BulkJob> ReadJob(const db::PgResult& rows, int row) {
+  BulkJob j;
+  j.id = rows.Text(row, 0);
+  j.created_at = FromUnixMillis(rows.Int(row, 1));
+  j.updated_at = FromUnixMillis(rows.Int(row, 2));
+  j.actor = rows.Bytes(row, 3);
+  j.action = rows.Text(row, 4);
+  j.filter = rows.Bytes(row, 5);
+  j.parameters = rows.Bytes(row, 6);
+  j.reason = rows.Bytes(row, 7);
+  j.cursor = rows.Int(row, 8);
+  j.matched = rows.Int(row, 9);
+  j.acted = rows.Int(row, 10);
+  j.skipped = rows.Int(row, 11);
+  j.last_skip = rows.Bytes(row, 12);
+  const std::string state = rows.Text(row, 13);
+  std::optional<JobState> parsed = ParseJobState(state);
+  if (!parsed) {
+    return Status::Internal("stored job " + j.id + " is corrupt: unknown state '" + state + "'");
+  }
+  j.state = *parsed;
+  return j;
 }
 
 // The WHERE clause of List's indexed filters (status, trans_type, stuck, creator, before_id) on
@@ -458,6 +499,37 @@ Result<std::vector<Topic>> PgReader::ListTopics() {
     topics.back().subscribers.push_back(ReadSubscriber(*rows, row, 1));
   }
   return topics;
+}
+
+Result<std::optional<BulkJob>> PgReader::LoadJob(const std::string& id) {
+  Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
+  if (!c) return c.status();
+  Result<db::PgResult> rows = (**c)->Query(kSelectJob, db::PgParams().Text(id));
+  if (!rows) return rows.status();
+  if (rows->rows() == 0) return std::optional<BulkJob>();
+  Result<BulkJob> job = ReadJob(*rows, 0);
+  if (!job) return job.status();
+  return std::optional<BulkJob>(std::move(job).value());
+}
+
+Result<std::vector<BulkJob>> PgReader::ListJobs(std::size_t limit, bool running_only) {
+  if (limit < 1 || limit > kMaxListLimit) {
+    return Status::InvalidArgument("limit: must be 1.." + std::to_string(kMaxListLimit) + ", got " +
+                                   std::to_string(limit));
+  }
+  Result<std::unique_ptr<db::PgPool::Lease>> c = pool_.Acquire();
+  if (!c) return c.status();
+  Result<db::PgResult> rows = (**c)->Query(running_only ? kSelectRunningJobs : kSelectJobs,
+                                           db::PgParams().Int(static_cast<std::int64_t>(limit)));
+  if (!rows) return rows.status();
+  std::vector<BulkJob> jobs;
+  jobs.reserve(static_cast<std::size_t>(rows->rows()));
+  for (int row = 0; row < rows->rows(); ++row) {
+    Result<BulkJob> job = ReadJob(*rows, row);
+    if (!job) return job.status();
+    jobs.push_back(std::move(job).value());
+  }
+  return jobs;
 }
 
 }  // namespace settle::storage

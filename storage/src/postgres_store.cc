@@ -146,6 +146,14 @@ Result<AuditPage> PostgresStore::ListAudit(const AuditQuery& query) {
   return impl_->reader().ListAudit(query);
 }
 
+Result<std::optional<BulkJob>> PostgresStore::LoadJob(const std::string& id) {
+  return impl_->reader().LoadJob(id);
+}
+
+Result<std::vector<BulkJob>> PostgresStore::ListJobs(std::size_t limit, bool running_only) {
+  return impl_->reader().ListJobs(limit, running_only);
+}
+
 StoreStats PostgresStore::Stats() const { return impl_->committer().Stats(); }
 
 InstanceLeases& PostgresStore::leases() { return impl_->leases(); }

@@ -62,7 +62,13 @@ namespace {
 // Version 10 adds pause and resume (GlobalRecord::paused): paused_at (NULL: not paused),
 // paused_by and paused_reason, and a partial index on the paused rows for the parked list. A
 // paused transaction is not among the unfinished ones resumed at start.
-constexpr std::array<const char*, 10> kMigrations = {
+//
+// Version 11 adds bulk jobs (records.h BulkJob): one row per job, keyed by the id the
+// coordinator chose; a step (AdvanceJob) is a compare-and-set on its cursor and state. Like
+// admin_audit's, the texts an operator sent (actor, filter, parameters, reason) and last_skip
+// hold any bytes. Jobs are few and retention deletes the finished ones: the primary key is
+// their only index.
+constexpr std::array<const char*, 11> kMigrations = {
     R"sql(
 CREATE TABLE trans_global (
   id              INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -173,6 +179,24 @@ ALTER TABLE trans_global ADD COLUMN paused_at INTEGER;
 ALTER TABLE trans_global ADD COLUMN paused_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE trans_global ADD COLUMN paused_reason TEXT NOT NULL DEFAULT '';
 CREATE INDEX trans_global_paused ON trans_global (id) WHERE paused_at IS NOT NULL;
+)sql",
+    R"sql(
+CREATE TABLE bulk_jobs (
+  id         TEXT    PRIMARY KEY,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  actor      TEXT    NOT NULL,
+  action     TEXT    NOT NULL,
+  filter     TEXT    NOT NULL,
+  parameters TEXT    NOT NULL,
+  reason     TEXT    NOT NULL,
+  cursor     INTEGER NOT NULL,
+  matched    INTEGER NOT NULL,
+  acted      INTEGER NOT NULL,
+  skipped    INTEGER NOT NULL,
+  last_skip  TEXT    NOT NULL,
+  state      TEXT    NOT NULL
+);
 )sql",
 };
 

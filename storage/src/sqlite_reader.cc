@@ -62,6 +62,20 @@ constexpr std::string_view kSelectSubscribers =
 constexpr std::string_view kSelectTopics =
     "SELECT topic, url, remark, create_time, creator FROM topic_subscriber ORDER BY topic, seq";
 
+// Bulk jobs (schema version 11), the latest created first.
+#define SETTLE_JOB_COLUMNS                                                                   \
+  "id, created_at, updated_at, actor, action, filter, parameters, reason, cursor, matched, " \
+  "acted, skipped, last_skip, state"
+
+constexpr std::string_view kSelectJob =
+    "SELECT " SETTLE_JOB_COLUMNS " FROM bulk_jobs WHERE id = ?1";
+constexpr std::string_view kSelectJobs =
+    "SELECT " SETTLE_JOB_COLUMNS " FROM bulk_jobs ORDER BY created_at DESC, id DESC LIMIT ?1";
+constexpr std::string_view kSelectRunningJobs =
+    "SELECT " SETTLE_JOB_COLUMNS
+    " FROM bulk_jobs WHERE state = 'running' ORDER BY created_at DESC, id DESC LIMIT ?1";
+#undef SETTLE_JOB_COLUMNS
+
 // What each creator's unfinished transactions hold (CreatorUsage), in bytes as stored: TEXT
 // columns are cast so that length() counts bytes, not characters.
 #define SETTLE_USAGE_SQL(where)                                                               \
@@ -145,6 +159,31 @@ Result<BranchRecord> ReadBranch(const std::string& gid, const db::SqliteStatemen
   }
   b.failed_attempts = std::move(attempts).value();
   return b;
+}
+
+// A row of kSelectJob, kSelectJobs or kSelectRunningJobs.
+Result<BulkJob> ReadJob(const db::SqliteStatement& row) {
+  BulkJob j;
+  j.id = row.ColumnBytes(0);
+  j.created_at = FromUnixMillis(row.ColumnInt64(1));
+  j.updated_at = FromUnixMillis(row.ColumnInt64(2));
+  j.actor = row.ColumnBytes(3);
+  j.action = row.ColumnBytes(4);
+  j.filter = row.ColumnBytes(5);
+  j.parameters = row.ColumnBytes(6);
+  j.reason = row.ColumnBytes(7);
+  j.cursor = row.ColumnInt64(8);
+  j.matched = row.ColumnInt64(9);
+  j.acted = row.ColumnInt64(10);
+  j.skipped = row.ColumnInt64(11);
+  j.last_skip = row.ColumnBytes(12);
+  const std::string state = row.ColumnBytes(13);
+  std::optional<JobState> parsed = ParseJobState(state);
+  if (!parsed) {
+    return Status::Internal("stored job " + j.id + " is corrupt: unknown state '" + state + "'");
+  }
+  j.state = *parsed;
+  return j;
 }
 
 // A subscriber from the row's columns `first` to `first` + 3: url, remark, create_time,
@@ -570,6 +609,45 @@ Result<AuditPage> SqliteReader::ListAudit(const AuditQuery& query) {
   if (!s.ok()) return s;
   if (more) page.next_position = page.entries.back().id;
   return page;
+}
+
+Result<std::optional<BulkJob>> SqliteReader::LoadJob(const std::string& id) {
+  Result<std::unique_ptr<db::SqliteConnection>> acquired = Acquire();
+  if (!acquired) return acquired.status();
+  Lease c(*this, std::move(acquired).value());
+
+  Result<db::SqliteStatement> stmt = c->Prepare(kSelectJob);
+  if (!stmt) return stmt.status();
+  stmt->BindText(1, id);
+  Result<bool> row = stmt->Step();
+  if (!row) return row.status();
+  if (!*row) return std::optional<BulkJob>();
+  Result<BulkJob> job = ReadJob(*stmt);
+  if (!job) return job.status();
+  return std::optional<BulkJob>(std::move(job).value());
+}
+
+Result<std::vector<BulkJob>> SqliteReader::ListJobs(std::size_t limit, bool running_only) {
+  if (limit < 1 || limit > kMaxListLimit) {
+    return Status::InvalidArgument("limit: must be 1.." + std::to_string(kMaxListLimit) + ", got " +
+                                   std::to_string(limit));
+  }
+  Result<std::unique_ptr<db::SqliteConnection>> acquired = Acquire();
+  if (!acquired) return acquired.status();
+  Lease c(*this, std::move(acquired).value());
+
+  Result<db::SqliteStatement> stmt = c->Prepare(running_only ? kSelectRunningJobs : kSelectJobs);
+  if (!stmt) return stmt.status();
+  stmt->BindInt64(1, static_cast<std::int64_t>(limit));
+  std::vector<BulkJob> jobs;
+  Status s = ReadAll(*stmt, [&jobs](const db::SqliteStatement& row) {
+    Result<BulkJob> job = ReadJob(row);
+    if (!job) return job.status();
+    jobs.push_back(std::move(job).value());
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return jobs;
 }
 
 }  // namespace settle::storage

@@ -36,6 +36,8 @@ class SqliteReader {
   Result<std::vector<Subscriber>> Subscribers(const std::string& topic);
   Result<std::vector<Topic>> ListTopics();
   Result<AuditPage> ListAudit(const AuditQuery& query);
+  Result<std::optional<BulkJob>> LoadJob(const std::string& id);
+  Result<std::vector<BulkJob>> ListJobs(std::size_t limit, bool running_only);
 
  private:
   class Lease;

@@ -134,6 +134,14 @@ Result<AuditPage> SqliteStore::ListAudit(const AuditQuery& query) {
   return impl_->reader().ListAudit(query);
 }
 
+Result<std::optional<BulkJob>> SqliteStore::LoadJob(const std::string& id) {
+  return impl_->reader().LoadJob(id);
+}
+
+Result<std::vector<BulkJob>> SqliteStore::ListJobs(std::size_t limit, bool running_only) {
+  return impl_->reader().ListJobs(limit, running_only);
+}
+
 StoreStats SqliteStore::Stats() const { return impl_->writer().Stats(); }
 
 int SqliteStore::SchemaVersion() { return LatestSchemaVersion(); }

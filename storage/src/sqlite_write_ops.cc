@@ -37,6 +37,24 @@ constexpr std::string_view kInsertAudit =
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
 constexpr std::string_view kDeleteAuditBefore = "DELETE FROM admin_audit WHERE at < ?1";
 
+// Bulk jobs (schema version 11). A step or a cancel changes a running job only (a step only at
+// the cursor it expects); nothing changed is told apart by JobStateOf.
+constexpr std::string_view kInsertJob =
+    "INSERT INTO bulk_jobs (id, created_at, updated_at, actor, action, filter, parameters, "
+    "reason, cursor, matched, acted, skipped, last_skip, state) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
+    "ON CONFLICT (id) DO NOTHING";
+constexpr std::string_view kAdvanceJob =
+    "UPDATE bulk_jobs SET cursor = ?3, acted = acted + ?4, skipped = skipped + ?5, "
+    "last_skip = coalesce(nullif(?6, ''), last_skip), updated_at = ?7, state = ?8 "
+    "WHERE id = ?1 AND state = 'running' AND cursor = ?2";
+constexpr std::string_view kCancelJob =
+    "UPDATE bulk_jobs SET state = 'cancelled', updated_at = ?2 "
+    "WHERE id = ?1 AND state = 'running'";
+constexpr std::string_view kSelectJobState = "SELECT state FROM bulk_jobs WHERE id = ?1";
+constexpr std::string_view kDeleteJobsBefore =
+    "DELETE FROM bulk_jobs WHERE state <> 'running' AND updated_at < ?1";
+
 #define SETTLE_GLOBAL_ID_OF_GID "(SELECT id FROM trans_global WHERE gid = ?1)"
 
 // The length of the body a row holds itself (schema version 8): what a row sharing it checks.
@@ -424,6 +442,82 @@ Status Apply(db::SqliteConnection& c, const RedirectBranch& op) {
       "branch " + op.branch_id + " (" + std::string(ToString(op.op)) + ") of gid " + op.gid;
   if (!*row) return Status::NotFound(name + " not found");
   return Status::Conflict(name + " is " + stmt->ColumnBytes(0) + ", not pending");
+}
+
+// The stored state of the job, or nullopt if the id is unknown.
+Result<std::optional<std::string>> JobStateOf(db::SqliteConnection& c, const std::string& id) {
+  Result<db::SqliteStatement> stmt = c.Prepare(kSelectJobState);
+  if (!stmt) return stmt.status();
+  stmt->BindText(1, id);
+  Result<bool> row = stmt->Step();
+  if (!row) return row.status();
+  if (!*row) return std::optional<std::string>();
+  return std::optional<std::string>(stmt->ColumnBytes(0));
+}
+
+Status Apply(db::SqliteConnection& c, const InsertJob& op) {
+  const BulkJob& j = op.job;
+  Result<db::SqliteStatement> stmt = c.Prepare(kInsertJob);
+  if (!stmt) return stmt.status();
+  stmt->BindText(1, j.id)
+      .BindInt64(2, ToUnixMillis(j.created_at))
+      .BindInt64(3, ToUnixMillis(j.updated_at))
+      .BindText(4, j.actor)
+      .BindText(5, j.action)
+      .BindText(6, j.filter)
+      .BindText(7, j.parameters)
+      .BindText(8, j.reason)
+      .BindInt64(9, j.cursor)
+      .BindInt64(10, j.matched)
+      .BindInt64(11, j.acted)
+      .BindInt64(12, j.skipped)
+      .BindText(13, j.last_skip)
+      .BindText(14, ToString(j.state));
+  if (Status s = stmt->Run(); !s.ok()) return s;
+  if (c.Changes() == 0) return Status::AlreadyExists("job " + j.id + " already exists");
+  return Status::Ok();
+}
+
+Status Apply(db::SqliteConnection& c, const AdvanceJob& op) {
+  {
+    Result<db::SqliteStatement> stmt = c.Prepare(kAdvanceJob);
+    if (!stmt) return stmt.status();
+    stmt->BindText(1, op.id)
+        .BindInt64(2, op.expected_cursor)
+        .BindInt64(3, op.cursor)
+        .BindInt64(4, op.acted)
+        .BindInt64(5, op.skipped)
+        .BindText(6, op.last_skip)
+        .BindInt64(7, ToUnixMillis(op.at))
+        .BindText(8, ToString(op.state));
+    if (Status s = stmt->Run(); !s.ok()) return s;
+  }
+  if (c.Changes() == 1) return Status::Ok();
+  Result<std::optional<std::string>> state = JobStateOf(c, op.id);
+  if (!state) return state.status();
+  if (!*state) return Status::NotFound("job " + op.id + " not found");
+  return Status::Conflict("job " + op.id + " moved on");
+}
+
+Status Apply(db::SqliteConnection& c, const CancelJob& op) {
+  {
+    Result<db::SqliteStatement> stmt = c.Prepare(kCancelJob);
+    if (!stmt) return stmt.status();
+    stmt->BindText(1, op.id).BindInt64(2, ToUnixMillis(op.at));
+    if (Status s = stmt->Run(); !s.ok()) return s;
+  }
+  if (c.Changes() == 1) return Status::Ok();
+  Result<std::optional<std::string>> state = JobStateOf(c, op.id);
+  if (!state) return state.status();
+  if (!*state) return Status::NotFound("job " + op.id + " not found");
+  return Status::Conflict("job " + op.id + " is " + **state + ", not running");
+}
+
+Status Apply(db::SqliteConnection& c, const DeleteJobsBefore& op) {
+  Result<db::SqliteStatement> stmt = c.Prepare(kDeleteJobsBefore);
+  if (!stmt) return stmt.status();
+  stmt->BindInt64(1, ToUnixMillis(op.cutoff));
+  return stmt->Run();
 }
 
 Status Apply(db::SqliteConnection& c, const DeleteFinished& op) {

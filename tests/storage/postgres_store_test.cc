@@ -231,6 +231,27 @@ TEST_CASE("topics outlive the store that wrote them, in the same order", "[stora
         std::vector<std::string>{"http://a/2", "http://b/1"});
 }
 
+TEST_CASE("jobs outlive the store that wrote them, where they stood", "[storage][postgres][jobs]") {
+  PostgresTestDatabase database;
+  BulkJob job = MakeJob("j1");
+  job.reason = EveryByte();
+  {
+    auto store = MustOpen(database.conninfo());
+    MustCommit(*store, Batch(InsertJob{job}));
+    MustCommit(*store,
+               Batch(AdvanceJob{
+                   .id = "j1", .expected_cursor = 100, .cursor = 90, .acted = 1, .at = T0() + 1s}));
+  }
+
+  auto reopened = MustOpen(database.conninfo());
+
+  job.cursor = 90;
+  job.acted = 1;
+  job.updated_at = T0() + 1s;
+  CHECK(MustLoadJob(*reopened, "j1") == job);
+  CHECK(MustListJobs(*reopened, 10, true) == std::vector<BulkJob>{job});
+}
+
 TEST_CASE("a topic or url that PostgreSQL text cannot hold is refused for its batch alone",
           "[storage][postgres]") {
   PostgresTestDatabase database;

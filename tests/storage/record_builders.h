@@ -50,6 +50,23 @@ inline Subscriber MakeSubscriber(std::string url, std::string remark = "",
   return Subscriber{std::move(url), std::move(remark), create_time};
 }
 
+// A running bulk job created (and last updated) at `created_at`, with 3 transactions left
+// to walk below id 100.
+inline BulkJob MakeJob(std::string id, TimePoint created_at = T0()) {
+  BulkJob j;
+  j.id = std::move(id);
+  j.created_at = created_at;
+  j.updated_at = created_at;
+  j.actor = "on-call";
+  j.action = "retry_now";
+  j.filter = R"({"status":"prepared"})";
+  j.parameters = "{}";
+  j.reason = "participant fixed by hand";
+  j.cursor = 100;
+  j.matched = 3;
+  return j;
+}
+
 // A batch of the given operations, in order.
 template <typename... Ops>
 WriteBatch Batch(Ops... ops) {

@@ -106,6 +106,29 @@ TEST_CASE("closing and reopening the store keeps every topic and its order", "[s
   }
 }
 
+TEST_CASE("closing and reopening the store keeps every job where it stood",
+          "[storage][sqlite][jobs]") {
+  TempDir dir;
+  const std::string path = dir.File("settle.db");
+  BulkJob job = MakeJob("j1");
+  job.reason = std::string("bin\0ary\xff", 8);
+  {
+    auto store = MustOpen(path);
+    MustCommit(*store, Batch(InsertJob{job}));
+    MustCommit(*store,
+               Batch(AdvanceJob{
+                   .id = "j1", .expected_cursor = 100, .cursor = 90, .acted = 1, .at = T0() + 1s}));
+  }
+
+  auto reopened = MustOpen(path);
+
+  job.cursor = 90;
+  job.acted = 1;
+  job.updated_at = T0() + 1s;
+  CHECK(MustLoadJob(*reopened, "j1") == job);
+  CHECK(MustListJobs(*reopened, 10, true) == std::vector<BulkJob>{job});
+}
+
 TEST_CASE("closing the store folds the WAL into the database file", "[storage][sqlite]") {
   TempDir dir;
   const std::string path = dir.File("settle.db");

@@ -48,6 +48,21 @@ inline std::vector<Topic> MustListTopics(Store& store) {
   return *topics;
 }
 
+inline BulkJob MustLoadJob(Store& store, const std::string& id) {
+  Result<std::optional<BulkJob>> loaded = store.LoadJob(id);
+  INFO(loaded.status().ToString());
+  REQUIRE(loaded);
+  REQUIRE(loaded->has_value());
+  return **loaded;
+}
+
+inline std::vector<BulkJob> MustListJobs(Store& store, std::size_t limit, bool running_only) {
+  Result<std::vector<BulkJob>> jobs = store.ListJobs(limit, running_only);
+  INFO(jobs.status().ToString());
+  REQUIRE(jobs);
+  return *jobs;
+}
+
 // The urls of `subscribers`, in their order.
 inline std::vector<std::string> Urls(const std::vector<Subscriber>& subscribers) {
   std::vector<std::string> urls;

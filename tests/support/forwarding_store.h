@@ -49,6 +49,12 @@ class ForwardingStore : public storage::Store {
   Result<storage::AuditPage> ListAudit(const storage::AuditQuery& query) override {
     return inner_.ListAudit(query);
   }
+  Result<std::optional<storage::BulkJob>> LoadJob(const std::string& id) override {
+    return inner_.LoadJob(id);
+  }
+  Result<std::vector<storage::BulkJob>> ListJobs(std::size_t limit, bool running_only) override {
+    return inner_.ListJobs(limit, running_only);
+  }
   storage::StoreStats Stats() const override { return inner_.Stats(); }
 
  protected:

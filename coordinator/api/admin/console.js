@@ -324,9 +324,68 @@ async function retryHost(host) {
 
 // The list, the counts and the hosts; the list is left alone while older pages are shown, so
 // that a refresh does not take away what the operator is reading.
+// The filters as a bulk action's filter (POST /api/admin/bulk): /all's names and values.
+function bulkFilter() {
+  const filters = currentFilters();
+  const filter = {};
+  for (const key of ['status', 'trans_type', 'gid_prefix', 'host']) {
+    if (filters.get(key)) filter[key] = filters.get(key);
+  }
+  if (filters.get('stuck')) filter.stuck = true;
+  if (filters.get('paused')) filter.paused = true;
+  if (filters.get('from')) filter.create_time_start = utcTime(filters.get('from'), false);
+  if (filters.get('to')) filter.create_time_end = utcTime(filters.get('to'), true);
+  return filter;
+}
+
+function describeFilter(filter) {
+  const parts = Object.entries(filter).map(([key, value]) => key + ' = ' + value);
+  return parts.length ? 'Filters: ' + parts.join(', ') + '.' : 'No filter is set.';
+}
+
+// The bulk jobs, newest first, with their progress; a running one can be cancelled.
+async function loadJobs() {
+  const { status, json } = await call('GET', '/api/admin/jobs');
+  if (status !== 200) return;
+  const body = document.querySelector('#job-table tbody');
+  body.replaceChildren();
+  const allowed = levels.indexOf(access) >= levels.indexOf('admin');
+  for (const job of json.jobs) {
+    const row = el('tr');
+    row.dataset.job = job.id;
+    row.dataset.state = job.state;
+    const done = job.acted + job.skipped;
+    const progress = done + ' of ' + job.matched + ' (' + job.acted + ' acted on, ' + job.skipped + ' skipped)';
+    const what = job.action + (job.action === 'redirect' && job.parameters.from
+      ? ' ' + job.parameters.from + ' → ' + job.parameters.to : '');
+    const cell = el('td');
+    if (job.state === 'running' && allowed) {
+      const cancel = el('button', 'Cancel…', 'job-cancel');
+      cancel.type = 'button';
+      cancel.addEventListener('click', () => cancelJob(job.id));
+      cell.appendChild(cancel);
+    }
+    row.append(el('td', job.id, 'long'), el('td', what, 'long'), el('td', job.state, 'job-' + job.state),
+               el('td', progress, 'job-progress'), el('td', job.actor), el('td', job.reason, 'long'),
+               el('td', job.last_skip, 'long'), cell);
+    body.appendChild(row);
+  }
+  document.getElementById('jobs').hidden = json.jobs.length === 0;
+}
+
+async function cancelJob(id) {
+  const reason = window.prompt('Cancel ' + id + '? It takes no further step; what it did stays done. Reason:');
+  if (!reason || !reason.trim()) return;
+  const result = document.getElementById('job-result');
+  const { status, json } = await call('POST', '/api/admin/jobs/cancel', { id, reason: reason.trim() });
+  result.textContent = status === 200 ? 'Cancelled ' + id + '.' : messageOf(status, json);
+  result.className = status === 200 ? 'ok' : 'error';
+  await loadJobs();
+}
+
 async function refresh() {
   await Promise.all([olderPagesShown ? Promise.resolve() : loadList(false), loadCounts(),
-                     loadHosts()]);
+                     loadHosts(), loadJobs()]);
   if (olderPagesShown) showUpdated();
 }
 
@@ -544,6 +603,8 @@ async function loadWhoAmI() {
   document.getElementById('logout-form').hidden = !json.authentication;
   const fields = document.getElementById('detail-fields');
   updateActions(fields.dataset.status || '', fields.dataset.paused === 'true');
+  const bulk = document.getElementById('bulk');
+  bulk.hidden = levels.indexOf(access) < levels.indexOf('admin');
 }
 
 // The list anew from its first page, the filters kept in the hash.
@@ -683,6 +744,68 @@ document.addEventListener('DOMContentLoaded', () => {
       }
     }
     branchDialog.returnValue = '';
+  });
+  // A bulk action: what it applies to, counted first (a dry run), then started as a job.
+  const bulkDialog = document.getElementById('confirm-bulk');
+  const bulkAction = document.getElementById('bulk-action');
+  const bulkPlan = document.getElementById('bulk-plan');
+  const bulkOk = document.getElementById('bulk-ok');
+  const bulkAsk = (dryRun) => {
+    const ask = { action: bulkAction.value, filter: bulkFilter(), dry_run: dryRun,
+                  reason: document.getElementById('bulk-reason').value.trim() };
+    if (document.getElementById('bulk-all').checked) ask.all = true;
+    if (ask.action === 'redirect') {
+      ask.from = document.getElementById('bulk-from').value.trim();
+      ask.to = document.getElementById('bulk-to').value.trim();
+      delete ask.filter.host;  // the from host is the filter
+    }
+    return ask;
+  };
+  const countBulk = async () => {
+    bulkOk.disabled = true;
+    bulkPlan.className = '';
+    bulkPlan.textContent = 'Counting…';
+    const { status, json } = await call('POST', '/api/admin/bulk', bulkAsk(true));
+    if (status !== 200) {
+      bulkPlan.textContent = messageOf(status, json);
+      bulkPlan.className = 'error';
+      return;
+    }
+    const sample = json.sample.map((t) => t.gid).join(', ');
+    bulkPlan.textContent = json.matched + (json.complete ? '' : '+') + ' transaction' +
+      (json.matched === 1 ? '' : 's') + ' match' + (json.matched ? ' (the latest: ' + sample + ')' : '') + '.';
+    bulkOk.disabled = json.matched === 0;
+  };
+  document.getElementById('bulk').addEventListener('click', () => {
+    const filter = bulkFilter();
+    document.getElementById('bulk-filter').textContent = describeFilter(filter);
+    document.getElementById('bulk-all-label').hidden = Object.keys(filter).length > 0;
+    document.getElementById('bulk-all').checked = false;
+    document.getElementById('bulk-reason').value = '';
+    document.getElementById('bulk-from').value = filter.host || '';
+    document.getElementById('bulk-to').value = '';
+    document.getElementById('bulk-hosts').hidden = bulkAction.value !== 'redirect';
+    bulkDialog.showModal();
+    countBulk();
+  });
+  for (const id of ['bulk-action', 'bulk-all', 'bulk-from', 'bulk-to']) {
+    document.getElementById(id).addEventListener('change', () => {
+      document.getElementById('bulk-hosts').hidden = bulkAction.value !== 'redirect';
+      countBulk();
+    });
+  }
+  document.getElementById('bulk-count').addEventListener('click', countBulk);
+  bulkDialog.addEventListener('close', async () => {
+    if (bulkDialog.returnValue === 'go') {
+      const result = document.getElementById('job-result');
+      const { status, json } = await call('POST', '/api/admin/bulk', bulkAsk(false));
+      result.textContent = status === 202
+        ? 'Started ' + json.job.id + ' on ' + json.job.matched + ' transactions.' : messageOf(status, json);
+      result.className = status === 202 ? 'ok' : 'error';
+      document.getElementById('jobs').hidden = false;
+      await refresh();
+    }
+    bulkDialog.returnValue = '';
   });
   const dialog = document.getElementById('confirm-stop');
   const reason = document.getElementById('stop-reason');

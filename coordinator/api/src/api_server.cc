@@ -21,6 +21,8 @@
 #include "returned_memory.h"
 #include "settle/api/audit_json.h"
 #include "settle/api/authentication.h"
+#include "settle/api/bulk_request_parser.h"
+#include "settle/api/job_json.h"
 #include "settle/api/rate_limiter.h"
 #include "settle/api/refusal_log.h"
 #include "settle/api/request_parser.h"
@@ -126,6 +128,8 @@ struct ApiServer::Impl {
   // no certificate.
   Identified CallerOf(const net::Request& request) const;
   void RegisterRoutes();
+  // Bulk actions and their jobs (docs/operations.md, "Bulk actions").
+  void RegisterBulkRoutes();
   // Answers `request`. One whose head JudgeHead let through (the HTTP server's requests)
   // carries its caller (HeadJudgement in Request::head_judgement), whose --rate-limit token
   // was taken and whose access was granted then: it is not judged again. Any other (Handle)
@@ -201,6 +205,7 @@ struct ApiServer::Impl {
   calls::HostGates* const hosts;                    // null: none
   std::function<drive::ClockReading()> read_clock;  // set before the server starts
   RateLimiter* rate_limiter = nullptr;              // set before the server starts; null: none
+  drive::BulkJobs* bulk = nullptr;                  // set before the server starts; null: none
   ReadSlots read_slots{kConcurrentLargeReads};
   net::Server server;
 };
@@ -680,6 +685,7 @@ void ApiServer::Impl::RegisterRoutes() {
         const Status s = co_await c.Resend(std::move(*asked));
         co_return admin_answer(s, ok);
       }));
+  RegisterBulkRoutes();
   AddRoute("POST", "/api/admin/pause", Access::kAdmin, pause_route(true));
   AddRoute("POST", "/api/admin/resume", Access::kAdmin, pause_route(false));
   AddRoute("GET", "/api/admin/audit", Access::kRead,
@@ -864,6 +870,75 @@ void ApiServer::Impl::RegisterRoutes() {
               }));
 }
 
+void ApiServer::Impl::RegisterBulkRoutes() {
+  // 404 for an unknown job, 409 for one whose state forbids it, each {"message"}; 503 while
+  // this server runs no jobs.
+  const auto job_answer = [](const Status& s) -> HttpAnswer {
+    if (s.code() == StatusCode::kNotFound) return HttpAnswer{404, MessageBody(s.message())};
+    if (s.code() == StatusCode::kConflict) return HttpAnswer{409, MessageBody(s.message())};
+    return ToHttpAnswer(s);
+  };
+  const Status no_jobs = Status::Unavailable("bulk jobs are not run by this server");
+  AddRoute("POST", "/api/admin/bulk", Access::kAdmin,
+           CallerRouteHandler([this, job_answer, no_jobs](net::Request& req, const Caller& caller)
+                                  -> asio::awaitable<HttpAnswer> {
+             if (bulk == nullptr) co_return ToHttpAnswer(no_jobs);
+             Result<BulkAsk> asked = ParseBulk(req.body, clock.Now());
+             if (!asked) co_return ToHttpAnswer(asked.status());
+             asked->request.actor = caller.name;
+             if (asked->dry_run) {
+               auto plan = co_await bulk->DryRun(asked->request);
+               if (!plan) co_return job_answer(plan.status());
+               co_return JsonAnswer(BulkPlanResponseBody(asked->request, *plan));
+             }
+             auto job = co_await bulk->Start(std::move(asked->request));
+             if (!job) co_return job_answer(job.status());
+             co_return HttpAnswer{202, JobResponseBody(*job, bulk->Running(job->id))};
+           }));
+  // Jobs are operators' actions, shown as the audit trail is: not to a client token.
+  AddRoute("GET", "/api/admin/jobs", Access::kRead,
+           CallerRouteHandler([this, job_answer, no_jobs](net::Request& req, const Caller& caller)
+                                  -> asio::awaitable<HttpAnswer> {
+             if (bulk == nullptr) co_return ToHttpAnswer(no_jobs);
+             if (!ShowsAudit(caller)) {
+               co_return HttpAnswer{403, MessageBody("bulk jobs are shown to operators (read and "
+                                                     "admin tokens), not to a client token")};
+             }
+             if (auto id = req.params.find("id"); id != req.params.end()) {
+               auto job = co_await bulk->Get(id->second);
+               if (!job) co_return job_answer(job.status());
+               if (!job->has_value()) {
+                 co_return HttpAnswer{404, MessageBody("job " + id->second + " not found")};
+               }
+               co_return JsonAnswer(JobResponseBody(**job, bulk->Running(id->second)));
+             }
+             auto jobs = co_await bulk->List(50);
+             if (!jobs) co_return job_answer(jobs.status());
+             co_return JsonAnswer(JobsResponseBody(*jobs, *bulk));
+           }));
+  for (const bool cancel : {true, false}) {
+    AddRoute("POST", cancel ? "/api/admin/jobs/cancel" : "/api/admin/jobs/resume", Access::kAdmin,
+             CallerRouteHandler(
+                 [this, job_answer, no_jobs, cancel](
+                     net::Request& req, const Caller& caller) -> asio::awaitable<HttpAnswer> {
+                   if (bulk == nullptr) co_return ToHttpAnswer(no_jobs);
+                   Result<JobAsk> asked = ParseJobAsk(req.body);
+                   if (!asked) co_return ToHttpAnswer(asked.status());
+                   if (cancel) {
+                     const Status s = co_await bulk->Cancel(asked->id, caller.name, asked->reason);
+                     if (!s.ok()) co_return job_answer(s);
+                   } else {
+                     auto resumed = co_await bulk->Resume(asked->id, caller.name, asked->reason);
+                     if (!resumed) co_return job_answer(resumed.status());
+                   }
+                   auto job = co_await bulk->Get(asked->id);
+                   if (!job) co_return job_answer(job.status());
+                   if (!job->has_value()) co_return job_answer(Status::NotFound("job gone"));
+                   co_return JsonAnswer(JobResponseBody(**job, bulk->Running(asked->id)));
+                 }));
+  }
+}
+
 ApiServer::ApiServer(drive::Coordinator& coordinator, const Clock& clock, asio::io_context& context,
                      ApiServerOptions options, MetricsWriter metrics, calls::HostGates* hosts,
                      RefusalLog* refusals)
@@ -879,6 +954,8 @@ void ApiServer::SetClock(std::function<drive::ClockReading()> read) {
 }
 
 void ApiServer::SetRateLimiter(RateLimiter* limiter) { impl_->rate_limiter = limiter; }
+
+void ApiServer::SetBulkJobs(drive::BulkJobs* jobs) { impl_->bulk = jobs; }
 
 Result<int> ApiServer::Start(const std::string& host, int port) {
   return impl_->server.Start(host, port);

@@ -210,6 +210,10 @@ void AddCapacityOptions(CLI::App& app, ServerConfig& c) {
                  "custom_data \"pause_after\" overrides it (0: never)")
       ->check(CLI::Range(0, 1'000'000))
       ->capture_default_str();
+  app.add_option("--bulk-rate", c.bulk_rate,
+                 "Transactions a bulk action's job acts on per second, at most (0: no limit)")
+      ->check(CLI::Range(0, 1'000'000))
+      ->capture_default_str();
   app.add_option("--circuit-failures", c.hosts.circuit.failures,
                  "Consecutive connection failures, timeouts or 5xx answers from one participant "
                  "host (scheme, host, port) that open its circuit: its calls then wait for a "

@@ -20,10 +20,11 @@ Result<std::size_t> Retention::DeleteBatch() {
   auto gids = store_.ListFinishedBefore(cutoff, settings_.batch_size);
   if (!gids) return gids.status();
   if (gids->empty()) {
-    // The audit trail is kept as long as transactions: what is older goes once the backlog of
-    // transactions is gone (a few rows: operators' actions).
+    // The audit trail and finished bulk jobs are kept as long as transactions: what is older
+    // goes once the backlog of transactions is gone (a few rows: operators' actions).
     storage::WriteBatch audit;
     audit.Add(storage::DeleteAuditBefore{cutoff});
+    audit.Add(storage::DeleteJobsBefore{cutoff});
     if (Status s = store_.Commit(audit); !s.ok()) return s;
     return std::size_t{0};
   }

@@ -11,6 +11,7 @@
 #include "settle/calls/http_branch_caller.h"
 #include "settle/core/periodic_thread.h"
 #include "settle/core/tracking_clock.h"
+#include "settle/drive/bulk_jobs.h"
 #include "settle/drive/coordinator.h"
 #include "settle/drive/database_clock.h"
 #include "settle/drive/gid_generator.h"
@@ -104,6 +105,7 @@ struct SettledServer::Parts {
         coordinator(async_store, scheduler, clock, gids,
                     WithCountersigner(c.coordinator, countersigner.get(), &gated_caller, &pauses),
                     metrics),
+        bulk(async_store, coordinator, clock, io.executor(), c.bulk_rate),
         repair(*store, scheduler, clock),
         repair_sweeps(kRepairEvery,
                       [this] {
@@ -225,6 +227,7 @@ struct SettledServer::Parts {
   // settled's countersignature of registered Trys; null when it does not sign.
   std::unique_ptr<calls::TryCountersigner> countersigner;
   drive::Coordinator coordinator;
+  drive::BulkJobs bulk;  // operators' bulk actions, run as stored jobs
   drive::RollbackRepair repair;
   PeriodicThread repair_sweeps;   // at start, then every kRepairEvery
   api::RefusalLog refusals;       // the HTTP and gRPC APIs' 401s and 403s, failed handshakes
@@ -271,11 +274,13 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     parts->alerts = std::move(*alerts);
     parts->driver.SetAlerts(parts->alerts.get());
     parts->coordinator.SetAlerts(parts->alerts.get());
+    parts->bulk.SetAlerts(parts->alerts.get());
   }
   {
     Parts* p = parts.get();
     parts->api.SetClock([p] { return p->ReadClock(); });
     parts->api.SetRateLimiter(&parts->rate_limiter);
+    parts->api.SetBulkJobs(&parts->bulk);
   }
   parts->io.Start();
   // What each caller holds, for the quotas (--quota-unfinished): counted before any request.
@@ -305,6 +310,13 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     if (*resumed > 0) spdlog::info("resuming {} unfinished transactions", *resumed);
   }
   parts->scheduler.Start();
+  // Bulk jobs a stop interrupted go on from their cursors (with several instances, each
+  // resumes them, and each step is taken by one).
+  if (auto jobs = parts->bulk.ResumeAll(); !jobs) {
+    spdlog::error("resuming bulk jobs: {}", jobs.status().ToString());
+  } else if (*jobs > 0) {
+    spdlog::info("resuming {} bulk jobs", *jobs);
+  }
   if (parts->host_tracking != nullptr) parts->host_follow.Start();  // not with leases
   parts->repair_sweeps.Start();
   parts->refusal_summaries.Start();

@@ -11,18 +11,11 @@
 #include "settle/core/ascii.h"
 #include "settle/core/grpc_target.h"
 #include "settle/core/url.h"
+#include "settle/core/url_origin.h"
 
 namespace settle::calls {
 
-std::string OriginOf(const std::string& url) {
-  if (LooksLikeGrpcTarget(url)) {
-    Result<GrpcTarget> target = ParseGrpcTarget(url);
-    return target ? AsciiLowercase(target->Origin()) : std::string();
-  }
-  Result<Url> parsed = ParseUrl(url);
-  // A host name's case names the same host: one gate for HOST and host.
-  return parsed ? AsciiLowercase(parsed->Origin()) : std::string();
-}
+std::string OriginOf(const std::string& url) { return UrlOrigin(url); }
 
 std::string GateKeyOf(const std::string& host) {
   return host == HostGatedCaller::kOverflowHost ? host : OriginOf(host);

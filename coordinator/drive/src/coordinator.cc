@@ -5,10 +5,10 @@
 
 #include <algorithm>
 
+#include "refusals.h"
 #include "settle/core/grpc_target.h"
 #include "settle/core/log_text.h"
 #include "settle/engine/decision.h"
-#include "settle/engine/manual_resolution.h"
 #include "settle/engine/msg_engine.h"
 #include "settle/engine/request_fields.h"
 #include "settle/engine/request_fingerprint.h"
@@ -24,10 +24,6 @@ namespace {
 
 // A compare-and-set that loses to a concurrent change is retried this many times.
 constexpr int kStatusChangeAttempts = 5;
-
-Status NoSuchGid(const std::string& gid) {
-  return Status::NotFound("no transaction with gid " + gid);
-}
 
 // What a requester that may not touch the transaction gets when it repeats the request that
 // created it (a prepare, a saga's submit): the gid is taken, and nothing more is said of it.
@@ -357,8 +353,9 @@ asio::awaitable<Status> Coordinator::ChangeTwoPhaseAndDrive(std::string gid, Tra
   std::optional<Scheduler::PassClaim> claim = scheduler_.TryClaim(gid);
   std::vector<GlobalStatus> from = {GlobalStatus::kPrepared};
   std::optional<storage::AuditEntry> no_audit;
+  std::optional<JobStep> no_step;
   auto changed = co_await ChangeStatus(gid, type, std::move(from), to, to, reason, false, repeat,
-                                       std::move(who), std::move(no_audit));
+                                       std::move(who), std::move(no_audit), std::move(no_step));
   if (!changed) co_return changed.status();  // an unused claim restores the due time
   if (!claim || !changed->has_value()) {
     claim.reset();
@@ -402,277 +399,13 @@ asio::awaitable<Status> Coordinator::Abort(engine::AbortRequest request) {
   std::vector<GlobalStatus> from = {GlobalStatus::kPrepared};
   std::optional<engine::Repeat> no_repeat;
   std::optional<storage::AuditEntry> no_audit;
-  const auto changed = co_await ChangeStatus(request.gid, request.trans_type, std::move(from),
-                                             plan.to, std::nullopt, reason, false, no_repeat,
-                                             std::move(request.requester), std::move(no_audit));
+  std::optional<JobStep> no_step;
+  const auto changed = co_await ChangeStatus(
+      request.gid, request.trans_type, std::move(from), plan.to, std::nullopt, reason, false,
+      no_repeat, std::move(request.requester), std::move(no_audit), std::move(no_step));
   if (!changed) co_return changed.status();
   scheduler_.Schedule(request.gid, clock_.Now());  // lets the scheduler forget it
   co_return Status::Ok();
-}
-
-asio::awaitable<Status> Coordinator::ForceStop(engine::ForceStopRequest request) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = AdmitFields("forceStop", request.unread_fields); !s.ok()) co_return s;
-  if (Status s = engine::CheckForceStop(request); !s.ok()) co_return s;
-  const std::string& gid = request.gid;
-  std::vector<GlobalStatus> from = {GlobalStatus::kPrepared, GlobalStatus::kSubmitted,
-                                    GlobalStatus::kAborting};
-  // Stored, so that whoever opens the transaction later learns who stopped it and why.
-  std::string reason = "stopped by an operator (forceStop";
-  if (!request.actor.empty()) reason += " by " + request.actor;
-  reason += ")";
-  if (!request.reason.empty()) reason += ": " + request.reason;
-  std::optional<engine::Repeat> no_repeat;
-  engine::Requester operator_;  // admin only: every transaction
-  storage::AuditEntry audit =
-      AuditOf(std::string(storage::kAuditForceStop), gid, request.actor, request.reason);
-  std::optional<storage::AuditEntry> stored_audit = audit;
-  const auto changed =
-      co_await ChangeStatus(gid, std::nullopt, std::move(from), GlobalStatus::kFailed, std::nullopt,
-                            reason, true, no_repeat, std::move(operator_), std::move(stored_audit));
-  if (!changed) co_return changed.status();
-  spdlog::warn("gid={} force-stopped by actor={}; retries stop; reason={}", gid,
-               request.actor.empty() ? "unknown" : request.actor, LogValue(request.reason));
-  // The entry as stored: ChangeStatus stamps it with the change's time.
-  if (alerts_ != nullptr && changed->has_value()) {
-    audit.at = (*changed)->global.update_time;
-    alerts_->AdminAction(audit);
-  }
-  if (settings_.gates != nullptr) settings_.gates->Forget(gid);  // it waits for no host now
-  scheduler_.Schedule(gid, clock_.Now());                        // lets the scheduler forget it
-  co_return Status::Ok();
-}
-
-asio::awaitable<Status> Coordinator::ResetNextCronTime(engine::RetryNowRequest request) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = AdmitFields("resetNextCronTime", request.unread_fields); !s.ok()) co_return s;
-  const std::string& gid = request.gid;
-  if (Status s = engine::CheckGid(gid); !s.ok()) co_return s;
-  if (Status s = engine::CheckReason("reason", request.reason); !s.ok()) co_return s;
-  const TimePoint now = clock_.Now();
-  storage::WriteBatch retry;
-  retry.Add(storage::RetryNow{gid, now});
-  storage::AuditEntry audit =
-      AuditOf(std::string(storage::kAuditRetryNow), gid, request.actor, request.reason);
-  audit.at = now;
-  retry.Add(storage::RecordAudit{audit});
-  const Status s = co_await store_.Commit(std::move(retry));
-  if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(gid);
-  if (!s.ok()) co_return s;
-  spdlog::info("gid={} retry requested now", gid);
-  if (alerts_ != nullptr) alerts_->AdminAction(audit);
-  // Before its pass is scheduled: that pass calls even through an open circuit.
-  if (settings_.gates != nullptr) settings_.gates->RetryNow(gid);
-  scheduler_.Schedule(gid, now);
-  co_return Status::Ok();
-}
-
-asio::awaitable<Status> Coordinator::Pause(engine::PauseRequest request) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = AdmitFields("pause", request.unread_fields); !s.ok()) co_return s;
-  if (Status s = engine::CheckPause(request); !s.ok()) co_return s;
-  const std::string& gid = request.gid;
-  const TimePoint now = clock_.Now();
-  storage::WriteBatch batch;
-  batch.Add(storage::PauseGlobal{gid, storage::Pause{now, request.actor, request.reason}});
-  storage::AuditEntry audit =
-      AuditOf(std::string(storage::kAuditPause), gid, request.actor, request.reason);
-  audit.at = now;
-  batch.Add(storage::RecordAudit{audit});
-  const Status s = co_await store_.Commit(std::move(batch));
-  if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(gid);
-  if (!s.ok()) co_return s;
-  if (settings_.pauses != nullptr) settings_.pauses->Signal(gid);
-  // It waits for no host while paused: the hosts panel does not count it.
-  if (settings_.gates != nullptr) settings_.gates->Forget(gid);
-  spdlog::warn("gid={} paused by actor={}; no call until it is resumed; reason={}", gid,
-               request.actor.empty() ? "unknown" : request.actor, LogValue(request.reason));
-  if (alerts_ != nullptr) alerts_->AdminAction(audit);
-  co_return Status::Ok();
-}
-
-asio::awaitable<Status> Coordinator::Resume(engine::PauseRequest request) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = AdmitFields("resume", request.unread_fields); !s.ok()) co_return s;
-  if (Status s = engine::CheckPause(request); !s.ok()) co_return s;
-  const std::string& gid = request.gid;
-  const TimePoint now = clock_.Now();
-  storage::WriteBatch batch;
-  batch.Add(storage::ResumeGlobal{gid, now});
-  storage::AuditEntry audit =
-      AuditOf(std::string(storage::kAuditResume), gid, request.actor, request.reason);
-  audit.at = now;
-  batch.Add(storage::RecordAudit{audit});
-  const Status s = co_await store_.Commit(std::move(batch));
-  if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(gid);
-  if (!s.ok()) co_return s;
-  if (settings_.pauses != nullptr) settings_.pauses->Clear(gid);
-  spdlog::warn("gid={} resumed by actor={}; reason={}", gid,
-               request.actor.empty() ? "unknown" : request.actor, LogValue(request.reason));
-  if (alerts_ != nullptr) alerts_->AdminAction(audit);
-  scheduler_.Schedule(gid, now);
-  co_return Status::Ok();
-}
-
-asio::awaitable<Result<Coordinator::TargetRow>> Coordinator::LoadTargetRow(std::string gid,
-                                                                           std::string branch_id,
-                                                                           std::string op,
-                                                                           std::string reason) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = engine::CheckGid(gid); !s.ok()) co_return s;
-  if (branch_id.empty()) co_return Status::InvalidArgument("branch_id: required");
-  const std::optional<BranchOp> parsed_op = ParseBranchOp(op);
-  if (!parsed_op) {
-    co_return Status::InvalidArgument(
-        "op: expected confirm, cancel, action, compensate, commit or rollback");
-  }
-  if (reason.empty()) {
-    co_return Status::InvalidArgument("reason: required (why, for the audit trail)");
-  }
-  if (Status s = engine::CheckReason("reason", reason); !s.ok()) co_return s;
-  auto loaded = co_await store_.Load(gid);
-  if (!loaded) co_return loaded.status();
-  if (!loaded->has_value()) co_return NoSuchGid(gid);
-  TargetRow target{std::move(**loaded), 0};
-  const auto& rows = target.tx.branches;
-  const auto it = std::find_if(rows.begin(), rows.end(), [&](const storage::BranchRecord& b) {
-    return b.branch_id == branch_id && b.op == *parsed_op;
-  });
-  if (it == rows.end()) {
-    co_return Status::NotFound("branch " + branch_id + " (" + op + ") of gid " + gid +
-                               " not found");
-  }
-  target.row = static_cast<std::size_t>(it - rows.begin());
-  co_return target;
-}
-
-asio::awaitable<Status> Coordinator::Resolve(engine::ResolveRequest request) {
-  const std::optional<engine::ResolvedAs> as = engine::ParseResolvedAs(request.outcome);
-  if (!as) co_return Status::InvalidArgument("outcome: expected succeed or failed");
-  auto target = co_await LoadTargetRow(request.gid, request.branch_id, request.op, request.reason);
-  if (!target) co_return target.status();
-  const storage::Transaction& tx = target->tx;
-  const TimePoint now = clock_.Now();
-  if (Status s = engine::CheckResolution(tx, target->row, *as, now); !s.ok()) co_return s;
-  storage::BranchRecord row = tx.branches[target->row];
-  engine::ApplyResolution(row, *as, now);
-  storage::WriteBatch batch;
-  // Serialized with a status change as a pass's write is; the row's own compare-and-set with
-  // a pass that recorded an answer meanwhile.
-  batch.Add(storage::ExpectGlobalStatus{tx.global.gid, {tx.global.status}});
-  batch.Add(storage::UpdateBranch{row, BranchStatus::kPrepared});
-  storage::AuditEntry audit =
-      AuditOf(std::string(storage::kAuditResolve), tx.global.gid, request.actor, request.reason);
-  audit.at = now;
-  audit.target = "branch " + row.branch_id + " " + std::string(ToString(row.op));
-  audit.parameters = nlohmann::json{{"branch_id", row.branch_id},
-                                    {"op", ToString(row.op)},
-                                    {"outcome", engine::ToString(*as)}}
-                         .dump();
-  batch.Add(storage::RecordAudit{audit});
-  const Status s = co_await store_.Commit(std::move(batch));
-  if (!s.ok()) co_return s;
-  spdlog::warn("gid={} branch={} op={} resolved as {} by actor={}; reason={}", tx.global.gid,
-               row.branch_id, ToString(row.op), engine::ToString(*as),
-               request.actor.empty() ? "unknown" : request.actor, LogValue(request.reason));
-  if (alerts_ != nullptr) alerts_->AdminAction(audit);
-  scheduler_.Schedule(tx.global.gid, now);
-  co_return Status::Ok();
-}
-
-asio::awaitable<Status> Coordinator::Redirect(engine::RedirectRequest request) {
-  if (Status s = engine::CheckUrl("url", request.url, true); !s.ok()) co_return s;
-  auto target = co_await LoadTargetRow(request.gid, request.branch_id, request.op, request.reason);
-  if (!target) co_return target.status();
-  const storage::Transaction& tx = target->tx;
-  const storage::BranchRecord& row = tx.branches[target->row];
-  if (IsTerminal(tx.global.status)) {
-    co_return Status::Conflict("gid " + tx.global.gid + " is " +
-                               std::string(ToString(tx.global.status)) + ", already finished");
-  }
-  const TimePoint now = clock_.Now();
-  storage::WriteBatch batch;
-  batch.Add(storage::ExpectGlobalStatus{tx.global.gid, {tx.global.status}});
-  batch.Add(storage::RedirectBranch{tx.global.gid, row.branch_id, row.op, request.url, now});
-  storage::AuditEntry audit =
-      AuditOf(std::string(storage::kAuditRedirect), tx.global.gid, request.actor, request.reason);
-  audit.at = now;
-  audit.target = "branch " + row.branch_id + " " + std::string(ToString(row.op));
-  audit.parameters = nlohmann::json{
-      {"branch_id", row.branch_id},
-      {"op", ToString(row.op)},
-      {"from", row.url},
-      {"to",
-       request.url}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  batch.Add(storage::RecordAudit{audit});
-  const Status s = co_await store_.Commit(std::move(batch));
-  if (!s.ok()) co_return s;
-  spdlog::warn("gid={} branch={} op={} redirected to {} by actor={}; reason={}", tx.global.gid,
-               row.branch_id, ToString(row.op), LogValue(request.url),
-               request.actor.empty() ? "unknown" : request.actor, LogValue(request.reason));
-  if (alerts_ != nullptr) alerts_->AdminAction(audit);
-  // Its next call goes to the new host at once, whatever the old host's circuit says.
-  if (settings_.gates != nullptr) settings_.gates->RetryNow(tx.global.gid);
-  scheduler_.Schedule(tx.global.gid, now);
-  co_return Status::Ok();
-}
-
-asio::awaitable<Status> Coordinator::Resend(engine::PauseRequest request) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = engine::CheckPause(request); !s.ok()) co_return s;
-  const std::string& gid = request.gid;
-  auto loaded = co_await store_.Load(gid);
-  if (!loaded) co_return loaded.status();
-  if (!loaded->has_value()) co_return NoSuchGid(gid);
-  storage::Transaction tx = std::move(**loaded);
-  if (Status s = engine::CheckResend(tx); !s.ok()) co_return s;
-  const TimePoint now = clock_.Now();
-  const std::vector<std::size_t> rows = engine::ApplyResend(tx, now);
-  storage::WriteBatch batch;
-  batch.Add(storage::UpdateGlobal{tx.global, GlobalStatus::kFailed});
-  for (std::size_t i : rows) {
-    batch.Add(storage::UpdateBranch{tx.branches[i], BranchStatus::kPrepared});
-  }
-  storage::AuditEntry audit =
-      AuditOf(std::string(storage::kAuditResend), gid, request.actor, request.reason);
-  audit.at = now;
-  batch.Add(storage::RecordAudit{audit});
-  const Status s = co_await store_.Commit(std::move(batch));
-  if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(gid);
-  if (!s.ok()) co_return s;
-  spdlog::warn("gid={} sent again by actor={}: {} undelivered; reason={}", gid,
-               request.actor.empty() ? "unknown" : request.actor, rows.size(),
-               LogValue(request.reason));
-  if (alerts_ != nullptr) alerts_->AdminAction(audit);
-  scheduler_.Schedule(gid, now);
-  co_return Status::Ok();
-}
-
-storage::AuditEntry Coordinator::AuditOf(std::string action, std::string gid, std::string actor,
-                                         std::string reason) const {
-  storage::AuditEntry entry;
-  entry.at = clock_.Now();
-  entry.actor = std::move(actor);
-  entry.action = std::move(action);
-  entry.gid = std::move(gid);
-  entry.parameters = "{}";
-  entry.reason = std::move(reason);
-  return entry;
-}
-
-asio::awaitable<Status> Coordinator::RecordAudit(storage::AuditEntry entry) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = engine::CheckReason("reason", entry.reason); !s.ok()) co_return s;
-  entry.at = clock_.Now();
-  storage::WriteBatch batch;
-  batch.Add(storage::RecordAudit{entry});
-  const Status s = co_await store_.Commit(std::move(batch));
-  if (s.ok() && alerts_ != nullptr) alerts_->AdminAction(entry);
-  co_return s;
-}
-
-asio::awaitable<Result<storage::AuditPage>> Coordinator::ListAudit(storage::AuditQuery query) {
-  co_return co_await store_.Read([this, &query] { return store_.store().ListAudit(query); });
 }
 
 asio::awaitable<Status> Coordinator::Subscribe(engine::SubscribeRequest request) {
@@ -749,7 +482,7 @@ asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::Change
     std::string gid, std::optional<TransType> type, std::vector<GlobalStatus> from, GlobalStatus to,
     std::optional<GlobalStatus> already_done, std::string reason, bool force_stop,
     std::optional<engine::Repeat> repeat, engine::Requester who,
-    std::optional<storage::AuditEntry> audit) {
+    std::optional<storage::AuditEntry> audit, std::optional<JobStep> step) {
   for (int attempt = 0; attempt < kStatusChangeAttempts; ++attempt) {
     auto loaded = co_await store_.Load(gid);
     if (!loaded) co_return loaded.status();
@@ -779,6 +512,7 @@ asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::Change
     change.Add(storage::ExpectBranchCount{gid, tx.branches.size()});
     if (audit) {
       audit->at = now;
+      AddJobStep(change, *audit, step);
       change.Add(storage::RecordAudit{*audit});
     }
     const Status s = co_await store_.Commit(std::move(change));

@@ -11,6 +11,7 @@
 #include "fake_clock.h"
 #include "scripted_branch_caller.h"
 #include "settle/calls/host_gated_caller.h"
+#include "settle/drive/bulk_jobs.h"
 #include "settle/drive/coordinator.h"
 #include "settle/drive/gid_generator.h"
 #include "settle/drive/scheduler.h"
@@ -79,6 +80,7 @@ class CoordinatorHarness {
   }
 
   SyncCoordinator& coordinator() { return *sync_; }
+  drive::Coordinator& raw_coordinator() { return *coordinator_; }
   const drive::CoordinatorMetrics& metrics() const { return metrics_; }
   // The stuck alerts the driver raised.
   std::vector<storage::Transaction> alerts() const { return alerts_.raised(); }
@@ -91,6 +93,10 @@ class CoordinatorHarness {
   FakeClock& clock() { return clock_; }
   ScriptedBranchCaller& caller() { return caller_; }
   calls::HostGatedCaller& gates() { return *gates_; }
+  // Bulk jobs, run on the same context (a job's walk ends before RunCoroutine returns).
+  drive::BulkJobs& jobs() { return *jobs_; }
+  // The store as the coordinator sees it (a second BulkJobs, as another instance's).
+  drive::AsyncStore& async_store() { return *async_store_; }
 
   storage::Transaction Load(const std::string& gid) {
     auto tx = store_->Load(gid);
@@ -138,9 +144,12 @@ class CoordinatorHarness {
     coordinator_ = std::make_unique<drive::Coordinator>(*async_store_, *scheduler_, clock_, *gids_,
                                                         settings, metrics_);
     sync_ = std::make_unique<SyncCoordinator>(context_, *coordinator_);
+    jobs_ = std::make_unique<drive::BulkJobs>(*async_store_, *coordinator_, clock_,
+                                              context_.get_executor());
   }
   void Close() {
     sync_->Drain();
+    jobs_.reset();
     sync_.reset();
     coordinator_.reset();
     gids_.reset();
@@ -171,6 +180,7 @@ class CoordinatorHarness {
   std::unique_ptr<drive::GidGenerator> gids_;
   std::unique_ptr<drive::Coordinator> coordinator_;
   std::unique_ptr<SyncCoordinator> sync_;
+  std::unique_ptr<drive::BulkJobs> jobs_;
 };
 
 }  // namespace settle::testing

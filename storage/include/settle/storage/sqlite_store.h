@@ -75,6 +75,8 @@ class SqliteStore final : public Store {
   Result<std::vector<Subscriber>> Subscribers(const std::string& topic) override;
   Result<std::vector<Topic>> ListTopics() override;
   Result<AuditPage> ListAudit(const AuditQuery& query) override;
+  Result<std::optional<BulkJob>> LoadJob(const std::string& id) override;
+  Result<std::vector<BulkJob>> ListJobs(std::size_t limit, bool running_only) override;
 
   StoreStats Stats() const override;
 

@@ -173,6 +173,13 @@ class Store {
   // 1..1000 (InvalidArgument naming limit otherwise).
   virtual Result<AuditPage> ListAudit(const AuditQuery& query) = 0;
 
+  // A bulk job (records.h BulkJob), or nullopt for an unknown id. Reflects every Commit that
+  // returned before this call started.
+  virtual Result<std::optional<BulkJob>> LoadJob(const std::string& id) = 0;
+  // Jobs, the latest created first, at most `limit` (1..1000, InvalidArgument naming limit
+  // otherwise); only the running ones with `running_only`.
+  virtual Result<std::vector<BulkJob>> ListJobs(std::size_t limit, bool running_only) = 0;
+
   // Counters for metrics: never fails, never blocks on storage.
   virtual StoreStats Stats() const = 0;
 };

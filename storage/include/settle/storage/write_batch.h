@@ -161,6 +161,40 @@ struct DeleteAuditBefore {
   TimePoint cutoff;
 };
 
+// Bulk jobs (records.h BulkJob). Stores a new job; AlreadyExists, naming it, if its id is taken.
+struct InsertJob {
+  BulkJob job;
+};
+
+// A running job's step, compare-and-set on its cursor: if the job is running and its cursor is
+// `expected_cursor`, its cursor becomes `cursor`, acted and skipped grow by these counts,
+// last_skip becomes `last_skip` when that is not empty, updated_at becomes `at` and its state
+// `state` (kDone for its last step). NotFound for an unknown id; Conflict ("job J moved on")
+// when it is not running or its cursor moved: another run took the step. A job's action on a
+// transaction commits in one batch with its step, so that each is taken at most once.
+struct AdvanceJob {
+  std::string id;
+  std::int64_t expected_cursor = 0;
+  std::int64_t cursor = 0;
+  std::int64_t acted = 0;
+  std::int64_t skipped = 0;
+  std::string last_skip;
+  JobState state = JobState::kRunning;
+  TimePoint at;
+};
+
+// An operator's cancel: a running job becomes cancelled (updated_at = at) and takes no further
+// step. NotFound for an unknown id; Conflict if it is not running.
+struct CancelJob {
+  std::string id;
+  TimePoint at;
+};
+
+// Retention of jobs: deletes every job that is not running and was last updated before `cutoff`.
+struct DeleteJobsBefore {
+  TimePoint cutoff;
+};
+
 // Retention: deletes a finished (succeed or failed) transaction with every branch row. A gid
 // that is not stored is a no-op (already deleted); Conflict if it is not finished, or if it is
 // a failed TCC or XA whose cancels (rollbacks) are still to be made (Store::ListUndoneRollbacks).
@@ -191,11 +225,12 @@ struct DeleteTopic {
   std::string topic;
 };
 
-using WriteOp = std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, ExpectGlobalType,
-                             ExpectBranchCount, LimitBranchRows, UpdateGlobal, UpdateBranch,
-                             RetryNow, DeleteFinished, Subscribe, Unsubscribe, DeleteTopic,
-                             ExpectCreator, ExpectTopicCreator, RecordAudit, DeleteAuditBefore,
-                             PauseGlobal, ResumeGlobal, RedirectBranch>;
+using WriteOp =
+    std::variant<InsertGlobal, InsertBranch, ExpectGlobalStatus, ExpectGlobalType,
+                 ExpectBranchCount, LimitBranchRows, UpdateGlobal, UpdateBranch, RetryNow,
+                 DeleteFinished, Subscribe, Unsubscribe, DeleteTopic, ExpectCreator,
+                 ExpectTopicCreator, RecordAudit, DeleteAuditBefore, PauseGlobal, ResumeGlobal,
+                 RedirectBranch, InsertJob, AdvanceJob, CancelJob, DeleteJobsBefore>;
 
 // An ordered list of operations that the store applies atomically: all of them, or, if any
 // precondition fails or storage fails, none. Later operations see the effects of earlier ones.

@@ -13,6 +13,7 @@
 #include "settle/calls/host_gates.h"
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
+#include "settle/drive/bulk_jobs.h"
 #include "settle/drive/coordinator.h"
 #include "settle/drive/database_clock.h"
 #include "settle/metrics/prometheus_text.h"
@@ -98,6 +99,9 @@ class ApiServer {
   // Retry-After (docs/protocol.md §1.2), /api/ping excepted. Null (the default): no limit.
   // It must outlive the server. Before Start().
   void SetRateLimiter(RateLimiter* limiter);
+  // Bulk actions run as `jobs` (POST /api/admin/bulk, /api/admin/jobs...); null (the
+  // default): those routes answer 503. It must outlive the server. Before Start().
+  void SetBulkJobs(drive::BulkJobs* jobs);
 
   // Answers one request as a connection does once it has framed it (routes, access, the
   // coordinator's answer, the metrics), without a socket, judging its access itself (whatever

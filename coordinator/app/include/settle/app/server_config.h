@@ -55,6 +55,9 @@ struct ServerConfig {
   std::size_t io_threads = 0;
   // Transaction passes the scheduler runs at once (each may hold connections to participants).
   std::size_t max_passes = drive::Scheduler::kDefaultMaxPasses;
+  // Transactions a bulk job acts on per second, at most (--bulk-rate; 0: no limit): a job over
+  // many transactions leaves the database to the traffic it shares it with.
+  std::size_t bulk_rate = 200;
   // https:// participants and webhooks are verified against this CA file (PEM); empty: the
   // system's CA store.
   std::string ca_file;

@@ -80,7 +80,7 @@ class HostGates {
 
 // "http://host:port" of a branch URL (or "grpc://host:port", "grpcs://host:port" of a gRPC
 // method), the key of its host's gate: one gate per scheme, host and port; empty if it does
-// not parse (no gate).
+// not parse (no gate): core's UrlOrigin.
 std::string OriginOf(const std::string& url);
 
 // The key of a gate as an operator names its host (HostGates::RetryHost): "other" for the

@@ -56,6 +56,28 @@ struct CoordinatorSettings {
   QuotaLimits quotas;
 };
 
+// A bulk job's step (bulk_jobs.h): committed with the action the job takes on one transaction,
+// whose audit entry names the job ("job" in its parameters). The action and the step are
+// stored together or not at all: a job acts on each transaction at most once.
+struct JobStep {
+  std::string job_id;
+  storage::AdvanceJob advance;
+};
+
+// Adds `step`, when given, to `batch` and names its job in `audit`'s parameters ("job").
+void AddJobStep(storage::WriteBatch& batch, storage::AuditEntry& audit,
+                const std::optional<JobStep>& step);
+
+// A bulk job's redirect of one transaction's calls from one participant host to another
+// (Coordinator::RedirectHost): `from` and `to` are origins as calls::OriginOf gives them.
+struct HostRedirect {
+  std::string gid;
+  std::string from;
+  std::string to;
+  std::string actor;
+  std::string reason;
+};
+
 // What a registration answers: settled's countersignature of the branch's Try, when it signs
 // and the registration named the Try (empty otherwise): the fields the initiator sends with it.
 struct Registration {
@@ -141,20 +163,34 @@ class Coordinator {
   const CoordinatorMetrics& metrics() const { return metrics_; }
   // Force stop and Retry now store an audit entry (storage::AuditEntry: the actor, the reason)
   // in the same commit as their change: audited exactly when they took effect.
-  asio::awaitable<Status> ForceStop(engine::ForceStopRequest request);
+  asio::awaitable<Status> ForceStop(engine::ForceStopRequest request) {
+    return ForceStop(std::move(request), std::optional<JobStep>());
+  }
+  // Each operator's action that a bulk job takes also comes with the job's step.
+  asio::awaitable<Status> ForceStop(engine::ForceStopRequest request, std::optional<JobStep> step);
   // Retry now (docs/protocol.md §3.13): every pending branch call of the transaction is due
   // now, stored, and its pass starts at once; its calls go out even through an open circuit
   // (CoordinatorSettings::gates, HostGates::RetryNow).
-  asio::awaitable<Status> ResetNextCronTime(engine::RetryNowRequest request);
+  asio::awaitable<Status> ResetNextCronTime(engine::RetryNowRequest request) {
+    return ResetNextCronTime(std::move(request), std::optional<JobStep>());
+  }
+  asio::awaitable<Status> ResetNextCronTime(engine::RetryNowRequest request,
+                                            std::optional<JobStep> step);
 
   // Pause (docs/operations.md, "Pause and resume"): the unfinished transaction keeps its status
   // and is paused (storage::PauseGlobal), audited in the same commit; a pass running for it on
   // this instance stops before its next round of calls. NotFound for an unknown gid; Conflict
   // if it is finished or already paused; InvalidArgument without a reason.
-  asio::awaitable<Status> Pause(engine::PauseRequest request);
+  asio::awaitable<Status> Pause(engine::PauseRequest request) {
+    return Pause(std::move(request), std::optional<JobStep>());
+  }
+  asio::awaitable<Status> Pause(engine::PauseRequest request, std::optional<JobStep> step);
   // Resume: the pause cleared, every pending call due now (storage::ResumeGlobal), audited, and
   // its pass starts at once. NotFound; Conflict if it is finished or not paused.
-  asio::awaitable<Status> Resume(engine::PauseRequest request);
+  asio::awaitable<Status> Resume(engine::PauseRequest request) {
+    return Resume(std::move(request), std::optional<JobStep>());
+  }
+  asio::awaitable<Status> Resume(engine::PauseRequest request, std::optional<JobStep> step);
 
   // Resolve by hand (docs/operations.md, "Resolving a branch by hand"): the pending call
   // (branch_id, op) is stored as succeed or failed, as if its participant had answered so
@@ -167,6 +203,12 @@ class Coordinator {
   // (storage::RedirectBranch), audited with the old and new urls. The url is checked as a
   // registration's (engine::CheckUrl). Errors as Resolve's.
   asio::awaitable<Status> Redirect(engine::RedirectRequest request);
+  // Redirect of a host (a bulk job's redirect, bulk_request.h): every pending call of the
+  // unfinished transaction whose url is on origin `request.from` goes to the same path on
+  // `request.to`, due at once, audited with each row's old and new url. NotFound for an
+  // unknown gid; Conflict when it is finished or has no pending call on that host;
+  // InvalidArgument when a new url fails a registration's checks.
+  asio::awaitable<Status> RedirectHost(HostRedirect request, std::optional<JobStep> step);
 
   // Send again a message that gave up delivering (engine::CheckResend): submitted again with
   // its undelivered rows due now and their failure counts started over, audited, driven at
@@ -209,6 +251,11 @@ class Coordinator {
   // An audit entry of `action` stamped now, with no target and no parameters ("{}").
   storage::AuditEntry AuditOf(std::string action, std::string gid, std::string actor,
                               std::string reason) const;
+  // Commits `batch` with `audit` (stamped `now`) and a bulk job's `step` (AddJobStep): an
+  // operator's action, audited exactly when it takes effect. NotFound becomes "no transaction
+  // with gid G" when it is about `gid`'s global.
+  asio::awaitable<Status> CommitAudited(storage::WriteBatch batch, storage::AuditEntry& audit,
+                                        TimePoint now, const std::optional<JobStep>& step);
   // RegisterBranch with `now` as its rows' create_time.
   asio::awaitable<Status> RegisterBranchAt(engine::RegisterBranchRequest request, TimePoint now);
   // Stores a new submitted transaction with its rows and drives it. AlreadyExists, unchanged,
@@ -246,7 +293,7 @@ class Coordinator {
       std::string gid, std::optional<TransType> type, std::vector<GlobalStatus> from,
       GlobalStatus to, std::optional<GlobalStatus> already_done, std::string reason,
       bool force_stop, std::optional<engine::Repeat> repeat, engine::Requester who,
-      std::optional<storage::AuditEntry> audit);
+      std::optional<storage::AuditEntry> audit, std::optional<JobStep> step);
   // Phase two of a TCC or XA, or the submit of a prepared message: ChangeStatus of the gid,
   // which must be of `type` (and match `repeat`, when given), from prepared to `to`,
   // then DriveClaimed from the rows it stored, under a claim taken before the load so that

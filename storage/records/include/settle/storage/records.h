@@ -138,9 +138,15 @@ inline constexpr std::string_view kAuditResume = "resume";
 inline constexpr std::string_view kAuditResolve = "resolve";
 inline constexpr std::string_view kAuditRedirect = "redirect";
 inline constexpr std::string_view kAuditResend = "resend";
+// A bulk job (BulkJob) started, cancelled, resumed: the entry's target is the job's id. Each
+// transaction a job acts on gets its action's own entry, naming the job in its parameters.
+inline constexpr std::string_view kAuditBulk = "bulk";
+inline constexpr std::string_view kAuditBulkCancel = "bulk_cancel";
+inline constexpr std::string_view kAuditBulkResume = "bulk_resume";
 inline constexpr std::string_view kAuditActions[] = {
-    kAuditForceStop, kAuditRetryNow, kAuditRetryHost, kAuditPause,
-    kAuditResume,    kAuditResolve,  kAuditRedirect,  kAuditResend};
+    kAuditForceStop, kAuditRetryNow,   kAuditRetryHost, kAuditPause,
+    kAuditResume,    kAuditResolve,    kAuditRedirect,  kAuditResend,
+    kAuditBulk,      kAuditBulkCancel, kAuditBulkResume};
 
 // One action an operator took through the admin API (docs/operations.md, "Audit trail"):
 // stored in the same commit as the action's own change, so that an action is audited exactly
@@ -156,6 +162,51 @@ struct AuditEntry {
   std::string reason;      // the operator's reason, as sent
 
   bool operator==(const AuditEntry&) const = default;
+};
+
+// A bulk action (docs/operations.md, "Bulk actions"): an operator's action applied to every
+// transaction a filter matched when the job was created, walked newest first (descending id)
+// one transaction per commit, and stored so that it goes on after a restart. Each action it
+// takes commits with its step (AdvanceJob): after a crash a job resumes from its cursor and
+// acts on each transaction at most once.
+enum class JobState { kRunning, kDone, kCancelled };
+
+// Stored as "running", "done", "cancelled".
+inline std::string_view ToString(JobState s) {
+  switch (s) {
+    case JobState::kRunning:
+      return "running";
+    case JobState::kDone:
+      return "done";
+    case JobState::kCancelled:
+      return "cancelled";
+  }
+  return "running";
+}
+inline std::optional<JobState> ParseJobState(std::string_view s) {
+  for (JobState state : {JobState::kRunning, JobState::kDone, JobState::kCancelled}) {
+    if (ToString(state) == s) return state;
+  }
+  return std::nullopt;
+}
+
+struct BulkJob {
+  std::string id;  // chosen by the coordinator, unique
+  TimePoint created_at;
+  TimePoint updated_at;      // its latest step (or its creation, or its cancel)
+  std::string actor;         // who started it, as AuditEntry::actor
+  std::string action;        // retry_now, pause, resume, force_stop or redirect
+  std::string filter;        // a JSON object: which transactions (engine/bulk_filter.h)
+  std::string parameters;    // a JSON object: the action's own ("{}" for none)
+  std::string reason;        // the operator's reason, as sent
+  std::int64_t cursor = 0;   // only transactions with id < cursor are left to walk (0: none)
+  std::int64_t matched = 0;  // how many the filter matched when it was created
+  std::int64_t acted = 0;    // transactions it acted on
+  std::int64_t skipped = 0;  // transactions it matched but could not act on (finished meanwhile)
+  std::string last_skip;     // why the latest skip (empty: none)
+  JobState state = JobState::kRunning;
+
+  bool operator==(const BulkJob&) const = default;
 };
 
 // One url subscribed to a topic (a message's `topic://NAME` step goes to each).
