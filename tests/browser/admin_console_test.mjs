@@ -4,8 +4,9 @@
 // search by gid prefix, creation time and host kept across a reload, the gid search, a failed saga's branches readable at 1280 and 1920 px with long errors wrapped in
 // their cell, fields that do not contradict each other, retry now, force stop asking for a
 // reason that is stored and logged with the token's name, an error cleared when another
-// transaction is opened, pause and resume with a reason and the paused filter, and a read-only
-// session whose buttons are disabled and look it.
+// transaction is opened, pause and resume with a reason and the paused filter, a read-only
+// session whose buttons are disabled and look it, and a bulk redirect of a host's sagas run as
+// a job.
 // Usage: node admin_console_test.mjs <settled binary>
 // With SETTLE_CONSOLE_SCREENSHOTS=<dir>, also saves console-1280.png and console-1920.png
 // there (docs/ keeps the ones shown in docs/operations.md); nothing is compared with them.
@@ -427,6 +428,7 @@ async function main() {
     assert.ok(await page.isDisabled(id), id + ' is enabled for a read-only session');
     assert.match(await page.getAttribute(id, 'title'), /Needs admin access; this session has read access/);
   }
+  assert.ok(await page.isHidden('#bulk'), 'a read-only session is offered bulk actions');
   const look = await page.locator('#force-stop').evaluate((b) => {
     const s = getComputedStyle(b);
     return { background: s.backgroundColor, cursor: s.cursor };
@@ -504,6 +506,38 @@ async function main() {
   await page.waitForSelector('#audit tbody tr');
   assert.deepEqual((await page.locator('#audit tbody tr').first().locator('td').allTextContents()).slice(1),
                    ['on-call', 'redirect', 'moved to the new cluster']);
+
+  // The other sagas waiting on the down host move all at once: the host filter, "Act on all
+  // these…" counting what a redirect would touch before it starts, and a job whose progress
+  // the Bulk jobs table shows.
+  await page.fill('#filter-host', downHost);
+  await page.press('#filter-host', 'Enter');
+  await page.waitForSelector('#bulk:not([hidden])');
+  await page.click('#bulk');
+  assert.equal(await page.textContent('#bulk-filter'), 'Filters: host = ' + downHost + '.');
+  await page.selectOption('#bulk-action', 'redirect');
+  assert.equal(await page.inputValue('#bulk-from'), downHost);
+  await page.fill('#bulk-to', participantBase);
+  await page.click('#bulk-count');
+  await page.waitForFunction(() => /^5 transactions match \(the latest: console-down-/.test(
+    document.querySelector('#bulk-plan').textContent), null, { timeout: 15_000 });
+  await page.waitForFunction(() => !document.querySelector('#bulk-ok').disabled);
+  await page.click('#bulk-ok');
+  assert.ok(await page.locator('#confirm-bulk').evaluate((d) => d.open), 'started without a reason');
+  await page.fill('#bulk-reason', 'the whole cluster moved, CHG-7');
+  await page.click('#bulk-ok');
+  await page.waitForSelector('#job-result.ok');
+  assert.match(await page.textContent('#job-result'), /^Started job-[0-9a-f]+ on 5 transactions\.$/);
+  const jobRow = page.locator('#job-table tbody tr[data-state="done"]').first();
+  await jobRow.waitFor({ timeout: 15_000 });
+  assert.equal(await jobRow.locator('.job-progress').textContent(), '5 of 5 (5 acted on, 0 skipped)');
+  for (let i = 0; i < 6; i++) {
+    await eventually('console-down-' + i + ' finishing at the new host',
+                     async () => (await query(base, 'console-down-' + i)).transaction.status === 'succeed', 15_000);
+  }
+  const bulkAudit = await api(base, tokens.admin, 'GET', '/api/admin/audit?action=redirect&limit=10');
+  assert.equal(bulkAudit.json.entries.filter((e) => e.parameters.job).length, 5);
+  await page.click('#clear-filters');
 
   // A message that gave up delivering can be sent again, and says what that does.
   const note = { gid: 'console-note-1', trans_type: 'msg', retry_limit: 1, steps: [{ action: participantBase + '/refuse' }],

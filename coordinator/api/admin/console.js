@@ -761,11 +761,19 @@ document.addEventListener('DOMContentLoaded', () => {
     }
     return ask;
   };
+  let bulkCounts = 0;  // the latest count asked for: an older answer is dropped
   const countBulk = async () => {
+    const asked = ++bulkCounts;
     bulkOk.disabled = true;
     bulkPlan.className = '';
+    const ask = bulkAsk(true);
+    if (ask.action === 'redirect' && (!ask.from || !ask.to)) {
+      bulkPlan.textContent = 'Name the host its calls go to now and the one to send them to.';
+      return;
+    }
     bulkPlan.textContent = 'Counting…';
-    const { status, json } = await call('POST', '/api/admin/bulk', bulkAsk(true));
+    const { status, json } = await call('POST', '/api/admin/bulk', ask);
+    if (asked !== bulkCounts) return;
     if (status !== 200) {
       bulkPlan.textContent = messageOf(status, json);
       bulkPlan.className = 'error';
