@@ -460,7 +460,8 @@ async function main() {
   await hostRow.locator('a').first().click();
   await page.waitForSelector(`#detail-gid:has-text("${waitingGid}")`);
   await page.waitForSelector('#detail-fields[data-status="submitted"]');
-  // It says what it waits for (it is not stuck: it made no call), and the list marks it too.
+  // It says what it waits for (and is stuck: its host is down, though it made no call), and
+  // the list marks it too.
   await page.waitForFunction((host) => document.querySelector('#detail-fields').textContent
     .includes('waiting on ' + host + ': '), downHost, { timeout: 15_000 });
   await page.locator('#transactions tbody tr .waiting-host').first().waitFor({ timeout: 15_000 });

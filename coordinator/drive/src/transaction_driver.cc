@@ -95,10 +95,19 @@ void TransactionDriver::AfterStored(const storage::GlobalRecord& before,
   const bool gave_up = after.trans_type == TransType::kMsg &&
                        before.status == GlobalStatus::kSubmitted &&
                        after.status == GlobalStatus::kFailed;
-  if ((after.stuck && !before.stuck) || gave_up) {
+  // Stuck only for waiting on a broken host (WaitsOnBrokenHost): the host's circuit speaks for
+  // it (its log and the hosts panel), not one alert per transaction it holds.
+  const bool newly_stuck = after.stuck && !before.stuck && engine::HasStuckBranch(tx, policy_);
+  if (newly_stuck || gave_up) {
     metrics_.TransactionStuck(after.trans_type);
     if (alerts_ != nullptr) alerts_->TransactionStuck(tx);
   }
+}
+
+bool TransactionDriver::WaitsOnBrokenHost(const std::string& gid) const {
+  if (gates_ == nullptr) return false;
+  const std::optional<calls::HeldView> held = gates_->HeldBy(gid);
+  return held && (held->reason == "circuit_open" || held->reason == "probe_out");
 }
 
 engine::Decision TransactionDriver::AdvanceStatus(storage::Transaction& tx, TimePoint now) {
@@ -113,8 +122,11 @@ engine::Decision TransactionDriver::AdvanceStatus(storage::Transaction& tx, Time
   }
   tx.global.next_cron_time = NextCronTime(tx.global, d, now);
   if (!IsTerminal(tx.global.status)) {
-    tx.global.stuck = engine::HasStuckBranch(tx, policy_);
-    if (tx.global.stuck && !was_stuck) {
+    const bool failing = engine::HasStuckBranch(tx, policy_);
+    // Waiting on a host whose circuit is open is as stuck as failing there: "stuck only"
+    // lists every transaction held by a broken host, not only the one carrying its probe.
+    tx.global.stuck = failing || WaitsOnBrokenHost(tx.global.gid);
+    if (failing && !was_stuck) {
       const auto stuck =
           std::find_if(tx.branches.begin(), tx.branches.end(), [this](const auto& b) {
             return b.status == BranchStatus::kPrepared && policy_.IsStuck(b.failures);
@@ -184,6 +196,7 @@ asio::awaitable<TransactionDriver::Held> TransactionDriver::CallAndRecord(
     storage::BranchRecord& row = tx.branches[rows[i]];
     if (outcomes[i].not_called_until) {
       held.rows.emplace_back(rows[i], *outcomes[i].not_called_until);
+      held.host_broken = held.host_broken || outcomes[i].circuit_open;
       LogOutcome(row, outcomes[i]);
       continue;
     }
@@ -228,8 +241,12 @@ asio::awaitable<PassResult> TransactionDriver::EndHeldPass(storage::Transaction&
                                                            const Held& held,
                                                            storage::WriteBatch& batch) {
   const TimePoint now = clock_.Now();
-  if (!batch.empty()) {
-    std::optional<PassResult> refused = co_await StoreRound(tx, tx.global, batch, now);
+  // Held by a host whose circuit is open: stored as stuck at once (WaitsOnBrokenHost keeps it
+  // so on its later passes, until the host takes calls again).
+  const storage::GlobalRecord before = tx.global;
+  if (held.host_broken && !IsTerminal(tx.global.status)) tx.global.stuck = true;
+  if (!batch.empty() || !(tx.global == before)) {
+    std::optional<PassResult> refused = co_await StoreRound(tx, before, batch, now);
     if (refused) co_return std::move(*refused);
   }
   // Answers came back beside the held calls: the next pass decides on them at once.

@@ -66,6 +66,9 @@ class TransactionDriver final : public PassRunner {
   // Applies the engine's status changes for this round to `tx` (logging each), then its
   // next_cron_time and stuck flag; returns the decision whose calls are due now.
   engine::Decision AdvanceStatus(storage::Transaction& tx, TimePoint now);
+  // Whether a host's gate holds `gid` because the host's circuit is open (or its probe is
+  // out): the transaction waits on a broken host, and counts as stuck.
+  bool WaitsOnBrokenHost(const std::string& gid) const;
   // The one commit of a pass: `batch` (outcomes not yet stored) with the global's change from
   // `before`, or with a check that its status is still `before`'s. Nullopt once stored;
   // otherwise what the pass returns (storage unavailable: retry later; a concurrent change:
@@ -79,6 +82,7 @@ class TransactionDriver final : public PassRunner {
     bool answered = false;                                // some other call of the round was made
     // A row whose failure reached the pause-after limit (RetryPolicy::ParksAfter).
     std::optional<std::size_t> parked;
+    bool host_broken = false;  // a held call's host has its circuit open
   };
   // Makes the calls of `rows` and records their outcomes in `tx` and, to be stored, `batch`;
   // the calls a gate held are not recorded: they are returned.
