@@ -612,39 +612,33 @@ void ApiServer::Impl::RegisterRoutes() {
                  const nlohmann::json body = {{"host", gate}, {"gid", *gid}};
                  co_return JsonAnswer(body.dump());
                }));
-  // Pause and resume one transaction (docs/operations.md, "Pause and resume"): Settle's own
-  // routes, answered {"gid", "paused"} or {"message"} with 400 (a field), 404 (an unknown gid)
-  // or 409 (finished, already paused, not paused).
-  const auto pause_route = [&c](bool pausing) {
+  // Settle's own routes for an operator's action on one transaction (docs/operations.md):
+  // answered with `ok` or {"message"} with 400 (a field), 404 (an unknown gid or row) or 409
+  // (a state that forbids it: finished, already paused, not pending).
+  const auto admin_answer = [](const Status& s, nlohmann::json ok) -> HttpAnswer {
+    if (s.code() == StatusCode::kNotFound) return HttpAnswer{404, MessageBody(s.message())};
+    if (s.code() == StatusCode::kConflict) return HttpAnswer{409, MessageBody(s.message())};
+    if (!s.ok()) return ToHttpAnswer(s);
+    return JsonAnswer(ok.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  };
+  // Pause and resume one transaction (docs/operations.md, "Pause and resume"): {"gid",
+  // "paused"}.
+  const auto pause_route = [&c, admin_answer](bool pausing) {
     return CallerRouteHandler(
-        [&c, pausing](net::Request& req, const Caller& caller) -> asio::awaitable<HttpAnswer> {
+        [&c, admin_answer, pausing](net::Request& req,
+                                    const Caller& caller) -> asio::awaitable<HttpAnswer> {
           Result<engine::PauseRequest> asked = ParsePause(req.body);
           if (!asked) co_return ToHttpAnswer(asked.status());
           asked->actor = caller.name;
-          const std::string gid = asked->gid;
+          const nlohmann::json ok = {{"gid", asked->gid}, {"paused", pausing}};
           Status s;
           if (pausing) {
             s = co_await c.Pause(std::move(*asked));
           } else {
             s = co_await c.Resume(std::move(*asked));
           }
-          if (s.code() == StatusCode::kNotFound) {
-            co_return HttpAnswer{404, MessageBody(s.message())};
-          }
-          if (s.code() == StatusCode::kConflict) {
-            co_return HttpAnswer{409, MessageBody(s.message())};
-          }
-          if (!s.ok()) co_return ToHttpAnswer(s);
-          const nlohmann::json body = {{"gid", gid}, {"paused", pausing}};
-          co_return JsonAnswer(body.dump());
+          co_return admin_answer(s, ok);
         });
-  };
-  // Resolve or redirect one pending branch call (docs/operations.md): answered as pause is.
-  const auto admin_answer = [](const Status& s, nlohmann::json ok) -> HttpAnswer {
-    if (s.code() == StatusCode::kNotFound) return HttpAnswer{404, MessageBody(s.message())};
-    if (s.code() == StatusCode::kConflict) return HttpAnswer{409, MessageBody(s.message())};
-    if (!s.ok()) return ToHttpAnswer(s);
-    return JsonAnswer(ok.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   };
   AddRoute(
       "POST", "/api/admin/resolve", Access::kAdmin,

@@ -326,20 +326,6 @@ Result<engine::ForceStopRequest> ParseForceStop(std::string_view body) {
                                              });
 }
 
-Result<engine::PauseRequest> ParsePause(std::string_view body) {
-  auto parsed = ParseJsonObject(body, kMaxJsonDepth);
-  if (!parsed) return parsed.status();
-  const JsonFields fields(*parsed);
-  engine::PauseRequest r;
-  if (Status s = ReadGid(fields, r.gid); !s.ok()) return s;
-  if (Status s = ReadText(fields, "reason", r.reason); !s.ok()) return s;
-  if (const std::vector<std::string> unread = fields.Unread(); !unread.empty()) {
-    return Status::InvalidArgument(unread.front() +
-                                   ": unknown member; expected only gid and reason");
-  }
-  return r;
-}
-
 namespace {
 
 // A JSON object of the named string members, each required, and nothing else.
@@ -360,6 +346,14 @@ Status ReadExactStrings(std::string_view body,
 }
 
 }  // namespace
+
+Result<engine::PauseRequest> ParsePause(std::string_view body) {
+  engine::PauseRequest r;
+  if (Status s = ReadExactStrings(body, {{"gid", &r.gid}, {"reason", &r.reason}}); !s.ok()) {
+    return s;
+  }
+  return r;
+}
 
 Result<engine::ResolveRequest> ParseResolve(std::string_view body) {
   engine::ResolveRequest r;

@@ -290,6 +290,8 @@ asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
     spdlog::debug("gid={} is paused by {}: no pass", gid, LogValue(tx.global.paused->by));
     co_return PassResult{std::nullopt, std::move(tx)};
   }
+  // A pause signalled for a transaction that has finished since (a force stop) is for nobody.
+  if (pauses_ != nullptr && IsTerminal(tx.global.status)) pauses_->Clear(gid);
   storage::WriteBatch batch;  // outcomes learnt and not yet stored
   int unstored_rounds = 0;    // rounds whose outcomes are in `batch`
   ReleaseRows(tx, released, batch, clock_.Now());
@@ -326,8 +328,12 @@ asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
     // Here `tx` is exactly what is stored, unless calls follow. A finished transaction has no
     // more calls, but the rollbacks a failed TCC or XA was left without (two_phase_engine.h).
     if (d.calls.empty()) {
-      // A finished transaction waits for no host: no gate lists it as waiting any more.
-      if (gates_ != nullptr && IsTerminal(tx.global.status)) gates_->Forget(gid);
+      // A finished transaction waits for no host: no gate lists it as waiting any more. Nor
+      // for a pause signalled while it finished (or before a force stop): nothing reads it.
+      if (IsTerminal(tx.global.status)) {
+        if (gates_ != nullptr) gates_->Forget(gid);
+        if (pauses_ != nullptr) pauses_->Clear(gid);
+      }
       co_return PassResult{d.wake_at, std::move(tx)};
     }
     if (last_round) co_return PassResult{now, std::move(tx)};

@@ -105,6 +105,19 @@ TEST_CASE("a pause during a pass records the call in flight and makes no further
   CHECK(h.StatusOf("s1") == GlobalStatus::kSucceed);
 }
 
+TEST_CASE("a paused transaction that is force-stopped leaves no pause signal behind",
+          "[coordinator][pause]") {
+  CoordinatorHarness h;
+  h.caller().Script("01", BranchOp::kAction, {Unknown()});
+  REQUIRE(h.coordinator().Submit(Saga("s1", 1)).ok());
+  REQUIRE(h.coordinator().Pause("s1").ok());
+  CHECK(h.pauses().IsSignalled("s1"));
+  REQUIRE(h.coordinator().ForceStop("s1", "refunded by hand").ok());
+  CHECK(h.StatusOf("s1") == GlobalStatus::kFailed);
+  // Its last pass found it finished: nothing will read the signal again, so it is gone.
+  CHECK_FALSE(h.pauses().IsSignalled("s1"));
+}
+
 TEST_CASE("pause and resume refuse what they cannot do, by name, and change nothing",
           "[coordinator][pause]") {
   CoordinatorHarness h;

@@ -93,6 +93,8 @@ class CoordinatorHarness {
   FakeClock& clock() { return clock_; }
   ScriptedBranchCaller& caller() { return caller_; }
   calls::HostGatedCaller& gates() { return *gates_; }
+  // The pauses signalled to passes on this "instance".
+  const drive::PauseSignals& pauses() const { return pauses_; }
   // Bulk jobs, run on the same context (a job's walk ends before RunCoroutine returns).
   drive::BulkJobs& jobs() { return *jobs_; }
   // The store as the coordinator sees it (a second BulkJobs, as another instance's).
