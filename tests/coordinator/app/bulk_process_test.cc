@@ -6,7 +6,6 @@
 // still taken once. The job is paced (--bulk-rate) so that the kill lands part way.
 #include <catch2/catch.hpp>
 
-#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -15,11 +14,7 @@
 #include "eventually.h"
 #include "json_client.h"
 #include "participant_server.h"
-#include "settled_process.h"
-#include "temp_dir.h"
-#ifdef SETTLE_TEST_STORE_POSTGRES
-#include "postgres_test_database.h"
-#endif
+#include "settled_instances.h"
 
 namespace settle {
 namespace {
@@ -27,56 +22,22 @@ namespace {
 using nlohmann::json;
 using testing::JsonClient;
 using testing::ParticipantServer;
-using testing::SettledProcess;
 
 constexpr const char* kClient = "client-token-of-the-shop-000";
 constexpr const char* kAdmin = "admin-token-of-the-operators";
 constexpr int kSagas = 120;
 
-#ifdef SETTLE_TEST_STORE_POSTGRES
-constexpr int kInstances = 2;
-#else
-constexpr int kInstances = 1;
-#endif
-
+// Retried only an hour later: what the job pauses sits still meanwhile.
 class BulkWorld {
  public:
-  BulkWorld() {
-    std::ofstream(tokens_) << "client " << kClient << " # shop\n"
-                           << "admin " << kAdmin << " # on-call\n";
+  BulkWorld()
+      : instances(std::string("client ") + kClient + " # shop\nadmin " + kAdmin + " # on-call\n",
+                  {"--retry-interval", "3600s", "--retry-max", "3600s", "--bulk-rate", "40",
+                   "--log-level", "warn"}) {
     participant.SetDefault("/action", {503, "ledger offline"});
-    Start();
+    instances.Start();
   }
 
-  void Start() {
-    instances_.clear();
-    for (int i = 0; i < kInstances; ++i) {
-      // Retried only an hour later: what the job pauses sits still meanwhile.
-      std::vector<std::string> args = {"--token-file", tokens_, "--retry-interval", "3600s",
-                                       "--retry-max",  "3600s", "--bulk-rate",      "40",
-                                       "--log-level",  "warn"};
-#ifdef SETTLE_TEST_STORE_POSTGRES
-      for (const std::string& a :
-           {std::string("--instance-id"), "i" + std::to_string(i), std::string("--lease"),
-            std::string("2s"), std::string("--lease-poll"), std::string("100ms")}) {
-        args.push_back(a);
-      }
-      const std::string store = database_.conninfo();
-#else
-      const std::string store = dir_.File("settle.db");
-#endif
-      instances_.push_back(std::make_unique<SettledProcess>(
-          store, args, 0, dir_.File("settled-" + std::to_string(i) + ".log")));
-    }
-  }
-  void KillAll() {
-    for (auto& instance : instances_) instance->Kill();
-  }
-  JsonClient As(const char* token, int instance = 0) const {
-    JsonClient c(instances_[instance]->port());
-    c.SetHeader("Authorization", std::string("Bearer ") + token);
-    return c;
-  }
   void Submit(const std::string& gid) {
     const json saga = {{"gid", gid},
                        {"trans_type", "saga"},
@@ -84,6 +45,7 @@ class BulkWorld {
                        {"payloads", {"{}"}}};
     REQUIRE(As(kClient).PostJson("/api/settle/submit", saga).status == 200);
   }
+  JsonClient As(const char* token) const { return instances.As(token); }
   json Job(const std::string& id) const {
     const auto answer = As(kAdmin).Get("/api/admin/jobs?id=" + id);
     REQUIRE(answer.status == 200);
@@ -91,14 +53,7 @@ class BulkWorld {
   }
 
   ParticipantServer participant;
-
- private:
-  testing::TempDir dir_;
-#ifdef SETTLE_TEST_STORE_POSTGRES
-  testing::PostgresTestDatabase database_;
-#endif
-  std::string tokens_ = dir_.File("tokens");
-  std::vector<std::unique_ptr<SettledProcess>> instances_;
+  testing::SettledInstances instances;
 };
 
 TEST_CASE("a bulk job killed part way resumes after a restart and acts on each transaction once",
@@ -117,9 +72,9 @@ TEST_CASE("a bulk job killed part way resumes after a restart and acts on each t
   // Part way (the pace makes it take three seconds): kill -9 every instance.
   REQUIRE(testing::Eventually([&] { return w.Job(id)["acted"].get<int>() >= 10; }));
   const int acted_before_kill = w.Job(id)["acted"].get<int>();
-  w.KillAll();
+  w.instances.KillAll();
   CHECK(acted_before_kill < kSagas);
-  w.Start();
+  w.instances.Start();
   json job;
   REQUIRE(testing::Eventually(
       [&] {

@@ -7,7 +7,6 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,11 +15,7 @@
 #include "final_status.h"
 #include "json_client.h"
 #include "participant_server.h"
-#include "settled_process.h"
-#include "temp_dir.h"
-#ifdef SETTLE_TEST_STORE_POSTGRES
-#include "postgres_test_database.h"
-#endif
+#include "settled_instances.h"
 
 namespace settle {
 namespace {
@@ -29,56 +24,24 @@ using nlohmann::json;
 using testing::JsonClient;
 using testing::ParticipantServer;
 using testing::ScriptedAnswer;
-using testing::SettledProcess;
 using Steady = std::chrono::steady_clock;
 
 constexpr const char* kClient = "client-token-of-the-shop-000";
 constexpr const char* kAdmin = "admin-token-of-the-operators";
 
-#ifdef SETTLE_TEST_STORE_POSTGRES
-constexpr int kInstances = 2;
-#else
-constexpr int kInstances = 1;
-#endif
+constexpr int kInstances = testing::SettledInstances::kCount;
 
 class PausedWorld {
  public:
-  PausedWorld() {
-    std::ofstream(tokens_) << "client " << kClient << " # shop\n"
-                           << "admin " << kAdmin << " # on-call\n";
+  PausedWorld()
+      : instances(std::string("client ") + kClient + " # shop\nadmin " + kAdmin + " # on-call\n",
+                  {"--retry-interval", "50ms", "--retry-max", "50ms", "--circuit-failures", "0",
+                   "--log-level", "warn"}) {
     participant.SetDefault("/action", {503, "ledger offline"});
-    Start();
+    instances.Start();
   }
 
-  void Start() {
-    instances_.clear();
-    for (int i = 0; i < kInstances; ++i) {
-      std::vector<std::string> args = {"--token-file", tokens_, "--retry-interval",   "50ms",
-                                       "--retry-max",  "50ms",  "--circuit-failures", "0",
-                                       "--log-level",  "warn"};
-#ifdef SETTLE_TEST_STORE_POSTGRES
-      for (const std::string& a :
-           {std::string("--instance-id"), "i" + std::to_string(i), std::string("--lease"),
-            std::string("2s"), std::string("--lease-poll"), std::string("100ms")}) {
-        args.push_back(a);
-      }
-      const std::string store = database_.conninfo();
-#else
-      const std::string store = dir_.File("settle.db");
-#endif
-      instances_.push_back(std::make_unique<SettledProcess>(
-          store, args, 0, dir_.File("settled-" + std::to_string(i) + ".log")));
-    }
-  }
-  void KillAll() {
-    for (auto& instance : instances_) instance->Kill();
-  }
-
-  JsonClient As(const char* token, int instance) const {
-    JsonClient c(instances_[instance]->port());
-    c.SetHeader("Authorization", std::string("Bearer ") + token);
-    return c;
-  }
+  JsonClient As(const char* token, int instance) const { return instances.As(token, instance); }
   void Submit(const std::string& gid, const std::string& path, int instance = 0) {
     const json saga = {{"gid", gid},
                        {"trans_type", "saga"},
@@ -111,14 +74,7 @@ class PausedWorld {
   }
 
   ParticipantServer participant;
-
- private:
-  testing::TempDir dir_;
-#ifdef SETTLE_TEST_STORE_POSTGRES
-  testing::PostgresTestDatabase database_;
-#endif
-  std::string tokens_ = dir_.File("tokens");
-  std::vector<std::unique_ptr<SettledProcess>> instances_;
+  testing::SettledInstances instances;
 };
 
 TEST_CASE("a paused saga is called no more, on every instance and after kill -9, until resumed",
@@ -139,8 +95,8 @@ TEST_CASE("a paused saga is called no more, on every instance and after kill -9,
   CHECK(w.Transaction("order-1")["paused"]["reason"] == "OPS-9");
 
   // kill -9 and a restart of every instance: still paused, still not called.
-  w.KillAll();
-  w.Start();
+  w.instances.KillAll();
+  w.instances.Start();
   w.RunMarker("marker-2");
   CHECK(w.CallsOf("/action", "order-1") == settled_calls);
   const json after = w.Transaction("order-1");
