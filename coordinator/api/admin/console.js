@@ -293,13 +293,12 @@ async function loadHosts() {
 // Retry now for a host: its oldest waiting transaction calls it at once, through its circuit.
 function hostRetryCell(h) {
   const td = el('td');
+  const allowed = levels.indexOf(access) >= levels.indexOf('admin');
+  if (access && !allowed) return td;  // no action for a session without admin access
   const button = el('button', 'Retry now', 'host-retry');
   button.type = 'button';
-  const allowed = levels.indexOf(access) >= levels.indexOf('admin');
   button.disabled = !allowed || h.waiting === 0;
-  if (access && !allowed) {
-    button.title = 'Needs admin access; this session has ' + access + ' access.';
-  } else if (h.waiting === 0) {
+  if (h.waiting === 0) {
     button.title = 'No transaction waits for this host.';
   } else {
     button.title = 'Calls the host now with its oldest waiting transaction, without waiting for the probe.';
@@ -463,30 +462,27 @@ function showBranches(branches) {
   }
 }
 
-// Enables what this session may do with the transaction shown; a disabled button says why.
+// Enables what this session may do with the transaction shown; a disabled button says why. A
+// session without admin access is shown no action, and why.
 function updateActions(txStatus, paused) {
   const finished = txStatus === 'succeed' || txStatus === 'failed' || !txStatus;
   const allowed = levels.indexOf(access) >= levels.indexOf('admin');
+  const readOnly = !!access && !allowed;
+  document.getElementById('detail-actions').hidden = readOnly;
+  const note = document.getElementById('actions-note');
+  note.hidden = !readOnly;
+  note.textContent = readOnly ? 'Operators\' actions need admin access; this session has ' + access + ' access.' : '';
   // A message that gave up delivering can be sent again, finished as it is.
   const resend = document.getElementById('resend');
   resend.hidden = !resendable || !txStatus;
   resend.disabled = !allowed;
-  resend.title = allowed ? '' : 'Needs admin access; this session has ' + access + ' access.';
   // Pause or Resume, whichever applies: the other is hidden.
   document.getElementById('pause').hidden = !!paused;
   document.getElementById('resume').hidden = !paused;
   for (const id of ['retry-now', 'pause', 'resume', 'branch-action', 'force-stop']) {
     const button = document.getElementById(id);
     button.disabled = !allowed || finished || (id === 'branch-action' && pendingCalls.length === 0);
-    if (!access) {
-      button.title = '';
-    } else if (!allowed) {
-      button.title = 'Needs admin access; this session has ' + access + ' access.';
-    } else if (finished) {
-      button.title = txStatus ? 'The transaction has finished (' + txStatus + ').' : '';
-    } else {
-      button.title = '';
-    }
+    button.title = allowed && finished && txStatus ? 'The transaction has finished (' + txStatus + ').' : '';
   }
 }
 
