@@ -416,6 +416,11 @@ void AddOperatorOptions(CLI::App& app, ServerConfig& c) {
   app.add_option("--alert-webhook", c.alert_webhook,
                  "http:// or https:// URL to POST a JSON alert to when a transaction becomes "
                  "stuck");
+  app.add_option("--alerts-per-creator", c.alerts_per_creator,
+                 "Alerts about one creator's transactions (stuck, parked, gave up) the webhook "
+                 "gets per minute; the rest are held back and counted in the next (0: no limit)")
+      ->check(CLI::Range(0, 1'000'000))
+      ->capture_default_str();
   app.add_option("--tls-cert", c.api.tls.cert_file,
                  "PEM certificate chain: with --tls-key, the API is served over HTTPS only")
       ->check(CLI::ExistingFile);

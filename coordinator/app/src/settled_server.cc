@@ -268,8 +268,10 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     parts->FollowHostClock();  // the first reading, before anything reads the clock
   }
   if (!config.alert_webhook.empty()) {
+    WebhookSettings webhook;
+    webhook.per_creator_per_minute = config.alerts_per_creator;
     auto alerts = WebhookAlerts::Create(config.alert_webhook, parts->clock, parts->io.executor(),
-                                        *parts->client);
+                                        *parts->client, webhook);
     if (!alerts) return alerts.status();
     parts->alerts = std::move(*alerts);
     parts->driver.SetAlerts(parts->alerts.get());

@@ -84,16 +84,43 @@ WebhookAlerts::WebhookAlerts(Url url, const Clock& clock, asio::any_io_executor 
       settings_(settings),
       client_(client),
       strand_(asio::make_strand(executor)),
-      backoff_(strand_) {}
+      backoff_(strand_),
+      budget_(settings.per_creator_per_minute, Duration(60'000)) {}
 
 WebhookAlerts::~WebhookAlerts() { Stop(); }
 
 void WebhookAlerts::TransactionStuck(const storage::Transaction& tx) {
-  Enqueue(StuckAlertBody(tx, clock_.Now()), "gid=" + tx.global.gid);
+  EnqueueAbout(tx, StuckAlertBody(tx, clock_.Now()), "gid=" + tx.global.gid);
 }
 
 void WebhookAlerts::TransactionParked(const storage::Transaction& tx) {
-  Enqueue(ParkedAlertBody(tx, clock_.Now()), "the parked gid=" + tx.global.gid);
+  EnqueueAbout(tx, ParkedAlertBody(tx, clock_.Now()), "the parked gid=" + tx.global.gid);
+}
+
+void WebhookAlerts::EnqueueAbout(const storage::Transaction& tx, std::string body,
+                                 const std::string& what) {
+  std::size_t held_back = 0;
+  {
+    const std::lock_guard lock(budget_mutex_);
+    if (!budget_.Admit(tx.global.creator, clock_.Now(), held_back)) {
+      if (held_back_.fetch_add(1, std::memory_order_relaxed) % 1000 == 0) {
+        spdlog::warn(
+            "alert webhook: alerts about the transactions of creator={} are held back "
+            "(more than {} a minute), {} so far: {}",
+            tx.global.creator.empty() ? "nobody" : tx.global.creator,
+            settings_.per_creator_per_minute, held_back_.load(std::memory_order_relaxed), what);
+      }
+      return;
+    }
+  }
+  if (held_back > 0) {
+    nlohmann::json with = nlohmann::json::parse(body, nullptr, false);
+    if (with.is_object()) {
+      with["held_back"] = held_back;
+      body = with.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+  }
+  Enqueue(std::move(body), what);
 }
 
 void WebhookAlerts::AdminAction(const storage::AuditEntry& entry) {

@@ -184,6 +184,63 @@ TEST_CASE("a saga whose custom_data says pause_after 2 is parked at its second f
   CHECK(client.Get("/api/settle/all?paused=true").json["transactions"].size() == 1);
 }
 
+TEST_CASE("a client parking many transactions gets few alerts, and another client's still go",
+          "[http][pause][policy][alerts]") {
+  ParticipantServer bank;
+  bank.SetDefault("/action", ScriptedAnswer{503, "ledger offline"});
+  ParticipantServer webhook;
+  InProcessSettled s([&webhook](app::ServerConfig& config) {
+    REQUIRE(config.api.tokens
+                .AddFromText("client " + kClientToken + "  # shop\n" +
+                             "client pause-client-token-ddddddddddd  # billing\n" + "admin " +
+                             kAdminToken + "  # on-call\n")
+                .ok());
+    config.alert_webhook = webhook.Url("/alerts");
+    config.alerts_per_creator = 3;
+    // Every saga calls the bank and fails once: no circuit holds the later ones back.
+    config.hosts.circuit.failures = 0;
+  });
+  JsonClient shop = ClientWith(s.port(), kClientToken);
+  JsonClient billing = ClientWith(s.port(), "pause-client-token-ddddddddddd");
+  JsonClient admin = ClientWith(s.port(), kAdminToken);
+  const auto parked_saga = [&bank](const std::string& gid) {
+    return json{{"gid", gid},
+                {"trans_type", "saga"},
+                {"custom_data", R"({"pause_after":1})"},
+                {"steps", {{{"action", bank.Url("/action")}}}},
+                {"payloads", {"{}"}}};
+  };
+  for (int i = 0; i < 10; ++i) {
+    REQUIRE(shop.PostJson("/api/settle/submit", parked_saga("shop-" + std::to_string(i))).status ==
+            200);
+  }
+  REQUIRE(billing.PostJson("/api/settle/submit", parked_saga("billing-1")).status == 200);
+  REQUIRE(testing::Eventually([&admin] {
+    return admin.Get("/api/settle/all?paused=true").json["transactions"].size() == 11;
+  }));
+  // An operator's action is alerted after everything queued before it: once it has arrived,
+  // every parked alert that was to be sent has been.
+  REQUIRE(
+      admin.PostJson("/api/admin/resume", {{"gid", "billing-1"}, {"reason", "retry it"}}).status ==
+      200);
+  REQUIRE(testing::Eventually([&webhook] {
+    for (const auto& call : webhook.CallsTo("/alerts")) {
+      if (json::parse(call.body)["event"] == "admin_action") return true;
+    }
+    return false;
+  }));
+  int shop_alerts = 0;
+  int billing_alerts = 0;
+  for (const auto& call : webhook.CallsTo("/alerts")) {
+    const json alert = json::parse(call.body);
+    if (alert["event"] != "transaction_parked") continue;
+    const std::string gid = alert["gid"];
+    (gid.starts_with("shop-") ? shop_alerts : billing_alerts) += 1;
+  }
+  CHECK(shop_alerts == 3);
+  CHECK(billing_alerts == 1);
+}
+
 TEST_CASE("custom_data's pause_after is refused by name unless it is a count, for every type",
           "[http][pause][policy]") {
   InProcessSettled s;

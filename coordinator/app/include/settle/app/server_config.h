@@ -81,7 +81,10 @@ struct ServerConfig {
   // Requests a second per caller on the HTTP and gRPC APIs together (--rate-limit; off: 0).
   api::RateLimit rate_limit;
   RetentionSettings retention;
-  std::string alert_webhook;       // empty: no alerts
+  std::string alert_webhook;  // empty: no alerts
+  // Alerts about one creator's transactions per minute, at most (--alerts-per-creator; 0: no
+  // limit): app/alert_budget.h.
+  std::size_t alerts_per_creator = 60;
   Duration shutdown_grace{10000};  // how long in-flight branch calls may finish on shutdown
   std::string log_level = "info";
   // What this binary was built from: reported by --version, the startup log and

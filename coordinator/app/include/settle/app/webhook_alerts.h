@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 
+#include "settle/app/alert_budget.h"
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
 #include "settle/core/url.h"
@@ -23,6 +24,9 @@ struct WebhookSettings {
   int attempts = 3;               // per alert
   Duration retry_delay{1000};     // before the second attempt, doubling after
   std::size_t max_queued = 1000;  // alerts waiting beyond this are dropped (and counted)
+  // Alerts about one creator's transactions per minute (AlertBudget; 0: no limit); operators'
+  // actions are not limited.
+  std::size_t per_creator_per_minute = 60;
 };
 
 // The JSON an alert POSTs: {"event":"transaction_stuck","gid","trans_type","status",
@@ -67,12 +71,17 @@ class WebhookAlerts final : public drive::StuckAlerts {
   std::uint64_t sent() const { return sent_.load(std::memory_order_relaxed); }
   std::uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
   std::uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  // Alerts about transactions held back by their creator's budget (AlertBudget).
+  std::uint64_t held_back() const { return held_back_.load(std::memory_order_relaxed); }
 
  private:
   WebhookAlerts(Url url, const Clock& clock, asio::any_io_executor executor, net::Client& client,
                 WebhookSettings settings);
   // Queues `body` (dropped, counted and logged naming `what` when the queue is full).
   void Enqueue(std::string body, const std::string& what);
+  // Queues the alert `body` about `tx` if its creator's budget admits it (with the number held
+  // back before it as "held_back"), else counts it.
+  void EnqueueAbout(const storage::Transaction& tx, std::string body, const std::string& what);
   // Sends queued alerts until the queue is empty.
   asio::awaitable<void> Drain();
   // One attempt; empty on success, otherwise why it failed.
@@ -93,6 +102,9 @@ class WebhookAlerts final : public drive::StuckAlerts {
   std::atomic<std::uint64_t> sent_{0};
   std::atomic<std::uint64_t> failed_{0};
   std::atomic<std::uint64_t> dropped_{0};
+  std::atomic<std::uint64_t> held_back_{0};
+  std::mutex budget_mutex_;
+  AlertBudget budget_;  // guarded by budget_mutex_
 };
 
 }  // namespace settle::app
