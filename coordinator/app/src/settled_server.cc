@@ -105,7 +105,7 @@ struct SettledServer::Parts {
         coordinator(async_store, scheduler, clock, gids,
                     WithCountersigner(c.coordinator, countersigner.get(), &gated_caller, &pauses),
                     metrics),
-        bulk(async_store, coordinator, clock, io.executor(), c.bulk_rate),
+        bulk(async_store, coordinator, clock, io.executor(), c.bulk_rate, Duration(1000)),
         repair(*store, scheduler, clock),
         repair_sweeps(kRepairEvery,
                       [this] {

@@ -38,12 +38,13 @@ Result<BulkRequest> RequestOf(const storage::BulkJob& job) {
 }  // namespace
 
 BulkJobs::BulkJobs(AsyncStore& store, Coordinator& coordinator, const Clock& clock,
-                   asio::any_io_executor executor, std::size_t per_second)
+                   asio::any_io_executor executor, std::size_t per_second, Duration retry_after)
     : store_(store),
       coordinator_(coordinator),
       clock_(clock),
       executor_(std::move(executor)),
-      per_second_(per_second) {}
+      per_second_(per_second),
+      retry_after_(retry_after) {}
 
 asio::awaitable<Result<std::int64_t>> BulkJobs::Newest() {
   storage::ListQuery newest;
@@ -205,16 +206,37 @@ void BulkJobs::Launch(const std::string& id) {
 }
 
 asio::awaitable<void> BulkJobs::Run(std::string id) {
-  // The pace: the n-th transaction of this run is acted on no sooner than n / per_second after
-  // it started.
-  const MonoTime started = clock_.Monotonic();
+  // The pace: the n-th transaction since the run started (or last waited) is acted on no sooner
+  // than n / per_second after it.
+  MonoTime started = clock_.Monotonic();
   std::int64_t taken = 0;
-  asio::steady_timer pace(executor_);
+  asio::steady_timer timer(executor_);
+  Duration wait{0};  // before the next try, after storage was unavailable
+  // Storage unavailable: waited out with backoff, or the run ends (retry_after_ 0, or
+  // settled stopping) and the job is resumed at the next start.
+  const auto later = [this, &id, &wait](const Status& why) {
+    if (retry_after_.count() == 0 || coordinator_.ShuttingDown()) {
+      spdlog::error("job={} stopped, to be resumed: {}", id, why.ToString());
+      return false;
+    }
+    wait = std::min(std::max(retry_after_, wait * 2), kMaxRetryAfter);
+    spdlog::error("job={} waits {} ms: {}", id, wait.count(), why.ToString());
+    return true;
+  };
   for (;;) {
+    if (wait.count() > 0) {
+      timer.expires_after(wait);
+      co_await timer.async_wait(asio::use_awaitable);
+      started = clock_.Monotonic();
+      taken = 0;
+    }
     auto loaded = co_await Get(id);
-    if (!loaded || !loaded->has_value()) {
-      spdlog::error("job={} stopped: {}", id,
-                    loaded ? "no longer stored" : loaded.status().ToString());
+    if (!loaded) {
+      if (loaded.status().code() == StatusCode::kUnavailable && later(loaded.status())) continue;
+      break;
+    }
+    if (!loaded->has_value()) {
+      spdlog::error("job={} stopped: no longer stored", id);
       break;
     }
     const storage::BulkJob job = std::move(**loaded);
@@ -224,53 +246,60 @@ asio::awaitable<void> BulkJobs::Run(std::string id) {
       spdlog::error("job={} stopped: {}", id, request.status().ToString());
       break;
     }
-    if (job.cursor <= 0) {
-      (void)co_await Step(id, job.cursor, 0, storage::JobState::kDone);
-      break;
-    }
     storage::ListQuery page_query = request->filter;
     page_query.before_id = job.cursor;
     page_query.limit = kBulkPage;
-    auto page = co_await store_.List(std::move(page_query));
+    Result<storage::ListPage> page = storage::ListPage{};
+    if (job.cursor > 0) page = co_await store_.List(std::move(page_query));
     if (!page) {
-      spdlog::error("job={} stopped, to be resumed: {}", id, page.status().ToString());
+      if (page.status().code() == StatusCode::kUnavailable && later(page.status())) continue;
+      spdlog::error("job={} stopped: {}", id, page.status().ToString());
       break;
     }
     std::int64_t cursor = job.cursor;
-    bool go_on = true;
+    Taken outcome = Taken::kStep;
     for (const storage::GlobalRecord& tx : page->transactions) {
       if (per_second_ > 0) {
         const MonoTime due =
             started +
             std::chrono::microseconds(taken * 1'000'000 / static_cast<std::int64_t>(per_second_));
         if (const MonoTime now = clock_.Monotonic(); due > now) {
-          pace.expires_after(due - now);
-          co_await pace.async_wait(asio::use_awaitable);
+          timer.expires_after(due - now);
+          co_await timer.async_wait(asio::use_awaitable);
         }
       }
       ++taken;
-      go_on = co_await Act(job, *request, tx, cursor);
-      if (!go_on) break;
+      outcome = co_await Act(job, *request, tx, cursor);
+      if (outcome != Taken::kStep) break;
     }
-    if (!go_on) break;
+    if (outcome == Taken::kEnd) break;
+    if (outcome == Taken::kLater) {
+      if (later(Status::Unavailable("storage"))) continue;
+      break;
+    }
     // Past the rows a search read without a match (or to the end: the job is done).
     const std::int64_t next = page->next_position.value_or(0);
     if (next == 0 || next != cursor) {
       const storage::JobState state =
           next == 0 ? storage::JobState::kDone : storage::JobState::kRunning;
-      if (Status s = co_await Step(id, cursor, next, state); !s.ok()) break;
+      const Status s = co_await Step(id, cursor, next, state);
+      if (s.code() == StatusCode::kUnavailable && later(s)) continue;
+      if (!s.ok()) break;  // another run took it, or it was cancelled
       if (state == storage::JobState::kDone) {
         spdlog::warn("job={} done", id);
         break;
       }
     }
+    wait = Duration(0);
   }
   const std::lock_guard lock(mu_);
   running_.erase(id);
 }
 
-asio::awaitable<bool> BulkJobs::Act(const storage::BulkJob& job, const BulkRequest& request,
-                                    const storage::GlobalRecord& tx, std::int64_t& cursor) {
+asio::awaitable<BulkJobs::Taken> BulkJobs::Act(const storage::BulkJob& job,
+                                               const BulkRequest& request,
+                                               const storage::GlobalRecord& tx,
+                                               std::int64_t& cursor) {
   JobStep step{job.id, storage::AdvanceJob{}};
   step.advance.id = job.id;
   step.advance.expected_cursor = cursor;
@@ -308,11 +337,11 @@ asio::awaitable<bool> BulkJobs::Act(const storage::BulkJob& job, const BulkReque
   }
   if (s.ok()) {
     cursor = tx.id;
-    co_return true;
+    co_return Taken::kStep;
   }
   if (s.code() == StatusCode::kUnavailable) {
-    spdlog::error("job={} stopped at gid={}, to be resumed: {}", job.id, tx.gid, s.ToString());
-    co_return false;
+    spdlog::error("job={} could not act on gid={}: {}", job.id, tx.gid, s.ToString());
+    co_return Taken::kLater;
   }
   // Refused for this transaction (it changed since it matched): skipped, with why.
   storage::AdvanceJob skip = step.advance;
@@ -322,13 +351,14 @@ asio::awaitable<bool> BulkJobs::Act(const storage::BulkJob& job, const BulkReque
   storage::WriteBatch batch;
   batch.Add(std::move(skip));
   const Status skipped = co_await store_.Commit(std::move(batch));
+  if (skipped.code() == StatusCode::kUnavailable) co_return Taken::kLater;
   if (!skipped.ok()) {
     // Another run took this step, or the job was cancelled: this run ends.
     spdlog::info("job={} run ends at gid={}: {}", job.id, tx.gid, skipped.ToString());
-    co_return false;
+    co_return Taken::kEnd;
   }
   cursor = tx.id;
-  co_return true;
+  co_return Taken::kStep;
 }
 
 asio::awaitable<Status> BulkJobs::Step(std::string id, std::int64_t expected, std::int64_t cursor,

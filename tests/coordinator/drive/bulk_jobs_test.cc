@@ -92,6 +92,26 @@ void FailCommitsFrom(CoordinatorHarness& h, int nth) {
   h.faulty_store().BeforeNextCommit(*hook);
 }
 
+// Makes `count` commits fail (Unavailable), from the `nth` from now on; the later ones pass.
+void FailCommitsBetween(CoordinatorHarness& h, int nth, int count) {
+  auto passing = std::make_shared<int>(nth - 1);
+  auto failing = std::make_shared<int>(count);
+  auto hook = std::make_shared<std::function<void()>>();
+  *hook = [&h, passing, failing, hook] {
+    if (*passing > 0) {
+      --*passing;
+    } else if (*failing > 0) {
+      --*failing;
+      h.faulty_store().FailCommits(true);
+    } else {
+      h.faulty_store().FailCommits(false);
+      return;
+    }
+    h.faulty_store().BeforeNextCommit(*hook);
+  };
+  h.faulty_store().BeforeNextCommit(*hook);
+}
+
 TEST_CASE("a bulk pause acts on each matching transaction once, audited with its job",
           "[coordinator][bulk]") {
   CoordinatorHarness h;
@@ -177,6 +197,26 @@ TEST_CASE("a job cut short by a crash resumes from its cursor and acts on none t
   }
   CHECK_FALSE(h.Load("g-late-1").global.paused);
   CHECK(paused.per_gid.count("g-late-1") == 0);
+}
+
+TEST_CASE("a job whose storage fails for a while waits it out and goes on by itself",
+          "[coordinator][bulk]") {
+  CoordinatorHarness h;
+  SubmitRetrying(h, "g", 8);
+  // As settled runs jobs: storage that is unavailable is waited out (here 5 ms, doubling).
+  BulkJobs patient(h.async_store(), h.raw_coordinator(), h.clock(), h.context().get_executor(), 0,
+                   Duration(5));
+  // The job's insert and two steps pass, the next three commits fail, then storage is back.
+  FailCommitsBetween(h, 4, 3);
+  auto started = RunCoroutine(h.context(), patient.Start(Bulk(BulkAction::kPause, "g")));
+  REQUIRE(started);
+  const storage::BulkJob job = MustGet(h, started->id);
+  CHECK(job.state == storage::JobState::kDone);
+  CHECK(job.acted == 8);
+  CHECK(job.skipped == 0);
+  Audited paused = AuditOf(h, storage::kAuditPause);
+  for (int i = 1; i <= 8; ++i) CHECK(paused.per_gid["g" + std::to_string(i)] == 1);
+  CHECK_FALSE(patient.Running(started->id));
 }
 
 TEST_CASE("two runs of one job, as on two instances, take each step once", "[coordinator][bulk]") {

@@ -47,9 +47,13 @@ class BulkJobs {
   static constexpr std::size_t kSampleSize = 20;
 
   // A run acts on at most `per_second` transactions a second (0: as fast as the store takes
-  // them), paced by the clock's monotonic reading.
+  // them), paced by the clock's monotonic reading. When storage is unavailable a run waits
+  // `retry_after`, doubling up to kMaxRetryAfter, and goes on; with 0 (or once the coordinator
+  // is shutting down) it ends instead, and the job is resumed at the next start.
   BulkJobs(AsyncStore& store, Coordinator& coordinator, const Clock& clock,
-           asio::any_io_executor executor, std::size_t per_second = 0);
+           asio::any_io_executor executor, std::size_t per_second = 0,
+           Duration retry_after = Duration(0));
+  static constexpr Duration kMaxRetryAfter{30'000};
 
   // Counts what `request` would act on (CheckBulkRequest first: InvalidArgument naming the
   // field; no reason needed).
@@ -80,14 +84,17 @@ class BulkJobs {
   void SetAlerts(StuckAlerts* alerts) { alerts_ = alerts; }
 
  private:
-  // The job's whole walk; ends when it is done, cancelled, taken by another run, or when an
-  // action or the store answers Unavailable (settled stopping, the database down: the job
-  // stays running, to be resumed).
+  // The job's whole walk; ends when it is done, cancelled or taken by another run. Storage
+  // that is unavailable is waited out (retry_after), or ends the run with the job still
+  // running, to be resumed.
   asio::awaitable<void> Run(std::string id);
+  // What one transaction's step came to: taken (acted on or skipped), storage unavailable
+  // (nothing taken: try again later), or the run must end (another run took the step, or the
+  // job was cancelled).
+  enum class Taken { kStep, kLater, kEnd };
   // One transaction: the job's action with its step, or the step alone as a skip.
-  // False when the run must end.
-  asio::awaitable<bool> Act(const storage::BulkJob& job, const BulkRequest& request,
-                            const storage::GlobalRecord& tx, std::int64_t& cursor);
+  asio::awaitable<Taken> Act(const storage::BulkJob& job, const BulkRequest& request,
+                             const storage::GlobalRecord& tx, std::int64_t& cursor);
   // Moves the job from `expected` to `cursor` with no action (a scan past no match, the end).
   asio::awaitable<Status> Step(std::string id, std::int64_t expected, std::int64_t cursor,
                                storage::JobState state);
@@ -105,6 +112,7 @@ class BulkJobs {
   const Clock& clock_;
   asio::any_io_executor executor_;
   std::size_t per_second_;
+  Duration retry_after_;
   mutable std::mutex mu_;
   std::set<std::string> running_;  // the jobs a run on this instance is walking
   StuckAlerts* alerts_ = nullptr;

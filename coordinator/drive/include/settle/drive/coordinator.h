@@ -237,6 +237,7 @@ class Coordinator {
 
   // From now on every operation that changes state answers Unavailable.
   void BeginShutdown() { shutting_down_ = true; }
+  bool ShuttingDown() const { return shutting_down_; }
 
  private:
   engine::TransactionDefaults Defaults() const;
