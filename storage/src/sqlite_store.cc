@@ -24,13 +24,52 @@ Status UseWal(db::SqliteConnection& connection) {
   return Status::Ok();
 }
 
+Status Damaged(const std::string& path, const std::string& what) {
+  return Status::InvalidArgument(
+      "the database '" + path + "' is damaged (" + what +
+      "): settled does not start on it; restore it from a backup (docs/operations.md, \"A "
+      "damaged database\")");
+}
+
+// SQLite's quick_check of every page, every record and every index's order (not that an
+// index holds the same rows as its table: a page overwritten breaks the first three). It
+// reads the whole file once.
+Status CheckIntact(db::SqliteConnection& c, const std::string& path) {
+  constexpr int kProblemsNamed = 3;
+  Result<db::SqliteStatement> stmt =
+      c.Prepare("PRAGMA quick_check(" + std::to_string(kProblemsNamed) + ")");
+  if (!stmt) return Damaged(path, stmt.status().message());
+  std::string problems;
+  while (true) {
+    Result<bool> row = stmt->Step();
+    if (!row) return Damaged(path, row.status().message());
+    if (!*row) break;
+    const std::string line = stmt->ColumnBytes(0);
+    if (line == "ok") continue;
+    problems += (problems.empty() ? "" : "; ") + line;
+  }
+  return problems.empty() ? Status::Ok() : Damaged(path, problems);
+}
+
+bool HoldsData(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  return !ec && size > 0;
+}
+
 // The write connection: durable commits (an fsync of the WAL per COMMIT), schema up to date.
 Result<std::unique_ptr<db::SqliteConnection>> OpenWriteConnection(
     const std::string& path, const SqliteStoreOptions& options) {
+  const bool existed = HoldsData(path);
   Result<std::unique_ptr<db::SqliteConnection>> connection = db::SqliteConnection::Open(
       path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, options.busy_timeout_ms);
   if (!connection) return connection.status();
   db::SqliteConnection& c = **connection;
+  // Before anything else reads it: a damaged file is refused by name, not served with
+  // "database disk image is malformed" answered to every request.
+  if (existed) {
+    if (Status s = CheckIntact(c, path); !s.ok()) return s;
+  }
   if (Status s = c.Exec("PRAGMA synchronous = FULL"); !s.ok()) return s;
   // Before WAL: a file that is not a database, or is newer than this binary, is refused
   // before anything in it changes.

@@ -32,6 +32,9 @@ void ApplyServerLimits(grpc::ServerBuilder& builder, const ServerLimits& limits)
   builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES,
                              static_cast<int>(kStreamWindowBytes));
   builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  // A port of gRPC's own (a builder's AddListeningPort) is bound without SO_REUSEPORT, so that
+  // a second server on a taken port fails to start instead of sharing its connections.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   grpc::ResourceQuota quota("settle-grpc-server");
   quota.Resize(limits.memory_quota_bytes);
   builder.SetResourceQuota(quota);

@@ -433,6 +433,49 @@ Server::Server(asio::io_context& context, ServerOptions options, Handler handler
 
 Server::~Server() { Stop(); }
 
+namespace {
+
+// Opens `acceptor` listening on the first address of `host` that binds at `port`.
+Status Listen(asio::io_context& context, tcp::acceptor& acceptor, const std::string& host,
+              int port) {
+  beast::error_code ec;
+  tcp::resolver resolver(context);
+  const auto endpoints = resolver.resolve(
+      host, std::to_string(port), tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+  if (ec || endpoints.empty()) {
+    return Status::InvalidArgument("cannot resolve '" + host + "': " + ec.message());
+  }
+  std::string error;
+  for (const auto& entry : endpoints) {
+    const tcp::endpoint endpoint = entry.endpoint();
+    acceptor.open(endpoint.protocol(), ec);
+    if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) acceptor.bind(endpoint, ec);
+    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (!ec) return Status::Ok();
+    error = ec.message();
+    beast::error_code ignored;
+    acceptor.close(ignored);
+  }
+  return Status::Unavailable("cannot listen on " + host + ":" + std::to_string(port) + ": " +
+                             error);
+}
+
+}  // namespace
+
+Status CheckListenable(const std::string& host, int port) {
+  if (port == 0) return Status::Ok();
+  asio::io_context context;
+  tcp::acceptor acceptor(context);
+  return Listen(context, acceptor, host, port);
+}
+
+Status CheckTlsFiles(const TlsFiles& tls) {
+  if (!tls.enabled()) return Status::Ok();
+  auto context = ServerTlsContext(tls);
+  return context ? Status::Ok() : context.status();
+}
+
 Result<int> Server::Start(const std::string& host, int port) {
   Impl& impl = *impl_;
   if (!impl.options.tls.enabled() && !impl.options.tls.client_ca_file.empty()) {
@@ -445,29 +488,8 @@ Result<int> Server::Start(const std::string& host, int port) {
     if (!tls) return tls.status();
     impl.tls = std::move(*tls);
   }
+  if (Status s = Listen(impl.context, impl.acceptor, host, port); !s.ok()) return s;
   beast::error_code ec;
-  tcp::resolver resolver(impl.context);
-  const auto endpoints = resolver.resolve(
-      host, std::to_string(port), tcp::resolver::passive | tcp::resolver::numeric_service, ec);
-  if (ec || endpoints.empty()) {
-    return Status::InvalidArgument("cannot resolve '" + host + "': " + ec.message());
-  }
-  std::string error;
-  for (const auto& entry : endpoints) {
-    const tcp::endpoint endpoint = entry.endpoint();
-    impl.acceptor.open(endpoint.protocol(), ec);
-    if (!ec) impl.acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-    if (!ec) impl.acceptor.bind(endpoint, ec);
-    if (!ec) impl.acceptor.listen(asio::socket_base::max_listen_connections, ec);
-    if (!ec) break;
-    error = ec.message();
-    beast::error_code ignored;
-    impl.acceptor.close(ignored);
-  }
-  if (!impl.acceptor.is_open()) {
-    return Status::Unavailable("cannot listen on " + host + ":" + std::to_string(port) + ": " +
-                               error);
-  }
   const int bound = impl.acceptor.local_endpoint(ec).port();
   impl.Enter(nullptr);
   asio::co_spawn(impl.acceptor.get_executor(), impl.Accept(), asio::detached);

@@ -1,3 +1,4 @@
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
@@ -19,6 +20,12 @@ Status UseCertificate(asio::ssl::context& context, const std::string& cert_file,
   context.use_certificate_chain_file(cert_file, ec);
   if (ec) return Status::InvalidArgument("TLS certificate '" + cert_file + "': " + ec.message());
   context.use_private_key_file(key_file, asio::ssl::context::pem, ec);
+  // OpenSSL checks the key against the certificate as it loads it ("key values mismatch").
+  if (ec && ec.category() == asio::error::get_ssl_category() &&
+      ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == X509_R_KEY_VALUES_MISMATCH) {
+    return Status::InvalidArgument("TLS key '" + key_file + "' does not match certificate '" +
+                                   cert_file + "'");
+  }
   if (ec) return Status::InvalidArgument("TLS key '" + key_file + "': " + ec.message());
   if (SSL_CTX_check_private_key(context.native_handle()) != 1) {
     return Status::InvalidArgument("TLS key '" + key_file + "' does not match certificate '" +

@@ -1,5 +1,7 @@
 #include "settle/api/client_certificates.h"
 
+#include "settle/net/certificate_subject.h"
+
 namespace settle::api {
 namespace {
 
@@ -48,10 +50,14 @@ Status ClientCertificates::Add(Access level, std::string subject, std::string na
   if (level == Access::kNone) {
     return Status::InvalidArgument("client certificate: a subject must be granted access");
   }
-  if (subject.empty() || subject.find('=') == std::string::npos) {
-    return Status::InvalidArgument("client certificate: '" + subject +
-                                   "' is not a subject like \"CN=order-service,O=Shop\"");
+  // Written in any form openssl prints, kept in the one a peer's certificate is rendered in.
+  Result<std::string> normal = net::NormalizeSubject(subject);
+  if (!normal) {
+    return Status::InvalidArgument(
+        "client certificate: '" + subject +
+        "' is not a subject like \"CN=order-service,O=Shop\": " + normal.status().message());
   }
+  subject = std::move(*normal);
   for (const Subject& known : subjects_) {
     if (known.subject == subject) {
       return Status::InvalidArgument("client certificate: '" + subject + "' is mapped twice");
@@ -86,10 +92,6 @@ Status ClientCertificates::AddFromText(std::string_view text) {
         subject = Trim(subject.substr(0, i));
         break;
       }
-    }
-    constexpr std::string_view kOpensslPrefix = "subject=";
-    if (subject.substr(0, kOpensslPrefix.size()) == kOpensslPrefix) {
-      subject = Trim(subject.substr(kOpensslPrefix.size()));
     }
     Status added = Add(*level, std::string(subject), std::string(name));
     if (!added.ok()) return Status::InvalidArgument(where + added.message());

@@ -12,7 +12,9 @@
 #include "settle/api/rate_limiter.h"
 #include "settle/core/duration_text.h"
 #include "settle/core/file_text.h"
+#include "settle/core/url.h"
 #include "settle/net/client.h"
+#include "settle/net/server.h"
 #include "settle/signing/keys.h"
 
 namespace settle::app {
@@ -490,6 +492,25 @@ Status ApplyParsedText(const ParsedText& text, ServerConfig& c) {
     return Status::InvalidArgument("--tls-cert and --tls-key go together");
   }
   if (Status s = ApplyClientCertificates(text, c); !s.ok()) return s;
+  // Loaded here as the API will load them, so that a bad file stops settled before it opens
+  // the database, named by its flag.
+  if (Status s = net::CheckTlsFiles(c.api.tls); !s.ok()) {
+    return Status::InvalidArgument((c.api.tls.client_ca_file.empty()
+                                        ? "--tls-cert/--tls-key: "
+                                        : "--tls-cert/--tls-key/--tls-client-ca: ") +
+                                   s.message());
+  }
+  if (c.grpc.enabled && c.grpc.port == c.port && c.port != 0) {
+    return Status::InvalidArgument("--grpc-port: " + std::to_string(c.grpc.port) +
+                                   " is --port already; the gRPC API needs a port of its own");
+  }
+  if (!c.alert_webhook.empty()) {
+    auto url = ParseUrl(c.alert_webhook);
+    if (!url) {
+      return Status::InvalidArgument("--alert-webhook '" + c.alert_webhook +
+                                     "': " + url.status().message());
+    }
+  }
   if (c.hosts.circuit.probe_max.count() <= 0) {
     return Status::InvalidArgument("--circuit-probe-max must be positive");
   }

@@ -29,6 +29,19 @@ void MapLargeBlocksOnTheirOwn() {
 #endif
 }
 
+// 1 for what may pass by itself (a database not reachable yet, a port or a lock an instance
+// that is stopping still holds, a bug); 2, as for a refused flag, for what only the operator
+// can mend: a file or setting settled cannot use, a damaged database.
+int StartFailureExitCode(const settle::Status& status) {
+  switch (status.code()) {
+    case settle::StatusCode::kUnavailable:
+    case settle::StatusCode::kInternal:
+      return 1;
+    default:
+      return 2;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -53,7 +66,7 @@ int main(int argc, char** argv) {
   if (!server) {
     spdlog::critical("cannot start: {}", server.status().message());
     StopLogging();
-    return 1;
+    return StartFailureExitCode(server.status());
   }
   const char* scheme = config.api.tls.enabled() ? "https" : "http";
   spdlog::info("settled listening on {}://{}:{} (store {})", scheme, config.host, (*server)->port(),

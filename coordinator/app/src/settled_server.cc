@@ -22,6 +22,7 @@
 #include "settle/drive/transaction_driver.h"
 #include "settle/grpc_api/grpc_server.h"
 #include "settle/net/client.h"
+#include "settle/net/server.h"
 #include "settle/storage/open_store.h"
 #include "settled_metrics.h"
 
@@ -203,6 +204,19 @@ struct SettledServer::Parts {
   }
   // See SettledServer::Shutdown; also undoes a start that failed half-way.
   void Shutdown();
+  // How many transactions the next start (or, sharing the store, another instance) resumes.
+  void LogLeftToResume() {
+    auto counts = store->CountUnfinished();
+    if (!counts) {
+      spdlog::warn("counting the unfinished transactions: {}", counts.status().ToString());
+      return;
+    }
+    std::size_t left = 0;
+    for (const storage::UnfinishedCount& c : *counts) left += c.count;
+    spdlog::info("{} unfinished transactions are left to {}", left,
+                 lease != nullptr ? "the instances sharing the store, or this one's next start"
+                                  : "resume at the next start");
+  }
 
   async::IoThreads io;
   std::unique_ptr<asio::thread_pool> blocking;  // null unless the store is shared
@@ -249,10 +263,14 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
                                      .client_key_file = config.tls_client_key,
                                      .clock = &clock});
   if (!client) return client.status();
-  if (!config.alert_webhook.empty()) {
-    if (auto url = ParseUrl(config.alert_webhook); !url) {
-      return Status::InvalidArgument("alert webhook '" + config.alert_webhook +
-                                     "': " + url.status().message());
+  // The ports before the database: a port another process holds stops settled before it
+  // creates or opens anything (both are bound exclusively, the gRPC one too).
+  if (Status s = net::CheckListenable(config.host, config.port); !s.ok()) {
+    return Status::Unavailable("--port: " + s.message());
+  }
+  if (config.grpc.enabled) {
+    if (Status s = net::CheckListenable(config.host, config.grpc.port); !s.ok()) {
+      return Status::Unavailable("--grpc-port: " + s.message());
     }
   }
   storage::SqliteStoreOptions store_options = config.store;
@@ -418,6 +436,7 @@ void SettledServer::Parts::Shutdown() {
   if (alerts != nullptr) alerts->Stop();
   io.Stop();
   if (blocking != nullptr) blocking->join();
+  LogLeftToResume();
   const storage::StoreStats stats = store->Stats();
   const double commits = stats.commits == 0 ? 1.0 : static_cast<double>(stats.commits);
   spdlog::info(

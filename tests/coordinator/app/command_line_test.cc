@@ -277,19 +277,57 @@ TEST_CASE(
 TEST_CASE("TLS: a certificate and its key serve the API over HTTPS, a CA file verifies peers",
           "[cli][tls]") {
   testing::TempDir dir;
-  for (const char* name : {"cert.pem", "key.pem", "ca.pem"}) std::ofstream(dir.File(name)) << "x";
-  const CommandLine cl = Parse(
-      {"--tls-cert", dir.File("cert.pem").c_str(), "--tls-key", dir.File("key.pem").c_str(),
-       "--ca-file", dir.File("ca.pem").c_str(), "--alert-webhook", "https://hooks.example/settle"});
+  testing::TestCa ca(dir.path());
+  const testing::TestCa::Issued server = ca.IssueForLocalhost();
+  const CommandLine cl =
+      Parse({"--tls-cert", server.cert_file.c_str(), "--tls-key", server.key_file.c_str(),
+             "--ca-file", ca.ca_file().c_str(), "--alert-webhook", "https://hooks.example/settle"});
+  INFO(cl.output);
   REQUIRE_FALSE(cl.exit_now);
-  CHECK(cl.config.api.tls.cert_file == dir.File("cert.pem"));
-  CHECK(cl.config.api.tls.key_file == dir.File("key.pem"));
-  CHECK(cl.config.ca_file == dir.File("ca.pem"));
+  CHECK(cl.config.api.tls.cert_file == server.cert_file);
+  CHECK(cl.config.api.tls.key_file == server.key_file);
+  CHECK(cl.config.ca_file == ca.ca_file());
   CHECK(cl.config.alert_webhook == "https://hooks.example/settle");
 
-  const CommandLine half = Parse({"--tls-cert", dir.File("cert.pem").c_str()});
+  const CommandLine half = Parse({"--tls-cert", server.cert_file.c_str()});
   CHECK(half.exit_code == 2);
   CHECK_THAT(half.output, Catch::Contains("--tls-cert and --tls-key"));
+}
+
+TEST_CASE(
+    "a certificate, key or webhook settled cannot use stops it at the command line, with exit "
+    "code 2 and the flag named, before anything is opened",
+    "[cli][tls][start]") {
+  testing::TempDir dir;
+  testing::TestCa ca(dir.path());
+  const testing::TestCa::Issued server = ca.IssueForLocalhost();
+  const testing::TestCa::Issued other = ca.IssueClient("other", "/CN=other");
+  std::ofstream(dir.File("garbage.pem")) << "x";
+  const std::string cert = server.cert_file, key = server.key_file, other_key = other.key_file,
+                    garbage = dir.File("garbage.pem");
+  struct Case {
+    std::vector<const char*> args;
+    const char* says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--tls-cert", cert.c_str(), "--tls-key", other_key.c_str()},
+            "does not match certificate"},
+           {{"--tls-cert", garbage.c_str(), "--tls-key", key.c_str()}, "TLS certificate"},
+           {{"--tls-cert", cert.c_str(), "--tls-key", garbage.c_str()}, "TLS key"},
+           {{"--tls-cert", cert.c_str(), "--tls-key", key.c_str(), "--tls-client-ca",
+             garbage.c_str()},
+            "client CA file"},
+           {{"--alert-webhook", "hooks.example/settle"}, "--alert-webhook"},
+           {{"--port", "7000", "--grpc-port", "7000"}, "--grpc-port: 7000 is --port"}}) {
+    const CommandLine cl = Parse(c.args);
+    INFO(c.args[0] << " " << c.args[1] << " " << c.args.size());
+    CHECK(cl.exit_now);
+    CHECK(cl.exit_code == 2);
+    CHECK_THAT(cl.output, Catch::Contains(c.says));
+    if (std::string(c.args[0]) == "--tls-cert") {
+      CHECK_THAT(cl.output, Catch::StartsWith("--tls-cert/--tls-key"));
+    }
+  }
 }
 
 TEST_CASE(
@@ -300,8 +338,11 @@ TEST_CASE(
   testing::TestCa ca(dir.path());
   const testing::TestCa::Issued server = ca.IssueForLocalhost();
   const testing::TestCa::Issued settled = ca.IssueClient("settled", "/O=Shop/CN=settled");
+  // Subjects as openssl prints them: -nameopt RFC2253, its default form, the old slash form.
   std::ofstream(dir.File("subjects")) << "client CN=order-service,O=Shop\n"
-                                         "read CN=dashboard,O=Shop  # grafana\n";
+                                         "read CN=dashboard,O=Shop  # grafana\n"
+                                         "admin subject=C = DE, O = Shop, CN = ops  # on-call\n"
+                                         "read /O=Shop/OU=BI/CN=reports\n";
   const CommandLine cl =
       Parse({"--tls-cert", server.cert_file.c_str(), "--tls-key", server.key_file.c_str(),
              "--tls-client-ca", ca.ca_file().c_str(), "--require-client-cert",
@@ -311,8 +352,10 @@ TEST_CASE(
   REQUIRE_FALSE(cl.exit_now);
   CHECK(cl.config.api.tls.client_ca_file == ca.ca_file());
   CHECK(cl.config.api.tls.require_client_certificate);
-  CHECK(cl.config.api.client_certificates.size() == 2);
+  CHECK(cl.config.api.client_certificates.size() == 4);
   CHECK(cl.config.api.client_certificates.Identify("CN=dashboard,O=Shop")->name == "grafana");
+  CHECK(cl.config.api.client_certificates.Identify("CN=ops,O=Shop,C=DE")->name == "on-call");
+  CHECK(cl.config.api.client_certificates.Identify("CN=reports,OU=BI,O=Shop")->name == "reports");
   CHECK(cl.config.tls_client_cert == settled.cert_file);
   CHECK(cl.config.tls_client_key == settled.key_file);
 
@@ -334,8 +377,11 @@ TEST_CASE(
   const testing::TestCa::Issued b = ca.IssueClient("b", "/CN=b");
   std::ofstream(dir.File("subjects")) << "client CN=a\n";
   std::ofstream(dir.File("bad-subjects")) << "client CN=a\nowner CN=b\n";
+  // A subject no certificate can have: refused at start, not found out at the first request.
+  std::ofstream(dir.File("never-subjects")) << "client CN=a\nadmin CN=b,company=Shop\n";
   const std::string cert = server.cert_file, key = server.key_file, client_ca = ca.ca_file(),
-                    subjects = dir.File("subjects"), bad_subjects = dir.File("bad-subjects");
+                    subjects = dir.File("subjects"), bad_subjects = dir.File("bad-subjects"),
+                    never_subjects = dir.File("never-subjects");
   struct Case {
     std::vector<const char*> args;
     const char* says;
@@ -350,6 +396,9 @@ TEST_CASE(
            {{"--tls-cert", cert.c_str(), "--tls-key", key.c_str(), "--tls-client-ca",
              client_ca.c_str(), "--client-certificates", bad_subjects.c_str()},
             "line 2"},
+           {{"--tls-cert", cert.c_str(), "--tls-key", key.c_str(), "--tls-client-ca",
+             client_ca.c_str(), "--client-certificates", never_subjects.c_str()},
+            "line 2: client certificate: 'CN=b,company=Shop' is not a subject"},
            {{"--client-certificates", "/no/such/subjects"}, "--client-certificates"},
            {{"--tls-client-ca", "/no/such/ca.pem"}, "--tls-client-ca"},
            {{"--tls-client-cert", a.cert_file.c_str()}, "--tls-client-cert and --tls-client-key"},

@@ -53,7 +53,9 @@ using SqliteStoreStats = StoreStats;
 class SqliteStore final : public Store {
  public:
   // Creates the file (and its parent directory) if needed. Unavailable if it cannot be opened
-  // or locked, or its schema is newer than this binary knows.
+  // or locked, or its schema is newer than this binary knows. A file that exists is checked
+  // first (SQLite's quick_check, which reads it whole): a damaged one, or one that is not a
+  // database, is InvalidArgument naming the file and what is wrong, and nothing in it changes.
   static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path,
                                                    SqliteStoreOptions options = {});
 

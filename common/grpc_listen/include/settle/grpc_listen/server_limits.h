@@ -39,7 +39,8 @@ inline constexpr std::size_t kWaitingStreamBytes = kStreamWindowBytes + (std::si
 // The waiting streams `memory_quota_bytes` can hold (at least 1).
 std::size_t WaitingStreamBudget(std::size_t memory_quota_bytes);
 
-// Sets `limits` on `builder` as channel arguments and its resource quota.
+// Sets `limits` on `builder` as channel arguments and its resource quota, and turns off
+// SO_REUSEPORT on the ports gRPC binds itself (a taken port is refused, not shared).
 void ApplyServerLimits(grpc::ServerBuilder& builder, const ServerLimits& limits);
 
 }  // namespace settle::grpc_listen

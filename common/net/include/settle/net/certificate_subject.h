@@ -27,4 +27,16 @@ std::string CertificateSubject(const x509_st* certificate);
 // InvalidArgument when it holds none that parses.
 Result<std::string> CertificateSubjectFromPem(std::string_view pem);
 
+// A subject as an operator writes it in a configuration file, rewritten as CertificateSubject
+// renders the same name, so that it matches the peers that present it. Taken in each form
+// openssl prints:
+//   RFC 2253 (-nameopt RFC2253)   CN=order-service,O=Shop\, Inc,C=US
+//   openssl's default (oneline)   C = US, O = "Shop, Inc", CN = order-service
+//   the old slash form (compat)   /C=US/O=Shop, Inc/CN=order-service
+// each after an optional "subject=". Multi-valued parts ("CN=a+UID=b"), escapes ("\,", "\2C")
+// and quoted values are understood. InvalidArgument naming the part for anything else: an
+// attribute type OpenSSL does not know ("company"; a known one in any case: "cn" is CN), a value
+// its type refuses (C=USA), a part without '=', a value written as DER ("#0403...").
+Result<std::string> NormalizeSubject(std::string_view written);
+
 }  // namespace settle::net

@@ -31,6 +31,18 @@ struct TlsFiles {
   bool enabled() const { return !cert_file.empty(); }
 };
 
+// Whether a server with `tls` could serve: its certificate chain, its key (and that they go
+// together) and its client CA file load as Server::Start loads them. Ok when TLS is off;
+// InvalidArgument naming the file and what is wrong otherwise. For a check at start, before
+// anything else is opened.
+Status CheckTlsFiles(const TlsFiles& tls);
+
+// Whether host:port can be listened on now: a socket is bound there as Server::Start binds
+// one, and closed. Ok for port 0; Unavailable naming the address when another socket listens
+// there or it is not an address of this host. Another process may still take the port before
+// the server binds it, which Start then refuses the same way.
+Status CheckListenable(const std::string& host, int port);
+
 // A TLS handshake the server did not complete: who tried, and why it failed.
 struct HandshakeFailure {
   std::string address;  // the peer's IP address

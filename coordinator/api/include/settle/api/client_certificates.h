@@ -24,8 +24,12 @@ namespace settle::api {
 // Thread-safety: const methods from any thread once configured.
 class ClientCertificates {
  public:
-  // InvalidArgument for an empty subject, one without a "type=value" part, or one mapped
-  // already. An empty `name` gets the default one.
+  // `subject` in any form openssl prints (RFC 2253, its default "C = US, O = Shop, CN = a",
+  // the old "/C=US/O=Shop/CN=a"), kept as a peer's is rendered (net::NormalizeSubject), so
+  // that a mapping that could never match is refused here rather than found out at the first
+  // request. InvalidArgument naming the part for a subject OpenSSL would not build (an
+  // unknown attribute type, a value its type refuses), or one mapped already. An empty `name`
+  // gets the default one.
   Status Add(Access level, std::string subject, std::string name = "");
 
   // Lines of "<read|client|admin> <subject>", optionally followed by "# name"; blank lines
