@@ -38,7 +38,7 @@ constexpr std::string_view kInsertAudit =
 constexpr std::string_view kDeleteAuditBefore = "DELETE FROM admin_audit WHERE at < ?1";
 
 // Bulk jobs (schema version 11). A step or a cancel changes a running job only (a step only at
-// the cursor it expects); nothing changed is told apart by JobStateOf.
+// the cursor it expects); nothing changed is told apart by kSelectJobState.
 constexpr std::string_view kInsertJob =
     "INSERT INTO bulk_jobs (id, created_at, updated_at, actor, action, filter, parameters, "
     "reason, cursor, matched, acted, skipped, last_skip, state) "
@@ -136,11 +136,14 @@ std::string BranchName(const BranchRecord& b) {
   return "branch " + b.branch_id + "/" + std::string(ToString(b.op)) + " of gid " + b.gid;
 }
 
-// The stored status text of the global, or nullopt if the gid is unknown.
-Result<std::optional<std::string>> GlobalStatusOf(db::SqliteConnection& c, const std::string& gid) {
-  Result<db::SqliteStatement> stmt = c.Prepare(kSelectGlobalStatus);
+// The text in the first column of the row that `sql` (keyed by `?1`) selects for `key`, or
+// nullopt if it selects none: a global's stored status (kSelectGlobalStatus by gid), a job's
+// stored state (kSelectJobState by id).
+Result<std::optional<std::string>> SelectText(db::SqliteConnection& c, std::string_view sql,
+                                              const std::string& key) {
+  Result<db::SqliteStatement> stmt = c.Prepare(sql);
   if (!stmt) return stmt.status();
-  stmt->BindText(1, gid);
+  stmt->BindText(1, key);
   Result<bool> row = stmt->Step();
   if (!row) return row.status();
   if (!*row) return std::optional<std::string>();
@@ -150,7 +153,7 @@ Result<std::optional<std::string>> GlobalStatusOf(db::SqliteConnection& c, const
 // Why a compare-and-set on a global matched no row.
 Status GlobalCasFailure(db::SqliteConnection& c, const std::string& gid,
                         std::string_view expected) {
-  Result<std::optional<std::string>> status = GlobalStatusOf(c, gid);
+  Result<std::optional<std::string>> status = SelectText(c, kSelectGlobalStatus, gid);
   if (!status) return status.status();
   if (!*status) return Status::NotFound("gid " + gid + " not found");
   return Status::Conflict("gid " + gid + " is " + **status + ", expected " + std::string(expected));
@@ -236,7 +239,7 @@ Status Apply(db::SqliteConnection& c, const InsertBranch& op) {
 }
 
 Status Apply(db::SqliteConnection& c, const ExpectGlobalStatus& op) {
-  Result<std::optional<std::string>> status = GlobalStatusOf(c, op.gid);
+  Result<std::optional<std::string>> status = SelectText(c, kSelectGlobalStatus, op.gid);
   if (!status) return status.status();
   if (!*status) return Status::NotFound("gid " + op.gid + " not found");
   std::string expected;
@@ -251,7 +254,7 @@ Status Apply(db::SqliteConnection& c, const ExpectGlobalStatus& op) {
 
 // The number of branch rows of the gid; NotFound if it is unknown.
 Result<std::size_t> BranchRowCount(db::SqliteConnection& c, const std::string& gid) {
-  Result<std::optional<std::string>> status = GlobalStatusOf(c, gid);
+  Result<std::optional<std::string>> status = SelectText(c, kSelectGlobalStatus, gid);
   if (!status) return status.status();
   if (!*status) return Status::NotFound("gid " + gid + " not found");
   Result<db::SqliteStatement> stmt = c.Prepare(kCountBranches);
@@ -366,7 +369,7 @@ Status Apply(db::SqliteConnection& c, const RetryNow& op) {
     if (Status s = stmt->Run(); !s.ok()) return s;
   }
   if (c.Changes() == 0) {
-    Result<std::optional<std::string>> status = GlobalStatusOf(c, op.gid);
+    Result<std::optional<std::string>> status = SelectText(c, kSelectGlobalStatus, op.gid);
     if (!status) return status.status();
     if (!*status) return Status::NotFound("gid " + op.gid + " not found");
     return Status::Conflict("gid " + op.gid + " is " + **status + ", already finished");
@@ -381,7 +384,7 @@ Status Apply(db::SqliteConnection& c, const RetryNow& op) {
 // state it found. OK for a pause with `keep_existing` of a transaction already paused.
 Status PauseOrResumeRefusal(db::SqliteConnection& c, const std::string& gid, bool pausing,
                             bool keep_existing) {
-  Result<std::optional<std::string>> status = GlobalStatusOf(c, gid);
+  Result<std::optional<std::string>> status = SelectText(c, kSelectGlobalStatus, gid);
   if (!status) return status.status();
   if (!*status) return Status::NotFound("gid " + gid + " not found");
   const std::optional<GlobalStatus> parsed = ParseGlobalStatus(**status);
@@ -444,17 +447,6 @@ Status Apply(db::SqliteConnection& c, const RedirectBranch& op) {
   return Status::Conflict(name + " is " + stmt->ColumnBytes(0) + ", not pending");
 }
 
-// The stored state of the job, or nullopt if the id is unknown.
-Result<std::optional<std::string>> JobStateOf(db::SqliteConnection& c, const std::string& id) {
-  Result<db::SqliteStatement> stmt = c.Prepare(kSelectJobState);
-  if (!stmt) return stmt.status();
-  stmt->BindText(1, id);
-  Result<bool> row = stmt->Step();
-  if (!row) return row.status();
-  if (!*row) return std::optional<std::string>();
-  return std::optional<std::string>(stmt->ColumnBytes(0));
-}
-
 Status Apply(db::SqliteConnection& c, const InsertJob& op) {
   const BulkJob& j = op.job;
   Result<db::SqliteStatement> stmt = c.Prepare(kInsertJob);
@@ -493,7 +485,7 @@ Status Apply(db::SqliteConnection& c, const AdvanceJob& op) {
     if (Status s = stmt->Run(); !s.ok()) return s;
   }
   if (c.Changes() == 1) return Status::Ok();
-  Result<std::optional<std::string>> state = JobStateOf(c, op.id);
+  Result<std::optional<std::string>> state = SelectText(c, kSelectJobState, op.id);
   if (!state) return state.status();
   if (!*state) return Status::NotFound("job " + op.id + " not found");
   return Status::Conflict("job " + op.id + " moved on");
@@ -507,7 +499,7 @@ Status Apply(db::SqliteConnection& c, const CancelJob& op) {
     if (Status s = stmt->Run(); !s.ok()) return s;
   }
   if (c.Changes() == 1) return Status::Ok();
-  Result<std::optional<std::string>> state = JobStateOf(c, op.id);
+  Result<std::optional<std::string>> state = SelectText(c, kSelectJobState, op.id);
   if (!state) return state.status();
   if (!*state) return Status::NotFound("job " + op.id + " not found");
   return Status::Conflict("job " + op.id + " is " + **state + ", not running");
@@ -532,7 +524,7 @@ Status Apply(db::SqliteConnection& c, const DeleteFinished& op) {
   stmt->BindText(1, op.gid);
   if (Status s = stmt->Run(); !s.ok()) return s;
   if (c.Changes() > 0) return Status::Ok();
-  Result<std::optional<std::string>> status = GlobalStatusOf(c, op.gid);
+  Result<std::optional<std::string>> status = SelectText(c, kSelectGlobalStatus, op.gid);
   if (!status) return status.status();
   if (!*status) return Status::Ok();
   if (**status == ToString(GlobalStatus::kFailed)) {

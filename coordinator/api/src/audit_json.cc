@@ -6,17 +6,20 @@ namespace settle::api {
 
 using nlohmann::json;
 
+json ObjectOrText(const std::string& text) {
+  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object()) return text;
+  return parsed;
+}
+
 json AuditEntryJson(const storage::AuditEntry& e) {
-  // Stored by settled as a JSON object; anything else is shown as the text it is.
-  json parameters = json::parse(e.parameters, nullptr, /*allow_exceptions=*/false);
-  if (!parameters.is_object()) parameters = e.parameters;
   return {{"id", e.id},
           {"at", FormatTime(e.at)},
           {"actor", e.actor},
           {"action", e.action},
           {"gid", e.gid},
           {"target", e.target},
-          {"parameters", std::move(parameters)},
+          {"parameters", ObjectOrText(e.parameters)},
           {"reason", e.reason}};
 }
 

@@ -1,5 +1,6 @@
 #include "settle/api/job_json.h"
 
+#include "settle/api/audit_json.h"
 #include "settle/core/clock.h"
 #include "settle/core/protocol.h"
 
@@ -8,13 +9,6 @@ namespace settle::api {
 using nlohmann::json;
 
 namespace {
-
-// Stored by settled as a JSON object; anything else is shown as the text it is.
-json ObjectOrText(const std::string& text) {
-  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_object()) return text;
-  return parsed;
-}
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 

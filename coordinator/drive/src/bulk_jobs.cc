@@ -104,7 +104,8 @@ asio::awaitable<Result<storage::BulkJob>> BulkJobs::Start(BulkRequest request) {
   job.reason = request.reason;
   job.cursor = *newest;
   job.matched = plan->matched;
-  storage::AuditEntry audit = AuditOf(storage::kAuditBulk, job.id, job.actor, job.reason);
+  storage::AuditEntry audit =
+      OperatorAudit(clock_.Now(), storage::kAuditBulk, "", job.id, job.actor, job.reason);
   audit.parameters = nlohmann::json{
       {"action", job.action},
       {"filter", nlohmann::json::parse(job.filter, nullptr, false)},
@@ -127,8 +128,8 @@ asio::awaitable<Status> BulkJobs::Cancel(std::string id, std::string actor, std:
   if (reason.empty()) {
     co_return Status::InvalidArgument("reason: required (why, for the audit trail)");
   }
-  const storage::AuditEntry audit =
-      AuditOf(storage::kAuditBulkCancel, id, std::move(actor), std::move(reason));
+  const storage::AuditEntry audit = OperatorAudit(clock_.Now(), storage::kAuditBulkCancel, "", id,
+                                                  std::move(actor), std::move(reason));
   storage::WriteBatch cancel;
   cancel.Add(storage::CancelJob{id, audit.at});
   cancel.Add(storage::RecordAudit{audit});
@@ -152,8 +153,8 @@ asio::awaitable<Result<storage::BulkJob>> BulkJobs::Resume(std::string id, std::
     co_return Status::Conflict("job " + id + " is " + std::string(ToString((*job)->state)) +
                                ", not running");
   }
-  const storage::AuditEntry audit =
-      AuditOf(storage::kAuditBulkResume, id, std::move(actor), std::move(reason));
+  const storage::AuditEntry audit = OperatorAudit(clock_.Now(), storage::kAuditBulkResume, "", id,
+                                                  std::move(actor), std::move(reason));
   storage::WriteBatch record;
   record.Add(storage::RecordAudit{audit});
   if (Status s = co_await store_.Commit(std::move(record)); !s.ok()) co_return s;
@@ -178,18 +179,6 @@ asio::awaitable<Result<std::optional<storage::BulkJob>>> BulkJobs::Get(std::stri
 
 asio::awaitable<Result<std::vector<storage::BulkJob>>> BulkJobs::List(std::size_t limit) {
   co_return co_await store_.Read([this, limit] { return store_.store().ListJobs(limit, false); });
-}
-
-storage::AuditEntry BulkJobs::AuditOf(std::string_view action, const std::string& job_id,
-                                      std::string actor, std::string reason) const {
-  storage::AuditEntry entry;
-  entry.at = clock_.Now();
-  entry.actor = std::move(actor);
-  entry.action = std::string(action);
-  entry.target = job_id;
-  entry.parameters = "{}";
-  entry.reason = std::move(reason);
-  return entry;
 }
 
 bool BulkJobs::Running(const std::string& id) const {

@@ -29,6 +29,19 @@ void AddJobStep(storage::WriteBatch& batch, storage::AuditEntry& audit,
   batch.Add(step->advance);
 }
 
+storage::AuditEntry OperatorAudit(TimePoint at, std::string_view action, std::string gid,
+                                  std::string target, std::string actor, std::string reason) {
+  storage::AuditEntry entry;
+  entry.at = at;
+  entry.actor = std::move(actor);
+  entry.action = std::string(action);
+  entry.gid = std::move(gid);
+  entry.target = std::move(target);
+  entry.parameters = "{}";
+  entry.reason = std::move(reason);
+  return entry;
+}
+
 asio::awaitable<Status> Coordinator::ForceStop(engine::ForceStopRequest request,
                                                std::optional<JobStep> step) {
   if (Status s = CheckServing(); !s.ok()) co_return s;
@@ -45,7 +58,7 @@ asio::awaitable<Status> Coordinator::ForceStop(engine::ForceStopRequest request,
   std::optional<engine::Repeat> no_repeat;
   engine::Requester operator_;  // admin only: every transaction
   storage::AuditEntry audit =
-      AuditOf(std::string(storage::kAuditForceStop), gid, request.actor, request.reason);
+      OperatorAudit(clock_.Now(), storage::kAuditForceStop, gid, "", request.actor, request.reason);
   std::optional<storage::AuditEntry> stored_audit = audit;
   const auto changed = co_await ChangeStatus(
       gid, std::nullopt, std::move(from), GlobalStatus::kFailed, std::nullopt, reason, true,
@@ -75,7 +88,7 @@ asio::awaitable<Status> Coordinator::ResetNextCronTime(engine::RetryNowRequest r
   storage::WriteBatch retry;
   retry.Add(storage::RetryNow{gid, now});
   storage::AuditEntry audit =
-      AuditOf(std::string(storage::kAuditRetryNow), gid, request.actor, request.reason);
+      OperatorAudit(clock_.Now(), storage::kAuditRetryNow, gid, "", request.actor, request.reason);
   if (Status s = co_await CommitAudited(std::move(retry), audit, now, step); !s.ok()) co_return s;
   spdlog::info("gid={} retry requested now", gid);
   // A job alerts once, when it starts.
@@ -96,7 +109,7 @@ asio::awaitable<Status> Coordinator::Pause(engine::PauseRequest request,
   storage::WriteBatch batch;
   batch.Add(storage::PauseGlobal{gid, storage::Pause{now, request.actor, request.reason}});
   storage::AuditEntry audit =
-      AuditOf(std::string(storage::kAuditPause), gid, request.actor, request.reason);
+      OperatorAudit(clock_.Now(), storage::kAuditPause, gid, "", request.actor, request.reason);
   if (Status s = co_await CommitAudited(std::move(batch), audit, now, step); !s.ok()) co_return s;
   if (settings_.pauses != nullptr) settings_.pauses->Signal(gid);
   // It waits for no host while paused: the hosts panel does not count it.
@@ -118,7 +131,7 @@ asio::awaitable<Status> Coordinator::Resume(engine::PauseRequest request,
   storage::WriteBatch batch;
   batch.Add(storage::ResumeGlobal{gid, now});
   storage::AuditEntry audit =
-      AuditOf(std::string(storage::kAuditResume), gid, request.actor, request.reason);
+      OperatorAudit(clock_.Now(), storage::kAuditResume, gid, "", request.actor, request.reason);
   if (Status s = co_await CommitAudited(std::move(batch), audit, now, step); !s.ok()) co_return s;
   if (settings_.pauses != nullptr) settings_.pauses->Clear(gid);
   spdlog::warn("gid={} resumed by actor={}; reason={}", gid,
@@ -177,8 +190,9 @@ asio::awaitable<Status> Coordinator::Resolve(engine::ResolveRequest request) {
   batch.Add(storage::ExpectGlobalStatus{tx.global.gid, {tx.global.status}});
   batch.Add(storage::UpdateBranch{row, BranchStatus::kPrepared});
   storage::AuditEntry audit =
-      AuditOf(std::string(storage::kAuditResolve), tx.global.gid, request.actor, request.reason);
-  audit.target = "branch " + row.branch_id + " " + std::string(ToString(row.op));
+      OperatorAudit(clock_.Now(), storage::kAuditResolve, tx.global.gid,
+                    "branch " + row.branch_id + " " + std::string(ToString(row.op)), request.actor,
+                    request.reason);
   audit.parameters = nlohmann::json{{"branch_id", row.branch_id},
                                     {"op", ToString(row.op)},
                                     {"outcome", engine::ToString(*as)}}
@@ -210,8 +224,9 @@ asio::awaitable<Status> Coordinator::Redirect(engine::RedirectRequest request) {
   batch.Add(storage::ExpectGlobalStatus{tx.global.gid, {tx.global.status}});
   batch.Add(storage::RedirectBranch{tx.global.gid, row.branch_id, row.op, request.url, now});
   storage::AuditEntry audit =
-      AuditOf(std::string(storage::kAuditRedirect), tx.global.gid, request.actor, request.reason);
-  audit.target = "branch " + row.branch_id + " " + std::string(ToString(row.op));
+      OperatorAudit(clock_.Now(), storage::kAuditRedirect, tx.global.gid,
+                    "branch " + row.branch_id + " " + std::string(ToString(row.op)), request.actor,
+                    request.reason);
   audit.parameters = nlohmann::json{
       {"branch_id", row.branch_id},
       {"op", ToString(row.op)},
@@ -260,9 +275,8 @@ asio::awaitable<Status> Coordinator::RedirectHost(HostRedirect request,
   if (rows.empty()) {
     co_return Status::Conflict("gid " + gid + " has no pending call on " + request.from);
   }
-  storage::AuditEntry audit =
-      AuditOf(std::string(storage::kAuditRedirect), gid, request.actor, request.reason);
-  audit.target = request.from;
+  storage::AuditEntry audit = OperatorAudit(clock_.Now(), storage::kAuditRedirect, gid,
+                                            request.from, request.actor, request.reason);
   audit.parameters =
       nlohmann::json{{"from", request.from}, {"to", request.to}, {"rows", rows}}.dump(
           -1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -294,7 +308,7 @@ asio::awaitable<Status> Coordinator::Resend(engine::PauseRequest request) {
     batch.Add(storage::UpdateBranch{tx.branches[i], BranchStatus::kPrepared});
   }
   storage::AuditEntry audit =
-      AuditOf(std::string(storage::kAuditResend), gid, request.actor, request.reason);
+      OperatorAudit(clock_.Now(), storage::kAuditResend, gid, "", request.actor, request.reason);
   const std::optional<JobStep> no_step;
   if (Status s = co_await CommitAudited(std::move(batch), audit, now, no_step); !s.ok()) {
     co_return s;
@@ -305,18 +319,6 @@ asio::awaitable<Status> Coordinator::Resend(engine::PauseRequest request) {
   if (alerts_ != nullptr) alerts_->AdminAction(audit);
   scheduler_.Schedule(gid, now);
   co_return Status::Ok();
-}
-
-storage::AuditEntry Coordinator::AuditOf(std::string action, std::string gid, std::string actor,
-                                         std::string reason) const {
-  storage::AuditEntry entry;
-  entry.at = clock_.Now();
-  entry.actor = std::move(actor);
-  entry.action = std::move(action);
-  entry.gid = std::move(gid);
-  entry.parameters = "{}";
-  entry.reason = std::move(reason);
-  return entry;
 }
 
 asio::awaitable<Status> Coordinator::CommitAudited(storage::WriteBatch batch,

@@ -107,7 +107,7 @@ void TransactionDriver::AfterStored(const storage::GlobalRecord& before,
 bool TransactionDriver::WaitsOnBrokenHost(const std::string& gid) const {
   if (gates_ == nullptr) return false;
   const std::optional<calls::HeldView> held = gates_->HeldBy(gid);
-  return held && (held->reason == "circuit_open" || held->reason == "probe_out");
+  return held && held->state != engine::CircuitState::kClosed;
 }
 
 engine::Decision TransactionDriver::AdvanceStatus(storage::Transaction& tx, TimePoint now) {

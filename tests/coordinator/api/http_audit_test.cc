@@ -6,57 +6,43 @@
 
 #include <string>
 
-#include "in_process_settled.h"
+#include "admin_world.h"
 #include "participant_server.h"
 
 namespace settle {
 namespace {
 
 using nlohmann::json;
-using testing::ClientWith;
-using testing::InProcessSettled;
-using testing::JsonClient;
+using testing::AdminWorld;
 using testing::JsonResponse;
 using testing::ParticipantServer;
-
-const std::string kReadToken = "audit-read-token-aaaaaaaaaaaa";
-const std::string kClientToken = "audit-client-token-bbbbbbbbbb";
-const std::string kAdminToken = "audit-admin-token-cccccccccccc";
 
 TEST_CASE("each admin action is audited with its actor and reason, and only when it took effect",
           "[http][audit]") {
   ParticipantServer webhook;
-  InProcessSettled s([&webhook](app::ServerConfig& config) {
-    REQUIRE(config.api.tokens
-                .AddFromText("read " + kReadToken + "  # dashboard\n" + "client " + kClientToken +
-                             "  # orders\n" + "admin " + kAdminToken + "  # on-call\n")
-                .ok());
-    config.alert_webhook = webhook.Url("/alerts");
-  });
-  JsonClient client = ClientWith(s.port(), kClientToken);
-  JsonClient admin = ClientWith(s.port(), kAdminToken);
-  JsonClient reader = ClientWith(s.port(), kReadToken);
+  AdminWorld world(
+      [&webhook](app::ServerConfig& config) { config.alert_webhook = webhook.Url("/alerts"); });
   for (const char* gid : {"order-1", "order-2"}) {
-    REQUIRE(client
+    REQUIRE(world.client
                 .PostJson("/api/settle/prepare",
                           {{"gid", gid}, {"trans_type", "tcc"}, {"timeout_to_fail", 600}})
                 .status == 200);
   }
 
-  REQUIRE(admin
+  REQUIRE(world.admin
               .PostJson("/api/settle/resetNextCronTime",
                         {{"gid", "order-1"}, {"reason", "the bank is back"}})
               .status == 200);
-  REQUIRE(admin
+  REQUIRE(world.admin
               .PostJson("/api/settle/forceStop",
                         {{"gid", "order-1"}, {"reason", "INC-7: refunded by hand"}})
               .status == 200);
   // Refused actions leave no entry: an unknown gid, a finished one, a read token.
-  CHECK(admin.PostJson("/api/settle/resetNextCronTime", {{"gid", "nobody"}}).status != 200);
-  CHECK(admin.PostJson("/api/settle/forceStop", {{"gid", "order-1"}}).status != 200);
-  CHECK(reader.PostJson("/api/settle/forceStop", {{"gid", "order-2"}}).status == 403);
+  CHECK(world.admin.PostJson("/api/settle/resetNextCronTime", {{"gid", "nobody"}}).status != 200);
+  CHECK(world.admin.PostJson("/api/settle/forceStop", {{"gid", "order-1"}}).status != 200);
+  CHECK(world.reader.PostJson("/api/settle/forceStop", {{"gid", "order-2"}}).status == 403);
 
-  const JsonResponse all = reader.Get("/api/admin/audit");
+  const JsonResponse all = world.reader.Get("/api/admin/audit");
   REQUIRE(all.status == 200);
   REQUIRE(all.json["entries"].size() == 2);
   const json& stop = all.json["entries"][0];  // newest first
@@ -72,30 +58,31 @@ TEST_CASE("each admin action is audited with its actor and reason, and only when
   CHECK(all.json["next_position"] == "");
 
   // Filters and pages.
-  CHECK(reader.Get("/api/admin/audit?action=retry_now").json["entries"].size() == 1);
-  CHECK(reader.Get("/api/admin/audit?gid=order-2").json["entries"].empty());
-  CHECK(reader.Get("/api/admin/audit?actor=dashboard").json["entries"].empty());
-  const JsonResponse first = reader.Get("/api/admin/audit?limit=1");
+  CHECK(world.reader.Get("/api/admin/audit?action=retry_now").json["entries"].size() == 1);
+  CHECK(world.reader.Get("/api/admin/audit?gid=order-2").json["entries"].empty());
+  CHECK(world.reader.Get("/api/admin/audit?actor=dashboard").json["entries"].empty());
+  const JsonResponse first = world.reader.Get("/api/admin/audit?limit=1");
   REQUIRE(first.json["entries"].size() == 1);
   const std::string next = first.json["next_position"].get<std::string>();
   REQUIRE_FALSE(next.empty());
-  const JsonResponse second = reader.Get("/api/admin/audit?limit=1&position=" + next);
+  const JsonResponse second = world.reader.Get("/api/admin/audit?limit=1&position=" + next);
   CHECK(second.json["entries"][0]["action"] == "retry_now");
   for (const char* bad : {"action=delete", "limit=0", "limit=x", "position=-1", "gid=a%20b"}) {
     INFO(bad);
-    const JsonResponse refused = reader.Get(std::string("/api/admin/audit?") + bad);
+    const JsonResponse refused = world.reader.Get(std::string("/api/admin/audit?") + bad);
     CHECK(refused.status == 400);
     CHECK_THAT(refused.json["message"].get<std::string>(),
                Catch::StartsWith(std::string(bad).substr(0, std::string(bad).find('=')) + ": "));
   }
-  CHECK(client.Get("/api/admin/audit").status == 403);
+  CHECK(world.client.Get("/api/admin/audit").status == 403);
 
   // With the transaction: operators see it, the client whose transaction it is does not.
-  const JsonResponse shown = reader.Get("/api/settle/query?gid=order-1");
+  const JsonResponse shown = world.reader.Get("/api/settle/query?gid=order-1");
   REQUIRE(shown.status == 200);
   REQUIRE(shown.json["transaction"]["audit"].size() == 2);
   CHECK(shown.json["transaction"]["audit"][0]["action"] == "force_stop");
-  CHECK_FALSE(client.Get("/api/settle/query?gid=order-1").json["transaction"].contains("audit"));
+  CHECK_FALSE(
+      world.client.Get("/api/settle/query?gid=order-1").json["transaction"].contains("audit"));
 
   // The webhook hears of both, in order.
   REQUIRE(webhook.WaitForCalls("/alerts", 2));

@@ -7,34 +7,20 @@
 
 #include <string>
 
+#include "admin_world.h"
 #include "eventually.h"
-#include "in_process_settled.h"
 #include "participant_server.h"
 
 namespace settle {
 namespace {
 
 using nlohmann::json;
-using testing::ClientWith;
-using testing::InProcessSettled;
+using testing::AdminWorld;
 using testing::JsonClient;
 using testing::JsonResponse;
 using testing::ParticipantServer;
+using testing::RetryHourly;
 using testing::ScriptedAnswer;
-
-const std::string kReadToken = "bulk-read-token-aaaaaaaaaaaaaa";
-const std::string kClientToken = "bulk-client-token-bbbbbbbbbbbb";
-const std::string kAdminToken = "bulk-admin-token-cccccccccccccc";
-
-void WithTokens(app::ServerConfig& config) {
-  REQUIRE(config.api.tokens
-              .AddFromText("read " + kReadToken + "  # dashboard\n" + "client " + kClientToken +
-                           "  # orders\n" + "admin " + kAdminToken + "  # on-call\n")
-              .ok());
-  // A failed call is retried only an hour later, or when an operator asks.
-  config.coordinator.retry_interval = std::chrono::hours(1);
-  config.retry.max_interval = std::chrono::hours(1);
-}
 
 json SagaTo(const std::string& gid, const std::string& action, const std::string& compensate) {
   return {{"gid", gid},
@@ -62,12 +48,9 @@ TEST_CASE("a bulk pause answers its dry run, then runs as a job audited per tran
                           ScriptedAnswer{500, R"({"message":"ledger offline"})"},
                           ScriptedAnswer{500, R"({"message":"ledger offline"})"},
                           ScriptedAnswer{500, R"({"message":"ledger offline"})"}});
-  InProcessSettled s(WithTokens);
-  JsonClient client = ClientWith(s.port(), kClientToken);
-  JsonClient admin = ClientWith(s.port(), kAdminToken);
-  JsonClient reader = ClientWith(s.port(), kReadToken);
+  AdminWorld world(RetryHourly);
   for (const std::string gid : {"order-1", "order-2", "order-3", "keep-1"}) {
-    REQUIRE(client
+    REQUIRE(world.client
                 .PostJson("/api/settle/submit",
                           SagaTo(gid, bank.Url("/action"), bank.Url("/compensate")))
                 .status == 200);
@@ -78,58 +61,58 @@ TEST_CASE("a bulk pause answers its dry run, then runs as a job audited per tran
               {"filter", {{"gid_prefix", "order-"}, {"status", "submitted"}}},
               {"reason", "ledger bug, OPS-12"},
               {"dry_run", true}};
-  const JsonResponse plan = admin.PostJson("/api/admin/bulk", ask);
+  const JsonResponse plan = world.admin.PostJson("/api/admin/bulk", ask);
   REQUIRE(plan.status == 200);
   CHECK(plan.json["dry_run"] == true);
   CHECK(plan.json["matched"] == 3);
   CHECK(plan.json["complete"] == true);
   REQUIRE(plan.json["sample"].size() == 3);
   CHECK(plan.json["sample"][0]["gid"] == "order-3");
-  CHECK(reader.Get("/api/settle/all?paused=true").json["transactions"].empty());
+  CHECK(world.reader.Get("/api/settle/all?paused=true").json["transactions"].empty());
 
   // Readers and clients may not act; a reader sees the jobs, a client does not.
   ask["dry_run"] = false;
-  CHECK(reader.PostJson("/api/admin/bulk", ask).status == 403);
-  CHECK(client.PostJson("/api/admin/bulk", ask).status == 403);
-  CHECK(reader.Get("/api/admin/jobs").status == 200);
-  CHECK(client.Get("/api/admin/jobs").status == 403);
+  CHECK(world.reader.PostJson("/api/admin/bulk", ask).status == 403);
+  CHECK(world.client.PostJson("/api/admin/bulk", ask).status == 403);
+  CHECK(world.reader.Get("/api/admin/jobs").status == 200);
+  CHECK(world.client.Get("/api/admin/jobs").status == 403);
 
-  const JsonResponse started = admin.PostJson("/api/admin/bulk", ask);
+  const JsonResponse started = world.admin.PostJson("/api/admin/bulk", ask);
   REQUIRE(started.status == 202);
   const std::string id = started.json["job"]["id"];
   CHECK(started.json["job"]["matched"] == 3);
   CHECK(started.json["job"]["actor"] == "on-call");
   CHECK(started.json["job"]["filter"] == json{{"gid_prefix", "order-"}, {"status", "submitted"}});
-  const json job = FinishedJob(reader, id);
+  const json job = FinishedJob(world.reader, id);
   CHECK(job["state"] == "done");
   CHECK(job["acted"] == 3);
   CHECK(job["skipped"] == 0);
 
-  const JsonResponse parked = reader.Get("/api/settle/all?paused=true");
+  const JsonResponse parked = world.reader.Get("/api/settle/all?paused=true");
   REQUIRE(parked.json["transactions"].size() == 3);
   for (const json& tx : parked.json["transactions"]) {
     CHECK(tx["paused"]["reason"] == "ledger bug, OPS-12");
     CHECK(tx["gid"].get<std::string>().starts_with("order-"));
   }
-  const JsonResponse audit = reader.Get("/api/admin/audit?action=pause");
+  const JsonResponse audit = world.reader.Get("/api/admin/audit?action=pause");
   REQUIRE(audit.json["entries"].size() == 3);
   for (const json& e : audit.json["entries"]) CHECK(e["parameters"]["job"] == id);
-  const JsonResponse bulk_entry = reader.Get("/api/admin/audit?action=bulk");
+  const JsonResponse bulk_entry = world.reader.Get("/api/admin/audit?action=bulk");
   REQUIRE(bulk_entry.json["entries"].size() == 1);
   CHECK(bulk_entry.json["entries"][0]["target"] == id);
   CHECK(bulk_entry.json["entries"][0]["parameters"]["matched"] == 3);
-  const JsonResponse jobs = reader.Get("/api/admin/jobs");
+  const JsonResponse jobs = world.reader.Get("/api/admin/jobs");
   REQUIRE(jobs.json["jobs"].size() == 1);
   CHECK(jobs.json["jobs"][0]["id"] == id);
 
   // Finished: neither cancelled nor resumed.
   const json again = {{"id", id}, {"reason", "oops"}};
-  CHECK(admin.PostJson("/api/admin/jobs/cancel", again).status == 409);
-  CHECK(admin.PostJson("/api/admin/jobs/resume", again).status == 409);
-  CHECK(reader.PostJson("/api/admin/jobs/cancel", again).status == 403);
+  CHECK(world.admin.PostJson("/api/admin/jobs/cancel", again).status == 409);
+  CHECK(world.admin.PostJson("/api/admin/jobs/resume", again).status == 409);
+  CHECK(world.reader.PostJson("/api/admin/jobs/cancel", again).status == 403);
   const json unknown = {{"id", "job-nobody"}, {"reason", "oops"}};
-  CHECK(admin.PostJson("/api/admin/jobs/cancel", unknown).status == 404);
-  CHECK(admin.Get("/api/admin/jobs?id=job-nobody").status == 404);
+  CHECK(world.admin.PostJson("/api/admin/jobs/cancel", unknown).status == 404);
+  CHECK(world.admin.Get("/api/admin/jobs?id=job-nobody").status == 404);
 }
 
 TEST_CASE("a bulk redirect sends a saga's money to the host the participant moved to",
@@ -138,11 +121,9 @@ TEST_CASE("a bulk redirect sends a saga's money to the host the participant move
   old_bank.Script("/bank/out", {ScriptedAnswer{503, R"({"message":"decommissioned"})"},
                                 ScriptedAnswer{503, R"({"message":"decommissioned"})"}});
   ParticipantServer new_bank;
-  InProcessSettled s(WithTokens);
-  JsonClient client = ClientWith(s.port(), kClientToken);
-  JsonClient admin = ClientWith(s.port(), kAdminToken);
+  AdminWorld world(RetryHourly);
   for (const std::string gid : {"pay-1", "pay-2"}) {
-    REQUIRE(client
+    REQUIRE(world.client
                 .PostJson("/api/settle/submit",
                           SagaTo(gid, old_bank.Url("/bank/out?acct=7"), old_bank.Url("/bank/back")))
                 .status == 200);
@@ -152,18 +133,19 @@ TEST_CASE("a bulk redirect sends a saga's money to the host the participant move
   const std::string to = "http://localhost:" + std::to_string(new_bank.port());
   const json ask = {
       {"action", "redirect"}, {"from", from}, {"to", to}, {"reason", "bank moved, CHG-88"}};
-  const JsonResponse started = admin.PostJson("/api/admin/bulk", ask);
+  const JsonResponse started = world.admin.PostJson("/api/admin/bulk", ask);
   REQUIRE(started.status == 202);
   CHECK(started.json["job"]["matched"] == 2);
   CHECK(started.json["job"]["parameters"] == json{{"from", from}, {"to", to}});
-  const json job = FinishedJob(admin, started.json["job"]["id"]);
+  const json job = FinishedJob(world.admin, started.json["job"]["id"]);
   CHECK(job["acted"] == 2);
 
   // Each transfer is made once, on the new host, with its query; the old host hears no more.
   REQUIRE(new_bank.WaitForCalls("/bank/out", 2));
   for (const std::string gid : {"pay-1", "pay-2"}) {
     REQUIRE(testing::Eventually([&] {
-      return admin.Get("/api/settle/query?gid=" + gid).json["transaction"]["status"] == "succeed";
+      return world.admin.Get("/api/settle/query?gid=" + gid).json["transaction"]["status"] ==
+             "succeed";
     }));
   }
   CHECK(new_bank.CountCalls("/bank/out") == 2);
@@ -175,10 +157,9 @@ TEST_CASE("a bulk redirect sends a saga's money to the host the participant move
 }
 
 TEST_CASE("a bad bulk request names its field and starts nothing", "[http][bulk]") {
-  InProcessSettled s(WithTokens);
-  JsonClient admin = ClientWith(s.port(), kAdminToken);
-  const auto refusal = [&admin](const std::string& body) {
-    const JsonResponse r = admin.Post("/api/admin/bulk", body);
+  AdminWorld world(RetryHourly);
+  const auto refusal = [&world](const std::string& body) {
+    const JsonResponse r = world.admin.Post("/api/admin/bulk", body);
     INFO(body << " -> " << r.status << " " << r.body);
     CHECK(r.status == 400);
     return r.json.value("message", std::string());
@@ -210,10 +191,10 @@ TEST_CASE("a bad bulk request names its field and starts nothing", "[http][bulk]
              Catch::StartsWith("to: expected"));
   CHECK_THAT(refusal(R"({"action":"pause","all":true,"to":"http://a:1",)" + reason + "}"),
              Catch::StartsWith("to: only a redirect"));
-  const JsonResponse jobs = admin.Get("/api/admin/jobs");
+  const JsonResponse jobs = world.admin.Get("/api/admin/jobs");
   REQUIRE(jobs.status == 200);
   CHECK(jobs.json["jobs"].empty());
-  const JsonResponse no_reason = admin.PostJson("/api/admin/jobs/cancel", {{"id", "job-1"}});
+  const JsonResponse no_reason = world.admin.PostJson("/api/admin/jobs/cancel", {{"id", "job-1"}});
   CHECK(no_reason.status == 400);
   CHECK_THAT(no_reason.json.value("message", ""), Catch::StartsWith("reason: required"));
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "admin_world.h"
 #include "eventually.h"
 #include "fake_clock.h"
 #include "in_process_settled.h"
@@ -23,21 +24,14 @@ namespace {
 using testing::SampleValue;
 
 using nlohmann::json;
+using testing::AdminWorld;
 using testing::ClientWith;
 using testing::InProcessSettled;
 using testing::JsonClient;
 using testing::JsonResponse;
+using testing::kAdminToken;
+using testing::kReadToken;
 using testing::ParticipantServer;
-
-const std::string kReadToken = "read-token-aaaaaaaaaaaa";
-const std::string kClientToken = "client-token-bbbbbbbbbbbb";
-const std::string kAdminToken = "admin-token-cccccccccccc";
-
-void WithTokens(app::ServerConfig& config) {
-  REQUIRE(config.api.tokens.Add(api::Access::kRead, kReadToken).ok());
-  REQUIRE(config.api.tokens.Add(api::Access::kClient, kClientToken).ok());
-  REQUIRE(config.api.tokens.Add(api::Access::kAdmin, kAdminToken).ok());
-}
 
 json Saga(const std::string& gid, ParticipantServer& p) {
   return {{"gid", gid},
@@ -65,8 +59,8 @@ TEST_CASE(
 
 TEST_CASE("with tokens, a request without one gets 401 naming the header, ping stays open",
           "[http][auth]") {
-  InProcessSettled s(WithTokens);
-  JsonClient anonymous(s.port());
+  AdminWorld world;
+  JsonClient anonymous(world.settled.port());
 
   const JsonResponse refused = anonymous.Get("/api/settle/query?gid=g1");
   CHECK(refused.status == 401);
@@ -74,41 +68,40 @@ TEST_CASE("with tokens, a request without one gets 401 naming the header, ping s
   CHECK_THAT(refused.json["message"].get<std::string>(), Catch::Contains("Authorization: Bearer"));
   CHECK(anonymous.Post("/api/dtmsvr/prepare", R"({"gid":"g1","trans_type":"tcc"})").status == 401);
   CHECK(anonymous.Get("/api/metrics").status == 401);
-  CHECK(ClientWith(s.port(), "not-a-known-token-at-all").Get("/api/settle/all").status == 401);
+  CHECK(
+      ClientWith(world.settled.port(), "not-a-known-token-at-all").Get("/api/settle/all").status ==
+      401);
   CHECK(anonymous.Get("/api/ping").status == 200);
   // Nothing was stored by the refused prepare.
-  CHECK(ClientWith(s.port(), kReadToken).Get("/api/settle/query?gid=g1").json["transaction"] ==
-        nullptr);
+  CHECK(world.reader.Get("/api/settle/query?gid=g1").json["transaction"] == nullptr);
 }
 
 TEST_CASE("each token level reaches its routes and gets 403 on the ones above it", "[http][auth]") {
-  InProcessSettled s(WithTokens);
+  AdminWorld world;
   ParticipantServer p;
-  JsonClient reader = ClientWith(s.port(), kReadToken);
-  JsonClient client = ClientWith(s.port(), kClientToken);
-  JsonClient admin = ClientWith(s.port(), kAdminToken);
 
   // read: queries and metrics, nothing that changes state.
-  CHECK(reader.Get("/api/settle/all").status == 200);
-  CHECK(reader.Get("/api/metrics").status == 200);
-  const JsonResponse forbidden = reader.PostJson("/api/settle/submit", Saga("s1", p));
+  CHECK(world.reader.Get("/api/settle/all").status == 200);
+  CHECK(world.reader.Get("/api/metrics").status == 200);
+  const JsonResponse forbidden = world.reader.PostJson("/api/settle/submit", Saga("s1", p));
   CHECK(forbidden.status == 403);
   CHECK_THAT(forbidden.json["message"].get<std::string>(),
              Catch::Contains("read") && Catch::Contains("needs client"));
-  CHECK(reader.Get("/api/settle/newGid").status == 403);
+  CHECK(world.reader.Get("/api/settle/newGid").status == 403);
 
   // client: runs transactions, as DTM's SDKs do with the token as an extra header.
-  CHECK(client.Get("/api/dtmsvr/newGid").status == 200);
-  REQUIRE(client.PostJson("/api/settle/prepare", {{"gid", "t1"}, {"trans_type", "tcc"}}).status ==
-          200);
-  CHECK(client.PostJson("/api/settle/submit", Saga("s1", p)).status == 200);
-  CHECK(client.Get("/api/settle/query?gid=s1").status == 200);
-  CHECK(client.PostJson("/api/settle/forceStop", {{"gid", "t1"}}).status == 403);
-  CHECK(client.PostJson("/api/settle/resetNextCronTime", {{"gid", "t1"}}).status == 403);
+  CHECK(world.client.Get("/api/dtmsvr/newGid").status == 200);
+  REQUIRE(
+      world.client.PostJson("/api/settle/prepare", {{"gid", "t1"}, {"trans_type", "tcc"}}).status ==
+      200);
+  CHECK(world.client.PostJson("/api/settle/submit", Saga("s1", p)).status == 200);
+  CHECK(world.client.Get("/api/settle/query?gid=s1").status == 200);
+  CHECK(world.client.PostJson("/api/settle/forceStop", {{"gid", "t1"}}).status == 403);
+  CHECK(world.client.PostJson("/api/settle/resetNextCronTime", {{"gid", "t1"}}).status == 403);
 
   // admin: acts on any transaction.
-  CHECK(admin.PostJson("/api/settle/forceStop", {{"gid", "t1"}}).status == 200);
-  CHECK(reader.Get("/api/settle/query?gid=t1").json["transaction"]["status"] == "failed");
+  CHECK(world.admin.PostJson("/api/settle/forceStop", {{"gid", "t1"}}).status == 200);
+  CHECK(world.reader.Get("/api/settle/query?gid=t1").json["transaction"]["status"] == "failed");
 }
 
 TEST_CASE(
@@ -323,8 +316,8 @@ TEST_CASE("without tokens the console opens directly, with a strict content secu
 
 TEST_CASE("with tokens the console asks to sign in and keeps the session in a strict cookie",
           "[http][console][auth]") {
-  InProcessSettled s(WithTokens);
-  JsonClient anonymous(s.port());
+  AdminWorld world;
+  JsonClient anonymous(world.settled.port());
 
   const JsonResponse form = anonymous.Get("/admin");
   CHECK(form.status == 401);
@@ -345,7 +338,7 @@ TEST_CASE("with tokens the console asks to sign in and keeps the session in a st
   const std::string cookie = HeaderOf(signed_in, "Set-Cookie");
   CHECK_THAT(cookie, Catch::Contains("HttpOnly") && Catch::Contains("SameSite=Strict"));
 
-  JsonClient session(s.port());
+  JsonClient session(world.settled.port());
   session.SetHeader("Cookie", cookie.substr(0, cookie.find(';')));
   const JsonResponse console = session.Get("/admin");
   CHECK(console.status == 200);
@@ -361,27 +354,27 @@ TEST_CASE("with tokens the console asks to sign in and keeps the session in a st
 
 TEST_CASE("a change made with the session cookie needs the console's own header",
           "[http][console][auth]") {
-  InProcessSettled s(WithTokens);
-  JsonClient anonymous(s.port());
+  AdminWorld world;
+  JsonClient anonymous(world.settled.port());
   const JsonResponse signed_in =
       anonymous.Post("/admin/login", "token=" + kAdminToken, "application/x-www-form-urlencoded");
   const std::string cookie = HeaderOf(signed_in, "Set-Cookie");
-  REQUIRE(s.Call("prepare", {{"gid", "t1"}, {"trans_type", "tcc"}}).status == 401);
-  JsonClient admin = ClientWith(s.port(), kAdminToken);
-  REQUIRE(admin.PostJson("/api/settle/prepare", {{"gid", "t1"}, {"trans_type", "tcc"}}).status ==
-          200);
+  REQUIRE(world.settled.Call("prepare", {{"gid", "t1"}, {"trans_type", "tcc"}}).status == 401);
+  REQUIRE(
+      world.admin.PostJson("/api/settle/prepare", {{"gid", "t1"}, {"trans_type", "tcc"}}).status ==
+      200);
 
   // What a page on another site could make the browser send: the cookie, no header.
-  JsonClient forged(s.port());
+  JsonClient forged(world.settled.port());
   forged.SetHeader("Cookie", cookie.substr(0, cookie.find(';')));
   const JsonResponse refused = forged.PostJson("/api/settle/forceStop", {{"gid", "t1"}});
   CHECK(refused.status == 403);
   CHECK_THAT(refused.body, Catch::Contains("X-Settle-Console"));
-  CHECK(admin.Get("/api/settle/query?gid=t1").json["transaction"]["status"] == "prepared");
+  CHECK(world.admin.Get("/api/settle/query?gid=t1").json["transaction"]["status"] == "prepared");
 
   forged.SetHeader("X-Settle-Console", "1");
   CHECK(forged.PostJson("/api/settle/forceStop", {{"gid", "t1"}}).status == 200);
-  CHECK(admin.Get("/api/settle/query?gid=t1").json["transaction"]["status"] == "failed");
+  CHECK(world.admin.Get("/api/settle/query?gid=t1").json["transaction"]["status"] == "failed");
 }
 
 }  // namespace

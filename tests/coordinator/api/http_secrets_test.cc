@@ -5,29 +5,23 @@
 
 #include <string>
 
+#include "admin_world.h"
 #include "in_process_settled.h"
 
 namespace settle {
 namespace {
 
 using nlohmann::json;
+using testing::AdminWorld;
 using testing::ClientWith;
 using testing::InProcessSettled;
 using testing::JsonClient;
 using testing::JsonResponse;
+using testing::kAdminToken;
+using testing::kClientToken;
 
-const std::string kReadToken = "secrets-read-token-aaaaaaaaaa";
-const std::string kClientToken = "secrets-client-token-bbbbbbbb";
-const std::string kAdminToken = "secrets-admin-token-cccccccccc";
 const std::string kSecret = "Bearer participant-secret-0042";
 const std::string kBody = R"({"card":"4111-1111-1111-1111","amount":30})";
-
-void WithTokens(app::ServerConfig& config) {
-  REQUIRE(config.api.tokens
-              .AddFromText("read " + kReadToken + "  # dashboard\n" + "client " + kClientToken +
-                           "  # orders\n" + "admin " + kAdminToken + "  # on-call\n")
-              .ok());
-}
 
 // A TCC of the client's with a credential for its participants and a card number in a body.
 void PrepareWithSecrets(JsonClient& client) {
@@ -52,19 +46,17 @@ TEST_CASE(
     "a read-only token reads every transaction without its bodies, header values and "
     "custom_data",
     "[http][auth][secrets]") {
-  InProcessSettled s(WithTokens);
-  JsonClient client = ClientWith(s.port(), kClientToken);
-  PrepareWithSecrets(client);
-  JsonClient reader = ClientWith(s.port(), kReadToken);
+  AdminWorld world;
+  PrepareWithSecrets(world.client);
 
-  const JsonResponse query = reader.Get("/api/settle/query?gid=paid-1");
+  const JsonResponse query = world.reader.Get("/api/settle/query?gid=paid-1");
   REQUIRE(query.status == 200);
   const json& options = query.json["transaction"]["options"];
   CHECK(options["branch_headers"] == json{{"Authorization", "(hidden)"}});
   CHECK(options["custom_data"] == "(hidden)");
   CHECK(options["timeout_to_fail"] == 600);  // the rest of the options show
   CHECK(query.json["branches"].size() == 2);
-  const JsonResponse all = reader.Get("/api/settle/all");
+  const JsonResponse all = world.reader.Get("/api/settle/all");
   REQUIRE(all.status == 200);
   CHECK(all.json["transactions"][0]["options"]["branch_headers"]["Authorization"] == "(hidden)");
   // Nothing of them anywhere in what it reads.
@@ -73,7 +65,7 @@ TEST_CASE(
                                  !Catch::Contains("4111-1111") && !Catch::Contains("alice"));
   }
 
-  const JsonResponse bodies = reader.Get("/api/settle/query?gid=paid-1&payloads=true");
+  const JsonResponse bodies = world.reader.Get("/api/settle/query?gid=paid-1&payloads=true");
   CHECK(bodies.status == 403);
   CHECK_THAT(bodies.json["message"].get<std::string>(), Catch::StartsWith("payloads: "));
   CHECK_THAT(bodies.body, !Catch::Contains("4111-1111"));
@@ -81,13 +73,12 @@ TEST_CASE(
 
 TEST_CASE("an admin and the client that created a transaction see its bodies and options whole",
           "[http][auth][secrets]") {
-  InProcessSettled s(WithTokens);
-  JsonClient client = ClientWith(s.port(), kClientToken);
-  PrepareWithSecrets(client);
+  AdminWorld world;
+  PrepareWithSecrets(world.client);
 
   for (const std::string& token : {kAdminToken, kClientToken}) {
     INFO(token);
-    JsonClient reader = ClientWith(s.port(), token);
+    JsonClient reader = ClientWith(world.settled.port(), token);
     const JsonResponse query = reader.Get("/api/settle/query?gid=paid-1&payloads=true");
     REQUIRE(query.status == 200);
     CHECK(query.json["transaction"]["options"]["branch_headers"]["Authorization"] == kSecret);

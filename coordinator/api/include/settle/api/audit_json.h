@@ -9,6 +9,10 @@
 
 namespace settle::api {
 
+// A text settled stores as a JSON object (an audit entry's parameters, a bulk job's filter and
+// parameters), as that object; anything else (malformed, or not an object) as the text it is.
+nlohmann::json ObjectOrText(const std::string& text);
+
 // An audit entry as the API shows it (docs/protocol.md §3.15): {"id","at","actor","action",
 // "gid","target","parameters","reason"}; parameters as the JSON object it is, texts as valid
 // UTF-8 whatever bytes they hold.

@@ -103,9 +103,6 @@ class BulkJobs {
   // The id just past the newest transaction: where a new job starts.
   asio::awaitable<Result<std::int64_t>> Newest();
   void Launch(const std::string& id);
-  // An audit entry of a job-level `action` on `job_id`, stamped now.
-  storage::AuditEntry AuditOf(std::string_view action, const std::string& job_id, std::string actor,
-                              std::string reason) const;
 
   AsyncStore& store_;
   Coordinator& coordinator_;

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "settle/calls/host_gates.h"
@@ -67,6 +68,12 @@ struct JobStep {
 // Adds `step`, when given, to `batch` and names its job in `audit`'s parameters ("job").
 void AddJobStep(storage::WriteBatch& batch, storage::AuditEntry& audit,
                 const std::optional<JobStep>& step);
+
+// An operator's audit entry of `action` by `actor` for `reason`, stamped `at`, on the
+// transaction `gid` ("" for none) and naming `target` ("" for none; else a host, a branch or a
+// bulk job), with no parameters ("{}") for the caller to set.
+storage::AuditEntry OperatorAudit(TimePoint at, std::string_view action, std::string gid,
+                                  std::string target, std::string actor, std::string reason);
 
 // A bulk job's redirect of one transaction's calls from one participant host to another
 // (Coordinator::RedirectHost): `from` and `to` are origins as calls::OriginOf gives them.
@@ -249,9 +256,6 @@ class Coordinator {
   };
   asio::awaitable<Result<TargetRow>> LoadTargetRow(std::string gid, std::string branch_id,
                                                    std::string op, std::string reason);
-  // An audit entry of `action` stamped now, with no target and no parameters ("{}").
-  storage::AuditEntry AuditOf(std::string action, std::string gid, std::string actor,
-                              std::string reason) const;
   // Commits `batch` with `audit` (stamped `now`) and a bulk job's `step` (AddJobStep): an
   // operator's action, audited exactly when it takes effect. NotFound becomes "no transaction
   // with gid G" when it is about `gid`'s global.
