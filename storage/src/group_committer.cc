@@ -75,6 +75,10 @@ StoreStats GroupCommitter::Stats() const {
   stats.commits = commits_.load(std::memory_order_relaxed);
   stats.batches = batches_.load(std::memory_order_relaxed);
   stats.failed_commits = failed_commits_.load(std::memory_order_relaxed);
+  {
+    std::lock_guard lock(failure_mutex_);
+    stats.last_commit_failure = last_failure_;
+  }
   stats.commit_micros_total = commit_micros_total_.load(std::memory_order_relaxed);
   stats.commit_time = commit_time_.Read();
   stats.batches_per_commit = batches_per_commit_.Read();
@@ -129,6 +133,17 @@ void GroupCommitter::ApplyGroup(std::vector<Pending*>& group) {
     batches_.fetch_add(group.size(), std::memory_order_relaxed);
     batches_per_commit_.Record(group.size());
   } else {
+    std::string why = "failed";
+    for (const Status& s : result.statuses) {
+      if (!s.ok()) {
+        why = s.ToString();
+        break;
+      }
+    }
+    {
+      std::lock_guard lock(failure_mutex_);
+      last_failure_ = std::move(why);
+    }
     failed_commits_.fetch_add(1, std::memory_order_relaxed);
   }
   // Callers that queued while this group was being committed, counted before the group's own

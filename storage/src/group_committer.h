@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -109,6 +110,8 @@ class GroupCommitter {
   std::atomic<std::uint64_t> commits_{0};
   std::atomic<std::uint64_t> batches_{0};
   std::atomic<std::uint64_t> failed_commits_{0};
+  mutable std::mutex failure_mutex_;
+  std::string last_failure_;  // guarded by failure_mutex_
   std::atomic<std::uint64_t> commit_micros_total_{0};
   std::atomic<std::uint64_t> delayed_commits_{0};
   metrics::LatencyHistogram commit_time_;

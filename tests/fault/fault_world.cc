@@ -25,7 +25,7 @@ FaultWorld::FaultWorld(WorldOptions options) : options_(std::move(options)) {
   }
   const std::string db = options_.settled_db.empty() ? dir_.File("settle.db") : options_.settled_db;
   options_.settled_db = db;
-  settled_ = std::make_unique<SettledProcess>(db, options_.settled_args);
+  settled_ = std::make_unique<SettledProcess>(db, options_.settled_args, 0, options_.settled_log);
   settled_port_ = settled_->port();
   RestartSettled();  // from now on always on this port, as an operator's restart would be
 }
@@ -83,8 +83,8 @@ void FaultWorld::KillSettled() { settled_->Kill(); }
 
 void FaultWorld::RestartSettled() {
   settled_.reset();  // kills it if it still runs
-  settled_ =
-      std::make_unique<SettledProcess>(options_.settled_db, options_.settled_args, settled_port_);
+  settled_ = std::make_unique<SettledProcess>(options_.settled_db, options_.settled_args,
+                                              settled_port_, options_.settled_log);
   auto c = sdk::Client::Create("http://127.0.0.1:" + std::to_string(settled_port_) + "/api/settle");
   REQUIRE(c);
   std::lock_guard lock(mu_);

@@ -34,7 +34,8 @@ struct WorldOptions {
   long long initial_balance = 10000;
   std::vector<std::string> settled_args = {"--retry-interval", "100ms", "--retry-max", "500ms",
                                            "--log-level",      "warn"};
-  std::string settled_db;  // default: settle.db in the world's temp dir
+  std::string settled_db;   // default: settle.db in the world's temp dir
+  std::string settled_log;  // default: beside settled_db, as "<settled_db>.log"
 };
 
 // The fault scenarios' world: two real bank-participant processes, each behind a FaultProxy,

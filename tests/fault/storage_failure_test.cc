@@ -11,11 +11,17 @@
 #include <fstream>
 #include <string>
 
+#include "eventually.h"
 #include "fault_world.h"
+#include "file_text.h"
 #include "json_client.h"
 
 namespace settle::testing {
 namespace {
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // A size-limited tmpfs for the test's lifetime.
 class SmallFilesystem {
@@ -62,6 +68,8 @@ TEST_CASE(
   REQUIRE(disk.mounted());
   WorldOptions options;
   options.settled_db = disk.File("settle.db");
+  // The log elsewhere, as journald keeps it: it must say when commits start and stop failing.
+  options.settled_log = dir.File("settled.log");
   {
     FaultWorld w(options);
     sdk::TransOptions wait;
@@ -82,6 +90,10 @@ TEST_CASE(
     CHECK_FALSE(w.StatusOf("while-full"));
     CHECK_FALSE(w.StatusOf(gid));
     CHECK(http.Get("/api/ping").status == 200);
+    // Said once, with the cause, however many requests fail.
+    CHECK(Eventually(
+        [&] { return Contains(ReadFile(dir.File("settled.log")), "the store's commits fail: "); }));
+    CHECK_THAT(ReadFile(dir.File("settled.log")), Catch::Contains("full"));
 
     disk.Free();
     auto retried = w.Run({.gid = gid, .tcc = false, .amount = 7}, wait);
@@ -93,6 +105,16 @@ TEST_CASE(
         http.PostJson("/api/settle/abort", {{"gid", "while-full"}, {"trans_type", "tcc"}}).status ==
         200);
     w.CheckInvariants();
+    CHECK(Eventually([&] {
+      return Contains(ReadFile(dir.File("settled.log")), "the store's commits work again, after ");
+    }));
+    const std::string log = ReadFile(dir.File("settled.log"));
+    std::size_t told = 0;
+    for (std::size_t at = log.find("the store's commits fail: "); at != std::string::npos;
+         at = log.find("the store's commits fail: ", at + 1)) {
+      ++told;
+    }
+    CHECK(told == 1);
   }
 }
 

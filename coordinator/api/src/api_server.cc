@@ -257,28 +257,28 @@ ApiServer::Impl::Impl(drive::Coordinator& c, const Clock& clk, asio::io_context&
       console(options.tokens, sessions, options.client_certificates.enabled(),
               options.tls.enabled()),
       hosts(h),
-      server(
-          context,
-          net::ServerOptions{.limits = {.max_body_bytes = options.max_body_bytes},
-                             .keep_alive_timeout = options.keep_alive_timeout,
-                             .io_timeout = options.io_timeout,
-                             .request_timeout = options.request_timeout,
-                             .max_connections = options.max_connections,
-                             .max_connections_per_peer = options.max_connections_per_peer,
-                             .tls = options.tls,
-                             .judge_head = [this](net::Request& head) { return JudgeHead(head); },
-                             .refusal =
-                                 [this](int status, const std::string& problem) {
-                                   refused->Count(status, std::chrono::microseconds(0));
-                                   // docs/protocol.md §7.1: every refused request gets
-                                   // {"message"} naming what.
-                                   return net::Response{status, kJson, MessageBody(problem)};
-                                 },
-                             .on_handshake_failure =
-                                 [this](const net::HandshakeFailure& failure) {
-                                   refusals.HandshakeFailed(failure.address, failure.reason);
-                                 }},
-          [this](net::Request& request) { return Serve(request); }) {
+      server(context,
+             net::ServerOptions{
+                 .limits = {.max_body_bytes = options.max_body_bytes},
+                 .keep_alive_timeout = options.keep_alive_timeout,
+                 .io_timeout = options.io_timeout,
+                 .request_timeout = options.request_timeout,
+                 .max_connections = options.max_connections,
+                 .max_connections_per_peer = options.max_connections_per_peer,
+                 .tls = options.tls,
+                 .judge_head = [this](net::Request& head) { return JudgeHead(head); },
+                 .refusal =
+                     [this](int status, const std::string& problem) {
+                       refused->Count(status, std::chrono::microseconds(0));
+                       // docs/protocol.md §7.1: every refused request gets
+                       // {"message"} naming what.
+                       return net::Response{status, kJson, MessageBody(problem)};
+                     },
+                 .on_handshake_failure =
+                     [this](const net::HandshakeFailure& failure) {
+                       refusals.HandshakeFailed(ApiPort::kHttp, failure.address, failure.reason);
+                     }},
+             [this](net::Request& request) { return Serve(request); }) {
   unmatched = AddMetrics("unmatched");
   refused = AddMetrics("refused");
 }

@@ -16,7 +16,7 @@ std::string_view PortName(ApiPort port) { return port == ApiPort::kHttp ? "HTTP 
 std::string_view ToString(ApiPort port) { return port == ApiPort::kHttp ? "http" : "grpc"; }
 
 RefusalLog::RefusalLog(const Clock& clock, LogRateLimiter::Options limits)
-    : limiter_(clock, kRefusalKinds + 1, limits) {}
+    : limiter_(clock, kRefusalKinds + std::size(kApiPorts), limits) {}
 
 void RefusalLog::Refused(ApiPort port, std::string_view address, std::string_view action,
                          const Authentication::Refusal& refusal) {
@@ -40,17 +40,18 @@ void RefusalLog::Refused(ApiPort port, std::string_view address, std::string_vie
                             : std::string());
 }
 
-void RefusalLog::HandshakeFailed(std::string_view address, std::string_view reason) {
-  handshake_failures_.fetch_add(1, std::memory_order_relaxed);
+void RefusalLog::HandshakeFailed(ApiPort port, std::string_view address, std::string_view reason) {
+  handshake_failures_[static_cast<std::size_t>(port)].fetch_add(1, std::memory_order_relaxed);
+  const std::size_t kind = HandshakeKind(port);
   LogRateLimiter::Verdict verdict;
   {
     std::lock_guard lock(mutex_);
-    verdict = limiter_.Admit(kHandshakeKind);
+    verdict = limiter_.Admit(kind);
   }
-  if (verdict.suppressed > 0) LogSuppressed(kHandshakeKind, verdict.suppressed);
+  if (verdict.suppressed > 0) LogSuppressed(kind, verdict.suppressed);
   if (!verdict.log) return;
-  spdlog::warn("HTTP API: TLS handshake from {} failed: {}{}",
-               address.empty() ? "an unknown address" : address, reason,
+  spdlog::warn("{}: TLS handshake from {} failed: {}{}", PortName(port),
+               address.empty() ? "an address gRPC does not name" : address, reason,
                verdict.last ? fmt::format(" (further failed handshakes are only counted for the "
                                           "next {} s)",
                                           limiter_.options().window.count() / 1000)
@@ -68,11 +69,11 @@ void RefusalLog::Flush() {
 
 void RefusalLog::LogSuppressed(std::size_t kind, std::uint64_t suppressed) const {
   const long long seconds = limiter_.options().window.count() / 1000;
-  if (kind == kHandshakeKind) {
+  if (kind >= kRefusalKinds) {
     spdlog::warn(
-        "HTTP API: {} more failed TLS handshakes in {} s were not logged "
+        "{}: {} more failed TLS handshakes in {} s were not logged "
         "(settle_tls_handshake_failures_total counts them all)",
-        suppressed, seconds);
+        PortName(kApiPorts[kind - kRefusalKinds]), suppressed, seconds);
     return;
   }
   const ApiPort port = kApiPorts[kind / kReasons];

@@ -455,6 +455,11 @@ void AddOperatorOptions(CLI::App& app, ServerConfig& c) {
   app.add_option("--log-level", c.log_level, "trace, debug, info, warn, error, critical or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
+  app.add_option("--log-format", c.log_format,
+                 "text (a line of time, level and message) or json (an object per line: time, "
+                 "level, message, and each key=value of the message as a member); times in UTC")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
 }
 
 // What the parser cannot check by itself: durations, tokens, and flags that go together.

@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   settle::BlockStopSignals();  // before any thread starts; awaited below
 
   ServerConfig config = command_line.config;
-  ConfigureLogging(config.log_level);
+  ConfigureLogging(config.log_level, config.log_format);
   if (const settle::Status s = ReserveDescriptors(config, GrpcConnectionCap(config)); !s.ok()) {
     StopLogging();
     std::fprintf(stderr, "%s\n", s.message().c_str());  // as a refused flag is

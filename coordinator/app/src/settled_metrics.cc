@@ -1,5 +1,7 @@
 #include "settled_metrics.h"
 
+#include "settle/app/process_metrics.h"
+
 #include <algorithm>
 #include <array>
 #include <map>
@@ -170,11 +172,12 @@ void WriteRefusals(metrics::PrometheusText& out, const api::RefusalLog& refusals
     }
   }
   out.Family("settle_tls_handshake_failures_total", "counter",
-             "TLS handshakes the HTTPS API port failed (no client certificate where one is "
-             "required, one from another CA or expired, a client that is not speaking TLS). "
-             "The gRPC port's are not seen: gRPC's library ends them.");
-  out.Sample("settle_tls_handshake_failures_total", {{"port", "http"}},
-             refusals.handshake_failures());
+             "TLS handshakes the API's ports failed (no client certificate where one is "
+             "required, one from another CA or expired, a client that is not speaking TLS)");
+  for (const api::ApiPort port : api::kApiPorts) {
+    out.Sample("settle_tls_handshake_failures_total", {{"port", Label(port)}},
+               refusals.handshake_failures(port));
+  }
 }
 
 // What the gRPC API's bounds refused and cut (docs/operations.md, "Hostile clients").
@@ -250,6 +253,9 @@ void WriteSettledMetrics(metrics::PrometheusText& out, const SettledMetricsSourc
   if (sources.grpc) WriteGrpcBounds(out, *sources.grpc);
   if (sources.rate_limiter != nullptr) WriteRateLimited(out, *sources.rate_limiter);
   WriteBuild(out, sources.build);
+  if (const std::optional<ProcessStats> process = ReadProcessStats()) {
+    WriteProcessMetrics(out, *process);
+  }
 }
 
 }  // namespace settle::app

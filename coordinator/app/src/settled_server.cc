@@ -5,6 +5,8 @@
 #include <atomic>
 
 #include "settle/api/api_server.h"
+#include "settle/app/commit_health.h"
+#include "settle/app/grpc_log.h"
 #include "settle/async/io_threads.h"
 #include "settle/calls/grpc_branch_caller.h"
 #include "settle/calls/host_gated_caller.h"
@@ -117,6 +119,16 @@ struct SettledServer::Parts {
         refusals(clock),
         rate_limiter(clock, c.rate_limit),
         refusal_summaries(kRefusalSummariesEvery, [this] { refusals.Flush(); }),
+        commit_checks(kCommitChecksEvery,
+                      [this] {
+                        auto change = commit_health.Observe(store->Stats(), clock.Now());
+                        if (!change) return;
+                        if (change->failing) {
+                          spdlog::error("{}", change->line);
+                        } else {
+                          spdlog::warn("{}", change->line);
+                        }
+                      }),
         api(
             coordinator, clock, io.context(), c.api,
             [this](metrics::PrometheusText& out) {
@@ -146,6 +158,8 @@ struct SettledServer::Parts {
   static constexpr Duration kRepairEvery{60'000};
   // How often the refusals' log says how many lines a flood's rate limit left out.
   static constexpr Duration kRefusalSummariesEvery{5'000};
+  // How often the store's counters are read for its commits starting or ending to fail.
+  static constexpr Duration kCommitChecksEvery{1'000};
 
   ServerConfig config;
   // The clock every part below runs on: the database's, with leases (several instances on
@@ -247,6 +261,8 @@ struct SettledServer::Parts {
   api::RefusalLog refusals;       // the HTTP and gRPC APIs' 401s and 403s, failed handshakes
   api::RateLimiter rate_limiter;  // --rate-limit, for the HTTP and gRPC APIs together
   PeriodicThread refusal_summaries;
+  CommitHealth commit_health;    // on commit_checks' thread only
+  PeriodicThread commit_checks;  // tells the log when commits start and stop failing
   api::ApiServer api;
   std::unique_ptr<grpc_api::GrpcServer> grpc;  // null when off
   // grpc for the metrics page, which may be scraped while it is being started or stopped.
@@ -340,6 +356,7 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
   if (parts->host_tracking != nullptr) parts->host_follow.Start();  // not with leases
   parts->repair_sweeps.Start();
   parts->refusal_summaries.Start();
+  parts->commit_checks.Start();
   parts->gate_ticks.Start();
   parts->retention.Start();
   auto port = parts->api.Start(config.host, config.port);
@@ -371,6 +388,11 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     }
     parts->grpc = std::move(*grpc_server);
     parts->grpc_seen.store(parts->grpc.get());
+    // gRPC ends a failed handshake itself and only logs it (grpc_log.h): counted and limited
+    // as the HTTPS port's are.
+    ObserveGrpcHandshakeFailures([refusals = &parts->refusals](std::string_view reason) {
+      refusals->HandshakeFailed(api::ApiPort::kGrpc, "", reason);
+    });
     spdlog::info("settled gRPC API (dtmgimp.Dtm) listening on {}:{}", config.host,
                  parts->grpc->port());
   }
@@ -424,11 +446,13 @@ void SettledServer::Parts::Shutdown() {
   gate_ticks.Stop();
   repair_sweeps.Stop();
   refusal_summaries.Stop();
+  commit_checks.Stop();
   host_follow.Stop();
   scheduler.Stop(config.shutdown_grace);
   api.Stop();
   // Its calls in flight end with the passes they wait for, on the I/O threads, still running.
   if (grpc != nullptr) grpc->Stop(config.shutdown_grace);
+  if (grpc != nullptr) ObserveGrpcHandshakeFailures(nullptr);
   retention.Stop();
   scheduler.WaitForPasses();
   // After the last pass: the other instances may take this one's transactions over at once.

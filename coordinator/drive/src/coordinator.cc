@@ -25,6 +25,16 @@ namespace {
 // A compare-and-set that loses to a concurrent change is retried this many times.
 constexpr int kStatusChangeAttempts = 5;
 
+// A transaction's steps: its branches, each of which may have several rows (a saga step's
+// action and compensation, a TCC branch's confirm and cancel).
+std::size_t StepsOf(const std::vector<storage::BranchRecord>& rows) {
+  std::vector<std::string_view> ids;
+  ids.reserve(rows.size());
+  for (const storage::BranchRecord& row : rows) ids.push_back(row.branch_id);
+  std::sort(ids.begin(), ids.end());
+  return static_cast<std::size_t>(std::unique(ids.begin(), ids.end()) - ids.begin());
+}
+
 // What a requester that may not touch the transaction gets when it repeats the request that
 // created it (a prepare, a saga's submit): the gid is taken, and nothing more is said of it.
 Status TakenByAnother(const std::string& gid) {
@@ -377,7 +387,7 @@ asio::awaitable<Status> Coordinator::InsertAndDrive(storage::Transaction tx, boo
   Unreserve(who, 1, bytes, inserted.ok());
   if (!inserted.ok()) co_return inserted;
   spdlog::info("gid={} trans_type={} submitted steps={}", g.gid, ToString(g.trans_type),
-               tx.branches.size());
+               StepsOf(tx.branches));
   metrics_.TransactionStarted(g.trans_type);
   if (!claim) co_return co_await DriveAfterChange(g.gid, wait_result);
   co_return co_await DriveClaimed(std::move(*claim), std::move(tx), wait_result);

@@ -80,9 +80,15 @@ void InstanceLease::StandDown() {
   const MonoTime sent = clock_.Monotonic();
   Result<TimePoint> now = leases_.DatabaseNow();
   if (!now) {
-    spdlog::error("instance {}: reading the database's clock: {}", settings_.instance_id,
-                  now.status().ToString());
+    if (clock_reads_.Failed()) {
+      spdlog::error("instance {}: reading the database's clock: {} (said again when it works)",
+                    settings_.instance_id, now.status().ToString());
+    }
     return;
+  }
+  if (const std::uint64_t failed = clock_reads_.Succeeded(); failed > 0) {
+    spdlog::warn("instance {}: the database's clock is read again, after {} failed reads",
+                 settings_.instance_id, failed);
   }
   database_clock_->Observe(*now, sent, clock_.Monotonic());
 }
@@ -95,7 +101,10 @@ Status InstanceLease::Renew() {
     database_clock_->Observe(*renewed, sent, clock_.Monotonic());
   }
   if (!s.ok()) {
-    spdlog::error("instance {}: renewing the lease: {}", settings_.instance_id, s.ToString());
+    if (renewals_.Failed()) {
+      spdlog::error("instance {}: renewing the lease: {} (said again when it works)",
+                    settings_.instance_id, s.ToString());
+    }
     if (Remaining() <= Duration(0)) {
       if (!lapsed_.exchange(true)) {
         spdlog::error("instance {}: lease lapsed: no branch calls until it is renewed",
@@ -110,6 +119,10 @@ Status InstanceLease::Renew() {
     // Lapsed before this renewal: whatever was owned may have been taken over meanwhile.
     std::lock_guard lock(mutex_);
     owned_.clear();
+  }
+  if (const std::uint64_t failed = renewals_.Succeeded(); failed > 0) {
+    spdlog::warn("instance {}: lease renewed again, after {} failed renewals",
+                 settings_.instance_id, failed);
   }
   if (lapsed_.exchange(false)) {
     spdlog::warn("instance {}: lease renewed after lapsing", settings_.instance_id);
@@ -129,9 +142,15 @@ void InstanceLease::Poll(TimePoint due_by, TimePoint unowned_due_by) {
   Result<std::vector<storage::DueEntry>> due =
       leases_.ListClaimable(settings_.instance_id, due_by, unowned_due_by, kPollLimit);
   if (!due) {
-    spdlog::error("instance {}: listing transactions to drive: {}", settings_.instance_id,
-                  due.status().ToString());
+    if (polls_.Failed()) {
+      spdlog::error("instance {}: listing transactions to drive: {} (said again when it works)",
+                    settings_.instance_id, due.status().ToString());
+    }
     return;
+  }
+  if (const std::uint64_t failed = polls_.Succeeded(); failed > 0) {
+    spdlog::warn("instance {}: transactions to drive are listed again, after {} failed polls",
+                 settings_.instance_id, failed);
   }
   for (const storage::DueEntry& entry : *due) {
     schedule_(entry.gid, entry.next_cron_time.value_or(clock_.Now()));

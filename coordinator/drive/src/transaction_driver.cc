@@ -114,9 +114,14 @@ engine::Decision TransactionDriver::AdvanceStatus(storage::Transaction& tx, Time
   const bool was_stuck = tx.global.stuck;
   engine::Decision d = engine::Decide(tx, now);
   while (d.next_status) {
-    spdlog::info("gid={} {} -> {}{}{}", tx.global.gid, ToString(tx.global.status),
-                 ToString(*d.next_status),
-                 d.reason.empty() ? "" : " reason=", d.reason.empty() ? "" : LogValue(d.reason));
+    // A submitted message fails only when it gave up delivering: an operator must act. A
+    // saga rolled back or a TCC aborted is a business outcome.
+    const bool gave_up = tx.global.trans_type == TransType::kMsg &&
+                         tx.global.status == GlobalStatus::kSubmitted &&
+                         *d.next_status == GlobalStatus::kFailed;
+    spdlog::log(gave_up ? spdlog::level::err : spdlog::level::info, "gid={} {} -> {}{}{}",
+                tx.global.gid, ToString(tx.global.status), ToString(*d.next_status),
+                d.reason.empty() ? "" : " reason=", d.reason.empty() ? "" : LogValue(d.reason));
     engine::ApplyStatusChange(tx.global, *d.next_status, d.reason, now);
     d = engine::Decide(tx, now);
   }

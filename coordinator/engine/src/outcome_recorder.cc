@@ -41,8 +41,10 @@ static void RecordResult(storage::BranchRecord& row, TransType type, const Branc
   row.update_time = now;
   switch (outcome.result) {
     case BranchResult::kSuccess:
+      // The errors of its earlier calls stay in failed_attempts; last_error says what stands.
       row.status = BranchStatus::kSucceed;
       row.failures = 0;
+      row.last_error.clear();
       return;
     case BranchResult::kFailure:
       if (FailureIsFinal(type, row.op)) {

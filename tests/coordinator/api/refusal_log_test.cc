@@ -79,16 +79,25 @@ TEST_CASE("failed handshakes are logged with the peer's address and reason, rate
   FakeClock clock;
   RefusalLog refusals(clock, {.lines = 3, .window = Duration(10'000)});
   for (int i = 0; i < 50; ++i) {
-    refusals.HandshakeFailed("198.51.100.4", "peer did not return a certificate (SSL routines)");
+    refusals.HandshakeFailed(ApiPort::kHttp, "198.51.100.4",
+                             "peer did not return a certificate (SSL routines)");
   }
-  CHECK(refusals.handshake_failures() == 50);
+  CHECK(refusals.handshake_failures(ApiPort::kHttp) == 50);
   const std::vector<std::string> lines = log.LinesWith("TLS handshake from 198.51.100.4 failed");
   REQUIRE(lines.size() == 3);
   CHECK_THAT(lines[0], Catch::Contains("peer did not return a certificate"));
   clock.Advance(10s);
-  refusals.HandshakeFailed("198.51.100.5", "http request (SSL routines)");
+  refusals.HandshakeFailed(ApiPort::kHttp, "198.51.100.5", "http request (SSL routines)");
   CHECK(log.LinesWith("47 more failed TLS handshakes in 10 s were not logged").size() == 1);
   CHECK(log.LinesWith("TLS handshake from 198.51.100.5 failed: http request").size() == 1);
+  // The gRPC port's, which gRPC reports without the peer, are counted and limited apart.
+  for (int i = 0; i < 5; ++i)
+    refusals.HandshakeFailed(ApiPort::kGrpc, "", "certificate verify failed");
+  CHECK(refusals.handshake_failures(ApiPort::kGrpc) == 5);
+  CHECK(refusals.handshake_failures(ApiPort::kHttp) == 51);
+  CHECK(log.LinesWith("gRPC API: TLS handshake from an address gRPC does not name failed: "
+                      "certificate verify failed")
+            .size() == 3);
 }
 
 }  // namespace

@@ -63,6 +63,10 @@ TEST_CASE("settled --version names the build that settle_build_info reports", "[
                              "\",commit=\"" + commit + "\","));
   // Documented alerts are there before any webhook is set.
   CHECK_THAT(metrics.body, Catch::Contains("settle_alerts_total{result=\"sent\"} 0"));
+  // And the process's own, under the names Prometheus's dashboards know.
+  CHECK_THAT(metrics.body, Catch::Contains("\nprocess_cpu_seconds_total ") &&
+                               Catch::Contains("\nprocess_resident_memory_bytes ") &&
+                               Catch::Contains("\nprocess_open_fds "));
 }
 
 TEST_CASE("settled's startup log says whether authentication and TLS are on", "[process]") {

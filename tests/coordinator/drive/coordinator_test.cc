@@ -267,7 +267,10 @@ TEST_CASE("failed calls are retried with a doubling backoff until they succeed",
   CHECK(tx.global.status == GlobalStatus::kSucceed);
   const auto& confirm = testing::RowOf(tx, "01", BranchOp::kConfirm);
   CHECK(confirm.attempts == 3);
-  CHECK_THAT(confirm.last_error, Catch::Contains("connection refused"));
+  // The success clears its last error; the failed calls stay in its history.
+  CHECK(confirm.last_error.empty());
+  REQUIRE(confirm.failed_attempts.size() == 2);
+  CHECK_THAT(confirm.failed_attempts[1].error, Catch::Contains("connection refused"));
 }
 
 TEST_CASE("ONGOING is asked again after the same interval", "[coordinator][retry]") {

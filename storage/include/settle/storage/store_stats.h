@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "settle/metrics/histogram.h"
 #include "settle/metrics/latency_histogram.h"
@@ -13,7 +14,8 @@ struct StoreStats {
   std::uint64_t commits = 0;  // database transactions committed (one sync each)
   std::uint64_t batches = 0;  // caller batches applied (committed or refused)
   std::uint64_t failed_commits = 0;
-  std::uint64_t commit_micros_total = 0;            // time spent from BEGIN to COMMIT
+  std::string last_commit_failure;        // why the newest failed commit failed; empty if none has
+  std::uint64_t commit_micros_total = 0;  // time spent from BEGIN to COMMIT
   metrics::LatencyHistogram::Snapshot commit_time;  // of every commit, committed or failed
   metrics::Histogram::Snapshot batches_per_commit;  // callers' batches in each committed group
   std::uint64_t delayed_commits = 0;                // commits that waited commit_delay for company

@@ -21,8 +21,8 @@ std::string_view ToString(ApiPort port);  // "http", "grpc"
 // What settled's own APIs refuse, logged and counted (docs/operations.md, "Refusals"): every
 // 401 and 403 of the HTTP API, every UNAUTHENTICATED and PERMISSION_DENIED of the gRPC API,
 // with the caller's address, the route or method and the reason (the refusal's message names
-// a token's name, never a token); and every TLS handshake the HTTPS port failed, with the
-// peer's address and OpenSSL's reason.
+// a token's name, never a token); and every TLS handshake either port failed, with the peer's
+// address (the HTTPS port's) and OpenSSL's reason.
 //
 // Logged as warnings, at most `limits.lines` lines per window for each (port, reason) and for
 // the handshakes (core's LogRateLimiter): the last says that more are only counted, and how
@@ -39,8 +39,9 @@ class RefusalLog {
   // peer's IP address) with `refusal`.
   void Refused(ApiPort port, std::string_view address, std::string_view action,
                const Authentication::Refusal& refusal);
-  // The HTTPS API's TLS handshake with `address` failed for `reason`.
-  void HandshakeFailed(std::string_view address, std::string_view reason);
+  // A TLS handshake of `port` with `address` failed for `reason`. The gRPC port's come from
+  // gRPC's own log (app/grpc_log.h), which does not name the peer: `address` is empty.
+  void HandshakeFailed(ApiPort port, std::string_view address, std::string_view reason);
   // Logs how many were not logged in windows that have ended. Every few seconds, so that the
   // count is told even when a flood stopped.
   void Flush();
@@ -48,14 +49,17 @@ class RefusalLog {
   std::uint64_t refused(ApiPort port, RefusalReason reason) const {
     return refused_[Kind(port, reason)].load(std::memory_order_relaxed);
   }
-  std::uint64_t handshake_failures() const {
-    return handshake_failures_.load(std::memory_order_relaxed);
+  std::uint64_t handshake_failures(ApiPort port) const {
+    return handshake_failures_[static_cast<std::size_t>(port)].load(std::memory_order_relaxed);
   }
 
  private:
   static constexpr std::size_t kReasons = std::size(kRefusalReasons);
   static constexpr std::size_t kRefusalKinds = std::size(kApiPorts) * kReasons;
-  static constexpr std::size_t kHandshakeKind = kRefusalKinds;  // the limiter's last kind
+  // The limiter's last kinds: the handshakes of each port.
+  static constexpr std::size_t HandshakeKind(ApiPort port) {
+    return kRefusalKinds + static_cast<std::size_t>(port);
+  }
   static std::size_t Kind(ApiPort port, RefusalReason reason) {
     return static_cast<std::size_t>(port) * kReasons + static_cast<std::size_t>(reason);
   }
@@ -65,7 +69,7 @@ class RefusalLog {
   std::mutex mutex_;
   LogRateLimiter limiter_;  // guarded by mutex_
   std::array<std::atomic<std::uint64_t>, kRefusalKinds> refused_{};
-  std::atomic<std::uint64_t> handshake_failures_{0};
+  std::array<std::atomic<std::uint64_t>, std::size(kApiPorts)> handshake_failures_{};
 };
 
 }  // namespace settle::api

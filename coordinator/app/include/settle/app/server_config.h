@@ -87,6 +87,7 @@ struct ServerConfig {
   std::size_t alerts_per_creator = 60;
   Duration shutdown_grace{10000};  // how long in-flight branch calls may finish on shutdown
   std::string log_level = "info";
+  std::string log_format = "text";  // or "json" (log_format.h)
   // What this binary was built from: reported by --version, the startup log and
   // settle_build_info (main sets ThisBuild()).
   BuildInfo build;

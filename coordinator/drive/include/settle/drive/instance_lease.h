@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "settle/core/clock.h"
+#include "settle/core/failure_streak.h"
 #include "settle/core/periodic_thread.h"
 #include "settle/core/status.h"
 #include "settle/drive/database_clock.h"
@@ -106,6 +107,10 @@ class InstanceLease {
   ScheduleFn schedule_;
   std::atomic<MonoTime::rep> held_until_{0};  // a clock_.Monotonic() reading; 0: not held
   std::atomic<bool> lapsed_{false};           // logged as lapsed, not renewed since
+  // Each of the database's reads, logged when it starts failing and when it works again.
+  FailureStreak clock_reads_;
+  FailureStreak renewals_;
+  FailureStreak polls_;
   mutable std::mutex mutex_;
   std::unordered_set<std::string> owned_;   // guarded by mutex_; cleared when the lease lapses
   std::unique_ptr<PeriodicThread> thread_;  // null without own_thread
