@@ -127,7 +127,8 @@ TEST_CASE("a confirm answering 500 three times is retried until it succeeds", "[
   for (const auto& b : (*info)->branches) {
     if (b.branch_id == "02" && b.op == BranchOp::kConfirm) {
       CHECK(b.attempts == 4);
-      CHECK_THAT(b.last_error, Catch::Contains("database is down"));
+      // Its success cleared last_error; the three failures are its history.
+      CHECK(b.last_error.empty());
     }
   }
   w.CheckInvariants();

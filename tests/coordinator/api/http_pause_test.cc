@@ -216,8 +216,10 @@ TEST_CASE("a client parking many transactions gets few alerts, and another clien
   }));
   int shop_alerts = 0;
   int billing_alerts = 0;
+  // Those sent before the operator's: billing-1, resumed, fails and is parked again after it.
   for (const auto& call : webhook.CallsTo("/alerts")) {
     const json alert = json::parse(call.body);
+    if (alert["event"] == "admin_action") break;
     if (alert["event"] != "transaction_parked") continue;
     const std::string gid = alert["gid"];
     (gid.starts_with("shop-") ? shop_alerts : billing_alerts) += 1;
