@@ -85,6 +85,17 @@ std::optional<TraceContext> ParseTraceparent(std::string_view traceparent,
   return context;
 }
 
+std::optional<TraceContext> ReadTraceHeaders(const std::vector<std::string_view>& traceparents,
+                                             const std::vector<std::string_view>& tracestates) {
+  if (traceparents.size() != 1) return std::nullopt;
+  std::string state;
+  for (const std::string_view value : tracestates) {
+    if (!state.empty() && !value.empty()) state += ',';
+    state += value;
+  }
+  return ParseTraceparent(traceparents.front(), state);
+}
+
 TraceContext StartSpan(const std::optional<TraceContext>& incoming) {
   TraceContext span;
   if (incoming && !incoming->empty()) {

@@ -27,6 +27,7 @@
 #include "settle/api/refusal_log.h"
 #include "settle/api/request_parser.h"
 #include "settle/api/requester.h"
+#include "settle/core/trace_context.h"
 #include "settle/api/session_store.h"
 #include "settle/api/transaction_json.h"
 #include "settle/core/ascii.h"
@@ -83,6 +84,20 @@ constexpr std::size_t kLargeReadBytes = std::size_t{8} << 20;
 template <typename Request>
 Result<Request> AskedBy(Result<Request> parsed, const engine::Requester& who) {
   if (parsed) parsed->requester = who;
+  return parsed;
+}
+
+// The parsed request with the caller's span, read from its traceparent and tracestate headers.
+template <typename Request>
+Result<Request> Traced(Result<Request> parsed, const net::Request& req) {
+  if (!parsed) return parsed;
+  std::vector<std::string_view> traceparents;
+  std::vector<std::string_view> tracestates;
+  for (const auto& [name, value] : req.headers) {
+    if (EqualsIgnoreAsciiCase(name, kTraceparentHeader)) traceparents.push_back(value);
+    if (EqualsIgnoreAsciiCase(name, kTracestateHeader)) tracestates.push_back(value);
+  }
+  parsed->trace = ReadTraceHeaders(traceparents, tracestates);
   return parsed;
 }
 
@@ -716,7 +731,7 @@ void ApiServer::Impl::RegisterRoutes() {
   AddApiRoute("POST", "/prepare", Access::kClient,
               CallerRouteHandler([this, &c](net::Request& req, const Caller& caller) {
                 return ParseThen(
-                    AskedBy(ParsePrepare(req.body), RequesterOf(caller)),
+                    Traced(AskedBy(ParsePrepare(req.body), RequesterOf(caller)), req),
                     [&c](engine::PrepareRequest r) { return c.Prepare(std::move(r)); });
               }));
   auto register_branch = [this, &c](net::Request& req,
@@ -748,7 +763,7 @@ void ApiServer::Impl::RegisterRoutes() {
               CallerRouteHandler(register_branch));  // older SDKs
   AddApiRoute("POST", "/submit", Access::kClient,
               CallerRouteHandler([this, &c](net::Request& req, const Caller& caller) {
-                return ParseThen(AskedBy(ParseSubmit(req.body), RequesterOf(caller)),
+                return ParseThen(Traced(AskedBy(ParseSubmit(req.body), RequesterOf(caller)), req),
                                  [&c](engine::SubmitRequest r) { return c.Submit(std::move(r)); });
               }));
   AddApiRoute("POST", "/abort", Access::kClient,

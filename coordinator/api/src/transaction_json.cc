@@ -62,6 +62,14 @@ json GlobalJson(const storage::GlobalRecord& g, const calls::HostGates* gates, S
       {"force_stopped", g.force_stopped},
       {"options", OptionsJson(g.options, secrets)},
   };
+  // Its span (W3C trace context): find it in the tracing system by trace_id.
+  if (!g.trace.empty()) {
+    global["trace"] = {{"trace_id", g.trace.trace_id},
+                       {"span_id", g.trace.span_id},
+                       {"parent_span_id", g.trace.parent_id},
+                       {"traceparent", g.trace.Traceparent()},
+                       {"tracestate", g.trace.state}};
+  }
   // Paused (by whom, when, why): what an unfinished transaction waits for first.
   if (g.paused && !IsTerminal(g.status)) {
     global["paused"] = {

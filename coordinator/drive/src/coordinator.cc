@@ -168,6 +168,7 @@ asio::awaitable<Status> Coordinator::Prepare(engine::PrepareRequest request) {
   auto built = engine::BuildPrepared(request, *subscribers, Defaults(), clock_.Now());
   if (!built) co_return built.status();
   built->global.creator = request.requester.name;
+  built->global.trace = StartSpan(request.trace);
   const storage::GlobalRecord& g = built->global;
   const std::size_t bytes = QuotaLedger::BytesOf(&g, built->branches);
   if (Status s = co_await Reserve(request.requester, 1, bytes); !s.ok()) co_return s;
@@ -177,7 +178,8 @@ asio::awaitable<Status> Coordinator::Prepare(engine::PrepareRequest request) {
   const Status inserted = co_await store_.Commit(std::move(insert));
   Unreserve(request.requester, 1, bytes, inserted.ok());
   if (inserted.ok()) {
-    spdlog::info("gid={} trans_type={} prepared", g.gid, ToString(g.trans_type));
+    spdlog::info("gid={} trans_type={} prepared trace_id={}", g.gid, ToString(g.trans_type),
+                 g.trace.trace_id);
     metrics_.TransactionStarted(g.trans_type);
     scheduler_.Schedule(g.gid, *g.next_cron_time);
     co_return Status::Ok();
@@ -332,6 +334,7 @@ asio::awaitable<Status> Coordinator::Submit(engine::SubmitRequest request) {
   auto built = engine::BuildSubmitted(request, *subscribers, Defaults(), clock_.Now());
   if (!built) co_return built.status();
   built->global.creator = request.requester.name;
+  built->global.trace = StartSpan(request.trace);
   const std::size_t bytes = QuotaLedger::BytesOf(&built->global, built->branches);
   if (Status s = co_await Reserve(request.requester, 1, bytes); !s.ok()) co_return s;
   const Status inserted =
@@ -386,8 +389,8 @@ asio::awaitable<Status> Coordinator::InsertAndDrive(storage::Transaction tx, boo
   const Status inserted = co_await store_.Commit(std::move(batch));
   Unreserve(who, 1, bytes, inserted.ok());
   if (!inserted.ok()) co_return inserted;
-  spdlog::info("gid={} trans_type={} submitted steps={}", g.gid, ToString(g.trans_type),
-               StepsOf(tx.branches));
+  spdlog::info("gid={} trans_type={} submitted steps={} trace_id={}", g.gid,
+               ToString(g.trans_type), StepsOf(tx.branches), g.trace.trace_id);
   metrics_.TransactionStarted(g.trans_type);
   if (!claim) co_return co_await DriveAfterChange(g.gid, wait_result);
   co_return co_await DriveClaimed(std::move(*claim), std::move(tx), wait_result);

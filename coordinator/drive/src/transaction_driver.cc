@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <variant>
 
+#include "settle/core/ascii.h"
 #include "settle/core/log_text.h"
+#include "settle/core/trace_context.h"
 #include "settle/engine/decision.h"
 #include "settle/engine/outcome_recorder.h"
 
@@ -23,6 +25,17 @@ engine::BranchCall CallFor(const storage::Transaction& tx, const storage::Branch
   call.headers = tx.global.options.branch_headers;
   call.timeout = tx.global.options.request_timeout;
   call.created = tx.global.create_time;
+  // Each attempt is a span of its own, a child of the transaction's: settled's traceparent
+  // replaces one a client put in branch_headers (docs/protocol.md §4.1).
+  call.trace = ChildSpan(tx.global.trace);
+  if (!call.trace.empty()) {
+    std::erase_if(call.headers, [](const auto& header) {
+      return EqualsIgnoreAsciiCase(header.first, kTraceparentHeader) ||
+             EqualsIgnoreAsciiCase(header.first, kTracestateHeader);
+    });
+    call.headers.emplace(kTraceparentHeader, call.trace.Traceparent());
+    if (!call.trace.state.empty()) call.headers.emplace(kTracestateHeader, call.trace.state);
+  }
   return call;
 }
 
@@ -56,17 +69,23 @@ std::optional<TimePoint> NextCronTime(const storage::GlobalRecord& g, const engi
 // status changes) tell its story at info, one or two lines a transaction rather than one a call.
 // A call that must be retried is a warning, unless its host's circuit is open: the circuit
 // logs for the host then, not one line per call.
-void LogOutcome(const storage::BranchRecord& row, const engine::BranchOutcome& outcome) {
+void LogOutcome(const storage::BranchRecord& row, const TraceContext& trace,
+                const engine::BranchOutcome& outcome) {
   if (outcome.not_called_until) {
-    spdlog::debug("gid={} branch={} op={} not called: {} retry_at={}", row.gid, row.branch_id,
-                  ToString(row.op), LogValue(outcome.detail), FormatTime(row.next_retry_at));
+    spdlog::debug("gid={} branch={} op={} not called: {} retry_at={} trace_id={}", row.gid,
+                  row.branch_id, ToString(row.op), LogValue(outcome.detail),
+                  FormatTime(row.next_retry_at), trace.trace_id);
   } else if (row.status != BranchStatus::kPrepared || outcome.circuit_open) {
-    spdlog::debug("gid={} branch={} op={} outcome={} status={} attempts={}", row.gid, row.branch_id,
-                  ToString(row.op), ToString(outcome.result), ToString(row.status), row.attempts);
+    spdlog::debug("gid={} branch={} op={} outcome={} status={} attempts={} trace_id={} span_id={}",
+                  row.gid, row.branch_id, ToString(row.op), ToString(outcome.result),
+                  ToString(row.status), row.attempts, trace.trace_id, trace.span_id);
   } else {
-    spdlog::warn("gid={} branch={} op={} outcome={} attempts={} failures={} retry_at={} error={}",
-                 row.gid, row.branch_id, ToString(row.op), ToString(outcome.result), row.attempts,
-                 row.failures, FormatTime(row.next_retry_at), LogValue(row.last_error));
+    spdlog::warn(
+        "gid={} branch={} op={} outcome={} attempts={} failures={} retry_at={} trace_id={} "
+        "span_id={} error={}",
+        row.gid, row.branch_id, ToString(row.op), ToString(outcome.result), row.attempts,
+        row.failures, FormatTime(row.next_retry_at), trace.trace_id, trace.span_id,
+        LogValue(row.last_error));
   }
 }
 
@@ -119,8 +138,9 @@ engine::Decision TransactionDriver::AdvanceStatus(storage::Transaction& tx, Time
     const bool gave_up = tx.global.trans_type == TransType::kMsg &&
                          tx.global.status == GlobalStatus::kSubmitted &&
                          *d.next_status == GlobalStatus::kFailed;
-    spdlog::log(gave_up ? spdlog::level::err : spdlog::level::info, "gid={} {} -> {}{}{}",
-                tx.global.gid, ToString(tx.global.status), ToString(*d.next_status),
+    spdlog::log(gave_up ? spdlog::level::err : spdlog::level::info,
+                "gid={} {} -> {} trace_id={}{}{}", tx.global.gid, ToString(tx.global.status),
+                ToString(*d.next_status), tx.global.trace.trace_id,
                 d.reason.empty() ? "" : " reason=", d.reason.empty() ? "" : LogValue(d.reason));
     engine::ApplyStatusChange(tx.global, *d.next_status, d.reason, now);
     d = engine::Decide(tx, now);
@@ -193,7 +213,12 @@ asio::awaitable<TransactionDriver::Held> TransactionDriver::CallAndRecord(
     storage::Transaction& tx, const std::vector<std::size_t>& rows, storage::WriteBatch& batch) {
   std::vector<engine::BranchCall> calls;
   calls.reserve(rows.size());
-  for (std::size_t row : rows) calls.push_back(CallFor(tx, tx.branches[row]));
+  std::vector<TraceContext> traces;  // each call's span, for its log line
+  traces.reserve(rows.size());
+  for (std::size_t row : rows) {
+    calls.push_back(CallFor(tx, tx.branches[row]));
+    traces.push_back(calls.back().trace);
+  }
   const std::vector<engine::BranchOutcome> outcomes = co_await caller_.CallAll(std::move(calls));
   const TimePoint now = clock_.Now();
   Held held;
@@ -202,7 +227,7 @@ asio::awaitable<TransactionDriver::Held> TransactionDriver::CallAndRecord(
     if (outcomes[i].not_called_until) {
       held.rows.emplace_back(rows[i], *outcomes[i].not_called_until);
       held.host_broken = held.host_broken || outcomes[i].circuit_open;
-      LogOutcome(row, outcomes[i]);
+      LogOutcome(row, traces[i], outcomes[i]);
       continue;
     }
     held.answered = true;
@@ -210,7 +235,7 @@ asio::awaitable<TransactionDriver::Held> TransactionDriver::CallAndRecord(
     const int failures_before = row.failures;
     engine::RecordOutcome(row, tx.global.trans_type, outcomes[i], tx.global.options.retry_interval,
                           policy_, now);
-    LogOutcome(row, outcomes[i]);
+    LogOutcome(row, traces[i], outcomes[i]);
     if (row.status == BranchStatus::kPrepared && row.failures > failures_before &&
         policy_.ParksAfter(row.failures, tx.global.options.pause_after)) {
       held.parked = rows[i];

@@ -20,6 +20,7 @@
 #include "settle/api/authentication.h"
 #include "settle/api/rate_limiter.h"
 #include "settle/api/requester.h"
+#include "settle/core/trace_context.h"
 #include "settle/core/ascii.h"
 #include "settle/core/file_text.h"
 #include "settle/core/log_rate_limiter.h"
@@ -280,6 +281,17 @@ class DtmService final : public grpc::CallbackGenericService {
     return subject ? *subject : "";
   }
 
+  static std::optional<TraceContext> TraceOf(const grpc::CallbackServerContext& ctx) {
+    std::vector<std::string_view> traceparents;
+    std::vector<std::string_view> tracestates;
+    for (const auto& [key, value] : ctx.client_metadata()) {
+      const std::string_view name(key.data(), key.size());
+      if (name == kTraceparentHeader) traceparents.emplace_back(value.data(), value.size());
+      if (name == kTracestateHeader) tracestates.emplace_back(value.data(), value.size());
+    }
+    return ReadTraceHeaders(traceparents, tracestates);
+  }
+
   // Runs `operation` on the translated request as a coroutine on the I/O threads, which
   // finishes the call with its Status.
   template <typename Request, typename Operation>
@@ -290,6 +302,10 @@ class DtmService final : public grpc::CallbackGenericService {
       if (translated) {
         translated->requester = api::RequesterOf(call.caller(), authentication_.enabled());
       }
+    }
+    // The caller's span, from its traceparent and tracestate metadata.
+    if constexpr (requires { translated->trace; }) {
+      if (translated) translated->trace = TraceOf(call.context());
     }
     if (!translated) return call.Answer(ToGrpcStatus(translated.status(), url_name), Empty());
     const std::vector<std::string> unknown = engine::UnknownFields(translated->unread_fields);

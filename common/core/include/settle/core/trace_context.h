@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace settle {
 
@@ -32,13 +33,19 @@ struct TraceContext {
   bool operator==(const TraceContext&) const = default;
 };
 
-// An incoming traceparent read (its trace id, its span as `parent_id`, its flags) with its
+// An incoming traceparent read (its trace id, its span as `span_id`, its flags) with its
 // tracestate. nullopt for a traceparent W3C says to ignore (a malformed one, an all-zero id,
 // version ff; a later version's is read by its first four fields, as the spec says): the
 // trace then starts here. A tracestate that is longer than 512 bytes or holds a byte outside
 // printable ASCII is dropped, the traceparent kept.
 std::optional<TraceContext> ParseTraceparent(std::string_view traceparent,
                                              std::string_view tracestate = {});
+
+// The caller's span from the values of a request's `traceparent` and `tracestate` headers (or
+// gRPC metadata), each in the order sent: more than one traceparent is ignored as W3C says;
+// several tracestate values are one list, joined with ','. nullopt: no usable traceparent.
+std::optional<TraceContext> ReadTraceHeaders(const std::vector<std::string_view>& traceparents,
+                                             const std::vector<std::string_view>& tracestates);
 
 // A new span: a child of `incoming` (same trace, flags and state, `parent_id` its span), or
 // the root of a new trace (sampled) without one. A new random span id either way.

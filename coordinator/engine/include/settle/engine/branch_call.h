@@ -8,6 +8,7 @@
 #include "settle/core/branch_result.h"
 #include "settle/core/clock.h"
 #include "settle/core/protocol.h"
+#include "settle/core/trace_context.h"
 
 namespace settle::engine {
 
@@ -22,6 +23,9 @@ struct BranchCall {
   std::map<std::string, std::string> headers;  // branch_headers
   Duration timeout{3000};                      // request_timeout
   TimePoint created;  // the transaction's create_time: who is oldest among those held
+  // This call's span: a child of the transaction's, a new one per attempt; sent as the
+  // traceparent (and tracestate) header or metadata, in place of any in branch_headers.
+  TraceContext trace;
 };
 
 struct BranchOutcome {

@@ -9,6 +9,7 @@
 
 #include "settle/core/clock.h"
 #include "settle/core/protocol.h"
+#include "settle/core/trace_context.h"
 #include "settle/engine/ownership.h"
 
 namespace settle::engine {
@@ -83,6 +84,9 @@ struct PrepareRequest {
   std::string query_prepared;         // message only
   UnreadFields unread_fields;
   Requester requester;  // who asks (ownership.h); not part of the wire format
+  // The caller's span (its traceparent and tracestate headers or metadata), of which the
+  // transaction's span is a child; none: the transaction starts a trace. Not part of the body.
+  std::optional<TraceContext> trace;
 };
 
 // TCC or XA.
@@ -111,6 +115,8 @@ struct SubmitRequest {
   std::string query_prepared;         // message: kept from the prepare when there was one
   UnreadFields unread_fields;
   Requester requester;  // who asks (ownership.h); not part of the wire format
+  // The caller's span, as PrepareRequest's; used when the submit creates the transaction.
+  std::optional<TraceContext> trace;
 };
 
 // A receiver of a topic's messages (DTM's subscribe and unsubscribe; remark is ignored by

@@ -9,6 +9,7 @@
 
 #include "settle/core/clock.h"
 #include "settle/core/protocol.h"
+#include "settle/core/trace_context.h"
 #include "settle/core/shared_bytes.h"
 
 namespace settle::storage {
@@ -84,6 +85,8 @@ struct GlobalRecord {
   // ResumeGlobal (UpdateGlobal leaves it as stored); a transaction that finished while paused
   // keeps it, and nothing reads it then.
   std::optional<Pause> paused;
+  // The transaction's span (W3C trace context).
+  TraceContext trace;
 
   bool operator==(const GlobalRecord&) const = default;
 };
