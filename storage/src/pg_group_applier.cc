@@ -7,6 +7,7 @@
 
 #include "failed_attempts_codec.h"
 #include "options_codec.h"
+#include "trace_codec.h"
 
 namespace settle::storage {
 namespace {
@@ -40,7 +41,7 @@ Status CheckText(std::string_view field, const std::string& value) {
   return Status::InvalidArgument(std::string(field) + ": contains a NUL byte");
 }
 
-// The fields of a global row that UpdateGlobal writes, as 'ig' and 'ug' carry them.
+// The fields of a global row that UpdateGlobal writes, as 'igt' and 'ug' carry them.
 json GlobalState(const GlobalRecord& g) {
   return json{{"gid", g.gid},
               {"st", ToString(g.status)},
@@ -75,12 +76,20 @@ Result<json> Encode(const InsertGlobal& op) {
     return Status(options.status().code(), "gid " + g.gid + ": " + options.status().message());
   }
   if (Status s = CheckText("creator", g.creator); !s.ok()) return s;
+  TraceColumns trace = EncodeTrace(g.trace);  // printable ASCII: no check
   json encoded = GlobalState(g);
-  encoded["t"] = "ig";
+  // Schema version 12: the row in one INSERT, its creator and span included ('ig' wrote the
+  // creator with a second statement).
+  encoded["t"] = "igt";
   encoded["tt"] = ToString(g.trans_type);
   encoded["opt"] = Hex(*options);
   encoded["ct"] = ToUnixMillis(g.create_time);
-  if (!g.creator.empty()) encoded["cr"] = g.creator;  // schema version 6
+  if (!g.creator.empty()) encoded["cr"] = g.creator;
+  if (!trace.trace.empty()) {
+    encoded["tr"] = std::move(trace.trace);
+    encoded["tp"] = std::move(trace.parent);
+    encoded["ts"] = std::move(trace.state);
+  }
   return encoded;
 }
 

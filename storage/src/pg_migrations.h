@@ -97,5 +97,14 @@ extern const char* const kPgMigration10;
 // settle_op_cj (CancelJob, 'cj') and settle_op_dj (DeleteJobsBefore, 'dj'), which
 // settle_apply_group's router hands them to.
 extern const char* const kPgMigration11;
+//
+// Version 12 stores each transaction's span, as SQLite's version 12 (GlobalRecord::trace,
+// trace_codec.h): trans_global's trace (the span as its traceparent), trace_parent and
+// trace_state (TEXT: what W3C allows is ASCII), '' for none and in every row from before.
+// settle_op_igt ('igt') inserts a global with every column, its creator and its span
+// included, in one INSERT; the router's 'ig' (settle_apply_op, then the creator's UPDATE) stays
+// for a coordinator of an earlier version, whose rows have no span. No other operation writes
+// the span.
+extern const char* const kPgMigration12;
 
 }  // namespace settle::storage

@@ -6,6 +6,7 @@
 #include "host_url_prefixes.h"
 #include "options_codec.h"
 #include "shared_bodies.h"
+#include "trace_codec.h"
 #include "undone_rollbacks.h"
 
 namespace settle::storage {
@@ -13,11 +14,12 @@ namespace {
 
 constexpr std::size_t kMaxListLimit = 1000;
 
-#define SETTLE_GLOBAL_COLUMNS                                                      \
-  "g.id, g.gid, g.trans_type, g.status, g.options, g.create_time, g.update_time, " \
-  "g.finish_time, g.rollback_time, g.rollback_reason, g.next_cron_time, g.stuck, " \
-  "g.force_stopped, g.creator, g.paused_at, g.paused_by, g.paused_reason"
-constexpr int kGlobalColumns = 17;
+#define SETTLE_GLOBAL_COLUMNS                                                        \
+  "g.id, g.gid, g.trans_type, g.status, g.options, g.create_time, g.update_time, "   \
+  "g.finish_time, g.rollback_time, g.rollback_reason, g.next_cron_time, g.stuck, "   \
+  "g.force_stopped, g.creator, g.paused_at, g.paused_by, g.paused_reason, g.trace, " \
+  "g.trace_parent, g.trace_state"
+constexpr int kGlobalColumns = 20;
 
 // The global and its branch rows in one statement (one snapshot, one round trip): a global
 // without branches comes back as one row whose branch columns are NULL.
@@ -123,6 +125,7 @@ Result<GlobalRecord> ReadGlobal(const db::PgResult& rows, int row) {
   if (std::optional<TimePoint> paused_at = OptionalTime(rows, row, 14)) {
     g.paused = Pause{*paused_at, rows.Bytes(row, 15), rows.Bytes(row, 16)};
   }
+  g.trace = DecodeTrace(rows.Text(row, 17), rows.Text(row, 18), rows.Text(row, 19));
   return g;
 }
 

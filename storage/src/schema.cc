@@ -68,7 +68,12 @@ namespace {
 // admin_audit's, the texts an operator sent (actor, filter, parameters, reason) and last_skip
 // hold any bytes. Jobs are few and retention deletes the finished ones: the primary key is
 // their only index.
-constexpr std::array<const char*, 11> kMigrations = {
+//
+// Version 12 stores each transaction's span (W3C Trace Context, GlobalRecord::trace;
+// trace_codec.h): trace, the span as its traceparent; trace_parent, the caller's span it is a
+// child of; trace_state, the tracestate. Written by the insert alone, never updated. Rows from
+// before have none ('' in all three). Nothing searches them: no index.
+constexpr std::array<const char*, 12> kMigrations = {
     R"sql(
 CREATE TABLE trans_global (
   id              INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -197,6 +202,11 @@ CREATE TABLE bulk_jobs (
   last_skip  TEXT    NOT NULL,
   state      TEXT    NOT NULL
 );
+)sql",
+    R"sql(
+ALTER TABLE trans_global ADD COLUMN trace TEXT NOT NULL DEFAULT '';
+ALTER TABLE trans_global ADD COLUMN trace_parent TEXT NOT NULL DEFAULT '';
+ALTER TABLE trans_global ADD COLUMN trace_state TEXT NOT NULL DEFAULT '';
 )sql",
 };
 

@@ -6,6 +6,7 @@
 #include "failed_attempts_codec.h"
 #include "options_codec.h"
 #include "sqlite_topic_ops.h"
+#include "trace_codec.h"
 #include "undone_rollbacks.h"
 
 namespace settle::storage {
@@ -14,8 +15,9 @@ namespace {
 // Every statement is a constant: the connection prepares it once and reuses it.
 constexpr std::string_view kInsertGlobal =
     "INSERT INTO trans_global (gid, trans_type, status, options, create_time, update_time, "
-    "finish_time, rollback_time, rollback_reason, next_cron_time, stuck, force_stopped, creator) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
+    "finish_time, rollback_time, rollback_reason, next_cron_time, stuck, force_stopped, creator, "
+    "trace, trace_parent, trace_state) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) "
     "ON CONFLICT (gid) DO NOTHING";
 
 // Branch rows are keyed by their global's integer id (schema version 2); every statement
@@ -165,6 +167,7 @@ Status Apply(db::SqliteConnection& c, const InsertGlobal& op) {
   if (!options) {
     return Status(options.status().code(), "gid " + g.gid + ": " + options.status().message());
   }
+  const TraceColumns trace = EncodeTrace(g.trace);  // bound as is
   Result<db::SqliteStatement> stmt = c.Prepare(kInsertGlobal);
   if (!stmt) return stmt.status();
   stmt->BindText(1, g.gid)
@@ -179,7 +182,10 @@ Status Apply(db::SqliteConnection& c, const InsertGlobal& op) {
       .BindOptionalInt64(10, Millis(g.next_cron_time))
       .BindInt64(11, g.stuck ? 1 : 0)
       .BindInt64(12, g.force_stopped ? 1 : 0)
-      .BindText(13, g.creator);
+      .BindText(13, g.creator)
+      .BindText(14, trace.trace)
+      .BindText(15, trace.parent)
+      .BindText(16, trace.state);
   if (Status s = stmt->Run(); !s.ok()) return s;
   if (c.Changes() == 0) return Status::AlreadyExists("gid " + g.gid + " already exists");
   return Status::Ok();

@@ -434,6 +434,70 @@ TEST_CASE("a version 6 database keeps every branch body when bodies become share
   CHECK(stored->Int(0, 1) == 1);
 }
 
+TEST_CASE("a version 11 database gains spans: its transactions load with none",
+          "[storage][postgres][trace]") {
+  PostgresTestDatabase database;
+  {
+    // The database as the release before spans left it: a prepared TCC of service-a's.
+    Result<std::unique_ptr<db::PgConnection>> raw = db::PgConnection::Open(database.conninfo());
+    INFO(raw.status().ToString());
+    REQUIRE(raw);
+    REQUIRE(MigratePgSchema(**raw, 11).ok());
+    const Status inserted = (*raw)->Run(
+        "INSERT INTO trans_global (gid, trans_type, status, options, create_time, update_time, "
+        "rollback_reason, next_cron_time, creator) "
+        "VALUES ('old-1', 'tcc', 'prepared', '{}'::bytea, 1000, 2000, ''::bytea, 3000, "
+        "'service-a')");
+    INFO(inserted.ToString());
+    REQUIRE(inserted.ok());
+  }
+
+  auto store = MustOpen(database.conninfo());
+
+  const GlobalRecord old = MustLoad(*store, "old-1").global;
+  CHECK(old.trace.empty());
+  CHECK(old.creator == "service-a");
+  CHECK(MustList(*store, ListQuery{}).transactions.at(0).trace.empty());
+  // It takes part in writes as before, and keeps no span.
+  GlobalRecord submitted = old;
+  submitted.status = GlobalStatus::kSubmitted;
+  MustCommit(*store, Batch(UpdateGlobal{submitted, GlobalStatus::kPrepared}));
+  CHECK(MustLoad(*store, "old-1").global == submitted);
+  // A coordinator of the previous version, still running, inserts as it did ('ig'): no span.
+  Result<std::unique_ptr<db::PgConnection>> raw = db::PgConnection::Open(database.conninfo());
+  REQUIRE(raw);
+  Result<db::PgResult> applied = (*raw)->Query(
+      "SELECT settle_apply_group($1::jsonb)::text",
+      db::PgParams().Text(
+          R"([[{"t":"ig","gid":"old-2","tt":"saga","st":"submitted","opt":"7b7d","ct":1000,)"
+          R"("ut":2000,"ft":null,"rt":null,"rr":"","nc":3000,"sk":0,"fs":0,"cr":"service-b"}]])"));
+  INFO(applied.status().ToString());
+  REQUIRE(applied);
+  CHECK(applied->Text(0, 0) == "[null]");
+  const GlobalRecord old_coordinators = MustLoad(*store, "old-2").global;
+  CHECK(old_coordinators.creator == "service-b");
+  CHECK(old_coordinators.trace.empty());
+  // A new transaction keeps its span, as its traceparent.
+  GlobalRecord traced = MakeGlobal("new-1");
+  traced.creator = "service-a";
+  traced.trace.trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+  traced.trace.span_id = "00f067aa0ba902b7";
+  traced.trace.parent_id = "b7ad6b7169203331";
+  traced.trace.flags = 0x01;
+  traced.trace.state = "k=v,x=y";
+  MustCommit(*store, Batch(InsertGlobal{traced}));
+  const GlobalRecord loaded = MustLoad(*store, "new-1").global;
+  CHECK(loaded.trace == traced.trace);
+  CHECK(loaded.creator == "service-a");
+  Result<db::PgResult> stored = (*raw)->Query(
+      "SELECT trace, trace_parent, trace_state FROM trans_global WHERE gid = 'new-1'");
+  INFO(stored.status().ToString());
+  REQUIRE(stored);
+  CHECK(stored->Text(0, 0) == "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+  CHECK(stored->Text(0, 1) == "b7ad6b7169203331");
+  CHECK(stored->Text(0, 2) == "k=v,x=y");
+}
+
 TEST_CASE("an unreachable server is Unavailable at open, with libpq's reason",
           "[storage][postgres]") {
   Result<std::unique_ptr<PostgresStore>> opened =

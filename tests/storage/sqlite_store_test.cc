@@ -385,6 +385,50 @@ TEST_CASE("a version 7 database keeps every branch body when bodies become share
                  "AND body_of_op = 'action'") == 1);
 }
 
+TEST_CASE("a version 11 database gains spans: its transactions load with none",
+          "[storage][sqlite][trace]") {
+  TempDir dir;
+  const std::string path = dir.File("settle.db");
+  {
+    // The file as the release before spans left it: a prepared TCC of service-a's.
+    Result<std::unique_ptr<db::SqliteConnection>> raw =
+        db::SqliteConnection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 5000);
+    REQUIRE(raw);
+    REQUIRE(MigrateSchema(**raw, 11).ok());
+    REQUIRE((*raw)
+                ->Exec("INSERT INTO trans_global (gid, trans_type, status, options, create_time, "
+                       "update_time, next_cron_time, creator) VALUES "
+                       "('old-1', 'tcc', 'prepared', '{}', 1000, 2000, 3000, 'service-a');")
+                .ok());
+  }
+
+  auto store = MustOpen(path);
+
+  CHECK(QueryInt(*RawConnection(path), "PRAGMA user_version") == SqliteStore::SchemaVersion());
+  const GlobalRecord old = MustLoad(*store, "old-1").global;
+  CHECK(old.trace.empty());
+  CHECK(old.creator == "service-a");
+  CHECK(MustList(*store, ListQuery{}).transactions.at(0).trace.empty());
+  // It takes part in writes as before, and keeps no span.
+  GlobalRecord submitted = old;
+  submitted.status = GlobalStatus::kSubmitted;
+  MustCommit(*store, Batch(UpdateGlobal{submitted, GlobalStatus::kPrepared}));
+  CHECK(MustLoad(*store, "old-1").global == submitted);
+  // A new transaction keeps its span, as its traceparent.
+  GlobalRecord traced = MakeGlobal("new-1");
+  traced.trace.trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+  traced.trace.span_id = "00f067aa0ba902b7";
+  traced.trace.parent_id = "b7ad6b7169203331";
+  traced.trace.flags = 0x01;
+  traced.trace.state = "k=v,x=y";
+  MustCommit(*store, Batch(InsertGlobal{traced}));
+  CHECK(MustLoad(*store, "new-1").global.trace == traced.trace);
+  CHECK(QueryInt(*RawConnection(path),
+                 "SELECT count(*) FROM trans_global WHERE gid = 'new-1' AND "
+                 "trace = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' AND "
+                 "trace_parent = 'b7ad6b7169203331' AND trace_state = 'k=v,x=y'") == 1);
+}
+
 TEST_CASE("a database written by a newer schema version is refused, naming both versions",
           "[storage][sqlite]") {
   TempDir dir;

@@ -11,6 +11,7 @@
 #include "settle/core/protocol.h"
 #include "settle/core/trace_context.h"
 #include "settle/core/shared_bytes.h"
+#include "settle/core/trace_context.h"
 
 namespace settle::storage {
 
@@ -79,6 +80,12 @@ struct GlobalRecord {
   // off, or stored before transactions had owners (SQLite schema version 7, PostgreSQL 6).
   // Never changes.
   std::string creator;
+  // The transaction's span (W3C Trace Context; docs/protocol.md will describe it): its trace,
+  // its own span id, the caller's span it is a child of, flags and tracestate. Set when the
+  // transaction is created and never changed (UpdateGlobal leaves it as stored); empty for one
+  // stored before SQLite schema version 12 / PostgreSQL migration 12. A stored span that does
+  // not read back as a valid traceparent loads as empty.
+  TraceContext trace;
   // Paused by an operator or the pause-after policy (docs/operations.md, "Pause and resume"):
   // no pass makes a call, changes its status or lets its timeout_to_fail fire until it is
   // resumed. A flag beside the status, which stays DTM's. Written only by PauseGlobal and
