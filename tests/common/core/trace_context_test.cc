@@ -27,15 +27,15 @@ TEST_CASE("a valid traceparent is read with its tracestate", "[trace]") {
 
 TEST_CASE("a traceparent W3C says to ignore starts a new trace instead", "[trace]") {
   const std::string trace = kTrace, parent = kParent;
-  for (const std::string& bad : {
-           std::string(), "00-" + trace + "-" + parent,                      // short
-           "00-" + trace + "-" + parent + "-01-x",                          // 00 with more
-           "ff-" + trace + "-" + parent + "-01",                            // version ff
-           "00-" + std::string(32, '0') + "-" + parent + "-01",             // zero trace id
-           "00-" + trace + "-" + std::string(16, '0') + "-01",              // zero parent id
-           "00-" + std::string("4BF92F3577B34DA6A3CE929D0E0E4736") + "-" + parent + "-01",
-           "00_" + trace + "-" + parent + "-01", "00-" + trace + "-" + parent + "-0g",
-           "cc-" + trace + "-" + parent + "-01x"}) {
+  for (const std::string& bad :
+       {std::string(), "00-" + trace + "-" + parent,          // short
+        "00-" + trace + "-" + parent + "-01-x",               // 00 with more
+        "ff-" + trace + "-" + parent + "-01",                 // version ff
+        "00-" + std::string(32, '0') + "-" + parent + "-01",  // zero trace id
+        "00-" + trace + "-" + std::string(16, '0') + "-01",   // zero parent id
+        "00-" + std::string("4BF92F3577B34DA6A3CE929D0E0E4736") + "-" + parent + "-01",
+        "00_" + trace + "-" + parent + "-01", "00-" + trace + "-" + parent + "-0g",
+        "cc-" + trace + "-" + parent + "-01x"}) {
     INFO(bad);
     CHECK_FALSE(ParseTraceparent(bad));
   }
@@ -46,9 +46,9 @@ TEST_CASE("a traceparent W3C says to ignore starts a new trace instead", "[trace
   CHECK(ParseTraceparent(valid, std::string(512, 'a'))->state.size() == 512);
 }
 
-TEST_CASE("a transaction's span is a child of the caller's, each call a child of it",
-          "[trace]") {
-  const auto incoming = ParseTraceparent(std::string("00-") + kTrace + "-" + kParent + "-01", "k=v");
+TEST_CASE("a transaction's span is a child of the caller's, each call a child of it", "[trace]") {
+  const auto incoming =
+      ParseTraceparent(std::string("00-") + kTrace + "-" + kParent + "-01", "k=v");
   const TraceContext span = StartSpan(incoming);
   CHECK(span.trace_id == kTrace);
   CHECK(span.parent_id == kParent);

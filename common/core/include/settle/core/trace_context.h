@@ -20,9 +20,9 @@ inline constexpr std::string_view kTracestateHeader = "tracestate";
 
 // A span in a trace: the ids that name it and the one it is a child of.
 struct TraceContext {
-  std::string trace_id;   // 32 lower-case hex digits, not all zero; empty: no trace
-  std::string span_id;    // 16 lower-case hex digits, not all zero: this span
-  std::string parent_id;  // 16 hex digits: the span it is a child of; empty for a root span
+  std::string trace_id;    // 32 lower-case hex digits, not all zero; empty: no trace
+  std::string span_id;     // 16 lower-case hex digits, not all zero: this span
+  std::string parent_id;   // 16 hex digits: the span it is a child of; empty for a root span
   std::uint8_t flags = 0;  // trace-flags; bit 0 (01) is "sampled"
   std::string state;       // tracestate, as received (empty: none)
 
