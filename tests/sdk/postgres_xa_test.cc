@@ -19,6 +19,7 @@
 #include "participant_server.h"
 #include "postgres_test_database.h"
 #include "sdk_test_support.h"
+#include "settle/core/trace_context.h"
 #include "settle/db/pg_connection.h"
 #include "settle/sdk/participant.h"
 #include "settle/sdk/xa.h"
@@ -159,6 +160,25 @@ TEST_CASE(
   REQUIRE(reply.status.ok());
   CHECK_FALSE(bank.Prepared());
   CHECK(bank.Rows() == 1);
+}
+
+TEST_CASE("an XA action registers its branch with the trace context the action carried",
+          "[sdk][xa][postgres][trace]") {
+  XaBank bank;
+  const std::string traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  XaRequest traced = bank.Request(XaOp::kAction, "01");
+  traced.trace = ParseTraceparent(traceparent, "rojo=00f067aa0ba902b7").value();
+  REQUIRE(bank.xa().LocalTransaction(traced, Insert()).status.ok());
+  REQUIRE(bank.xa().LocalTransaction(bank.Request(XaOp::kAction, "02"), Insert()).status.ok());
+  const auto registrations = bank.coordinator().CallsTo(kRegister);
+  REQUIRE(registrations.size() == 2);
+  CHECK(registrations[0].headers.at("traceparent") == traceparent);
+  CHECK(registrations[0].headers.at("tracestate") == "rojo=00f067aa0ba902b7");
+  // An action without one registers without one.
+  CHECK(registrations[1].headers.count("traceparent") == 0);
+  CHECK(registrations[1].headers.count("tracestate") == 0);
+  REQUIRE(bank.Rollback("01").status.ok());
+  REQUIRE(bank.Rollback("02").status.ok());
 }
 
 TEST_CASE("ROLLBACK PREPARED of a prepared branch leaves nothing behind", "[sdk][xa][postgres]") {

@@ -21,6 +21,7 @@
 #include "settle/grpc_listen/connection_gate.h"
 #include "settle/grpc_listen/first_message_watch.h"
 #include "settle/grpc_listen/server_limits.h"
+#include "settle/sdk/call_trace.h"
 #include "settle/sdk/msg_barrier.h"
 #include "settle/sdk/served_authorities.h"
 #include "settle/signing/refusal_kind.h"
@@ -299,6 +300,7 @@ void BranchReactor::OnReadDone(bool ok) {
     request.headers.emplace(std::string(key.data(), key.size()),
                             std::string(value.data(), value.size()));
   }
+  request.trace = ReadCallTrace(request.headers);
   // The business code may block: on the handler pool, never on gRPC's threads.
   const Route* chosen = &route->second;
   asio::post(server_.pool, [this, chosen, request = std::move(request)] {

@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <map>
 #include <utility>
 #include <vector>
@@ -88,9 +89,17 @@ struct GrpcClient::Impl {
     return grpc::SslCredentials(ssl);
   }
 
-  // A context for one call to the coordinator, with its metadata and deadline.
-  void Prepare(grpc::ClientContext& context, bool wait_result) const {
-    for (const auto& [name, value] : options.metadata) context.AddMetadata(name, value);
+  // A context for one call to the coordinator, with its metadata and deadline. `trace`: the
+  // transaction's trace fields (TraceFields), in place of the options' metadata of the same
+  // names.
+  void Prepare(grpc::ClientContext& context, bool wait_result,
+               const std::vector<std::pair<std::string, std::string>>& trace = {}) const {
+    for (const auto& [name, value] : options.metadata) {
+      const bool replaced = std::any_of(trace.begin(), trace.end(),
+                                        [&name](const auto& field) { return field.first == name; });
+      if (!replaced) context.AddMetadata(name, value);
+    }
+    for (const auto& [name, value] : trace) context.AddMetadata(name, value);
     context.set_deadline(DeadlineIn(
         options.timeout + (wait_result ? kWaitResultAllowance : std::chrono::milliseconds(0))));
   }
@@ -173,7 +182,8 @@ Result<std::string> GrpcClient::Send(GlobalOp op, const GlobalCall& call) {
   Result<dtmgimp::DtmRequest> request = ToDtmRequest(call);
   if (!request) return request.status();
   grpc::ClientContext context;
-  impl_->Prepare(context, call.options.wait_result);
+  impl_->Prepare(context, call.options.wait_result,
+                 TraceFields(call.options.traceparent, call.options.tracestate));
   google::protobuf::Empty reply;
   grpc::Status status;
   std::string_view rpc;
@@ -197,7 +207,7 @@ Result<std::string> GrpcClient::Send(GlobalOp op, const GlobalCall& call) {
 
 Result<RegisteredBranch> GrpcClient::RegisterBranch(const BranchRegistration& branch) {
   grpc::ClientContext context;
-  impl_->Prepare(context, false);
+  impl_->Prepare(context, false, TraceFields(branch.traceparent, branch.tracestate));
   google::protobuf::Empty reply;
   const grpc::Status status =
       impl_->stub->RegisterBranch(&context, ToDtmBranchRequest(branch), &reply);

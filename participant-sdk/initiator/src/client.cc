@@ -52,6 +52,12 @@ std::string MessageOf(int status, const std::string& body) {
   return DescribeAnswer(status, body);
 }
 
+// Whether `fields` has one named `name` (any case).
+bool NamedIn(const net::Headers& fields, std::string_view name) {
+  return std::any_of(fields.begin(), fields.end(),
+                     [name](const auto& field) { return EqualsIgnoreCase(field.first, name); });
+}
+
 // The route without its query string, for messages.
 std::string_view RouteName(std::string_view route) { return route.substr(0, route.find('?')); }
 
@@ -152,14 +158,18 @@ class Client::Transport {
   std::unique_ptr<net::BlockingClient> http;
 
   // One call to the coordinator: the answer whatever its status, or Unavailable when none
-  // came.
+  // came. `trace`: the transaction's trace fields (TraceFields), in place of the options'
+  // headers of the same names.
   Result<HttpAnswer> Call(const ClientOptions& options, const char* method, std::string_view route,
-                          const std::string& body) {
+                          const std::string& body, const net::Headers& trace = {}) {
     net::ClientRequest request;
     request.method = method;
     request.url = base;
     request.target = base_path + "/" + std::string(route);
-    request.headers.assign(options.headers.begin(), options.headers.end());
+    for (const auto& [name, value] : options.headers) {
+      if (!NamedIn(trace, name)) request.headers.emplace_back(name, value);
+    }
+    request.headers.insert(request.headers.end(), trace.begin(), trace.end());
     request.body = body;
     request.timeout = options.timeout;
     if (!body.empty()) {
@@ -182,8 +192,9 @@ class Client::Transport {
   // Call, then the protocol's status mapping: the body on SUCCESS, a Status otherwise.
   Result<std::string> CallForBody(const ClientOptions& options, const char* method,
                                   std::string_view route, const std::string& body,
-                                  AnswerBody kind = AnswerBody::kVerdict) {
-    auto answer = Call(options, method, route, body);
+                                  AnswerBody kind = AnswerBody::kVerdict,
+                                  const net::Headers& trace = {}) {
+    auto answer = Call(options, method, route, body, trace);
     if (!answer) return answer.status();
     if (Status s = StatusOfAnswer(method, route, answer->status, answer->body, kind); !s.ok()) {
       return s;
@@ -346,12 +357,15 @@ std::string_view RouteOf(GlobalOp op) {
 }  // namespace
 
 Result<std::string> Client::Send(GlobalOp op, const GlobalCall& call) {
-  return transport_->CallForBody(options_, "POST", RouteOf(op), GlobalCallJson(call));
+  return transport_->CallForBody(options_, "POST", RouteOf(op), GlobalCallJson(call),
+                                 AnswerBody::kVerdict,
+                                 TraceFields(call.options.traceparent, call.options.tracestate));
 }
 
 Result<RegisteredBranch> Client::RegisterBranch(const BranchRegistration& branch) {
-  auto answer =
-      transport_->CallForBody(options_, "POST", "registerBranch", RegistrationJson(branch));
+  auto answer = transport_->CallForBody(options_, "POST", "registerBranch",
+                                        RegistrationJson(branch), AnswerBody::kVerdict,
+                                        TraceFields(branch.traceparent, branch.tracestate));
   if (!answer) return answer.status();
   // {"dtm_result":"SUCCESS"}, and settled's countersignature of the Try when it gave one.
   RegisteredBranch registered;

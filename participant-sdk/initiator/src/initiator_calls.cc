@@ -3,7 +3,9 @@
 #include <chrono>
 #include <utility>
 
+#include "settle/core/ascii.h"
 #include "settle/core/branch_result.h"
+#include "settle/core/trace_context.h"
 #include "submit_outcome.h"
 
 namespace settle::sdk {
@@ -27,6 +29,8 @@ Result<Outcome> Submit(CoordinatorLink& link, std::string_view trans_type, const
   call.gid = gid;
   call.trans_type = trans_type;
   call.options.wait_result = options.wait_result;
+  call.options.traceparent = options.traceparent;
+  call.options.tracestate = options.tracestate;
   return SubmitOutcome(gid, options.wait_result, link.Send(GlobalOp::kSubmit, call));
 }
 
@@ -36,6 +40,8 @@ Result<Outcome> Abort(CoordinatorLink& link, std::string_view trans_type, const 
   call.gid = gid;
   call.trans_type = trans_type;
   call.options.wait_result = options.wait_result;
+  call.options.traceparent = options.traceparent;
+  call.options.tracestate = options.tracestate;
   call.rollback_reason = reason;
   auto answer = link.Send(GlobalOp::kAbort, call);
   // Settle answers a completed wait_result abort with 409 (below); a 200 there comes from a
@@ -78,8 +84,18 @@ Result<std::string> CallOwnBranch(CoordinatorLink& link, const TransOptions& opt
       options.request_timeout && options.request_timeout->count() > 0
           ? std::chrono::duration_cast<std::chrono::milliseconds>(*options.request_timeout)
           : link.timeout();
-  // Like the coordinator's calls, the initiator's own carry the transaction's branch_headers.
+  // Like the coordinator's calls, the initiator's own carry the transaction's branch_headers,
+  // and the caller's trace context in place of any of theirs of the same name: the caller's
+  // span is this call's parent.
   call.headers = options.branch_headers;
+  const auto trace = TraceFields(options.traceparent, options.tracestate);
+  if (!trace.empty()) {
+    std::erase_if(call.headers, [](const auto& header) {
+      return EqualsIgnoreAsciiCase(header.first, kTraceparentHeader) ||
+             EqualsIgnoreAsciiCase(header.first, kTracestateHeader);
+    });
+    call.headers.insert(trace.begin(), trace.end());
+  }
   auto answer = link.CallBranch(call);
   const std::string name = "branch " + call.branch_id + " " + call.op;
   if (!answer) return Status::Unavailable(name + ": " + answer.status().message());

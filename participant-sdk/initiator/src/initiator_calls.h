@@ -43,7 +43,8 @@ Status RunInitiatorBody(const std::function<Status(T&)>& body, T& transaction,
 
 // A branch call the initiator makes itself (a TCC's try, an XA branch's action), through the
 // link: `call` without its timeout, which is request_timeout or else the link's, and its
-// headers, the options' branch_headers. The answer's body on SUCCESS; Conflict on FAILURE;
+// headers, the options' branch_headers and trace fields (TraceFields, in place of
+// branch_headers of the same names). The answer's body on SUCCESS; Conflict on FAILURE;
 // Unavailable on ONGOING (the initiator does not wait), on another answer or on none.
 // Messages name "branch <branch_id> <op> <url>".
 Result<std::string> CallOwnBranch(CoordinatorLink& link, const TransOptions& options,

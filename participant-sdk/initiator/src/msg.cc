@@ -118,8 +118,11 @@ Result<Outcome> Msg::Submit() {
 
 Result<Outcome> Msg::Abort() {
   if (Status s = CheckGid(gid_); !s.ok()) return s;
-  Result<std::string> answer =
-      link_.Send(GlobalOp::kAbort, GlobalCall{.gid = gid_, .trans_type = "msg"});
+  // The gid and trans_type alone in the body; the caller's trace context as headers.
+  GlobalCall call{.gid = gid_, .trans_type = "msg"};
+  call.options.traceparent = options_.traceparent;
+  call.options.tracestate = options_.tracestate;
+  Result<std::string> answer = link_.Send(GlobalOp::kAbort, call);
   if (!answer) return answer.status();
   return Outcome{gid_, GlobalStatus::kFailed, ""};
 }

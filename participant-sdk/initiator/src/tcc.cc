@@ -25,7 +25,9 @@ Result<std::string> Tcc::CallBranch(const std::string& body, const std::string& 
       .trans_type = std::string(kTcc),
       .branch_id = branch_id,
       .data = body,
-      .urls = {{"confirm", confirm_url}, {"cancel", cancel_url}, {"try", try_url}}};
+      .urls = {{"confirm", confirm_url}, {"cancel", cancel_url}, {"try", try_url}},
+      .traceparent = options_.traceparent,
+      .tracestate = options_.tracestate};
   Result<RegisteredBranch> registered = link_.RegisterBranch(registration);
   if (!registered) {
     const Status& s = registered.status();

@@ -18,6 +18,7 @@
 #include "settle/net/descriptor_budget.h"
 #include "settle/net/route_table.h"
 #include "settle/net/server.h"
+#include "settle/sdk/call_trace.h"
 #include "settle/sdk/msg_barrier.h"
 #include "settle/sdk/served_authorities.h"
 #include "settle/signing/refusal_kind.h"
@@ -211,6 +212,7 @@ struct Participant::Impl {
     request.path = req.path;
     request.body = req.body;
     for (const auto& [name, value] : req.headers) request.headers.emplace(name, value);
+    request.trace = ReadCallTrace(request.headers);
     Status parsed = ParseBranchQuery(req.params, request);
     // Checked on the query as parsed, so that the op the handler sees is the op judged here.
     const bool try_route = !only_op || *only_op == BranchOp::kTry;
@@ -234,6 +236,7 @@ struct Participant::Impl {
     request.path = req.path;
     request.body = req.body;
     for (const auto& [name, value] : req.headers) request.headers.emplace(name, value);
+    request.trace = ReadCallTrace(request.headers);
     const Status parsed = ParseXaQuery(req.params, request);
     if (!Admit(req, res, parsed.ok() && request.op == XaOp::kAction)) return;
     if (!parsed.ok()) {

@@ -67,11 +67,13 @@ class PostgresXa::Impl {
 
     if (Status s = Prepare(request, business, *name); !s.ok()) return BranchReply::Error(s);
 
-    const Result<RegisteredBranch> registered =
-        coordinator_.RegisterBranch(BranchRegistration{.gid = request.gid,
-                                                       .trans_type = "xa",
-                                                       .branch_id = request.branch_id,
-                                                       .urls = {{"url", request.phase2_url}}});
+    const Result<RegisteredBranch> registered = coordinator_.RegisterBranch(BranchRegistration{
+        .gid = request.gid,
+        .trans_type = "xa",
+        .branch_id = request.branch_id,
+        .urls = {{"url", request.phase2_url}},
+        .traceparent = request.trace.empty() ? std::string() : request.trace.Traceparent(),
+        .tracestate = request.trace.state});
     if (registered) return BranchReply::Success();
 
     // Not registered, or not known to be: this branch answers an error, so its global will

@@ -7,6 +7,7 @@
 
 #include "settle/core/protocol.h"
 #include "settle/core/status.h"
+#include "settle/core/trace_context.h"
 
 namespace settle::sdk {
 
@@ -20,6 +21,14 @@ struct BranchRequest {
   BranchOp op = BranchOp::kTry;
   std::string body;  // the branch data, byte for byte
   std::multimap<std::string, std::string> headers;
+  // The call's W3C trace context as its caller sent it (its `traceparent` and `tracestate`
+  // headers; gRPC: metadata), read by ReadCallTrace (settle/sdk/call_trace.h): trace.trace_id
+  // is the transaction's trace and trace.span_id the span of this call, a new one for each
+  // attempt settled makes (a Try or XA action the initiator makes itself carries the caller's
+  // span, TransOptions::traceparent), with trace.flags and trace.state (the tracestate) as
+  // received. A participant's tracing starts its own span as a child of it (parent: span_id).
+  // Empty (trace.empty()) when the call carried no traceparent or an invalid one.
+  TraceContext trace;
 };
 
 // What a branch handler answers. The SDK turns it into the protocol's answer with

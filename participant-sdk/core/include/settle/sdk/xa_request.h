@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "settle/core/status.h"
+#include "settle/core/trace_context.h"
 
 namespace settle::sdk {
 
@@ -28,6 +29,10 @@ struct XaRequest {
   std::string phase2_url;  // action only: what the participant registers
   std::string body;        // the branch's data, byte for byte
   std::multimap<std::string, std::string> headers;
+  // The call's W3C trace context, as BranchRequest::trace: the initiator's for an action, a
+  // span of settled's for commit and rollback; empty when the call carried none or an invalid
+  // one.
+  TraceContext trace;
 };
 
 // Reads gid, trans_type (which must be "xa"), branch_id, op and, for an action, phase2_url (an

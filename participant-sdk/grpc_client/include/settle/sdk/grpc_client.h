@@ -53,7 +53,9 @@ struct GrpcClientOptions {
 // gRPC participant. The initiator calls a gRPC Try or XA action itself, as the coordinator
 // calls a gRPC branch (§10.4): the body as the request message, dtm-gid, dtm-trans_type,
 // dtm-branch_id, dtm-op and dtm-dtm (XA: dtm-phase2_url) in the metadata with the
-// transaction's branch_headers. One channel per origin, reused.
+// transaction's branch_headers. One channel per origin, reused. A transaction's
+// TransOptions::traceparent and tracestate travel as `traceparent` and `tracestate` metadata
+// on its Prepare, Submit, Abort and RegisterBranch and on the initiator's own branch calls.
 //
 // Answers as §10.3 gives them: OK is SUCCESS, ABORTED Conflict (FAILURE), FAILED_PRECONDITION
 // Pending (ONGOING), INVALID_ARGUMENT, UNAUTHENTICATED, PERMISSION_DENIED and

@@ -68,6 +68,9 @@ struct BranchRegistration {
   std::string branch_id;
   std::string data;
   std::map<std::string, std::string> urls;
+  // The transaction's TransOptions::traceparent and tracestate, sent as TransOptions says.
+  std::string traceparent;
+  std::string tracestate;
 };
 
 // What a registration answered: settled's countersignature of the branch's Try (§4.9), when
@@ -89,7 +92,8 @@ struct OwnBranchCall {
   std::vector<std::pair<std::string, std::string>> extra;
   std::string body;  // bytes; over HTTP an empty body is a GET
   std::chrono::milliseconds timeout{0};
-  std::map<std::string, std::string> headers;  // the transaction's branch_headers
+  // The transaction's branch_headers, and its trace context (TransOptions::traceparent).
+  std::map<std::string, std::string> headers;
   // settled's countersignature of this Try (RegisteredBranch::try_signature): sent as header
   // fields (gRPC: metadata) as given, and the call then built exactly as settled signed it
   // (over gRPC without dtm-dtm). A link with a signing key of its own signs instead.

@@ -19,7 +19,8 @@ class Tcc {
 
   // Registers the next branch ("01", "02", ...) with its confirm and cancel URLs and `body`,
   // then calls its Try URL itself (POST with the body, or GET when it is empty) with the query
-  // parameters gid, trans_type=tcc, branch_id and op=try and the options' branch_headers.
+  // parameters gid, trans_type=tcc, branch_id and op=try, the options' branch_headers and
+  // their traceparent and tracestate.
   // Returns the Try's answer body.
   // Conflict when the Try answered FAILURE (409 or a FAILURE body) or the coordinator refused
   // the registration; Unavailable on a timeout or another error. Return it from the closure

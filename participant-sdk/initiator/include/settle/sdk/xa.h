@@ -23,11 +23,11 @@ class Xa {
   // Calls the next branch ("01", "02", ...) itself: POST `url` with `body` (GET when it is
   // empty) and the query parameters gid, trans_type=xa, branch_id, op=action and phase2_url
   // (`phase2_url`, or `url` itself when empty: one URL serves both phases, as DTM's SDKs
-  // expect), with the options' branch_headers. Nothing is registered here: the participant
-  // registers the branch once its local transaction is prepared. Returns the answer's body.
-  // InvalidArgument for a URL that is not http(s)://; Conflict when the branch answered
-  // FAILURE; Unavailable on a timeout or another answer. Return it from the closure and
-  // RunXa aborts.
+  // expect), with the options' branch_headers, traceparent and tracestate. Nothing is
+  // registered here: the participant registers the branch once its local transaction is
+  // prepared. Returns the answer's body. InvalidArgument for a URL that is not http(s)://;
+  // Conflict when the branch answered FAILURE; Unavailable on a timeout or another answer.
+  // Return it from the closure and RunXa aborts.
   Result<std::string> CallBranch(const std::string& body, const std::string& url,
                                  const std::string& phase2_url = "");
 

@@ -36,7 +36,8 @@ using XaBusiness = std::function<Status(const XaRequest& request, db::PgConnecti
 //   2. the business code;
 //   3. PREPARE TRANSACTION '<PreparedTransactionName>';
 //   4. POST registerBranch {gid, branch_id, trans_type "xa", url: phase2_url, data ""} to the
-//      coordinator given to Open (not to one named by the request).
+//      coordinator given to Open (not to one named by the request), with the action's trace
+//      context (XaRequest::trace, the initiator's) as its traceparent and tracestate.
 // Prepared before registered (DTM's SDKs register first): a branch the coordinator knows about
 // is always prepared (or was, and has been committed or rolled back since), so a commit never
 // meets a branch that was registered and then failed to prepare. The coordinator accepts a
