@@ -49,7 +49,7 @@ TEST_CASE("a branch call that repeats a protocol key is a 400 naming it, and no 
   CHECK(r.json["message"] == RepeatMessage("gid"));
   CHECK_FALSE(r.json.contains("dtm_result"));  // nothing that reads as FAILURE
   CHECK(r.body.find("FAILURE") == std::string::npos);
-  for (const std::string& query :
+  for (const std::string query :
        {"?GID=x&gid=g1&trans_type=saga&branch_id=01&op=action",
         "?gid=g1&trans_type=saga&branch_id=01&op=action&Op=compensate",
         "?gid=g1&trans_type=saga&branch_id=01&branch_type=x&branch_type=action&op=action",

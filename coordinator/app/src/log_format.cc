@@ -6,27 +6,16 @@
 
 #include <charconv>
 #include <chrono>
-#include <ctime>
 
 #include "settle/app/log_fields.h"
+#include "settle/core/clock.h"
 
 namespace settle::app {
 namespace {
 
-// "2026-11-28T10:12:24.601Z"
+// "2026-11-28T10:12:24.601Z", as the API writes times.
 std::string UtcTime(spdlog::log_clock::time_point at) {
-  const auto since_epoch = at.time_since_epoch();
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(since_epoch);
-  const auto millis =
-      std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch - seconds).count();
-  const std::time_t t = static_cast<std::time_t>(seconds.count());
-  std::tm utc{};
-  gmtime_r(&t, &utc);
-  char text[64];
-  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<int>(millis));
-  return text;
+  return FormatTime(std::chrono::time_point_cast<Duration>(at));
 }
 
 bool IsReserved(const std::string& key) {

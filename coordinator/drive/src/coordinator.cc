@@ -389,8 +389,8 @@ asio::awaitable<Status> Coordinator::InsertAndDrive(storage::Transaction tx, boo
   const Status inserted = co_await store_.Commit(std::move(batch));
   Unreserve(who, 1, bytes, inserted.ok());
   if (!inserted.ok()) co_return inserted;
-  spdlog::info("gid={} trans_type={} submitted steps={} trace_id={}", g.gid,
-               ToString(g.trans_type), StepsOf(tx.branches), g.trace.trace_id);
+  spdlog::info("gid={} trans_type={} submitted steps={} trace_id={}", g.gid, ToString(g.trans_type),
+               StepsOf(tx.branches), g.trace.trace_id);
   metrics_.TransactionStarted(g.trans_type);
   if (!claim) co_return co_await DriveAfterChange(g.gid, wait_result);
   co_return co_await DriveClaimed(std::move(*claim), std::move(tx), wait_result);

@@ -86,8 +86,8 @@ TEST_CASE(
     JsonClient client(s.port());
     if (!sent.empty()) client.SetHeader("traceparent", sent);
     const std::string gid = "untraced-" + std::to_string(sent.size());
-    REQUIRE(client.PostJson("/api/settle/prepare", {{"gid", gid}, {"trans_type", "tcc"}})
-                .status == 200);
+    REQUIRE(client.PostJson("/api/settle/prepare", {{"gid", gid}, {"trans_type", "tcc"}}).status ==
+            200);
     const json trace = s.Query(gid)["transaction"]["trace"];
     CHECK(IsTraceHex(trace["trace_id"].get<std::string>(), 32));
     CHECK(trace["trace_id"] != kTrace);

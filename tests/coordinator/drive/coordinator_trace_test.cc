@@ -69,9 +69,10 @@ TEST_CASE(
     "[coordinator][trace]") {
   CoordinatorHarness h;
   engine::RequestOptions options;
-  options.branch_headers = {{"Traceparent", std::string("00-") + kTrace + "-" + kCallerSpan + "-01"},
-                            {"TRACESTATE", "forged=1"},
-                            {"x-tenant", "7"}};
+  options.branch_headers = {
+      {"Traceparent", std::string("00-") + kTrace + "-" + kCallerSpan + "-01"},
+      {"TRACESTATE", "forged=1"},
+      {"x-tenant", "7"}};
   REQUIRE(h.coordinator().Submit(Saga("g2", 1, options)).ok());
   const storage::Transaction tx = h.Load("g2");
   CHECK(IsTraceHex(tx.global.trace.trace_id, 32));

@@ -51,6 +51,10 @@ class DtmClient {
             grpc::CreateChannel(host + ":" + std::to_string(port), credentials))) {}
 
   void SetToken(std::string token) { token_ = std::move(token); }
+  // Sent with every later call (traceparent, say).
+  void AddMetadata(std::string key, std::string value) {
+    metadata_.emplace_back(std::move(key), std::move(value));
+  }
 
   grpc::Status Call(grpc::Status (dtmgimp::Dtm::Stub::*rpc)(grpc::ClientContext*,
                                                             const dtmgimp::DtmRequest&, Empty*),
@@ -101,6 +105,7 @@ class DtmClient {
   void Prepare(grpc::ClientContext& ctx) {
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
     if (!token_.empty()) ctx.AddMetadata("authorization", "Bearer " + token_);
+    for (const auto& [key, value] : metadata_) ctx.AddMetadata(key, value);
   }
   void RememberIgnored(const grpc::ClientContext& ctx) {
     ignored_.clear();
@@ -112,6 +117,7 @@ class DtmClient {
 
   std::unique_ptr<dtmgimp::Dtm::Stub> stub_;
   std::string token_;
+  std::vector<std::pair<std::string, std::string>> metadata_;
   std::string ignored_;
 };
 
@@ -159,6 +165,30 @@ TEST_CASE("a saga submitted over gRPC runs its HTTP steps and is the same transa
   CHECK(other.error_code() == grpc::StatusCode::ABORTED);
   CHECK_THAT(other.error_message(), Catch::StartsWith("steps[1]: differs"));
   CHECK(p.CountCalls("/elsewhere") == 0);
+}
+
+TEST_CASE(
+    "a saga submitted over gRPC with traceparent metadata is a span of that trace, and its "
+    "calls child spans",
+    "[grpc][saga][trace]") {
+  ParticipantServer p;
+  InProcessSettled s(WithGrpc);
+  DtmClient client(s.grpc_port());
+  client.AddMetadata("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+  client.AddMetadata("tracestate", "shop=7");
+  dtmgimp::DtmRequest saga = SagaRequest("g-traced", p, {"out"});
+  saga.mutable_transoptions()->set_waitresult(true);
+  REQUIRE(client.Submit(saga).ok());
+  const nlohmann::json trace = s.Query("g-traced")["transaction"]["trace"];
+  CHECK(trace["trace_id"] == "0af7651916cd43dd8448eb211c80319c");
+  CHECK(trace["parent_span_id"] == "b7ad6b7169203331");
+  CHECK(trace["tracestate"] == "shop=7");
+  const auto out = p.CallsTo("/out");
+  REQUIRE(out.size() == 1);
+  const std::string sent = out[0].headers.at("traceparent");
+  CHECK_THAT(sent, Catch::StartsWith("00-0af7651916cd43dd8448eb211c80319c-"));
+  CHECK(sent.substr(36, 16) != trace["span_id"].get<std::string>());
+  CHECK(out[0].headers.at("tracestate") == "shop=7");
 }
 
 TEST_CASE("/query shows a binary payload in base64 and names its encoding, when asked",

@@ -9,7 +9,6 @@
 
 #include "settle/core/clock.h"
 #include "settle/core/protocol.h"
-#include "settle/core/trace_context.h"
 #include "settle/core/shared_bytes.h"
 #include "settle/core/trace_context.h"
 
@@ -80,7 +79,7 @@ struct GlobalRecord {
   // off, or stored before transactions had owners (SQLite schema version 7, PostgreSQL 6).
   // Never changes.
   std::string creator;
-  // The transaction's span (W3C Trace Context; docs/protocol.md will describe it): its trace,
+  // The transaction's span (W3C Trace Context; docs/protocol.md §4.1): its trace,
   // its own span id, the caller's span it is a child of, flags and tracestate. Set when the
   // transaction is created and never changed (UpdateGlobal leaves it as stored); empty for one
   // stored before SQLite schema version 12 / PostgreSQL migration 12. A stored span that does
@@ -92,8 +91,6 @@ struct GlobalRecord {
   // ResumeGlobal (UpdateGlobal leaves it as stored); a transaction that finished while paused
   // keeps it, and nothing reads it then.
   std::optional<Pause> paused;
-  // The transaction's span (W3C trace context).
-  TraceContext trace;
 
   bool operator==(const GlobalRecord&) const = default;
 };
