@@ -16,6 +16,7 @@
 #include "settle/net/client.h"
 #include "settle/net/server.h"
 #include "settle/signing/keys.h"
+#include "settle/telemetry/otlp_exporter.h"
 
 namespace settle::app {
 namespace {
@@ -61,6 +62,8 @@ struct ParsedText {
   std::string token_file;
   std::string signing_key_file;
   std::string client_certificates_file;
+  std::string otlp_endpoint;
+  std::vector<std::string> otlp_headers;
 };
 
 void AddListenAndStoreOptions(CLI::App& app, ServerConfig& c) {
@@ -463,6 +466,51 @@ void AddOperatorOptions(CLI::App& app, ServerConfig& c) {
 }
 
 // What the parser cannot check by itself: durations, tokens, and flags that go together.
+// OpenTelemetry's export, with the environment variables its SDKs read as the defaults.
+void AddTracingOptions(CLI::App& app, ServerConfig& c, ParsedText& text) {
+  app.add_option("--otlp-endpoint", text.otlp_endpoint,
+                 "Export spans (one per transaction, one per branch call) to this OpenTelemetry "
+                 "collector over OTLP/HTTP (JSON): an http(s):// base URL, spans are POSTed to "
+                 "its /v1/traces (as OTEL_EXPORTER_OTLP_ENDPOINT, its default, means it)")
+      ->envname("OTEL_EXPORTER_OTLP_ENDPOINT");
+  app.add_option("--otlp-header", text.otlp_headers,
+                 "name=value sent with every export (a collector's API key, say); repeatable, "
+                 "or comma-separated as in OTEL_EXPORTER_OTLP_HEADERS, its default")
+      ->envname("OTEL_EXPORTER_OTLP_HEADERS")
+      ->delimiter(',');
+  app.add_option("--otlp-service-name", c.otlp_service_name,
+                 "The service.name spans report (default: OTEL_SERVICE_NAME, or settled)")
+      ->envname("OTEL_SERVICE_NAME")
+      ->capture_default_str();
+  app.add_option("--otlp-queue", c.otlp_queue,
+                 "Spans waiting for the collector beyond this are dropped (and counted), so that "
+                 "a slow collector never slows a transaction")
+      ->check(CLI::Range(1, 10'000'000))
+      ->capture_default_str();
+}
+
+// The OTLP endpoint and headers, checked so that a wrong one stops settled at start.
+Status ApplyTracing(const ParsedText& text, ServerConfig& c) {
+  if (!text.otlp_endpoint.empty()) {
+    auto url = telemetry::OtlpTracesUrl(text.otlp_endpoint);
+    if (!url) {
+      return Status::InvalidArgument("--otlp-endpoint '" + text.otlp_endpoint +
+                                     "': " + url.status().message());
+    }
+    c.otlp_traces_url = std::move(*url);
+  }
+  c.otlp_headers.clear();
+  for (const std::string& entry : text.otlp_headers) {
+    auto headers = telemetry::ParseOtlpHeaders(entry);
+    if (!headers) return Status::InvalidArgument("--otlp-header: " + headers.status().message());
+    c.otlp_headers.insert(c.otlp_headers.end(), headers->begin(), headers->end());
+  }
+  if (c.otlp_service_name.empty()) {
+    return Status::InvalidArgument("--otlp-service-name may not be empty");
+  }
+  return Status::Ok();
+}
+
 Status ApplyParsedText(const ParsedText& text, ServerConfig& c) {
   for (const DurationFlag& flag : text.durations) {
     auto parsed = ParseDuration(flag.text);
@@ -497,6 +545,7 @@ Status ApplyParsedText(const ParsedText& text, ServerConfig& c) {
     return Status::InvalidArgument("--tls-cert and --tls-key go together");
   }
   if (Status s = ApplyClientCertificates(text, c); !s.ok()) return s;
+  if (Status s = ApplyTracing(text, c); !s.ok()) return s;
   // Loaded here as the API will load them, so that a bad file stops settled before it opens
   // the database, named by its flag.
   if (Status s = net::CheckTlsFiles(c.api.tls); !s.ok()) {
@@ -585,6 +634,7 @@ CommandLine ParseCommandLine(int argc, const char* const* argv, const BuildInfo&
   AddTokenOptions(app, text);
   AddOperatorOptions(app, c);
   AddClientCertificateOptions(app, c, text);
+  AddTracingOptions(app, c, text);
   app.set_version_flag("--version", VersionLine("settled", build),
                        "Print the version, the commit and the build, and exit");
   app.set_config("--config", "",

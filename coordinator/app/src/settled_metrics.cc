@@ -95,6 +95,23 @@ void WriteAlerts(metrics::PrometheusText& out, const WebhookAlerts* alerts) {
              alerts == nullptr ? std::uint64_t{0} : alerts->dropped());
 }
 
+// Written with or without an OTLP endpoint (zeros without one), as the alerts are.
+void WriteSpans(metrics::PrometheusText& out, const telemetry::OtlpExporter* spans) {
+  out.Family("settle_otlp_spans_total", "counter",
+             "Spans for the OpenTelemetry collector (--otlp-endpoint), by result: exported, "
+             "failed (the collector did not take their batch) or dropped (the queue was full).");
+  out.Sample("settle_otlp_spans_total", {{"result", "exported"}},
+             spans == nullptr ? std::uint64_t{0} : spans->exported());
+  out.Sample("settle_otlp_spans_total", {{"result", "failed"}},
+             spans == nullptr ? std::uint64_t{0} : spans->failed());
+  out.Sample("settle_otlp_spans_total", {{"result", "dropped"}},
+             spans == nullptr ? std::uint64_t{0} : spans->dropped());
+  out.Family("settle_otlp_spans_queued", "gauge",
+             "Spans waiting to be sent to the OpenTelemetry collector.");
+  out.Sample("settle_otlp_spans_queued", {},
+             spans == nullptr ? std::uint64_t{0} : static_cast<std::uint64_t>(spans->queued()));
+}
+
 // One series per gate of a participant host (at most --max-hosts; gates live in memory only).
 void WriteHosts(metrics::PrometheusText& out, const calls::HostGates& gates) {
   const std::vector<calls::HostView> hosts = gates.Hosts();
@@ -247,6 +264,7 @@ void WriteSettledMetrics(metrics::PrometheusText& out, const SettledMetricsSourc
              "Finished transactions deleted by retention (--retention).");
   out.Sample("settle_retention_deleted_total", {}, sources.retention.deleted());
   WriteAlerts(out, sources.alerts);
+  WriteSpans(out, sources.spans);
   if (sources.hosts != nullptr) WriteHosts(out, *sources.hosts);
   if (sources.clock) WriteClock(out, *sources.clock);
   if (sources.refusals != nullptr) WriteRefusals(out, *sources.refusals);

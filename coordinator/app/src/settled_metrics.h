@@ -14,6 +14,7 @@
 #include "settle/grpc_api/grpc_server.h"
 #include "settle/metrics/prometheus_text.h"
 #include "settle/storage/store.h"
+#include "settle/telemetry/otlp_exporter.h"
 
 namespace settle::app {
 
@@ -34,6 +35,7 @@ struct SettledMetricsSources {
   const api::RefusalLog* refusals = nullptr;       // null: no refusal metrics
   std::optional<grpc_api::GrpcServerCounts> grpc;  // the gRPC API's bounds; none when it is off
   const api::RateLimiter* rate_limiter = nullptr;  // null: no rate-limit metrics
+  const telemetry::OtlpExporter* spans = nullptr;  // null without --otlp-endpoint
 };
 
 void WriteSettledMetrics(metrics::PrometheusText& out, const SettledMetricsSources& sources);

@@ -26,6 +26,7 @@
 #include "settle/net/client.h"
 #include "settle/net/server.h"
 #include "settle/storage/open_store.h"
+#include "settle/telemetry/otlp_exporter.h"
 #include "settled_metrics.h"
 
 namespace settle::app {
@@ -137,7 +138,7 @@ struct SettledServer::Parts {
                   out, {metrics, *store, scheduler, retention, alerts.get(), config.build,
                         &gated_caller, ReadClock(), &refusals,
                         grpc_api != nullptr ? std::optional(grpc_api->counts()) : std::nullopt,
-                        &rate_limiter});
+                        &rate_limiter, spans.get()});
             },
             &gated_caller, &refusals) {
     driver.SetPauseSignals(&pauses);
@@ -237,8 +238,9 @@ struct SettledServer::Parts {
   std::unique_ptr<net::Client> client;          // branch calls and the webhook
   std::unique_ptr<storage::Store> store;
   drive::AsyncStore async_store;
-  std::unique_ptr<drive::InstanceLease> lease;  // null unless the store is shared
-  std::unique_ptr<WebhookAlerts> alerts;        // null without a webhook; set before any pass
+  std::unique_ptr<drive::InstanceLease> lease;     // null unless the store is shared
+  std::unique_ptr<WebhookAlerts> alerts;           // null without a webhook; set before any pass
+  std::unique_ptr<telemetry::OtlpExporter> spans;  // null without --otlp-endpoint; likewise
   Retention retention;
   drive::CoordinatorMetrics metrics;
   calls::HttpBranchCaller http_caller;
@@ -311,6 +313,22 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
     parts->driver.SetAlerts(parts->alerts.get());
     parts->coordinator.SetAlerts(parts->alerts.get());
     parts->bulk.SetAlerts(parts->alerts.get());
+  }
+  if (!config.otlp_traces_url.empty()) {
+    telemetry::OtlpSettings otlp;
+    otlp.max_queued = config.otlp_queue;
+    otlp.headers = config.otlp_headers;
+    otlp.resource.service_name = config.otlp_service_name;
+    otlp.resource.service_version = std::string(config.build.version);
+    otlp.resource.instance_id = effective.lease.instance_id;
+    auto exporter = telemetry::OtlpExporter::Create(config.otlp_traces_url, parts->clock,
+                                                    parts->io.executor(), *parts->client, otlp);
+    if (!exporter) return exporter.status();
+    parts->spans = std::move(*exporter);
+    parts->driver.SetSpans(parts->spans.get());
+    parts->coordinator.SetSpans(parts->spans.get());
+    spdlog::info("exporting spans to {} (OTLP/HTTP, JSON) as service.name={}, at most {} queued",
+                 config.otlp_traces_url, config.otlp_service_name, config.otlp_queue);
   }
   {
     Parts* p = parts.get();
@@ -458,6 +476,7 @@ void SettledServer::Parts::Shutdown() {
   // After the last pass: the other instances may take this one's transactions over at once.
   if (lease != nullptr) lease->Stop(/*release=*/true);
   if (alerts != nullptr) alerts->Stop();
+  if (spans != nullptr) spans->Stop();  // the last passes' spans, within its grace
   io.Stop();
   if (blocking != nullptr) blocking->join();
   LogLeftToResume();

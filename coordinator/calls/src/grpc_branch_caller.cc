@@ -83,6 +83,7 @@ asio::awaitable<engine::BranchOutcome> GrpcBranchCaller::Call(engine::BranchCall
               [done = std::move(done)](grpc_unary::UnaryAnswer a) mutable { done(std::move(a)); });
         });
     const int code = answer.code;
+    outcome.grpc_code = code;
     outcome.result = ClassifyGrpcCode(code);
     if (outcome.result != BranchResult::kSuccess) {
       std::string message = answer.message.substr(0, 200);

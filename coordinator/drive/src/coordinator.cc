@@ -8,6 +8,7 @@
 #include "refusals.h"
 #include "settle/core/grpc_target.h"
 #include "settle/core/log_text.h"
+#include "settle/drive/transaction_spans.h"
 #include "settle/engine/decision.h"
 #include "settle/engine/msg_engine.h"
 #include "settle/engine/request_fields.h"
@@ -532,7 +533,10 @@ asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::Change
     if (s.ok()) {
       spdlog::info("gid={} {} -> {}{}{}", gid, ToString(old), ToString(to),
                    reason.empty() ? "" : " reason=", reason.empty() ? "" : LogValue(reason));
-      if (IsTerminal(to)) metrics_.TransactionFinished(g.trans_type, to);
+      if (IsTerminal(to)) {
+        metrics_.TransactionFinished(g.trans_type, to);
+        if (spans_ != nullptr && IsSampled(g.trace)) spans_->Export(TransactionSpan(tx, now));
+      }
       co_return std::optional<storage::Transaction>(std::move(tx));
     }
     if (s.code() != StatusCode::kConflict) co_return s;

@@ -8,6 +8,7 @@
 #include "settle/core/ascii.h"
 #include "settle/core/log_text.h"
 #include "settle/core/trace_context.h"
+#include "settle/drive/transaction_spans.h"
 #include "settle/engine/decision.h"
 #include "settle/engine/outcome_recorder.h"
 
@@ -108,6 +109,9 @@ void TransactionDriver::AfterStored(const storage::GlobalRecord& before,
   const storage::GlobalRecord& after = tx.global;
   if (IsTerminal(after.status) && !IsTerminal(before.status)) {
     metrics_.TransactionFinished(after.trans_type, after.status);
+    if (spans_ != nullptr && IsSampled(after.trace)) {
+      spans_->Export(TransactionSpan(tx, clock_.Now()));
+    }
   }
   // A message that gave up delivering (retry_limit) needs an operator as much as a stuck one:
   // a submitted message fails for no other reason (an operator's forceStop does not pass here).
@@ -219,8 +223,10 @@ asio::awaitable<TransactionDriver::Held> TransactionDriver::CallAndRecord(
     calls.push_back(CallFor(tx, tx.branches[row]));
     traces.push_back(calls.back().trace);
   }
+  const TimePoint started = clock_.Now();
   const std::vector<engine::BranchOutcome> outcomes = co_await caller_.CallAll(std::move(calls));
   const TimePoint now = clock_.Now();
+  const bool traced = spans_ != nullptr && IsSampled(tx.global.trace);
   Held held;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     storage::BranchRecord& row = tx.branches[rows[i]];
@@ -236,6 +242,7 @@ asio::awaitable<TransactionDriver::Held> TransactionDriver::CallAndRecord(
     engine::RecordOutcome(row, tx.global.trans_type, outcomes[i], tx.global.options.retry_interval,
                           policy_, now);
     LogOutcome(row, traces[i], outcomes[i]);
+    if (traced) spans_->Export(AttemptSpan(tx.global, row, traces[i], outcomes[i], started, now));
     if (row.status == BranchStatus::kPrepared && row.failures > failures_before &&
         policy_.ParksAfter(row.failures, tx.global.options.pause_after)) {
       held.parked = rows[i];

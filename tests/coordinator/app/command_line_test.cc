@@ -553,5 +553,44 @@ TEST_CASE("settled --version prints the version, the commit and the build, and e
   CHECK(cl.output == "settled 1.2.3 (commit 0123456789ab, Release, GCC 12.2.0)\n");
 }
 
+TEST_CASE("an OTLP endpoint (--otlp-endpoint) is a base URL: spans go to its /v1/traces", "[cli][otlp]") {
+  CHECK(Parse({}).config.otlp_traces_url.empty());
+  const CommandLine cl = Parse({"--otlp-endpoint", "http://127.0.0.1:4318", "--otlp-header",
+                                "api-key=s3cret,x-tenant=7", "--otlp-service-name", "pay"});
+  REQUIRE_FALSE(cl.exit_now);
+  CHECK(cl.config.otlp_traces_url == "http://127.0.0.1:4318/v1/traces");
+  CHECK(cl.config.otlp_headers ==
+        std::vector<std::pair<std::string, std::string>>{{"api-key", "s3cret"}, {"x-tenant", "7"}});
+  CHECK(cl.config.otlp_service_name == "pay");
+}
+
+TEST_CASE("a wrong OTLP endpoint or header stops settled at start, the flag named", "[cli][otlp]") {
+  const CommandLine url = Parse({"--otlp-endpoint", "collector:4318"});
+  CHECK(url.exit_now);
+  CHECK(url.exit_code == 2);
+  CHECK(url.output.rfind("--otlp-endpoint 'collector:4318': ", 0) == 0);
+  const CommandLine header = Parse({"--otlp-header", "api-key"});
+  CHECK(header.exit_code == 2);
+  CHECK(header.output.rfind("--otlp-header: 'api-key' is not name=value", 0) == 0);
+  const CommandLine smuggled = Parse({"--otlp-header", "x=1%0D%0AHost: evil"});
+  CHECK(smuggled.exit_code == 2);
+}
+
+TEST_CASE("OpenTelemetry's environment variables are the OTLP options' defaults", "[cli][otlp]") {
+  ::setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "https://otel.example/ingest", 1);
+  ::setenv("OTEL_EXPORTER_OTLP_HEADERS", "api-key=from-env", 1);
+  ::setenv("OTEL_SERVICE_NAME", "env-settled", 1);
+  const CommandLine from_env = Parse({});
+  const CommandLine from_flag = Parse({"--otlp-endpoint", "http://127.0.0.1:4318"});
+  ::unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+  ::unsetenv("OTEL_EXPORTER_OTLP_HEADERS");
+  ::unsetenv("OTEL_SERVICE_NAME");
+  CHECK(from_env.config.otlp_traces_url == "https://otel.example/ingest/v1/traces");
+  CHECK(from_env.config.otlp_headers ==
+        std::vector<std::pair<std::string, std::string>>{{"api-key", "from-env"}});
+  CHECK(from_env.config.otlp_service_name == "env-settled");
+  CHECK(from_flag.config.otlp_traces_url == "http://127.0.0.1:4318/v1/traces");
+}
+
 }  // namespace
 }  // namespace settle::app

@@ -11,6 +11,7 @@
 #include "fake_clock.h"
 #include "scripted_branch_caller.h"
 #include "settle/calls/host_gated_caller.h"
+#include "settle/core/span.h"
 #include "settle/drive/bulk_jobs.h"
 #include "settle/drive/coordinator.h"
 #include "settle/drive/gid_generator.h"
@@ -46,6 +47,23 @@ class RecordingAlerts final : public drive::StuckAlerts {
   mutable std::mutex mutex_;
   std::vector<storage::Transaction> raised_;
   std::vector<storage::Transaction> parked_;
+};
+
+// Keeps every span the driver and the coordinator export.
+class RecordingSpans final : public SpanSink {
+ public:
+  void Export(Span span) override {
+    std::lock_guard lock(mutex_);
+    spans_.push_back(std::move(span));
+  }
+  std::vector<Span> spans() const {
+    std::lock_guard lock(mutex_);
+    return spans_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<Span> spans_;
 };
 
 // The coordinator as settled assembles it (real SQLite store, driver, scheduler), with a fake
@@ -93,6 +111,8 @@ class CoordinatorHarness {
   FakeClock& clock() { return clock_; }
   ScriptedBranchCaller& caller() { return caller_; }
   calls::HostGatedCaller& gates() { return *gates_; }
+  // The spans of sampled transactions, as exported.
+  std::vector<Span> spans() const { return spans_.spans(); }
   // The pauses signalled to passes on this "instance".
   const drive::PauseSignals& pauses() const { return pauses_; }
   // Bulk jobs, run on the same context (a job's walk ends before RunCoroutine returns).
@@ -137,6 +157,7 @@ class CoordinatorHarness {
         engine::RetryPolicy(retry_, engine::RetryPolicy::NoJitter()), metrics_, &alerts_,
         gates_.get());
     driver_->SetPauseSignals(&pauses_);
+    driver_->SetSpans(&spans_);
     scheduler_ = std::make_unique<drive::Scheduler>(clock_, context_.get_executor(), *driver_);
     gids_ = std::make_unique<drive::GidGenerator>(clock_);
     // As settled wires it: an operator's Retry now and force stop reach the gates.
@@ -145,6 +166,7 @@ class CoordinatorHarness {
     settings.pauses = &pauses_;
     coordinator_ = std::make_unique<drive::Coordinator>(*async_store_, *scheduler_, clock_, *gids_,
                                                         settings, metrics_);
+    coordinator_->SetSpans(&spans_);
     sync_ = std::make_unique<SyncCoordinator>(context_, *coordinator_);
     jobs_ = std::make_unique<drive::BulkJobs>(*async_store_, *coordinator_, clock_,
                                               context_.get_executor());
@@ -172,6 +194,7 @@ class CoordinatorHarness {
   engine::HostGateSettings gate_settings_;
   drive::CoordinatorMetrics metrics_;  // counts survive a Restart(), as in one process
   RecordingAlerts alerts_;
+  RecordingSpans spans_;        // survive a Restart(), as an exporter's collector would
   drive::PauseSignals pauses_;  // in memory, as settled's: lost on Restart()
   std::unique_ptr<storage::SqliteStore> store_;
   std::unique_ptr<FailingStore> faulty_;

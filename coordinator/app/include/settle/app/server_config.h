@@ -85,6 +85,13 @@ struct ServerConfig {
   // Alerts about one creator's transactions per minute, at most (--alerts-per-creator; 0: no
   // limit): app/alert_budget.h.
   std::size_t alerts_per_creator = 60;
+  // OpenTelemetry spans (docs/operations.md "Tracing with OpenTelemetry"): the OTLP/HTTP
+  // traces URL spans are posted to (from --otlp-endpoint, a base URL; empty: no export), the
+  // headers sent with them, and the service name they report.
+  std::string otlp_traces_url;
+  std::vector<std::pair<std::string, std::string>> otlp_headers;
+  std::string otlp_service_name = "settled";
+  std::size_t otlp_queue = 4096;   // spans waiting beyond this are dropped (counted)
   Duration shutdown_grace{10000};  // how long in-flight branch calls may finish on shutdown
   std::string log_level = "info";
   std::string log_format = "text";  // or "json" (log_format.h)

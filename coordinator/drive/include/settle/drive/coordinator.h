@@ -9,6 +9,7 @@
 #include "settle/calls/host_gates.h"
 #include "settle/calls/try_countersigner.h"
 #include "settle/core/clock.h"
+#include "settle/core/span.h"
 #include "settle/drive/async_store.h"
 #include "settle/drive/coordinator_metrics.h"
 #include "settle/drive/gid_generator.h"
@@ -241,6 +242,9 @@ class Coordinator {
 
   // Where operators' actions are reported once stored (null: nowhere). Before serving.
   void SetAlerts(StuckAlerts* alerts) { alerts_ = alerts; }
+  // Where the span of a sampled transaction goes when a request (an abort, a forceStop) ends
+  // it (transaction_spans.h; null: nowhere). Before serving.
+  void SetSpans(SpanSink* spans) { spans_ = spans; }
 
   // From now on every operation that changes state answers Unavailable.
   void BeginShutdown() { shutting_down_ = true; }
@@ -334,6 +338,7 @@ class Coordinator {
   QuotaLedger quotas_;
   std::atomic<bool> shutting_down_{false};
   StuckAlerts* alerts_ = nullptr;  // SetAlerts; null: operators' actions reported nowhere
+  SpanSink* spans_ = nullptr;      // SetSpans; null: no spans
 };
 
 }  // namespace settle::drive

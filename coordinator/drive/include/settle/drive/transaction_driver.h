@@ -3,6 +3,7 @@
 #include "settle/calls/branch_caller.h"
 #include "settle/calls/host_gates.h"
 #include "settle/core/clock.h"
+#include "settle/core/span.h"
 #include "settle/drive/async_store.h"
 #include "settle/drive/coordinator_metrics.h"
 #include "settle/drive/pass_runner.h"
@@ -54,6 +55,10 @@ class TransactionDriver final : public PassRunner {
   // Where this instance's pauses are signalled (null: nowhere, a pause is seen at the next
   // load). Before any pass.
   void SetPauseSignals(PauseSignals* pauses) { pauses_ = pauses; }
+  // Where the spans of sampled transactions go (transaction_spans.h; null: nowhere): one per
+  // branch call made, and the transaction's own once a pass stores its final state. Before
+  // any pass.
+  void SetSpans(SpanSink* spans) { spans_ = spans; }
 
   // Upper bound of rounds with calls in one pass, so a long saga yields to other transactions.
   static constexpr int kMaxRoundsPerPass = 64;
@@ -112,6 +117,7 @@ class TransactionDriver final : public PassRunner {
   CoordinatorMetrics& metrics_;
   StuckAlerts* alerts_;  // null: no alerts
   PauseSignals* pauses_ = nullptr;
+  SpanSink* spans_ = nullptr;  // null: no spans
   calls::HostGates* const gates_;
 };
 

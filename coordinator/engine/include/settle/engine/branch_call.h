@@ -44,6 +44,8 @@ struct BranchOutcome {
   // The host's circuit is open (this call was not made, or was a call that failed while it
   // is): the circuit's own log lines speak for the host, so the call is not logged as a warning.
   bool circuit_open = false;
+  // A gRPC call's status code, when it ended with one (the participant's or gRPC's own).
+  std::optional<int> grpc_code;
 };
 
 }  // namespace settle::engine

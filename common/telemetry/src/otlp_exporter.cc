@@ -1,0 +1,262 @@
+#include "settle/telemetry/otlp_exporter.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "settle/core/ascii.h"
+#include "settle/core/header_syntax.h"
+
+namespace settle::telemetry {
+namespace {
+
+constexpr std::size_t kMaxAnswerBytes = 4096;
+
+// OTLP/HTTP's retryable answers (the specification's "Retryable Response Codes").
+bool Retryable(int status) {
+  return status == 429 || status == 502 || status == 503 || status == 504;
+}
+
+std::string_view Trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+Result<std::string> OtlpTracesUrl(std::string_view base) {
+  Result<Url> url = ParseUrl(base);
+  if (!url) return url.status();
+  if (url->path_and_query.find('?') != std::string::npos) {
+    return Status::InvalidArgument("a base URL has no query (spans go to its path + /v1/traces)");
+  }
+  std::string out(base);
+  if (out.back() != '/') out += '/';
+  return out + "v1/traces";
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> ParseOtlpHeaders(std::string_view list) {
+  std::vector<std::pair<std::string, std::string>> headers;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    const std::string_view entry = Trimmed(list.substr(0, comma));
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    if (entry.empty()) continue;
+    const std::size_t equals = entry.find('=');
+    const std::string name(Trimmed(entry.substr(0, equals == std::string_view::npos ? 0 : equals)));
+    if (equals == std::string_view::npos || name.empty() || !IsValidHeaderName(name)) {
+      return Status::InvalidArgument("'" + std::string(entry) + "' is not name=value");
+    }
+    // Percent-decoded; a '+' is itself (FormDecode would make it a space).
+    std::string escaped;
+    for (const char c : Trimmed(entry.substr(equals + 1))) {
+      if (c == '+') {
+        escaped += "%2B";
+      } else {
+        escaped += c;
+      }
+    }
+    for (const std::string_view framing :
+         {"host", "content-type", "content-length", "transfer-encoding", "connection"}) {
+      if (EqualsIgnoreAsciiCase(name, framing)) {
+        return Status::InvalidArgument(name + " is set by settled itself");
+      }
+    }
+    std::string value = FormDecode(escaped);
+    if (!IsValidHeaderValue(value)) {
+      return Status::InvalidArgument("the value of " + name + " is not a valid header value");
+    }
+    headers.emplace_back(name, std::move(value));
+  }
+  return headers;
+}
+
+Result<std::unique_ptr<OtlpExporter>> OtlpExporter::Create(const std::string& traces_url,
+                                                           const Clock& clock,
+                                                           asio::any_io_executor executor,
+                                                           net::Client& client,
+                                                           OtlpSettings settings) {
+  Result<Url> parsed = ParseUrl(traces_url);
+  if (!parsed) {
+    return Status::InvalidArgument("OTLP endpoint '" + traces_url +
+                                   "': " + parsed.status().message());
+  }
+  if (settings.max_batch == 0 || settings.max_queued == 0) {
+    return Status::InvalidArgument("OTLP export: the queue and a batch must hold a span at least");
+  }
+  return std::unique_ptr<OtlpExporter>(new OtlpExporter(
+      std::move(*parsed), traces_url, clock, std::move(executor), client, std::move(settings)));
+}
+
+OtlpExporter::OtlpExporter(Url url, std::string url_text, const Clock& clock,
+                           asio::any_io_executor executor, net::Client& client,
+                           OtlpSettings settings)
+    : url_(std::move(url)),
+      url_text_(std::move(url_text)),
+      clock_(clock),
+      settings_(std::move(settings)),
+      client_(client),
+      strand_(asio::make_strand(executor)),
+      wait_(strand_) {}
+
+OtlpExporter::~OtlpExporter() { Stop(); }
+
+std::size_t OtlpExporter::queued() const {
+  const std::lock_guard lock(mutex_);
+  return queue_.size();
+}
+
+void OtlpExporter::CutWaitShortLocked(bool backoff_too) {
+  ++posted_;
+  asio::post(strand_, [this, backoff_too] {
+    if (filling_ || (backoff_too && backing_off_)) wait_.cancel();
+    const std::lock_guard lock(mutex_);
+    --posted_;
+    idle_.notify_all();  // under the lock: Stop cannot return (and free this) before it is out
+  });
+}
+
+void OtlpExporter::Export(Span span) {
+  bool start = false;
+  {
+    const std::lock_guard lock(mutex_);
+    if (stopping_ || queue_.size() >= settings_.max_queued) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      if (drops_.Failed()) {
+        spdlog::warn(
+            "OTLP export: {} spans are waiting for {} (the most it queues), so spans are dropped "
+            "until it catches up (counted as settle_otlp_spans_total{{result=\"dropped\"}})",
+            queue_.size(), url_text_);
+      }
+      return;
+    }
+    if (drops_.failures() > 0) {
+      if (const std::uint64_t n = drops_.Succeeded(); n > 0) {
+        spdlog::warn("OTLP export: spans are queued again, after {} dropped", n);
+      }
+    }
+    queue_.push_back(std::move(span));
+    if (!sending_) {
+      sending_ = true;
+      start = true;
+    } else if (queue_.size() == settings_.max_batch) {
+      CutWaitShortLocked(false);  // a full batch goes at once
+    }
+  }
+  if (start) asio::co_spawn(strand_, Drain(), asio::detached);
+}
+
+void OtlpExporter::Stop(Duration grace) {
+  std::unique_lock lock(mutex_);
+  if (!stopping_) {
+    stopping_ = true;
+    give_up_at_ = clock_.Monotonic() + grace;
+    if (sending_) CutWaitShortLocked(true);
+  }
+  idle_.wait(lock, [this] { return !sending_ && posted_ == 0; });
+}
+
+asio::awaitable<std::pair<std::string, bool>> OtlpExporter::Post(const std::string& body,
+                                                                 Duration timeout) {
+  net::ClientRequest request;
+  request.method = "POST";
+  request.url = url_;
+  request.headers.emplace_back("Content-Type", "application/json");
+  for (const auto& header : settings_.headers) request.headers.push_back(header);
+  request.body = body;
+  request.timeout = timeout;
+  request.idempotent = false;  // a batch sent twice is spans shown twice
+  request.max_answer_bytes = kMaxAnswerBytes;
+  Result<net::ClientAnswer> answer = co_await client_.Send(std::move(request));
+  if (!answer) co_return std::pair<std::string, bool>(answer.status().message(), true);
+  if (answer->status >= 200 && answer->status <= 299) {
+    co_return std::pair<std::string, bool>(std::string(), false);
+  }
+  std::string why = "HTTP " + std::to_string(answer->status);
+  if (!answer->body.empty()) why += ": " + answer->body.substr(0, 200);
+  co_return std::pair<std::string, bool>(std::move(why), Retryable(answer->status));
+}
+
+asio::awaitable<void> OtlpExporter::Drain() {
+  for (;;) {
+    bool fill = false;
+    {
+      const std::lock_guard lock(mutex_);
+      if (queue_.empty()) {
+        // Under the lock that Export takes: a span queued from now on starts a new Drain.
+        // After this, nothing of `this` is touched (Stop may return and free it).
+        sending_ = false;
+        idle_.notify_all();
+        co_return;
+      }
+      fill = !stopping_ && queue_.size() < settings_.max_batch;
+    }
+    if (fill) {
+      filling_ = true;
+      wait_.expires_after(settings_.flush_interval);
+      boost::system::error_code ec;
+      co_await wait_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      filling_ = false;
+    }
+    std::vector<Span> batch;
+    bool stopping = false;
+    MonoTime give_up_at{0};
+    {
+      const std::lock_guard lock(mutex_);
+      const std::size_t n = std::min(queue_.size(), settings_.max_batch);
+      batch.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+      stopping = stopping_;
+      give_up_at = give_up_at_;
+    }
+    const std::string body = OtlpTraceRequest(batch, settings_.resource);
+    // Once stopping, each batch gets one attempt, and only while the grace lasts.
+    const int attempts = stopping ? 1 : std::max(1, settings_.attempts);
+    std::pair<std::string, bool> result("not attempted: shutting down", false);
+    Duration delay = settings_.retry_delay;
+    for (int attempt = 1; attempt <= attempts; ++attempt) {
+      Duration timeout = settings_.timeout;
+      if (stopping) {
+        const auto left = std::chrono::duration_cast<Duration>(give_up_at - clock_.Monotonic());
+        if (left <= Duration(0)) break;
+        timeout = std::min(timeout, left);
+      }
+      result = co_await Post(body, timeout);
+      if (result.first.empty() || !result.second || attempt == attempts) break;
+      {
+        const std::lock_guard lock(mutex_);
+        if (stopping_) break;
+      }
+      backing_off_ = true;
+      wait_.expires_after(delay);
+      boost::system::error_code ec;
+      co_await wait_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      backing_off_ = false;
+      {
+        const std::lock_guard lock(mutex_);
+        if (stopping_) break;
+      }
+      delay *= 2;
+    }
+    if (result.first.empty()) {
+      exported_.fetch_add(batch.size(), std::memory_order_relaxed);
+      if (const std::uint64_t n = failing_.Succeeded(); n > 0) {
+        spdlog::warn("OTLP export: {} takes spans again, after {} failed batches", url_text_, n);
+      }
+    } else {
+      failed_.fetch_add(batch.size(), std::memory_order_relaxed);
+      if (failing_.Failed()) {
+        spdlog::error(
+            "OTLP export: {} did not take {} spans: {} (spans are dropped while it fails, "
+            "counted as settle_otlp_spans_total{{result=\"failed\"}})",
+            url_text_, batch.size(), result.first);
+      }
+    }
+  }
+}
+
+}  // namespace settle::telemetry
