@@ -553,7 +553,8 @@ TEST_CASE("settled --version prints the version, the commit and the build, and e
   CHECK(cl.output == "settled 1.2.3 (commit 0123456789ab, Release, GCC 12.2.0)\n");
 }
 
-TEST_CASE("an OTLP endpoint (--otlp-endpoint) is a base URL: spans go to its /v1/traces", "[cli][otlp]") {
+TEST_CASE("an OTLP endpoint (--otlp-endpoint) is a base URL: spans go to its /v1/traces",
+          "[cli][otlp]") {
   CHECK(Parse({}).config.otlp_traces_url.empty());
   const CommandLine cl = Parse({"--otlp-endpoint", "http://127.0.0.1:4318", "--otlp-header",
                                 "api-key=s3cret,x-tenant=7", "--otlp-service-name", "pay"});

@@ -5,11 +5,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
+
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "child_process.h"
 #include "eventually.h"
+#include "file_text.h"
 #include "json_client.h"
 #include "metrics_sample.h"
 #include "participant_server.h"
@@ -119,6 +124,20 @@ TEST_CASE(
           std::string("00-") + kTrace + "-" + attempt["spanId"].get<std::string>() + "-01");
   }
   CHECK(Metric(client, "settle_otlp_spans_total{result=\"exported\"}") == 3);
+
+  // What was posted, read against opentelemetry-proto's ExportTraceServiceRequest as a
+  // Collector reads it (tests/interop/otlp/otlp_check.py).
+  std::vector<std::string> check = {"/usr/bin/python3", SETTLE_OTLP_CHECK};
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    check.push_back(dir.File("body" + std::to_string(i) + ".json"));
+    std::ofstream(check.back()) << calls[i].body;
+  }
+  const std::string log = dir.File("otlp_check.log");
+  testing::ChildProcess checker(check, log);
+  const int status = checker.Wait(std::chrono::seconds(60));
+  INFO(testing::ReadFile(log));
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }
 
 TEST_CASE(
