@@ -87,13 +87,26 @@ TEST_CASE("the resource names the service, its version and its instance", "[tele
   CHECK(request["resourceSpans"][0]["scopeSpans"][0]["spans"].size() == 2);
 }
 
-TEST_CASE("text that is not UTF-8 (a participant's URL, a reason) is replaced, not thrown",
-          "[telemetry][otlp]") {
-  Span span = CallSpan();
-  span.status_message = std::string("bad \xff\xfe byte");
-  const json encoded = json::parse(OtlpTraceRequest({span}, {}));
-  CHECK(encoded["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["status"]["message"] ==
-        "bad \xEF\xBF\xBD\xEF\xBF\xBD byte");
+TEST_CASE(
+    "text that is not UTF-8 (a participant's URL, a reason) is replaced byte by byte, and the "
+    "body always parses",
+    "[telemetry][otlp]") {
+  const auto message_of = [](const std::string& text) {
+    Span span = CallSpan();
+    span.status_message = text;
+    const json encoded = json::parse(OtlpTraceRequest({span}, {}));
+    return encoded["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["status"]["message"]
+        .get<std::string>();
+  };
+  const std::string replacement = "\xEF\xBF\xBD";
+  CHECK(message_of("bad \xff\xfe byte") == "bad " + replacement + replacement + " byte");
+  CHECK(message_of("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80") ==
+        "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");                            // kept as it is
+  CHECK(message_of("\xC0\xAF") == replacement + replacement);                    // overlong '/'
+  CHECK(message_of("\xED\xA0\x80") == replacement + replacement + replacement);  // a surrogate
+  CHECK(message_of("cut \xE2\x82") == "cut " + replacement + replacement);       // truncated
+  CHECK(message_of("\xF4\x90\x80\x80").size() == 4 * replacement.size());        // above U+10FFFF
+  CHECK(message_of(std::string("q\"b\\n\x01\n\x7f", 8)) == std::string("q\"b\\n\x01\n\x7f", 8));
 }
 
 }  // namespace
