@@ -2,17 +2,13 @@
 
 #include <random>
 
+#include "settle/core/ascii.h"
+
 namespace settle {
 namespace {
 
 constexpr std::size_t kMaxTracestate = 512;
 constexpr char kHex[] = "0123456789abcdef";
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
 
 std::string RandomHex(std::size_t digits) {
   // Not a secret: W3C asks for ids random enough not to collide. One generator per thread.
@@ -40,7 +36,7 @@ bool IsTraceHex(std::string_view text, std::size_t digits) {
   if (text.size() != digits) return false;
   bool zero = true;
   for (const char c : text) {
-    if (HexValue(c) < 0) return false;
+    if (LowerHexDigitValue(c) < 0) return false;
     zero = zero && c == '0';
   }
   return !zero;
@@ -59,7 +55,8 @@ std::optional<TraceContext> ParseTraceparent(std::string_view traceparent,
   constexpr std::size_t kLength = 55;
   if (traceparent.size() < kLength) return std::nullopt;
   const std::string_view version = traceparent.substr(0, 2);
-  if (HexValue(version[0]) < 0 || HexValue(version[1]) < 0 || version == "ff") return std::nullopt;
+  if (LowerHexDigitValue(version[0]) < 0 || LowerHexDigitValue(version[1]) < 0 || version == "ff")
+    return std::nullopt;
   // Version 00 is exactly 55 bytes; a later one may add fields after a '-'.
   if (version == "00" ? traceparent.size() != kLength
                       : traceparent.size() > kLength && traceparent[kLength] != '-') {
@@ -71,29 +68,35 @@ std::optional<TraceContext> ParseTraceparent(std::string_view traceparent,
   const std::string_view trace_id = traceparent.substr(3, 32);
   const std::string_view parent_id = traceparent.substr(36, 16);
   const std::string_view flags = traceparent.substr(53, 2);
-  if (!IsTraceHex(trace_id, 32) || !IsTraceHex(parent_id, 16) || HexValue(flags[0]) < 0 ||
-      HexValue(flags[1]) < 0) {
+  if (!IsTraceHex(trace_id, 32) || !IsTraceHex(parent_id, 16) || LowerHexDigitValue(flags[0]) < 0 ||
+      LowerHexDigitValue(flags[1]) < 0) {
     return std::nullopt;
   }
   TraceContext context;
   context.trace_id = std::string(trace_id);
   context.span_id = std::string(parent_id);
-  context.flags = static_cast<std::uint8_t>(HexValue(flags[0]) * 16 + HexValue(flags[1]));
+  context.flags =
+      static_cast<std::uint8_t>(LowerHexDigitValue(flags[0]) * 16 + LowerHexDigitValue(flags[1]));
   if (tracestate.size() <= kMaxTracestate && PrintableAscii(tracestate)) {
     context.state = std::string(tracestate);
   }
   return context;
 }
 
-std::optional<TraceContext> ReadTraceHeaders(const std::vector<std::string_view>& traceparents,
-                                             const std::vector<std::string_view>& tracestates) {
-  if (traceparents.size() != 1) return std::nullopt;
+std::optional<TraceContext> ReadTraceHeaders(const std::vector<HeaderField>& fields) {
+  std::optional<std::string_view> traceparent;
   std::string state;
-  for (const std::string_view value : tracestates) {
-    if (!state.empty() && !value.empty()) state += ',';
-    state += value;
+  for (const auto& [name, value] : fields) {
+    if (EqualsIgnoreAsciiCase(name, kTraceparentHeader)) {
+      if (traceparent) return std::nullopt;
+      traceparent = value;
+    } else if (EqualsIgnoreAsciiCase(name, kTracestateHeader) && !value.empty()) {
+      if (!state.empty()) state += ',';
+      state += value;
+    }
   }
-  return ParseTraceparent(traceparents.front(), state);
+  if (!traceparent) return std::nullopt;
+  return ParseTraceparent(*traceparent, state);
 }
 
 TraceContext StartSpan(const std::optional<TraceContext>& incoming) {

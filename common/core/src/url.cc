@@ -12,13 +12,6 @@ bool IsUnreserved(unsigned char c) {
          c == '_' || c == '.' || c == '~';
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 template <typename Keep>
 std::string EncodeUnless(std::string_view s, Keep keep) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -70,8 +63,7 @@ bool IsRegName(std::string_view host) {
 bool IsIpv6Literal(std::string_view host) {
   if (host.find(':') == std::string_view::npos) return false;
   for (unsigned char c : host) {
-    const bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-    if (!hex && c != ':' && c != '.') return false;
+    if (HexDigitValue(static_cast<char>(c)) < 0 && c != ':' && c != '.') return false;
   }
   return true;
 }
@@ -91,9 +83,9 @@ std::string FormDecode(std::string_view s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '+') {
       out += ' ';
-    } else if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 &&
-               HexValue(s[i + 2]) >= 0) {
-      out += static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2]));
+    } else if (s[i] == '%' && i + 2 < s.size() && HexDigitValue(s[i + 1]) >= 0 &&
+               HexDigitValue(s[i + 2]) >= 0) {
+      out += static_cast<char>(HexDigitValue(s[i + 1]) * 16 + HexDigitValue(s[i + 2]));
       i += 2;
     } else {
       out += s[i];

@@ -11,6 +11,8 @@
 #include <memory>
 #include <vector>
 
+#include "settle/core/ascii.h"
+
 namespace settle::net {
 namespace {
 
@@ -47,13 +49,6 @@ struct Part {
   std::string written;  // as written, for messages
 };
 using Rdn = std::vector<Part>;
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // Reads the parts of a subject written in `form`, in the order written.
 class SubjectReader {
@@ -111,8 +106,9 @@ class SubjectReader {
   Status ReadEscape(std::string& value) {
     ++at_;
     if (at_ >= text_.size()) return Status::InvalidArgument("a value ends with a lone '\\'");
-    if (at_ + 1 < text_.size() && HexDigit(text_[at_]) >= 0 && HexDigit(text_[at_ + 1]) >= 0) {
-      value += static_cast<char>(HexDigit(text_[at_]) * 16 + HexDigit(text_[at_ + 1]));
+    if (at_ + 1 < text_.size() && HexDigitValue(text_[at_]) >= 0 &&
+        HexDigitValue(text_[at_ + 1]) >= 0) {
+      value += static_cast<char>(HexDigitValue(text_[at_]) * 16 + HexDigitValue(text_[at_ + 1]));
       at_ += 2;
     } else {
       value += text_[at_++];

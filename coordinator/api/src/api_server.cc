@@ -91,13 +91,7 @@ Result<Request> AskedBy(Result<Request> parsed, const engine::Requester& who) {
 template <typename Request>
 Result<Request> Traced(Result<Request> parsed, const net::Request& req) {
   if (!parsed) return parsed;
-  std::vector<std::string_view> traceparents;
-  std::vector<std::string_view> tracestates;
-  for (const auto& [name, value] : req.headers) {
-    if (EqualsIgnoreAsciiCase(name, kTraceparentHeader)) traceparents.push_back(value);
-    if (EqualsIgnoreAsciiCase(name, kTracestateHeader)) tracestates.push_back(value);
-  }
-  parsed->trace = ReadTraceHeaders(traceparents, tracestates);
+  parsed->trace = ReadTraceHeaders(req.headers);
   return parsed;
 }
 

@@ -2,18 +2,13 @@
 
 #include <algorithm>
 
+#include "settle/core/ascii.h"
+
 namespace settle::app {
 namespace {
 
 bool IsKeyStart(char c) { return c >= 'a' && c <= 'z'; }
 bool IsKeyByte(char c) { return IsKeyStart(c) || (c >= '0' && c <= '9') || c == '_'; }
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // Reads the quoted string that starts at text[at] ('"'), LogValue's escapes undone, into
 // `value` (if not null); returns the index just past its closing quote (text.size() when it
@@ -35,8 +30,9 @@ std::size_t ReadQuoted(std::string_view text, std::size_t at, std::string* value
           c = '\t';
           break;
         case 'x':
-          if (at + 1 < text.size() && HexDigit(text[at]) >= 0 && HexDigit(text[at + 1]) >= 0) {
-            c = static_cast<char>(HexDigit(text[at]) * 16 + HexDigit(text[at + 1]));
+          if (at + 1 < text.size() && HexDigitValue(text[at]) >= 0 &&
+              HexDigitValue(text[at + 1]) >= 0) {
+            c = static_cast<char>(HexDigitValue(text[at]) * 16 + HexDigitValue(text[at + 1]));
             at += 2;
           } else {
             c = 'x';

@@ -92,6 +92,9 @@ std::size_t QuotaLedger::BytesOf(const storage::GlobalRecord* global,
     const storage::TransOptions& o = global->options;
     for (const auto& [name, value] : o.branch_headers) bytes += name.size() + value.size();
     bytes += o.custom_data.size() + o.request_fingerprint.size();
+    // Its span (W3C Trace Context), stored with it: the tracestate may hold 512 bytes.
+    const TraceContext& t = global->trace;
+    bytes += t.trace_id.size() + t.span_id.size() + t.parent_id.size() + t.state.size();
   }
   return bytes;
 }

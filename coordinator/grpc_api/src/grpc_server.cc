@@ -282,14 +282,12 @@ class DtmService final : public grpc::CallbackGenericService {
   }
 
   static std::optional<TraceContext> TraceOf(const grpc::CallbackServerContext& ctx) {
-    std::vector<std::string_view> traceparents;
-    std::vector<std::string_view> tracestates;
+    std::vector<HeaderField> metadata;
     for (const auto& [key, value] : ctx.client_metadata()) {
-      const std::string_view name(key.data(), key.size());
-      if (name == kTraceparentHeader) traceparents.emplace_back(value.data(), value.size());
-      if (name == kTracestateHeader) tracestates.emplace_back(value.data(), value.size());
+      metadata.emplace_back(std::string_view(key.data(), key.size()),
+                            std::string_view(value.data(), value.size()));
     }
-    return ReadTraceHeaders(traceparents, tracestates);
+    return ReadTraceHeaders(metadata);
   }
 
   // Runs `operation` on the translated request as a coroutine on the I/O threads, which

@@ -19,6 +19,22 @@ TEST_CASE("protocol names compare by ASCII letters only, whatever the locale", "
   CHECK_FALSE(StartsWithIgnoreAsciiCase("grpc", "grpc://"));
 }
 
+TEST_CASE("a hex digit's value is read in either case, or -1 for any other byte", "[ascii]") {
+  CHECK(HexDigitValue('0') == 0);
+  CHECK(HexDigitValue('9') == 9);
+  CHECK(HexDigitValue('a') == 10);
+  CHECK(HexDigitValue('F') == 15);
+  for (const char c : {'g', 'G', '/', ':', '@', '`', ' ', '\0', '\xff'}) {
+    CAPTURE(static_cast<int>(c));
+    CHECK(HexDigitValue(c) == -1);
+    CHECK(LowerHexDigitValue(c) == -1);
+  }
+  // W3C Trace Context's ids are lower case only.
+  CHECK(LowerHexDigitValue('f') == 15);
+  CHECK(LowerHexDigitValue('7') == 7);
+  CHECK(LowerHexDigitValue('A') == -1);
+}
+
 TEST_CASE("host and port join with brackets around an IPv6 address", "[ascii][url]") {
   CHECK(JoinHostPort("127.0.0.1", 36790) == "127.0.0.1:36790");
   CHECK(JoinHostPort("::1", 80) == "[::1]:80");

@@ -5,6 +5,8 @@
 
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace settle {
 namespace {
@@ -44,6 +46,31 @@ TEST_CASE("a traceparent W3C says to ignore starts a new trace instead", "[trace
   CHECK(ParseTraceparent(valid, std::string(513, 'a'))->state.empty());
   CHECK(ParseTraceparent(valid, "a=\n")->state.empty());
   CHECK(ParseTraceparent(valid, std::string(512, 'a'))->state.size() == 512);
+}
+
+TEST_CASE("the caller's span is read from its one traceparent and every tracestate, in any case",
+          "[trace]") {
+  const std::string traceparent = std::string("00-") + kTrace + "-" + kParent + "-01";
+  const auto read = ReadTraceHeaders({{"Host", "settled"},
+                                      {"TraceParent", traceparent},
+                                      {"tracestate", "rojo=00f067aa0ba902b7"},
+                                      {"TRACESTATE", ""},
+                                      {"tracestate", "congo=t61rcWkgMzE"}});
+  REQUIRE(read);
+  CHECK(read->trace_id == kTrace);
+  CHECK(read->span_id == kParent);
+  // Several tracestate fields are one list, in the order sent; an empty one adds nothing.
+  CHECK(read->state == "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE");
+  CHECK(ReadTraceHeaders({{"traceparent", traceparent}})->state.empty());
+  // None, two (which would name the caller's span?), or one W3C says to ignore: no span.
+  CHECK_FALSE(ReadTraceHeaders({{"tracestate", "k=v"}}));
+  CHECK_FALSE(ReadTraceHeaders({{"traceparent", traceparent}, {"Traceparent", traceparent}}));
+  CHECK_FALSE(
+      ReadTraceHeaders({{"traceparent", "00-" + std::string(kTrace)}, {"tracestate", "k=v"}}));
+  // Any range of string pairs: HTTP's header fields as a server keeps them.
+  const std::vector<std::pair<std::string, std::string>> headers = {{"traceparent", traceparent},
+                                                                    {"tracestate", "k=v"}};
+  CHECK(ReadTraceHeaders(headers)->state == "k=v");
 }
 
 TEST_CASE("a transaction's span is a child of the caller's, each call a child of it", "[trace]") {

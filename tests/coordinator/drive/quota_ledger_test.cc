@@ -70,5 +70,26 @@ TEST_CASE("the counts start from the store's, and a quota of 0 is no limit", "[q
         StatusCode::kResourceExhausted);
 }
 
+TEST_CASE("a transaction's bytes are its branches' urls and bodies, its options and its span",
+          "[quota]") {
+  storage::BranchRecord confirm{.url = "http://a/confirm", .data = std::string(100, 'b')};
+  storage::BranchRecord cancel = confirm;  // the same body, shared: stored once
+  cancel.url = "http://a/cancel";
+  storage::BranchRecord other{.url = "http://a/try", .data = std::string(100, 'b')};
+  CHECK(QuotaLedger::BytesOf(nullptr, {confirm, cancel}) == 16 + 15 + 100);
+  CHECK(QuotaLedger::BytesOf(nullptr, {confirm, other}) == 16 + 12 + 200);
+
+  storage::GlobalRecord global;
+  global.options.custom_data = R"({"k":1})";
+  global.options.branch_headers = {{"X-Tenant", "t1"}};
+  CHECK(QuotaLedger::BytesOf(&global, {confirm}) == 116 + 7 + 10);
+  // Its span is stored with it: the ids and a tracestate of up to 512 bytes.
+  global.trace = {.trace_id = std::string(32, 'a'),
+                  .span_id = std::string(16, 'b'),
+                  .parent_id = std::string(16, 'c'),
+                  .state = std::string(512, 's')};
+  CHECK(QuotaLedger::BytesOf(&global, {confirm}) == 116 + 7 + 10 + 32 + 16 + 16 + 512);
+}
+
 }  // namespace
 }  // namespace settle::drive

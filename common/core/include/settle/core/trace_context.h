@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace settle {
@@ -41,11 +42,25 @@ struct TraceContext {
 std::optional<TraceContext> ParseTraceparent(std::string_view traceparent,
                                              std::string_view tracestate = {});
 
-// The caller's span from the values of a request's `traceparent` and `tracestate` headers (or
-// gRPC metadata), each in the order sent: more than one traceparent is ignored as W3C says;
-// several tracestate values are one list, joined with ','. nullopt: no usable traceparent.
-std::optional<TraceContext> ReadTraceHeaders(const std::vector<std::string_view>& traceparents,
-                                             const std::vector<std::string_view>& tracestates);
+// A header field or gRPC metadata entry: its name and its value.
+using HeaderField = std::pair<std::string_view, std::string_view>;
+
+// The caller's span from a request's header fields (or gRPC metadata), in the order sent: its
+// `traceparent` and `tracestate` fields, names matched without regard to ASCII case, the rest
+// ignored. More than one traceparent is ignored as W3C says (which one would name the caller's
+// span?); several tracestate values are one list, joined with ',' (as RFC 9110 combines a
+// list's fields), empty ones left out. nullopt: no usable traceparent (none, more than one, or
+// one ParseTraceparent refuses; a tracestate is then ignored with it).
+std::optional<TraceContext> ReadTraceHeaders(const std::vector<HeaderField>& fields);
+
+// The same over any range of (name, value) pairs of strings: net::Headers, the SDK's
+// std::multimap<std::string, std::string>.
+template <typename Fields>
+std::optional<TraceContext> ReadTraceHeaders(const Fields& fields) {
+  std::vector<HeaderField> views;
+  for (const auto& [name, value] : fields) views.emplace_back(name, value);
+  return ReadTraceHeaders(views);
+}
 
 // A new span: a child of `incoming` (same trace, flags and state, `parent_id` its span), or
 // the root of a new trace (sampled) without one. A new random span id either way.

@@ -13,6 +13,11 @@ namespace settle::app {
 // ObserveGrpcHandshakeFailures instead, which counts and rate-limits it; gRPC (1.51) does not
 // say which peer it was.
 //
+// Both are process-wide: gRPC's log function is one for the whole process (gpr_set_log_function),
+// so the route and the one observer serve every gRPC server and channel in it. That is right for
+// settled, which runs one gRPC server per process; a process with several would count all their
+// handshake failures in one observer.
+//
 // Thread-safety: gRPC calls the route from any of its threads; set the observer before gRPC
 // serves and clear it (nullptr) before what it refers to is destroyed.
 void RouteGrpcLogs();

@@ -72,7 +72,7 @@ class QuotaLedger {
 
   // The bytes a quota counts for new rows, as Store::UnfinishedUsage counts them once stored:
   // each branch row's url, each body once however many rows share it, and (when `global` is
-  // given) its options as stored.
+  // given) its options as stored and its span (trace: the ids and the tracestate).
   static std::size_t BytesOf(const storage::GlobalRecord* global,
                              const std::vector<storage::BranchRecord>& branches);
 
