@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "temp_dir.h"
@@ -212,6 +213,39 @@ TEST_CASE("settled --help explains every option and exits 0", "[cli]") {
                              "--tls-client-cert", "--tls-client-key"}) {
     CHECK_THAT(cl.output, Catch::Contains(option));
   }
+}
+
+TEST_CASE("settled --help names what settled serves and groups its options by concern", "[cli]") {
+  const std::string help = Parse({"--help"}).output;
+  CHECK_THAT(help, Catch::StartsWith("settled: the Settle transaction coordinator: TCC, saga, "
+                                     "transactional messages (msg) and XA, over HTTP and gRPC"));
+  CHECK_THAT(help, Catch::Contains("DTM's gRPC API (dtmgimp.Dtm) on --grpc-port"));
+  // Each group's heading, in this order, with one of its options under it.
+  const std::vector<std::pair<std::string, std::string>> groups = {
+      {"Listening", "--grpc-port"},
+      {"Storage", "--retention"},
+      {"Clients and tokens", "--client-certificates"},
+      {"TLS", "--tls-cert"},
+      {"Signing", "--signing-key"},
+      {"Branch calls", "--retry-interval"},
+      {"Limits", "--rate-limit"},
+      {"gRPC limits", "--grpc-memory-limit"},
+      {"Running", "--io-threads"},
+      {"Several settled on one PostgreSQL", "--lease"},
+      {"Alerts", "--alert-webhook"},
+      {"Logs", "--log-format"},
+      {"Tracing", "--otlp-endpoint"}};
+  std::size_t at = 0;
+  for (const auto& [group, option] : groups) {
+    CAPTURE(group, option);
+    const std::size_t heading = help.find("\n" + group + ":\n", at);
+    REQUIRE(heading != std::string::npos);
+    const std::size_t end = help.find("\n\n", heading + 1);  // a blank line ends a group
+    CHECK(help.find("  " + option + " ", heading) < end);
+    at = heading + 1;
+  }
+  // --help, --version, --config and --dump-config stay in CLI11's own group, first.
+  CHECK(help.find("--dump-config") < help.find("\nListening:\n"));
 }
 
 TEST_CASE("bad arguments are refused with a message and exit code 2", "[cli]") {
@@ -505,6 +539,10 @@ TEST_CASE("settled --dump-config writes a file that --config reads back to the s
   CHECK(dumped.exit_code == 0);
   CHECK_THAT(dumped.output, Catch::Contains("port=7000"));
   CHECK_THAT(dumped.output, Catch::Contains("# Port to listen on"));
+  // settled's description first, then the options in the groups of --help.
+  CHECK_THAT(dumped.output, Catch::Contains("\n# settled: the Settle transaction coordinator"));
+  CHECK(dumped.output.find("# Listening Options") < dumped.output.find("port=7000"));
+  CHECK(dumped.output.find("# Storage Options") < dumped.output.find("retention=\"7d\""));
   // Options without a value are there to uncomment, not to load as empty values.
   CHECK_THAT(dumped.output, Catch::Contains("# tls-cert=\"\""));
   CHECK_THAT(dumped.output, !Catch::Contains("dump-config="));
