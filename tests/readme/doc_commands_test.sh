@@ -6,9 +6,11 @@
 # comment on the line just before its fence (docs/testing.md, "Documented commands"):
 #   <!-- doc-test: run [needs=NAME,...] [timeout=SECONDS] -->
 #       runs the block; it must exit 0 within the timeout (60 s by default)
-#   <!-- doc-test: background name=NAME ready=URL [needs=NAME,...] [timeout=SECONDS] -->
-#       starts the block in the background and waits until URL answers 2xx (30 s by default);
-#       it is stopped when the file's blocks are done, and must still be running then
+#   <!-- doc-test: background name=NAME ready=URL [curl="ARGS"] [needs=NAME,...] [timeout=SECONDS] -->
+#       starts the block in the background and waits until URL answers 2xx (30 s by default),
+#       asked by curl with ARGS too (an https:// URL's --cacert, --cert and --key, say; paths
+#       relative to the tree's root); it is stopped when the file's blocks are done, and must
+#       still be running then
 #   <!-- doc-test: skip reason="WHY" -->
 #       not run, for the reason given
 # `needs` starts the named background blocks of the same file first, wherever they stand in
@@ -63,7 +65,7 @@ git_status() {
 status_before=$(git_status)
 
 # One block of one file, as the parser leaves it.
-declare -A block_kind block_line block_name block_ready block_needs block_timeout block_file
+declare -A block_kind block_line block_name block_ready block_curl block_needs block_timeout block_file
 block_count=0
 declare -A started  # background name -> its block number, once started
 
@@ -174,6 +176,7 @@ parse() {
             block_line[$block_count]="$relative:$start"
             block_name[$block_count]=${marker_attrs[name]:-}
             block_ready[$block_count]=${marker_attrs[ready]:-}
+            block_curl[$block_count]=${marker_attrs[curl]:-}
             block_needs[$block_count]=${marker_attrs[needs]:-}
             block_timeout[$block_count]=${marker_attrs[timeout]:-}
             block_file[$block_count]=$out
@@ -208,13 +211,19 @@ find_background() {  # name first last -> prints the block number
   return 1
 }
 
-answers() { curl -fsS -o /dev/null --max-time 2 "$1" 2>/dev/null; }
+answers() {  # URL [CURL ARGS...], from the tree's root
+  local url=$1
+  shift
+  (cd "$tree" && curl -fsS -o /dev/null --max-time 2 "$@" "$url") 2>/dev/null
+}
 
 start_background() {  # block first last
   local i=$1 url=${block_ready[$1]} log=$work/logs/$1.log
+  local -a curl_args
+  read -ra curl_args <<<"${block_curl[$1]}"
   started[${block_name[$i]}]=$i
   start_needs "$i" "$2" "$3" || return 1
-  if answers "$url"; then
+  if answers "$url" "${curl_args[@]}"; then
     fail "${block_line[$i]}: $url answers before the block is started: stop what serves it" \
          "(the documented ports are fixed)"
     return 1
@@ -224,7 +233,7 @@ start_background() {  # block first last
   local pid=$!
   background_pids+=("$pid")
   local deadline=$((SECONDS + ${block_timeout[$i]:-30}))
-  until answers "$url"; do
+  until answers "$url" "${curl_args[@]}"; do
     if ! kill -0 "$pid" 2>/dev/null; then
       fail "${block_line[$i]}: the background block exited before $url answered" "$log"
       show_block "$i"
