@@ -5,6 +5,7 @@
 #include <charconv>
 #include <utility>
 
+#include "settle/core/ascii.h"
 #include "sql_in_message.h"
 
 namespace settle::db {
@@ -18,13 +19,6 @@ std::string OneLine(const char* message) {
     if (c == '\n') c = ' ';
   }
   return text;
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 }  // namespace
@@ -96,7 +90,7 @@ std::string PgResult::Bytes(int row, int column) const {
   if (text.size() < 2) return bytes;
   bytes.reserve((text.size() - 2) / 2);
   for (std::size_t i = 2; i + 1 < text.size(); i += 2) {
-    bytes.push_back(static_cast<char>(HexValue(text[i]) * 16 + HexValue(text[i + 1])));
+    bytes.push_back(static_cast<char>(HexDigitValue(text[i]) * 16 + HexDigitValue(text[i + 1])));
   }
   return bytes;
 }
