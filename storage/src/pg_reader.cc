@@ -76,10 +76,12 @@ constexpr std::string_view kSelectRunningJobs =
 #undef SETTLE_JOB_COLUMNS
 
 // What each creator's unfinished transactions hold (CreatorUsage), in bytes as stored
-// (schema version 6).
+// (schema version 6), its span (migration 12) included.
 #define SETTLE_USAGE_SQL(where)                                                           \
   "SELECT g.creator, count(*), "                                                          \
-  "coalesce(sum(octet_length(g.options) + coalesce((SELECT sum(octet_length(b.url) + "    \
+  "coalesce(sum(octet_length(g.options) + octet_length(g.trace) + "                       \
+  "octet_length(g.trace_parent) + octet_length(g.trace_state) + "                         \
+  "coalesce((SELECT sum(octet_length(b.url) + "                                           \
   "octet_length(b.body)) FROM trans_branch_op AS b WHERE b.global_id = g.id), 0)), 0) "   \
   "FROM trans_global AS g WHERE g.status IN ('prepared', 'submitted', 'aborting') " where \
   " GROUP BY g.creator ORDER BY g.creator"

@@ -78,12 +78,15 @@ constexpr std::string_view kSelectRunningJobs =
 #undef SETTLE_JOB_COLUMNS
 
 // What each creator's unfinished transactions hold (CreatorUsage), in bytes as stored: TEXT
-// columns are cast so that length() counts bytes, not characters.
-#define SETTLE_USAGE_SQL(where)                                                               \
-  "SELECT g.creator, count(*), "                                                              \
-  "sum(length(CAST(g.options AS BLOB)) + coalesce((SELECT sum(length(CAST(b.url AS BLOB)) + " \
-  "length(b.body)) FROM trans_branch_op AS b WHERE b.global_id = g.id), 0)) "                 \
-  "FROM trans_global AS g WHERE g.status IN ('prepared', 'submitted', 'aborting') " where     \
+// columns are cast so that length() counts bytes, not characters. Its span (schema version
+// 12) counts too.
+#define SETTLE_USAGE_SQL(where)                                                           \
+  "SELECT g.creator, count(*), "                                                          \
+  "sum(length(CAST(g.options AS BLOB)) + length(g.trace) + length(g.trace_parent) + "     \
+  "length(CAST(g.trace_state AS BLOB)) + "                                                \
+  "coalesce((SELECT sum(length(CAST(b.url AS BLOB)) + "                                   \
+  "length(b.body)) FROM trans_branch_op AS b WHERE b.global_id = g.id), 0)) "             \
+  "FROM trans_global AS g WHERE g.status IN ('prepared', 'submitted', 'aborting') " where \
   " GROUP BY g.creator ORDER BY g.creator"
 
 constexpr std::string_view kSelectUsage = SETTLE_USAGE_SQL("AND g.creator <> ''");

@@ -115,5 +115,24 @@ TEST_CASE(
   CHECK(MustLoad(*store, "odd-state").global.trace == without_state);
 }
 
+TEST_CASE("a transaction's span counts in its creator's unfinished bytes",
+          "[storage][trace][quota]") {
+  TestStore store;
+  GlobalRecord plain = MakeGlobal("plain");
+  plain.creator = "alice";
+  GlobalRecord traced = Traced("traced", CallersChild());
+  traced.creator = "bob";
+  MustCommit(*store, Batch(InsertGlobal{plain}, InsertGlobal{traced}));
+  const auto bytes_of = [&](const std::string& creator) {
+    auto usage = store->UnfinishedUsage(creator);
+    INFO(usage.status().ToString());
+    REQUIRE(usage);
+    REQUIRE(usage->size() == 1);
+    return usage->front().bytes;
+  };
+  // As stored: its traceparent (55 bytes), its caller's span id (16) and its tracestate.
+  CHECK(bytes_of("bob") - bytes_of("alice") == 55 + 16 + CallersChild().state.size());
+}
+
 }  // namespace
 }  // namespace settle::storage::testing

@@ -102,6 +102,30 @@ TEST_CASE(
   CHECK(own.events[1].name == "succeed");
 }
 
+TEST_CASE(
+    "a transaction finished after a restart is reported with the span id and start stored when "
+    "it began",
+    "[coordinator][trace][otlp]") {
+  CoordinatorHarness h;
+  h.caller().Script("01", BranchOp::kAction, {Unknown()});
+  engine::SubmitRequest saga = Saga("g6", 1);
+  saga.trace = Caller();
+  REQUIRE(h.coordinator().Submit(std::move(saga)).ok());
+  const storage::Transaction begun = h.Load("g6");
+  REQUIRE(begun.global.status == GlobalStatus::kSubmitted);
+  h.Restart();  // as after kill -9: nothing of the first run is in memory
+  h.Advance(kSecond);
+  REQUIRE(h.StatusOf("g6") == GlobalStatus::kSucceed);
+  const std::vector<Span> own = Named(h.spans(), "saga");
+  REQUIRE(own.size() == 1);
+  CHECK(own[0].context.span_id == begun.global.trace.span_id);
+  CHECK(own[0].context.parent_id == kCallerSpan);
+  CHECK(own[0].start_unix_nano == UnixNanos(begun.global.create_time));
+  for (const Span& call : Named(h.spans(), "action")) {
+    CHECK(call.context.parent_id == begun.global.trace.span_id);
+  }
+}
+
 TEST_CASE("a saga that fails reports its compensations and an error span with the reason",
           "[coordinator][trace][otlp]") {
   CoordinatorHarness h;

@@ -72,9 +72,8 @@ class QuotaLedger {
 
   // The bytes a quota counts for new rows, as Store::UnfinishedUsage counts them once stored:
   // each branch row's url, each body once however many rows share it, and (when `global` is
-  // given) its options as stored; and its span (trace: the ids and the tracestate, at most
-  // about 570 bytes), which UnfinishedUsage does not count yet, so that a caller's bytes read
-  // back from the store (Refresh, Reset) leave it out.
+  // given) its options as stored and its span (trace: the ids and the tracestate, at most
+  // about 570 bytes; the store counts its traceparent, a few bytes more).
   static std::size_t BytesOf(const storage::GlobalRecord* global,
                              const std::vector<storage::BranchRecord>& branches);
 
