@@ -123,7 +123,7 @@ void OtlpExporter::Export(Span span) {
     const std::lock_guard lock(mutex_);
     if (stopping_ || queue_.size() >= settings_.max_queued) {
       dropped_.fetch_add(1, std::memory_order_relaxed);
-      if (drops_.Failed()) {
+      if (!stopping_ && drops_.Failed()) {  // once stopped, drops are the shutdown's
         spdlog::warn(
             "OTLP export: {} spans are waiting for {} (the most it queues), so spans are dropped "
             "until it catches up (counted as settle_otlp_spans_total{{result=\"dropped\"}})",
