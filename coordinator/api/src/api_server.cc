@@ -36,6 +36,7 @@
 #include "settle/core/trace_context.h"
 #include "settle/engine/request_fields.h"
 #include "settle/engine/request_rules.h"
+#include "settle/engine/type_rules.h"
 #include "settle/net/route_table.h"
 
 namespace settle::api {
@@ -705,18 +706,17 @@ void ApiServer::Impl::RegisterRoutes() {
     if (!read_clock) return net::Response{404, kJson, R"({"error":"no clock reading"})"};
     return net::Response{200, kJson, ClockResponseBody(read_clock())};
   });
-  AddRoute(
-      "GET", "/api/admin/counts", Access::kRead,
-      [&c](net::Request&) -> asio::awaitable<HttpAnswer> {
-        auto counts = co_await c.CountUnfinished();
-        if (!counts) co_return ToHttpAnswer(counts.status());
-        FinishedSinceStart finished;
-        for (TransType t : {TransType::kTcc, TransType::kSaga, TransType::kMsg, TransType::kXa}) {
-          finished.succeed += c.metrics().Finished(t, GlobalStatus::kSucceed);
-          finished.failed += c.metrics().Finished(t, GlobalStatus::kFailed);
-        }
-        co_return JsonAnswer(CountsResponseBody(*counts, finished));
-      });
+  AddRoute("GET", "/api/admin/counts", Access::kRead,
+           [&c](net::Request&) -> asio::awaitable<HttpAnswer> {
+             auto counts = co_await c.CountUnfinished();
+             if (!counts) co_return ToHttpAnswer(counts.status());
+             FinishedSinceStart finished;
+             for (const engine::TypeRules* rules : engine::AllTypeRules()) {
+               finished.succeed += c.metrics().Finished(rules->type, GlobalStatus::kSucceed);
+               finished.failed += c.metrics().Finished(rules->type, GlobalStatus::kFailed);
+             }
+             co_return JsonAnswer(CountsResponseBody(*counts, finished));
+           });
   AddApiRoute("GET", "/newGid", Access::kClient,
               [&c](net::Request&) -> asio::awaitable<HttpAnswer> {
                 const nlohmann::json body = {{"gid", c.NewGid()}, {"dtm_result", "SUCCESS"}};

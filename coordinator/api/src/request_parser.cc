@@ -11,6 +11,7 @@
 #include "settle/core/time_text.h"
 #include "settle/core/url.h"
 #include "settle/engine/request_rules.h"
+#include "settle/engine/type_rules.h"
 
 namespace settle::api {
 namespace {
@@ -66,25 +67,24 @@ Status ReadPauseAfter(const JsonFields& fields, engine::RequestOptions& options)
   return Status::Ok();
 }
 
-// custom_data for a TCC or XA: DTM gives it no meaning, so any text is kept as it is; a JSON
-// object may carry "pause_after".
-Status ReadTwoPhaseCustomData(const std::string& custom_data, engine::RequestOptions& options) {
-  if (custom_data.empty()) return Status::Ok();
-  auto parsed = ParseJsonObject(custom_data, kMaxJsonDepth);
-  if (!parsed) return Status::Ok();
-  JsonFields fields(*parsed, "custom_data.");
-  return ReadPauseAfter(fields, options);
-}
-
-// custom_data for a saga: {"concurrent":true,"orders":{"1":[0]}}, and "pause_after".
-Status ReadSagaCustomData(const std::string& custom_data, engine::RequestOptions& options) {
+// custom_data, as the type reads it (TypeRules::custom_data): any text for a TCC or XA (DTM
+// gives it no meaning there: it is kept as it is), a JSON object for a saga or a message; an
+// object may carry "pause_after", a saga's {"concurrent":true,"orders":{"1":[0]}}, a message's
+// {"delay": seconds} (how long after its creation the first delivery may go out).
+Status ReadCustomDataOf(const engine::TypeRules& rules, engine::RequestOptions& options) {
+  const std::string& custom_data = options.custom_data;
   if (custom_data.empty()) return Status::Ok();
   auto parsed = ParseJsonObject(custom_data, kMaxJsonDepth);
   if (!parsed) {
+    if (!rules.custom_data.object_required) return Status::Ok();
     return Status::InvalidArgument("custom_data: must be a JSON object encoded as a string");
   }
   JsonFields fields(*parsed, "custom_data.");
   if (Status s = ReadPauseAfter(fields, options); !s.ok()) return s;
+  if (rules.custom_data.delay) {
+    if (Status s = ReadDuration(fields, "delay", options.delay); !s.ok()) return s;
+  }
+  if (!rules.custom_data.concurrent_and_orders) return Status::Ok();
   std::optional<bool> concurrent;
   if (Status s = fields.ReadBool("concurrent", concurrent); !s.ok()) return s;
   if (concurrent) options.concurrent = options.concurrent || *concurrent;
@@ -176,26 +176,17 @@ Status ReadSteps(const JsonFields& fields, const char* kind, std::vector<engine:
   return Status::Ok();
 }
 
-// custom_data for a message: {"delay": seconds}, how long after its creation the first
-// delivery may go out.
-Status ReadMsgCustomData(const std::string& custom_data, engine::RequestOptions& options) {
-  if (custom_data.empty()) return Status::Ok();
-  auto parsed = ParseJsonObject(custom_data, kMaxJsonDepth);
-  if (!parsed) {
-    return Status::InvalidArgument("custom_data: must be a JSON object encoded as a string");
-  }
-  JsonFields fields(*parsed, "custom_data.");
-  if (Status s = ReadPauseAfter(fields, options); !s.ok()) return s;
-  return ReadDuration(fields, "delay", options.delay);
-}
-
-// A message's custom_data, steps, payloads and query_prepared.
+// What a prepare or a submit carries for its type: custom_data, and steps, payloads and
+// query_prepared where the type has them.
 template <typename Request>
-Status ReadMsg(const JsonFields& fields, Request& r) {
-  if (Status s = ReadMsgCustomData(r.options.custom_data, r.options); !s.ok()) return s;
-  if (Status s = ReadSteps(fields, "a message", r.steps, r.payloads, r.unread_fields); !s.ok()) {
+Status ReadContent(const JsonFields& fields, const engine::TypeRules& rules, Request& r) {
+  if (Status s = ReadCustomDataOf(rules, r.options); !s.ok()) return s;
+  if (!rules.carries_steps) return Status::Ok();
+  const std::string kind(rules.article_name);
+  if (Status s = ReadSteps(fields, kind.c_str(), r.steps, r.payloads, r.unread_fields); !s.ok()) {
     return s;
   }
+  if (!rules.carries_query_prepared) return Status::Ok();
   return ReadText(fields, "query_prepared", r.query_prepared);
 }
 
@@ -250,10 +241,10 @@ Result<engine::PrepareRequest> ParsePrepare(std::string_view body) {
         if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
         if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
         if (Status s = ReadOptions(f, r.options); !s.ok()) return s;
-        if (r.trans_type != TransType::kMsg) {
-          return ReadTwoPhaseCustomData(r.options.custom_data, r.options);
-        }
-        return ReadMsg(f, r);
+        // A type that takes no prepare is refused by the engine, naming trans_type.
+        const engine::TypeRules& rules = engine::RulesOf(r.trans_type);
+        if (!rules.takes_prepare) return Status::Ok();
+        return ReadContent(f, rules, r);
       });
 }
 
@@ -265,7 +256,9 @@ Result<engine::RegisterBranchRequest> ParseRegisterBranch(std::string_view body)
         if (Status s = f.RequireString("branch_id", r.branch_id); !s.ok()) return s;
         if (Status s = ReadText(f, "data", r.data); !s.ok()) return s;
         // XA's one phase-2 url, TCC's confirm and cancel: the other type's are ignored.
-        if (r.trans_type == TransType::kXa) return ReadText(f, "url", r.url);
+        if (engine::RulesOf(r.trans_type).branch_urls == engine::BranchUrls::kOneUrl) {
+          return ReadText(f, "url", r.url);
+        }
         if (Status s = ReadText(f, "confirm", r.confirm_url); !s.ok()) return s;
         if (Status s = ReadText(f, "try", r.try_url); !s.ok()) return s;
         return ReadText(f, "cancel", r.cancel_url);
@@ -277,10 +270,10 @@ Result<engine::SubmitRequest> ParseSubmit(std::string_view body) {
     if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
     if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
     if (Status s = ReadOptions(f, r.options); !s.ok()) return s;
-    if (r.trans_type == TransType::kMsg) return ReadMsg(f, r);
-    if (r.trans_type != TransType::kSaga) return Status::Ok();
-    if (Status s = ReadSagaCustomData(r.options.custom_data, r.options); !s.ok()) return s;
-    return ReadSteps(f, "a saga", r.steps, r.payloads, r.unread_fields);
+    // A TCC's or XA's submit carries no content: its branches come from registerBranch.
+    const engine::TypeRules& rules = engine::RulesOf(r.trans_type);
+    if (!rules.submit.carries_content) return Status::Ok();
+    return ReadContent(f, rules, r);
   });
 }
 
@@ -417,9 +410,7 @@ Status ParseStepsJson(std::string_view steps_json, std::vector<engine::SagaStep>
 }
 
 Status ReadCustomData(TransType type, engine::RequestOptions& options) {
-  if (type == TransType::kSaga) return ReadSagaCustomData(options.custom_data, options);
-  if (type == TransType::kMsg) return ReadMsgCustomData(options.custom_data, options);
-  return ReadTwoPhaseCustomData(options.custom_data, options);
+  return ReadCustomDataOf(engine::RulesOf(type), options);
 }
 
 Result<bool> ParseQueryPayloads(const QueryParams& params) {

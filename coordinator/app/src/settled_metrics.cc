@@ -1,6 +1,7 @@
 #include "settled_metrics.h"
 
 #include "settle/app/process_metrics.h"
+#include "settle/engine/type_rules.h"
 
 #include <algorithm>
 #include <array>
@@ -13,8 +14,6 @@
 namespace settle::app {
 namespace {
 
-constexpr std::array<TransType, 4> kTypes = {TransType::kTcc, TransType::kSaga, TransType::kMsg,
-                                             TransType::kXa};
 constexpr std::array<GlobalStatus, 3> kUnfinished = {
     GlobalStatus::kPrepared, GlobalStatus::kSubmitted, GlobalStatus::kAborting};
 
@@ -38,7 +37,8 @@ void WriteUnfinished(metrics::PrometheusText& out, storage::Store& store) {
   }
   out.Family("settle_transactions_unfinished", "gauge",
              "Stored transactions not yet succeed or failed, by type and status.");
-  for (TransType t : kTypes) {
+  for (const engine::TypeRules* rules : engine::AllTypeRules()) {
+    const TransType t = rules->type;
     for (GlobalStatus s : kUnfinished) {
       out.Sample("settle_transactions_unfinished", {{"type", Label(t)}, {"status", Label(s)}},
                  std::uint64_t{unfinished[{t, s}]});
@@ -47,7 +47,8 @@ void WriteUnfinished(metrics::PrometheusText& out, storage::Store& store) {
   out.Family("settle_transactions_stuck", "gauge",
              "Unfinished transactions flagged stuck (a branch failed --stuck-after times in a "
              "row; retries go on), by type.");
-  for (TransType t : kTypes) {
+  for (const engine::TypeRules* rules : engine::AllTypeRules()) {
+    const TransType t = rules->type;
     out.Sample("settle_transactions_stuck", {{"type", Label(t)}}, std::uint64_t{stuck[t]});
   }
 }

@@ -12,6 +12,7 @@
 #include "settle/core/file_text.h"
 #include "settle/core/grpc_codes.h"
 #include "settle/core/grpc_target.h"
+#include "settle/engine/type_rules.h"
 #include "settle/grpc_unary/call_signing.h"
 #include "settle/grpc_unary/unary_call.h"
 
@@ -67,7 +68,9 @@ asio::awaitable<engine::BranchOutcome> GrpcBranchCaller::Call(engine::BranchCall
                                   .branch_id = call.branch_id,
                                   .op = std::string(ToString(call.op)),
                                   .dtm = options_.coordinator};
-    if (call.trans_type == TransType::kXa) words.extra.emplace_back("phase2_url", call.url);
+    if (engine::RulesOf(call.trans_type).sends_phase2_url) {
+      words.extra.emplace_back("phase2_url", call.url);
+    }
     grpc_unary::AddBranchMetadata(request.metadata, words);
     if (options_.signing_key) {
       const Status signed_ =

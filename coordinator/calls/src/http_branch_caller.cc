@@ -11,6 +11,7 @@
 #include "not_sent.h"
 #include "settle/async/await.h"
 #include "settle/core/url.h"
+#include "settle/engine/type_rules.h"
 #include "settle/net/message.h"
 #include "settle/net/request_signing.h"
 
@@ -54,8 +55,10 @@ asio::awaitable<engine::BranchOutcome> HttpBranchCaller::Call(engine::BranchCall
     }
     if (std::string why = WhyNotSent(call); !why.empty()) co_return Unknown(std::move(why));
     net::ClientRequest request;
-    // XA's phase 2 is always a POST, as DTM calls it (its participants serve POST only).
-    request.method = call.data.empty() && call.trans_type != TransType::kXa ? "GET" : "POST";
+    // A call without a body is a GET, but where the type always posts (XA's phase 2, as DTM
+    // calls it: its participants serve POST only).
+    const bool posts = !call.data.empty() || engine::RulesOf(call.trans_type).posts_always;
+    request.method = posts ? "POST" : "GET";
     request.target = url->TargetWith({{"gid", call.gid},
                                       {"trans_type", ToString(call.trans_type)},
                                       {"branch_id", call.branch_id},

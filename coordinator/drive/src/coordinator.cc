@@ -271,7 +271,8 @@ asio::awaitable<Status> Coordinator::RegisterBranchAt(engine::RegisterBranchRequ
 
 asio::awaitable<Result<Registration>> Coordinator::Register(engine::RegisterBranchRequest request) {
   const bool countersign = settings_.try_countersigner != nullptr &&
-                           request.trans_type == TransType::kTcc && !request.try_url.empty();
+                           engine::RulesOf(request.trans_type).countersigns_try &&
+                           !request.try_url.empty();
   if (!countersign) {
     if (Status s = co_await RegisterBranch(std::move(request)); !s.ok()) co_return s;
     co_return Registration{};
@@ -315,7 +316,7 @@ asio::awaitable<Status> Coordinator::Submit(engine::SubmitRequest request) {
   if (Status s = AdmitFields("submit", request.unread_fields); !s.ok()) co_return s;
   if (Status s = engine::CheckSubmit(request); !s.ok()) co_return s;
   if (Status s = CheckCeilings(request.options); !s.ok()) co_return s;
-  const engine::SubmitPlan plan = engine::PlanSubmit(request.trans_type);
+  const engine::SubmitPlan plan = engine::RulesOf(request.trans_type).submit;
   const bool wait_result = request.options.wait_result;
   std::string no_reason;
   // What the stored transaction must have been created with, when this request carries it.
@@ -403,7 +404,7 @@ asio::awaitable<Status> Coordinator::Abort(engine::AbortRequest request) {
   if (Status s = engine::CheckAbort(request); !s.ok()) co_return s;
   std::string reason =
       request.rollback_reason.empty() ? "aborted by the client" : request.rollback_reason;
-  const engine::AbortPlan plan = engine::PlanAbort(request.trans_type);
+  const engine::AbortPlan plan = engine::RulesOf(request.trans_type).abort;
   if (plan.drives) {
     std::optional<engine::Repeat> no_repeat;  // an abort carries nothing to compare
     co_return co_await ChangeTwoPhaseAndDrive(request.gid, request.trans_type, plan.to,

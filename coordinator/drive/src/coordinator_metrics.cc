@@ -3,12 +3,11 @@
 #include <string>
 
 #include "settle/core/ascii.h"
+#include "settle/engine/type_rules.h"
 
 namespace settle::drive {
 namespace {
 
-constexpr std::array<TransType, 4> kAllTypes = {TransType::kTcc, TransType::kSaga, TransType::kMsg,
-                                                TransType::kXa};
 // The ops the coordinator itself calls.
 constexpr std::array<BranchOp, 7> kCalledOps = {
     BranchOp::kConfirm, BranchOp::kCancel, BranchOp::kAction,  BranchOp::kCompensate,
@@ -67,13 +66,15 @@ std::uint64_t CoordinatorMetrics::BranchCalls(BranchOp op, BranchResult result) 
 void CoordinatorMetrics::WriteTo(metrics::PrometheusText& out) const {
   out.Family("settle_transactions_started_total", "counter",
              "Global transactions created (TCC prepare, saga submit), by type.");
-  for (TransType t : kAllTypes) {
+  for (const engine::TypeRules* rules : engine::AllTypeRules()) {
+    const TransType t = rules->type;
     out.Sample("settle_transactions_started_total", {{"type", Label(t)}},
                started_[Index(t)].load(std::memory_order_relaxed));
   }
   out.Family("settle_transactions_finished_total", "counter",
              "Global transactions that reached a final status, by type and status.");
-  for (TransType t : kAllTypes) {
+  for (const engine::TypeRules* rules : engine::AllTypeRules()) {
+    const TransType t = rules->type;
     for (GlobalStatus s : {GlobalStatus::kSucceed, GlobalStatus::kFailed}) {
       out.Sample("settle_transactions_finished_total", {{"type", Label(t)}, {"status", Label(s)}},
                  Finished(t, s));
@@ -82,7 +83,8 @@ void CoordinatorMetrics::WriteTo(metrics::PrometheusText& out) const {
   out.Family("settle_transactions_stuck_total", "counter",
              "Times a transaction was flagged stuck: a branch failed --stuck-after times in a "
              "row.");
-  for (TransType t : kAllTypes) {
+  for (const engine::TypeRules* rules : engine::AllTypeRules()) {
+    const TransType t = rules->type;
     out.Sample("settle_transactions_stuck_total", {{"type", Label(t)}},
                stuck_[Index(t)].load(std::memory_order_relaxed));
   }

@@ -105,7 +105,7 @@ TransactionDriver::TransactionDriver(AsyncStore& store, calls::BranchCaller& cal
       gates_(gates) {}
 
 void TransactionDriver::AfterStored(const storage::GlobalRecord& before,
-                                    const storage::Transaction& tx) {
+                                    const storage::Transaction& tx, bool needs_operator) {
   const storage::GlobalRecord& after = tx.global;
   if (IsTerminal(after.status) && !IsTerminal(before.status)) {
     metrics_.TransactionFinished(after.trans_type, after.status);
@@ -113,15 +113,12 @@ void TransactionDriver::AfterStored(const storage::GlobalRecord& before,
       spans_->Export(TransactionSpan(tx, clock_.Now()));
     }
   }
-  // A message that gave up delivering (retry_limit) needs an operator as much as a stuck one:
-  // a submitted message fails for no other reason (an operator's forceStop does not pass here).
-  const bool gave_up = after.trans_type == TransType::kMsg &&
-                       before.status == GlobalStatus::kSubmitted &&
-                       after.status == GlobalStatus::kFailed;
   // Stuck only for waiting on a broken host (WaitsOnBrokenHost): the host's circuit speaks for
   // it (its log and the hosts panel), not one alert per transaction it holds.
   const bool newly_stuck = after.stuck && !before.stuck && engine::HasStuckBranch(tx, policy_);
-  if (newly_stuck || gave_up) {
+  // A status change its engine said needs an operator (a message that gave up delivering) is
+  // alerted as a stuck one is.
+  if (newly_stuck || needs_operator) {
     metrics_.TransactionStuck(after.trans_type);
     if (alerts_ != nullptr) alerts_->TransactionStuck(tx);
   }
@@ -136,19 +133,19 @@ bool TransactionDriver::WaitsOnBrokenHost(const std::string& gid) const {
 engine::Decision TransactionDriver::AdvanceStatus(storage::Transaction& tx, TimePoint now) {
   const bool was_stuck = tx.global.stuck;
   engine::Decision d = engine::Decide(tx, now);
+  bool needs_operator = false;
   while (d.next_status) {
-    // A submitted message fails only when it gave up delivering: an operator must act. A
-    // saga rolled back or a TCC aborted is a business outcome.
-    const bool gave_up = tx.global.trans_type == TransType::kMsg &&
-                         tx.global.status == GlobalStatus::kSubmitted &&
-                         *d.next_status == GlobalStatus::kFailed;
-    spdlog::log(gave_up ? spdlog::level::err : spdlog::level::info,
+    // A change that needs an operator is an error; a saga rolled back or a TCC aborted is a
+    // business outcome.
+    needs_operator = needs_operator || d.needs_operator;
+    spdlog::log(d.needs_operator ? spdlog::level::err : spdlog::level::info,
                 "gid={} {} -> {} trace_id={}{}{}", tx.global.gid, ToString(tx.global.status),
                 ToString(*d.next_status), tx.global.trace.trace_id,
                 d.reason.empty() ? "" : " reason=", d.reason.empty() ? "" : LogValue(d.reason));
     engine::ApplyStatusChange(tx.global, *d.next_status, d.reason, now);
     d = engine::Decide(tx, now);
   }
+  d.needs_operator = needs_operator;
   tx.global.next_cron_time = NextCronTime(tx.global, d, now);
   if (!IsTerminal(tx.global.status)) {
     const bool failing = engine::HasStuckBranch(tx, policy_);
@@ -182,7 +179,7 @@ void TransactionDriver::ReleaseRows(storage::Transaction& tx, const std::vector<
 
 asio::awaitable<std::optional<PassResult>> TransactionDriver::StoreRound(
     storage::Transaction& tx, const storage::GlobalRecord& before, storage::WriteBatch& batch,
-    TimePoint now) {
+    TimePoint now, bool needs_operator) {
   const std::string& gid = tx.global.gid;
   if (!(tx.global == before)) {
     tx.global.update_time = now;
@@ -201,7 +198,7 @@ asio::awaitable<std::optional<PassResult>> TransactionDriver::StoreRound(
   const Status committed = co_await store_.Commit(std::move(batch));
   batch.Clear();
   if (committed.ok()) {
-    AfterStored(before, tx);
+    AfterStored(before, tx, needs_operator);
     co_return std::nullopt;
   }
   if (committed.code() == StatusCode::kUnavailable) {
@@ -356,7 +353,8 @@ asio::awaitable<PassResult> TransactionDriver::RunPass(std::string gid,
     if (!(tx.global == before) ||
         (!batch.empty() && (!calls_follow || unstored_rounds >= kMaxUnstoredRounds ||
                             CallsWaitForBatch(tx, d, batch)))) {
-      std::optional<PassResult> refused = co_await StoreRound(tx, before, batch, now);
+      std::optional<PassResult> refused =
+          co_await StoreRound(tx, before, batch, now, d.needs_operator);
       if (refused) co_return std::move(*refused);
       unstored_rounds = 0;
     } else if (!batch.empty()) {

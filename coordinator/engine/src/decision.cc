@@ -1,60 +1,19 @@
 #include "settle/engine/decision.h"
 
-#include "settle/engine/msg_engine.h"
-#include "settle/engine/saga_engine.h"
-#include "settle/engine/two_phase_engine.h"
+#include "settle/engine/type_rules.h"
 
 namespace settle::engine {
 
 Decision Decide(const storage::Transaction& tx, TimePoint now) {
-  switch (tx.global.trans_type) {
-    case TransType::kTcc:
-      return DecideTcc(tx, now);
-    case TransType::kSaga:
-      return DecideSaga(tx, now);
-    case TransType::kMsg:
-      return DecideMsg(tx, now);
-    case TransType::kXa:
-      return DecideXa(tx, now);
-  }
-  return {};
+  return RulesOf(tx.global.trans_type).decide(tx, now);
 }
-
-namespace {
-
-// The op a status drives for the transaction's type; nullopt when it drives none. A failed
-// TCC or XA that no operator stopped still drives its rollbacks (two_phase_engine.h).
-std::optional<BranchOp> DrivenOp(const storage::GlobalRecord& g) {
-  const TransType type = g.trans_type;
-  const GlobalStatus status = g.status;
-  const bool submitted = status == GlobalStatus::kSubmitted;
-  const bool aborting =
-      status == GlobalStatus::kAborting || (status == GlobalStatus::kFailed && !g.force_stopped);
-  switch (type) {
-    case TransType::kTcc:
-      if (submitted) return BranchOp::kConfirm;
-      if (aborting) return BranchOp::kCancel;
-      return std::nullopt;
-    case TransType::kXa:
-      if (submitted) return BranchOp::kCommit;
-      if (aborting) return BranchOp::kRollback;
-      return std::nullopt;
-    case TransType::kMsg:
-      if (status == GlobalStatus::kPrepared) return BranchOp::kMsg;  // the back-check
-      if (submitted) return BranchOp::kAction;
-      return std::nullopt;
-    case TransType::kSaga:
-      return std::nullopt;  // decided step by step: SagaRowsStillCalled
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 std::vector<bool> RowsStillCalled(const storage::Transaction& tx) {
-  if (tx.global.trans_type == TransType::kSaga) return SagaRowsStillCalled(tx);
+  return RulesOf(tx.global.trans_type).rows_still_called(tx);
+}
+
+std::vector<bool> PreparedRowsOf(const storage::Transaction& tx, std::optional<BranchOp> op) {
   std::vector<bool> called(tx.branches.size());
-  const std::optional<BranchOp> op = DrivenOp(tx.global);
   if (!op) return called;
   for (std::size_t i = 0; i < tx.branches.size(); ++i) {
     called[i] = tx.branches[i].op == *op && tx.branches[i].status == BranchStatus::kPrepared;

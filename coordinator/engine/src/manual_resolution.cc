@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "settle/engine/decision.h"
+#include "settle/engine/type_rules.h"
 
 namespace settle::engine {
 
@@ -43,8 +44,9 @@ Status CheckResolution(const storage::Transaction& tx, std::size_t index, Resolv
                               "), and resolving it would skip a call it may still need");
     }
   }
-  const bool saga_action = tx.global.trans_type == TransType::kSaga && row.op == BranchOp::kAction;
-  if (as == ResolvedAs::kFailed && !saga_action) {
+  // Failed only where the participant could have answered so: a saga's action.
+  const bool may_fail = RulesOf(tx.global.trans_type).failure_of(row.op) == FailureMeaning::kFinal;
+  if (as == ResolvedAs::kFailed && !may_fail) {
     return Status::InvalidArgument(
         "outcome: a " + std::string(ToString(row.op)) +
         " can only be resolved as succeed (a failed one is retried by design); only a saga's "

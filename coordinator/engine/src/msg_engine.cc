@@ -1,6 +1,7 @@
 #include "settle/engine/msg_engine.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "settle/engine/new_records.h"
 #include "settle/engine/request_rules.h"
@@ -75,6 +76,7 @@ Decision Deliver(const storage::Transaction& tx, TimePoint now) {
     if (limit > 0 && b.failures >= limit) {
       d.next_status = GlobalStatus::kFailed;
       d.reason = GaveUpReason(b, limit);
+      d.needs_operator = true;
       return d;
     }
   }
@@ -232,6 +234,79 @@ Decision DecideMsg(const storage::Transaction& tx, TimePoint now) {
       return {};
   }
   return {};
+}
+
+namespace {
+
+Status CheckMsgPrepare(const PrepareRequest& request) {
+  return CheckMsg(request.steps, request.payloads, request.query_prepared, true);
+}
+
+Status CheckMsgSubmit(const SubmitRequest& request) {
+  return CheckMsg(request.steps, request.payloads, request.query_prepared, false);
+}
+
+// A prepare's rows: the back-check, then the deliveries.
+Result<std::vector<storage::BranchRecord>> PreparedMsgRows(const PrepareRequest& request,
+                                                           const TopicSubscribers& subscribers,
+                                                           TimePoint now) {
+  auto deliveries = MsgRows(request.gid, request.steps, request.payloads, subscribers, now);
+  if (!deliveries) return deliveries.status();
+  std::vector<storage::BranchRecord> rows;
+  rows.push_back(MsgBackCheckRow(request.gid, request.query_prepared, now));
+  for (storage::BranchRecord& row : *deliveries) rows.push_back(std::move(row));
+  return rows;
+}
+
+Result<std::vector<storage::BranchRecord>> SubmittedMsgRows(const SubmitRequest& request,
+                                                            const TopicSubscribers& subscribers,
+                                                            TimePoint now) {
+  return MsgRows(request.gid, request.steps, request.payloads, subscribers, now);
+}
+
+// For each row: a prepared row of the op the status drives (the back-check while prepared,
+// the deliveries while submitted).
+std::vector<bool> MsgRowsStillCalled(const storage::Transaction& tx) {
+  std::optional<BranchOp> op;
+  if (tx.global.status == GlobalStatus::kPrepared) op = BranchOp::kMsg;
+  if (tx.global.status == GlobalStatus::kSubmitted) op = BranchOp::kAction;
+  return PreparedRowsOf(tx, op);
+}
+
+// A back-check's FAILURE: the local transaction did not commit. A receiver's refusal: asked
+// again, there is nothing to roll back.
+FailureMeaning MsgFailure(BranchOp op) {
+  return op == BranchOp::kMsg ? FailureMeaning::kFinal : FailureMeaning::kRetried;
+}
+
+}  // namespace
+
+const TypeRules& MsgRules() {
+  static const TypeRules rules{
+      .type = TransType::kMsg,
+      .takes_prepare = true,
+      .takes_abort = true,
+      .carries_steps = true,
+      .carries_query_prepared = true,
+      .custom_data = {.object_required = true, .delay = true},
+      .check_prepare = CheckMsgPrepare,
+      .check_submit = CheckMsgSubmit,
+      .prepared_rows = PreparedMsgRows,
+      .submitted_rows = SubmittedMsgRows,
+      // The submit of a prepared message keeps the rows of its prepare, as DTM does.
+      .submit = {.moves_prepared = true,
+                 .creates = true,
+                 .carries_content = true,
+                 .repeat_rules = {.query_prepared_optional = true, .custom_data_ignored = true}},
+      // As in DTM, only a prepared message fails: a failed one may have delivered steps before
+      // it gave up, which an abort's 200 must not suggest otherwise.
+      .abort = {.to = GlobalStatus::kFailed, .drives = false},
+      .decide = DecideMsg,
+      .rows_still_called = MsgRowsStillCalled,
+      .failure_of = MsgFailure,
+      .article_name = "a message",
+  };
+  return rules;
 }
 
 }  // namespace settle::engine

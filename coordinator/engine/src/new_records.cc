@@ -1,5 +1,7 @@
 #include "settle/engine/new_records.h"
 
+#include "settle/engine/type_rules.h"
+
 namespace settle::engine {
 
 storage::TransOptions ResolveOptions(const RequestOptions& requested, TransType type,
@@ -8,7 +10,7 @@ storage::TransOptions ResolveOptions(const RequestOptions& requested, TransType 
   options.request_timeout = requested.request_timeout.value_or(defaults.request_timeout);
   options.retry_interval = requested.retry_interval.value_or(defaults.retry_interval);
   options.timeout_to_fail = requested.timeout_to_fail.value_or(
-      type == TransType::kSaga ? Duration(0) : defaults.prepared_timeout_to_fail);
+      RulesOf(type).default_deadline ? defaults.prepared_timeout_to_fail : Duration(0));
   options.delay = requested.delay.value_or(Duration(0));
   options.pause_after = requested.pause_after;
   options.retry_limit = requested.retry_limit;

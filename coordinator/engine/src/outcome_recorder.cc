@@ -1,5 +1,7 @@
 #include "settle/engine/outcome_recorder.h"
 
+#include "settle/engine/type_rules.h"
+
 namespace settle::engine {
 namespace {
 
@@ -24,14 +26,6 @@ void RememberFailedAttempt(storage::BranchRecord& row, TimePoint now) {
   history.push_back(storage::FailedAttempt{now, row.last_error});
 }
 
-// Whether FAILURE settles the row as failed: a saga action's (the saga rolls back) and a
-// message's back-check (its local transaction did not commit). Everything else must succeed in
-// the end: confirm, cancel, compensate, commit and rollback answering FAILURE are participant
-// bugs, and a message's receiver that refuses is asked again (there is nothing to roll back).
-bool FailureIsFinal(TransType type, BranchOp op) {
-  return (type == TransType::kSaga && op == BranchOp::kAction) || op == BranchOp::kMsg;
-}
-
 }  // namespace
 
 // The row's status, failure streak, last error and next retry after the call.
@@ -46,8 +40,11 @@ static void RecordResult(storage::BranchRecord& row, TransType type, const Branc
       row.failures = 0;
       row.last_error.clear();
       return;
-    case BranchResult::kFailure:
-      if (FailureIsFinal(type, row.op)) {
+    case BranchResult::kFailure: {
+      // What FAILURE means is the type's (type_rules.h): a saga action's and a message's
+      // back-check's settle the row; everything else must succeed in the end.
+      const FailureMeaning meaning = RulesOf(type).failure_of(row.op);
+      if (meaning == FailureMeaning::kFinal) {
         // Counted like any call that did not succeed, so that a failed row never shows
         // "failures 0"; a failed row is not called again, so no backoff follows from it.
         row.status = BranchStatus::kFailed;
@@ -56,12 +53,13 @@ static void RecordResult(storage::BranchRecord& row, TransType type, const Branc
         return;
       }
       row.failures += 1;
-      row.last_error = type == TransType::kMsg
+      row.last_error = meaning == FailureMeaning::kRetried
                            ? Describe(outcome)
                            : "participant bug: " + std::string(ToString(row.op)) +
                                  " must not answer " + Describe(outcome);
       row.next_retry_at = now + policy.Delay(retry_interval, row.failures);
       return;
+    }
     case BranchResult::kOngoing:
       row.last_error = Describe(outcome);
       row.next_retry_at = now + policy.Delay(retry_interval, row.failures);

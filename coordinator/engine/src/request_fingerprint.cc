@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "settle/engine/request_rules.h"
+#include "settle/engine/type_rules.h"
 
 namespace settle::engine {
 namespace {
@@ -87,9 +88,10 @@ std::string Fingerprint(TransType type, const RequestOptions& options,
   Lines lines;
   lines.Add("trans_type", ToString(type));
   AddOptions(lines, options);
-  if (type != TransType::kSaga && type != TransType::kMsg) return lines.Take();
+  const TypeRules& rules = RulesOf(type);
+  if (!rules.carries_steps) return lines.Take();
   AddSteps(lines, steps, payloads);
-  if (type == TransType::kMsg && !query_prepared.empty()) {
+  if (rules.carries_query_prepared && !query_prepared.empty()) {
     lines.Add("query_prepared", Digest().Add(query_prepared).Text());
   }
   return lines.Take();

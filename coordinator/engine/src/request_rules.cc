@@ -134,17 +134,4 @@ Status CheckGrpcHeaders(const std::map<std::string, std::string>& branch_headers
   return Status::Ok();
 }
 
-Status CheckTypeOf(TransType type, std::string_view operation,
-                   std::initializer_list<TransType> allowed) {
-  std::string names;
-  std::size_t i = 0;
-  for (TransType t : allowed) {
-    if (t == type) return Status::Ok();
-    names += (i == 0 ? "" : i + 1 == allowed.size() ? " and " : ", ") + std::string(ToString(t));
-    ++i;
-  }
-  return FieldError("trans_type",
-                    std::string(operation) + " applies to " + names + " transactions only");
-}
-
 }  // namespace settle::engine

@@ -257,4 +257,36 @@ Decision DecideSaga(const storage::Transaction& tx, TimePoint now) {
   return {};
 }
 
+namespace {
+
+Result<std::vector<storage::BranchRecord>> SubmittedSagaRows(const SubmitRequest& request,
+                                                             const TopicSubscribers&,
+                                                             TimePoint now) {
+  return SagaRows(request, now);
+}
+
+// An action's FAILURE rolls the saga back; a compensation must succeed in the end.
+FailureMeaning SagaFailure(BranchOp op) {
+  return op == BranchOp::kAction ? FailureMeaning::kFinal : FailureMeaning::kParticipantBug;
+}
+
+}  // namespace
+
+const TypeRules& SagaRules() {
+  static const TypeRules rules{
+      .type = TransType::kSaga,
+      .carries_steps = true,
+      .custom_data = {.object_required = true, .concurrent_and_orders = true},
+      .check_submit = CheckSaga,
+      .submitted_rows = SubmittedSagaRows,
+      .submit = {.moves_prepared = false, .creates = true, .carries_content = true},
+      .decide = DecideSaga,
+      .rows_still_called = SagaRowsStillCalled,
+      .failure_of = SagaFailure,
+      .default_deadline = false,
+      .article_name = "a saga",
+  };
+  return rules;
+}
+
 }  // namespace settle::engine

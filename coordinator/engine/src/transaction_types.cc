@@ -1,10 +1,8 @@
 #include "settle/engine/transaction_types.h"
 
-#include "settle/engine/msg_engine.h"
 #include "settle/engine/new_records.h"
 #include "settle/engine/request_fingerprint.h"
 #include "settle/engine/request_rules.h"
-#include "settle/engine/saga_engine.h"
 
 namespace settle::engine {
 namespace {
@@ -24,13 +22,15 @@ std::vector<std::string> UrlsOf(const std::vector<SagaStep>& steps,
 
 Status CheckPrepare(const PrepareRequest& request) {
   if (Status s = CheckGid(request.gid); !s.ok()) return s;
-  const auto types = {TransType::kTcc, TransType::kXa, TransType::kMsg};
-  if (Status s = CheckTypeOf(request.trans_type, "prepare", types); !s.ok()) return s;
-  if (Status s = CheckOptions(request.options); !s.ok()) return s;
-  if (request.trans_type != TransType::kMsg) return Status::Ok();
-  if (Status s = CheckMsg(request.steps, request.payloads, request.query_prepared, true); !s.ok()) {
-    return s;
+  const TypeRules& rules = RulesOf(request.trans_type);
+  if (!rules.takes_prepare) {
+    return RefuseType("prepare", [](const TypeRules& r) { return r.takes_prepare; });
   }
+  if (Status s = CheckOptions(request.options); !s.ok()) return s;
+  if (rules.check_prepare != nullptr) {
+    if (Status s = rules.check_prepare(request); !s.ok()) return s;
+  }
+  if (!rules.carries_steps) return Status::Ok();
   return CheckGrpcHeaders(request.options.branch_headers,
                           UrlsOf(request.steps, request.query_prepared));
 }
@@ -38,27 +38,19 @@ Status CheckPrepare(const PrepareRequest& request) {
 Status CheckSubmit(const SubmitRequest& request) {
   if (Status s = CheckGid(request.gid); !s.ok()) return s;
   if (Status s = CheckOptions(request.options); !s.ok()) return s;
-  Status checked = Status::Ok();
-  switch (request.trans_type) {
-    case TransType::kSaga:
-      checked = CheckSaga(request);
-      break;
-    case TransType::kMsg:
-      checked = CheckMsg(request.steps, request.payloads, request.query_prepared, false);
-      break;
-    case TransType::kTcc:
-    case TransType::kXa:
-      break;
+  const TypeRules& rules = RulesOf(request.trans_type);
+  if (rules.check_submit != nullptr) {
+    if (Status s = rules.check_submit(request); !s.ok()) return s;
   }
-  if (!checked.ok()) return checked;
   return CheckGrpcHeaders(request.options.branch_headers,
                           UrlsOf(request.steps, request.query_prepared));
 }
 
 Status CheckAbort(const AbortRequest& request) {
   if (Status s = CheckGid(request.gid); !s.ok()) return s;
-  const auto types = {TransType::kTcc, TransType::kXa, TransType::kMsg};
-  if (Status s = CheckTypeOf(request.trans_type, "abort", types); !s.ok()) return s;
+  if (!RulesOf(request.trans_type).takes_abort) {
+    return RefuseType("abort", [](const TypeRules& r) { return r.takes_abort; });
+  }
   return CheckReason("rollback_reason", request.rollback_reason);
 }
 
@@ -75,28 +67,19 @@ Status CheckPause(const PauseRequest& request) {
   return CheckReason("reason", request.reason);
 }
 
-SubmitPlan PlanSubmit(TransType type) {
-  switch (type) {
-    case TransType::kSaga:
-      return {.moves_prepared = false, .creates = true, .carries_content = true};
-    case TransType::kMsg:
-      // The submit of a prepared message keeps the rows of its prepare, as DTM does.
-      return {.moves_prepared = true,
-              .creates = true,
-              .carries_content = true,
-              .repeat_rules = {.query_prepared_optional = true, .custom_data_ignored = true}};
-    case TransType::kTcc:
-    case TransType::kXa:
-      break;
+Status CheckRegisterBranch(const RegisterBranchRequest& request) {
+  if (Status s = CheckGid(request.gid); !s.ok()) return s;
+  const TypeRules& rules = RulesOf(request.trans_type);
+  if (!rules.takes_register_branch) {
+    return RefuseType("registerBranch", [](const TypeRules& r) { return r.takes_register_branch; });
   }
-  return {.moves_prepared = true, .creates = false};
-}
-
-AbortPlan PlanAbort(TransType type) {
-  // As in DTM, only a prepared message fails: a failed one may have delivered steps before it
-  // gave up, which an abort's 200 must not suggest otherwise.
-  if (type == TransType::kMsg) return {.to = GlobalStatus::kFailed, .drives = false};
-  return {.to = GlobalStatus::kAborting, .drives = true};
+  if (request.branch_id.empty()) return FieldError("branch_id", "required");
+  if (!IsValidBranchId(request.branch_id)) {
+    return FieldError("branch_id", "must be 1 to " + std::to_string(kMaxBranchIdLength) +
+                                       " characters of [A-Za-z0-9_.:-]");
+  }
+  if (rules.check_register_branch == nullptr) return Status::Ok();
+  return rules.check_register_branch(request);
 }
 
 Result<storage::Transaction> BuildPrepared(const PrepareRequest& request,
@@ -107,37 +90,44 @@ Result<storage::Transaction> BuildPrepared(const PrepareRequest& request,
                         defaults, now);
   tx.global.next_cron_time = now + tx.global.options.timeout_to_fail;
   tx.global.options.request_fingerprint = FingerprintOf(request);
-  if (request.trans_type != TransType::kMsg) return tx;
-  auto rows = MsgRows(request.gid, request.steps, request.payloads, subscribers, now);
+  const TypeRules& rules = RulesOf(request.trans_type);
+  if (rules.prepared_rows == nullptr) return tx;
+  auto rows = rules.prepared_rows(request, subscribers, now);
   if (!rows) return rows.status();
-  tx.branches.push_back(MsgBackCheckRow(request.gid, request.query_prepared, now));
-  for (storage::BranchRecord& row : *rows) tx.branches.push_back(std::move(row));
+  tx.branches = std::move(*rows);
   return tx;
 }
 
 Result<storage::Transaction> BuildSubmitted(const SubmitRequest& request,
                                             const TopicSubscribers& subscribers,
                                             const TransactionDefaults& defaults, TimePoint now) {
+  const TypeRules& rules = RulesOf(request.trans_type);
+  if (rules.submitted_rows == nullptr) {
+    return Status::Conflict(std::string(rules.article_name) +
+                            " transaction is created by its prepare, not its submit");
+  }
   storage::Transaction tx;
   tx.global = NewGlobal(request.gid, request.trans_type, GlobalStatus::kSubmitted, request.options,
                         defaults, now);
   tx.global.options.request_fingerprint = FingerprintOf(request);
-  switch (request.trans_type) {
-    case TransType::kSaga:
-      tx.branches = SagaRows(request, now);
-      return tx;
-    case TransType::kMsg: {
-      auto rows = MsgRows(request.gid, request.steps, request.payloads, subscribers, now);
-      if (!rows) return rows.status();
-      tx.branches = std::move(*rows);
-      return tx;
-    }
-    case TransType::kTcc:
-    case TransType::kXa:
-      break;
-  }
-  return Status::Conflict("a " + std::string(ToString(request.trans_type)) +
-                          " transaction is created by its prepare, not its submit");
+  auto rows = rules.submitted_rows(request, subscribers, now);
+  if (!rows) return rows.status();
+  tx.branches = std::move(*rows);
+  return tx;
+}
+
+std::vector<storage::BranchRecord> RegisteredRows(const RegisterBranchRequest& request,
+                                                  TimePoint now) {
+  const TypeRules& rules = RulesOf(request.trans_type);
+  if (rules.registered_rows == nullptr) return {};
+  return rules.registered_rows(request, now);
+}
+
+Status TooManyBranches(const RegisterBranchRequest& request, std::size_t max_branches) {
+  return FieldError("branch_id", std::string(RulesOf(request.trans_type).article_name) +
+                                     " transaction may have at most " +
+                                     std::to_string(max_branches) + " branches; gid " +
+                                     request.gid + " has them all");
 }
 
 }  // namespace settle::engine

@@ -1,6 +1,7 @@
 #include "settle/engine/two_phase_engine.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "settle/core/ascii.h"
 #include "settle/core/grpc_target.h"
@@ -72,25 +73,6 @@ Decision DecideTwoPhase(const storage::Transaction& tx, TimePoint now, BranchOp 
   return {};
 }
 
-}  // namespace
-
-Status CheckRegisterBranch(const RegisterBranchRequest& request) {
-  if (Status s = CheckGid(request.gid); !s.ok()) return s;
-  const auto types = {TransType::kTcc, TransType::kXa};
-  if (Status s = CheckTypeOf(request.trans_type, "registerBranch", types); !s.ok()) return s;
-  if (request.branch_id.empty()) return FieldError("branch_id", "required");
-  if (!IsValidBranchId(request.branch_id)) {
-    return FieldError("branch_id", "must be 1 to " + std::to_string(kMaxBranchIdLength) +
-                                       " characters of [A-Za-z0-9_.:-]");
-  }
-  if (request.trans_type == TransType::kXa) return CheckUrl("url", request.url, true);
-  if (Status s = CheckUrl("confirm", request.confirm_url, true); !s.ok()) return s;
-  if (Status s = CheckUrl("cancel", request.cancel_url, true); !s.ok()) return s;
-  return CheckUrl("try", request.try_url, false);
-}
-
-namespace {
-
 // The origin a checked branch URL calls: "http://host:port", "grpcs://host:port", lowercased.
 std::string OriginOf(const std::string& url) {
   if (LooksLikeGrpcTarget(url)) {
@@ -101,10 +83,65 @@ std::string OriginOf(const std::string& url) {
   return parsed ? AsciiLowercase(parsed->Origin()) : std::string();
 }
 
+Status CheckTccBranch(const RegisterBranchRequest& request) {
+  if (Status s = CheckUrl("confirm", request.confirm_url, true); !s.ok()) return s;
+  if (Status s = CheckUrl("cancel", request.cancel_url, true); !s.ok()) return s;
+  return CheckUrl("try", request.try_url, false);
+}
+
+Status CheckXaBranch(const RegisterBranchRequest& request) {
+  return CheckUrl("url", request.url, true);
+}
+
+// The two rows of a registration: the rollback op's, then the commit op's, seq 0, both with
+// the branch's data.
+std::vector<storage::BranchRecord> PhaseTwoRows(const RegisterBranchRequest& request,
+                                                BranchOp rollback, const std::string& rollback_url,
+                                                BranchOp commit, const std::string& commit_url,
+                                                TimePoint now) {
+  const SharedBytes body(request.data);  // both rows carry it, stored once
+  std::vector<storage::BranchRecord> rows;
+  rows.push_back(
+      NewBranchRow(request.gid, request.branch_id, rollback, 0, rollback_url, body, now));
+  rows.push_back(NewBranchRow(request.gid, request.branch_id, commit, 0, commit_url, body, now));
+  return rows;
+}
+
+std::vector<storage::BranchRecord> TccRows(const RegisterBranchRequest& request, TimePoint now) {
+  return PhaseTwoRows(request, BranchOp::kCancel, request.cancel_url, BranchOp::kConfirm,
+                      request.confirm_url, now);
+}
+
+std::vector<storage::BranchRecord> XaRows(const RegisterBranchRequest& request, TimePoint now) {
+  return PhaseTwoRows(request, BranchOp::kRollback, request.url, BranchOp::kCommit, request.url,
+                      now);
+}
+
+// For each row: whether it is a prepared row of the op the status drives (the commit op while
+// submitted, the rollback op while aborting or failed and not force-stopped).
+std::vector<bool> PhaseTwoRowsStillCalled(const storage::Transaction& tx, BranchOp commit,
+                                          BranchOp rollback) {
+  const storage::GlobalRecord& g = tx.global;
+  std::optional<BranchOp> op;
+  if (g.status == GlobalStatus::kSubmitted) op = commit;
+  if (g.status == GlobalStatus::kAborting ||
+      (g.status == GlobalStatus::kFailed && !g.force_stopped)) {
+    op = rollback;
+  }
+  return PreparedRowsOf(tx, op);
+}
+
+// Every call of phase 2 must succeed in the end.
+FailureMeaning PhaseTwoFailure(BranchOp) { return FailureMeaning::kParticipantBug; }
+
+constexpr SubmitPlan kPhaseTwoSubmit{.moves_prepared = true, .creates = false};
+
 }  // namespace
 
 Status CheckSameParticipant(const RegisterBranchRequest& request) {
-  if (request.try_url.empty() || request.trans_type != TransType::kTcc) return Status::Ok();
+  if (request.try_url.empty() || !RulesOf(request.trans_type).countersigns_try) {
+    return Status::Ok();
+  }
   const std::string origin = OriginOf(request.try_url);
   for (const std::string* phase2 : {&request.confirm_url, &request.cancel_url}) {
     if (OriginOf(*phase2) != origin) {
@@ -116,34 +153,61 @@ Status CheckSameParticipant(const RegisterBranchRequest& request) {
   return Status::Ok();
 }
 
-std::vector<storage::BranchRecord> RegisteredRows(const RegisterBranchRequest& request,
-                                                  TimePoint now) {
-  const bool xa = request.trans_type == TransType::kXa;
-  const SharedBytes body(request.data);  // both rows carry it, stored once
-  std::vector<storage::BranchRecord> rows;
-  rows.push_back(NewBranchRow(request.gid, request.branch_id,
-                              xa ? BranchOp::kRollback : BranchOp::kCancel, 0,
-                              xa ? request.url : request.cancel_url, body, now));
-  rows.push_back(NewBranchRow(request.gid, request.branch_id,
-                              xa ? BranchOp::kCommit : BranchOp::kConfirm, 0,
-                              xa ? request.url : request.confirm_url, body, now));
-  return rows;
-}
-
-Status TooManyBranches(const RegisterBranchRequest& request, std::size_t max_branches) {
-  const bool xa = request.trans_type == TransType::kXa;
-  return FieldError("branch_id", std::string(xa ? "an XA" : "a TCC") +
-                                     " transaction may have at most " +
-                                     std::to_string(max_branches) + " branches; gid " +
-                                     request.gid + " has them all");
-}
-
 Decision DecideTcc(const storage::Transaction& tx, TimePoint now) {
   return DecideTwoPhase(tx, now, BranchOp::kConfirm, BranchOp::kCancel);
 }
 
 Decision DecideXa(const storage::Transaction& tx, TimePoint now) {
   return DecideTwoPhase(tx, now, BranchOp::kCommit, BranchOp::kRollback);
+}
+
+const TypeRules& TccRules() {
+  static const TypeRules rules{
+      .type = TransType::kTcc,
+      .takes_prepare = true,
+      .takes_abort = true,
+      .takes_register_branch = true,
+      .branch_urls = BranchUrls::kConfirmCancel,
+      .check_register_branch = CheckTccBranch,
+      .registered_rows = TccRows,
+      .submit = kPhaseTwoSubmit,
+      .abort = {.to = GlobalStatus::kAborting, .drives = true},
+      .decide = DecideTcc,
+      .rows_still_called =
+          [](const storage::Transaction& tx) {
+            return PhaseTwoRowsStillCalled(tx, BranchOp::kConfirm, BranchOp::kCancel);
+          },
+      .failure_of = PhaseTwoFailure,
+      .countersigns_try = true,
+      .article_name = "a TCC",
+  };
+  return rules;
+}
+
+const TypeRules& XaRules() {
+  static const TypeRules rules{
+      .type = TransType::kXa,
+      .takes_prepare = true,
+      .takes_abort = true,
+      .takes_register_branch = true,
+      .branch_urls = BranchUrls::kOneUrl,
+      .check_register_branch = CheckXaBranch,
+      .registered_rows = XaRows,
+      .submit = kPhaseTwoSubmit,
+      .abort = {.to = GlobalStatus::kAborting, .drives = true},
+      .decide = DecideXa,
+      .rows_still_called =
+          [](const storage::Transaction& tx) {
+            return PhaseTwoRowsStillCalled(tx, BranchOp::kCommit, BranchOp::kRollback);
+          },
+      .failure_of = PhaseTwoFailure,
+      // XA's phase 2 is always a POST, as DTM calls it (its participants serve POST only), and
+      // a gRPC one names the branch's URL in phase2_url.
+      .posts_always = true,
+      .sends_phase2_url = true,
+      .article_name = "an XA",
+  };
+  return rules;
 }
 
 }  // namespace settle::engine

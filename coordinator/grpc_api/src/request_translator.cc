@@ -3,6 +3,7 @@
 #include <google/protobuf/unknown_field_set.h>
 
 #include "settle/api/request_parser.h"
+#include "settle/engine/type_rules.h"
 
 namespace settle::grpc_api {
 namespace {
@@ -81,8 +82,8 @@ Status ReadCommon(const dtmgimp::DtmRequest& in, Request& out) {
   if (Status s = ReadOptions(in, out.options, out.unread_fields); !s.ok()) return s;
   if (!in.reqextra().empty()) out.unread_fields.push_back("req_extra");
   if (!in.rollbackreason().empty()) out.unread_fields.push_back("rollback_reason");
-  const bool has_steps = out.trans_type == TransType::kSaga || out.trans_type == TransType::kMsg;
-  if (!has_steps) {
+  const engine::TypeRules& rules = engine::RulesOf(out.trans_type);
+  if (!rules.carries_steps) {
     if (!in.steps().empty() && in.steps() != "null") out.unread_fields.push_back("steps");
     if (!in.binpayloads().empty()) out.unread_fields.push_back("payloads");
     if (!in.queryprepared().empty()) out.unread_fields.push_back("query_prepared");
@@ -91,7 +92,7 @@ Status ReadCommon(const dtmgimp::DtmRequest& in, Request& out) {
   if (Status s = api::ReadCustomData(out.trans_type, out.options); !s.ok()) return s;
   if (Status s = api::ParseStepsJson(in.steps(), out.steps, out.unread_fields); !s.ok()) return s;
   for (const std::string& payload : in.binpayloads()) out.payloads.push_back(payload);
-  if (out.trans_type == TransType::kMsg) {
+  if (rules.carries_query_prepared) {
     out.query_prepared = in.queryprepared();
   } else if (!in.queryprepared().empty()) {
     out.unread_fields.push_back("query_prepared");
@@ -135,14 +136,15 @@ Result<engine::RegisterBranchRequest> ToRegisterBranch(const dtmgimp::DtmBranchR
   // XA's one phase-2 url, TCC's confirm and cancel: the keys of Data, as DTM's clients send
   // them, and TCC's try (for settled's countersignature). Other keys are listed unread by name
   // ("status" is DTM's).
+  const bool one_url = engine::RulesOf(out.trans_type).branch_urls == engine::BranchUrls::kOneUrl;
   for (const auto& [key, value] : request.data()) {
-    if (out.trans_type == TransType::kXa && key == "url") {
+    if (one_url && key == "url") {
       out.url = value;
-    } else if (out.trans_type != TransType::kXa && key == "confirm") {
+    } else if (!one_url && key == "confirm") {
       out.confirm_url = value;
-    } else if (out.trans_type != TransType::kXa && key == "cancel") {
+    } else if (!one_url && key == "cancel") {
       out.cancel_url = value;
-    } else if (out.trans_type != TransType::kXa && key == "try") {
+    } else if (!one_url && key == "try") {
       out.try_url = value;
     } else {
       out.unread_fields.push_back(key);

@@ -142,6 +142,8 @@ TEST_CASE("with retry_limit a message gives up on a receiver that failed that of
   CHECK(d.next_status == GlobalStatus::kFailed);
   CHECK_THAT(d.reason, Catch::Contains("branch 02") && Catch::Contains("retry_limit 3") &&
                            Catch::Contains("HTTP 503: down"));
+  // Giving up is not a business outcome: an operator must act.
+  CHECK(d.needs_operator);
 }
 
 TEST_CASE("a delayed message delivers nothing before create_time + delay", "[engine][msg]") {

@@ -272,12 +272,12 @@ TEST_CASE("a Try settled countersigns is on the participant of its confirm and c
 
 TEST_CASE("a submit creates sagas and unprepared messages, and moves prepared ones",
           "[engine][types]") {
-  CHECK(PlanSubmit(TransType::kSaga).creates);
-  CHECK_FALSE(PlanSubmit(TransType::kSaga).moves_prepared);
-  CHECK(PlanSubmit(TransType::kMsg).creates);
-  CHECK(PlanSubmit(TransType::kMsg).moves_prepared);
-  CHECK_FALSE(PlanSubmit(TransType::kTcc).creates);
-  CHECK(PlanSubmit(TransType::kXa).moves_prepared);
+  CHECK(RulesOf(TransType::kSaga).submit.creates);
+  CHECK_FALSE(RulesOf(TransType::kSaga).submit.moves_prepared);
+  CHECK(RulesOf(TransType::kMsg).submit.creates);
+  CHECK(RulesOf(TransType::kMsg).submit.moves_prepared);
+  CHECK_FALSE(RulesOf(TransType::kTcc).submit.creates);
+  CHECK(RulesOf(TransType::kXa).submit.moves_prepared);
   // A TCC is created by its prepare: a submit never builds one.
   SubmitRequest tcc;
   tcc.gid = "t1";
@@ -287,10 +287,10 @@ TEST_CASE("a submit creates sagas and unprepared messages, and moves prepared on
 
 TEST_CASE("an abort fails a prepared message at once and drives a TCC's or XA's cancels",
           "[engine][types]") {
-  CHECK(PlanAbort(TransType::kMsg).to == GlobalStatus::kFailed);
-  CHECK_FALSE(PlanAbort(TransType::kMsg).drives);
-  CHECK(PlanAbort(TransType::kTcc).to == GlobalStatus::kAborting);
-  CHECK(PlanAbort(TransType::kXa).drives);
+  CHECK(RulesOf(TransType::kMsg).abort.to == GlobalStatus::kFailed);
+  CHECK_FALSE(RulesOf(TransType::kMsg).abort.drives);
+  CHECK(RulesOf(TransType::kTcc).abort.to == GlobalStatus::kAborting);
+  CHECK(RulesOf(TransType::kXa).abort.drives);
   AbortRequest abort{"t1", std::string(kMaxReasonLength + 1, 'r'), false, TransType::kTcc};
   CHECK(FieldOf(CheckAbort(abort)) == "rollback_reason");
   ForceStopRequest stop{"t1", std::string(kMaxReasonLength + 1, 'r'), "ops"};

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,6 +10,8 @@
 namespace settle {
 
 enum class TransType { kTcc, kSaga, kMsg, kXa };
+// How many TransType values there are: what arrays indexed by a type hold.
+inline constexpr std::size_t kTransTypeCount = 4;
 enum class GlobalStatus { kPrepared, kSubmitted, kAborting, kSucceed, kFailed };
 enum class BranchStatus { kPrepared, kSucceed, kFailed };
 // kTry is the call made before phase 2; the coordinator itself calls confirm/cancel (TCC),

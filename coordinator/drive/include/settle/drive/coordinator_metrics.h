@@ -38,8 +38,8 @@ class CoordinatorMetrics {
   std::uint64_t QuotaRefusals(QuotaKind kind) const;
 
  private:
-  static constexpr std::size_t kTypes = 4;  // every TransType, indexed by its value
-  static constexpr std::size_t kOps = 8;    // every BranchOp, indexed by its value
+  static constexpr std::size_t kTypes = kTransTypeCount;  // indexed by a TransType's value
+  static constexpr std::size_t kOps = 8;                  // every BranchOp, indexed by its value
   static constexpr std::size_t kResults = 4;
   using Counter = std::atomic<std::uint64_t>;
 

@@ -69,7 +69,8 @@ class TransactionDriver final : public PassRunner {
 
  private:
   // Applies the engine's status changes for this round to `tx` (logging each), then its
-  // next_cron_time and stuck flag; returns the decision whose calls are due now.
+  // next_cron_time and stuck flag; returns the decision whose calls are due now, its
+  // needs_operator set when one of the changes made needs an operator.
   engine::Decision AdvanceStatus(storage::Transaction& tx, TimePoint now);
   // Whether a host's gate holds `gid` because the host's circuit is open (or its probe is
   // out): the transaction waits on a broken host, and counts as stuck.
@@ -77,10 +78,12 @@ class TransactionDriver final : public PassRunner {
   // The one commit of a pass: `batch` (outcomes not yet stored) with the global's change from
   // `before`, or with a check that its status is still `before`'s. Nullopt once stored;
   // otherwise what the pass returns (storage unavailable: retry later; a concurrent change:
-  // start over from storage).
+  // start over from storage). `needs_operator`: the change stored is one its engine said needs
+  // an operator (alerted once stored).
   asio::awaitable<std::optional<PassResult>> StoreRound(storage::Transaction& tx,
                                                         const storage::GlobalRecord& before,
-                                                        storage::WriteBatch& batch, TimePoint now);
+                                                        storage::WriteBatch& batch, TimePoint now,
+                                                        bool needs_operator = false);
   // The calls of a round that their host's gate held (not made).
   struct Held {
     std::vector<std::pair<std::size_t, TimePoint>> rows;  // row, when it looks again itself
@@ -107,8 +110,9 @@ class TransactionDriver final : public PassRunner {
   void ReleaseRows(storage::Transaction& tx, const std::vector<std::string>& hosts,
                    storage::WriteBatch& batch, TimePoint now);
   // Counts what a committed change did (a transaction finished, or became stuck) and raises
-  // the stuck alert.
-  void AfterStored(const storage::GlobalRecord& before, const storage::Transaction& tx);
+  // the stuck alert, for a change that needs an operator too.
+  void AfterStored(const storage::GlobalRecord& before, const storage::Transaction& tx,
+                   bool needs_operator);
 
   AsyncStore& store_;
   calls::BranchCaller& caller_;

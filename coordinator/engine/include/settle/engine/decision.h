@@ -17,6 +17,10 @@ struct Decision {
   // asks again.
   std::optional<GlobalStatus> next_status;
   std::string reason;  // why, for a move to aborting: becomes rollback_reason
+  // The status change needs an operator, not a business outcome: an alert and an error in the
+  // log (a message that gave up delivering, retry_limit). A saga rolled back or a TCC aborted
+  // does not.
+  bool needs_operator = false;
 
   // Branch rows (indexes into Transaction::branches) to call now.
   std::vector<std::size_t> calls;
@@ -44,6 +48,10 @@ Decision Decide(const storage::Transaction& tx, TimePoint now);
 // status does not drive (a TCC's cancel rows while it is submitted, any row of a prepared TCC
 // or XA: the client decides), and for a saga's compensations of steps that never started.
 std::vector<bool> RowsStillCalled(const storage::Transaction& tx);
+
+// For each row of `tx`: whether it is a prepared row of `op` (none without one). What
+// RowsStillCalled is for a type whose status drives one op at a time (TCC, XA, message).
+std::vector<bool> PreparedRowsOf(const storage::Transaction& tx, std::optional<BranchOp> op);
 
 // Applies a decided status change to the record: status, update_time, and the fields the
 // change implies (rollback_time and rollback_reason on aborting; the reason too when failing,

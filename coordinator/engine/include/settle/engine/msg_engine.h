@@ -6,8 +6,12 @@
 #include "settle/core/status.h"
 #include "settle/engine/decision.h"
 #include "settle/engine/requests.h"
+#include "settle/engine/type_rules.h"
 
 namespace settle::engine {
+
+// The message's descriptor (type_rules.h).
+const TypeRules& MsgRules();
 
 // A message's prepare (`preparing`) or submit (docs/protocol.md §3.3, §3.5): 1 to kMaxSagaSteps
 // steps, each with an action that is an http(s) URL or topic://NAME and no compensate, one
@@ -52,7 +56,8 @@ Status CheckUnsubscription(const SubscribeRequest& request);
 //   at once, retrying each row
 //   until its receiver answers SUCCESS (a FAILURE is retried like an error: a message has
 //   nothing to roll back). Succeed once all are delivered. With retry_limit, a row that has
-//   failed retry_limit times in a row ends the message failed (best-effort notification).
+//   failed retry_limit times in a row ends the message failed (best-effort notification): a
+//   change that needs an operator (Decision::needs_operator).
 Decision DecideMsg(const storage::Transaction& tx, TimePoint now);
 
 // A message that gave up delivering (retry_limit: failed, a delivery still pending), sent again

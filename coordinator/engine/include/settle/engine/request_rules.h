@@ -56,10 +56,5 @@ Status CheckCallCeiling(const RequestOptions& options, Duration max_call);
 // registration checks its URLs against the headers its prepare stored.
 Status CheckGrpcHeaders(const std::map<std::string, std::string>& branch_headers,
                         const std::vector<std::string>& urls);
-// That `type` is one of `allowed`, for an operation that exists only for some types (so that
-// a client that calls one by mistake learns why: "trans_type: registerBranch applies to tcc
-// and xa transactions only").
-Status CheckTypeOf(TransType type, std::string_view operation,
-                   std::initializer_list<TransType> allowed);
 
 }  // namespace settle::engine

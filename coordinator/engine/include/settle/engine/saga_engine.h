@@ -5,8 +5,12 @@
 #include "settle/core/status.h"
 #include "settle/engine/decision.h"
 #include "settle/engine/requests.h"
+#include "settle/engine/type_rules.h"
 
 namespace settle::engine {
+
+// The saga's descriptor (type_rules.h).
+const TypeRules& SagaRules();
 
 // A saga's submit (docs/protocol.md §3.8): 1 to kMaxSagaSteps steps, each with an http(s)
 // action URL and an optional compensate URL, one payload per step; with `concurrent`, orders

@@ -6,27 +6,22 @@
 #include "settle/core/status.h"
 #include "settle/engine/decision.h"
 #include "settle/engine/requests.h"
+#include "settle/engine/type_rules.h"
 
 namespace settle::engine {
 
-// A branch registration (docs/protocol.md §3.3): a TCC or XA gid, a branch id of 1..128
-// characters of [A-Za-z0-9_.:-], and http(s) URLs: TCC's confirm and cancel, XA's one url.
-// InvalidArgument naming the field otherwise.
-Status CheckRegisterBranch(const RegisterBranchRequest& request);
+// TCC's and XA's descriptors (type_rules.h). A branch registration (docs/protocol.md §3.3)
+// names http(s) URLs or gRPC methods: TCC's confirm and cancel (and optionally its try), XA's
+// one url; it stores two rows, the rollback op's (cancel, XA's rollback) and the commit op's
+// (confirm, XA's commit), seq 0, both with the branch's data.
+const TypeRules& TccRules();
+const TypeRules& XaRules();
 
 // That a TCC registration's try_url (when given) is on the participant its confirm and cancel
 // are on: the same origin (scheme, lowercased host, port; a gRPC method's grpc(s)://host:port).
 // InvalidArgument "try: ..." otherwise. What settled's countersignature of the Try requires: a
 // Try it vouches for must be one that phase 2 reaches.
 Status CheckSameParticipant(const RegisterBranchRequest& request);
-
-// The two rows a registration stores: the rollback op's (cancel, XA's rollback) and the
-// commit op's (confirm, XA's commit), seq 0, both with the branch's data.
-std::vector<storage::BranchRecord> RegisteredRows(const RegisterBranchRequest& request,
-                                                  TimePoint now);
-
-// What a registration beyond `max_branches` branches answers.
-Status TooManyBranches(const RegisterBranchRequest& request, std::size_t max_branches);
 
 // The two-phase transactions: the client prepares, registers branches, then submits or aborts,
 // and the coordinator finishes every registered branch (docs/protocol.md §2.1, §4.4, §4.7):
