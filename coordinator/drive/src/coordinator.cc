@@ -8,7 +8,7 @@
 #include "refusals.h"
 #include "settle/core/grpc_target.h"
 #include "settle/core/log_text.h"
-#include "settle/drive/transaction_spans.h"
+#include "settle/drive/transaction_finished.h"
 #include "settle/engine/decision.h"
 #include "settle/engine/msg_engine.h"
 #include "settle/engine/request_fields.h"
@@ -534,10 +534,7 @@ asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::Change
     if (s.ok()) {
       spdlog::info("gid={} {} -> {}{}{}", gid, ToString(old), ToString(to),
                    reason.empty() ? "" : " reason=", reason.empty() ? "" : LogValue(reason));
-      if (IsTerminal(to)) {
-        metrics_.TransactionFinished(g.trans_type, to);
-        if (spans_ != nullptr && IsSampled(g.trace)) spans_->Export(TransactionSpan(tx, now));
-      }
+      if (IsTerminal(to)) TransactionFinished(tx, now, metrics_, spans_);
       co_return std::optional<storage::Transaction>(std::move(tx));
     }
     if (s.code() != StatusCode::kConflict) co_return s;

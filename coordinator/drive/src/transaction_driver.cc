@@ -8,6 +8,7 @@
 #include "settle/core/ascii.h"
 #include "settle/core/log_text.h"
 #include "settle/core/trace_context.h"
+#include "settle/drive/transaction_finished.h"
 #include "settle/drive/transaction_spans.h"
 #include "settle/engine/decision.h"
 #include "settle/engine/outcome_recorder.h"
@@ -108,10 +109,7 @@ void TransactionDriver::AfterStored(const storage::GlobalRecord& before,
                                     const storage::Transaction& tx, bool needs_operator) {
   const storage::GlobalRecord& after = tx.global;
   if (IsTerminal(after.status) && !IsTerminal(before.status)) {
-    metrics_.TransactionFinished(after.trans_type, after.status);
-    if (spans_ != nullptr && IsSampled(after.trace)) {
-      spans_->Export(TransactionSpan(tx, clock_.Now()));
-    }
+    TransactionFinished(tx, clock_.Now(), metrics_, spans_);
   }
   // Stuck only for waiting on a broken host (WaitsOnBrokenHost): the host's circuit speaks for
   // it (its log and the hosts panel), not one alert per transaction it holds.
