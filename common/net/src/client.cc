@@ -7,6 +7,7 @@
 #include <boost/asio/ssl/host_name_verification.hpp>
 
 #include <chrono>
+#include <functional>
 #include <iterator>
 #include <mutex>
 #include <optional>
@@ -174,6 +175,39 @@ asio::any_io_executor Unstranded(const asio::any_io_executor& executor) {
   return executor;
 }
 
+// A request's cancellation attached to the step under way (resolving, connecting, an
+// exchange) while it is in scope: Cancel then closes that step's socket. Detached as it goes
+// out of scope, on the request's strand, before anything the cut touches is gone.
+class CutWhileInScope {
+ public:
+  explicit CutWhileInScope(const std::shared_ptr<Cancellation>& cancellation)
+      : cancellation_(cancellation) {}
+  ~CutWhileInScope() {
+    if (armed_) cancellation_->Detach();
+  }
+  CutWhileInScope(const CutWhileInScope&) = delete;
+  CutWhileInScope& operator=(const CutWhileInScope&) = delete;
+
+  // False when the request is cancelled already (and the step must not start).
+  bool Arm(const asio::any_io_executor& strand, std::function<void()> cut) {
+    if (cancellation_ == nullptr) return true;
+    armed_ = cancellation_->Attach(strand, std::move(cut));
+    return armed_;
+  }
+
+ private:
+  const std::shared_ptr<Cancellation>& cancellation_;
+  bool armed_ = false;
+};
+
+bool IsCancelled(const std::shared_ptr<Cancellation>& cancellation) {
+  return cancellation != nullptr && cancellation->cancelled();
+}
+
+Status CancelledBeforeSending(const Url& url) {
+  return Status::Unavailable("cancelled before anything was sent to " + url.HostPort());
+}
+
 }  // namespace
 
 struct Client::Impl {
@@ -192,8 +226,9 @@ struct Client::Impl {
 
   std::unique_ptr<Connection> Take(const std::string& origin);
   void Give(const std::string& origin, std::unique_ptr<Connection> connection);
-  asio::awaitable<Result<std::unique_ptr<Connection>>> Connect(const Url& url, Duration timeout,
-                                                               Steady::time_point deadline);
+  asio::awaitable<Result<std::unique_ptr<Connection>>> Connect(
+      const Url& url, Duration timeout, Steady::time_point deadline,
+      const std::shared_ptr<Cancellation>& cancellation);
   // Client::Send on a strand.
   asio::awaitable<Result<ClientAnswer>> Send(ClientRequest request);
 };
@@ -242,7 +277,8 @@ void Client::Impl::Give(const std::string& origin, std::unique_ptr<Connection> c
 }
 
 asio::awaitable<Result<std::unique_ptr<Connection>>> Client::Impl::Connect(
-    const Url& url, Duration timeout, Steady::time_point deadline) {
+    const Url& url, Duration timeout, Steady::time_point deadline,
+    const std::shared_ptr<Cancellation>& cancellation) {
   const asio::any_io_executor strand = co_await asio::this_coro::executor;
   const asio::any_io_executor executor = Unstranded(strand);
   auto connection = std::make_unique<Connection>();
@@ -254,8 +290,13 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Client::Impl::Connect(
         url.host, std::to_string(url.port));
   } else {
     tcp::resolver resolver(executor);
+    CutWhileInScope cut(cancellation);
+    if (!cut.Arm(strand, [&resolver] { resolver.cancel(); })) {
+      co_return CancelledBeforeSending(url);
+    }
     endpoints = co_await resolver.async_resolve(url.host, std::to_string(url.port),
                                                 asio::redirect_error(asio::use_awaitable, ec));
+    if (IsCancelled(cancellation)) co_return CancelledBeforeSending(url);
     if (ec)
       co_return Status::Unavailable("cannot resolve host '" + url.host + "': " + ec.message());
   }
@@ -268,8 +309,18 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Client::Impl::Connect(
     connection->plain = std::make_unique<PlainStream>(executor);
   }
   PlainStream& lowest = connection->lowest();
+  // Closing the socket ends the connect (every address of a name: asio tries no other once
+  // it is closed) and the TLS handshake alike.
+  CutWhileInScope cut(cancellation);
+  if (!cut.Arm(strand, [&lowest] {
+        beast::error_code ignored;
+        lowest.socket().close(ignored);
+      })) {
+    co_return CancelledBeforeSending(url);
+  }
   lowest.expires_at(deadline);
   co_await lowest.async_connect(endpoints, asio::redirect_error(asio::use_awaitable, ec));
+  if (IsCancelled(cancellation)) co_return CancelledBeforeSending(url);
   if (ec == beast::error::timeout) {
     co_return Status::Unavailable("timed out after " + Millis(timeout) + " connecting to " +
                                   url.HostPort());
@@ -285,6 +336,7 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Client::Impl::Connect(
     stream.set_verify_callback(asio::ssl::host_name_verification(url.host));
     co_await stream.async_handshake(asio::ssl::stream_base::client,
                                     asio::redirect_error(asio::use_awaitable, ec));
+    if (IsCancelled(cancellation)) co_return CancelledBeforeSending(url);
     if (ec == beast::error::timeout) {
       co_return Status::Unavailable("timed out after " + Millis(timeout) +
                                     " in the TLS handshake with " + url.HostPort());
@@ -334,21 +386,40 @@ asio::awaitable<Result<ClientAnswer>> Client::Impl::Send(ClientRequest request) 
   const Steady::time_point deadline = Steady::now() + timeout;
   const std::string origin = url.Origin();
 
+  const std::shared_ptr<Cancellation>& cancellation = request.cancellation;
+  const asio::any_io_executor strand = co_await asio::this_coro::executor;
+
   std::unique_ptr<Connection> connection = Take(origin);
   for (int attempt = 0;; ++attempt) {
     const bool reused = connection != nullptr;
     if (!reused) {
-      auto connected = co_await Connect(url, timeout, deadline);
+      auto connected = co_await Connect(url, timeout, deadline, cancellation);
       if (!connected) co_return connected.status();
       connection = std::move(*connected);
     }
     Exchanged exchanged;
-    if (connection->plain != nullptr) {
-      exchanged = co_await Exchange(*connection->plain, *head, request.body,
-                                    request.max_answer_bytes, deadline);
-    } else {
-      exchanged = co_await Exchange(*connection->tls, *head, request.body, request.max_answer_bytes,
-                                    deadline);
+    {
+      CutWhileInScope cut(cancellation);
+      PlainStream& lowest = connection->lowest();
+      if (!cut.Arm(strand, [&lowest] {
+            beast::error_code ignored;
+            lowest.socket().close(ignored);
+          })) {
+        co_return CancelledBeforeSending(url);
+      }
+      if (connection->plain != nullptr) {
+        exchanged = co_await Exchange(*connection->plain, *head, request.body,
+                                      request.max_answer_bytes, deadline);
+      } else {
+        exchanged = co_await Exchange(*connection->tls, *head, request.body,
+                                      request.max_answer_bytes, deadline);
+      }
+    }
+    // A whole answer is the answer, even if the cut came as it ended; then the connection
+    // may be closed, and is not pooled.
+    const bool cancelled = IsCancelled(cancellation);
+    if (cancelled && exchanged.kind != Exchanged::kAnswer) {
+      co_return Status::Pending("cancelled while waiting for " + url.HostPort());
     }
     switch (exchanged.kind) {
       case Exchanged::kAnswer:
@@ -356,7 +427,9 @@ asio::awaitable<Result<ClientAnswer>> Client::Impl::Send(ClientRequest request) 
         // before it fired, and nothing of this exchange can still run on this strand once
         // another coroutine, on another strand, takes the connection. (Read on the timer's own
         // clock, the real steady clock, for that reason.)
-        if (exchanged.reusable && Steady::now() < deadline) Give(origin, std::move(connection));
+        if (exchanged.reusable && !cancelled && Steady::now() < deadline) {
+          Give(origin, std::move(connection));
+        }
         co_return exchanged.answer;
       case Exchanged::kWriteFailed:
       case Exchanged::kClosedEarly:

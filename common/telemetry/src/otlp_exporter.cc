@@ -17,6 +17,18 @@ bool Retryable(int status) {
   return status == 429 || status == 502 || status == 503 || status == 504;
 }
 
+// How batches are posted: OTLP/HTTP JSON with the headers configured, retried as OTLP says.
+net::RetrySettings OtlpRetries(const OtlpSettings& settings) {
+  net::RetrySettings retries{.timeout = settings.timeout,
+                             .attempts = settings.attempts,
+                             .retry_delay = settings.retry_delay,
+                             .max_answer_bytes = kMaxAnswerBytes,
+                             .retryable = Retryable};
+  retries.headers.emplace_back("Content-Type", "application/json");
+  for (const auto& header : settings.headers) retries.headers.push_back(header);
+  return retries;
+}
+
 std::string_view Trimmed(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -92,13 +104,11 @@ Result<std::unique_ptr<OtlpExporter>> OtlpExporter::Create(const std::string& tr
 OtlpExporter::OtlpExporter(Url url, std::string url_text, const Clock& clock,
                            asio::any_io_executor executor, net::Client& client,
                            OtlpSettings settings)
-    : url_(std::move(url)),
-      url_text_(std::move(url_text)),
-      clock_(clock),
+    : url_text_(std::move(url_text)),
       settings_(std::move(settings)),
-      client_(client),
       strand_(asio::make_strand(executor)),
-      wait_(strand_) {}
+      wait_(strand_),
+      poster_(std::move(url), client, clock, strand_, OtlpRetries(settings_)) {}
 
 OtlpExporter::~OtlpExporter() { Stop(); }
 
@@ -107,10 +117,10 @@ std::size_t OtlpExporter::queued() const {
   return queue_.size();
 }
 
-void OtlpExporter::CutWaitShortLocked(bool backoff_too) {
+void OtlpExporter::CutWaitShortLocked() {
   ++posted_;
-  asio::post(strand_, [this, backoff_too] {
-    if (filling_ || (backoff_too && backing_off_)) wait_.cancel();
+  asio::post(strand_, [this] {
+    if (filling_) wait_.cancel();
     const std::lock_guard lock(mutex_);
     --posted_;
     idle_.notify_all();  // under the lock: Stop cannot return (and free this) before it is out
@@ -141,41 +151,21 @@ void OtlpExporter::Export(Span span) {
       sending_ = true;
       start = true;
     } else if (queue_.size() == settings_.max_batch) {
-      CutWaitShortLocked(false);  // a full batch goes at once
+      CutWaitShortLocked();  // a full batch goes at once
     }
   }
   if (start) asio::co_spawn(strand_, Drain(), asio::detached);
 }
 
 void OtlpExporter::Stop(Duration grace) {
+  // The poster first: a batch taken from now on gets its one attempt within the grace.
+  poster_.Stop(grace);
   std::unique_lock lock(mutex_);
   if (!stopping_) {
     stopping_ = true;
-    give_up_at_ = clock_.Monotonic() + grace;
-    if (sending_) CutWaitShortLocked(true);
+    if (sending_) CutWaitShortLocked();
   }
   idle_.wait(lock, [this] { return !sending_ && posted_ == 0; });
-}
-
-asio::awaitable<std::pair<std::string, bool>> OtlpExporter::Post(const std::string& body,
-                                                                 Duration timeout) {
-  net::ClientRequest request;
-  request.method = "POST";
-  request.url = url_;
-  request.headers.emplace_back("Content-Type", "application/json");
-  for (const auto& header : settings_.headers) request.headers.push_back(header);
-  request.body = body;
-  request.timeout = timeout;
-  request.idempotent = false;  // a batch sent twice is spans shown twice
-  request.max_answer_bytes = kMaxAnswerBytes;
-  Result<net::ClientAnswer> answer = co_await client_.Send(std::move(request));
-  if (!answer) co_return std::pair<std::string, bool>(answer.status().message(), true);
-  if (answer->status >= 200 && answer->status <= 299) {
-    co_return std::pair<std::string, bool>(std::string(), false);
-  }
-  std::string why = "HTTP " + std::to_string(answer->status);
-  if (!answer->body.empty()) why += ": " + answer->body.substr(0, 200);
-  co_return std::pair<std::string, bool>(std::move(why), Retryable(answer->status));
 }
 
 asio::awaitable<void> OtlpExporter::Drain() {
@@ -200,8 +190,6 @@ asio::awaitable<void> OtlpExporter::Drain() {
       filling_ = false;
     }
     std::vector<Span> batch;
-    bool stopping = false;
-    MonoTime give_up_at{0};
     {
       const std::lock_guard lock(mutex_);
       const std::size_t n = std::min(queue_.size(), settings_.max_batch);
@@ -210,39 +198,10 @@ asio::awaitable<void> OtlpExporter::Drain() {
         batch.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
-      stopping = stopping_;
-      give_up_at = give_up_at_;
     }
-    const std::string body = OtlpTraceRequest(batch, settings_.resource);
-    // Once stopping, each batch gets one attempt, and only while the grace lasts.
-    const int attempts = stopping ? 1 : std::max(1, settings_.attempts);
-    std::pair<std::string, bool> result("not attempted: shutting down", false);
-    Duration delay = settings_.retry_delay;
-    for (int attempt = 1; attempt <= attempts; ++attempt) {
-      Duration timeout = settings_.timeout;
-      if (stopping) {
-        const auto left = std::chrono::duration_cast<Duration>(give_up_at - clock_.Monotonic());
-        if (left <= Duration(0)) break;
-        timeout = std::min(timeout, left);
-      }
-      result = co_await Post(body, timeout);
-      if (result.first.empty() || !result.second || attempt == attempts) break;
-      {
-        const std::lock_guard lock(mutex_);
-        if (stopping_) break;
-      }
-      backing_off_ = true;
-      wait_.expires_after(delay);
-      boost::system::error_code ec;
-      co_await wait_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-      backing_off_ = false;
-      {
-        const std::lock_guard lock(mutex_);
-        if (stopping_) break;
-      }
-      delay *= 2;
-    }
-    if (result.first.empty()) {
+    std::string body = OtlpTraceRequest(batch, settings_.resource);
+    const Status result = co_await poster_.Post(std::move(body));
+    if (result.ok()) {
       exported_.fetch_add(batch.size(), std::memory_order_relaxed);
       if (const std::uint64_t n = failing_.Succeeded(); n > 0) {
         spdlog::warn("OTLP export: {} takes spans again, after {} failed batches", url_text_, n);
@@ -253,7 +212,7 @@ asio::awaitable<void> OtlpExporter::Drain() {
         spdlog::error(
             "OTLP export: {} did not take {} spans: {} (spans are dropped while it fails, "
             "counted as settle_otlp_spans_total{{result=\"failed\"}})",
-            url_text_, batch.size(), result.first);
+            url_text_, batch.size(), result.message());
       }
     }
   }

@@ -4,7 +4,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 #include <utility>
 
 #include "settle/api/audit_json.h"
@@ -79,12 +78,14 @@ Result<std::unique_ptr<WebhookAlerts>> WebhookAlerts::Create(const std::string& 
 
 WebhookAlerts::WebhookAlerts(Url url, const Clock& clock, asio::any_io_executor executor,
                              net::Client& client, WebhookSettings settings)
-    : url_(std::move(url)),
-      clock_(clock),
+    : clock_(clock),
       settings_(settings),
-      client_(client),
       strand_(asio::make_strand(executor)),
-      backoff_(strand_),
+      poster_(std::move(url), client, clock, strand_,
+              {.timeout = settings.timeout,
+               .attempts = settings.attempts,
+               .retry_delay = settings.retry_delay,
+               .max_answer_bytes = kMaxAnswerBytes}),
       budget_(settings.per_creator_per_minute, Duration(60'000)) {}
 
 WebhookAlerts::~WebhookAlerts() { Stop(); }
@@ -145,36 +146,16 @@ void WebhookAlerts::Enqueue(std::string body, const std::string& what) {
 void WebhookAlerts::Stop(Duration grace) {
   {
     std::lock_guard lock(mutex_);
-    if (!stopping_) give_up_at_ = clock_.Monotonic() + grace;
     stopping_ = true;
   }
-  // Ends a backoff wait at once.
-  asio::post(strand_, [this] { backoff_.cancel(); });
+  poster_.Stop(grace);
   std::unique_lock lock(mutex_);
   idle_.wait(lock, [this] { return !sending_; });
-}
-
-asio::awaitable<std::string> WebhookAlerts::Post(std::string body, Duration timeout) {
-  net::ClientRequest request;
-  request.method = "POST";
-  request.url = url_;
-  request.body = std::move(body);
-  request.timeout = timeout;
-  request.idempotent = false;
-  request.max_answer_bytes = kMaxAnswerBytes;
-  Result<net::ClientAnswer> answer = co_await client_.Send(std::move(request));
-  if (!answer) co_return answer.status().message();
-  if (answer->status < 200 || answer->status > 299) {
-    co_return "HTTP " + std::to_string(answer->status);
-  }
-  co_return std::string();
 }
 
 asio::awaitable<void> WebhookAlerts::Drain() {
   for (;;) {
     std::string body;
-    bool stopping = false;
-    MonoTime give_up_at{0};
     {
       std::lock_guard lock(mutex_);
       if (queue_.empty()) {
@@ -186,36 +167,15 @@ asio::awaitable<void> WebhookAlerts::Drain() {
       }
       body = std::move(queue_.front());
       queue_.pop_front();
-      stopping = stopping_;
-      give_up_at = give_up_at_;
     }
-    // Once stopping, each alert gets one attempt, and only while the grace lasts.
-    const int attempts = stopping ? 1 : std::max(1, settings_.attempts);
-    std::string error = "not attempted: shutting down";
-    Duration delay = settings_.retry_delay;
-    for (int attempt = 1; attempt <= attempts; ++attempt) {
-      Duration timeout = settings_.timeout;
-      if (stopping) {
-        const auto left = std::chrono::duration_cast<Duration>(give_up_at - clock_.Monotonic());
-        if (left <= Duration(0)) break;
-        timeout = std::min(timeout, left);
-      }
-      error = co_await Post(body, timeout);
-      if (error.empty() || attempt == attempts) break;
-      backoff_.expires_after(delay);
-      boost::system::error_code ec;
-      co_await backoff_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-      {
-        std::lock_guard lock(mutex_);
-        if (stopping_) break;
-      }
-      delay *= 2;
-    }
-    if (error.empty()) {
+    // Logged with the alert if it fails.
+    std::string sending = body;
+    const Status result = co_await poster_.Post(std::move(sending));
+    if (result.ok()) {
       sent_.fetch_add(1, std::memory_order_relaxed);
     } else {
       failed_.fetch_add(1, std::memory_order_relaxed);
-      spdlog::error("alert webhook: could not deliver {}: {}", body, error);
+      spdlog::error("alert webhook: could not deliver {}: {}", body, result.message());
     }
   }
 }

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -236,6 +237,56 @@ TEST_CASE("a server slower than the timeout is Unavailable, naming the wait", "[
   CHECK(slow.status().code() == StatusCode::kPending);  // sent: the server may act on it
   CHECK_THAT(slow.status().message(),
              Contains("timed out after 100 ms waiting for 127.0.0.1:" + std::to_string(s.port)));
+}
+
+TEST_CASE("a cancelled request ends at once while the server holds its answer, as Pending",
+          "[net][client][cancel]") {
+  TestServer s;
+  auto client = MakeClient();
+  ClientRequest request = Get(s.Url("/hold"), Duration(60'000));
+  request.cancellation = std::make_shared<Cancellation>();
+  const std::shared_ptr<Cancellation> cancellation = request.cancellation;
+  std::future<Result<ClientAnswer>> sending =
+      std::async(std::launch::async, [&] { return client->Send(request); });
+  REQUIRE(testing::Eventually([&] { return s.requests == 1; }));
+  cancellation->Cancel();
+  REQUIRE(sending.wait_for(10s) == std::future_status::ready);  // not the 60 s timeout
+  const Result<ClientAnswer> cut = sending.get();
+  REQUIRE_FALSE(cut);
+  CHECK(cut.status().code() == StatusCode::kPending);  // sent: the server may act on it
+  CHECK(cut.status().message() ==
+        "cancelled while waiting for 127.0.0.1:" + std::to_string(s.port));
+  s.release.Set();
+  const Result<ClientAnswer> after = client->Send(Get(s.Url("/after")));
+  REQUIRE(after);
+  CHECK(after->status == 200);
+}
+
+TEST_CASE("a request whose cancellation was cancelled before it started is never sent",
+          "[net][client][cancel]") {
+  TestServer s;
+  ClientRequest request = Get(s.Url("/a"));
+  request.cancellation = std::make_shared<Cancellation>();
+  request.cancellation->Cancel();
+  const Result<ClientAnswer> answer = MakeClient()->Send(request);
+  REQUIRE_FALSE(answer);
+  CHECK(answer.status().code() == StatusCode::kUnavailable);
+  CHECK(answer.status().message() ==
+        "cancelled before anything was sent to 127.0.0.1:" + std::to_string(s.port));
+  CHECK(s.requests == 0);
+}
+
+TEST_CASE("a cancellation that comes after the answer changes nothing", "[net][client][cancel]") {
+  TestServer s;
+  auto client = MakeClient();
+  ClientRequest request = Get(s.Url("/a"));
+  request.cancellation = std::make_shared<Cancellation>();
+  REQUIRE(client->Send(request));
+  request.cancellation->Cancel();
+  CHECK(request.cancellation->cancelled());
+  const Result<ClientAnswer> next = client->Send(Get(s.Url("/b")));
+  REQUIRE(next);
+  CHECK(next->status == 200);
 }
 
 TEST_CASE("refused connections and unknown hosts are Unavailable, saying so", "[net][client]") {

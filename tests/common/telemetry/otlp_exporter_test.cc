@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <string>
 
 #include "eventually.h"
@@ -171,6 +172,29 @@ TEST_CASE("the headers configured go with every export", "[telemetry][otlp]") {
   const auto headers = collector.CallsTo(kPath).at(0).headers;
   CHECK(headers.at("api-key") == "s3cret");
   CHECK(headers.at("x-tenant") == "7");
+}
+
+TEST_CASE(
+    "a batch still on its way when Stop's grace runs out is cut then, failed: a collector that "
+    "holds its answer does not hold up the stop",
+    "[telemetry][otlp]") {
+  ParticipantServer collector;
+  collector.SetDefault(kPath, ScriptedAnswer{.status = 200, .body = "{}", .held = true});
+  Exporting e(collector,
+              {.max_batch = 1, .flush_interval = Duration(1), .timeout = Duration(60'000)});
+  e.spans->Export(NamedSpan("held"));
+  REQUIRE(collector.WaitForHeld(1));
+
+  const auto stopped_at = std::chrono::steady_clock::now();
+  e.spans->Stop(Duration(300));
+  const auto took =
+      std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - stopped_at);
+  CHECK(took >= Duration(300));    // the batch had its grace
+  CHECK(took < Duration(10'000));  // and the stop did not wait for the 60 s timeout
+  CHECK(e.spans->failed() == 1);
+  CHECK(e.spans->exported() == 0);
+  CHECK(collector.CountCalls(kPath) == 1);
+  collector.Release();
 }
 
 TEST_CASE("after Stop, spans are dropped and counted", "[telemetry][otlp]") {

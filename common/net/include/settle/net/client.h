@@ -9,6 +9,7 @@
 #include "settle/core/clock.h"
 #include "settle/core/status.h"
 #include "settle/core/url.h"
+#include "settle/net/cancellation.h"
 #include "settle/net/message.h"
 
 namespace settle::net {
@@ -51,6 +52,9 @@ struct ClientRequest {
   bool idempotent = true;
   // Of the answer's body, only this much is kept; the rest is read and dropped.
   std::size_t max_answer_bytes = 16 << 20;
+  // Ends the request before its timeout when cancelled (see Cancellation); null: only the
+  // timeout does.
+  std::shared_ptr<Cancellation> cancellation;
 };
 
 struct ClientAnswer {
@@ -73,7 +77,9 @@ struct ClientAnswer {
 // handshake has ended: the server read no request); Pending when it was sent but no
 // complete answer came, so the server may have acted on it ("timed out after N ms waiting for
 // h:p", "connection closed by h:p before a complete answer", "malformed answer from h:p:
-// ..."). Any answer, whatever its status, is a value.
+// ..."). Any answer, whatever its status, is a value. A request whose cancellation was
+// cancelled is Unavailable ("cancelled before anything was sent to h:p") or Pending ("cancelled
+// while waiting for h:p"), unless its whole answer had come.
 //
 // Thread-safety: Send may be called from any coroutine, concurrently. Called on a strand, it
 // runs there; elsewhere it runs on a strand of its own and resumes the caller when done.

@@ -18,6 +18,7 @@
 #include "settle/core/status.h"
 #include "settle/core/url.h"
 #include "settle/net/client.h"
+#include "settle/net/retrying_poster.h"
 #include "settle/telemetry/otlp_json.h"
 
 namespace settle::telemetry {
@@ -50,10 +51,11 @@ struct OtlpSettings {
 // to its traces URL, typically http://host:4318/v1/traces), so that exporting never holds up a
 // transaction: Export only queues (a bounded queue: a span that does not fit is dropped and
 // counted), and one coroutine sends batches in order, each as soon as it is full or has waited
-// flush_interval. A batch is attempted again, with backoff, when the collector answers 429,
-// 502, 503 or 504 or cannot be reached (OTLP's retryable failures); it is dropped (counted and
-// logged) when the attempts run out or the collector refuses it otherwise. Failures are logged
-// when they start and when exports work again, not once per batch.
+// flush_interval. A batch is attempted again, with backoff (net::RetryingPoster), when the
+// collector answers 429, 502, 503 or 504 or cannot be reached (OTLP's retryable failures); it
+// is dropped (counted and logged) when the attempts run out or the collector refuses it
+// otherwise. Failures are logged when they start and when exports work again, not once per
+// batch.
 //
 // Lifetime: `clock`, `client` and the executor's context must outlive it; Stop (or the
 // destructor) returns once nothing is being sent. Thread-safety: Export and the counters from
@@ -71,8 +73,9 @@ class OtlpExporter final : public SpanSink {
   void Export(Span span) override;
 
   // Sends what is queued (one attempt a batch) within `grace`, drops the rest, and returns once
-  // nothing is being sent; spans exported after it are dropped. Not from an I/O thread.
-  // Idempotent.
+  // nothing is being sent: a batch still on its way when the grace runs out is cut (failed),
+  // however long the collector would take to answer. Spans exported after it are dropped. Not
+  // from an I/O thread. Idempotent.
   void Stop(Duration grace = Duration(2000));
 
   std::uint64_t exported() const { return exported_.load(std::memory_order_relaxed); }
@@ -88,28 +91,22 @@ class OtlpExporter final : public SpanSink {
                net::Client& client, OtlpSettings settings);
   // Sends queued spans until none is left.
   asio::awaitable<void> Drain();
-  // One attempt; empty on success, otherwise why it failed, and whether to try again.
-  asio::awaitable<std::pair<std::string, bool>> Post(const std::string& body, Duration timeout);
-  // Ends Drain's wait for a batch to fill (and, with `backoff_too`, its wait before another
-  // attempt), from any thread; counted so that Stop waits for it. With mutex_ held.
-  void CutWaitShortLocked(bool backoff_too);
+  // Ends Drain's wait for a batch to fill, from any thread; counted so that Stop waits for it.
+  // With mutex_ held.
+  void CutWaitShortLocked();
 
-  const Url url_;
   const std::string url_text_;
-  const Clock& clock_;
   const OtlpSettings settings_;
-  net::Client& client_;
   asio::strand<asio::any_io_executor> strand_;
-  asio::steady_timer wait_;  // on strand_: a batch filling, or a backoff
+  asio::steady_timer wait_;  // on strand_: a batch filling
+  net::RetryingPoster poster_;
   mutable std::mutex mutex_;
   std::condition_variable idle_;
-  std::deque<Span> queue_;    // guarded by mutex_
-  bool sending_ = false;      // a Drain runs; guarded by mutex_
-  bool stopping_ = false;     // guarded by mutex_
-  std::size_t posted_ = 0;    // OnStrand work not yet run; guarded by mutex_
-  bool filling_ = false;      // on strand_: Drain waits for a batch to fill
-  bool backing_off_ = false;  // on strand_: Drain waits to attempt a batch again
-  MonoTime give_up_at_{0};    // clock_.Monotonic(), once stopping; guarded by mutex_
+  std::deque<Span> queue_;  // guarded by mutex_
+  bool sending_ = false;    // a Drain runs; guarded by mutex_
+  bool stopping_ = false;   // guarded by mutex_
+  std::size_t posted_ = 0;  // OnStrand work not yet run; guarded by mutex_
+  bool filling_ = false;    // on strand_: Drain waits for a batch to fill
   std::atomic<std::uint64_t> exported_{0};
   std::atomic<std::uint64_t> dropped_{0};
   std::atomic<std::uint64_t> failed_{0};

@@ -15,6 +15,7 @@
 #include "settle/core/url.h"
 #include "settle/drive/stuck_alerts.h"
 #include "settle/net/client.h"
+#include "settle/net/retrying_poster.h"
 #include "settle/storage/records.h"
 
 namespace settle::app {
@@ -43,8 +44,9 @@ std::string AdminActionAlertBody(const storage::AuditEntry& entry);
 
 // Sends each alert to a webhook (HTTP or HTTPS POST, application/json) from a coroutine of its
 // own, so that a slow or failing webhook never holds up a transaction: alerts queue (bounded)
-// and are sent one at a time in order, each attempted a few times with backoff; what cannot be
-// sent is logged and counted.
+// and are sent one at a time in order, each attempted a few times with backoff
+// (net::RetryingPoster; any answer but a 2xx is retried); what cannot be sent is logged and
+// counted.
 //
 // Lifetime: `clock`, `client` and the executor's context must outlive it; Stop (or the
 // destructor) returns once nothing is being sent. Thread-safety: TransactionStuck and the
@@ -65,7 +67,8 @@ class WebhookAlerts final : public drive::StuckAlerts {
   void AdminAction(const storage::AuditEntry& entry) override;
 
   // Gives what is queued one attempt each within `grace`, then returns once nothing is being
-  // sent. Not from an I/O thread. Idempotent.
+  // sent: an alert still on its way when the grace runs out is cut (failed). Not from an I/O
+  // thread. Idempotent.
   void Stop(Duration grace = Duration(2000));
 
   std::uint64_t sent() const { return sent_.load(std::memory_order_relaxed); }
@@ -84,21 +87,16 @@ class WebhookAlerts final : public drive::StuckAlerts {
   void EnqueueAbout(const storage::Transaction& tx, std::string body, const std::string& what);
   // Sends queued alerts until the queue is empty.
   asio::awaitable<void> Drain();
-  // One attempt; empty on success, otherwise why it failed.
-  asio::awaitable<std::string> Post(std::string body, Duration timeout);
 
-  const Url url_;
   const Clock& clock_;
   const WebhookSettings settings_;
-  net::Client& client_;
   asio::strand<asio::any_io_executor> strand_;
-  asio::steady_timer backoff_;  // on strand_
+  net::RetryingPoster poster_;
   std::mutex mutex_;
   std::condition_variable idle_;
   std::deque<std::string> queue_;  // bodies; guarded by mutex_
   bool sending_ = false;           // a Drain runs; guarded by mutex_
   bool stopping_ = false;          // guarded by mutex_
-  MonoTime give_up_at_{0};         // clock_.Monotonic(), once stopping; guarded by mutex_
   std::atomic<std::uint64_t> sent_{0};
   std::atomic<std::uint64_t> failed_{0};
   std::atomic<std::uint64_t> dropped_{0};
