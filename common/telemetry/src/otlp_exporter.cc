@@ -4,9 +4,6 @@
 
 #include <algorithm>
 
-#include "settle/core/ascii.h"
-#include "settle/core/header_syntax.h"
-
 namespace settle::telemetry {
 namespace {
 
@@ -29,12 +26,6 @@ net::RetrySettings OtlpRetries(const OtlpSettings& settings) {
   return retries;
 }
 
-std::string_view Trimmed(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 }  // namespace
 
 Result<std::string> OtlpTracesUrl(std::string_view base) {
@@ -46,42 +37,6 @@ Result<std::string> OtlpTracesUrl(std::string_view base) {
   std::string out(base);
   if (out.back() != '/') out += '/';
   return out + "v1/traces";
-}
-
-Result<std::vector<std::pair<std::string, std::string>>> ParseOtlpHeaders(std::string_view list) {
-  std::vector<std::pair<std::string, std::string>> headers;
-  while (!list.empty()) {
-    const std::size_t comma = list.find(',');
-    const std::string_view entry = Trimmed(list.substr(0, comma));
-    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-    if (entry.empty()) continue;
-    const std::size_t equals = entry.find('=');
-    const std::string name(Trimmed(entry.substr(0, equals == std::string_view::npos ? 0 : equals)));
-    if (equals == std::string_view::npos || name.empty() || !IsValidHeaderName(name)) {
-      return Status::InvalidArgument("'" + std::string(entry) + "' is not name=value");
-    }
-    // Percent-decoded; a '+' is itself (FormDecode would make it a space).
-    std::string escaped;
-    for (const char c : Trimmed(entry.substr(equals + 1))) {
-      if (c == '+') {
-        escaped += "%2B";
-      } else {
-        escaped += c;
-      }
-    }
-    for (const std::string_view framing :
-         {"host", "content-type", "content-length", "transfer-encoding", "connection"}) {
-      if (EqualsIgnoreAsciiCase(name, framing)) {
-        return Status::InvalidArgument(name + " is set by settled itself");
-      }
-    }
-    std::string value = FormDecode(escaped);
-    if (!IsValidHeaderValue(value)) {
-      return Status::InvalidArgument("the value of " + name + " is not a valid header value");
-    }
-    headers.emplace_back(name, std::move(value));
-  }
-  return headers;
 }
 
 Result<std::unique_ptr<OtlpExporter>> OtlpExporter::Create(const std::string& traces_url,

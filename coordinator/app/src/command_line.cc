@@ -94,8 +94,9 @@ Status ApplyParsedText(const ParsedText& text, ServerConfig& c) {
 // The options as a --config file: every option with its value and its help as a comment.
 // Options without a value (an empty string) are written commented out, since an empty value
 // would not load back (an empty token, a file named ""); --config, --version and
-// --dump-config themselves are left out.
-std::string DumpConfig(const CLI::App& app) {
+// --dump-config themselves are left out. --otlp-header's values (a collector's API key) are
+// redacted: its line names the headers only, commented out.
+std::string DumpConfig(const CLI::App& app, const ParsedText& text) {
   std::istringstream lines(app.config_to_str(/*default_also=*/true, /*write_description=*/true));
   std::string out = "# settled --config file, written by settled --dump-config\n";
   std::string comments;  // the help of the next option
@@ -114,6 +115,11 @@ std::string DumpConfig(const CLI::App& app) {
       continue;
     }
     const bool unset = line.size() > name.size() + 1 && line.substr(name.size() + 1) == "\"\"";
+    if (name == "otlp-header" && !unset) {
+      out += comments + RedactedOtlpHeaderLine(text) + "\n";
+      comments.clear();
+      continue;
+    }
     out += comments + (unset ? "# " : "") + line + "\n";
     comments.clear();
   }
@@ -197,7 +203,7 @@ CommandLine ParseCommandLine(int argc, const char* const* argv, const BuildInfo&
   if (dump_config) {
     result.exit_now = true;
     result.exit_code = 0;
-    result.output = DumpConfig(app);
+    result.output = DumpConfig(app, text);
   }
   return result;
 }

@@ -53,6 +53,7 @@ struct ParsedText {
   std::string client_certificates_file;
   std::string otlp_endpoint;
   std::vector<std::string> otlp_headers;
+  std::string otlp_headers_file;
 };
 
 // Every duration flag, with where its value goes in `c` (duration_options.cc).
@@ -108,5 +109,8 @@ void AddLogsOptions(CLI::App& app, ServerConfig& c, ParsedText& text);
 void AddTracingOptions(CLI::App& app, ServerConfig& c, ParsedText& text);
 // The OTLP endpoint and headers, checked so that a wrong one stops settled at start.
 Status ApplyTracing(const ParsedText& text, ServerConfig& c);
+// --dump-config's line for --otlp-header: its headers' names, their values redacted, commented
+// out (a file read back must not send "<redacted>" as a key).
+std::string RedactedOtlpHeaderLine(const ParsedText& text);
 
 }  // namespace settle::app

@@ -6,7 +6,9 @@
 #include <string>
 #include <utility>
 
+#include "settle/core/file_text.h"
 #include "settle/telemetry/otlp_exporter.h"
+#include "settle/telemetry/otlp_headers.h"
 
 namespace settle::app {
 
@@ -19,9 +21,17 @@ void AddTracingOptions(CLI::App& app, ServerConfig& c, ParsedText& text) {
       ->envname("OTEL_EXPORTER_OTLP_ENDPOINT");
   app.add_option("--otlp-header", text.otlp_headers,
                  "name=value sent with every export (a collector's API key, say); repeatable, "
-                 "or comma-separated as in OTEL_EXPORTER_OTLP_HEADERS, its default")
+                 "or comma-separated as in OTEL_EXPORTER_OTLP_HEADERS, its default; other users "
+                 "can see flags in the process list: keep keys in --otlp-headers-file")
       ->envname("OTEL_EXPORTER_OTLP_HEADERS")
       ->delimiter(',');
+  app.add_option("--otlp-headers-file", text.otlp_headers_file,
+                 "File of \"name=value\" lines, one header per line sent with every export "
+                 "after those of --otlp-header (the value as written, not percent-decoded; "
+                 "lines starting with # are comments); --dump-config shows its path, never "
+                 "its values")
+      ->envname("SETTLE_OTLP_HEADERS_FILE")
+      ->check(CLI::ExistingFile);
   app.add_option("--otlp-service-name", c.otlp_service_name,
                  "The service.name spans report (default: OTEL_SERVICE_NAME, or settled)")
       ->envname("OTEL_SERVICE_NAME")
@@ -48,10 +58,35 @@ Status ApplyTracing(const ParsedText& text, ServerConfig& c) {
     if (!headers) return Status::InvalidArgument("--otlp-header: " + headers.status().message());
     c.otlp_headers.insert(c.otlp_headers.end(), headers->begin(), headers->end());
   }
+  if (!text.otlp_headers_file.empty()) {
+    Result<std::string> lines = ReadFileText(text.otlp_headers_file);
+    if (!lines) return Status::InvalidArgument("--otlp-headers-file: " + lines.status().message());
+    auto headers = telemetry::ParseOtlpHeaderLines(*lines);
+    if (!headers) {
+      return Status::InvalidArgument("--otlp-headers-file " + text.otlp_headers_file + ": " +
+                                     headers.status().message());
+    }
+    c.otlp_headers.insert(c.otlp_headers.end(), headers->begin(), headers->end());
+  }
   if (c.otlp_service_name.empty()) {
     return Status::InvalidArgument("--otlp-service-name may not be empty");
   }
   return Status::Ok();
+}
+
+std::string RedactedOtlpHeaderLine(const ParsedText& text) {
+  std::string names;
+  for (const std::string& entry : text.otlp_headers) {
+    // Parsed already (ApplyTracing): each entry is one or more valid name=value pairs.
+    auto headers = telemetry::ParseOtlpHeaders(entry);
+    if (!headers) continue;
+    for (const auto& [name, value] : *headers) {
+      names += (names.empty() ? "\"" : ", \"") + name + "=<redacted>\"";
+    }
+  }
+  if (names.empty()) return "# otlp-header=\"\"";
+  return "# otlp-header=[" + names +
+         "]  # values redacted: put them in an --otlp-headers-file, which is not shown";
 }
 
 }  // namespace settle::app

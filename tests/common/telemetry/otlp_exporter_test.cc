@@ -216,20 +216,5 @@ TEST_CASE("an endpoint is a base URL: spans go to its path and /v1/traces", "[te
         StatusCode::kInvalidArgument);
 }
 
-TEST_CASE("OTEL_EXPORTER_OTLP_HEADERS' list is read as name=value pairs, values decoded",
-          "[telemetry][otlp]") {
-  const auto headers = ParseOtlpHeaders(" api-key = a%20b+c , x-tenant=7,,");
-  REQUIRE(headers);
-  CHECK(*headers ==
-        std::vector<std::pair<std::string, std::string>>{{"api-key", "a b+c"}, {"x-tenant", "7"}});
-  CHECK(ParseOtlpHeaders("novalue").status().message().find("'novalue' is not name=value") !=
-        std::string::npos);
-  CHECK(ParseOtlpHeaders("bad name=1").status().code() == StatusCode::kInvalidArgument);
-  CHECK(ParseOtlpHeaders("x=a%0D%0AHost: evil").status().message().find("not a valid header") !=
-        std::string::npos);
-  CHECK(ParseOtlpHeaders("Content-Length=0").status().message().find("set by settled") !=
-        std::string::npos);
-}
-
 }  // namespace
 }  // namespace settle::telemetry

@@ -631,5 +631,93 @@ TEST_CASE("OpenTelemetry's environment variables are the OTLP options' defaults"
   CHECK(from_flag.config.otlp_traces_url == "http://127.0.0.1:4318/v1/traces");
 }
 
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+TEST_CASE(
+    "an OTLP headers file (--otlp-headers-file) gives a header a line, values as written, after "
+    "--otlp-header's",
+    "[cli][otlp]") {
+  testing::TempDir dir;
+  const std::string file = dir.File("otlp-headers");
+  std::ofstream(file) << "# the collector's key\n"
+                         "api-key = a b%20c,d\n"
+                         "\n"
+                         "   # indented comment\n"
+                         "x-tenant=7\r\n";
+  const CommandLine cl = Parse({"--otlp-endpoint", "http://127.0.0.1:4318", "--otlp-header",
+                                "from-flag=1", "--otlp-headers-file", file.c_str()});
+  REQUIRE_FALSE(cl.exit_now);
+  CHECK(cl.config.otlp_headers ==
+        Headers{{"from-flag", "1"}, {"api-key", "a b%20c,d"}, {"x-tenant", "7"}});
+
+  ::setenv("SETTLE_OTLP_HEADERS_FILE", file.c_str(), 1);
+  const CommandLine from_env = Parse({});
+  ::unsetenv("SETTLE_OTLP_HEADERS_FILE");
+  CHECK(from_env.config.otlp_headers == Headers{{"api-key", "a b%20c,d"}, {"x-tenant", "7"}});
+}
+
+TEST_CASE(
+    "a missing OTLP headers file, or a bad line in it, stops settled at start, naming the file "
+    "and the line but never a value",
+    "[cli][otlp]") {
+  const CommandLine missing = Parse({"--otlp-headers-file", "/nonexistent/otlp-headers"});
+  CHECK(missing.exit_now);
+  CHECK(missing.exit_code == 2);
+  CHECK_THAT(missing.output, Catch::Contains("--otlp-headers-file") &&
+                                 Catch::Contains("/nonexistent/otlp-headers"));
+
+  testing::TempDir dir;
+  const std::string file = dir.File("otlp-headers");
+  std::ofstream(file) << "# keys\n\napi-key=s3cret\nthe-other-s3cret\n";
+  const CommandLine bad = Parse({"--otlp-headers-file", file.c_str()});
+  CHECK(bad.exit_now);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output == "--otlp-headers-file " + file + ": line 4: expected name=value\n");
+
+  std::ofstream(file) << "Content-Length=0\n";
+  const CommandLine framing = Parse({"--otlp-headers-file", file.c_str()});
+  CHECK(framing.exit_code == 2);
+  CHECK(framing.output ==
+        "--otlp-headers-file " + file + ": line 1: Content-Length is set by settled itself\n");
+
+  std::ofstream(file) << "api-key=s3cret\nx=a\x01b\n";
+  const CommandLine control = Parse({"--otlp-headers-file", file.c_str()});
+  CHECK(control.exit_code == 2);
+  CHECK(control.output ==
+        "--otlp-headers-file " + file + ": line 2: the value of x is not a valid header value\n");
+}
+
+TEST_CASE(
+    "settled --dump-config names the OTLP headers but redacts their values, and shows the "
+    "headers file's path only",
+    "[cli][otlp]") {
+  testing::TempDir dir;
+  const std::string file = dir.File("otlp-headers");
+  std::ofstream(file) << "file-key=f1le-s3cret\n";
+  ::setenv("OTEL_EXPORTER_OTLP_HEADERS", "env-key=env-s3cret", 1);
+  const CommandLine from_env = Parse({"--dump-config"});
+  ::unsetenv("OTEL_EXPORTER_OTLP_HEADERS");
+  const CommandLine dumped =
+      Parse({"--dump-config", "--otlp-header", "api-key=s3cret,x-tenant=7", "--otlp-header",
+             "b=flag-s3cret", "--otlp-headers-file", file.c_str()});
+  REQUIRE(dumped.exit_now);
+  CHECK(dumped.exit_code == 0);
+  CHECK_THAT(dumped.output,
+             Catch::Contains("\n# otlp-header=[\"api-key=<redacted>\", \"x-tenant=<redacted>\", "
+                             "\"b=<redacted>\"]"));
+  CHECK_THAT(dumped.output, Catch::Contains("\notlp-headers-file=\"" + file + "\"\n"));
+  CHECK_THAT(dumped.output, !Catch::Contains("s3cret") && !Catch::Contains("x-tenant=7"));
+  CHECK_THAT(from_env.output, Catch::Contains("\n# otlp-header=[\"env-key=<redacted>\"]"));
+  CHECK_THAT(from_env.output, !Catch::Contains("s3cret"));
+  // Without headers the line is as any unset option's.
+  CHECK_THAT(Parse({"--dump-config"}).output, Catch::Contains("\n# otlp-header=\"\"\n"));
+
+  // Read back, the dump sends the file's headers, and none with a redacted value.
+  const std::string path = WriteConfig(dir, dumped.output);
+  const CommandLine again = Parse({"--config", path.c_str()});
+  REQUIRE_FALSE(again.exit_now);
+  CHECK(again.config.otlp_headers == Headers{{"file-key", "f1le-s3cret"}});
+}
+
 }  // namespace
 }  // namespace settle::app

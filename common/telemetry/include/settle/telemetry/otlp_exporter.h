@@ -19,6 +19,7 @@
 #include "settle/core/url.h"
 #include "settle/net/client.h"
 #include "settle/net/retrying_poster.h"
+#include "settle/telemetry/otlp_headers.h"
 #include "settle/telemetry/otlp_json.h"
 
 namespace settle::telemetry {
@@ -29,11 +30,6 @@ namespace settle::telemetry {
 // unless an http(s):// URL without a query.
 Result<std::string> OtlpTracesUrl(std::string_view base);
 
-// The headers OTEL_EXPORTER_OTLP_HEADERS lists: "name=value,name2=value2" (values
-// percent-decoded, whitespace around each trimmed). InvalidArgument naming the entry that is
-// not name=value or would not be a valid header.
-Result<std::vector<std::pair<std::string, std::string>>> ParseOtlpHeaders(std::string_view list);
-
 struct OtlpSettings {
   std::size_t max_queued = 4096;  // spans waiting beyond this are dropped (and counted)
   std::size_t max_batch = 512;    // spans per request
@@ -43,7 +39,7 @@ struct OtlpSettings {
   int attempts = 3;           // per batch, for the answers OTLP says to retry
   Duration retry_delay{500};  // before the second attempt, doubling after
   // Sent with every request (a collector's API key, say).
-  std::vector<std::pair<std::string, std::string>> headers;
+  OtlpHeaders headers;
   OtlpResource resource;
 };
 

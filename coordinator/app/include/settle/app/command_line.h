@@ -20,7 +20,8 @@ struct CommandLine {
 // dashes: `port = 8080`, `retry-interval = "2s"`, `read-token = ["...", "..."]`); options on
 // the command line override the file, and a key that names no option is refused (exit 2).
 // --version prints VersionLine("settled", build); --dump-config prints the configuration
-// that would run, as a commented TOML file, and exits 0.
+// that would run, as a commented TOML file, and exits 0 (--otlp-header's values redacted: its
+// line names the headers only, commented out).
 CommandLine ParseCommandLine(int argc, const char* const* argv, const BuildInfo& build = {});
 
 }  // namespace settle::app
