@@ -151,6 +151,11 @@ Result<json> Encode(const UpdateGlobal& op) {
   json encoded = GlobalState(g);
   encoded["t"] = "ug";
   encoded["expected"] = ToString(op.expected);
+  // Schema version 13: with a workflow's result, 'ugr' ('ug', then the result).
+  if (!g.result.empty()) {
+    encoded["t"] = "ugr";
+    encoded["res"] = Hex(g.result);
+  }
   return encoded;
 }
 

@@ -106,5 +106,11 @@ extern const char* const kPgMigration11;
 // for a coordinator of an earlier version, whose rows have no span. No other operation writes
 // the span.
 extern const char* const kPgMigration12;
+//
+// Version 13 adds a workflow's result, as SQLite's version 13 (GlobalRecord::result):
+// trans_global's result (BYTEA, '' for none and in every row from before) and settle_op_ugr
+// ('ugr'): UpdateGlobal with a result, 'ug' (settle_apply_op, its checks and refusals) and then
+// the result. 'ug' stays for an update without one and for a coordinator of an earlier version.
+extern const char* const kPgMigration13;
 
 }  // namespace settle::storage

@@ -18,8 +18,8 @@ constexpr std::size_t kMaxListLimit = 1000;
   "g.id, g.gid, g.trans_type, g.status, g.options, g.create_time, g.update_time, "   \
   "g.finish_time, g.rollback_time, g.rollback_reason, g.next_cron_time, g.stuck, "   \
   "g.force_stopped, g.creator, g.paused_at, g.paused_by, g.paused_reason, g.trace, " \
-  "g.trace_parent, g.trace_state"
-constexpr int kGlobalColumns = 20;
+  "g.trace_parent, g.trace_state, g.result"
+constexpr int kGlobalColumns = 21;
 
 // The global and its branch rows in one statement (one snapshot, one round trip): a global
 // without branches comes back as one row whose branch columns are NULL.
@@ -128,6 +128,7 @@ Result<GlobalRecord> ReadGlobal(const db::PgResult& rows, int row) {
     g.paused = Pause{*paused_at, rows.Bytes(row, 15), rows.Bytes(row, 16)};
   }
   g.trace = DecodeTrace(rows.Text(row, 17), rows.Text(row, 18), rows.Text(row, 19));
+  g.result = rows.Bytes(row, 20);
   return g;
 }
 

@@ -73,7 +73,10 @@ namespace {
 // trace_codec.h): trace, the span as its traceparent; trace_parent, the caller's span it is a
 // child of; trace_state, the tracestate. Written by the insert alone, never updated. Rows from
 // before have none ('' in all three). Nothing searches them: no index.
-constexpr std::array<const char*, 12> kMigrations = {
+//
+// Version 13 adds a workflow's result (GlobalRecord::result): any bytes, x'' for none and in
+// every row from before; written by the update that finishes the workflow.
+constexpr std::array<const char*, 13> kMigrations = {
     R"sql(
 CREATE TABLE trans_global (
   id              INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -207,6 +210,9 @@ CREATE TABLE bulk_jobs (
 ALTER TABLE trans_global ADD COLUMN trace TEXT NOT NULL DEFAULT '';
 ALTER TABLE trans_global ADD COLUMN trace_parent TEXT NOT NULL DEFAULT '';
 ALTER TABLE trans_global ADD COLUMN trace_state TEXT NOT NULL DEFAULT '';
+)sql",
+    R"sql(
+ALTER TABLE trans_global ADD COLUMN result BLOB NOT NULL DEFAULT x'';
 )sql",
 };
 

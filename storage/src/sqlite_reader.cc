@@ -18,7 +18,7 @@ constexpr int kMaxListLimit = 1000;
 #define SETTLE_GLOBAL_COLUMNS                                                       \
   "id, gid, trans_type, status, options, create_time, update_time, finish_time, "   \
   "rollback_time, rollback_reason, next_cron_time, stuck, force_stopped, creator, " \
-  "paused_at, paused_by, paused_reason, trace, trace_parent, trace_state"
+  "paused_at, paused_by, paused_reason, trace, trace_parent, trace_state, result"
 
 constexpr std::string_view kSelectGlobal =
     "SELECT " SETTLE_GLOBAL_COLUMNS " FROM trans_global WHERE gid = ?1";
@@ -131,6 +131,7 @@ Result<GlobalRecord> ReadGlobal(const db::SqliteStatement& row) {
     g.paused = Pause{*paused_at, row.ColumnBytes(15), row.ColumnBytes(16)};
   }
   g.trace = DecodeTrace(row.ColumnBytes(17), row.ColumnBytes(18), row.ColumnBytes(19));
+  g.result = row.ColumnBytes(20);
   return g;
 }
 

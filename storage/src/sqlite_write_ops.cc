@@ -79,7 +79,7 @@ constexpr std::string_view kSelectCreator = "SELECT creator FROM trans_global WH
 constexpr std::string_view kUpdateGlobal =
     "UPDATE trans_global SET status = ?1, update_time = ?2, finish_time = ?3, "
     "rollback_time = ?4, rollback_reason = ?5, next_cron_time = ?6, stuck = ?7, "
-    "force_stopped = ?10 "
+    "force_stopped = ?10, result = CASE WHEN length(?11) = 0 THEN result ELSE ?11 END "
     "WHERE gid = ?8 AND status = ?9";
 
 constexpr std::string_view kUpdateBranch =
@@ -329,7 +329,8 @@ Status Apply(db::SqliteConnection& c, const UpdateGlobal& op) {
         .BindInt64(7, g.stuck ? 1 : 0)
         .BindText(8, g.gid)
         .BindText(9, ToString(op.expected))
-        .BindInt64(10, g.force_stopped ? 1 : 0);
+        .BindInt64(10, g.force_stopped ? 1 : 0)
+        .BindBlob(11, g.result);
     if (Status s = stmt->Run(); !s.ok()) return s;
   }
   if (c.Changes() == 1) return Status::Ok();

@@ -100,6 +100,8 @@ struct LimitBranchRows {
 // Compare-and-set of a global's mutable fields: status, update_time, finish_time,
 // rollback_time, rollback_reason, next_cron_time, stuck and force_stopped are written from `record`
 // if the stored status equals `expected` (Conflict otherwise; NotFound if the gid is unknown).
+// `record.result` is written when it is not empty (a workflow's result); an empty one leaves the
+// stored result as it is.
 struct UpdateGlobal {
   GlobalRecord record;
   GlobalStatus expected;

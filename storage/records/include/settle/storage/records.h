@@ -91,6 +91,11 @@ struct GlobalRecord {
   // ResumeGlobal (UpdateGlobal leaves it as stored); a transaction that finished while paused
   // keeps it, and nothing reads it then.
   std::optional<Pause> paused;
+  // A workflow's result (docs/protocol.md: the bytes its final submit sent, returned to every
+  // later prepareWorkflow), set once by the UpdateGlobal that finishes it and never cleared;
+  // empty for every other type and before SQLite schema version 13 / PostgreSQL migration 13.
+  // Any bytes. InsertGlobal stores none.
+  std::string result;
 
   bool operator==(const GlobalRecord&) const = default;
 };
