@@ -1,17 +1,12 @@
 #include "settle/telemetry/otlp_headers.h"
 
 #include "settle/core/ascii.h"
+#include "settle/core/config_lines.h"
 #include "settle/core/header_syntax.h"
 #include "settle/core/url.h"
 
 namespace settle::telemetry {
 namespace {
-
-std::string_view Trimmed(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // Why `name` (with its value) cannot be sent with an export, or OK.
 Status CheckHeader(const std::string& name, const std::string& value) {
@@ -30,7 +25,7 @@ Status CheckHeader(const std::string& name, const std::string& value) {
 // The name of "name=value" `entry`, or empty when it has none that is a valid header name.
 std::string NameOf(std::string_view entry, std::size_t equals) {
   if (equals == std::string_view::npos) return {};
-  std::string name(Trimmed(entry.substr(0, equals)));
+  std::string name(TrimBlanks(entry.substr(0, equals)));
   return IsValidHeaderName(name) ? name : std::string();
 }
 
@@ -40,7 +35,7 @@ Result<OtlpHeaders> ParseOtlpHeaders(std::string_view list) {
   OtlpHeaders headers;
   while (!list.empty()) {
     const std::size_t comma = list.find(',');
-    const std::string_view entry = Trimmed(list.substr(0, comma));
+    const std::string_view entry = TrimBlanks(list.substr(0, comma));
     list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
     if (entry.empty()) continue;
     const std::size_t equals = entry.find('=');
@@ -50,7 +45,7 @@ Result<OtlpHeaders> ParseOtlpHeaders(std::string_view list) {
     }
     // Percent-decoded; a '+' is itself (FormDecode would make it a space).
     std::string escaped;
-    for (const char c : Trimmed(entry.substr(equals + 1))) {
+    for (const char c : TrimBlanks(entry.substr(equals + 1))) {
       if (c == '+') {
         escaped += "%2B";
       } else {
@@ -66,26 +61,17 @@ Result<OtlpHeaders> ParseOtlpHeaders(std::string_view list) {
 
 Result<OtlpHeaders> ParseOtlpHeaderLines(std::string_view text) {
   OtlpHeaders headers;
-  std::size_t line_number = 0;
-  while (!text.empty()) {
-    const std::size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    line = Trimmed(line);
-    if (line.empty() || line.front() == '#') continue;
-    const std::string where = "line " + std::to_string(line_number) + ": ";
+  const Status read = ForEachConfigLine(text, [&headers](std::string_view line) {
     const std::size_t equals = line.find('=');
     const std::string name = NameOf(line, equals);
     // The line is not quoted: it may be a secret that lacks its name.
-    if (name.empty()) return Status::InvalidArgument(where + "expected name=value");
-    const std::string value(Trimmed(line.substr(equals + 1)));
-    if (Status s = CheckHeader(name, value); !s.ok()) {
-      return Status::InvalidArgument(where + s.message());
-    }
-    headers.emplace_back(name, value);
-  }
+    if (name.empty()) return Status::InvalidArgument("expected name=value");
+    std::string value(TrimBlanks(line.substr(equals + 1)));
+    if (Status s = CheckHeader(name, value); !s.ok()) return s;
+    headers.emplace_back(name, std::move(value));
+    return Status::Ok();
+  });
+  if (!read.ok()) return read;
   return headers;
 }
 

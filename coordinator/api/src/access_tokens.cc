@@ -2,6 +2,8 @@
 
 #include <cstddef>
 
+#include "settle/core/config_lines.h"
+
 namespace settle::api {
 namespace {
 
@@ -24,14 +26,6 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
     diff |= static_cast<unsigned char>(a[i] ^ b[i]);
   }
   return diff == 0;
-}
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
-    text.remove_suffix(1);
-  }
-  return text;
 }
 
 }  // namespace
@@ -77,34 +71,23 @@ Status AccessTokens::Add(Access level, std::string token, std::string name) {
 }
 
 Status AccessTokens::AddFromText(std::string_view text) {
-  std::size_t line_number = 0;
-  while (!text.empty()) {
-    const std::size_t end = text.find('\n');
-    std::string_view line = Trim(text.substr(0, end));
-    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
-    ++line_number;
-    if (line.empty() || line.front() == '#') continue;
+  return ForEachConfigLine(text, [this](std::string_view line) {
     const std::size_t space = line.find_first_of(" \t");
     const std::optional<Access> level =
         space == std::string_view::npos ? std::nullopt : ParseAccess(line.substr(0, space));
-    const std::string where = "line " + std::to_string(line_number) + ": ";
-    if (!level) {
-      return Status::InvalidArgument(where + "expected \"<read|client|admin> <token>\"");
-    }
+    if (!level) return Status::InvalidArgument("expected \"<read|client|admin> <token>\"");
     // The token runs to the next blank; after it only a "# comment" may follow.
-    std::string_view rest = Trim(line.substr(space + 1));
+    std::string_view rest = TrimBlanks(line.substr(space + 1));
     const std::size_t blank = rest.find_first_of(" \t");
     const std::string_view token = rest.substr(0, blank);
     const std::string_view after =
-        blank == std::string_view::npos ? std::string_view() : Trim(rest.substr(blank));
+        blank == std::string_view::npos ? std::string_view() : TrimBlanks(rest.substr(blank));
     if (!after.empty() && after.front() != '#') {
-      return Status::InvalidArgument(where + "a token may not contain blanks");
+      return Status::InvalidArgument("a token may not contain blanks");
     }
-    const std::string_view name = after.empty() ? after : Trim(after.substr(1));
-    Status added = Add(*level, std::string(token), std::string(name));
-    if (!added.ok()) return Status::InvalidArgument(where + added.message());
-  }
-  return Status::Ok();
+    const std::string_view name = after.empty() ? after : TrimBlanks(after.substr(1));
+    return Add(*level, std::string(token), std::string(name));
+  });
 }
 
 Access AccessTokens::Grant(const std::string* authorization) const {
@@ -114,13 +97,13 @@ Access AccessTokens::Grant(const std::string* authorization) const {
 Caller AccessTokens::Identify(const std::string* authorization) const {
   if (!enabled()) return Caller{Access::kAdmin, "anonymous"};
   if (authorization == nullptr) return Caller{};
-  std::string_view value = Trim(*authorization);
+  std::string_view value = TrimBlanks(*authorization);
   constexpr std::string_view kScheme = "bearer ";
   if (value.size() <= kScheme.size()) return Caller{};
   for (std::size_t i = 0; i < kScheme.size(); ++i) {
     if ((value[i] | 0x20) != kScheme[i]) return Caller{};
   }
-  const std::string_view presented = Trim(value.substr(kScheme.size()));
+  const std::string_view presented = TrimBlanks(value.substr(kScheme.size()));
   // Every token is compared, so the time taken does not tell which one matched.
   const Token* granted = nullptr;
   for (const Token& token : tokens_) {

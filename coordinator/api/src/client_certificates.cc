@@ -1,17 +1,12 @@
 #include "settle/api/client_certificates.h"
 
+#include "settle/core/config_lines.h"
 #include "settle/net/certificate_subject.h"
 
 namespace settle::api {
 namespace {
 
 bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && IsBlank(text.front())) text.remove_prefix(1);
-  while (!text.empty() && IsBlank(text.back())) text.remove_suffix(1);
-  return text;
-}
 
 // The parts of an RFC 2253 name, split at the commas that are not escaped ("O=Shop\, Inc").
 std::vector<std::string_view> Parts(std::string_view subject) {
@@ -70,33 +65,22 @@ Status ClientCertificates::Add(Access level, std::string subject, std::string na
 }
 
 Status ClientCertificates::AddFromText(std::string_view text) {
-  std::size_t line_number = 0;
-  while (!text.empty()) {
-    const std::size_t end = text.find('\n');
-    const std::string_view line = Trim(text.substr(0, end));
-    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
-    ++line_number;
-    if (line.empty() || line.front() == '#') continue;
-    const std::string where = "line " + std::to_string(line_number) + ": ";
+  return ForEachConfigLine(text, [this](std::string_view line) {
     const std::size_t blank = line.find_first_of(" \t");
     const std::optional<Access> level =
         blank == std::string_view::npos ? std::nullopt : ParseAccess(line.substr(0, blank));
-    if (!level) {
-      return Status::InvalidArgument(where + "expected \"<read|client|admin> <subject>\"");
-    }
-    std::string_view subject = Trim(line.substr(blank));
+    if (!level) return Status::InvalidArgument("expected \"<read|client|admin> <subject>\"");
+    std::string_view subject = TrimBlanks(line.substr(blank));
     std::string_view name;
     for (std::size_t i = 1; i < subject.size(); ++i) {
       if (subject[i] == '#' && IsBlank(subject[i - 1])) {
-        name = Trim(subject.substr(i + 1));
-        subject = Trim(subject.substr(0, i));
+        name = TrimBlanks(subject.substr(i + 1));
+        subject = TrimBlanks(subject.substr(0, i));
         break;
       }
     }
-    Status added = Add(*level, std::string(subject), std::string(name));
-    if (!added.ok()) return Status::InvalidArgument(where + added.message());
-  }
-  return Status::Ok();
+    return Add(*level, std::string(subject), std::string(name));
+  });
 }
 
 std::optional<Caller> ClientCertificates::Identify(std::string_view subject) const {
