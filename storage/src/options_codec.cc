@@ -104,6 +104,10 @@ Result<TransOptions> Decode(std::string_view text) {
     if (!v.is_string()) return Corrupt("request_fingerprint is not a string");
     o.request_fingerprint = v.get<std::string>();
   }
+  if (const json& v = Field(j, "workflow_name"); !v.is_null()) {
+    if (!v.is_string()) return Corrupt("workflow_name is not a string");
+    o.workflow_name = v.get<std::string>();
+  }
   return o;
 }
 
@@ -128,6 +132,7 @@ Result<std::string> EncodeOptions(const TransOptions& options) {
       j["request_fingerprint"] = options.request_fingerprint;
     }
     if (options.pause_after) j["pause_after"] = *options.pause_after;
+    if (!options.workflow_name.empty()) j["workflow_name"] = options.workflow_name;
     return j.dump();
   } catch (const json::type_error& e) {
     // dump() refuses strings that are not valid UTF-8 (error 316).

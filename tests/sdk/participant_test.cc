@@ -65,7 +65,7 @@ TEST_CASE("a call without the protocol's parameters is a 409 FAILURE naming the 
            {"", "gid"},
            {"?gid=a%20b&trans_type=tcc&branch_id=01&op=try", "gid"},
            {"?gid=g&branch_id=01&op=try", "trans_type"},
-           {"?gid=g&trans_type=workflow&branch_id=01&op=try", "trans_type"},
+           {"?gid=g&trans_type=banana&branch_id=01&op=try", "trans_type"},
            {"?gid=g&trans_type=tcc&op=try", "branch_id"},
            {"?gid=g&trans_type=tcc&branch_id=01", "op"},
            {"?gid=g&trans_type=tcc&branch_id=01&op=launch", "op"}}) {

@@ -75,5 +75,30 @@ TEST_CASE("an update refused by its expected status writes no result", "[storage
         StatusCode::kNotFound);
 }
 
+TEST_CASE("a workflow's name and its step log's bytes are kept as stored", "[storage][result]") {
+  TestStore store;
+  GlobalRecord g = MakeGlobal("wf1", TransType::kWorkflow);
+  g.options.workflow_name = "transfer";
+  BranchRecord resume = MakeBranch("wf1", "00", BranchOp::kResume, -1);
+  BranchRecord step = MakeBranch("wf1", "01", BranchOp::kAction);
+  step.status = BranchStatus::kSucceed;
+  step.data = SharedBytes(kResult);
+  BranchRecord business = MakeBranch("wf1", "01", BranchOp::kBusiness);
+  business.status = BranchStatus::kFailed;
+  business.data = SharedBytes(std::string("no funds"));
+  MustCommit(*store, Batch(InsertGlobal{g}, InsertBranch{resume}, InsertBranch{step},
+                           InsertBranch{business}));
+  const Transaction loaded = MustLoad(*store, "wf1");
+  CHECK(loaded.global.trans_type == TransType::kWorkflow);
+  CHECK(loaded.global.options.workflow_name == "transfer");
+  REQUIRE(loaded.branches.size() == 3);
+  CHECK(loaded.branches[0].op == BranchOp::kResume);
+  CHECK(loaded.branches[1].op == BranchOp::kAction);
+  CHECK(loaded.branches[1].data.str() == kResult);
+  CHECK(loaded.branches[1].status == BranchStatus::kSucceed);
+  CHECK(loaded.branches[2].op == BranchOp::kBusiness);
+  CHECK(loaded.branches[2].status == BranchStatus::kFailed);
+}
+
 }  // namespace
 }  // namespace settle::storage::testing

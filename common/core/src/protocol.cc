@@ -24,11 +24,12 @@ std::string_view NameOf(const std::array<std::pair<E, std::string_view>, N>& tab
   return "?";
 }
 
-constexpr std::array<std::pair<TransType, std::string_view>, 4> kTransTypes{{
+constexpr std::array<std::pair<TransType, std::string_view>, kTransTypeCount> kTransTypes{{
     {TransType::kTcc, "tcc"},
     {TransType::kSaga, "saga"},
     {TransType::kMsg, "msg"},
     {TransType::kXa, "xa"},
+    {TransType::kWorkflow, "workflow"},
 }};
 constexpr std::array<std::pair<GlobalStatus, std::string_view>, 5> kGlobalStatuses{{
     {GlobalStatus::kPrepared, "prepared"},
@@ -42,7 +43,7 @@ constexpr std::array<std::pair<BranchStatus, std::string_view>, 3> kBranchStatus
     {BranchStatus::kSucceed, "succeed"},
     {BranchStatus::kFailed, "failed"},
 }};
-constexpr std::array<std::pair<BranchOp, std::string_view>, 8> kBranchOps{{
+constexpr std::array<std::pair<BranchOp, std::string_view>, kBranchOpCount> kBranchOps{{
     {BranchOp::kTry, "try"},
     {BranchOp::kConfirm, "confirm"},
     {BranchOp::kCancel, "cancel"},
@@ -51,6 +52,8 @@ constexpr std::array<std::pair<BranchOp, std::string_view>, 8> kBranchOps{{
     {BranchOp::kMsg, "msg"},
     {BranchOp::kCommit, "commit"},
     {BranchOp::kRollback, "rollback"},
+    {BranchOp::kBusiness, "business"},
+    {BranchOp::kResume, "resume"},
 }};
 
 bool IsIdentifier(std::string_view s, std::size_t max_length) {
@@ -78,8 +81,6 @@ std::optional<BranchStatus> ParseBranchStatus(std::string_view s) {
   return Lookup(kBranchStatuses, s);
 }
 std::optional<BranchOp> ParseBranchOp(std::string_view s) { return Lookup(kBranchOps, s); }
-
-bool IsKnownUnsupportedTransType(std::string_view s) { return s == "workflow"; }
 
 bool IsValidGid(std::string_view gid) { return IsIdentifier(gid, kMaxGidLength); }
 bool IsValidBranchId(std::string_view branch_id) {

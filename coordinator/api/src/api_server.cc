@@ -728,6 +728,21 @@ void ApiServer::Impl::RegisterRoutes() {
                     Traced(AskedBy(ParsePrepare(req.body), RequesterOf(caller)), req),
                     [&c](engine::PrepareRequest r) { return c.Prepare(std::move(r)); });
               }));
+  AddApiRoute(
+      "POST", "/prepareWorkflow", Access::kClient,
+      CallerRouteHandler(
+          [this, &c](net::Request& req, const Caller& caller) -> asio::awaitable<HttpAnswer> {
+            auto parsed = Traced(AskedBy(ParsePrepareWorkflow(req.body), RequesterOf(caller)), req);
+            if (!parsed) co_return ToHttpAnswer(parsed.status());
+            const std::vector<std::string> unknown = engine::UnknownFields(parsed->unread_fields);
+            auto stored = co_await c.PrepareWorkflow(std::move(*parsed));
+            HttpAnswer answer =
+                stored ? JsonAnswer(ProgressResponseBody(*stored)) : ToHttpAnswer(stored.status());
+            if (!unknown.empty()) {
+              answer.headers.emplace_back(kIgnoredFieldsHeader, engine::ListOfFields(unknown));
+            }
+            co_return answer;
+          }));
   auto register_branch = [this, &c](net::Request& req,
                                     const Caller& caller) -> asio::awaitable<HttpAnswer> {
     // {"dtm_result":"SUCCESS"}, with settled's countersignature of the branch's Try when it

@@ -7,6 +7,7 @@
 
 #include "json_fields.h"
 #include "settle/core/ascii.h"
+#include "settle/core/base64.h"
 #include "settle/core/grpc_target.h"
 #include "settle/core/time_text.h"
 #include "settle/core/url.h"
@@ -34,10 +35,8 @@ Status ReadTransType(const JsonFields& fields, TransType& out) {
     out = *t;
     return Status::Ok();
   }
-  if (IsKnownUnsupportedTransType(name)) {
-    return Status::InvalidArgument("trans_type: unsupported trans_type \"" + name + "\"");
-  }
-  return Status::InvalidArgument("trans_type: unknown trans_type; expected tcc, saga, msg or xa");
+  return Status::InvalidArgument(
+      "trans_type: unknown trans_type; expected tcc, saga, msg, xa or workflow");
 }
 
 // A string member that may be absent (read as empty): the engine checks what it must hold.
@@ -67,6 +66,22 @@ Status ReadPauseAfter(const JsonFields& fields, engine::RequestOptions& options)
   return Status::Ok();
 }
 
+// A workflow's custom_data: {"name": its name, "data": its input, in base64 as Go encodes bytes
+// (null or absent: none)}. The name's rules are the engine's.
+Status ReadWorkflowNameAndInput(const JsonFields& fields, engine::RequestOptions& options) {
+  std::optional<std::string> name;
+  if (Status s = fields.ReadString("name", name); !s.ok()) return s;
+  options.workflow_name = name.value_or("");
+  std::optional<std::string> input;
+  if (Status s = fields.ReadString("data", input); !s.ok()) return s;
+  std::optional<std::string> bytes = Base64Decode(input.value_or(""));
+  if (!bytes) {
+    return Status::InvalidArgument("custom_data.data: must be base64 (the workflow's input)");
+  }
+  options.workflow_input = std::move(*bytes);
+  return Status::Ok();
+}
+
 // custom_data, as the type reads it (TypeRules::custom_data): any text for a TCC or XA (DTM
 // gives it no meaning there: it is kept as it is), a JSON object for a saga or a message; an
 // object may carry "pause_after", a saga's {"concurrent":true,"orders":{"1":[0]}}, a message's
@@ -81,6 +96,7 @@ Status ReadCustomDataOf(const engine::TypeRules& rules, engine::RequestOptions& 
   }
   JsonFields fields(*parsed, "custom_data.");
   if (Status s = ReadPauseAfter(fields, options); !s.ok()) return s;
+  if (rules.custom_data.workflow) return ReadWorkflowNameAndInput(fields, options);
   if (rules.custom_data.delay) {
     if (Status s = ReadDuration(fields, "delay", options.delay); !s.ok()) return s;
   }
@@ -181,7 +197,10 @@ Status ReadSteps(const JsonFields& fields, const char* kind, std::vector<engine:
 template <typename Request>
 Status ReadContent(const JsonFields& fields, const engine::TypeRules& rules, Request& r) {
   if (Status s = ReadCustomDataOf(rules, r.options); !s.ok()) return s;
-  if (!rules.carries_steps) return Status::Ok();
+  if (!rules.carries_steps) {
+    if (!rules.carries_query_prepared) return Status::Ok();
+    return ReadText(fields, "query_prepared", r.query_prepared);
+  }
   const std::string kind(rules.article_name);
   if (Status s = ReadSteps(fields, kind.c_str(), r.steps, r.payloads, r.unread_fields); !s.ok()) {
     return s;
@@ -235,17 +254,31 @@ std::optional<std::string> Param(const QueryParams& params, const std::string& n
 
 }  // namespace
 
-Result<engine::PrepareRequest> ParsePrepare(std::string_view body) {
+namespace {
+
+// A prepare's body, or prepareWorkflow's: gid, type, options, and what the type carries when
+// it `takes` the request (a type that does not is refused by the engine, naming trans_type).
+Result<engine::PrepareRequest> ParsePrepareFor(std::string_view body,
+                                               bool (*takes)(const engine::TypeRules&)) {
   return ParseBody<engine::PrepareRequest>(
-      body, [](const JsonFields& f, engine::PrepareRequest& r) {
+      body, [takes](const JsonFields& f, engine::PrepareRequest& r) {
         if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
         if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
         if (Status s = ReadOptions(f, r.options); !s.ok()) return s;
-        // A type that takes no prepare is refused by the engine, naming trans_type.
         const engine::TypeRules& rules = engine::RulesOf(r.trans_type);
-        if (!rules.takes_prepare) return Status::Ok();
+        if (!takes(rules)) return Status::Ok();
         return ReadContent(f, rules, r);
       });
+}
+
+}  // namespace
+
+Result<engine::PrepareRequest> ParsePrepare(std::string_view body) {
+  return ParsePrepareFor(body, [](const engine::TypeRules& r) { return r.takes_prepare; });
+}
+
+Result<engine::PrepareRequest> ParsePrepareWorkflow(std::string_view body) {
+  return ParsePrepareFor(body, [](const engine::TypeRules& r) { return r.takes_prepare_workflow; });
 }
 
 Result<engine::RegisterBranchRequest> ParseRegisterBranch(std::string_view body) {
@@ -255,9 +288,13 @@ Result<engine::RegisterBranchRequest> ParseRegisterBranch(std::string_view body)
         if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
         if (Status s = f.RequireString("branch_id", r.branch_id); !s.ok()) return s;
         if (Status s = ReadText(f, "data", r.data); !s.ok()) return s;
-        // XA's one phase-2 url, TCC's confirm and cancel: the other type's are ignored.
-        if (engine::RulesOf(r.trans_type).branch_urls == engine::BranchUrls::kOneUrl) {
-          return ReadText(f, "url", r.url);
+        // XA's one phase-2 url, TCC's confirm and cancel, a workflow step's op and status: the
+        // other types' are ignored.
+        const engine::BranchUrls names = engine::RulesOf(r.trans_type).branch_urls;
+        if (names == engine::BranchUrls::kOneUrl) return ReadText(f, "url", r.url);
+        if (names == engine::BranchUrls::kStepOutcome) {
+          if (Status s = ReadText(f, "op", r.op); !s.ok()) return s;
+          return ReadText(f, "status", r.status);
         }
         if (Status s = ReadText(f, "confirm", r.confirm_url); !s.ok()) return s;
         if (Status s = ReadText(f, "try", r.try_url); !s.ok()) return s;
@@ -270,8 +307,15 @@ Result<engine::SubmitRequest> ParseSubmit(std::string_view body) {
     if (Status s = ReadGid(f, r.gid); !s.ok()) return s;
     if (Status s = ReadTransType(f, r.trans_type); !s.ok()) return s;
     if (Status s = ReadOptions(f, r.options); !s.ok()) return s;
-    // A TCC's or XA's submit carries no content: its branches come from registerBranch.
+    // A TCC's or XA's submit carries no content: its branches come from registerBranch. A
+    // workflow's carries how it ended.
     const engine::TypeRules& rules = engine::RulesOf(r.trans_type);
+    if (rules.submit.records_outcome) {
+      std::optional<std::map<std::string, std::string>> extra;
+      if (Status s = f.ReadStringMap("req_extra", extra); !s.ok()) return s;
+      r.req_extra = extra.value_or(std::map<std::string, std::string>{});
+      return Status::Ok();
+    }
     if (!rules.submit.carries_content) return Status::Ok();
     return ReadContent(f, rules, r);
   });
@@ -491,7 +535,7 @@ Result<storage::ListQuery> ParseListQuery(const QueryParams& params) {
   if (auto type = Param(params, "trans_type")) {
     query.trans_type = ParseTransType(*type);
     if (!query.trans_type) {
-      return Status::InvalidArgument("trans_type: expected tcc, saga, msg or xa");
+      return Status::InvalidArgument("trans_type: expected tcc, saga, msg, xa or workflow");
     }
   }
   if (auto stuck = Param(params, "stuck")) {

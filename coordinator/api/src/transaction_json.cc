@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "settle/engine/decision.h"
+#include "settle/engine/workflow_engine.h"
 
 namespace settle::api {
 namespace {
@@ -62,6 +63,8 @@ json GlobalJson(const storage::GlobalRecord& g, const calls::HostGates* gates, S
       {"force_stopped", g.force_stopped},
       {"options", OptionsJson(g.options, secrets)},
   };
+  // A workflow's result, as its client submitted it (docs/protocol.md §3.16): base64.
+  if (!g.result.empty()) global["result"] = Base64Encode(g.result);
   // Its span (W3C trace context): find it in the tracing system by trace_id.
   if (!g.trace.empty()) {
     global["trace"] = {{"trace_id", g.trace.trace_id},
@@ -157,6 +160,26 @@ std::string HostsResponseBody(const std::vector<calls::HostView>& hosts) {
                     {"oldest_waiting", h.oldest_waiting}});
   }
   return Dump(json{{"hosts", std::move(list)}});
+}
+
+std::string ProgressResponseBody(const storage::Transaction& tx) {
+  json progresses = json::array();
+  for (const storage::BranchRecord* step : engine::StepLogOf(tx)) {
+    progresses.push_back({{"branch_id", step->branch_id},
+                          {"op", ToString(step->op)},
+                          {"status", ToString(step->status)},
+                          {"bin_data", Base64Encode(step->data.view())}});
+  }
+  const storage::GlobalRecord& g = tx.global;
+  const json body = {{"transaction",
+                      {{"gid", g.gid},
+                       {"status", ToString(g.status)},
+                       {"rollback_reason", g.rollback_reason},
+                       {"result", Base64Encode(g.result)}}},
+                     {"progresses", std::move(progresses)},
+                     {"dtm_result", "SUCCESS"}};
+  // A rollback_reason is the client's own text, which may not be UTF-8: replaced, not refused.
+  return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string QueryResponseBody(const std::optional<storage::Transaction>& tx, bool payloads) {

@@ -66,7 +66,7 @@ asio::awaitable<engine::BranchOutcome> GrpcBranchCaller::Call(engine::BranchCall
     grpc_unary::BranchWords words{.gid = call.gid,
                                   .trans_type = std::string(ToString(call.trans_type)),
                                   .branch_id = call.branch_id,
-                                  .op = std::string(ToString(call.op)),
+                                  .op = std::string(engine::WireOp(call)),
                                   .dtm = options_.coordinator};
     if (engine::RulesOf(call.trans_type).sends_phase2_url) {
       words.extra.emplace_back("phase2_url", call.url);

@@ -62,7 +62,7 @@ asio::awaitable<engine::BranchOutcome> HttpBranchCaller::Call(engine::BranchCall
     request.target = url->TargetWith({{"gid", call.gid},
                                       {"trans_type", ToString(call.trans_type)},
                                       {"branch_id", call.branch_id},
-                                      {"op", ToString(call.op)}});
+                                      {"op", engine::WireOp(call)}});
     request.url = std::move(*url);
     request.headers.assign(call.headers.begin(), call.headers.end());
     request.body = std::move(call.data);

@@ -16,6 +16,7 @@
 #include "settle/engine/request_rules.h"
 #include "settle/engine/transaction_types.h"
 #include "settle/engine/two_phase_engine.h"
+#include "settle/engine/workflow_engine.h"
 
 // GCC 12 mishandles temporaries with destructors that live across a co_await (aggregates,
 // braced lists, string literals turned into strings): every argument of a co_await here is
@@ -34,21 +35,6 @@ std::size_t StepsOf(const std::vector<storage::BranchRecord>& rows) {
   for (const storage::BranchRecord& row : rows) ids.push_back(row.branch_id);
   std::sort(ids.begin(), ids.end());
   return static_cast<std::size_t>(std::unique(ids.begin(), ids.end()) - ids.begin());
-}
-
-// What a requester that may not touch the transaction gets when it repeats the request that
-// created it (a prepare, a saga's submit): the gid is taken, and nothing more is said of it.
-Status TakenByAnother(const std::string& gid) {
-  return Status::Conflict("gid " + gid + " already exists");
-}
-
-Status WrongType(const storage::GlobalRecord& g, TransType wanted) {
-  return Status::Conflict("gid " + g.gid + " is a " + std::string(ToString(g.trans_type)) +
-                          " transaction, not " + std::string(ToString(wanted)));
-}
-
-Status StatusForbids(const storage::GlobalRecord& g) {
-  return Status::Conflict("gid " + g.gid + " is " + std::string(ToString(g.status)));
 }
 
 // What a wait_result request answers once its pass is over.
@@ -168,27 +154,33 @@ asio::awaitable<Status> Coordinator::Prepare(engine::PrepareRequest request) {
   if (!subscribers) co_return subscribers.status();
   auto built = engine::BuildPrepared(request, *subscribers, Defaults(), clock_.Now());
   if (!built) co_return built.status();
-  built->global.creator = request.requester.name;
-  built->global.trace = StartSpan(request.trace);
+  const Status inserted = co_await InsertPrepared(*built, request);
+  if (inserted.code() != StatusCode::kAlreadyExists) co_return inserted;
   const storage::GlobalRecord& g = built->global;
-  const std::size_t bytes = QuotaLedger::BytesOf(&g, built->branches);
+  engine::Repeat repeat{.fingerprint = g.options.request_fingerprint,
+                        .rules = engine::RulesOf(g.trans_type).prepare_repeat};
+  co_return co_await ExpectStored(g.gid, g.trans_type, GlobalStatus::kPrepared, std::move(repeat),
+                                  std::move(request.requester));
+}
+
+asio::awaitable<Status> Coordinator::InsertPrepared(storage::Transaction& built,
+                                                    const engine::PrepareRequest& request) {
+  built.global.creator = request.requester.name;
+  built.global.trace = StartSpan(request.trace);
+  const storage::GlobalRecord& g = built.global;
+  const std::size_t bytes = QuotaLedger::BytesOf(&g, built.branches);
   if (Status s = co_await Reserve(request.requester, 1, bytes); !s.ok()) co_return s;
   storage::WriteBatch insert;
   insert.Add(storage::InsertGlobal{g});
-  for (const storage::BranchRecord& row : built->branches) insert.Add(storage::InsertBranch{row});
+  for (const storage::BranchRecord& row : built.branches) insert.Add(storage::InsertBranch{row});
   const Status inserted = co_await store_.Commit(std::move(insert));
   Unreserve(request.requester, 1, bytes, inserted.ok());
-  if (inserted.ok()) {
-    spdlog::info("gid={} trans_type={} prepared trace_id={}", g.gid, ToString(g.trans_type),
-                 g.trace.trace_id);
-    metrics_.TransactionStarted(g.trans_type);
-    scheduler_.Schedule(g.gid, *g.next_cron_time);
-    co_return Status::Ok();
-  }
-  if (inserted.code() != StatusCode::kAlreadyExists) co_return inserted;
-  engine::Repeat repeat{.fingerprint = g.options.request_fingerprint};
-  co_return co_await ExpectStored(g.gid, g.trans_type, GlobalStatus::kPrepared, std::move(repeat),
-                                  std::move(request.requester));
+  if (!inserted.ok()) co_return inserted;
+  spdlog::info("gid={} trans_type={} prepared trace_id={}", g.gid, ToString(g.trans_type),
+               g.trace.trace_id);
+  metrics_.TransactionStarted(g.trans_type);
+  scheduler_.Schedule(g.gid, *g.next_cron_time);
+  co_return inserted;
 }
 
 asio::awaitable<Result<engine::TopicSubscribers>> Coordinator::ReadSubscribers(
@@ -225,6 +217,9 @@ asio::awaitable<Status> Coordinator::RegisterBranchAt(engine::RegisterBranchRequ
   if (Status s = CheckServing(); !s.ok()) co_return s;
   if (Status s = AdmitFields("registerBranch", request.unread_fields); !s.ok()) co_return s;
   if (Status s = engine::CheckRegisterBranch(request); !s.ok()) co_return s;
+  if (engine::RulesOf(request.trans_type).branch_urls == engine::BranchUrls::kStepOutcome) {
+    co_return co_await RecordStep(std::move(request), now);
+  }
   // A gRPC branch gets the prepare's branch headers as metadata: refused now, naming the
   // header, rather than failing at every call of its phase 2. Headers never change after the
   // prepare, so reading them first is enough.
@@ -317,6 +312,7 @@ asio::awaitable<Status> Coordinator::Submit(engine::SubmitRequest request) {
   if (Status s = engine::CheckSubmit(request); !s.ok()) co_return s;
   if (Status s = CheckCeilings(request.options); !s.ok()) co_return s;
   const engine::SubmitPlan plan = engine::RulesOf(request.trans_type).submit;
+  if (plan.records_outcome) co_return co_await FinishWorkflow(std::move(request));
   const bool wait_result = request.options.wait_result;
   std::string no_reason;
   // What the stored transaction must have been created with, when this request carries it.

@@ -9,9 +9,9 @@ namespace settle::drive {
 namespace {
 
 // The ops the coordinator itself calls.
-constexpr std::array<BranchOp, 7> kCalledOps = {
-    BranchOp::kConfirm, BranchOp::kCancel, BranchOp::kAction,  BranchOp::kCompensate,
-    BranchOp::kMsg,     BranchOp::kCommit, BranchOp::kRollback};
+constexpr std::array<BranchOp, 8> kCalledOps = {
+    BranchOp::kConfirm, BranchOp::kCancel, BranchOp::kAction,   BranchOp::kCompensate,
+    BranchOp::kMsg,     BranchOp::kCommit, BranchOp::kRollback, BranchOp::kResume};
 constexpr std::array<BranchResult, 4> kAllResults = {
     BranchResult::kSuccess, BranchResult::kFailure, BranchResult::kOngoing, BranchResult::kUnknown};
 

@@ -12,6 +12,7 @@
 #include "settle/drive/transaction_spans.h"
 #include "settle/engine/decision.h"
 #include "settle/engine/outcome_recorder.h"
+#include "settle/engine/type_rules.h"
 
 namespace settle::drive {
 namespace {
@@ -27,6 +28,8 @@ engine::BranchCall CallFor(const storage::Transaction& tx, const storage::Branch
   call.headers = tx.global.options.branch_headers;
   call.timeout = tx.global.options.request_timeout;
   call.created = tx.global.create_time;
+  const auto call_op = engine::RulesOf(tx.global.trans_type).call_op;
+  if (call_op != nullptr) call.op_name = call_op(tx, row);
   // Each attempt is a span of its own, a child of the transaction's: settled's traceparent
   // replaces one a client put in branch_headers (docs/protocol.md §4.1).
   call.trace = ChildSpan(tx.global.trace);

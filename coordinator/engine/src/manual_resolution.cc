@@ -32,6 +32,14 @@ Status CheckResolution(const storage::Transaction& tx, std::size_t index, Resolv
     return Status::InvalidArgument("op: a " + std::string(ToString(row.op)) +
                                    " is not a call the coordinator makes to be resolved");
   }
+  // No answer settles the call (a workflow's resume): resolving it would settle nothing.
+  const TypeRules& rules = RulesOf(tx.global.trans_type);
+  if (rules.success_is_final != nullptr && !rules.success_is_final(row.op)) {
+    return Status::InvalidArgument("op: a " + std::string(ToString(row.op)) +
+                                   " is not resolved by hand: its client's submit ends " +
+                                   std::string(rules.article_name) +
+                                   " (forceStop ends it by hand)");
+  }
   if (row.status != BranchStatus::kPrepared) {
     return Status::Conflict(name + " is " + std::string(ToString(row.status)) +
                             ", not pending: only a pending call can be resolved");
@@ -45,7 +53,7 @@ Status CheckResolution(const storage::Transaction& tx, std::size_t index, Resolv
     }
   }
   // Failed only where the participant could have answered so: a saga's action.
-  const bool may_fail = RulesOf(tx.global.trans_type).failure_of(row.op) == FailureMeaning::kFinal;
+  const bool may_fail = rules.failure_of(row.op) == FailureMeaning::kFinal;
   if (as == ResolvedAs::kFailed && !may_fail) {
     return Status::InvalidArgument(
         "outcome: a " + std::string(ToString(row.op)) +

@@ -248,6 +248,7 @@ Status CheckMsgSubmit(const SubmitRequest& request) {
 
 // A prepare's rows: the back-check, then the deliveries.
 Result<std::vector<storage::BranchRecord>> PreparedMsgRows(const PrepareRequest& request,
+                                                           const storage::TransOptions&,
                                                            const TopicSubscribers& subscribers,
                                                            TimePoint now) {
   auto deliveries = MsgRows(request.gid, request.steps, request.payloads, subscribers, now);

@@ -18,6 +18,7 @@ storage::TransOptions ResolveOptions(const RequestOptions& requested, TransType 
   options.concurrent = requested.concurrent;
   if (requested.concurrent) options.orders = requested.orders;
   options.custom_data = requested.custom_data;
+  options.workflow_name = requested.workflow_name;
   return options;
 }
 

@@ -34,12 +34,21 @@ static void RecordResult(storage::BranchRecord& row, TransType type, const Branc
   row.attempts += 1;
   row.update_time = now;
   switch (outcome.result) {
-    case BranchResult::kSuccess:
+    case BranchResult::kSuccess: {
+      const auto final_success = RulesOf(type).success_is_final;
+      if (final_success != nullptr && !final_success(row.op)) {
+        // Asked again after the retry interval, as long as the transaction waits for it.
+        row.failures = 0;
+        row.last_error = Describe(outcome);
+        row.next_retry_at = now + policy.Delay(retry_interval, 0);
+        return;
+      }
       // The errors of its earlier calls stay in failed_attempts; last_error says what stands.
       row.status = BranchStatus::kSucceed;
       row.failures = 0;
       row.last_error.clear();
       return;
+    }
     case BranchResult::kFailure: {
       // What FAILURE means is the type's (type_rules.h): a saga action's and a message's
       // back-check's settle the row; everything else must succeed in the end.

@@ -158,13 +158,17 @@ Status MatchStored(std::string_view gid, std::string_view stored, const Repeat& 
   const RepeatRules& rules = repeat.rules;
   const std::vector<Entry> was = EntriesOf(stored);
   const std::vector<Entry> now = EntriesOf(repeat.fingerprint);
+  const auto compared = [&rules](std::string_view name) {
+    return !rules.only_custom_data || name == "custom_data" || name == "trans_type";
+  };
   for (const auto& [name, value] : now) {
+    if (!compared(name)) continue;
     if (name == "custom_data" && rules.custom_data_ignored) continue;
     const std::string_view* old = Find(was, name);
     if (old == nullptr || *old != value) return Differs(gid, name, value, old);
   }
   for (const auto& [name, value] : was) {
-    if (Find(now, name) != nullptr) continue;
+    if (Find(now, name) != nullptr || !compared(name)) continue;
     if (name == "custom_data" && rules.custom_data_ignored) continue;
     if (name == "query_prepared" && rules.query_prepared_optional) continue;
     const std::string_view none;

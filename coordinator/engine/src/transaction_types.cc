@@ -35,6 +35,20 @@ Status CheckPrepare(const PrepareRequest& request) {
                           UrlsOf(request.steps, request.query_prepared));
 }
 
+Status CheckPrepareWorkflow(const PrepareRequest& request) {
+  if (Status s = CheckGid(request.gid); !s.ok()) return s;
+  const TypeRules& rules = RulesOf(request.trans_type);
+  if (!rules.takes_prepare_workflow) {
+    return RefuseType("prepareWorkflow",
+                      [](const TypeRules& r) { return r.takes_prepare_workflow; });
+  }
+  if (Status s = CheckOptions(request.options); !s.ok()) return s;
+  if (rules.check_prepare != nullptr) {
+    if (Status s = rules.check_prepare(request); !s.ok()) return s;
+  }
+  return CheckGrpcHeaders(request.options.branch_headers, {request.query_prepared});
+}
+
 Status CheckSubmit(const SubmitRequest& request) {
   if (Status s = CheckGid(request.gid); !s.ok()) return s;
   if (Status s = CheckOptions(request.options); !s.ok()) return s;
@@ -92,9 +106,16 @@ Result<storage::Transaction> BuildPrepared(const PrepareRequest& request,
   tx.global.options.request_fingerprint = FingerprintOf(request);
   const TypeRules& rules = RulesOf(request.trans_type);
   if (rules.prepared_rows == nullptr) return tx;
-  auto rows = rules.prepared_rows(request, subscribers, now);
+  auto rows = rules.prepared_rows(request, tx.global.options, subscribers, now);
   if (!rows) return rows.status();
   tx.branches = std::move(*rows);
+  // A type whose prepared transactions wait for a row (a workflow's resume): due when it is.
+  if (!rules.prepared_waits_for_deadline && !tx.branches.empty()) {
+    tx.global.next_cron_time = tx.branches.front().next_retry_at;
+    for (const storage::BranchRecord& row : tx.branches) {
+      tx.global.next_cron_time = std::min(*tx.global.next_cron_time, row.next_retry_at);
+    }
+  }
   return tx;
 }
 

@@ -7,14 +7,15 @@
 #include "settle/engine/request_rules.h"
 #include "settle/engine/saga_engine.h"
 #include "settle/engine/two_phase_engine.h"
+#include "settle/engine/workflow_engine.h"
 
 namespace settle::engine {
 namespace {
 
 // Every type's home, in the order errors name them. A new type is its home's descriptor here.
-const std::array<const TypeRules*, 4>& Table() {
-  static const std::array<const TypeRules*, 4> table = {&TccRules(), &XaRules(), &MsgRules(),
-                                                        &SagaRules()};
+const std::array<const TypeRules*, kTransTypeCount>& Table() {
+  static const std::array<const TypeRules*, kTransTypeCount> table = {
+      &TccRules(), &XaRules(), &MsgRules(), &SagaRules(), &WorkflowRules()};
   return table;
 }
 

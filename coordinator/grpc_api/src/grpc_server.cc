@@ -181,11 +181,24 @@ class DtmService final : public grpc::CallbackGenericService {
           });
   }
 
-  void PrepareWorkflow(DtmCall& call, const std::string&) {
-    call.Answer({grpc::StatusCode::UNIMPLEMENTED,
-                 "PrepareWorkflow: workflow transactions are not served by settle; saga, "
-                 "tcc, msg and xa are"},
-                Empty());
+  void PrepareWorkflow(DtmCall& call, const std::string& bytes) {
+    dtmgimp::DtmRequest request;
+    if (auto bad = Parse(bytes, request)) return call.Answer(*bad, Empty());
+    auto reply = std::make_shared<dtmgimp::DtmProgressesReply>();
+    Serve(
+        call, "PrepareWorkflow", ToPrepare(request),
+        [this, reply](engine::PrepareRequest r) {
+          return PrepareWorkflowInto(std::move(r), reply);
+        },
+        "Data.url", reply);
+  }
+
+  asio::awaitable<Status> PrepareWorkflowInto(engine::PrepareRequest request,
+                                              std::shared_ptr<dtmgimp::DtmProgressesReply> reply) {
+    auto stored = co_await coordinator_.PrepareWorkflow(std::move(request));
+    if (!stored) co_return stored.status();
+    ToProgressReply(*stored, *reply);
+    co_return Status::Ok();
   }
 
   void Subscribe(DtmCall& call, const std::string& bytes) {
@@ -294,7 +307,8 @@ class DtmService final : public grpc::CallbackGenericService {
   // finishes the call with its Status.
   template <typename Request, typename Operation>
   void Serve(DtmCall& call, std::string_view method, Result<Request> translated,
-             Operation operation, std::string_view url_name = "Data.url") {
+             Operation operation, std::string_view url_name = "Data.url",
+             std::shared_ptr<const google::protobuf::MessageLite> reply = nullptr) {
     // Who asks, for the coordinator's ownership rules and quotas (engine/ownership.h).
     if constexpr (requires { translated->requester; }) {
       if (translated) {
@@ -313,7 +327,7 @@ class DtmService final : public grpc::CallbackGenericService {
     DtmCall* answered = &call;
     asio::co_spawn(
         context_, operation(std::move(*translated)),
-        [answered, url_name, method](std::exception_ptr failure, Status status) {
+        [answered, url_name, method, reply](std::exception_ptr failure, Status status) {
           if (failure) {
             std::string what = "unknown exception";
             try {
@@ -327,6 +341,7 @@ class DtmService final : public grpc::CallbackGenericService {
             answered->Answer({grpc::StatusCode::INTERNAL, "internal error: " + what}, Empty());
             return;
           }
+          if (reply != nullptr) return answered->Answer(ToGrpcStatus(status, url_name), *reply);
           answered->Answer(ToGrpcStatus(status, url_name), Empty());
         });
   }

@@ -9,7 +9,7 @@ namespace settle::grpc_api {
 namespace {
 
 // The JSON name of a request's first path element, and the proto's.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 19> kProtoNames = {{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 22> kProtoNames = {{
     {"gid", "Gid"},
     {"trans_type", "TransType"},
     {"steps", "Steps"},
@@ -29,6 +29,9 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 19> kProtoNa
     {"cancel", "Data.cancel"},
     {"topic", "Topic"},
     {"remark", "Remark"},
+    {"op", "Data.op"},          // a workflow step's
+    {"status", "Data.status"},  // a workflow step's
+    {"req_extra", "ReqExtra"},  // a workflow's submit
 }};
 
 }  // namespace

@@ -2,8 +2,12 @@
 
 #include <google/protobuf/unknown_field_set.h>
 
+#include <type_traits>
+
 #include "settle/api/request_parser.h"
+#include "settle/core/base64.h"
 #include "settle/engine/type_rules.h"
+#include "settle/engine/workflow_engine.h"
 
 namespace settle::grpc_api {
 namespace {
@@ -30,10 +34,7 @@ Status ReadTransType(const std::string& name, TransType& out) {
     out = *type;
     return Status::Ok();
   }
-  if (IsKnownUnsupportedTransType(name)) {
-    return FieldError("trans_type", "unsupported trans_type \"" + name + "\"");
-  }
-  return FieldError("trans_type", "unknown trans_type; expected tcc, saga, msg or xa");
+  return FieldError("trans_type", "unknown trans_type; expected tcc, saga, msg, xa or workflow");
 }
 
 Status ReadSeconds(const char* name, std::int64_t seconds, std::optional<Duration>& out) {
@@ -80,9 +81,27 @@ Status ReadCommon(const dtmgimp::DtmRequest& in, Request& out) {
   out.gid = in.gid();
   if (Status s = ReadTransType(in.transtype(), out.trans_type); !s.ok()) return s;
   if (Status s = ReadOptions(in, out.options, out.unread_fields); !s.ok()) return s;
-  if (!in.reqextra().empty()) out.unread_fields.push_back("req_extra");
-  if (!in.rollbackreason().empty()) out.unread_fields.push_back("rollback_reason");
   const engine::TypeRules& rules = engine::RulesOf(out.trans_type);
+  // A workflow's submit says how it ended in ReqExtra.
+  constexpr bool kSubmit = std::is_same_v<Request, engine::SubmitRequest>;
+  if constexpr (kSubmit) {
+    if (rules.submit.records_outcome) {
+      out.req_extra.insert(in.reqextra().begin(), in.reqextra().end());
+    } else if (!in.reqextra().empty()) {
+      out.unread_fields.push_back("req_extra");
+    }
+  } else if (!in.reqextra().empty()) {
+    out.unread_fields.push_back("req_extra");
+  }
+  if (!in.rollbackreason().empty()) out.unread_fields.push_back("rollback_reason");
+  if (rules.custom_data.workflow) {
+    // prepareWorkflow: custom_data {"name","data"} and the resume callback.
+    if (Status s = api::ReadCustomData(out.trans_type, out.options); !s.ok()) return s;
+    out.query_prepared = in.queryprepared();
+    if (!in.binpayloads().empty()) out.unread_fields.push_back("payloads");
+    if (!in.steps().empty() && in.steps() != "null") out.unread_fields.push_back("steps");
+    return Status::Ok();
+  }
   if (!rules.carries_steps) {
     if (!in.steps().empty() && in.steps() != "null") out.unread_fields.push_back("steps");
     if (!in.binpayloads().empty()) out.unread_fields.push_back("payloads");
@@ -132,6 +151,22 @@ Result<engine::RegisterBranchRequest> ToRegisterBranch(const dtmgimp::DtmBranchR
   if (request.branchid().empty()) return FieldError("branch_id", "required");
   out.branch_id = request.branchid();
   out.data = request.busipayload();
+  const engine::BranchUrls names = engine::RulesOf(out.trans_type).branch_urls;
+  if (names == engine::BranchUrls::kStepOutcome) {
+    // A workflow's step: Data's "op" and "status", as DTM's client sends them (its Op field
+    // when Data has none).
+    out.op = request.op();
+    for (const auto& [key, value] : request.data()) {
+      if (key == "op") {
+        out.op = value;
+      } else if (key == "status") {
+        out.status = value;
+      } else {
+        out.unread_fields.push_back(key);
+      }
+    }
+    return out;
+  }
   if (!request.op().empty()) out.unread_fields.push_back("op");
   // XA's one phase-2 url, TCC's confirm and cancel: the keys of Data, as DTM's clients send
   // them, and TCC's try (for settled's countersignature). Other keys are listed unread by name
@@ -151,6 +186,21 @@ Result<engine::RegisterBranchRequest> ToRegisterBranch(const dtmgimp::DtmBranchR
     }
   }
   return out;
+}
+
+void ToProgressReply(const storage::Transaction& tx, dtmgimp::DtmProgressesReply& reply) {
+  dtmgimp::DtmTransaction& transaction = *reply.mutable_transaction();
+  transaction.set_gid(tx.global.gid);
+  transaction.set_status(std::string(ToString(tx.global.status)));
+  transaction.set_rollbackreason(tx.global.rollback_reason);
+  transaction.set_result(Base64Encode(tx.global.result));
+  for (const storage::BranchRecord* step : engine::StepLogOf(tx)) {
+    dtmgimp::DtmProgress& progress = *reply.add_progresses();
+    progress.set_status(std::string(ToString(step->status)));
+    progress.set_bindata(step->data.str());
+    progress.set_branchid(step->branch_id);
+    progress.set_op(std::string(ToString(step->op)));
+  }
 }
 
 Result<engine::SubscribeRequest> ToSubscription(const dtmgimp::DtmTopicRequest& request) {

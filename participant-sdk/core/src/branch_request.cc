@@ -24,7 +24,8 @@ Status ParseBranchQuery(const std::multimap<std::string, std::string>& params,
   const std::string* type = Param(params, "trans_type");
   if (type == nullptr) return Status::InvalidArgument("trans_type: required in the query string");
   const auto trans_type = ParseTransType(*type);
-  if (!trans_type) return Status::InvalidArgument("trans_type: expected tcc, saga, msg or xa");
+  if (!trans_type)
+    return Status::InvalidArgument("trans_type: expected tcc, saga, msg, xa or workflow");
   const std::string* branch_id = Param(params, "branch_id");
   if (branch_id == nullptr)
     return Status::InvalidArgument("branch_id: required in the query string");

@@ -12,17 +12,17 @@ TEST_CASE("protocol names round-trip", "[common][protocol]") {
     CHECK(ParseGlobalStatus(ToString(s)) == s);
   }
   for (auto op : {BranchOp::kTry, BranchOp::kConfirm, BranchOp::kCancel, BranchOp::kAction,
-                  BranchOp::kCompensate, BranchOp::kMsg, BranchOp::kCommit, BranchOp::kRollback}) {
+                  BranchOp::kCompensate, BranchOp::kMsg, BranchOp::kCommit, BranchOp::kRollback,
+                  BranchOp::kBusiness, BranchOp::kResume}) {
     CHECK(ParseBranchOp(ToString(op)) == op);
   }
   CHECK(ParseTransType("tcc") == TransType::kTcc);
   CHECK(ParseTransType("saga") == TransType::kSaga);
   CHECK(ParseTransType("msg") == TransType::kMsg);
   CHECK(ParseTransType("xa") == TransType::kXa);
-  CHECK_FALSE(ParseTransType("workflow"));
-  CHECK_FALSE(IsKnownUnsupportedTransType("msg"));
-  CHECK(IsKnownUnsupportedTransType("workflow"));
-  CHECK_FALSE(IsKnownUnsupportedTransType("banana"));
+  CHECK(ParseTransType("workflow") == TransType::kWorkflow);
+  CHECK_FALSE(ParseTransType("banana"));
+  CHECK_FALSE(ParseBranchOp("banana"));
 }
 
 TEST_CASE("a gid is 1 to 128 characters of letters, digits and _.:-", "[common][protocol]") {

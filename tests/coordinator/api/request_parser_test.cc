@@ -171,12 +171,16 @@ TEST_CASE("a missing or invalid gid is refused naming gid", "[parser][bad-input]
         "gid");
 }
 
-TEST_CASE("unknown and unsupported trans_types are refused naming trans_type",
-          "[parser][bad-input]") {
-  auto workflow = Submit(R"({"gid":"g","trans_type":"workflow"})");
-  CHECK(FieldOf(workflow) == "trans_type");
-  CHECK_THAT(workflow.status().message(), Catch::Contains("unsupported trans_type"));
-  CHECK(FieldOf(Submit(R"({"gid":"g","trans_type":"banana"})")) == "trans_type");
+TEST_CASE("unknown trans_types are refused naming trans_type", "[parser][bad-input]") {
+  auto banana = Submit(R"({"gid":"g","trans_type":"banana"})");
+  CHECK(FieldOf(banana) == "trans_type");
+  CHECK_THAT(banana.status().message(), Catch::Contains("expected tcc, saga, msg, xa or workflow"));
+  // A workflow's submit carries req_extra (its checks are the engine's).
+  auto workflow = Submit(R"({"gid":"g","trans_type":"workflow","req_extra":{"status":"succeed"}})");
+  REQUIRE(workflow);
+  CHECK(workflow->req_extra.at("status") == "succeed");
+  CHECK(FieldOf(Submit(R"({"gid":"g","trans_type":"workflow","req_extra":{"status":1}})")) ==
+        "req_extra.status");
   CHECK(FieldOf(Submit(R"({"gid":"g"})")) == "trans_type");
   CHECK(FieldOf(Submit(R"({"gid":"g","trans_type":7})")) == "trans_type");
   auto saga_prepare = Prepare(R"({"gid":"g","trans_type":"saga"})");
@@ -186,7 +190,7 @@ TEST_CASE("unknown and unsupported trans_types are refused naming trans_type",
   CHECK(FieldOf(Abort(R"({"gid":"g","trans_type":"saga"})")) == "trans_type");
   auto msg_branch = Register(R"({"gid":"g","trans_type":"msg","branch_id":"01"})");
   CHECK_THAT(msg_branch.status().message(),
-             Catch::Contains("registerBranch applies to tcc and xa transactions only"));
+             Catch::Contains("registerBranch applies to tcc, xa and workflow transactions only"));
 }
 
 const char* kMsg = R"({"gid":"m1","trans_type":"msg",
@@ -374,7 +378,8 @@ TEST_CASE("query strings are checked like bodies", "[parser][bad-input]") {
   CHECK(all->before_id == 42);
   CHECK(ParseListQuery({})->limit == 100);
   CHECK(FieldOf(ParseListQuery({{"status", "done"}})) == "status");
-  CHECK(FieldOf(ParseListQuery({{"trans_type", "workflow"}})) == "trans_type");
+  CHECK(FieldOf(ParseListQuery({{"trans_type", "banana"}})) == "trans_type");
+  CHECK(ParseListQuery({{"trans_type", "workflow"}})->trans_type == TransType::kWorkflow);
   CHECK(ParseListQuery({{"trans_type", "msg"}})->trans_type == TransType::kMsg);
   CHECK(FieldOf(ParseListQuery({{"limit", "0"}})) == "limit");
   CHECK(FieldOf(ParseListQuery({{"limit", "1001"}})) == "limit");

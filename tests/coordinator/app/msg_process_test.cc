@@ -10,12 +10,8 @@
 
 #include "final_status.h"
 #include "json_client.h"
-#ifdef SETTLE_TEST_STORE_POSTGRES
-#include "postgres_test_database.h"
-#endif
 #include "participant_server.h"
-#include "settled_process.h"
-#include "temp_dir.h"
+#include "restartable_settled.h"
 
 namespace settle {
 namespace {
@@ -46,31 +42,9 @@ json Message(const ParticipantServer& p, const std::string& gid, int timeout_to_
           {"timeout_to_fail", timeout_to_fail}};
 }
 
-// A settled on a database of its own, restartable as after kill -9: a SQLite file, or in
-// settle_postgres_process_tests a PostgreSQL schema.
-struct Coordinator {
-  testing::TempDir dir;
-#ifdef SETTLE_TEST_STORE_POSTGRES
-  testing::PostgresTestDatabase database;
-  std::string store = database.conninfo();
-#else
-  std::string store = dir.File("settle.db");
-#endif
-  std::vector<std::string> args = kArgs;
-  std::unique_ptr<SettledProcess> settled;
-  std::unique_ptr<JsonClient> client;
-
-  Coordinator() { Start(); }
-  void Start() {
-    settled =
-        std::make_unique<SettledProcess>(dir.File("settle.db"), args, 0, dir.File("settled.log"));
-    client = std::make_unique<JsonClient>(settled->port());
-  }
-  void KillAndRestart() {
-    client.reset();
-    settled->Kill();
-    Start();
-  }
+// A settled on a database of its own, restartable as after kill -9.
+struct Coordinator : testing::RestartableSettled {
+  Coordinator() : RestartableSettled(kArgs) {}
   int Post(const std::string& route, const json& body) {
     return client->PostJson("/api/settle/" + route, body).status;
   }

@@ -44,11 +44,18 @@ TEST_CASE("a descriptor's requests come with what they need", "[engine][types]")
     // A submit that creates the transaction builds its rows; one that only moves a prepared
     // one needs a prepare.
     CHECK(rules->submit.creates == (rules->submitted_rows != nullptr));
-    if (!rules->submit.creates) CHECK(rules->takes_prepare);
+    if (!rules->submit.creates) CHECK((rules->takes_prepare || rules->takes_prepare_workflow));
+    // A submit that records how it ended neither creates nor moves anything.
+    if (rules->submit.records_outcome) {
+      CHECK_FALSE(rules->submit.creates);
+      CHECK_FALSE(rules->submit.moves_prepared);
+    }
     // Content is compared on a repeat only where a request carries it.
     if (rules->submit.carries_content) CHECK(rules->carries_steps);
-    // A back-check address comes with steps.
-    if (rules->carries_query_prepared) CHECK(rules->carries_steps);
+    // A back-check address comes with steps, or is a workflow's resume callback.
+    if (rules->carries_query_prepared) {
+      CHECK((rules->carries_steps || rules->takes_prepare_workflow));
+    }
   }
 }
 
@@ -77,16 +84,20 @@ TEST_CASE("an operation a type does not take is refused naming the types that ta
   const Status registration =
       RefuseType("registerBranch", [](const TypeRules& r) { return r.takes_register_branch; });
   CHECK(registration.message() ==
-        "trans_type: registerBranch applies to tcc and xa transactions only");
+        "trans_type: registerBranch applies to tcc, xa and workflow transactions only");
+  const Status workflow =
+      RefuseType("prepareWorkflow", [](const TypeRules& r) { return r.takes_prepare_workflow; });
+  CHECK(workflow.message() == "trans_type: prepareWorkflow applies to workflow transactions only");
 }
 
 TEST_CASE("the descriptor drives its type: Decide is the home's decision", "[engine][types]") {
   auto tcc = TransactionBuilder::Tcc(GlobalStatus::kSubmitted, kT0).TccBranch("01").Build();
   CHECK(Decide(tcc, kT0).calls.size() == 1);
   CHECK(RulesOf(TransType::kTcc).decide(tcc, kT0).calls == Decide(tcc, kT0).calls);
-  // Only a saga has no default deadline.
+  // A saga and a workflow have no default deadline.
   for (const TypeRules* rules : AllTypeRules()) {
-    CHECK(rules->default_deadline == (rules->type != TransType::kSaga));
+    CHECK(rules->default_deadline ==
+          (rules->type != TransType::kSaga && rules->type != TransType::kWorkflow));
   }
 }
 

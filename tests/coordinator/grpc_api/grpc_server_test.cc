@@ -308,7 +308,7 @@ TEST_CASE("an XA over gRPC rolls its branches back on abort", "[grpc][xa]") {
   CHECK(s.WaitForStatus("g-xa", "failed"));
 }
 
-TEST_CASE("NewGid answers a fresh gid, PrepareWorkflow UNIMPLEMENTED naming the mode", "[grpc]") {
+TEST_CASE("NewGid answers a fresh gid", "[grpc]") {
   InProcessSettled s(WithGrpc);
   DtmClient client(s.grpc_port());
   auto a = client.NewGid();
@@ -317,14 +317,6 @@ TEST_CASE("NewGid answers a fresh gid, PrepareWorkflow UNIMPLEMENTED naming the 
   REQUIRE(b);
   CHECK(IsValidGid(*a));
   CHECK(*a != *b);
-  grpc::ClientContext ctx;
-  dtmgimp::DtmRequest workflow;
-  workflow.set_gid("w1");
-  workflow.set_transtype("workflow");
-  dtmgimp::DtmProgressesReply reply;
-  const grpc::Status s2 = client.stub().PrepareWorkflow(&ctx, workflow, &reply);
-  CHECK(s2.error_code() == grpc::StatusCode::UNIMPLEMENTED);
-  CHECK_THAT(s2.error_message(), Catch::Contains("workflow"));
 }
 
 TEST_CASE("bad input over gRPC is INVALID_ARGUMENT naming the field, and nothing is stored",

@@ -92,8 +92,8 @@ TEST_CASE("bad input is INVALID_ARGUMENT naming the field in the proto's names",
   dtmgimp::DtmRequest r = Saga();
   r.set_transtype("");
   CHECK_THAT(Refusal(ToSubmit(r).status()), Catch::StartsWith("TransType: required"));
-  r.set_transtype("workflow");
-  CHECK_THAT(Refusal(ToSubmit(r).status()), Catch::StartsWith("TransType: unsupported"));
+  r.set_transtype("banana");
+  CHECK_THAT(Refusal(ToSubmit(r).status()), Catch::StartsWith("TransType: unknown"));
   r = Saga();
   r.mutable_transoptions()->set_retryinterval(-1);
   CHECK_THAT(Refusal(ToSubmit(r).status()),

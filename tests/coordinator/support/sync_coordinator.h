@@ -53,6 +53,9 @@ class SyncCoordinator {
     return Run(coordinator_.RegisterBranch(std::move(r)));
   }
   Status Submit(engine::SubmitRequest r) { return Run(coordinator_.Submit(std::move(r))); }
+  Result<storage::Transaction> PrepareWorkflow(engine::PrepareRequest r) {
+    return Run(coordinator_.PrepareWorkflow(std::move(r)));
+  }
   Status Abort(engine::AbortRequest r) { return Run(coordinator_.Abort(std::move(r))); }
   Result<std::optional<storage::Transaction>> Query(const std::string& gid) {
     return Run(coordinator_.Query(gid));

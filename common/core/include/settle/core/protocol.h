@@ -9,15 +9,31 @@
 // coordinator and the participant SDK.
 namespace settle {
 
-enum class TransType { kTcc, kSaga, kMsg, kXa };
+enum class TransType { kTcc, kSaga, kMsg, kXa, kWorkflow };
 // How many TransType values there are: what arrays indexed by a type hold.
-inline constexpr std::size_t kTransTypeCount = 4;
+inline constexpr std::size_t kTransTypeCount = 5;
 enum class GlobalStatus { kPrepared, kSubmitted, kAborting, kSucceed, kFailed };
 enum class BranchStatus { kPrepared, kSucceed, kFailed };
 // kTry is the call made before phase 2; the coordinator itself calls confirm/cancel (TCC),
 // action/compensate (saga), action (a message's delivery), msg (a prepared message's
-// query_prepared back-check, branch "00") and commit/rollback (XA's phase 2).
-enum class BranchOp { kTry, kConfirm, kCancel, kAction, kCompensate, kMsg, kCommit, kRollback };
+// query_prepared back-check, branch "00"), commit/rollback (XA's phase 2) and resume (a
+// workflow's query_prepared, branch "00", which the call names by the workflow's name). A
+// workflow's step log records action, commit, rollback and business (an XA step's local
+// transaction) as its client reports them: the coordinator calls none of those.
+enum class BranchOp {
+  kTry,
+  kConfirm,
+  kCancel,
+  kAction,
+  kCompensate,
+  kMsg,
+  kCommit,
+  kRollback,
+  kBusiness,
+  kResume
+};
+// How many BranchOp values there are: what arrays indexed by an op hold.
+inline constexpr std::size_t kBranchOpCount = 10;
 
 std::string_view ToString(TransType t);
 std::string_view ToString(GlobalStatus s);
@@ -28,10 +44,6 @@ std::optional<TransType> ParseTransType(std::string_view s);
 std::optional<GlobalStatus> ParseGlobalStatus(std::string_view s);
 std::optional<BranchStatus> ParseBranchStatus(std::string_view s);
 std::optional<BranchOp> ParseBranchOp(std::string_view s);
-
-// Trans types DTM knows but Settle does not implement yet: requests naming them get a 400
-// "unsupported trans_type" rather than "unknown".
-bool IsKnownUnsupportedTransType(std::string_view s);
 
 inline bool IsTerminal(GlobalStatus s) {
   return s == GlobalStatus::kSucceed || s == GlobalStatus::kFailed;

@@ -24,6 +24,8 @@ namespace settle::api {
 inline constexpr std::size_t kMaxJsonDepth = 64;
 
 Result<engine::PrepareRequest> ParsePrepare(std::string_view body);
+// prepareWorkflow's body: a prepare's, with a workflow's custom_data {"name","data"}.
+Result<engine::PrepareRequest> ParsePrepareWorkflow(std::string_view body);
 Result<engine::RegisterBranchRequest> ParseRegisterBranch(std::string_view body);
 Result<engine::SubmitRequest> ParseSubmit(std::string_view body);
 Result<engine::AbortRequest> ParseAbort(std::string_view body);

@@ -37,6 +37,11 @@ std::string QueryResponseBody(const std::optional<storage::Transaction>& tx, boo
                               Secrets secrets = Secrets::kShown,
                               const std::vector<storage::AuditEntry>* audit = nullptr);
 std::string QueryResponseBody(const std::optional<storage::Transaction>& tx, bool payloads = false);
+// prepareWorkflow's answer (docs/protocol.md §3.16), as DTM's Go client reads it into its
+// DtmProgressesReply: {"transaction":{"gid","status","rollback_reason","result"},
+// "progresses":[{"branch_id","op","status","bin_data"}],"dtm_result":"SUCCESS"}, the result and
+// each step's data in base64 (protobuf's JSON of bytes), the steps in the store's order.
+std::string ProgressResponseBody(const storage::Transaction& tx);
 // /all: next_position is the page's own (the store's) unless the answer was cut, then the
 // position that starts with the first transaction left out.
 std::string ListResponseBody(const storage::ListPage& page, std::size_t max_bytes,

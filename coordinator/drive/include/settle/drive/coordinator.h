@@ -149,6 +149,9 @@ class Coordinator {
   // its Try is not countersigned).
   asio::awaitable<Result<Registration>> Register(engine::RegisterBranchRequest request);
   asio::awaitable<Status> Submit(engine::SubmitRequest request);
+  // prepareWorkflow (docs/protocol.md §3.16): stores the workflow prepared, or finds it stored
+  // (its name and input must match); answers the transaction as stored, with its step log.
+  asio::awaitable<Result<storage::Transaction>> PrepareWorkflow(engine::PrepareRequest request);
   asio::awaitable<Status> Abort(engine::AbortRequest request);
   // The transaction, as `who` may see it (nullopt for another caller's, as for an unknown gid).
   // (No default arguments on these coroutines: GCC 12 destroys such a temporary too early.)
@@ -252,6 +255,14 @@ class Coordinator {
 
  private:
   engine::TransactionDefaults Defaults() const;
+  // Stores a transaction a prepare (or prepareWorkflow) built, as `request`'s caller's, and
+  // schedules it. AlreadyExists when its gid is taken.
+  asio::awaitable<Status> InsertPrepared(storage::Transaction& built,
+                                         const engine::PrepareRequest& request);
+  // A workflow's submit: records how it ended (coordinator_workflow.cc).
+  asio::awaitable<Status> FinishWorkflow(engine::SubmitRequest request);
+  // A workflow's registration: records one step, once (coordinator_workflow.cc).
+  asio::awaitable<Status> RecordStep(engine::RegisterBranchRequest request, TimePoint now);
   // The transaction `gid` and its row (branch_id, op) for an operator's action on it: NotFound
   // for an unknown gid or row, InvalidArgument for a bad op, and the checks a reason must pass.
   struct TargetRow {

@@ -39,7 +39,7 @@ class CoordinatorMetrics {
 
  private:
   static constexpr std::size_t kTypes = kTransTypeCount;  // indexed by a TransType's value
-  static constexpr std::size_t kOps = 8;                  // every BranchOp, indexed by its value
+  static constexpr std::size_t kOps = kBranchOpCount;     // every BranchOp, indexed by its value
   static constexpr std::size_t kResults = 4;
   using Counter = std::atomic<std::uint64_t>;
 

@@ -26,7 +26,15 @@ struct BranchCall {
   // This call's span: a child of the transaction's, a new one per attempt; sent as the
   // traceparent (and tracestate) header or metadata, in place of any in branch_headers.
   TraceContext trace;
+  // The op the call names (the op query parameter, the dtm-op metadata) when it is not `op`'s
+  // own name: a workflow's resume names the workflow (TypeRules::call_op).
+  std::string op_name;
 };
+
+// The op `call` names on the wire.
+inline std::string_view WireOp(const BranchCall& call) {
+  return call.op_name.empty() ? ToString(call.op) : std::string_view(call.op_name);
+}
 
 struct BranchOutcome {
   BranchResult result = BranchResult::kUnknown;

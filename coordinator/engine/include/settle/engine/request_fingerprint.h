@@ -36,6 +36,10 @@ struct RepeatRules {
   // A message's submit may carry another custom_data than its prepare: DTM's Go, Node and C#
   // SDKs add a message's {"delay": N} to the submit only. The prepare's is the one kept.
   bool custom_data_ignored = false;
+  // Only custom_data is compared (and trans_type): a workflow's prepareWorkflow is repeated by
+  // every resume of its client, which may run elsewhere (another query_prepared) with other
+  // options; its name and input are what must not change.
+  bool only_custom_data = false;
 };
 
 // A request that finds its gid stored, and what the stored transaction's creator must match.

@@ -53,6 +53,10 @@ struct RequestOptions {
   std::optional<Duration> delay;           // message: from custom_data's "delay"
   std::optional<int> pause_after;          // from custom_data's "pause_after"
   bool wait_result = false;
+  // A workflow's custom_data {"name","data"}: its name, and its input (decoded from the base64
+  // its client sends).
+  std::string workflow_name;
+  std::string workflow_input;
 };
 
 // A saga step, or a message step (no compensate; the action may be topic://NAME). Its payload
@@ -74,14 +78,14 @@ struct TransactionDefaults {
   Duration prepared_timeout_to_fail{35000};
 };
 
-// TCC, XA or message.
+// TCC, XA, message or workflow (prepareWorkflow).
 struct PrepareRequest {
   std::string gid;
   RequestOptions options;
   TransType trans_type = TransType::kTcc;
   std::vector<SagaStep> steps;        // message only
   std::vector<std::string> payloads;  // message only: one per step, the body of its deliveries
-  std::string query_prepared;         // message only
+  std::string query_prepared;         // message and workflow
   UnreadFields unread_fields;
   Requester requester;  // who asks (ownership.h); not part of the wire format
   // The caller's span (its traceparent and tracestate headers or metadata), of which the
@@ -89,7 +93,7 @@ struct PrepareRequest {
   std::optional<TraceContext> trace;
 };
 
-// TCC or XA.
+// TCC or XA; or a step of a workflow's log.
 struct RegisterBranchRequest {
   std::string gid;
   std::string branch_id;
@@ -104,6 +108,10 @@ struct RegisterBranchRequest {
   std::string try_url;
   UnreadFields unread_fields;
   Requester requester;  // who asks (ownership.h); not part of the wire format
+  // Workflow: the step's op (action, commit, rollback, business) and its outcome (succeed or
+  // failed), as sent; `data` is its output or its error.
+  std::string op;
+  std::string status;
 };
 
 struct SubmitRequest {
@@ -117,6 +125,9 @@ struct SubmitRequest {
   Requester requester;  // who asks (ownership.h); not part of the wire format
   // The caller's span, as PrepareRequest's; used when the submit creates the transaction.
   std::optional<TraceContext> trace;
+  // Workflow: how it ended, as its client reports it: "status" (succeed or failed),
+  // "rollback_reason" and "result" (base64).
+  std::map<std::string, std::string> req_extra;
 };
 
 // A receiver of a topic's messages (DTM's subscribe and unsubscribe; remark is ignored by

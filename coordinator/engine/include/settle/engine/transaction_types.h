@@ -14,6 +14,8 @@ namespace settle::engine {
 
 // prepare: TCC, XA or message. InvalidArgument naming the field.
 Status CheckPrepare(const PrepareRequest& request);
+// prepareWorkflow: a workflow. InvalidArgument naming the field.
+Status CheckPrepareWorkflow(const PrepareRequest& request);
 // submit: every type.
 Status CheckSubmit(const SubmitRequest& request);
 // abort: TCC, XA or message.

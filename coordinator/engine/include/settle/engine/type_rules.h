@@ -32,6 +32,9 @@ struct SubmitPlan {
   bool carries_content = false;
   // How such a request is compared with the stored one.
   RepeatRules repeat_rules;
+  // The request carries the transaction's outcome (a workflow's req_extra: its status, reason
+  // and result), which finishes the prepared transaction; nothing is driven.
+  bool records_outcome = false;
 };
 
 // What an abort does with a prepared transaction.
@@ -59,6 +62,7 @@ enum class BranchUrls {
   kNone,           // the type takes no registerBranch
   kConfirmCancel,  // TCC: confirm and cancel, and optionally its try (for the countersignature)
   kOneUrl,         // XA: one url, called with op=commit or op=rollback
+  kStepOutcome,    // workflow: none; the registration records a step's op, status and data
 };
 
 // The keys its custom_data may hold beside "pause_after" (which every type reads).
@@ -68,6 +72,7 @@ struct CustomDataKeys {
   bool object_required = false;
   bool concurrent_and_orders = false;  // a saga's {"concurrent":true,"orders":{"1":[0]}}
   bool delay = false;                  // a message's {"delay": seconds}
+  bool workflow = false;  // a workflow's {"name": its name, "data": its input in base64}
 };
 
 struct TypeRules {
@@ -75,6 +80,7 @@ struct TypeRules {
 
   // The requests it takes besides submit, by the protocol's names.
   bool takes_prepare = false;
+  bool takes_prepare_workflow = false;
   bool takes_abort = false;
   bool takes_register_branch = false;
 
@@ -92,8 +98,10 @@ struct TypeRules {
   Status (*check_register_branch)(const RegisterBranchRequest&) = nullptr;
 
   // The rows a request stores. nullptr: a prepare stores none; a submit creates nothing (the
-  // transaction is created by its prepare); the type takes no registration.
+  // transaction is created by its prepare); the type takes no registration. A prepare's rows
+  // get the options the transaction was created with (defaults resolved).
   Result<std::vector<storage::BranchRecord>> (*prepared_rows)(const PrepareRequest&,
+                                                              const storage::TransOptions&,
                                                               const TopicSubscribers&,
                                                               TimePoint) = nullptr;
   Result<std::vector<storage::BranchRecord>> (*submitted_rows)(const SubmitRequest&,
@@ -104,6 +112,8 @@ struct TypeRules {
 
   SubmitPlan submit;
   AbortPlan abort;
+  // How a prepare that finds its gid stored is compared with the one that created it.
+  RepeatRules prepare_repeat;
 
   // How it is driven (decision.h): what to do now, and which rows it will still call.
   Decision (*decide)(const storage::Transaction&, TimePoint) = nullptr;
@@ -112,15 +122,26 @@ struct TypeRules {
   // What a FAILURE to a call of `op` means (outcome_recorder.h). An operator may resolve a
   // pending call as failed only where its participant could have answered so (kFinal).
   FailureMeaning (*failure_of)(BranchOp op) = nullptr;
+  // Whether a SUCCESS to a call of `op` finishes the row; nullptr: it does. A workflow's resume
+  // answers SUCCESS when its handler ran to the end, which its own submit records: a workflow
+  // still prepared after one is resumed again (workflow_engine.h).
+  bool (*success_is_final)(BranchOp op) = nullptr;
 
   // Whether timeout_to_fail defaults to TransactionDefaults::prepared_timeout_to_fail when the
   // request leaves it out (a saga has no default deadline).
   bool default_deadline = true;
+  // Whether a prepared transaction next needs a look at its timeout_to_fail (a TCC or an XA
+  // aborts then, a message is checked back); otherwise when its first row is due (a workflow's
+  // resume).
+  bool prepared_waits_for_deadline = true;
 
   // Its calls (docs/protocol.md §4.1): POST even without a body (XA's phase 2, as DTM calls
   // it), and the branch's URL in a gRPC call's phase2_url metadata (XA).
   bool posts_always = false;
   bool sends_phase2_url = false;
+  // The op a call of `row` names (the op query parameter, the dtm-op metadata); nullptr: the
+  // row's own. A workflow's resume names the workflow.
+  std::string (*call_op)(const storage::Transaction&, const storage::BranchRecord& row) = nullptr;
   // Whether a registration's try URL may be countersigned by settled (TCC, §4.9).
   bool countersigns_try = false;
 

@@ -80,7 +80,7 @@ struct GrpcServerCounts {
 // mapped in one place (grpc_status.h). A call's token is judged as soon as its headers arrive,
 // before its message is read. Unknown members are named in the "settle-ignored-fields"
 // initial metadata, as HTTP's Settle-Ignored-Fields header names them. PrepareWorkflow answers
-// UNIMPLEMENTED.
+// a DtmProgressesReply (docs/protocol.md §3.16).
 //
 // gRPC's own threads receive the calls; the coordinator's operation runs as a coroutine on
 // `context` (settled's I/O threads), which finishes the call when it ends, so no gRPC thread

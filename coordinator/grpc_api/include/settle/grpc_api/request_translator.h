@@ -6,6 +6,7 @@
 #include "dtmgimp.pb.h"
 #include "settle/core/status.h"
 #include "settle/engine/requests.h"
+#include "settle/storage/records.h"
 
 // DTM's gRPC messages (proto/dtmgimp.proto) turned into the engine's typed requests, as the
 // HTTP door turns JSON into them (docs/protocol.md §10). Pure functions: no I/O, never throw.
@@ -27,6 +28,9 @@ Result<engine::PrepareRequest> ToPrepare(const dtmgimp::DtmRequest& request);
 Result<engine::SubmitRequest> ToSubmit(const dtmgimp::DtmRequest& request);
 Result<engine::AbortRequest> ToAbort(const dtmgimp::DtmRequest& request);
 Result<engine::RegisterBranchRequest> ToRegisterBranch(const dtmgimp::DtmBranchRequest& request);
+// PrepareWorkflow's answer: the transaction (its result in base64, as DTM's Go client decodes
+// it) and its step log, each step's data as bytes.
+void ToProgressReply(const storage::Transaction& tx, dtmgimp::DtmProgressesReply& reply);
 Result<engine::SubscribeRequest> ToSubscription(const dtmgimp::DtmTopicRequest& request);
 Result<engine::DeleteTopicRequest> ToDeleteTopic(const dtmgimp::DtmTopicRequest& request);
 

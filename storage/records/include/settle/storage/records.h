@@ -38,6 +38,8 @@ struct TransOptions {
   // What a repeat of the request that created the transaction must match
   // (settle/engine/request_fingerprint.h); empty for one stored before fingerprints existed.
   std::string request_fingerprint;
+  // A workflow's name (custom_data's "name"): the op its resume names. Empty for other types.
+  std::string workflow_name;
 
   bool operator==(const TransOptions&) const = default;
 };
