@@ -25,6 +25,7 @@
 #include "file_text.h"
 #include "json_client.h"
 #include "raw_connection.h"
+#include "settle/core/base64.h"
 #include "settle/core/grpc_target.h"
 #include "settle/grpc_unary/call_signing.h"
 #include "settle/grpc_unary/unary_call.h"
@@ -335,6 +336,95 @@ TEST_CASE("an unsigned gRPC Try sent ahead of the initiator's decides nothing",
   CHECK(bank.Account("2") == std::pair(105LL, 0LL));
   CHECK(bank.Account("3") == std::pair(100LL, 0LL));
   CHECK(bank.Refusals("unsigned") == 1);
+}
+
+// A workflow's resume call names the workflow as its op, signed by settled and sent to the
+// client's query_prepared. Named "confirm" and aimed at a bank's confirm, it would spend what an
+// honest transfer's Try froze. Judged by the money: the honest transfer moves what it was asked
+// to, and the workflows named as ops are refused before anything is stored or sent.
+TEST_CASE(
+    "a workflow named as a branch op cannot make settled sign a confirm that spends another "
+    "transfer's frozen money",
+    "[bank][attack][workflow][process]") {
+  TempDir dir;
+  const SettledKey key(dir);
+  SettledProcess settled(dir.File("settle.db"),
+                         {"--signing-key", key.private_file, "--retry-interval", "100ms"});
+  FaultProxy proxy(1);
+  Bank bank(dir, "bank", key, {"--authority", "127.0.0.1:" + std::to_string(proxy.port())});
+  proxy.SetUpstream(bank.http_port);
+  proxy.AddRule({.path = "/api/TransInTry", .fault = testing::Fault::kHold});
+
+  // An honest transfer of 5 from account 1, held after its TransOut Try froze the 5.
+  auto transfer = Transfer(dir, settled.port(), "tcc", proxy.Url(""), "1", "2", 5);
+  const std::string gid_line = transfer->WaitForLine("gid ", kWait);
+  REQUIRE_FALSE(gid_line.empty());
+  const std::string honest_gid = gid_line.substr(4);
+  REQUIRE(proxy.WaitForHeld("/api/TransInTry", 1));
+  CHECK(bank.Account("1") == std::pair(95LL, 5LL));
+
+  JsonClient attacker(settled.port());
+  const std::string confirm_url = proxy.Url("/api/TransOutConfirm");
+  auto prepare = [&](const std::string& gid, const std::string& name) {
+    const nlohmann::json body = {
+        {"gid", gid},
+        {"trans_type", "workflow"},
+        {"custom_data",
+         nlohmann::json{{"name", name}, {"data", Base64Encode(R"({"account_id":"1","amount":5})")}}
+             .dump()},
+        {"query_prepared", confirm_url}};
+    return attacker.Post("/api/dtmsvr/prepareWorkflow", body.dump());
+  };
+  int n = 0;
+  for (const char* op : {"confirm", "Confirm", "try", "cancel", "action", "compensate", "msg",
+                         "commit", "rollback"}) {
+    INFO(op);
+    const std::string gid = "wf-as-op-" + std::to_string(++n);
+    const auto refused = prepare(gid, op);
+    CHECK(refused.status == 400);
+    CHECK(refused.body.find("custom_data.name: must not be a branch op") != std::string::npos);
+    CHECK(attacker.Get("/api/settle/query?gid=" + gid).json["transaction"].is_null());
+  }
+
+  // Any other name is a workflow: its resume reaches the bank, signed, naming an op the bank
+  // does not serve there, and is refused before the barrier. Nothing moves.
+  REQUIRE(prepare("wf-named-drain", "drain").status == 200);
+  std::string bank_said;
+  CHECK(testing::Eventually(
+      [&] {
+        const auto query = attacker.Get("/api/settle/query?gid=wf-named-drain");
+        if (query.status != 200) return false;
+        for (const auto& branch : query.json["branches"]) {
+          if (branch.value("attempts", 0) > 0) {
+            bank_said = branch.value("last_error", "");
+            return true;
+          }
+        }
+        return false;
+      },
+      kWait));
+  CHECK(bank_said.find("op: expected") != std::string::npos);
+  CHECK(bank.Account("1") == std::pair(95LL, 5LL));
+
+  proxy.Release("/api/TransInTry");
+  CHECK_FALSE(transfer->WaitForLine("status succeed", kWait).empty());
+  CHECK(transfer->Wait(kWait) == 0);
+  // Its confirms spend what its own Try froze, and nothing is left to retry.
+  CHECK(testing::Eventually(
+      [&] {
+        const auto query = attacker.Get("/api/settle/query?gid=" + honest_gid);
+        if (query.status != 200 || query.json["branches"].empty()) return false;
+        for (const auto& branch : query.json["branches"]) {
+          if (branch.value("op", "") == "confirm" && branch.value("status", "") != "succeed") {
+            return false;
+          }
+        }
+        return true;
+      },
+      kWait));
+  CHECK(bank.Account("1") == std::pair(95LL, 0LL));
+  CHECK(bank.Account("2") == std::pair(105LL, 0LL));
+  CHECK(bank.Account("3") == std::pair(100LL, 0LL));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "settle/core/ascii.h"
 #include "settle/core/base64.h"
 #include "settle/core/grpc_target.h"
 #include "settle/engine/new_records.h"
@@ -29,6 +30,16 @@ Status CheckWorkflowPrepare(const PrepareRequest& request) {
   if (name.size() > kMaxWorkflowNameLength || !IsPrintableAscii(name)) {
     return FieldError("custom_data.name", "must be 1 to " + std::to_string(kMaxWorkflowNameLength) +
                                               " printable ASCII characters");
+  }
+  // The resume call names the workflow as its op, in what settled signs: a name a participant
+  // reads as one of the protocol's ops would have settled sign, say, a Try or a confirm that
+  // no transaction of that kind asked for, to a URL of the client's choosing. Compared
+  // without case, for participants that compare so.
+  if (ParseBranchOp(AsciiLowercase(name))) {
+    return FieldError("custom_data.name",
+                      "must not be a branch op (try, confirm, cancel, action, compensate, msg, "
+                      "commit, rollback, business or resume, in any case): the resume call "
+                      "carries the workflow's name as its op");
   }
   if (request.query_prepared.empty()) {
     return FieldError("query_prepared", "required: the workflow's resume callback");

@@ -87,6 +87,27 @@ TEST_CASE("the resume names the workflow and posts its input even when it is emp
   CHECK(rules.posts_always);
 }
 
+TEST_CASE(
+    "a workflow may not be named as a branch op, since its resume call carries the name as op",
+    "[engine][workflow][security]") {
+  for (const char* name : {"try", "confirm", "cancel", "action", "compensate", "msg", "commit",
+                           "rollback", "business", "resume", "Confirm", "TRY", "cAnCeL"}) {
+    INFO(name);
+    PrepareRequest r = Prepare("in", "http://bank/api/TransOutConfirm");
+    r.options.workflow_name = name;
+    const Status refused = CheckPrepareWorkflow(r);
+    CHECK(refused.code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(refused.message(), Catch::StartsWith("custom_data.name: must not be a branch op"));
+  }
+  // Names that only contain an op are names.
+  for (const char* name : {"confirm_order", "try-again", "transfer", "msgs"}) {
+    INFO(name);
+    PrepareRequest r = Prepare("in", "http://shop/resume");
+    r.options.workflow_name = name;
+    CHECK(CheckPrepareWorkflow(r).ok());
+  }
+}
+
 TEST_CASE("a gRPC callback gets its input as the protobuf WorkflowData{bytes data = 1}",
           "[engine][workflow]") {
   CHECK(WorkflowDataMessage("") == "");
