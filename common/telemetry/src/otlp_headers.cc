@@ -33,15 +33,19 @@ std::string NameOf(std::string_view entry, std::size_t equals) {
 
 Result<OtlpHeaders> ParseOtlpHeaders(std::string_view list) {
   OtlpHeaders headers;
+  std::size_t position = 0;  // of the entry, counting from 1, empty ones included
   while (!list.empty()) {
     const std::size_t comma = list.find(',');
     const std::string_view entry = TrimBlanks(list.substr(0, comma));
     list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    ++position;
     if (entry.empty()) continue;
     const std::size_t equals = entry.find('=');
     const std::string name = NameOf(entry, equals);
+    // Not quoted: an entry without its name may be a bare key.
     if (name.empty()) {
-      return Status::InvalidArgument("'" + std::string(entry) + "' is not name=value");
+      return Status::InvalidArgument("entry " + std::to_string(position) +
+                                     " is not name=value (a header name, '=', its value)");
     }
     // Percent-decoded; a '+' is itself (FormDecode would make it a space).
     std::string escaped;

@@ -172,10 +172,13 @@ Status ReadStepObjects(const json& list, std::vector<engine::SagaStep>& steps,
 // A saga's or a message's steps and their payloads, as JSON carries them: two arrays of the same
 // length, objects with string members and strings (their sizes bounded by the body's). Their
 // values and counts are the engine's to check.
-Status ReadSteps(const JsonFields& fields, const char* kind, std::vector<engine::SagaStep>& steps,
-                 std::vector<std::string>& payloads, engine::UnreadFields& unread) {
+Status ReadSteps(const JsonFields& fields, std::string_view kind,
+                 std::vector<engine::SagaStep>& steps, std::vector<std::string>& payloads,
+                 engine::UnreadFields& unread) {
   const json* list = fields.Member("steps");
-  if (list == nullptr) return Status::InvalidArgument(std::string("steps: required for ") + kind);
+  if (list == nullptr) {
+    return Status::InvalidArgument("steps: required for " + std::string(kind));
+  }
   if (!list->is_array()) return Status::InvalidArgument("steps: must be an array");
   const json* bodies = fields.Member("payloads");
   if (bodies == nullptr) return Status::InvalidArgument("payloads: required, one per step");
@@ -201,8 +204,8 @@ Status ReadContent(const JsonFields& fields, const engine::TypeRules& rules, Req
     if (!rules.carries_query_prepared) return Status::Ok();
     return ReadText(fields, "query_prepared", r.query_prepared);
   }
-  const std::string kind(rules.article_name);
-  if (Status s = ReadSteps(fields, kind.c_str(), r.steps, r.payloads, r.unread_fields); !s.ok()) {
+  if (Status s = ReadSteps(fields, rules.article_name, r.steps, r.payloads, r.unread_fields);
+      !s.ok()) {
     return s;
   }
   if (!rules.carries_query_prepared) return Status::Ok();

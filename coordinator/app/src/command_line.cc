@@ -91,11 +91,29 @@ Status ApplyParsedText(const ParsedText& text, ServerConfig& c) {
   return Status::Ok();
 }
 
+// The tokens an option named `name` (as a config file names it) holds; nullptr for an option
+// that holds none.
+const std::vector<std::string>* TokensOf(const ParsedText& text, const std::string& name) {
+  if (name == "read-token") return &text.read_tokens;
+  if (name == "client-token") return &text.client_tokens;
+  if (name == "admin-token") return &text.admin_tokens;
+  return nullptr;
+}
+
+// Commented out: "<redacted>" would not load back as a token (16 characters at least).
+std::string RedactedTokensLine(const std::string& name, std::size_t count) {
+  std::string values;
+  for (std::size_t i = 0; i < count; ++i) values += i == 0 ? "\"<redacted>\"" : ", \"<redacted>\"";
+  return "# " + name + "=[" + values +
+         "]  # tokens redacted: put them in a --token-file, which is not shown";
+}
+
 // The options as a --config file: every option with its value and its help as a comment.
 // Options without a value (an empty string) are written commented out, since an empty value
 // would not load back (an empty token, a file named ""); --config, --version and
 // --dump-config themselves are left out. --otlp-header's values (a collector's API key) are
-// redacted: its line names the headers only, commented out.
+// redacted: its line names the headers only, commented out; so are the tokens given as
+// --read-token, --client-token and --admin-token (their lines say how many).
 std::string DumpConfig(const CLI::App& app, const ParsedText& text) {
   std::istringstream lines(app.config_to_str(/*default_also=*/true, /*write_description=*/true));
   std::string out = "# settled --config file, written by settled --dump-config\n";
@@ -117,6 +135,11 @@ std::string DumpConfig(const CLI::App& app, const ParsedText& text) {
     const bool unset = line.size() > name.size() + 1 && line.substr(name.size() + 1) == "\"\"";
     if (name == "otlp-header" && !unset) {
       out += comments + RedactedOtlpHeaderLine(text) + "\n";
+      comments.clear();
+      continue;
+    }
+    if (const std::vector<std::string>* tokens = TokensOf(text, name); tokens && !unset) {
+      out += comments + RedactedTokensLine(name, tokens->size()) + "\n";
       comments.clear();
       continue;
     }

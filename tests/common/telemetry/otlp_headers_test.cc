@@ -15,8 +15,13 @@ TEST_CASE("OTEL_EXPORTER_OTLP_HEADERS' list is read as name=value pairs, values 
   REQUIRE(headers);
   CHECK(*headers ==
         std::vector<std::pair<std::string, std::string>>{{"api-key", "a b+c"}, {"x-tenant", "7"}});
-  CHECK(ParseOtlpHeaders("novalue").status().message().find("'novalue' is not name=value") !=
-        std::string::npos);
+  CHECK(ParseOtlpHeaders("novalue").status().message() ==
+        "entry 1 is not name=value (a header name, '=', its value)");
+  // An entry without a name may be a bare key: it is counted, never quoted.
+  const Status bare = ParseOtlpHeaders("x-tenant=7, s3cret-key").status();
+  CHECK(bare.message().find("entry 2 is not name=value") != std::string::npos);
+  CHECK(bare.message().find("s3cret") == std::string::npos);
+  CHECK(ParseOtlpHeaders("=s3cret").status().message().find("s3cret") == std::string::npos);
   CHECK(ParseOtlpHeaders("bad name=1").status().code() == StatusCode::kInvalidArgument);
   CHECK(ParseOtlpHeaders("x=a%0D%0AHost: evil").status().message().find("not a valid header") !=
         std::string::npos);

@@ -533,8 +533,10 @@ log-level = "warn"
 TEST_CASE("settled --dump-config writes a file that --config reads back to the same configuration",
           "[cli][config]") {
   testing::TempDir dir;
-  const CommandLine dumped = Parse({"--dump-config", "--port", "7000", "--retention", "7d",
-                                    "--client-token", "client-token-0123456789"});
+  const std::string tokens = dir.File("tokens");
+  std::ofstream(tokens) << "client client-token-0123456789\n";
+  const CommandLine dumped = Parse(
+      {"--dump-config", "--port", "7000", "--retention", "7d", "--token-file", tokens.c_str()});
   REQUIRE(dumped.exit_now);
   CHECK(dumped.exit_code == 0);
   CHECK_THAT(dumped.output, Catch::Contains("port=7000"));
@@ -610,7 +612,8 @@ TEST_CASE("a wrong OTLP endpoint or header stops settled at start, the flag name
   CHECK(url.output.rfind("--otlp-endpoint 'collector:4318': ", 0) == 0);
   const CommandLine header = Parse({"--otlp-header", "api-key"});
   CHECK(header.exit_code == 2);
-  CHECK(header.output.rfind("--otlp-header: 'api-key' is not name=value", 0) == 0);
+  CHECK(header.output.rfind("--otlp-header: entry 1 is not name=value", 0) == 0);
+  CHECK(header.output.find("api-key") == std::string::npos);
   const CommandLine smuggled = Parse({"--otlp-header", "x=1%0D%0AHost: evil"});
   CHECK(smuggled.exit_code == 2);
 }
@@ -717,6 +720,34 @@ TEST_CASE(
   const CommandLine again = Parse({"--config", path.c_str()});
   REQUIRE_FALSE(again.exit_now);
   CHECK(again.config.otlp_headers == Headers{{"file-key", "f1le-s3cret"}});
+}
+
+TEST_CASE("settled --dump-config redacts tokens given as flags, and says where they belong",
+          "[cli][tokens]") {
+  testing::TempDir dir;
+  const std::string file = dir.File("tokens");
+  std::ofstream(file) << "admin f1le-admin-s3cret-0123\n";
+  const CommandLine dumped = Parse({"--dump-config", "--read-token", "read-s3cret-0123456789",
+                                    "--client-token", "client-s3cret-012345678", "--client-token",
+                                    "client-s3cret-876543210", "--token-file", file.c_str()});
+  REQUIRE(dumped.exit_now);
+  CHECK(dumped.exit_code == 0);
+  CHECK_THAT(dumped.output, !Catch::Contains("s3cret"));
+  CHECK_THAT(dumped.output, Catch::Contains("\n# read-token=[\"<redacted>\"]  # tokens redacted"));
+  CHECK_THAT(
+      dumped.output,
+      Catch::Contains("\n# client-token=[\"<redacted>\", \"<redacted>\"]  # tokens redacted"));
+  CHECK_THAT(dumped.output, Catch::Contains("\n# admin-token=\"\"\n"));
+  CHECK_THAT(dumped.output, Catch::Contains("\ntoken-file=\"" + file + "\"\n"));
+
+  // Read back, it grants what the file grants, and nothing the flags did.
+  const CommandLine again = Parse({"--config", WriteConfig(dir, dumped.output).c_str()});
+  REQUIRE_FALSE(again.exit_now);
+  CHECK(again.config.api.tokens.Grant(nullptr) == api::Access::kNone);
+  const std::string admin = "Bearer f1le-admin-s3cret-0123";
+  const std::string reader = "Bearer read-s3cret-0123456789";
+  CHECK(again.config.api.tokens.Grant(&admin) == api::Access::kAdmin);
+  CHECK(again.config.api.tokens.Grant(&reader) == api::Access::kNone);
 }
 
 }  // namespace
