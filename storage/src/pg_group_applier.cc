@@ -167,6 +167,13 @@ Result<json> Encode(const UpdateBranch& op) {
   json encoded = BranchState(b);
   encoded["t"] = "ub";
   encoded["expected"] = ToString(op.expected);
+  // Schema version 14: as read ('ubr': the row's url and next_retry_at compared, then 'ub').
+  if (op.read_next_retry_at) {
+    if (Status s = CheckText("url", b.url); !s.ok()) return s;
+    encoded["t"] = "ubr";
+    encoded["url"] = b.url;
+    encoded["rnr"] = ToUnixMillis(*op.read_next_retry_at);
+  }
   return encoded;
 }
 

@@ -113,4 +113,10 @@ extern const char* const kPgMigration12;
 // the result. 'ug' stays for an update without one and for a coordinator of an earlier version.
 extern const char* const kPgMigration13;
 
+// Version 14 adds settle_op_ubr ('ubr'): UpdateBranch with the row as its writer read it
+// (UpdateBranch::read_next_retry_at): a refusal naming the change when the row's url or
+// next_retry_at moved since (a redirect, a Retry now), then 'ub'. SQLite needs no new version:
+// its statement compares them itself.
+extern const char* const kPgMigration14;
+
 }  // namespace settle::storage

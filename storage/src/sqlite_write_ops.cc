@@ -87,7 +87,14 @@ constexpr std::string_view kUpdateBranch =
     "last_error = ?6, next_retry_at = ?7, failed_attempts = ?11 "
     "WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID
     " AND branch_id = ?8 AND op = ?9 "
-    "AND status = ?10";
+    "AND status = ?10 AND (?12 IS NULL OR (url = ?13 AND next_retry_at = ?12))";
+
+// UpdateBranch's refusal of a row changed since its writer read it (write_batch.h).
+constexpr std::string_view kChangedSinceRead = " was redirected or made due since it was read";
+
+constexpr std::string_view kSelectBranchAsRead =
+    "SELECT status, url, next_retry_at FROM trans_branch_op "
+    "WHERE global_id = " SETTLE_GLOBAL_ID_OF_GID " AND branch_id = ?2 AND op = ?3";
 
 constexpr std::string_view kRetryGlobal =
     "UPDATE trans_global SET next_cron_time = ?1 "
@@ -353,18 +360,24 @@ Status Apply(db::SqliteConnection& c, const UpdateBranch& op) {
         .BindText(8, b.branch_id)
         .BindText(9, ToString(b.op))
         .BindText(10, ToString(op.expected))
-        .BindText(11, failed_attempts);
+        .BindText(11, failed_attempts)
+        .BindText(13, b.url);
+    stmt->BindOptionalInt64(12, Millis(op.read_next_retry_at));
     if (Status s = stmt->Run(); !s.ok()) return s;
   }
   if (c.Changes() == 1) return Status::Ok();
-  Result<db::SqliteStatement> stmt = c.Prepare(kSelectBranchStatus);
+  Result<db::SqliteStatement> stmt = c.Prepare(kSelectBranchAsRead);
   if (!stmt) return stmt.status();
   stmt->BindText(1, b.gid).BindText(2, b.branch_id).BindText(3, ToString(b.op));
   Result<bool> row = stmt->Step();
   if (!row) return row.status();
   if (!*row) return Status::NotFound(BranchName(b) + " not found");
-  return Status::Conflict(BranchName(b) + " is " + stmt->ColumnBytes(0) + ", expected " +
-                          std::string(ToString(op.expected)));
+  const std::string status = stmt->ColumnBytes(0);
+  if (status != ToString(op.expected)) {
+    return Status::Conflict(BranchName(b) + " is " + status + ", expected " +
+                            std::string(ToString(op.expected)));
+  }
+  return Status::Conflict(BranchName(b) + std::string(kChangedSinceRead));
 }
 
 Status Apply(db::SqliteConnection& c, const RetryNow& op) {

@@ -354,6 +354,70 @@ TEST_CASE("UpdateBranch on a stale status is a Conflict, on an unknown row NotFo
   CHECK_THAT(missing.message(), Catch::Contains("g1") && Catch::Contains("cancel"));
 }
 
+TEST_CASE(
+    "UpdateBranch as read stores a pass's outcome only if no redirect or Retry now came since "
+    "the read",
+    "[storage]") {
+  TestStore store;
+  const BranchRecord read = MakeBranch("g1", "01");  // due at T0
+  MustCommit(*store,
+             Batch(InsertGlobal{MakeGlobal("g1", TransType::kTcc, GlobalStatus::kSubmitted)},
+                   InsertBranch{read}));
+  const std::string changed = "was redirected or made due since it was read";
+
+  // Left as read: stored, and two outcomes in one batch each compare with what the one before
+  // left.
+  BranchRecord failed = read;
+  failed.attempts = 1;
+  failed.next_retry_at = T0() + 5s;
+  BranchRecord again = failed;
+  again.attempts = 2;
+  again.next_retry_at = T0() + 9s;
+  MustCommit(*store, Batch(UpdateBranch{failed, BranchStatus::kPrepared, read.next_retry_at},
+                           UpdateBranch{again, BranchStatus::kPrepared, failed.next_retry_at}));
+  CHECK(MustLoad(*store, "g1").branches[0].attempts == 2);
+
+  // Redirected since: the outcome from the old url is refused, the redirect kept.
+  MustCommit(*store, Batch(RedirectBranch{"g1", "01", BranchOp::kConfirm, "http://new/confirm",
+                                          T0() + 6s}));
+  BranchRecord from_old_url = again;
+  from_old_url.attempts = 3;
+  from_old_url.next_retry_at = T0() + 1h;
+  Status refused = store->Commit(
+      Batch(UpdateBranch{from_old_url, BranchStatus::kPrepared, again.next_retry_at}));
+  CHECK(refused.code() == StatusCode::kConflict);
+  CHECK_THAT(refused.message(),
+             Catch::Contains("01/confirm of gid g1") && Catch::Contains(changed));
+  Transaction loaded = MustLoad(*store, "g1");
+  CHECK(loaded.branches[0].url == "http://new/confirm");
+  CHECK(loaded.branches[0].next_retry_at == T0() + 6s);
+  CHECK(loaded.branches[0].attempts == 2);
+
+  // Made due since (Retry now): refused, the row due when the operator said.
+  BranchRecord redirected = loaded.branches[0];
+  MustCommit(*store, Batch(RetryNow{"g1", T0() + 7s}));
+  redirected.attempts = 3;
+  redirected.next_retry_at = T0() + 1h;
+  refused = store->Commit(Batch(UpdateBranch{redirected, BranchStatus::kPrepared, T0() + 6s}));
+  CHECK(refused.code() == StatusCode::kConflict);
+  CHECK_THAT(refused.message(), Catch::Contains(changed));
+  loaded = MustLoad(*store, "g1");
+  CHECK(loaded.branches[0].next_retry_at == T0() + 7s);
+  CHECK(loaded.branches[0].attempts == 2);
+  // Without the reading (an operator's own update), the status alone is compared.
+  MustCommit(*store, Batch(UpdateBranch{redirected, BranchStatus::kPrepared}));
+  CHECK(MustLoad(*store, "g1").branches[0].attempts == 3);
+
+  // A stale status and an unknown row are refused as without it.
+  const Status stale =
+      store->Commit(Batch(UpdateBranch{redirected, BranchStatus::kSucceed, T0() + 1h}));
+  CHECK(stale.code() == StatusCode::kConflict);
+  CHECK_THAT(stale.message(), Catch::Contains("is prepared, expected succeed"));
+  BranchRecord unknown = MakeBranch("g1", "02");
+  CHECK(store->Commit(Batch(UpdateBranch{unknown, BranchStatus::kPrepared, T0()})).code() ==
+        StatusCode::kNotFound);
+}
+
 TEST_CASE("RetryNow makes prepared branches and the transaction due now", "[storage]") {
   TestStore store;
   GlobalRecord global = MakeGlobal("g1", TransType::kTcc, GlobalStatus::kSubmitted);

@@ -237,6 +237,9 @@ asio::awaitable<TransactionDriver::Held> TransactionDriver::CallAndRecord(
     held.answered = true;
     metrics_.BranchCalled(row.op, outcomes[i], row.attempts > 0);
     const int failures_before = row.failures;
+    // The row as this pass read it (or as this batch leaves it): an operator's redirect or
+    // Retry now committed since makes the store refuse the outcome, and the pass start over.
+    const TimePoint read_next_retry_at = row.next_retry_at;
     engine::RecordOutcome(row, tx.global.trans_type, outcomes[i], tx.global.options.retry_interval,
                           policy_, now);
     LogOutcome(row, traces[i], outcomes[i]);
@@ -245,7 +248,7 @@ asio::awaitable<TransactionDriver::Held> TransactionDriver::CallAndRecord(
         policy_.ParksAfter(row.failures, tx.global.options.pause_after)) {
       held.parked = rows[i];
     }
-    batch.Add(storage::UpdateBranch{row, BranchStatus::kPrepared});
+    batch.Add(storage::UpdateBranch{row, BranchStatus::kPrepared, read_next_retry_at});
   }
   co_return held;
 }

@@ -191,5 +191,49 @@ TEST_CASE("a redirected call goes to its new url at once, and only a pending one
       R"({"branch_id":"01","from":"http://p/action","op":"action","to":"http://q:8080/v2/action"})");
 }
 
+// The pass whose call to the old url is out stores that call's outcome after the redirect:
+// it must not put the row back to its backoff (an hour) over the redirect's "now", nor count the
+// old host's answer against the new url.
+TEST_CASE(
+    "a redirect made while a call to the old url is out sends the call to the new url at once",
+    "[coordinator][redirect]") {
+  CoordinatorHarness h;
+  h.caller().Script("01", BranchOp::kAction, {Unknown()});
+  bool redirected = false;
+  h.caller().on_call = [&](const engine::BranchCall&) {
+    if (redirected) return;
+    redirected = true;
+    REQUIRE(Redirect(h, "s1", "01", "action", "http://q/action").ok());
+  };
+  REQUIRE(h.coordinator().Submit(Saga("s1", 1)).ok());
+  // No time passes: the new url is called as soon as the old call's pass ends.
+  h.Advance(Duration(0));
+  REQUIRE(h.caller().calls().size() == 2);
+  CHECK(h.caller().calls()[0].url == "http://p/action");
+  CHECK(h.caller().calls()[1].url == "http://q/action");
+  CHECK(h.StatusOf("s1") == GlobalStatus::kSucceed);
+  const storage::BranchRecord& row = Row(h.Load("s1"), "01", BranchOp::kAction);
+  CHECK(row.url == "http://q/action");
+  CHECK(row.attempts == 1);  // the new url's: the old one's answer was not stored
+  CHECK(row.failures == 0);
+}
+
+TEST_CASE("a Retry now made while a call is out makes the row due at once, not at its backoff",
+          "[coordinator][redirect]") {
+  CoordinatorHarness h;
+  h.caller().Script("01", BranchOp::kAction, {Unknown()});
+  bool retried = false;
+  h.caller().on_call = [&](const engine::BranchCall&) {
+    if (retried) return;
+    retried = true;
+    h.clock().Advance(Duration(5));  // the call takes a while
+    REQUIRE(h.coordinator().ResetNextCronTime("s1").ok());
+  };
+  REQUIRE(h.coordinator().Submit(Saga("s1", 1)).ok());
+  h.Advance(Duration(0));
+  REQUIRE(h.caller().calls().size() == 2);
+  CHECK(h.StatusOf("s1") == GlobalStatus::kSucceed);
+}
+
 }  // namespace
 }  // namespace settle::drive

@@ -110,9 +110,17 @@ struct UpdateGlobal {
 // Compare-and-set of a branch row's mutable fields: status, update_time, attempts, failures,
 // last_error, next_retry_at and failed_attempts are written from `record` if the stored status
 // equals `expected` (Conflict otherwise; NotFound if the row is unknown).
+//
+// With `read_next_retry_at` (a pass storing what a call answered), also only if the row is
+// still as the writer read it: its url `record.url` and its next_retry_at this. Otherwise
+// Conflict ("... was redirected or made due since it was read"): an operator's redirect
+// (RedirectBranch), Retry now (RetryNow) or resume (ResumeGlobal), or a workflow's step report,
+// committed between the read and this batch, and what a call made from the old reading answered
+// must not undo it (the pass then starts over from storage).
 struct UpdateBranch {
   BranchRecord record;
   BranchStatus expected;
+  std::optional<TimePoint> read_next_retry_at;
 };
 
 // Operator's "retry now": every `prepared` branch row of the gid gets next_retry_at = at, and
