@@ -1,6 +1,6 @@
 # What `cmake --install` puts under a prefix (docs/install.md):
 #   bin/settled, bin/settle-check
-#   include/settle/{sdk,core,db,signing}/   the SDK's headers and the ones they include
+#   include/settle/{sdk,core,db,signing,async}/   the SDK's headers and the ones they include
 #   lib/libsettle_*.a               the SDK's rooms and the static libraries they are built on
 #   lib/cmake/Settle/               find_package(Settle) -> Settle::sdk (every room), and
 #                                   Settle::sdk_grpc, Settle::sdk_grpc_client (gRPC)
@@ -53,6 +53,7 @@ install(DIRECTORY ${SETTLE_SDK_INCLUDE_DIRS}
                   ${PROJECT_SOURCE_DIR}/common/core/include/settle
                   ${PROJECT_SOURCE_DIR}/common/db/include/settle
                   ${PROJECT_SOURCE_DIR}/common/signing/include/settle
+                  ${PROJECT_SOURCE_DIR}/common/async/include/settle
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 
 install(EXPORT SettleTargets NAMESPACE Settle::

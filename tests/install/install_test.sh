@@ -17,8 +17,9 @@ prefix=$work/prefix
 
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 for file in bin/settled bin/settle-check include/settle/sdk/saga.h include/settle/core/status.h \
-            include/settle/db/pg_connection.h lib/libsettle_sdk_{core,barrier,initiator,participant,idempotency,xa,grpc,grpc_client}.a \
+            include/settle/db/pg_connection.h lib/libsettle_sdk_{core,barrier,initiator,participant,idempotency,xa,workflow,grpc,grpc_client}.a \
             include/settle/sdk/grpc_client.h include/settle/sdk/grpc_branch_server.h \
+            include/settle/sdk/workflow.h include/settle/async/asio.h \
             lib/cmake/Settle/SettleConfig.cmake \
             lib/pkgconfig/settle-sdk.pc share/doc/settle/operations.md; do
   [ -e "$prefix/$file" ] || { echo "cmake --install did not install $file" >&2; exit 1; }

@@ -93,6 +93,10 @@ class Bank {
         return BranchReply::Success();
       });
     }
+    participant_.OnResume("/api/Resume", [this](const ResumeRequest&) {
+      runs_.fetch_add(1);
+      return BranchReply::Success();
+    });
     auto bound = participant_.Start("127.0.0.1", port);
     REQUIRE(bound);
     port_ = *bound;
@@ -187,6 +191,21 @@ TEST_CASE("a forged or replayed call is refused with 401 before any handler runs
   const auto answer = Post(bank.Url(target), "{}");
   CHECK(answer.body.find("FAILURE") == std::string::npos);
   CHECK(answer.body.find("ONGOING") == std::string::npos);
+}
+
+// A workflow's resume is settled's call: unsigned, it would run (and end) a workflow of the
+// caller's choosing.
+TEST_CASE("a workflow's resume runs only with settled's signature", "[sdk][signing][workflow]") {
+  const KeyPair settled_key = NewEd25519();
+  Bank bank(SignedCalls{.keys = {Verifier(settled_key.public_pem)}});
+  const std::string target = "/api/Resume?gid=wf-1&trans_type=workflow&branch_id=00&op=order";
+  const auto unsigned_call = Post(bank.Url(target), "input");
+  CHECK(unsigned_call.status == 401);
+  CHECK_THAT(unsigned_call.body, Catch::Contains("signature: no Signature-Input"));
+  CHECK(bank.runs() == 0);
+  const signing::SigningKey settled = Signer(settled_key);
+  CHECK(Post(bank.Url(target), "input", &settled).status == 200);
+  CHECK(bank.runs() == 1);
 }
 
 // Every way a call can fail its signature, over HTTP and over HTTPS, against a bank whose

@@ -1,49 +1,37 @@
 #include "settle/sdk/branch_request.h"
 
+#include <utility>
+
+#include "query_params.h"
 #include "settle/core/protocol_keys.h"
 
 namespace settle::sdk {
-namespace {
 
-const std::string* Param(const std::multimap<std::string, std::string>& params,
-                         const std::string& name) {
-  auto it = params.find(name);
-  if (it == params.end() || it->second.empty()) return nullptr;
-  return &it->second;
-}
-
-}  // namespace
+using query::Param;
 
 Status ParseBranchQuery(const std::multimap<std::string, std::string>& params,
                         BranchRequest& request) {
-  const std::string* gid = Param(params, "gid");
-  if (gid == nullptr) return Status::InvalidArgument("gid: required in the query string");
-  if (!IsValidGid(*gid)) {
-    return Status::InvalidArgument("gid: must be 1 to 128 characters of [A-Za-z0-9_.:-]");
-  }
+  std::string gid;
+  if (Status s = query::ReadGid(params, gid); !s.ok()) return s;
   const std::string* type = Param(params, "trans_type");
-  if (type == nullptr) return Status::InvalidArgument("trans_type: required in the query string");
+  if (type == nullptr) return query::Required("trans_type");
   const auto trans_type = ParseTransType(*type);
   if (!trans_type)
     return Status::InvalidArgument("trans_type: expected tcc, saga, msg, xa or workflow");
-  const std::string* branch_id = Param(params, "branch_id");
-  if (branch_id == nullptr)
-    return Status::InvalidArgument("branch_id: required in the query string");
-  if (!IsValidBranchId(*branch_id)) {
-    return Status::InvalidArgument("branch_id: must be 1 to 128 characters of [A-Za-z0-9_.:-]");
-  }
+  std::string branch_id;
+  if (Status s = query::ReadBranchId(params, branch_id); !s.ok()) return s;
   // The Node SDK names the Try call's op branch_type.
   const std::string* op_name = Param(params, "op");
   if (op_name == nullptr) op_name = Param(params, "branch_type");
-  if (op_name == nullptr) return Status::InvalidArgument("op: required in the query string");
+  if (op_name == nullptr) return query::Required("op");
   const auto op = ParseBranchOp(*op_name);
   if (!op) {
     return Status::InvalidArgument(
         "op: expected try, confirm, cancel, action, compensate, msg, commit or rollback");
   }
-  request.gid = *gid;
+  request.gid = std::move(gid);
   request.trans_type = *trans_type;
-  request.branch_id = *branch_id;
+  request.branch_id = std::move(branch_id);
   request.op = *op;
   return Status::Ok();
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "global_call_json.h"
+#include "settle/core/base64.h"
 #include "settle/core/branch_result.h"
 #include "settle/core/grpc_target.h"
 #include "settle/core/protocol.h"
@@ -380,6 +381,37 @@ Result<RegisteredBranch> Client::RegisterBranch(const BranchRegistration& branch
     }
   }
   return registered;
+}
+
+Result<WorkflowState> Client::PrepareWorkflow(const GlobalCall& call) {
+  constexpr std::string_view kRoute = "prepareWorkflow";
+  // Data: a reason or a step's bytes may spell FAILURE.
+  auto body =
+      transport_->CallForBody(options_, "POST", kRoute, GlobalCallJson(call), AnswerBody::kData,
+                              TraceFields(call.options.traceparent, call.options.tracestate));
+  if (!body) return body.status();
+  auto parsed = ParseJson(*body);
+  if (!parsed || !parsed->is_object() || !(*parsed)["transaction"].is_object() ||
+      !(*parsed)["progresses"].is_array()) {
+    return NotUnderstood(kRoute, DescribeAnswer(200, *body));
+  }
+  const json& tx = (*parsed)["transaction"];
+  WorkflowState state;
+  const auto status = ParseGlobalStatus(StringOr(tx, "status"));
+  if (!status) return NotUnderstood(kRoute, "status \"" + StringOr(tx, "status") + "\"");
+  state.status = *status;
+  state.rollback_reason = StringOr(tx, "rollback_reason");
+  auto result = Base64Decode(StringOr(tx, "result"));
+  if (!result) return NotUnderstood(kRoute, "result is not base64");
+  state.result = std::move(*result);
+  for (const json& p : (*parsed)["progresses"]) {
+    if (!p.is_object()) return NotUnderstood(kRoute, "a progress is not an object");
+    auto data = Base64Decode(StringOr(p, "bin_data"));
+    if (!data) return NotUnderstood(kRoute, "a progress's bin_data is not base64");
+    state.progresses.push_back(StepProgress{StringOr(p, "branch_id"), StringOr(p, "op"),
+                                            StringOr(p, "status"), std::move(*data)});
+  }
+  return state;
 }
 
 Status Client::CheckOwnBranchUrl(const std::string& url) const {

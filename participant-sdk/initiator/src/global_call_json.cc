@@ -31,6 +31,7 @@ std::string GlobalCallJson(const GlobalCall& call) {
   if (call.concurrent) body["concurrent"] = true;
   if (!call.query_prepared.empty()) body["query_prepared"] = call.query_prepared;
   if (!call.rollback_reason.empty()) body["rollback_reason"] = call.rollback_reason;
+  if (!call.req_extra.empty()) body["req_extra"] = call.req_extra;
   return Dump(body);
 }
 
@@ -40,6 +41,8 @@ std::string RegistrationJson(const BranchRegistration& branch) {
                {"branch_id", branch.branch_id},
                {"data", branch.data}};
   for (const auto& [name, url] : branch.urls) body[name] = url;
+  if (!branch.op.empty()) body["op"] = branch.op;
+  if (!branch.status.empty()) body["status"] = branch.status;
   return Dump(body);
 }
 

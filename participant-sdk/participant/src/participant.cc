@@ -247,6 +247,23 @@ struct Participant::Impl {
     WriteReply(RunGuarded([&] { return handler(request); }), res);
   }
 
+  void ServeResume(const net::Request& req, net::Response& res,
+                   const ResumeHandler& handler) const {
+    if (RefusedRepeat(req, res)) return;
+    // settled's call: an unsigned one would run (and end) a workflow of the caller's choosing.
+    if (!Admit(req, res, /*from_initiator=*/false)) return;
+    ResumeRequest request;
+    request.path = req.path;
+    request.input = req.body;
+    for (const auto& [name, value] : req.headers) request.headers.emplace(name, value);
+    request.trace = ReadCallTrace(request.headers);
+    if (Status parsed = ParseResumeQuery(req.params, request); !parsed.ok()) {
+      WriteReply(BranchReply::Failure(parsed.message()), res);
+      return;
+    }
+    WriteReply(RunGuarded([&] { return handler(request); }), res);
+  }
+
   ParticipantOptions options;
   const FittedCaps caps;
   // The server's refusals at the bounds: 408 (request_timeout, a stall) and 503 (the caps).
@@ -300,6 +317,16 @@ Participant& Participant::OnXa(const std::string& path, XaHandler handler) {
   auto serve = [impl = impl_.get(), handler = std::move(handler)](const net::Request& req,
                                                                   net::Response& res) {
     impl->ServeXa(req, res, handler);
+  };
+  impl_->routes.Add("GET", path, serve);
+  impl_->routes.Add("POST", path, serve);
+  return *this;
+}
+
+Participant& Participant::OnResume(const std::string& path, ResumeHandler handler) {
+  auto serve = [impl = impl_.get(), handler = std::move(handler)](const net::Request& req,
+                                                                  net::Response& res) {
+    impl->ServeResume(req, res, handler);
   };
   impl_->routes.Add("GET", path, serve);
   impl_->routes.Add("POST", path, serve);

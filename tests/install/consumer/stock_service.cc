@@ -10,6 +10,7 @@
 #include "settle/sdk/participant.h"
 #include "settle/sdk/saga.h"
 #include "settle/sdk/sqlite_barrier_store.h"
+#include "settle/sdk/workflow.h"
 #include "stock_db.h"
 
 using namespace settle;
@@ -39,6 +40,16 @@ int main(int argc, char** argv) {
 
   auto client = Client::Create(argv[1]);
   if (!client) return Fail("the coordinator's URL", client.status());
+  // A workflow registered beside the saga: the workflow room's headers and library are there.
+  Workflows workflows(**client, {});
+  if (Status s = workflows.Register(
+          "restock",
+          [](Workflow&, std::string input) -> asio::awaitable<Result<std::string>> {
+            co_return input;
+          });
+      !s.ok()) {
+    return Fail("registering a workflow", s);
+  }
   auto gid = (*client)->NewGid();
   if (!gid) return Fail("asking for a gid", gid.status());
   Saga saga(**client, *gid);

@@ -63,6 +63,8 @@ class Client : public CoordinatorLink {
   Result<std::string> Send(GlobalOp op, const GlobalCall& call) override;
   // POST registerBranch.
   Result<RegisteredBranch> RegisterBranch(const BranchRegistration& branch) override;
+  // POST prepareWorkflow.
+  Result<WorkflowState> PrepareWorkflow(const GlobalCall& call) override;
   // http:// and https:// URLs; a gRPC one is the gRPC client's (grpc_client.h).
   Status CheckOwnBranchUrl(const std::string& url) const override;
   // POST the body (GET when empty) to the URL with the protocol's query parameters.

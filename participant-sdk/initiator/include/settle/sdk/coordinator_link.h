@@ -58,6 +58,26 @@ struct GlobalCall {
   bool concurrent = false;  // a message's steps delivered in parallel
   std::string query_prepared;
   std::string rollback_reason;
+  // A workflow's final submit (docs/protocol.md §3.16): status, rollback_reason and result
+  // (base64).
+  std::map<std::string, std::string> req_extra;
+};
+
+// One record of a workflow's step log, as prepareWorkflow answers it (§3.16): a step's action,
+// its phase 2 (commit, rollback) or an XA step's business, how it ended, and its bytes.
+struct StepProgress {
+  std::string branch_id;
+  std::string op;
+  std::string status;  // "succeed" or "failed"
+  std::string data;
+};
+
+// A workflow as prepareWorkflow answers it: its status, how it ended, and its step log.
+struct WorkflowState {
+  GlobalStatus status = GlobalStatus::kPrepared;
+  std::string rollback_reason;
+  std::string result;  // bytes
+  std::vector<StepProgress> progresses;
 };
 
 // A branch the initiator registers (a TCC's): its bytes and its URLs by name ("confirm",
@@ -71,6 +91,9 @@ struct BranchRegistration {
   // The transaction's TransOptions::traceparent and tracestate, sent as TransOptions says.
   std::string traceparent;
   std::string tracestate;
+  // A workflow's step record (§3.16): its op and how it ended; empty for other types.
+  std::string op;
+  std::string status;
 };
 
 // What a registration answered: settled's countersignature of the branch's Try (§4.9), when
@@ -125,6 +148,12 @@ class CoordinatorLink {
   // The answer's body on SUCCESS (empty over gRPC).
   virtual Result<std::string> Send(GlobalOp op, const GlobalCall& call) = 0;
   virtual Result<RegisteredBranch> RegisterBranch(const BranchRegistration& branch) = 0;
+  // prepareWorkflow (§3.16): the workflow stored prepared, or as it is stored. A link that
+  // does not start workflows answers InvalidArgument saying so.
+  virtual Result<WorkflowState> PrepareWorkflow(const GlobalCall& call) {
+    return Status::InvalidArgument("this coordinator link does not start workflows (" + call.gid +
+                                   ")");
+  }
 
   // Whether this link can call `url` itself (CallBranch): InvalidArgument saying why not.
   virtual Status CheckOwnBranchUrl(const std::string& url) const = 0;

@@ -17,6 +17,7 @@
 #include "settle/sdk/barrier.h"
 #include "settle/sdk/branch_request.h"
 #include "settle/sdk/participant_counts.h"
+#include "settle/sdk/resume_request.h"
 #include "settle/sdk/signature_refusals.h"
 #include "settle/sdk/signed_calls.h"
 #include "settle/sdk/xa_request.h"
@@ -134,6 +135,14 @@ class Participant {
   // one not signed by its keys is refused (401) before the barrier is asked. `barrier` must
   // outlive the participant.
   Participant& OnQueryPrepared(const std::string& path, Barrier& barrier);
+
+  // A workflow's resume URL (its query_prepared, docs/protocol.md §3.16): settled calls it while
+  // the workflow is unfinished, naming the workflow as its op; the query is read with
+  // ParseResumeQuery (409 FAILURE naming the parameter) and `handler` answers as a branch
+  // handler does (Workflows::ResumeHandler, settle/sdk/workflow.h, runs the workflow). With
+  // ParticipantOptions::signed_calls it is settled's call: one not signed by its keys is
+  // refused (401) before the handler runs. GET and POST.
+  Participant& OnResume(const std::string& path, ResumeHandler handler);
 
   Participant& OnGet(const std::string& pattern, RouteHandler handler);
   Participant& OnPost(const std::string& pattern, RouteHandler handler);

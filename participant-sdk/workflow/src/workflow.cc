@@ -1,0 +1,311 @@
+#include "settle/sdk/workflow.h"
+
+#include <exception>
+#include <optional>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "settle/core/ascii.h"
+#include "settle/core/base64.h"
+#include "settle/core/protocol.h"
+
+namespace settle::sdk {
+namespace {
+
+constexpr std::size_t kMaxWorkflowName = 256;  // as settled checks it
+
+constexpr std::string_view kWorkflow = "workflow";
+
+// A step's business refusal: what the protocol reads as FAILURE.
+bool IsBusinessFailure(const Status& s) {
+  return s.code() == StatusCode::kConflict || s.code() == StatusCode::kNotFound ||
+         s.code() == StatusCode::kAlreadyExists;
+}
+
+template <typename Call>
+auto Caught(const std::string& what, Call call) -> decltype(call()) {
+  try {
+    return call();
+  } catch (const std::exception& e) {
+    return Status::Internal(what + " threw: " + e.what());
+  } catch (...) {
+    return Status::Internal(what + " threw");
+  }
+}
+
+// A branch's answer as a step's outcome.
+Status StatusOfAnswer(const BranchAnswer& answer) {
+  switch (answer.result) {
+    case BranchResult::kSuccess:
+      return Status::Ok();
+    case BranchResult::kFailure:
+      return Status::Conflict(answer.description);
+    case BranchResult::kOngoing:
+      return Status::Pending(answer.description);
+    case BranchResult::kUnknown:
+      break;
+  }
+  return Status::Unavailable(answer.description);
+}
+
+Result<BranchAnswer> CallUrl(CoordinatorLink& link, const TransOptions& options,
+                             const std::string& url, const std::string& body,
+                             const BranchRequest& step) {
+  OwnBranchCall call;
+  call.url = url;
+  call.gid = step.gid;
+  call.trans_type = std::string(kWorkflow);
+  call.branch_id = step.branch_id;
+  call.op = std::string(ToString(step.op));
+  call.body = body;
+  call.timeout =
+      options.request_timeout
+          ? std::chrono::duration_cast<std::chrono::milliseconds>(*options.request_timeout)
+          : link.timeout();
+  call.headers = options.branch_headers;
+  return link.CallBranch(call);
+}
+
+bool IsPrintableAscii(std::string_view text) {
+  for (char c : text) {
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+BranchRequest Workflow::CallOf(const std::string& branch_id, BranchOp op) const {
+  BranchRequest call;
+  call.gid = gid_;
+  call.trans_type = TransType::kWorkflow;
+  call.branch_id = branch_id;
+  call.op = op;
+  return call;
+}
+
+Status Workflow::Record(const std::string& branch_id, BranchOp op, BranchStatus status,
+                        const std::string& data) {
+  BranchRegistration record;
+  record.gid = gid_;
+  record.trans_type = std::string(kWorkflow);
+  record.branch_id = branch_id;
+  record.data = data;
+  record.op = std::string(ToString(op));
+  record.status = std::string(ToString(status));
+  record.traceparent = options_.traceparent;
+  record.tracestate = options_.tracestate;
+  Result<RegisteredBranch> stored = link_.RegisterBranch(record);
+  if (stored) return Status::Ok();
+  // Whatever the coordinator said (another run recorded this step otherwise, the workflow
+  // ended meanwhile, it was unreachable), this run cannot go on from what it knows: the next
+  // one replays the log as it is. Never a Conflict, which the handler would read as the
+  // business saying no.
+  return Status::Unavailable("recording step " + branch_id + " (" + std::string(ToString(op)) +
+                             ") of workflow " + gid_ + ": " + stored.status().message());
+}
+
+asio::awaitable<Result<std::string>> Workflow::Do(const WorkflowStep& step) {
+  if (!IsValidStepName(step.name)) {
+    co_return Status::InvalidArgument("step name \"" + step.name +
+                                      "\": 1 to 64 characters of [A-Za-z0-9_.-]");
+  }
+  if (!step.action) co_return Status::InvalidArgument("step " + step.name + ": no action");
+  const std::string branch_id = BranchIdForIndex(steps_++);
+  Result<std::optional<StepRecord>> recorded = log_.Find(branch_id, BranchOp::kAction, step.name);
+  if (!recorded) co_return recorded.status();
+  std::optional<StepRecord> record = std::move(*recorded);
+  if (!record) {
+    const BranchRequest call = CallOf(branch_id, BranchOp::kAction);
+    Result<std::string> done = Caught("step " + step.name, [&] { return step.action(call); });
+    if (!done.ok() && !IsBusinessFailure(done.status())) co_return done.status();
+    const BranchStatus status = done.ok() ? BranchStatus::kSucceed : BranchStatus::kFailed;
+    const std::string bytes = done.ok() ? *done : done.status().message();
+    if (Status s = Record(branch_id, BranchOp::kAction, status, StepRecordData(step.name, bytes));
+        !s.ok()) {
+      co_return s;
+    }
+    record = StepRecord{step.name, status, bytes};
+  }
+  if (record->status == BranchStatus::kFailed) co_return Status::Conflict(record->bytes);
+  if (step.on_commit) commits_.push_back({branch_id, step.name, step.on_commit});
+  if (step.on_rollback) rollbacks_.push_back({branch_id, step.name, step.on_rollback});
+  co_return std::move(record->bytes);
+}
+
+Status Workflow::RunPhase2(const std::vector<Phase2>& items, BranchOp op) {
+  for (auto item = items.rbegin(); item != items.rend(); ++item) {
+    Result<std::optional<StepRecord>> recorded = log_.Find(item->branch_id, op, item->step);
+    if (!recorded) return recorded.status();
+    if (recorded->has_value()) continue;
+    const BranchRequest call = CallOf(item->branch_id, op);
+    const Status done = Caught("phase 2 of step " + item->step, [&] { return item->call(call); });
+    if (!done.ok()) {
+      // Retried by the next run, whatever it said: a phase 2 may not fail.
+      return Status(IsBusinessFailure(done) ? StatusCode::kUnavailable : done.code(),
+                    std::string(ToString(op)) + " of step " + item->branch_id + " (" + item->step +
+                        "): " + done.message());
+    }
+    if (Status s =
+            Record(item->branch_id, op, BranchStatus::kSucceed, StepRecordData(item->step, ""));
+        !s.ok()) {
+      return s;
+    }
+  }
+  return Status::Ok();
+}
+
+WorkflowStep Workflow::CallStep(std::string name, std::string url, std::string body) const {
+  WorkflowStep step;
+  step.name = std::move(name);
+  step.action = [&link = link_, &options = options_, url = std::move(url),
+                 body = std::move(body)](const BranchRequest& call) -> Result<std::string> {
+    Result<BranchAnswer> answer = CallUrl(link, options, url, body, call);
+    if (!answer) return answer.status();
+    if (Status s = StatusOfAnswer(*answer); !s.ok()) return s;
+    return std::move(answer->body);
+  };
+  return step;
+}
+
+StepPhase2 Workflow::CallPhase2(std::string url, std::string body) const {
+  return [&link = link_, &options = options_, url = std::move(url),
+          body = std::move(body)](const BranchRequest& call) -> Status {
+    Result<BranchAnswer> answer = CallUrl(link, options, url, body, call);
+    if (!answer) return answer.status();
+    return StatusOfAnswer(*answer);
+  };
+}
+
+Workflows::Workflows(CoordinatorLink& link, WorkflowsOptions options)
+    : link_(link), options_(std::move(options)) {}
+
+Status Workflows::Register(const std::string& name, WorkflowHandler handler) {
+  if (name.empty() || name.size() > kMaxWorkflowName || !IsPrintableAscii(name)) {
+    return Status::InvalidArgument("workflow name: 1 to 256 printable ASCII characters");
+  }
+  if (ParseBranchOp(AsciiLowercase(name))) {
+    return Status::InvalidArgument("workflow name \"" + name +
+                                   "\": a branch op's name, which settled refuses");
+  }
+  if (!handler) return Status::InvalidArgument("workflow " + name + ": no handler");
+  std::lock_guard lock(mutex_);
+  if (!handlers_.emplace(name, std::move(handler)).second) {
+    return Status::InvalidArgument("workflow " + name + ": registered already");
+  }
+  return Status::Ok();
+}
+
+Result<std::string> Workflows::Execute(const std::string& name, const std::string& gid,
+                                       const std::string& input) {
+  WorkflowHandler handler;
+  {
+    std::lock_guard lock(mutex_);
+    const auto found = handlers_.find(name);
+    if (found == handlers_.end()) {
+      return Status::InvalidArgument("no workflow named \"" + name + "\" is registered here");
+    }
+    if (!running_.insert(gid).second) {
+      return Status::Pending("workflow " + gid + " is running in this process");
+    }
+    handler = found->second;
+  }
+  Result<std::string> out = Run(name, handler, gid, input);
+  std::lock_guard lock(mutex_);
+  running_.erase(gid);
+  return out;
+}
+
+namespace {
+
+// The handler as a coroutine of its own, its result stored where Run reads it.
+asio::awaitable<void> RunHandler(const WorkflowHandler& handler, Workflow& wf, std::string input,
+                                 std::optional<Result<std::string>>& out) {
+  Result<std::string> result = co_await handler(wf, std::move(input));
+  out = std::move(result);
+}
+
+}  // namespace
+
+Result<std::string> Workflows::Run(const std::string& name, const WorkflowHandler& handler,
+                                   const std::string& gid, const std::string& input) {
+  GlobalCall prepare;
+  prepare.gid = gid;
+  prepare.trans_type = std::string(kWorkflow);
+  prepare.options = options_.options;
+  prepare.options.wait_result = false;
+  prepare.custom_data = nlohmann::json{{"name", name}, {"data", Base64Encode(input)}}.dump();
+  prepare.query_prepared = options_.resume_url;
+  Result<WorkflowState> state = link_.PrepareWorkflow(prepare);
+  if (!state) return state.status();
+  if (state->status == GlobalStatus::kSucceed) return std::move(state->result);
+  if (state->status == GlobalStatus::kFailed) return Status::Conflict(state->rollback_reason);
+  if (state->status != GlobalStatus::kPrepared) {
+    return Status::Unavailable("workflow " + gid + " is " + std::string(ToString(state->status)));
+  }
+  Result<StepLog> log = StepLog::From(state->progresses);
+  if (!log) return log.status();
+
+  Workflow wf(link_, options_.options, gid, name, std::move(*log));
+  std::optional<Result<std::string>> out;
+  std::string thrown;
+  asio::io_context io;
+  asio::co_spawn(io, RunHandler(handler, wf, input, out), [&thrown](std::exception_ptr e) {
+    if (!e) return;
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& what) {
+      thrown = what.what();
+    } catch (...) {
+      thrown = "an exception";
+    }
+  });
+  io.run();
+  if (!out) return Status::Internal("workflow " + name + " threw: " + thrown);
+  Result<std::string> result = std::move(*out);
+  // Neither ended nor failed: the run stops, and a resume goes on from the log.
+  if (!result.ok() && !IsBusinessFailure(result.status())) return result.status();
+
+  const bool succeeded = result.ok();
+  if (Status s = succeeded ? wf.RunPhase2(wf.commits_, BranchOp::kCommit)
+                           : wf.RunPhase2(wf.rollbacks_, BranchOp::kRollback);
+      !s.ok()) {
+    return s;
+  }
+  GlobalCall submit;
+  submit.gid = gid;
+  submit.trans_type = std::string(kWorkflow);
+  submit.options.traceparent = options_.options.traceparent;
+  submit.options.tracestate = options_.options.tracestate;
+  submit.req_extra = {
+      {"status", std::string(ToString(succeeded ? GlobalStatus::kSucceed : GlobalStatus::kFailed))},
+      {"rollback_reason", succeeded ? std::string() : result.status().message()},
+      {"result", succeeded ? Base64Encode(*result) : std::string()}};
+  if (Result<std::string> sent = link_.Send(GlobalOp::kSubmit, submit); !sent) {
+    // A 409 here is the coordinator's, not the business's: the next run reads how it ended.
+    return Status::Unavailable("submitting workflow " + gid + ": " + sent.status().message());
+  }
+  if (!succeeded) return Status::Conflict(result.status().message());
+  return result;
+}
+
+ResumeHandler Workflows::Resumer() {
+  return [this](const ResumeRequest& resume) -> BranchReply {
+    // Only a workflow that exists is resumed: Execute's prepareWorkflow would create one, with
+    // the service's credentials, for whoever reaches this URL with a gid of his own.
+    Result<std::optional<TransactionInfo>> known = link_.Query(resume.gid);
+    if (!known) return BranchReply::Error(known.status());
+    if (!known->has_value() || (*known)->trans_type != TransType::kWorkflow) {
+      return BranchReply::Failure("no workflow " + resume.gid + " to resume");
+    }
+    Result<std::string> ran = Execute(resume.name, resume.gid, resume.input);
+    if (ran.ok() || IsBusinessFailure(ran.status())) return BranchReply::Success();
+    if (ran.status().code() == StatusCode::kPending) {
+      return BranchReply::Ongoing(ran.status().message());
+    }
+    return BranchReply::Error(ran.status());
+  };
+}
+
+}  // namespace settle::sdk
