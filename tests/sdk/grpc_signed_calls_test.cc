@@ -104,7 +104,11 @@ class GrpcBank {
         .OnConfirm("/bank.Bank/Confirm", Move(0))
         .OnCancel("/bank.Bank/Cancel", Move(0))
         .OnXa("/bank.Bank/Xa", Move(0))
-        .OnQueryPrepared("/bank.Bank/QueryPrepared", *barrier_);
+        .OnQueryPrepared("/bank.Bank/QueryPrepared", *barrier_)
+        .OnResume("/bank.Bank/Resume", [this](const ResumeRequest&) {
+          runs_.fetch_add(1);
+          return BranchReply::Success();
+        });
     auto port = server_.Start("127.0.0.1", 0);
     REQUIRE(port);
     port_ = *port;
@@ -803,6 +807,24 @@ TEST_CASE("an unsigned back-check is refused with UNAUTHENTICATED and writes no 
   CHECK(checked.code == 10);  // ABORTED: no local transaction committed, and now none will
   CHECK(bank.BarrierRows() == 1);
   CHECK(bank.refusals() == 2);
+}
+
+// A workflow's resume is settled's call: unsigned, it would run (and end) a workflow of the
+// caller's choosing.
+TEST_CASE("a workflow's resume over gRPC runs only with settled's signature",
+          "[sdk][grpc][signing][workflow]") {
+  testing::TempDir dir;
+  GrpcBank bank(dir.File("bank.db"), SignedCalls{.keys = {Verifier(kSettledSecret)},
+                                                 .try_policy = SignedCalls::TryPolicy::kUnsigned});
+  const RawCall resume{
+      .method = "Resume", .gid = "wf-1", .trans_type = "workflow", .op = "order", .message = ""};
+  CHECK(Refusal(Send(bank, resume)) == "signature: no signature-input");
+  CHECK(bank.runs() == 0);
+  const signing::SigningKey settled = Signer(kSettledSecret);
+  RawCall signed_resume = resume;
+  signed_resume.key = &settled;
+  CHECK(Send(bank, signed_resume).code == 0);
+  CHECK(bank.runs() == 1);
 }
 
 TEST_CASE("Start refuses a client CA file that holds no PEM certificate, naming the option",

@@ -41,9 +41,9 @@ std::string Metadata(const std::multimap<grpc::string_ref, grpc::string_ref>& me
   return present ? std::string(it->second.data(), it->second.size()) : std::string();
 }
 
-// The dtm-* metadata into `request`, as ParseBranchQuery reads an HTTP branch URL's query.
-Status ReadBranchMetadata(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
-                          BranchRequest& request) {
+// The dtm-* metadata as the query parameters an HTTP branch URL would carry.
+std::multimap<std::string, std::string> ParamsOf(
+    const std::multimap<grpc::string_ref, grpc::string_ref>& metadata) {
   std::multimap<std::string, std::string> params;
   for (const auto& [key, param] :
        {std::pair{"dtm-gid", "gid"}, std::pair{"dtm-trans_type", "trans_type"},
@@ -52,20 +52,61 @@ Status ReadBranchMetadata(const std::multimap<grpc::string_ref, grpc::string_ref
     std::string value = Metadata(metadata, key, present);
     if (present) params.emplace(param, std::move(value));
   }
-  Status s = ParseBranchQuery(params, request);
+  return params;
+}
+
+// The dtm-* metadata into `request`, as ParseBranchQuery reads an HTTP branch URL's query.
+Status ReadBranchMetadata(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+                          BranchRequest& request) {
+  Status s = ParseBranchQuery(ParamsOf(metadata), request);
   if (s.ok()) return s;
   // Name the metadata key, not the query parameter the HTTP form has.
   return Status::Conflict("dtm-" + s.message());
 }
 
-// What a method serves: one op, any op, an XA branch (its action and its phase 2), or a
-// message's back-check.
+// The dtm-* metadata into `request`, as ParseResumeQuery reads a resume URL's query.
+Status ReadResumeMetadata(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+                          ResumeRequest& request) {
+  Status s = ParseResumeQuery(ParamsOf(metadata), request);
+  if (s.ok()) return s;
+  return Status::Conflict("dtm-" + s.message());
+}
+
+// What a method serves: one op, any op, an XA branch (its action and its phase 2), a message's
+// back-check, or a workflow's resume.
 struct Route {
   std::optional<BranchOp> op;
   bool xa = false;
   bool back_check = false;  // settled's alone, whatever op the call names
   BranchHandler handler;
+  ResumeHandler resume;  // a workflow's resume: settled's alone
 };
+
+// The input `message` carries: `WorkflowData { bytes data = 1; }`, as protobuf encodes it (an
+// empty message: no input). InvalidArgument for anything else.
+Status ReadWorkflowData(std::string_view message, std::string& input) {
+  input.clear();
+  std::size_t at = 0;
+  auto varint = [&](std::uint64_t& value) {
+    value = 0;
+    for (int shift = 0; shift < 64 && at < message.size(); shift += 7) {
+      const auto byte = static_cast<unsigned char>(message[at++]);
+      value |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) return true;
+    }
+    return false;
+  };
+  while (at < message.size()) {
+    std::uint64_t tag = 0;
+    std::uint64_t length = 0;
+    if (!varint(tag) || tag != 0x0a || !varint(length) || length > message.size() - at) {
+      return Status::InvalidArgument("WorkflowData: not the message {bytes data = 1}");
+    }
+    input.assign(message.substr(at, length));  // a later value of a field wins, as protobuf has it
+    at += length;
+  }
+  return Status::Ok();
+}
 
 // Whether `request` is the initiator's call, and so judged by SignedCalls::try_policy. Decided
 // by the route the caller chose, never by its metadata alone: a Try only on a method that
@@ -106,6 +147,8 @@ class BranchReactor final : public grpc::ServerGenericBidiReactor {
 
  private:
   void Answer(const BranchReply& reply);
+  void ServeResume(const ResumeHandler& handler, const std::string& method,
+                   const std::string& message);
 
   grpc::GenericCallbackServerContext* context_;
   GrpcBranchServer::Impl& server_;
@@ -281,6 +324,10 @@ void BranchReactor::OnReadDone(bool ok) {
       request.body.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
     }
   }
+  if (route->second.resume) {
+    ServeResume(route->second.resume, request.path, request.body);
+    return;
+  }
   Status read = ReadBranchMetadata(context_->client_metadata(), request);
   if (read.ok() && route->second.xa) read = CheckXaCall(context_->client_metadata(), request);
   // Judged on the metadata as read for the handler, so that the op deciding the Try policy is
@@ -305,6 +352,40 @@ void BranchReactor::OnReadDone(bool ok) {
   const Route* chosen = &route->second;
   asio::post(server_.pool, [this, chosen, request = std::move(request)] {
     Answer(RunHandler(*chosen, request));
+  });
+}
+
+void BranchReactor::ServeResume(const ResumeHandler& handler, const std::string& method,
+                                const std::string& message) {
+  ResumeRequest resume;
+  resume.path = method;
+  Status read = ReadResumeMetadata(context_->client_metadata(), resume);
+  if (read.ok()) read = ReadWorkflowData(message, resume.input);
+  // settled's call: an unsigned one would run (and end) a workflow of the caller's choosing.
+  if (grpc::Status admitted = Admit(server_, *context_, message, false, false); !admitted.ok()) {
+    Finish(admitted);
+    return;
+  }
+  if (!read.ok()) {
+    Answer(BranchReply::Error(read));
+    return;
+  }
+  for (const auto& [key, value] : context_->client_metadata()) {
+    resume.headers.emplace(std::string(key.data(), key.size()),
+                           std::string(value.data(), value.size()));
+  }
+  resume.trace = ReadCallTrace(resume.headers);
+  asio::post(server_.pool, [this, &handler, resume = std::move(resume)] {
+    BranchReply reply;
+    try {
+      reply = handler(resume);
+    } catch (const std::exception& e) {
+      reply = BranchReply::Error(Status::Internal(std::string("handler threw: ") + e.what()));
+    } catch (...) {
+      reply = BranchReply::Error(Status::Internal("handler threw"));
+    }
+    reply.body.clear();  // google.protobuf.Empty
+    Answer(reply);
   });
 }
 
@@ -362,6 +443,11 @@ GrpcBranchServer& GrpcBranchServer::OnAction(const std::string& method, BranchHa
 }
 GrpcBranchServer& GrpcBranchServer::OnCompensate(const std::string& method, BranchHandler handler) {
   return OnOp(method, BranchOp::kCompensate, std::move(handler));
+}
+
+GrpcBranchServer& GrpcBranchServer::OnResume(const std::string& method, ResumeHandler handler) {
+  impl_->routes[method] = Route{.resume = std::move(handler)};
+  return *this;
 }
 
 GrpcBranchServer& GrpcBranchServer::OnQueryPrepared(const std::string& method, Barrier& barrier) {

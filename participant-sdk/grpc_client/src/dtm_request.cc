@@ -32,6 +32,7 @@ Result<dtmgimp::DtmRequest> ToDtmRequest(const GlobalCall& call) {
   for (const std::string& payload : call.payloads) out.add_binpayloads(payload);
   out.set_queryprepared(call.query_prepared);
   out.set_rollbackreason(call.rollback_reason);
+  for (const auto& [name, value] : call.req_extra) (*out.mutable_reqextra())[name] = value;
   return out;
 }
 
@@ -41,6 +42,8 @@ dtmgimp::DtmBranchRequest ToDtmBranchRequest(const BranchRegistration& branch) {
   out.set_transtype(branch.trans_type);
   out.set_branchid(branch.branch_id);
   for (const auto& [name, url] : branch.urls) (*out.mutable_data())[name] = url;
+  if (!branch.op.empty()) (*out.mutable_data())["op"] = branch.op;
+  if (!branch.status.empty()) (*out.mutable_data())["status"] = branch.status;
   out.set_busipayload(branch.data);
   return out;
 }

@@ -9,6 +9,7 @@
 
 #include "dtm_request.h"
 #include "dtmgimp.grpc.pb.h"
+#include "settle/core/base64.h"
 #include "settle/core/file_text.h"
 #include "settle/core/grpc_codes.h"
 #include "settle/core/grpc_target.h"
@@ -221,6 +222,31 @@ Result<RegisteredBranch> GrpcClient::RegisterBranch(const BranchRegistration& br
                                           std::string(value.data(), value.size()));
   }
   return registered;
+}
+
+Result<WorkflowState> GrpcClient::PrepareWorkflow(const GlobalCall& call) {
+  Result<dtmgimp::DtmRequest> request = ToDtmRequest(call);
+  if (!request) return request.status();
+  grpc::ClientContext context;
+  impl_->Prepare(context, false, TraceFields(call.options.traceparent, call.options.tracestate));
+  dtmgimp::DtmProgressesReply reply;
+  const grpc::Status status = impl_->stub->PrepareWorkflow(&context, *request, &reply);
+  if (Status s = StatusOfAnswer("PrepareWorkflow", status); !s.ok()) return s;
+  WorkflowState state;
+  const std::optional<GlobalStatus> global = ParseGlobalStatus(reply.transaction().status());
+  if (!global) {
+    return Status::Unavailable("PrepareWorkflow: status \"" + reply.transaction().status() +
+                               "\" in the answer");
+  }
+  state.status = *global;
+  state.rollback_reason = reply.transaction().rollbackreason();
+  std::optional<std::string> result = Base64Decode(reply.transaction().result());
+  if (!result) return Status::Unavailable("PrepareWorkflow: the answer's Result is not base64");
+  state.result = std::move(*result);
+  for (const dtmgimp::DtmProgress& p : reply.progresses()) {
+    state.progresses.push_back(StepProgress{p.branchid(), p.op(), p.status(), p.bindata()});
+  }
+  return state;
 }
 
 Status GrpcClient::CheckOwnBranchUrl(const std::string& url) const {

@@ -238,6 +238,11 @@ Result<std::string> Workflows::Run(const std::string& name, const WorkflowHandle
   prepare.custom_data = nlohmann::json{{"name", name}, {"data", Base64Encode(input)}}.dump();
   prepare.query_prepared = options_.resume_url;
   Result<WorkflowState> state = link_.PrepareWorkflow(prepare);
+  if (!state && state.status().code() == StatusCode::kConflict) {
+    // The gid holds another transaction, or this workflow with other input: the caller's
+    // mistake, not a workflow that failed.
+    return Status::InvalidArgument("gid " + gid + ": " + state.status().message());
+  }
   if (!state) return state.status();
   if (state->status == GlobalStatus::kSucceed) return std::move(state->result);
   if (state->status == GlobalStatus::kFailed) return Status::Conflict(state->rollback_reason);

@@ -12,6 +12,7 @@
 #include "settle/sdk/barrier.h"
 #include "settle/sdk/branch_request.h"
 #include "settle/sdk/participant.h"
+#include "settle/sdk/resume_request.h"
 #include "settle/sdk/signature_refusals.h"
 #include "settle/sdk/signed_calls.h"
 
@@ -124,6 +125,12 @@ class GrpcBranchServer {
   // A transactional message's back-check (QueryPrepared on `barrier`, msg_barrier.h): with
   // signed_calls, settled's call like a phase 2, whatever dtm-op it names.
   GrpcBranchServer& OnQueryPrepared(const std::string& method, Barrier& barrier);
+  // A workflow's resume (its query_prepared, DTM's `/workflow.Workflow/Execute`;
+  // docs/protocol.md §3.16), as Participant::OnResume serves it over HTTP: the dtm-* metadata
+  // read as ParseResumeQuery reads the query (ABORTED naming the key), the input from the
+  // message `WorkflowData { bytes data = 1; }` (INVALID_ARGUMENT when it is not one), the
+  // answer an empty message. With signed_calls, settled's call.
+  GrpcBranchServer& OnResume(const std::string& method, ResumeHandler handler);
 
   // Serves every registered method on `builder`'s server (as its generic service: at most one
   // per server). Once. TLS and client certificates are then the host server's: the

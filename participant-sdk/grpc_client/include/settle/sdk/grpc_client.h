@@ -79,8 +79,11 @@ class GrpcClient : public CoordinatorLink {
   Result<std::optional<TransactionInfo>> Query(const std::string& gid) override;
   // Prepare, Submit or Abort with the call as a DtmRequest; the answer's body is empty.
   Result<std::string> Send(GlobalOp op, const GlobalCall& call) override;
-  // RegisterBranch: the bytes as BusiPayload, the URLs in Data.
+  // RegisterBranch: the bytes as BusiPayload, the URLs in Data (and a workflow step's op and
+  // status).
   Result<RegisteredBranch> RegisterBranch(const BranchRegistration& branch) override;
+  // PrepareWorkflow: DtmProgressesReply read back (its Result is base64, as settled sends it).
+  Result<WorkflowState> PrepareWorkflow(const GlobalCall& call) override;
   // A gRPC method; an http(s):// URL when http_server is set.
   Status CheckOwnBranchUrl(const std::string& url) const override;
   Result<BranchAnswer> CallBranch(const OwnBranchCall& call) override;

@@ -132,7 +132,8 @@ class Workflows {
   // Runs workflow `name` as `gid` with `input`: prepareWorkflow (which answers the stored state
   // of a gid that exists), the handler over the step log, the steps' phase 2, and the submit
   // that ends it. Its result when it succeeded (now or before); Conflict with its reason when it
-  // failed; Pending when this gid runs here already; any other error when the run stopped
+  // failed; InvalidArgument when the gid holds another transaction or this workflow with
+  // other input; Pending when this gid runs here already; any other error when the run stopped
   // before the end (a step's, the coordinator unreachable): the coordinator resumes it.
   Result<std::string> Execute(const std::string& name, const std::string& gid,
                               const std::string& input);
