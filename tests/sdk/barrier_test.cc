@@ -160,6 +160,15 @@ BranchRequest Request(BranchOp op, std::string gid = "g1", std::string branch_id
   request.op = op;
   request.trans_type =
       (op == BranchOp::kAction || op == BranchOp::kCompensate) ? TransType::kSaga : TransType::kTcc;
+  if (op == BranchOp::kRollback || op == BranchOp::kCommit)
+    request.trans_type = TransType::kWorkflow;
+  return request;
+}
+
+// A workflow step's action (docs/protocol.md §3.16): op action, trans_type workflow.
+BranchRequest WorkflowAction() {
+  BranchRequest request = Request(BranchOp::kAction);
+  request.trans_type = TransType::kWorkflow;
   return request;
 }
 
@@ -295,6 +304,31 @@ TEST_CASE("an empty compensate makes the late action hang", "[barrier][saga]") {
   CHECK(compensate.reply.status.code() == StatusCode::kOk);
 
   BarrierResult late_action = bank.barrier().Call(Request(BranchOp::kAction), bank.Action());
+  CHECK(late_action.seen == BarrierCase::kHanging);
+  CHECK(late_action.reply.status.code() == StatusCode::kConflict);
+  CHECK(bank.runs == 0);
+  CHECK(bank.account() == kUntouched);
+}
+
+TEST_CASE("a workflow step's rollback after its action undoes it once", "[barrier][workflow]") {
+  Bank bank;
+  REQUIRE(bank.barrier().Call(WorkflowAction(), bank.Action()).reply.status.ok());
+  REQUIRE(bank.barrier().Call(Request(BranchOp::kRollback), bank.Compensate()).seen ==
+          BarrierCase::kFirstCall);
+  BarrierResult again = bank.barrier().Call(Request(BranchOp::kRollback), bank.Compensate());
+  CHECK(again.seen == BarrierCase::kDuplicate);
+  CHECK(bank.runs == 2);
+  CHECK(bank.account() == kUntouched);
+}
+
+TEST_CASE("a workflow step's rollback before its action is empty, and the late action hangs",
+          "[barrier][workflow]") {
+  Bank bank;
+  BarrierResult rollback = bank.barrier().Call(Request(BranchOp::kRollback), bank.Compensate());
+  CHECK(rollback.seen == BarrierCase::kEmptyRollback);
+  CHECK(rollback.reply.status.code() == StatusCode::kOk);
+
+  BarrierResult late_action = bank.barrier().Call(WorkflowAction(), bank.Action());
   CHECK(late_action.seen == BarrierCase::kHanging);
   CHECK(late_action.reply.status.code() == StatusCode::kConflict);
   CHECK(bank.runs == 0);

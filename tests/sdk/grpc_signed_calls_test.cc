@@ -827,6 +827,34 @@ TEST_CASE("a workflow's resume over gRPC runs only with settled's signature",
   CHECK(bank.runs() == 1);
 }
 
+// A workflow's step calls come from its service, phase 2 included: over gRPC as over HTTP,
+// never unsigned (though a TCC's Try may be, here), and signed by a workflow key when the
+// participant names some.
+TEST_CASE("a workflow's step call over gRPC runs only signed by a workflow key",
+          "[sdk][grpc][signing][workflow]") {
+  constexpr std::string_view kServiceSecret = "hmac:dGhlIHdvcmtmbG93IHNlcnZpY2UncyBvd24ga2V5IC4uLg==";
+  testing::TempDir dir;
+  GrpcBank bank(dir.File("bank.db"),
+                SignedCalls{.keys = {Verifier(kSettledSecret)},
+                            .try_policy = SignedCalls::TryPolicy::kUnsigned,
+                            .workflow_keys = {Verifier(kServiceSecret)}});
+  RawCall confirm{.method = "Confirm", .gid = "wf-1", .trans_type = "workflow", .op = "confirm"};
+  CHECK(Refusal(Send(bank, confirm)) == "signature: no signature-input");
+  RawCall try_call{.method = "Try", .gid = "wf-1", .trans_type = "workflow", .op = "try"};
+  CHECK(Refusal(Send(bank, try_call)) == "signature: no signature-input");
+  const signing::SigningKey settled = Signer(kSettledSecret);
+  confirm.key = &settled;
+  CHECK(Send(bank, confirm).code == 16);  // UNAUTHENTICATED: settled's key is not a workflow key
+  CHECK(bank.runs() == 0);
+  const signing::SigningKey service = Signer(kServiceSecret);
+  try_call.key = &service;
+  CHECK(Send(bank, try_call).code == 0);
+  confirm.key = &service;
+  CHECK(Send(bank, confirm).code == 0);
+  CHECK(bank.runs() == 2);
+  CHECK(bank.refusals() == 3);
+}
+
 TEST_CASE("Start refuses a client CA file that holds no PEM certificate, naming the option",
           "[sdk][grpc][mtls]") {
   testing::TempDir dir;

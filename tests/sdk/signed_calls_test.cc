@@ -24,8 +24,10 @@
 #include "settle/sdk/signature_refusals.h"
 #include "settle/sdk/sqlite_barrier_store.h"
 #include "settle/sdk/tcc.h"
+#include "settle/sdk/workflow.h"
 #include "temp_dir.h"
 #include "test_ca.h"
+#include "transfer_workflow.h"
 
 namespace settle::sdk {
 namespace {
@@ -206,6 +208,99 @@ TEST_CASE("a workflow's resume runs only with settled's signature", "[sdk][signi
   const signing::SigningKey settled = Signer(settled_key);
   CHECK(Post(bank.Url(target), "input", &settled).status == 200);
   CHECK(bank.runs() == 1);
+}
+
+// A workflow's service calls its steps itself, phase 2 included (settled signs none of them):
+// a participant admits them signed by the workflow keys it trusts, and never unsigned, whatever
+// its Try policy, since such a call may confirm. Judged by the money.
+TEST_CASE("a workflow's step calls run only signed by a workflow key the participant trusts",
+          "[sdk][signing][workflow]") {
+  const KeyPair settled_key = NewEd25519();
+  const KeyPair service_key = NewEd25519();
+  const signing::SigningKey settled = Signer(settled_key);
+  const signing::SigningKey service = Signer(service_key);
+  InProcessSettled s = SigningSettled(settled);
+  testing::TempDir dir;
+  testing::SdkBank bank(
+      dir.File("bank.db"), 3, 100,
+      ParticipantOptions{
+          .threads = 4,
+          .io_threads = 1,
+          .signed_calls = SignedCalls{.keys = {Verifier(settled_key.public_pem)},
+                                      .try_policy = SignedCalls::TryPolicy::kUnsigned,
+                                      .workflow_keys = {Verifier(service_key.public_pem)}}});
+  testing::Transfer transfer{.out_body = R"({"account_id":"1","amount":30})",
+                             .second_body = R"({"account_id":"2","amount":30})",
+                             .bank = &bank};
+  auto workflows_on = [&](Client& client) {
+    auto workflows = std::make_unique<Workflows>(
+        client, WorkflowsOptions{.resume_url = "http://127.0.0.1:1/resume"});
+    REQUIRE(testing::RegisterTransfer(*workflows, &transfer).ok());
+    return workflows;
+  };
+
+  // Without the service's key the first Try is refused before the barrier: the run stops
+  // (nothing recorded, the workflow waits for a resume), and no money moves.
+  auto unsigned_client = ClientOf(s);
+  auto unsigned_service = workflows_on(*unsigned_client);
+  Result<std::string> refused = unsigned_service->Execute("transfer", "wf-signed", "");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.status().code() == StatusCode::kUnavailable);
+  CHECK(bank.participant().signature_refusals() == 1);
+  CHECK(bank.Balance("1") == 100);
+  CHECK(bank.Frozen("1") == 0);
+  CHECK(bank.BarrierRows() == 0);
+
+  // The service signing with its key runs the same workflow to its end: Trys and Confirms.
+  auto signing_client = ClientOf(s, ClientOptions{.signing_key = service});
+  auto signing_service = workflows_on(*signing_client);
+  Result<std::string> done = signing_service->Execute("transfer", "wf-signed", "");
+  REQUIRE(done);
+  CHECK(bank.Balance("1") == 70);
+  CHECK(bank.Balance("2") == 130);
+  CHECK(bank.BarrierRows() == 4);
+
+  // A workflow's confirm is nobody else's to send: unsigned (though Trys may come unsigned
+  // here), signed by settled's key, or by a stranger's, it is refused, and an honest TCC's
+  // frozen money stays frozen.
+  const std::string body = R"({"account_id":"3","amount":50})";
+  REQUIRE(Post(bank.Url("/TransOutTry?gid=held&trans_type=tcc&branch_id=01&op=try"), body).status ==
+          200);
+  REQUIRE(bank.Frozen("3") == 50);
+  const std::string confirm =
+      "/TransOutConfirm?gid=wf-forged&trans_type=workflow&branch_id=01&op=confirm";
+  CHECK(Post(bank.Url(confirm), body).status == 401);
+  CHECK(Post(bank.Url(confirm), body, &settled).status == 401);
+  const signing::SigningKey stranger = Signer(NewEd25519());
+  CHECK(Post(bank.Url(confirm), body, &stranger).status == 401);
+  // Nor is its Try let through unsigned as a TCC's is.
+  CHECK(Post(bank.Url("/TransOutTry?gid=wf-forged&trans_type=workflow&branch_id=01&op=try"), body)
+            .status == 401);
+  CHECK(bank.Frozen("3") == 50);
+  CHECK(bank.Balance("3") == 50);
+  CHECK(bank.participant().signature_refusals() == 5);
+}
+
+// Without workflow keys, a workflow's step calls need settled's key (a service holding it): an
+// initiator's Try key, trusted with Trys and XA actions, does not reach phase 2 this way.
+TEST_CASE("without workflow keys a step signed by a Try key is refused",
+          "[sdk][signing][workflow]") {
+  const KeyPair settled_key = NewEd25519();
+  const KeyPair initiator_key = NewEd25519();
+  Bank bank(SignedCalls{.keys = {Verifier(settled_key.public_pem)},
+                        .try_policy = SignedCalls::TryPolicy::kTryKeys,
+                        .try_keys = {Verifier(initiator_key.public_pem)}});
+  const signing::SigningKey initiator = Signer(initiator_key);
+  const signing::SigningKey settled = Signer(settled_key);
+  const std::string commit = "/api/Confirm?gid=wf-2&trans_type=workflow&branch_id=01&op=commit";
+  CHECK(Post(bank.Url(commit), "{}", &initiator).status == 401);
+  CHECK(bank.runs() == 0);
+  // The same key is good for a TCC's Try.
+  CHECK(Post(bank.Url("/api/Try?gid=t-2&trans_type=tcc&branch_id=01&op=try"), "{}", &initiator)
+            .status == 200);
+  CHECK(bank.runs() == 1);
+  CHECK(Post(bank.Url(commit), "{}", &settled).status == 200);
+  CHECK(bank.runs() == 2);
 }
 
 // Every way a call can fail its signature, over HTTP and over HTTPS, against a bank whose

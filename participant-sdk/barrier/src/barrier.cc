@@ -9,13 +9,14 @@
 namespace settle::sdk {
 namespace {
 
-// The op whose row a cancel (compensate) inserts first: that row is what tells a late Try
-// (action) that its transaction was already rolled back.
+// The op whose row a cancel (compensate, a workflow step's rollback) inserts first: that row is
+// what tells a late Try (action) that its transaction was already rolled back.
 std::optional<BranchOp> OriginOf(BranchOp op) {
   switch (op) {
     case BranchOp::kCancel:
       return BranchOp::kTry;
     case BranchOp::kCompensate:
+    case BranchOp::kRollback:
       return BranchOp::kAction;
     default:
       return std::nullopt;

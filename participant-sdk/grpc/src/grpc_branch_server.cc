@@ -113,10 +113,11 @@ Status ReadWorkflowData(std::string_view message, std::string& input) {
 // serves Trys (OnTry, OnBranch), an XA action only on an OnXa method. Any other call is
 // settled's, whatever dtm-trans_type and dtm-op it claims (Participant::ServeBranch and
 // ServeXa follow the same rule over HTTP).
-bool FromInitiator(const Route& route, const BranchRequest& request) {
-  if (route.back_check) return false;
-  if (route.xa) return request.op == BranchOp::kAction;
-  return request.op == BranchOp::kTry && (!route.op || *route.op == BranchOp::kTry);
+CallKind KindOf(const Route& route, const BranchRequest& request) {
+  if (route.back_check) return CallKind::kCoordinators;
+  if (route.xa)
+    return request.op == BranchOp::kAction ? CallKind::kXaAction : CallKind::kCoordinators;
+  return BranchCallKind(route.op, request);
 }
 
 // An XA method's calls, as ParseXaQuery checks an HTTP XA URL's query: trans_type xa; op
@@ -216,7 +217,7 @@ std::string_view FirstValue(const std::multimap<grpc::string_ref, grpc::string_r
 // never reads it as FAILURE).
 grpc::Status Admit(GrpcBranchServer::Impl& server,
                    const grpc::GenericCallbackServerContext& context, const std::string& message,
-                   bool from_initiator, bool is_try) {
+                   CallKind kind) {
   if (!server.options.signed_calls) return grpc::Status::OK;
   std::vector<std::pair<std::string, std::string>> metadata;
   for (const auto& [key, value] : context.client_metadata()) {
@@ -229,8 +230,7 @@ grpc::Status Admit(GrpcBranchServer::Impl& server,
                              .method = context.method(),
                              .message = message,
                              .metadata = &metadata,
-                             .from_initiator = from_initiator,
-                             .is_try = is_try,
+                             .kind = kind,
                              .authorities = names.get()};
   const std::int64_t now = ToUnixMillis(server.clock->Now()) / 1000;
   const signing::Verdict checked = CheckSignedGrpcCall(*server.options.signed_calls, call, now);
@@ -332,10 +332,8 @@ void BranchReactor::OnReadDone(bool ok) {
   if (read.ok() && route->second.xa) read = CheckXaCall(context_->client_metadata(), request);
   // Judged on the metadata as read for the handler, so that the op deciding the Try policy is
   // the op the handler sees, and on the route, so that no caller picks its own policy.
-  const bool from_initiator = read.ok() && FromInitiator(route->second, request);
-  const bool is_try = from_initiator && request.op == BranchOp::kTry;
-  if (grpc::Status admitted = Admit(server_, *context_, request.body, from_initiator, is_try);
-      !admitted.ok()) {
+  const CallKind kind = read.ok() ? KindOf(route->second, request) : CallKind::kCoordinators;
+  if (grpc::Status admitted = Admit(server_, *context_, request.body, kind); !admitted.ok()) {
     Finish(admitted);
     return;
   }
@@ -362,7 +360,8 @@ void BranchReactor::ServeResume(const ResumeHandler& handler, const std::string&
   Status read = ReadResumeMetadata(context_->client_metadata(), resume);
   if (read.ok()) read = ReadWorkflowData(message, resume.input);
   // settled's call: an unsigned one would run (and end) a workflow of the caller's choosing.
-  if (grpc::Status admitted = Admit(server_, *context_, message, false, false); !admitted.ok()) {
+  if (grpc::Status admitted = Admit(server_, *context_, message, CallKind::kCoordinators);
+      !admitted.ok()) {
     Finish(admitted);
     return;
   }

@@ -162,14 +162,14 @@ struct Participant::Impl {
   }
 
   // Whether `req` may run a handler: signed as options.signed_calls asks, or no policy.
-  // `from_initiator`: the call is a Try on a route that serves Trys (OnTry, OnBranch) or an
-  // action on an XA route (OnXa), as the query the handler will be given says (`is_try`: a
-  // Try). The route decides as much as the query, so that no caller picks the Try policy by
-  // what it claims (GrpcBranchServer follows the same rule). A refusal is answered here: 401, a
-  // reason that is no verdict (the coordinator retries it, and never reads it as FAILURE),
-  // counted and logged once with the caller's address and what the call named.
-  bool Admit(const net::Request& req, net::Response& res, bool from_initiator,
-             bool is_try = false) const {
+  // `kind`: who makes the call (CallKind), as the route and the query the handler will be given
+  // say: a Try on a route that serves Trys (OnTry, OnBranch), an action on an XA route (OnXa),
+  // a workflow's step call on a branch route. The route decides as much as the query, so that
+  // no caller picks its policy by what it claims (GrpcBranchServer follows the same rule). A
+  // refusal is answered here: 401, a reason that is no verdict (the coordinator retries it, and
+  // never reads it as FAILURE), counted and logged once with the caller's address and what the call
+  // named.
+  bool Admit(const net::Request& req, net::Response& res, CallKind kind) const {
     if (!options.signed_calls) return true;
     const std::string* host = req.Header("Host");
     const std::shared_ptr<const std::vector<std::string>> names = authorities.load();
@@ -178,8 +178,7 @@ struct Participant::Impl {
                            .target = req.target,
                            .body = req.body,
                            .fields = &req.headers,
-                           .from_initiator = from_initiator,
-                           .is_try = is_try,
+                           .kind = kind,
                            .authorities = names.get()};
     const std::int64_t now = ToUnixMillis(clock->Now()) / 1000;
     const signing::Verdict checked = CheckSignedCall(*options.signed_calls, call, now);
@@ -215,9 +214,10 @@ struct Participant::Impl {
     request.trace = ReadCallTrace(request.headers);
     Status parsed = ParseBranchQuery(req.params, request);
     // Checked on the query as parsed, so that the op the handler sees is the op judged here.
-    const bool try_route = !only_op || *only_op == BranchOp::kTry;
-    const bool is_try = parsed.ok() && try_route && request.op == BranchOp::kTry;
-    if (!Admit(req, res, is_try, is_try)) return;
+    if (!Admit(req, res,
+               parsed.ok() ? BranchCallKind(only_op, request) : CallKind::kCoordinators)) {
+      return;
+    }
     if (parsed.ok() && only_op && request.op != *only_op) {
       parsed = Status::InvalidArgument("op: this URL takes op=" + std::string(ToString(*only_op)));
     }
@@ -238,7 +238,11 @@ struct Participant::Impl {
     for (const auto& [name, value] : req.headers) request.headers.emplace(name, value);
     request.trace = ReadCallTrace(request.headers);
     const Status parsed = ParseXaQuery(req.params, request);
-    if (!Admit(req, res, parsed.ok() && request.op == XaOp::kAction)) return;
+    if (!Admit(req, res,
+               parsed.ok() && request.op == XaOp::kAction ? CallKind::kXaAction
+                                                          : CallKind::kCoordinators)) {
+      return;
+    }
     if (!parsed.ok()) {
       // FAILURE, as for a branch URL: an action that cannot be read aborts its transaction.
       WriteReply(BranchReply::Failure(parsed.message()), res);
@@ -251,7 +255,7 @@ struct Participant::Impl {
                    const ResumeHandler& handler) const {
     if (RefusedRepeat(req, res)) return;
     // settled's call: an unsigned one would run (and end) a workflow of the caller's choosing.
-    if (!Admit(req, res, /*from_initiator=*/false)) return;
+    if (!Admit(req, res, CallKind::kCoordinators)) return;
     ResumeRequest request;
     request.path = req.path;
     request.input = req.body;
@@ -361,7 +365,7 @@ Participant& Participant::OnQueryPrepared(const std::string& path, Barrier& barr
     if (RefusedRepeat(req, res)) return;
     // settled's call like a phase 2: an unsigned back-check would write the barrier's
     // "rollback" row, and the message's local transaction could then never commit.
-    if (!impl->Admit(req, res, /*from_initiator=*/false)) return;
+    if (!impl->Admit(req, res, CallKind::kCoordinators)) return;
     // The coordinator also sends trans_type=msg, branch_id=00 and op=msg, fixed values: the
     // gid alone says which message is meant.
     BranchRequest request;

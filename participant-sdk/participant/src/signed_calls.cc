@@ -23,6 +23,9 @@ std::string DescribeTrustedKeys(const SignedCalls& policy) {
   if (policy.try_policy == SignedCalls::TryPolicy::kTryKeys) {
     out += "; Trys and XA actions: " + signing::DescribeKeys(policy.try_keys);
   }
+  if (!policy.workflow_keys.empty()) {
+    out += "; workflow steps: " + signing::DescribeKeys(policy.workflow_keys);
+  }
   if (!policy.require_signature) out += "; unsigned calls let through";
   return out;
 }
@@ -37,10 +40,14 @@ struct Required {
   std::vector<std::string> tags = {""};
 };
 
-Required RequiredFor(const SignedCalls& policy, bool from_initiator, bool is_try,
+Required RequiredFor(const SignedCalls& policy, CallKind kind,
                      const std::vector<std::pair<std::string, std::string>>* fields) {
   Required required{.keys = &policy.keys};
-  if (from_initiator) {
+  if (kind == CallKind::kWorkflowStep) {
+    // Its service's, phase 2 included: a workflow service's key, or settled's; never unsigned.
+    if (!policy.workflow_keys.empty()) required.keys = &policy.workflow_keys;
+  } else if (kind != CallKind::kCoordinators) {
+    const bool is_try = kind == CallKind::kTry;
     SignedCalls::TryPolicy try_policy = policy.try_policy;
     // An XA action is registered by the participant after it ran: nothing to countersign. It
     // is the initiator's key's to sign then, or settled's; never let through unsigned.
@@ -82,9 +89,15 @@ const std::vector<std::string> kNoNames;
 
 }  // namespace
 
+CallKind BranchCallKind(std::optional<BranchOp> route_op, const BranchRequest& request) {
+  if (request.trans_type == TransType::kWorkflow) return CallKind::kWorkflowStep;
+  const bool try_route = !route_op || *route_op == BranchOp::kTry;
+  return try_route && request.op == BranchOp::kTry ? CallKind::kTry : CallKind::kCoordinators;
+}
+
 signing::Verdict CheckSignedCall(const SignedCalls& policy, const ArrivedCall& call,
                                  std::int64_t now_unix) {
-  Required required = RequiredFor(policy, call.from_initiator, call.is_try, call.fields);
+  Required required = RequiredFor(policy, call.kind, call.fields);
   if (required.keys == nullptr) return signing::Verdict::Accept();
   const std::size_t question = call.target.find('?');
   const signing::SignedRequest request{
@@ -105,7 +118,7 @@ signing::Verdict CheckSignedCall(const SignedCalls& policy, const ArrivedCall& c
 
 signing::Verdict CheckSignedGrpcCall(const SignedCalls& policy, const ArrivedGrpcCall& call,
                                      std::int64_t now_unix) {
-  Required required = RequiredFor(policy, call.from_initiator, call.is_try, call.metadata);
+  Required required = RequiredFor(policy, call.kind, call.metadata);
   if (required.keys == nullptr) return signing::Verdict::Accept();
   const signing::SignedGrpcCall arrived{
       .authority = call.authority,

@@ -49,15 +49,16 @@ Status StatusOfAnswer(const BranchAnswer& answer) {
   return Status::Unavailable(answer.description);
 }
 
+// A call of `url` for `step`, as `op` (the step's own op, or TCC's try, confirm and cancel).
 Result<BranchAnswer> CallUrl(CoordinatorLink& link, const TransOptions& options,
                              const std::string& url, const std::string& body,
-                             const BranchRequest& step) {
+                             const BranchRequest& step, BranchOp op) {
   OwnBranchCall call;
   call.url = url;
   call.gid = step.gid;
   call.trans_type = std::string(kWorkflow);
   call.branch_id = step.branch_id;
-  call.op = std::string(ToString(step.op));
+  call.op = std::string(ToString(op));
   call.body = body;
   call.timeout =
       options.request_timeout
@@ -65,6 +66,29 @@ Result<BranchAnswer> CallUrl(CoordinatorLink& link, const TransOptions& options,
           : link.timeout();
   call.headers = options.branch_headers;
   return link.CallBranch(call);
+}
+
+// An action calling `url` as `op`: its answer's body, or the answer as a step's outcome.
+StepAction UrlAction(CoordinatorLink& link, const TransOptions& options, std::string url,
+                     std::string body, BranchOp op) {
+  return [&link, &options, url = std::move(url), body = std::move(body),
+          op](const BranchRequest& call) -> Result<std::string> {
+    Result<BranchAnswer> answer = CallUrl(link, options, url, body, call, op);
+    if (!answer) return answer.status();
+    if (Status s = StatusOfAnswer(*answer); !s.ok()) return s;
+    return std::move(answer->body);
+  };
+}
+
+// A phase 2 calling `url` as `op`.
+StepPhase2 UrlPhase2(CoordinatorLink& link, const TransOptions& options, std::string url,
+                     std::string body, std::optional<BranchOp> op) {
+  return [&link, &options, url = std::move(url), body = std::move(body),
+          op](const BranchRequest& call) -> Status {
+    Result<BranchAnswer> answer = CallUrl(link, options, url, body, call, op.value_or(call.op));
+    if (!answer) return answer.status();
+    return StatusOfAnswer(*answer);
+  };
 }
 
 bool IsPrintableAscii(std::string_view text) {
@@ -128,9 +152,11 @@ asio::awaitable<Result<std::string>> Workflow::Do(const WorkflowStep& step) {
     }
     record = StepRecord{step.name, status, bytes};
   }
+  // Rolled back even when it failed, as a saga compensates its failed action: a refusal may
+  // follow part of the work (a Barrier makes the rollback of one that did nothing empty).
+  if (step.on_rollback) rollbacks_.push_back({branch_id, step.name, step.on_rollback});
   if (record->status == BranchStatus::kFailed) co_return Status::Conflict(record->bytes);
   if (step.on_commit) commits_.push_back({branch_id, step.name, step.on_commit});
-  if (step.on_rollback) rollbacks_.push_back({branch_id, step.name, step.on_rollback});
   co_return std::move(record->bytes);
 }
 
@@ -159,23 +185,22 @@ Status Workflow::RunPhase2(const std::vector<Phase2>& items, BranchOp op) {
 WorkflowStep Workflow::CallStep(std::string name, std::string url, std::string body) const {
   WorkflowStep step;
   step.name = std::move(name);
-  step.action = [&link = link_, &options = options_, url = std::move(url),
-                 body = std::move(body)](const BranchRequest& call) -> Result<std::string> {
-    Result<BranchAnswer> answer = CallUrl(link, options, url, body, call);
-    if (!answer) return answer.status();
-    if (Status s = StatusOfAnswer(*answer); !s.ok()) return s;
-    return std::move(answer->body);
-  };
+  step.action = UrlAction(link_, options_, std::move(url), std::move(body), BranchOp::kAction);
   return step;
 }
 
 StepPhase2 Workflow::CallPhase2(std::string url, std::string body) const {
-  return [&link = link_, &options = options_, url = std::move(url),
-          body = std::move(body)](const BranchRequest& call) -> Status {
-    Result<BranchAnswer> answer = CallUrl(link, options, url, body, call);
-    if (!answer) return answer.status();
-    return StatusOfAnswer(*answer);
-  };
+  return UrlPhase2(link_, options_, std::move(url), std::move(body), std::nullopt);
+}
+
+WorkflowStep Workflow::TccStep(std::string name, const TccUrls& urls,
+                               const std::string& body) const {
+  WorkflowStep step;
+  step.name = std::move(name);
+  step.action = UrlAction(link_, options_, urls.try_url, body, BranchOp::kTry);
+  step.on_commit = UrlPhase2(link_, options_, urls.confirm_url, body, BranchOp::kConfirm);
+  step.on_rollback = UrlPhase2(link_, options_, urls.cancel_url, body, BranchOp::kCancel);
+  return step;
 }
 
 Workflows::Workflows(CoordinatorLink& link, WorkflowsOptions options)

@@ -92,6 +92,20 @@ class PostgresXa::Impl {
                    : BranchReply::Error(Status::Unavailable(std::move(why)));
   }
 
+  Status PrepareStep(const XaRequest& request, const XaBusiness& business) {
+    Result<std::string> name = PreparedTransactionName(request.gid, request.branch_id);
+    if (!name) return Status::Conflict(name.status().message());
+    // An earlier run prepared it and stopped before its step was recorded: done already. (A
+    // second PREPARE would wait for ever on the barrier row the prepared one holds.)
+    Result<std::unique_ptr<db::PgPool::Lease>> lease = pool_.Acquire();
+    if (!lease) return lease.status();
+    Result<bool> prepared = IsPrepared(***lease, *name);
+    if (!prepared) return prepared.status();
+    if (*prepared) return Status::Ok();
+    lease->reset();
+    return Prepare(request, business, *name);
+  }
+
   BranchReply Phase2(const XaRequest& request) {
     if (request.op == XaOp::kAction) {
       return BranchReply::Failure("op: phase 2 takes op=commit or op=rollback, not action");
@@ -244,6 +258,10 @@ PostgresXa::~PostgresXa() = default;
 
 BranchReply PostgresXa::LocalTransaction(const XaRequest& request, const XaBusiness& business) {
   return impl_->LocalTransaction(request, business);
+}
+
+Status PostgresXa::PrepareStep(const XaRequest& request, const XaBusiness& business) {
+  return impl_->PrepareStep(request, business);
 }
 
 BranchReply PostgresXa::Phase2(const XaRequest& request) { return impl_->Phase2(request); }

@@ -28,11 +28,12 @@ struct BarrierResult {
 // Makes a participant's handlers safe against duplicate deliveries, empty rollbacks and
 // hanging Try calls, exactly as docs/protocol.md §6.3 says, inside the participant's own local
 // transaction:
-// - cancel (compensate): first insert-if-absent the try (action) row with reason = the
-//   current op; if that inserted, the Try never ran: empty rollback, commit, SUCCESS.
+// - cancel (compensate, or a workflow step's rollback): first insert-if-absent the try
+//   (action) row with reason = the current op; if that inserted, the Try never ran: empty
+//   rollback, commit, SUCCESS.
 // - then insert-if-absent the row of the current op; if it already existed, skip the
 //   business code: SUCCESS for a duplicate (stored reason is the op itself), FAILURE for a
-//   hanging Try/action (stored reason is cancel/compensate).
+//   hanging Try/action (stored reason is cancel/compensate/rollback).
 // - otherwise run the business code in the same transaction: commit on OK, roll everything
 //   back (barrier rows included, so that a retry runs it again) on an error.
 // The business code's Status becomes the reply as BranchReply says: OK -> SUCCESS, Conflict

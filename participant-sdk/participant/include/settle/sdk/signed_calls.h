@@ -1,11 +1,13 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "settle/core/status.h"
+#include "settle/sdk/branch_request.h"
 #include "settle/signing/keys.h"
 #include "settle/signing/verdict.h"
 
@@ -45,6 +47,14 @@ struct SignedCalls {
   enum class TryPolicy { kRegistered, kSameKeys, kTryKeys, kUnsigned };
   TryPolicy try_policy = TryPolicy::kSameKeys;
   std::vector<signing::VerifyingKey> try_keys;
+  // A workflow's step calls (trans_type workflow, any op: its action or Try and its phase 2)
+  // come from the workflow's own service, which commits and rolls back its steps itself
+  // (docs/protocol.md §3.16): they must be signed by one of `workflow_keys` (those services'
+  // keys), or by `keys` when it is empty (a service holding settled's key), whatever the Try
+  // policy, and are never let through unsigned, since such a call may confirm. A key here is
+  // trusted with the phase 2 of any gid it names, as settled is: trust only the services that
+  // run workflows against this participant. settled signs no step call of a workflow.
+  std::vector<signing::VerifyingKey> workflow_keys;
   // How far a signature's created may lie from this host's clock, either way.
   std::chrono::seconds window{300};
   // Whether a signature must name this participant: be made for one of the authorities it
@@ -64,8 +74,22 @@ Result<std::vector<signing::VerifyingKey>> LoadVerifyingKeys(const std::vector<s
 
 // The keys `policy` trusts, for a startup log line (nothing of their material):
 // "ed25519 ed25519-0123456789abcdef, hmac-sha256 hmac-...", then the Try keys under kTryKeys
-// ("; Trys and XA actions: ...") and "; unsigned calls let through" without require_signature.
+// ("; Trys and XA actions: ..."), the workflow keys ("; workflow steps: ...") and "; unsigned
+// calls let through" without require_signature.
 std::string DescribeTrustedKeys(const SignedCalls& policy);
+
+// Who makes a call, as its route and its query (metadata) say, never as the caller claims: the
+// route decides as much as the op, so that no caller picks the policy it is judged by.
+enum class CallKind {
+  kCoordinators,  // settled's: phase 2, a saga's steps, a message's deliveries, back-checks
+  kTry,           // a TCC's Try, on a route that serves Trys: the initiator's
+  kXaAction,      // an XA branch's action: the initiator's
+  kWorkflowStep,  // any call of a workflow's step (trans_type workflow): its service's
+};
+
+// The kind of `request` on a branch route that serves `route_op` (any op when nullopt): a
+// workflow's step call whatever its op; a Try where the route serves Trys; else settled's.
+CallKind BranchCallKind(std::optional<BranchOp> route_op, const BranchRequest& request);
 
 // One call as it arrived, for CheckSignedCall.
 struct ArrivedCall {
@@ -74,8 +98,7 @@ struct ArrivedCall {
   std::string target;  // path and query, as sent
   std::string body;
   const std::vector<std::pair<std::string, std::string>>* fields = nullptr;  // every field
-  bool from_initiator = false;  // a TCC's try or an XA action
-  bool is_try = false;          // with from_initiator: a Try, not an XA action
+  CallKind kind = CallKind::kCoordinators;
   // The names the server answers to ("host:port"): a signature must be made for one of them.
   const std::vector<std::string>* authorities = nullptr;
 };
@@ -96,8 +119,7 @@ struct ArrivedGrpcCall {
   std::string method;     // "/bank.Bank/TransOut"
   std::string message;    // the request message's bytes
   const std::vector<std::pair<std::string, std::string>>* metadata = nullptr;  // all of it
-  bool from_initiator = false;  // a TCC's try or an XA action
-  bool is_try = false;          // with from_initiator: a Try, not an XA action
+  CallKind kind = CallKind::kCoordinators;
   // The names the server answers to ("host:port"): a signature must be made for one of them.
   const std::vector<std::string>* authorities = nullptr;
 };

@@ -45,9 +45,11 @@ using StepAction = std::function<Result<std::string>(const BranchRequest& step)>
 using StepPhase2 = std::function<Status(const BranchRequest& step)>;
 
 // One step: its name (1 to 64 characters of [A-Za-z0-9_.-], recorded with it), its action and
-// its phase 2, either part optional. A step whose action failed is not rolled back (it did
-// nothing); the others are, in reverse order, after the handler fails; commits run in reverse
-// order after it succeeds.
+// its phase 2, either part optional. After the handler fails, the steps it ran are rolled back
+// in reverse order, a step whose action failed included (as a saga compensates its failed
+// action: a refusal may come after part of the work; a Barrier makes the rollback of a step
+// that did nothing an empty one); after it succeeds, the steps that succeeded are committed in
+// reverse order.
 struct WorkflowStep {
   std::string name;
   StepAction action;
@@ -74,6 +76,17 @@ class Workflow {
   WorkflowStep CallStep(std::string name, std::string url, std::string body) const;
   // A phase 2 that calls `url` likewise (op commit or rollback) with `body`.
   StepPhase2 CallPhase2(std::string url, std::string body) const;
+  // A TCC branch as a step: its Try as the action, its Confirm as the commit and its Cancel as
+  // the rollback, each called with `body` and the ops try, confirm and cancel (trans_type
+  // workflow), so that a participant's TCC routes (OnTry, OnConfirm, OnCancel) and its
+  // barrier serve it as they serve a TCC's. The Try's answer body is the step's output; its
+  // FAILURE fails the step, and the Cancel runs as for every failed step.
+  struct TccUrls {
+    std::string try_url;
+    std::string confirm_url;
+    std::string cancel_url;
+  };
+  WorkflowStep TccStep(std::string name, const TccUrls& urls, const std::string& body) const;
 
  private:
   friend class Workflows;

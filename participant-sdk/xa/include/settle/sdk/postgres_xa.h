@@ -72,6 +72,12 @@ class PostgresXa {
 
   // The action: the steps above. SUCCESS once prepared and registered.
   BranchReply LocalTransaction(const XaRequest& request, const XaBusiness& business);
+  // Steps 1 to 3 alone, for a branch whose caller records it itself (a workflow's XA step,
+  // settle/sdk/xa_step.h): OK once prepared, or when it is prepared already (an earlier call
+  // prepared it and its caller stopped before it recorded that). The business code's error as
+  // it returned it (Conflict: the branch is refused, nothing prepared); another error when the
+  // database failed.
+  Status PrepareStep(const XaRequest& request, const XaBusiness& business);
   // op=commit or op=rollback.
   BranchReply Phase2(const XaRequest& request);
   // A handler for Participant::OnXa: the action runs `business`, commit and rollback Phase2.
