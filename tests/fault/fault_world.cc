@@ -49,6 +49,11 @@ std::string FaultWorld::NewGid() {
   return *gid;
 }
 
+void FaultWorld::Record(const Transfer& t) {
+  std::lock_guard lock(mu_);
+  transfers_[t.gid] = t;
+}
+
 Result<sdk::Outcome> FaultWorld::Run(Transfer t, const sdk::TransOptions& options) {
   std::shared_ptr<sdk::Client> c = client();
   if (t.gid.empty()) {

@@ -62,6 +62,9 @@ class FaultWorld {
   // TransOut then TransIn) and records it. A fresh gid when t.gid is empty.
   Result<sdk::Outcome> Run(Transfer t, const sdk::TransOptions& options = {});
   std::string NewGid();
+  // Records a transfer made another way (by a workflow's service, say), so that CheckInvariants
+  // counts it when its gid succeeded.
+  void Record(const Transfer& t);
 
   void KillSettled();     // kill -9
   void RestartSettled();  // on the same database and port

@@ -832,12 +832,12 @@ TEST_CASE("a workflow's resume over gRPC runs only with settled's signature",
 // participant names some.
 TEST_CASE("a workflow's step call over gRPC runs only signed by a workflow key",
           "[sdk][grpc][signing][workflow]") {
-  constexpr std::string_view kServiceSecret = "hmac:dGhlIHdvcmtmbG93IHNlcnZpY2UncyBvd24ga2V5IC4uLg==";
+  constexpr std::string_view kServiceSecret =
+      "hmac:dGhlIHdvcmtmbG93IHNlcnZpY2UncyBvd24ga2V5IC4uLg==";
   testing::TempDir dir;
-  GrpcBank bank(dir.File("bank.db"),
-                SignedCalls{.keys = {Verifier(kSettledSecret)},
-                            .try_policy = SignedCalls::TryPolicy::kUnsigned,
-                            .workflow_keys = {Verifier(kServiceSecret)}});
+  GrpcBank bank(dir.File("bank.db"), SignedCalls{.keys = {Verifier(kSettledSecret)},
+                                                 .try_policy = SignedCalls::TryPolicy::kUnsigned,
+                                                 .workflow_keys = {Verifier(kServiceSecret)}});
   RawCall confirm{.method = "Confirm", .gid = "wf-1", .trans_type = "workflow", .op = "confirm"};
   CHECK(Refusal(Send(bank, confirm)) == "signature: no signature-input");
   RawCall try_call{.method = "Try", .gid = "wf-1", .trans_type = "workflow", .op = "try"};

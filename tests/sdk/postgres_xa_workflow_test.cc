@@ -29,12 +29,18 @@ struct Ledger {
   int debits = 0;              // times the first XA step's business ran
   bool refuse_credit = false;  // the second XA step's business says no
   int stop_after = 0;          // runs that stop (Unavailable) after both XA steps
+  int debit_ongoing = 0;       // runs whose debit business answers ONGOING (Pending)
+  int credit_ongoing = 0;      // likewise for the credit
 };
 
 XaBusiness InsertRow(const std::string& account, int amount, int* runs = nullptr,
-                     const bool* refuse = nullptr) {
+                     const bool* refuse = nullptr, int* ongoing = nullptr) {
   return [=](const XaRequest& request, db::PgConnection& db) -> Status {
     if (runs != nullptr) ++*runs;
+    if (ongoing != nullptr && *ongoing > 0) {
+      --*ongoing;
+      return Status::Pending("not yet");
+    }
     if (refuse != nullptr && *refuse) return Status::Conflict("account " + account + " is closed");
     auto inserted =
         db.Query("INSERT INTO entry (gid, account, amount) VALUES ($1::text, $2::text, $3::bigint)",
@@ -44,11 +50,13 @@ XaBusiness InsertRow(const std::string& account, int amount, int* runs = nullptr
 }
 
 asio::awaitable<Result<std::string>> Move(Ledger* ledger, Workflow& wf, std::string) {
-  WorkflowStep debit = XaStep(*ledger->xa, "debit", InsertRow("1", -30, &ledger->debits));
+  WorkflowStep debit = XaStep(
+      *ledger->xa, "debit", InsertRow("1", -30, &ledger->debits, nullptr, &ledger->debit_ongoing));
   Result<std::string> debited = co_await wf.Do(debit);
   if (!debited) co_return debited.status();
   WorkflowStep credit =
-      XaStep(*ledger->xa, "credit", InsertRow("2", 30, nullptr, &ledger->refuse_credit));
+      XaStep(*ledger->xa, "credit",
+             InsertRow("2", 30, nullptr, &ledger->refuse_credit, &ledger->credit_ongoing));
   Result<std::string> credited = co_await wf.Do(credit);
   if (!credited) co_return credited.status();
   WorkflowStep notify{"notify", [ledger](const BranchRequest&) -> Result<std::string> {
@@ -185,6 +193,28 @@ TEST_CASE("an XA step prepared by a run that stopped before recording it is not 
   Result<std::string> done = w.workflows->Execute("move", w.gid, "");
   REQUIRE(done);
   CHECK(w.ledger.debits == 1);  // the prepared branch was taken as the step's, not run again
+  CHECK(w.Entries() == 2);
+  CHECK(w.Prepared() == 0);
+  CHECK(w.Stored() == GlobalStatus::kSucceed);
+}
+
+// DTM's TestWorkflowXaResume: ONGOING inside each XA step's business, then after both; each
+// run goes one point further, and the fourth commits.
+TEST_CASE("XA steps answering ONGOING roll back and run again on the next run, then commit",
+          "[sdk][workflow][xa][postgres]") {
+  World w;
+  w.ledger.debit_ongoing = 1;
+  w.ledger.credit_ongoing = 1;
+  w.ledger.stop_after = 1;
+  CHECK(w.workflows->Execute("move", w.gid, "").status().code() == StatusCode::kPending);
+  CHECK(w.Prepared() == 0);  // the debit's transaction was rolled back, not prepared
+  CHECK(w.workflows->Execute("move", w.gid, "").status().code() == StatusCode::kPending);
+  CHECK(w.Prepared() == 1);  // the debit prepared and recorded; the credit rolled back
+  CHECK(w.workflows->Execute("move", w.gid, "").status().code() == StatusCode::kUnavailable);
+  CHECK(w.Prepared() == 2);
+  CHECK(w.Entries() == 0);
+  REQUIRE(w.workflows->Execute("move", w.gid, "").ok());
+  CHECK(w.ledger.debits == 2);
   CHECK(w.Entries() == 2);
   CHECK(w.Prepared() == 0);
   CHECK(w.Stored() == GlobalStatus::kSucceed);

@@ -47,8 +47,8 @@ Status Move(BarrierTransaction& tx, const Transfer& t, std::int64_t balance_delt
 }
 
 // A guarded handler that applies Move(balance_delta, frozen_delta) to the body's account.
-sdk::BranchHandler Handler(sdk::Barrier& barrier, std::int64_t balance_delta,
-                           std::int64_t frozen_delta) {
+sdk::BranchHandler GuardedMove(sdk::Barrier& barrier, std::int64_t balance_delta,
+                               std::int64_t frozen_delta) {
   return sdk::Guarded(barrier, [=](const BranchRequest& r, BarrierTransaction& tx) {
     auto transfer = ParseTransfer(r.body);
     if (!transfer) return transfer.status();
@@ -81,22 +81,26 @@ SdkBank::SdkBank(const std::string& db_path, int accounts, std::int64_t balance,
   REQUIRE((*tx)->Commit().ok());
 
   sdk::Barrier& b = *barrier_;
-  participant_.OnTry("/TransOutTry", Handler(b, -1, +1))
-      .OnConfirm("/TransOutConfirm", Handler(b, 0, -1))
-      .OnCancel("/TransOutCancel", Handler(b, +1, -1))
-      .OnTry("/TransInTry", Handler(b, 0, 0))
-      .OnConfirm("/TransInConfirm", Handler(b, +1, 0))
-      .OnCancel("/TransInCancel", Handler(b, 0, 0))
-      .OnAction("/TransOut", Handler(b, -1, 0))
-      .OnCompensate("/TransOutCompensate", Handler(b, +1, 0))
-      .OnAction("/TransIn", Handler(b, +1, 0))
-      .OnCompensate("/TransInCompensate", Handler(b, -1, 0));
+  participant_.OnTry("/TransOutTry", GuardedMove(b, -1, +1))
+      .OnConfirm("/TransOutConfirm", GuardedMove(b, 0, -1))
+      .OnCancel("/TransOutCancel", GuardedMove(b, +1, -1))
+      .OnTry("/TransInTry", GuardedMove(b, 0, 0))
+      .OnConfirm("/TransInConfirm", GuardedMove(b, +1, 0))
+      .OnCancel("/TransInCancel", GuardedMove(b, 0, 0))
+      .OnAction("/TransOut", GuardedMove(b, -1, 0))
+      .OnCompensate("/TransOutCompensate", GuardedMove(b, +1, 0))
+      .OnAction("/TransIn", GuardedMove(b, +1, 0))
+      .OnCompensate("/TransInCompensate", GuardedMove(b, -1, 0));
   auto port = participant_.Start("127.0.0.1", 0);
   REQUIRE(port);
   port_ = *port;
 }
 
 SdkBank::~SdkBank() { participant_.Stop(); }
+
+sdk::BranchHandler SdkBank::Handler(std::int64_t balance_delta, std::int64_t frozen_delta) {
+  return GuardedMove(*barrier_, balance_delta, frozen_delta);
+}
 
 std::string SdkBank::Url(const std::string& path) const {
   return scheme_ + "://127.0.0.1:" + std::to_string(port_) + path;

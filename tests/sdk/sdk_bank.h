@@ -25,11 +25,16 @@ class SdkBank {
   ~SdkBank();
 
   std::string Url(const std::string& path) const;
+  int port() const { return port_; }
   std::int64_t Balance(const std::string& account);
   std::int64_t Frozen(const std::string& account);
   std::int64_t Total();        // balance plus frozen over every account
   std::int64_t BarrierRows();  // what the barrier has recorded, for every gid
   const sdk::Participant& participant() const { return participant_; }
+  // The handler its routes use, to mount elsewhere (a GrpcBranchServer's methods): moves
+  // `balance_delta` and `frozen_delta` times the body's amount on the body's account, in the
+  // barrier (409 for an unknown account or a move below zero).
+  sdk::BranchHandler Handler(std::int64_t balance_delta, std::int64_t frozen_delta);
 
  private:
   std::int64_t Read(const std::string& sql);

@@ -193,6 +193,15 @@ StepPhase2 Workflow::CallPhase2(std::string url, std::string body) const {
   return UrlPhase2(link_, options_, std::move(url), std::move(body), std::nullopt);
 }
 
+WorkflowStep Workflow::SagaStep(std::string name, const SagaUrls& urls,
+                                const std::string& body) const {
+  WorkflowStep step;
+  step.name = std::move(name);
+  step.action = UrlAction(link_, options_, urls.action_url, body, BranchOp::kAction);
+  step.on_rollback = UrlPhase2(link_, options_, urls.compensate_url, body, BranchOp::kCompensate);
+  return step;
+}
+
 WorkflowStep Workflow::TccStep(std::string name, const TccUrls& urls,
                                const std::string& body) const {
   WorkflowStep step;

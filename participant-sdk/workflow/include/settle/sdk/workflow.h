@@ -76,6 +76,15 @@ class Workflow {
   WorkflowStep CallStep(std::string name, std::string url, std::string body) const;
   // A phase 2 that calls `url` likewise (op commit or rollback) with `body`.
   StepPhase2 CallPhase2(std::string url, std::string body) const;
+  // A saga's branch as a step: its action as the step's action (op action), its compensation as
+  // the rollback (op compensate), each called with `body`, so that a participant's OnAction and
+  // OnCompensate routes and its barrier serve it as they serve a saga's. (CallStep and
+  // CallPhase2 send DTM's workflow ops instead: action, commit, rollback.)
+  struct SagaUrls {
+    std::string action_url;
+    std::string compensate_url;
+  };
+  WorkflowStep SagaStep(std::string name, const SagaUrls& urls, const std::string& body) const;
   // A TCC branch as a step: its Try as the action, its Confirm as the commit and its Cancel as
   // the rollback, each called with `body` and the ops try, confirm and cancel (trans_type
   // workflow), so that a participant's TCC routes (OnTry, OnConfirm, OnCancel) and its
