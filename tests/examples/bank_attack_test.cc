@@ -250,6 +250,41 @@ TEST_CASE("a gRPC saga action settled signed for one bank moves no money at anot
   CHECK(c.Balance("3") == 107);
 }
 
+// An honest TCC transfer of 5 from account 1 to account 2 of one bank, as the bank's users run
+// it, held at its TransIn Try: settled (signing) has prepared it, the TransOut Try has frozen the
+// 5, and the TransIn Try waits at a proxy in front of the bank until ReleaseAndSucceed.
+struct HeldTransfer {
+  HeldTransfer()
+      : key(dir),
+        settled(dir.File("settle.db"),
+                {"--signing-key", key.private_file, "--retry-interval", "100ms"}),
+        proxy(1),
+        bank(dir, "bank", key, {"--authority", "127.0.0.1:" + std::to_string(proxy.port())}) {
+    proxy.SetUpstream(bank.http_port);
+    proxy.AddRule({.path = kHeldPath, .fault = testing::Fault::kHold});
+    transfer = Transfer(dir, settled.port(), "tcc", proxy.Url(""), "1", "2", 5);
+    const std::string gid_line = transfer->WaitForLine("gid ", kWait);
+    REQUIRE_FALSE(gid_line.empty());
+    gid = gid_line.substr(4);
+    REQUIRE(proxy.WaitForHeld(kHeldPath, 1));
+  }
+  // Lets the TransIn Try through: the transfer succeeds.
+  void ReleaseAndSucceed() {
+    proxy.Release(kHeldPath);
+    CHECK_FALSE(transfer->WaitForLine("status succeed", kWait).empty());
+    CHECK(transfer->Wait(kWait) == 0);
+  }
+
+  static constexpr const char* kHeldPath = "/api/TransInTry";
+  TempDir dir;
+  const SettledKey key;
+  SettledProcess settled;
+  FaultProxy proxy;
+  Bank bank;  // behind `proxy`, which its signed calls name
+  std::unique_ptr<ChildProcess> transfer;
+  std::string gid;
+};
+
 // Attack 3 over HTTP: while the initiator's TransInTry is on its way (held at a proxy), the
 // attacker, who read the prepared gid off /all, sends that gid's Try first with another
 // account and amount; and an unsigned TransOutTry with an invented gid, to freeze a balance.
@@ -257,27 +292,15 @@ TEST_CASE(
     "an unsigned Try sent ahead of the initiator's decides nothing: the transfer moves "
     "exactly what was registered",
     "[bank][attack][tcc][process]") {
-  TempDir dir;
-  const SettledKey key(dir);
-  SettledProcess settled(dir.File("settle.db"),
-                         {"--signing-key", key.private_file, "--retry-interval", "100ms"});
-  FaultProxy proxy(1);
-  Bank bank(dir, "bank", key, {"--authority", "127.0.0.1:" + std::to_string(proxy.port())});
-  proxy.SetUpstream(bank.http_port);
-  proxy.AddRule({.path = "/api/TransInTry", .fault = testing::Fault::kHold});
-
-  auto transfer = Transfer(dir, settled.port(), "tcc", proxy.Url(""), "1", "2", 5);
-  const std::string gid_line = transfer->WaitForLine("gid ", kWait);
-  REQUIRE_FALSE(gid_line.empty());
-  const std::string gid = gid_line.substr(4);
-  REQUIRE(proxy.WaitForHeld("/api/TransInTry", 1));
+  HeldTransfer held;
+  Bank& bank = held.bank;
   // What /all tells anyone with a read token (or anyone, without tokens).
-  JsonClient api(settled.port());
-  CHECK(api.Get("/api/settle/all").body.find(gid) != std::string::npos);
+  JsonClient api(held.settled.port());
+  CHECK(api.Get("/api/settle/all").body.find(held.gid) != std::string::npos);
 
   JsonClient attacker(bank.http_port);
   const auto ahead =
-      attacker.Post("/api/TransInTry?gid=" + gid + "&trans_type=tcc&branch_id=02&op=try",
+      attacker.Post("/api/TransInTry?gid=" + held.gid + "&trans_type=tcc&branch_id=02&op=try",
                     R"({"account_id":"3","amount":50})");
   CHECK(ahead.status == 401);
   const auto invented =
@@ -286,9 +309,7 @@ TEST_CASE(
   CHECK(invented.status == 401);
   CHECK(bank.Account("1") == std::pair(95LL, 5LL));  // the transfer's own freeze alone
 
-  proxy.Release("/api/TransInTry");
-  CHECK_FALSE(transfer->WaitForLine("status succeed", kWait).empty());
-  CHECK(transfer->Wait(kWait) == 0);
+  held.ReleaseAndSucceed();
   CHECK(bank.Account("1") == std::pair(95LL, 0LL));
   CHECK(bank.Account("2") == std::pair(105LL, 0LL));
   CHECK(bank.Account("3") == std::pair(100LL, 0LL));
@@ -346,25 +367,13 @@ TEST_CASE(
     "a workflow named as a branch op cannot make settled sign a confirm that spends another "
     "transfer's frozen money",
     "[bank][attack][workflow][process]") {
-  TempDir dir;
-  const SettledKey key(dir);
-  SettledProcess settled(dir.File("settle.db"),
-                         {"--signing-key", key.private_file, "--retry-interval", "100ms"});
-  FaultProxy proxy(1);
-  Bank bank(dir, "bank", key, {"--authority", "127.0.0.1:" + std::to_string(proxy.port())});
-  proxy.SetUpstream(bank.http_port);
-  proxy.AddRule({.path = "/api/TransInTry", .fault = testing::Fault::kHold});
-
   // An honest transfer of 5 from account 1, held after its TransOut Try froze the 5.
-  auto transfer = Transfer(dir, settled.port(), "tcc", proxy.Url(""), "1", "2", 5);
-  const std::string gid_line = transfer->WaitForLine("gid ", kWait);
-  REQUIRE_FALSE(gid_line.empty());
-  const std::string honest_gid = gid_line.substr(4);
-  REQUIRE(proxy.WaitForHeld("/api/TransInTry", 1));
+  HeldTransfer honest;
+  Bank& bank = honest.bank;
   CHECK(bank.Account("1") == std::pair(95LL, 5LL));
 
-  JsonClient attacker(settled.port());
-  const std::string confirm_url = proxy.Url("/api/TransOutConfirm");
+  JsonClient attacker(honest.settled.port());
+  const std::string confirm_url = honest.proxy.Url("/api/TransOutConfirm");
   auto prepare = [&](const std::string& gid, const std::string& name) {
     const nlohmann::json body = {
         {"gid", gid},
@@ -406,13 +415,11 @@ TEST_CASE(
   CHECK(bank_said.find("op: expected") != std::string::npos);
   CHECK(bank.Account("1") == std::pair(95LL, 5LL));
 
-  proxy.Release("/api/TransInTry");
-  CHECK_FALSE(transfer->WaitForLine("status succeed", kWait).empty());
-  CHECK(transfer->Wait(kWait) == 0);
+  honest.ReleaseAndSucceed();
   // Its confirms spend what its own Try froze, and nothing is left to retry.
   CHECK(testing::Eventually(
       [&] {
-        const auto query = attacker.Get("/api/settle/query?gid=" + honest_gid);
+        const auto query = attacker.Get("/api/settle/query?gid=" + honest.gid);
         if (query.status != 200 || query.json["branches"].empty()) return false;
         for (const auto& branch : query.json["branches"]) {
           if (branch.value("op", "") == "confirm" && branch.value("status", "") != "succeed") {

@@ -1,8 +1,11 @@
 #include "settle/core/protocol.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <utility>
+
+#include "settle/core/ascii.h"
 
 namespace settle {
 namespace {
@@ -88,6 +91,31 @@ bool IsValidBranchId(std::string_view branch_id) {
 }
 
 bool IsValidTopic(std::string_view topic) { return IsIdentifier(topic, kMaxGidLength); }
+
+Status CheckWorkflowName(std::string_view name) {
+  if (name.empty()) return Status::InvalidArgument("required: the workflow's name");
+  const bool printable =
+      std::all_of(name.begin(), name.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
+  if (name.size() > kMaxWorkflowNameLength || !printable) {
+    return Status::InvalidArgument("must be 1 to " + std::to_string(kMaxWorkflowNameLength) +
+                                   " printable ASCII characters");
+  }
+  if (IsBranchOpName(name)) {
+    std::string ops;
+    for (std::size_t i = 0; i < kBranchOps.size(); ++i) {
+      if (i > 0) ops += i + 1 < kBranchOps.size() ? ", " : " or ";
+      ops += kBranchOps[i].second;
+    }
+    return Status::InvalidArgument("must not be a branch op (" + ops +
+                                   ", in any case): the resume call carries the workflow's name "
+                                   "as its op");
+  }
+  return Status::Ok();
+}
+
+bool IsBranchOpName(std::string_view name) {
+  return ParseBranchOp(AsciiLowercase(name)).has_value();
+}
 
 std::string BranchIdForIndex(std::size_t index) {
   char buf[24];

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <optional>
 
-#include "settle/core/ascii.h"
 #include "settle/core/base64.h"
 #include "settle/core/grpc_target.h"
 #include "settle/engine/new_records.h"
@@ -20,26 +19,9 @@ constexpr const char* kResumeBranch = "00";
 constexpr BranchOp kStepOps[] = {BranchOp::kAction, BranchOp::kCommit, BranchOp::kRollback,
                                  BranchOp::kBusiness};
 
-bool IsPrintableAscii(std::string_view text) {
-  return std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
-}
-
 Status CheckWorkflowPrepare(const PrepareRequest& request) {
-  const std::string& name = request.options.workflow_name;
-  if (name.empty()) return FieldError("custom_data.name", "required: the workflow's name");
-  if (name.size() > kMaxWorkflowNameLength || !IsPrintableAscii(name)) {
-    return FieldError("custom_data.name", "must be 1 to " + std::to_string(kMaxWorkflowNameLength) +
-                                              " printable ASCII characters");
-  }
-  // The resume call names the workflow as its op, in what settled signs: a name a participant
-  // reads as one of the protocol's ops would have settled sign, say, a Try or a confirm that
-  // no transaction of that kind asked for, to a URL of the client's choosing. Compared
-  // without case, for participants that compare so.
-  if (ParseBranchOp(AsciiLowercase(name))) {
-    return FieldError("custom_data.name",
-                      "must not be a branch op (try, confirm, cancel, action, compensate, msg, "
-                      "commit, rollback, business or resume, in any case): the resume call "
-                      "carries the workflow's name as its op");
+  if (Status s = CheckWorkflowName(request.options.workflow_name); !s.ok()) {
+    return FieldError("custom_data.name", s.message());
   }
   if (request.query_prepared.empty()) {
     return FieldError("query_prepared", "required: the workflow's resume callback");

@@ -5,6 +5,7 @@
 
 #include "local_transaction_call.h"
 #include "settle/core/delete_in_batches.h"
+#include "settle/sdk/caught.h"
 
 namespace settle::sdk {
 namespace {
@@ -101,7 +102,7 @@ BarrierResult Barrier::Call(const BranchRequest& request, const Business& busine
                                  " arrived after its " + **reason)};
   }
 
-  Status outcome = RunCaught(business, tx, "branch business code");
+  Status outcome = Caught("branch business code", [&] { return business(tx); });
   if (!outcome.ok()) {
     // The barrier rows go with the business change, so that a retry runs the business again.
     tx.Rollback();

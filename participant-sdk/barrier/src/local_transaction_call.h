@@ -1,11 +1,9 @@
 #pragma once
 
-#include <functional>
 #include <string>
 #include <string_view>
 
 #include "settle/core/status.h"
-#include "settle/sdk/barrier_store.h"
 
 namespace settle::sdk {
 
@@ -14,10 +12,5 @@ namespace settle::sdk {
 // coordinator retries, never a Conflict or Pending that would decide a transaction.
 // "barrier: <doing>: <the store's message>".
 Status StoreFailure(const Status& status, std::string_view doing);
-
-// Runs caller code inside a barrier transaction; an exception becomes Internal
-// ("<who> threw: ..."), so that the transaction is rolled back like on any other error.
-Status RunCaught(const std::function<Status(BarrierTransaction&)>& code, BarrierTransaction& tx,
-                 std::string_view who);
 
 }  // namespace settle::sdk

@@ -4,6 +4,7 @@
 
 #include "local_transaction_call.h"
 #include "settle/core/protocol.h"
+#include "settle/sdk/caught.h"
 #include "settle/sdk/check_gid.h"
 
 namespace settle::sdk {
@@ -57,7 +58,7 @@ Status RunMsgLocalTransaction(Barrier& barrier, const std::string& gid,
                                  "not run");
   }
 
-  Status outcome = RunCaught(local_tx, tx, "the message's local transaction");
+  Status outcome = Caught("the message's local transaction", [&] { return local_tx(tx); });
   if (!outcome.ok()) {
     tx.Rollback();
     return outcome;

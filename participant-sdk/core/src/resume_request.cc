@@ -3,7 +3,6 @@
 #include <utility>
 
 #include "query_params.h"
-#include "settle/core/ascii.h"
 #include "settle/core/protocol.h"
 
 namespace settle::sdk {
@@ -21,7 +20,7 @@ Status ParseResumeQuery(const std::multimap<std::string, std::string>& params,
   if (Status s = query::ReadBranchId(params, branch_id); !s.ok()) return s;
   const std::string* name = query::Param(params, "op");
   if (name == nullptr) return query::Required("op");
-  if (ParseBranchOp(AsciiLowercase(*name))) {
+  if (IsBranchOpName(*name)) {
     return Status::InvalidArgument("op: names a branch op, not a workflow");
   }
   request.gid = std::move(gid);

@@ -8,7 +8,6 @@
 
 #include <atomic>
 #include <cstdio>
-#include <exception>
 #include <map>
 #include <memory>
 #include <utility>
@@ -22,6 +21,7 @@
 #include "settle/grpc_listen/first_message_watch.h"
 #include "settle/grpc_listen/server_limits.h"
 #include "settle/sdk/call_trace.h"
+#include "settle/sdk/caught.h"
 #include "settle/sdk/msg_barrier.h"
 #include "settle/sdk/served_authorities.h"
 #include "settle/signing/refusal_kind.h"
@@ -39,6 +39,17 @@ std::string Metadata(const std::multimap<grpc::string_ref, grpc::string_ref>& me
   const auto it = metadata.find(key);
   present = it != metadata.end();
   return present ? std::string(it->second.data(), it->second.size()) : std::string();
+}
+
+// The call's metadata as the headers a handler reads (BranchRequest::headers), from which its
+// trace context is read too.
+std::multimap<std::string, std::string> HeadersOf(
+    const std::multimap<grpc::string_ref, grpc::string_ref>& metadata) {
+  std::multimap<std::string, std::string> headers;
+  for (const auto& [key, value] : metadata) {
+    headers.emplace(std::string(key.data(), key.size()), std::string(value.data(), value.size()));
+  }
+  return headers;
 }
 
 // The dtm-* metadata as the query parameters an HTTP branch URL would carry.
@@ -267,13 +278,7 @@ BranchReply RunHandler(const Route& route, const BranchRequest& request) {
     return BranchReply::Failure("this method serves op " + std::string(ToString(*route.op)) +
                                 ", not " + std::string(ToString(request.op)));
   }
-  try {
-    return route.handler(request);
-  } catch (const std::exception& e) {
-    return BranchReply::Error(Status::Internal(std::string("handler threw: ") + e.what()));
-  } catch (...) {
-    return BranchReply::Error(Status::Internal("handler threw"));
-  }
+  return CaughtReply("handler", [&] { return route.handler(request); });
 }
 
 }  // namespace
@@ -341,10 +346,7 @@ void BranchReactor::OnReadDone(bool ok) {
     Answer(BranchReply::Error(read));
     return;
   }
-  for (const auto& [key, value] : context_->client_metadata()) {
-    request.headers.emplace(std::string(key.data(), key.size()),
-                            std::string(value.data(), value.size()));
-  }
+  request.headers = HeadersOf(context_->client_metadata());
   request.trace = ReadCallTrace(request.headers);
   // The business code may block: on the handler pool, never on gRPC's threads.
   const Route* chosen = &route->second;
@@ -369,20 +371,10 @@ void BranchReactor::ServeResume(const ResumeHandler& handler, const std::string&
     Answer(BranchReply::Error(read));
     return;
   }
-  for (const auto& [key, value] : context_->client_metadata()) {
-    resume.headers.emplace(std::string(key.data(), key.size()),
-                           std::string(value.data(), value.size()));
-  }
+  resume.headers = HeadersOf(context_->client_metadata());
   resume.trace = ReadCallTrace(resume.headers);
   asio::post(server_.pool, [this, &handler, resume = std::move(resume)] {
-    BranchReply reply;
-    try {
-      reply = handler(resume);
-    } catch (const std::exception& e) {
-      reply = BranchReply::Error(Status::Internal(std::string("handler threw: ") + e.what()));
-    } catch (...) {
-      reply = BranchReply::Error(Status::Internal("handler threw"));
-    }
+    BranchReply reply = CaughtReply("handler", [&] { return handler(resume); });
     reply.body.clear();  // google.protobuf.Empty
     Answer(reply);
   });

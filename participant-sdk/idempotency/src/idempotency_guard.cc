@@ -1,13 +1,13 @@
 #include "settle/sdk/idempotency_guard.h"
 
 #include <chrono>
-#include <exception>
 #include <memory>
 #include <optional>
 #include <utility>
 
 #include "random_hex.h"
 #include "settle/net/message.h"
+#include "settle/sdk/caught.h"
 #include "settle/sdk/request_fingerprint.h"
 
 namespace settle::sdk {
@@ -46,13 +46,9 @@ std::chrono::seconds::rep Seconds(Duration d) {
 // Runs the handler; an exception is a 500, like a route handler that throws.
 HttpReply RunCaught(const IdempotentHandler& handler, const HttpRequest& request,
                     BarrierTransaction& tx) {
-  try {
-    return handler(request, tx);
-  } catch (const std::exception& e) {
-    return Answer(500, std::string("handler threw: ") + e.what());
-  } catch (...) {
-    return Answer(500, "handler threw");
-  }
+  return Caught(
+      "handler", [&] { return handler(request, tx); },
+      [](Status threw) { return Answer(500, threw.message()); });
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
 #pragma once
 
-#include <exception>
 #include <functional>
 #include <string>
 #include <string_view>
 
 #include "settle/core/status.h"
+#include "settle/sdk/caught.h"
 #include "settle/sdk/coordinator_link.h"
 #include "settle/sdk/outcome.h"
 #include "settle/sdk/trans_options.h"
@@ -31,14 +31,7 @@ Result<Outcome> FinishGlobal(CoordinatorLink& link, std::string_view trans_type,
 template <typename T>
 Status RunInitiatorBody(const std::function<Status(T&)>& body, T& transaction,
                         std::string_view kind) {
-  try {
-    return body(transaction);
-  } catch (const std::exception& e) {
-    return Status::Internal("the " + std::string(kind) + " body threw: " + e.what());
-  } catch (...) {
-    return Status::Internal("the " + std::string(kind) +
-                            " body threw an exception that is not a std::exception");
-  }
+  return Caught("the " + std::string(kind) + " body", [&] { return body(transaction); });
 }
 
 // A branch call the initiator makes itself (a TCC's try, an XA branch's action), through the

@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <cstdio>
-#include <exception>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -19,6 +18,7 @@
 #include "settle/net/route_table.h"
 #include "settle/net/server.h"
 #include "settle/sdk/call_trace.h"
+#include "settle/sdk/caught.h"
 #include "settle/sdk/msg_barrier.h"
 #include "settle/sdk/served_authorities.h"
 #include "settle/signing/refusal_kind.h"
@@ -39,24 +39,6 @@ void WriteReply(const BranchReply& reply, net::Response& res) {
   res.status = answer.status;
   res.content_type = kJson;
   res.body = reply.status.ok() && !reply.body.empty() ? reply.body : std::move(answer.body);
-}
-
-// What a handler that threw answers, whatever kind of route it serves: Internal, 500.
-Status HandlerThrew(const char* what) {
-  return Status::Internal(what != nullptr ? std::string("handler threw: ") + what
-                                          : std::string("handler threw"));
-}
-
-// The handler's reply; one that throws answers Internal.
-template <typename Call>
-BranchReply RunGuarded(const Call& call) {
-  try {
-    return call();
-  } catch (const std::exception& e) {
-    return BranchReply::Error(HandlerThrew(e.what()));
-  } catch (...) {
-    return BranchReply::Error(HandlerThrew(nullptr));
-  }
 }
 
 // Whether the query repeats a protocol key, answered then with 400 (docs/protocol.md §6.1):
@@ -227,7 +209,7 @@ struct Participant::Impl {
       WriteReply(BranchReply::Failure(parsed.message()), res);
       return;
     }
-    WriteReply(RunGuarded([&] { return handler(request); }), res);
+    WriteReply(CaughtReply("handler", [&] { return handler(request); }), res);
   }
 
   void ServeXa(const net::Request& req, net::Response& res, const XaHandler& handler) const {
@@ -248,7 +230,7 @@ struct Participant::Impl {
       WriteReply(BranchReply::Failure(parsed.message()), res);
       return;
     }
-    WriteReply(RunGuarded([&] { return handler(request); }), res);
+    WriteReply(CaughtReply("handler", [&] { return handler(request); }), res);
   }
 
   void ServeResume(const net::Request& req, net::Response& res,
@@ -265,7 +247,7 @@ struct Participant::Impl {
       WriteReply(BranchReply::Failure(parsed.message()), res);
       return;
     }
-    WriteReply(RunGuarded([&] { return handler(request); }), res);
+    WriteReply(CaughtReply("handler", [&] { return handler(request); }), res);
   }
 
   ParticipantOptions options;
@@ -375,7 +357,7 @@ Participant& Participant::OnQueryPrepared(const std::string& path, Barrier& barr
       WriteReply(BranchReply::Failure("gid: required in the query string"), res);
       return;
     }
-    WriteReply(RunGuarded([&] { return answer(request); }), res);
+    WriteReply(CaughtReply("handler", [&] { return answer(request); }), res);
   };
   impl_->routes.Add("GET", path, serve);
   impl_->routes.Add("POST", path, serve);
@@ -387,16 +369,13 @@ namespace {
 Route ToRoute(RouteHandler handler) {
   return [handler = std::move(handler)](const net::Request& req, net::Response& res) {
     HttpRequest request{req.method, req.path, req.params, req.body, req.headers};
-    HttpReply reply;
-    try {
-      reply = handler(request);
-    } catch (const std::exception& e) {
-      HttpAnswer answer = ToHttpAnswer(HandlerThrew(e.what()));
-      reply = {answer.status, std::move(answer.body)};
-    } catch (...) {
-      HttpAnswer answer = ToHttpAnswer(HandlerThrew(nullptr));
-      reply = {answer.status, std::move(answer.body)};
-    }
+    // One that throws answers Internal, 500, as a branch handler does.
+    HttpReply reply = Caught(
+        "handler", [&] { return handler(request); },
+        [](Status threw) {
+          HttpAnswer answer = ToHttpAnswer(threw);
+          return HttpReply{answer.status, std::move(answer.body)};
+        });
     res.status = reply.status;
     res.body = std::move(reply.body);
     res.content_type = std::move(reply.content_type);

@@ -6,14 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "settle/core/ascii.h"
 #include "settle/core/base64.h"
 #include "settle/core/protocol.h"
+#include "settle/sdk/caught.h"
 
 namespace settle::sdk {
 namespace {
-
-constexpr std::size_t kMaxWorkflowName = 256;  // as settled checks it
 
 constexpr std::string_view kWorkflow = "workflow";
 
@@ -21,17 +19,6 @@ constexpr std::string_view kWorkflow = "workflow";
 bool IsBusinessFailure(const Status& s) {
   return s.code() == StatusCode::kConflict || s.code() == StatusCode::kNotFound ||
          s.code() == StatusCode::kAlreadyExists;
-}
-
-template <typename Call>
-auto Caught(const std::string& what, Call call) -> decltype(call()) {
-  try {
-    return call();
-  } catch (const std::exception& e) {
-    return Status::Internal(what + " threw: " + e.what());
-  } catch (...) {
-    return Status::Internal(what + " threw");
-  }
 }
 
 // A branch's answer as a step's outcome.
@@ -89,13 +76,6 @@ StepPhase2 UrlPhase2(CoordinatorLink& link, const TransOptions& options, std::st
     if (!answer) return answer.status();
     return StatusOfAnswer(*answer);
   };
-}
-
-bool IsPrintableAscii(std::string_view text) {
-  for (char c : text) {
-    if (c < 0x20 || c > 0x7e) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -216,12 +196,9 @@ Workflows::Workflows(CoordinatorLink& link, WorkflowsOptions options)
     : link_(link), options_(std::move(options)) {}
 
 Status Workflows::Register(const std::string& name, WorkflowHandler handler) {
-  if (name.empty() || name.size() > kMaxWorkflowName || !IsPrintableAscii(name)) {
-    return Status::InvalidArgument("workflow name: 1 to 256 printable ASCII characters");
-  }
-  if (ParseBranchOp(AsciiLowercase(name))) {
-    return Status::InvalidArgument("workflow name \"" + name +
-                                   "\": a branch op's name, which settled refuses");
+  // As settled checks it: a name it would refuse at prepareWorkflow is refused here.
+  if (Status s = CheckWorkflowName(name); !s.ok()) {
+    return Status::InvalidArgument("workflow name: " + s.message());
   }
   if (!handler) return Status::InvalidArgument("workflow " + name + ": no handler");
   std::lock_guard lock(mutex_);

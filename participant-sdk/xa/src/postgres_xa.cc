@@ -1,11 +1,11 @@
 #include "settle/sdk/postgres_xa.h"
 
-#include <exception>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "settle/db/pg_pool.h"
+#include "settle/sdk/caught.h"
 #include "settle/sdk/postgres_barrier_schema.h"
 
 namespace settle::sdk {
@@ -34,16 +34,6 @@ std::string QuoteLiteral(std::string_view text) {
 
 std::string BranchName(const XaRequest& request) {
   return "xa branch " + request.gid + "/" + request.branch_id;
-}
-
-Status RunBusiness(const XaBusiness& business, const XaRequest& request, db::PgConnection& db) {
-  try {
-    return business(request, db);
-  } catch (const std::exception& e) {
-    return Status::Internal(std::string("the business code threw: ") + e.what());
-  } catch (...) {
-    return Status::Internal("the business code threw an exception that is not a std::exception");
-  }
 }
 
 }  // namespace
@@ -170,7 +160,9 @@ class PostgresXa::Impl {
       return Status::Conflict(BranchName(request) + " has already been committed");
     }
 
-    if (Status s = RunBusiness(business, request, db); !s.ok()) return s;
+    if (Status s = Caught("the business code", [&] { return business(request, db); }); !s.ok()) {
+      return s;
+    }
     if (!db.InTransaction()) {
       return Status::Unavailable(BranchName(request) +
                                  ": the local transaction ended inside the business code (a "

@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "settle/core/status.h"
+
 // The vocabulary of docs/protocol.md (§1.4 identifiers, §2 statuses and ops), shared by the
 // coordinator and the participant SDK.
 namespace settle {
@@ -66,6 +68,22 @@ bool IsValidBranchId(std::string_view branch_id);
 
 // Topics (a message step's topic://NAME) follow the same rule.
 bool IsValidTopic(std::string_view topic);
+
+// A workflow's name (docs/protocol.md §3.16): 1 to kMaxWorkflowNameLength printable ASCII
+// characters (it travels as the resume call's op query parameter and as gRPC metadata), and
+// not a branch op. Settled checks it at prepareWorkflow, the SDK when a workflow is registered.
+inline constexpr std::size_t kMaxWorkflowNameLength = 256;
+// OK, or InvalidArgument saying what `name` breaks, for the caller to put after what it calls
+// the name: "required: the workflow's name", "must be 1 to 256 printable ASCII characters" or
+// "must not be a branch op (...)".
+Status CheckWorkflowName(std::string_view name);
+// Whether `name` is one of BranchOp's names, compared without case: the part of the rule above
+// that a resume's receiver checks of the op it is called with. The resume call carries the
+// workflow's name as its op, in what settled signs: a name a participant reads as one of the
+// protocol's ops would have settled sign, say, a Try or a confirm that no transaction of that
+// kind asked for, to a URL of the client's choosing. Without case, for participants that
+// compare so.
+bool IsBranchOpName(std::string_view name);
 
 // "01", "02", ...: the branch id of saga step `index` (0-based) and of the n-th TCC branch an
 // SDK registers.

@@ -32,9 +32,6 @@ namespace settle::engine {
 // The workflow's descriptor (type_rules.h).
 const TypeRules& WorkflowRules();
 
-// A workflow's name: 1 to this many printable ASCII characters (it travels as the op query
-// parameter and as gRPC metadata).
-inline constexpr std::size_t kMaxWorkflowNameLength = 256;
 // The rollback_reason a workflow's submit may carry (its error's text): at most this many bytes.
 inline constexpr std::size_t kMaxWorkflowReasonLength = 65536;
 

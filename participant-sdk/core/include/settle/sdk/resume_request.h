@@ -24,8 +24,8 @@ struct ResumeRequest {
 
 // Reads gid, trans_type (workflow only), branch_id and op (the workflow's name) from the query.
 // InvalidArgument naming the parameter when one is missing or invalid, and for an op that is
-// one of the protocol's (try, confirm, ...): no workflow is named so (settled refuses the name),
-// so such a call is no resume.
+// one of the protocol's in any case (try, Confirm, ...: IsBranchOpName, settle/core/protocol.h):
+// no workflow is named so (settled refuses the name), so such a call is no resume.
 Status ParseResumeQuery(const std::multimap<std::string, std::string>& params,
                         ResumeRequest& request);
 
