@@ -1,9 +1,9 @@
-// settle-bench: drives a running settled with concurrent clients (saga with 2 steps or TCC with
-// 2 branches, wait_result, against empty participants or two bank examples in this process,
-// served over HTTP or as gRPC methods), reports throughput and latency percentiles of whole
-// global transactions, and optionally runs the same participant calls without the coordinator
-// as a baseline and prints the ratio. With --settled-pid it also reports settled's CPU time
-// per transaction and its threads, read from /proc.
+// settle-bench: drives a running settled with concurrent clients (saga with 2 steps, TCC with 2
+// branches or workflow with 2 steps, awaited to their end, against empty participants or two
+// bank examples in this process, served over HTTP or as gRPC methods), reports throughput and
+// latency percentiles of whole global transactions, and optionally runs the same participant
+// calls without the coordinator as a baseline and prints the ratio. With --settled-pid it also
+// reports settled's CPU time per transaction and its threads, read from /proc.
 #include <stdlib.h>
 
 #include <CLI/CLI.hpp>
@@ -168,8 +168,10 @@ std::optional<int> ParseArgs(int argc, char** argv, Args& a) {
                  "settled's API base on 127.0.0.1; repeat it for several instances sharing one "
                  "database, and the clients are spread over them in turn")
       ->capture_default_str();
-  app.add_option("--mode", a.mode, "saga (2 steps) or tcc (2 branches)")
-      ->check(CLI::IsMember({"saga", "tcc"}))
+  app.add_option("--mode", a.mode,
+                 "saga (2 steps settled calls), tcc (2 branches) or workflow (2 steps the "
+                 "clients call and record, docs/protocol.md §3.16)")
+      ->check(CLI::IsMember({"saga", "tcc", "workflow"}))
       ->capture_default_str();
   app.add_option("--participants", a.participants,
                  "empty (answer SUCCESS) or bank (the bank example: barrier + SQLite writes)")
@@ -242,7 +244,7 @@ std::optional<std::vector<Url>> CoordinatorUrls(const Args& a) {
 void PrintHeader(const Args& a, std::size_t coordinators) {
   std::printf(
       "settle-bench: %s, 2 %s, %s participants over %s, %d clients on %zu coordinator%s, %s%s\n",
-      a.mode.c_str(), a.mode == "saga" ? "steps" : "branches", a.participants.c_str(),
+      a.mode.c_str(), a.mode == "tcc" ? "branches" : "steps", a.participants.c_str(),
       a.protocol == "grpc" ? "gRPC" : "HTTP", a.clients, coordinators, coordinators == 1 ? "" : "s",
       a.count > 0 ? (std::to_string(a.count) + " transactions").c_str() : a.duration.c_str(),
       a.rate > 0 ? (", " + std::to_string(static_cast<long>(a.rate)) + " tx/s offered").c_str()
@@ -260,7 +262,9 @@ class Runner {
          const settle::bench::Endpoints& endpoints, const std::vector<Url>& urls,
          const settle::bench::GrpcParticipants* grpc)
       : a_(a), io_(io) {
-    const auto mode = a.mode == "tcc" ? settle::bench::Mode::kTcc : settle::bench::Mode::kSaga;
+    const auto mode = a.mode == "tcc"        ? settle::bench::Mode::kTcc
+                      : a.mode == "workflow" ? settle::bench::Mode::kWorkflow
+                                             : settle::bench::Mode::kSaga;
     for (int c = 0; c < a.clients; ++c) {
       settle::bench::Endpoints mine = endpoints;
       mine.coordinator_port = urls[static_cast<std::size_t>(c) % urls.size()].port;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "grpc_branch_client.h"
+#include "settle/core/base64.h"
 
 namespace settle::bench {
 namespace {
@@ -19,6 +20,19 @@ constexpr std::string_view kConfirmNames[] = {"TransOutConfirm", "TransInConfirm
 
 // `s` as a JSON string literal.
 std::string Quoted(const std::string& s) { return nlohmann::json(s).dump(); }
+
+// The trans_type the load generator's own participant calls carry.
+std::string_view TransTypeOf(Mode mode) {
+  switch (mode) {
+    case Mode::kSaga:
+      return "saga";
+    case Mode::kWorkflow:
+      return "workflow";
+    case Mode::kTcc:
+      break;
+  }
+  return "tcc";
+}
 
 Url LocalUrl(int port) {
   Url url;
@@ -60,6 +74,11 @@ Workload::Workload(net::Client& client, const Endpoints& endpoints, Mode mode, i
                                 BranchUrl(which, name + "Confirm") + R"(","cancel":")" +
                                 BranchUrl(which, name + "Cancel") + R"("})";
   }
+  // custom_data as the SDK's Workflows::Run sends it: the name, and the input in base64.
+  const std::string custom_data =
+      nlohmann::json{{"name", "transfer"}, {"data", Base64Encode(body_out_)}}.dump();
+  workflow_tail_ = R"(,"custom_data":)" + Quoted(custom_data) + R"(,"query_prepared":")" +
+                   BranchUrl(0, "TransferResume") + R"("})";
 }
 
 std::string Workload::BranchUrl(int which, std::string_view name) const {
@@ -79,8 +98,9 @@ std::string Workload::GidFor(std::uint64_t n) const {
 asio::awaitable<Status> Workload::CallParticipant(int which, std::string_view name,
                                                   const std::string& gid,
                                                   std::string_view branch_id, std::string_view op,
-                                                  const std::string& body) {
-  const std::string_view trans_type = mode_ == Mode::kSaga ? "saga" : "tcc";
+                                                  const std::string& body,
+                                                  std::string* answer_body) {
+  const std::string_view trans_type = TransTypeOf(mode_);
   if (grpc_) {
     const std::string method = "/" + grpc_->service + "/" + std::string(name);
     return grpc_->clients[which]->Call(method, gid, trans_type, branch_id, op, body, kTimeout);
@@ -102,7 +122,7 @@ asio::awaitable<Status> Workload::CallParticipant(int which, std::string_view na
   request.body = body;
   request.timeout = kTimeout;
   request.max_answer_bytes = kMaxAnswerBytes;
-  return Post(std::move(request), "/api/" + std::string(name));
+  return Post(std::move(request), "/api/" + std::string(name), answer_body);
 }
 
 asio::awaitable<Status> Workload::PostCoordinator(std::string_view route, const std::string& body) {
@@ -117,7 +137,8 @@ asio::awaitable<Status> Workload::PostCoordinator(std::string_view route, const 
   return Post(std::move(request), std::string(route));
 }
 
-asio::awaitable<Status> Workload::Post(net::ClientRequest request, std::string what) {
+asio::awaitable<Status> Workload::Post(net::ClientRequest request, std::string what,
+                                       std::string* answer_body) {
   // A kept-alive connection the server closed while it was idle (its keep-alive timeout, e.g.
   // while the direct baseline ran) fails before any answer; the client then sends again on a
   // new one (requests are idempotent by default): each call carries its gid, and the
@@ -134,6 +155,7 @@ asio::awaitable<Status> Workload::Post(net::ClientRequest request, std::string w
     co_return Status::Unavailable(what + ": HTTP " + std::to_string(answer->status) + " " +
                                   answer->body.substr(0, 200));
   }
+  if (answer_body != nullptr) *answer_body = std::move(answer->body);
   co_return Status::Ok();
 }
 
@@ -141,6 +163,29 @@ asio::awaitable<Status> Workload::ThroughCoordinator(std::uint64_t n) {
   const std::string gid = GidFor(n);
   if (mode_ == Mode::kSaga) {
     const std::string submit = R"({"gid":")" + gid + saga_tail_;
+    co_return co_await PostCoordinator("/submit", submit);
+  }
+  if (mode_ == Mode::kWorkflow) {
+    const std::string head = R"({"gid":")" + gid + R"(","trans_type":"workflow")";
+    const std::string prepare = head + workflow_tail_;
+    Status s = co_await PostCoordinator("/prepareWorkflow", prepare);
+    if (!s.ok()) co_return s;
+    for (int which = 0; which < 2; ++which) {
+      const std::string& body = which == 0 ? body_out_ : body_in_;
+      std::string output;
+      s = co_await CallParticipant(which, kBranchNames[which], gid, kBranchIds[which], "action",
+                                   body, &output);
+      if (!s.ok()) co_return s;
+      // The step's output as the SDK records it: "<step name>:<base64 of its bytes>".
+      const std::string record = head + R"(,"branch_id":")" + std::string(kBranchIds[which]) +
+                                 R"(","op":"action","status":"succeed","data":")" +
+                                 std::string(kBranchNames[which]) + ":" + Base64Encode(output) +
+                                 R"("})";
+      s = co_await PostCoordinator("/registerBranch", record);
+      if (!s.ok()) co_return s;
+    }
+    const std::string submit =
+        head + R"(,"req_extra":{"status":"succeed","rollback_reason":"","result":""}})";
     co_return co_await PostCoordinator("/submit", submit);
   }
   const std::string head = R"({"gid":")" + gid + R"(","trans_type":"tcc")";
@@ -162,7 +207,7 @@ asio::awaitable<Status> Workload::ThroughCoordinator(std::uint64_t n) {
 asio::awaitable<Status> Workload::Direct(std::uint64_t n) {
   const std::string gid = GidFor(n);
   Status s;
-  if (mode_ == Mode::kSaga) {
+  if (mode_ != Mode::kTcc) {
     s = co_await CallParticipant(0, kBranchNames[0], gid, kBranchIds[0], "action", body_out_);
     if (!s.ok()) co_return s;
     co_return co_await CallParticipant(1, kBranchNames[1], gid, kBranchIds[1], "action", body_in_);

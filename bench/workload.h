@@ -14,7 +14,9 @@ namespace settle::bench {
 
 class GrpcBranchClient;
 
-enum class Mode { kSaga, kTcc };
+// saga: 2 steps that settled calls. tcc: 2 branches. workflow: DTM's workflow mode
+// (docs/protocol.md §3.16), 2 steps that the client calls and records itself.
+enum class Mode { kSaga, kTcc, kWorkflow };
 
 struct Endpoints {
   int coordinator_port = 36789;
@@ -49,30 +51,39 @@ class Workload {
   Workload(net::Client& client, const Endpoints& endpoints, Mode mode, int client_index,
            const GrpcParticipants* grpc = nullptr);
 
-  // One global transaction through the coordinator, answered with wait_result, so that the
-  // latency is the whole transaction's. Saga: one submit. TCC: prepare, then per branch
-  // registerBranch and its Try, then submit. OK only if it ended succeed.
+  // One global transaction through the coordinator, awaited to its end (a saga's and a TCC's
+  // submit with wait_result), so that the latency is the whole transaction's. Saga: one
+  // submit. TCC: prepare, then per branch registerBranch and its Try, then submit. Workflow, as
+  // the SDK's Workflows runs one whose two steps call URLs: prepareWorkflow, then per step its
+  // action call and the registerBranch that records it (succeed, the answer's body as the
+  // step's output), then the submit that records its end (a 200: stored succeed). OK only if
+  // it ended succeed.
   asio::awaitable<Status> ThroughCoordinator(std::uint64_t n);
 
-  // The same participant calls without a coordinator: saga, both actions; TCC, both Trys and
-  // both Confirms.
+  // The same participant calls without a coordinator: saga and workflow, both actions; TCC,
+  // both Trys and both Confirms.
   asio::awaitable<Status> Direct(std::uint64_t n);
 
   std::string GidFor(std::uint64_t n) const;
 
  private:
   // These build the request at once (copying what they need) and return the awaitable that
-  // sends it: nothing it runs refers to their arguments.
+  // sends it: nothing it runs refers to their arguments, except `answer_body`, which must
+  // outlive the awaitable.
   // Branch `name` (TransOutTry, ...) of participant `which`, over HTTP (POST /api/<name>) or
-  // gRPC.
+  // gRPC. With `answer_body`, an HTTP call's answer body is stored there (a gRPC call's answer
+  // message is not read, as settled does not read it: `*answer_body` stays as it was).
   asio::awaitable<Status> CallParticipant(int which, std::string_view name, const std::string& gid,
                                           std::string_view branch_id, std::string_view op,
-                                          const std::string& body);
+                                          const std::string& body,
+                                          std::string* answer_body = nullptr);
   // The URL settled calls branch `name` of participant `which` at.
   std::string BranchUrl(int which, std::string_view name) const;
   asio::awaitable<Status> PostCoordinator(std::string_view route, const std::string& body);
-  // POSTs the request; OK on a 200. Errors start with `what` (the route or branch path).
-  asio::awaitable<Status> Post(net::ClientRequest request, std::string what);
+  // POSTs the request; OK on a 200, its body then stored in `*answer_body` if not null.
+  // Errors start with `what` (the route or branch path).
+  asio::awaitable<Status> Post(net::ClientRequest request, std::string what,
+                               std::string* answer_body = nullptr);
 
   net::Client& client_;
   Endpoints endpoints_;
@@ -87,6 +98,10 @@ class Workload {
   std::string saga_tail_;
   // What follows the TCC head in each branch's registerBranch: id, data, confirm and cancel.
   std::string registration_tail_[2];
+  // What follows the workflow head in its prepareWorkflow: its name and input (custom_data),
+  // and its resume URL, which nothing serves: a benchmark's workflow ends in its own run, well
+  // before settled's first resume (retry_interval after its prepare or its last record).
+  std::string workflow_tail_;
 };
 
 }  // namespace settle::bench
