@@ -51,6 +51,13 @@ int main(int argc, char** argv) {
                  "SDK's initiators (transfer) send. GET /metrics counts "
                  "the refused calls by reason (Prometheus text)")
       ->check(CLI::ExistingFile);
+  std::vector<std::string> workflow_keys;
+  app.add_option("--workflow-key", workflow_keys,
+                 "With --coordinator-key: a workflow service's key (its Ed25519 public key in "
+                 "PEM, or hmac:<base64>; repeatable). A workflow's step calls, which its service "
+                 "makes itself (commits and rollbacks too), run only signed by one of these; "
+                 "without any, only by settled's key")
+      ->check(CLI::ExistingFile);
   app.add_option("--authority", options.authorities,
                  "With --coordinator-key: a name settled calls the HTTP branches by (host:port, "
                  "as in their URLs; repeatable). A call signed for any other is refused. "
@@ -89,6 +96,9 @@ int main(int argc, char** argv) {
            2;
   }
   options.request_timeout = *request_deadline;
+  if (!workflow_keys.empty() && coordinator_keys.empty()) {
+    return std::fprintf(stderr, "--workflow-key: takes --coordinator-key (signed calls)\n"), 2;
+  }
   std::string trusted;  // what the startup line says of the keys
   if (!coordinator_keys.empty()) {
     auto keys = settle::sdk::LoadVerifyingKeys(coordinator_keys);
@@ -96,6 +106,11 @@ int main(int argc, char** argv) {
       return std::fprintf(stderr, "--coordinator-key: %s\n", keys.status().message().c_str()), 2;
     options.signed_calls = settle::sdk::SignedCalls{
         .keys = std::move(*keys), .try_policy = settle::sdk::SignedCalls::TryPolicy::kRegistered};
+    auto workflow = settle::sdk::LoadVerifyingKeys(workflow_keys);
+    if (!workflow) {
+      return std::fprintf(stderr, "--workflow-key: %s\n", workflow.status().message().c_str()), 2;
+    }
+    options.signed_calls->workflow_keys = std::move(*workflow);
     trusted = settle::sdk::DescribeTrustedKeys(*options.signed_calls) + " (--coordinator-key";
     for (const std::string& file : coordinator_keys) trusted += " " + file;
     trusted += ")";

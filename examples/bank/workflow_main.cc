@@ -22,6 +22,7 @@
 #include "settle/sdk/client.h"
 #include "settle/sdk/participant.h"
 #include "settle/sdk/workflow.h"
+#include "settle/signing/keys.h"
 
 namespace {
 
@@ -94,10 +95,21 @@ int main(int argc, char** argv) {
                  "Seconds before settled resumes a workflow that stopped (then with backoff)")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
+  std::string signing_key;
+  app.add_option("--signing-key", signing_key,
+                 "Sign the steps' calls with this key (PEM Ed25519 private key, or hmac:<base64>): "
+                 "banks started with --workflow-key run only signed ones")
+      ->check(CLI::ExistingFile);
   CLI11_PARSE(app, argc, argv);
   BlockStopSignals();
 
-  Result<std::unique_ptr<Client>> client = Client::Create(coordinator + "/api/settle");
+  ClientOptions link;
+  if (!signing_key.empty()) {
+    Result<signing::SigningKey> key = signing::SigningKey::FromFile(signing_key);
+    if (!key) return std::fprintf(stderr, "--signing-key: %s\n", key.status().message().c_str()), 2;
+    link.signing_key = std::move(*key);
+  }
+  Result<std::unique_ptr<Client>> client = Client::Create(coordinator + "/api/settle", link);
   if (!client)
     return std::fprintf(stderr, "--coordinator: %s\n", client.status().message().c_str()), 2;
   WorkflowsOptions options{.resume_url = "http://" + host + ":" + std::to_string(port) + "/resume"};

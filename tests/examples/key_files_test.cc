@@ -187,5 +187,56 @@ TEST_CASE("a shared secret declared hmac: signs settled's calls that a bank hold
   CHECK(Balance(port, "2") == 130);
 }
 
+// A workflow's service makes its steps' calls itself (Confirms too): a bank given the
+// service's key with --workflow-key runs them signed by that key (bank-workflow --signing-key),
+// and refuses them unsigned.
+TEST_CASE("bank-workflow --signing-key signs the steps a bank with --workflow-key runs",
+          "[keys][process][workflow]") {
+  TempDir dir;
+  const std::string settled_secret = testing::WriteHmacKeyFile(dir.path().string(), "settled.key");
+  const std::string service_secret = testing::WriteHmacKeyFile(dir.path().string(), "service.key");
+  SettledProcess settled(dir.File("settle.db"), {"--signing-key", settled_secret});
+  const std::string coordinator = "http://127.0.0.1:" + std::to_string(settled.port());
+
+  // --workflow-key without signed calls is refused before anything is served.
+  ChildProcess lonely(
+      {BANK_BINARY, "--port", "0", "--db", dir.File("lonely.db"), "--workflow-key", service_secret},
+      dir.File("lonely.err"));
+  CHECK(ExitCode(lonely) == 2);
+  CHECK_THAT(testing::ReadFile(dir.File("lonely.err")),
+             Catch::Contains("--workflow-key: takes --coordinator-key"));
+
+  ChildProcess bank({BANK_BINARY, "--port", "0", "--db", dir.File("bank.db"), "--accounts", "2",
+                     "--initial-balance", "100", "--coordinator-key", settled_secret,
+                     "--workflow-key", service_secret},
+                    dir.File("bank.err"));
+  const int port = testing::ListeningPort(bank);
+  REQUIRE(port > 0);
+  CHECK_THAT(testing::ReadFile(dir.File("bank.err")),
+             Catch::Contains("; workflow steps: hmac-sha256"));
+  const std::string bank_url = "http://127.0.0.1:" + std::to_string(port);
+  const std::string input = R"({"from_bank":")" + bank_url + R"(","from":"1","to_bank":")" +
+                            bank_url + R"(","to":"2","amount":30})";
+
+  // Unsigned: its first Try is refused, the run stops, nothing moves.
+  const int unsigned_port = testing::UnusedPort();
+  ChildProcess unsigned_service(
+      {BANK_WORKFLOW_BINARY, "--coordinator", coordinator, "--port", std::to_string(unsigned_port)},
+      dir.File("unsigned.err"));
+  REQUIRE_FALSE(unsigned_service.WaitForLine("listening on", kWait).empty());
+  CHECK(JsonClient(unsigned_port).Post("/api/transfers?gid=wf-unsigned", input).status == 503);
+  CHECK(Balance(port, "1") == 100);
+
+  const int signed_port = testing::UnusedPort();
+  ChildProcess service({BANK_WORKFLOW_BINARY, "--coordinator", coordinator, "--port",
+                        std::to_string(signed_port), "--signing-key", service_secret},
+                       dir.File("service.err"));
+  REQUIRE_FALSE(service.WaitForLine("listening on", kWait).empty());
+  const auto moved = JsonClient(signed_port).Post("/api/transfers?gid=wf-signed", input);
+  CHECK(moved.status == 200);
+  CHECK(Balance(port, "1") == 70);
+  CHECK(Balance(port, "2") == 130);
+}
+
 }  // namespace
 }  // namespace settle

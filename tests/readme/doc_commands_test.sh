@@ -16,7 +16,7 @@
 # `needs` starts the named background blocks of the same file first, wherever they stand in
 # it. Each block is run by `bash -e -o pipefail`, in a copy of the source tree whose
 # build/bin is the build's binaries, so that nothing a command writes lands in the checkout.
-# The documented ports are fixed (36789, 8081 to 8084, 8090): the test is RUN_SERIAL, and it fails
+# The documented ports are fixed (36789, 8081 to 8084, 8090, 8091): the test is RUN_SERIAL, and it fails
 # rather than talk to something that already answers a ready URL.
 #
 # Usage: doc_commands_test.sh SOURCE_DIR BIN_DIR
@@ -310,7 +310,7 @@ wait_for_free_ports() {
   local deadline=$((SECONDS + 90)) port busy
   while :; do
     busy=
-    for port in 36789 36790 8081 8082 8083 8084 8090; do
+    for port in 36789 36790 8081 8082 8083 8084 8090 8091; do
       if [ -n "$(ss -Htan "( sport = :$port )" 2>/dev/null)" ]; then busy=$port; break; fi
     done
     [ -z "$busy" ] && return 0

@@ -170,8 +170,22 @@ WorkflowStep OnFinish(Dtm* w) {
   return step;
 }
 
-// TestWorkflowNormal, TestWorkflowRollback: OnFinish, then TransOut and TransIn (the payee
-// `to`, which the bank refuses when it has no such account).
+// A workflow's code in this file: a free coroutine given the case's world (a lambda that is a
+// coroutine must not capture).
+using Code = asio::awaitable<Result<std::string>> (*)(Dtm*, Workflow&, std::string);
+
+// Registers `code` as workflow `name` of the case's service.
+void Register(Dtm& w, const std::string& name, Code code) {
+  REQUIRE(w.workflows
+              ->Register(name,
+                         [w = &w, code](Workflow& wf, std::string input) {
+                           return code(w, wf, std::move(input));
+                         })
+              .ok());
+}
+
+// TestWorkflowNormal, TestWorkflowRollback: OnFinish, then TransOut and TransIn to the payee
+// given as the input (9: no such account, the bank refuses).
 asio::awaitable<Result<std::string>> FinishOutIn(Dtm* w, Workflow& wf, std::string to) {
   WorkflowStep finish = OnFinish(w);
   Result<std::string> none = co_await wf.Do(finish);
@@ -188,11 +202,8 @@ asio::awaitable<Result<std::string>> FinishOutIn(Dtm* w, Workflow& wf, std::stri
 TEST_CASE("DTM TestWorkflowNormal: two saga steps succeed and OnFinish commits",
           "[sdk][workflow][dtm]") {
   Dtm w;
-  REQUIRE(w.workflows
-              ->Register("normal",
-                         [w = &w](Workflow& wf, std::string) { return FinishOutIn(w, wf, "2"); })
-              .ok());
-  REQUIRE(w.workflows->Execute("normal", "wf-normal", "").ok());
+  Register(w, "normal", FinishOutIn);
+  REQUIRE(w.workflows->Execute("normal", "wf-normal", "2").ok());
   CHECK(w.Status("wf-normal") == "succeed");
   CHECK(w.Moved());
   CHECK(w.finished == std::vector<std::string>{"commit"});
@@ -201,11 +212,8 @@ TEST_CASE("DTM TestWorkflowNormal: two saga steps succeed and OnFinish commits",
 TEST_CASE("DTM TestWorkflowRollback: a refused step rolls back the steps before it",
           "[sdk][workflow][dtm]") {
   Dtm w;
-  REQUIRE(w.workflows
-              ->Register("wf-rollback-case",
-                         [w = &w](Workflow& wf, std::string) { return FinishOutIn(w, wf, "9"); })
-              .ok());
-  Result<std::string> failed = w.workflows->Execute("wf-rollback-case", "wf-rollback", "");
+  Register(w, "wf-rollback-case", FinishOutIn);
+  Result<std::string> failed = w.workflows->Execute("wf-rollback-case", "wf-rollback", "9");
   CHECK(failed.status().code() == StatusCode::kConflict);
   CHECK(w.Status("wf-rollback") == "failed");
   CHECK(w.SameBalances());
@@ -226,10 +234,7 @@ asio::awaitable<Result<std::string>> TccOutIn(Dtm* w, Workflow& wf, std::string)
 TEST_CASE("DTM TestWorkflowTcc: TCC steps confirm after the workflow succeeds",
           "[sdk][workflow][dtm][tcc]") {
   Dtm w;
-  REQUIRE(w.workflows
-              ->Register("tcc", [w = &w](Workflow& wf,
-                                         std::string in) { return TccOutIn(w, wf, std::move(in)); })
-              .ok());
+  Register(w, "tcc", TccOutIn);
   REQUIRE(w.workflows->Execute("tcc", "wf-tcc", "").ok());
   CHECK(w.Status("wf-tcc") == "succeed");
   CHECK(w.Moved());
@@ -240,11 +245,7 @@ TEST_CASE("DTM TestWorkflowTccRollback: a Try answering FAILURE cancels every Tr
           "[sdk][workflow][dtm][tcc]") {
   Dtm w;
   w.Once("/TransInTry", 409, "FAILURE");
-  REQUIRE(w.workflows
-              ->Register(
-                  "tcc-rollback",
-                  [w = &w](Workflow& wf, std::string in) { return TccOutIn(w, wf, std::move(in)); })
-              .ok());
+  Register(w, "tcc-rollback", TccOutIn);
   CHECK(w.workflows->Execute("tcc-rollback", "wf-tcc-rb", "").status().code() ==
         StatusCode::kConflict);
   CHECK(w.Status("wf-tcc-rb") == "failed");
@@ -346,12 +347,7 @@ asio::awaitable<Result<std::string>> OngoingFirst(Dtm* w, Workflow& wf, std::str
 TEST_CASE("DTM TestWorkflowSimpleResume: a handler answering ONGOING is resumed to the end",
           "[sdk][workflow][dtm]") {
   Dtm w;
-  REQUIRE(w.workflows
-              ->Register("simple-resume",
-                         [w = &w](Workflow& wf, std::string in) {
-                           return OngoingFirst(w, wf, std::move(in));
-                         })
-              .ok());
+  Register(w, "simple-resume", OngoingFirst);
   CHECK(w.workflows->Execute("simple-resume", "wf-simple", "").status().code() ==
         StatusCode::kPending);
   w.ResumeNow("wf-simple");
@@ -373,11 +369,7 @@ asio::awaitable<Result<std::string>> GrpcOutIn(Dtm* w, Workflow& wf, std::string
 TEST_CASE("DTM TestWorkflowGrpcSimple and GrpcRollback: gRPC steps, the refused one rolled back",
           "[sdk][workflow][dtm][grpc]") {
   Dtm w(Link::kGrpc);
-  REQUIRE(
-      w.workflows
-          ->Register("grpc", [w = &w](Workflow& wf,
-                                      std::string to) { return GrpcOutIn(w, wf, std::move(to)); })
-          .ok());
+  Register(w, "grpc", GrpcOutIn);
   CHECK(w.workflows->Execute("grpc", "wf-grpc-fail", "9").status().code() == StatusCode::kConflict);
   CHECK(w.Status("wf-grpc-fail") == "failed");
   CHECK(w.SameBalances());
@@ -389,12 +381,7 @@ TEST_CASE("DTM TestWorkflowGrpcSimple and GrpcRollback: gRPC steps, the refused 
 TEST_CASE("DTM TestWorkflowGrpcError: a gRPC step's error is resumed to the end",
           "[sdk][workflow][dtm][grpc]") {
   Dtm w(Link::kGrpc);
-  REQUIRE(w.workflows
-              ->Register("grpc-error",
-                         [w = &w](Workflow& wf, std::string to) {
-                           return GrpcOutIn(w, wf, std::move(to));
-                         })
-              .ok());
+  Register(w, "grpc-error", GrpcOutIn);
   w.grpc_errors = 1;
   CHECK(w.workflows->Execute("grpc-error", "wf-grpc-error", "2").status().code() ==
         StatusCode::kUnavailable);
@@ -421,10 +408,7 @@ asio::awaitable<Result<std::string>> Mixed(Dtm* w, Workflow& wf, std::string) {
 TEST_CASE("DTM TestWorkflowMixed: gRPC and HTTP steps, saga and TCC, in one workflow",
           "[sdk][workflow][dtm][grpc]") {
   Dtm w(Link::kGrpc);
-  REQUIRE(w.workflows
-              ->Register("mixed", [w = &w](Workflow& wf,
-                                           std::string in) { return Mixed(w, wf, std::move(in)); })
-              .ok());
+  Register(w, "mixed", Mixed);
   REQUIRE(w.workflows->Execute("mixed", "wf-mixed", "").ok());
   CHECK(w.Status("wf-mixed") == "succeed");
   CHECK(w.Moved());
@@ -455,12 +439,7 @@ asio::awaitable<Result<std::string>> OngoingEverywhere(Dtm* w, Workflow& wf, std
 TEST_CASE("DTM TestWorkflowGrpcRollbackResume: ONGOING at five points, resumed to a rollback",
           "[sdk][workflow][dtm][grpc]") {
   Dtm w(Link::kGrpc);
-  REQUIRE(w.workflows
-              ->Register("rollback-resume",
-                         [w = &w](Workflow& wf, std::string in) {
-                           return OngoingEverywhere(w, wf, std::move(in));
-                         })
-              .ok());
+  Register(w, "rollback-resume", OngoingEverywhere);
   CHECK(w.workflows->Execute("rollback-resume", "wf-rb-resume", "").status().code() ==
         StatusCode::kPending);
   CHECK(w.Status("wf-rb-resume") == "prepared");
