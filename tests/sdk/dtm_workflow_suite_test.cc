@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eventually.h"
+#include "fake_clock.h"
 #include "fault_proxy.h"
 #include "in_process_settled.h"
 #include "sdk_bank.h"
@@ -58,7 +59,8 @@ enum class Link { kHttp, kGrpc };
 
 // One case's world. Members stop in reverse: the resume server before the workflows it runs.
 struct Dtm {
-  explicit Dtm(Link over = Link::kHttp) {
+  explicit Dtm(Link over = Link::kHttp, const Clock* clock = nullptr)
+      : settled([](app::ServerConfig& c) { c.grpc.enabled = true; }, "", "", "", clock) {
     // TransOut answers an error to its next grpc_errors calls, as MainSwitch.SetOnce("ERROR").
     grpc_bank
         .OnAction("/bank.Bank/TransOut",
@@ -143,12 +145,13 @@ struct Dtm {
   std::atomic<int> grpc_errors{0};
   GrpcBranchServer grpc_bank{GrpcBranchServerOptions{.threads = 4}};
   int grpc_bank_port = 0;
-  InProcessSettled settled{[](app::ServerConfig& c) { c.grpc.enabled = true; }};
+  InProcessSettled settled;
   std::unique_ptr<CoordinatorLink> link;
   std::unique_ptr<Workflows> workflows;
   std::atomic<int> resumes{0};
   Participant resume_server{ParticipantOptions{.threads = 2, .io_threads = 1}};
   OngoingSteps ongoing;
+  testing::FakeClock* clock = nullptr;  // settled's, when the case gave one
   std::mutex mutex;
   std::vector<std::string> finished;  // what OnFinish saw: "commit" or "rollback"
 };
@@ -452,6 +455,44 @@ TEST_CASE("DTM TestWorkflowGrpcRollbackResume: ONGOING at five points, resumed t
   CHECK(w.Status("wf-rb-resume") == "failed");
   CHECK(w.SameBalances());
   CHECK(w.ongoing.next.load() == 5);
+}
+
+// Not DTM's (its server never times a workflow out): a step that ends after the workflow's
+// timeout_to_fail cannot be recorded; the SDK takes that refusal as the step failing, so the
+// workflow rolls back, the step included, and ends failed instead of retrying for ever.
+asio::awaitable<Result<std::string>> SlowOut(Dtm* w, Workflow& wf, std::string) {
+  WorkflowStep out = wf.SagaStep("trans-out", w->Saga("TransOut"), Body("1"));
+  out.action = [w, pay = out.action](const BranchRequest& call) {
+    Result<std::string> paid = pay(call);
+    w->clock->Advance(std::chrono::seconds(11));  // the step took longer than the workflow may
+    return paid;
+  };
+  Result<std::string> paid = co_await wf.Do(out);
+  if (!paid) co_return paid.status();
+  co_return std::string();
+}
+
+TEST_CASE("a step recorded after the workflow's timeout_to_fail fails it, and it rolls back",
+          "[sdk][workflow]") {
+  testing::FakeClock clock(SystemClock().Now());
+  Dtm w(Link::kHttp, &clock);
+  w.clock = &clock;
+  WorkflowsOptions options;
+  options.resume_url = "http://127.0.0.1:1/resume";
+  options.options.timeout_to_fail = std::chrono::seconds(10);
+  Workflows timed(*w.link, options);
+  REQUIRE(timed
+              .Register("slow",
+                        [w = &w](Workflow& wf, std::string input) {
+                          return SlowOut(w, wf, std::move(input));
+                        })
+              .ok());
+  Result<std::string> failed = timed.Execute("slow", "wf-slow", "");
+  CHECK(failed.status().code() == StatusCode::kConflict);
+  CHECK_THAT(failed.status().message(), Catch::Contains("timed out (timeout_to_fail 10 s)"));
+  CHECK(w.Status("wf-slow") == "failed");
+  CHECK(w.SameBalances());  // the debit that could not be recorded was compensated
+  CHECK(w.proxy.Seen("/TransOutCompensate") == 1);
 }
 
 }  // namespace

@@ -189,7 +189,7 @@ Status CheckStepInTime(const storage::GlobalRecord& global, const RegisterBranch
   const Duration deadline = global.options.timeout_to_fail;
   if (deadline <= Duration(0) || now < global.create_time + deadline) return Status::Ok();
   if (StepOp(request.op) != BranchOp::kAction) return Status::Ok();
-  return Status::Conflict("gid " + global.gid + " timed out (timeout_to_fail " +
+  return Status::Conflict("gid " + global.gid + " " + std::string(kWorkflowTimedOut) + " " +
                           std::to_string(deadline.count() / 1000) +
                           " s): it records no new action, and rolls back");
 }

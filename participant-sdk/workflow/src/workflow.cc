@@ -102,9 +102,16 @@ Status Workflow::Record(const std::string& branch_id, BranchOp op, BranchStatus 
   record.tracestate = options_.tracestate;
   Result<RegisteredBranch> stored = link_.RegisterBranch(record);
   if (stored) return Status::Ok();
-  // Whatever the coordinator said (another run recorded this step otherwise, the workflow
-  // ended meanwhile, it was unreachable), this run cannot go on from what it knows: the next
-  // one replays the log as it is. Never a Conflict, which the handler would read as the
+  if (stored.status().code() == StatusCode::kConflict &&
+      stored.status().message().find(kWorkflowTimedOut) != std::string::npos) {
+    // The coordinator takes no new action past the workflow's timeout_to_fail (its rollbacks
+    // and its submit still): the business's refusal, as far as this run is concerned.
+    return Status::Conflict("recording step " + branch_id + " of workflow " + gid_ + ": " +
+                            stored.status().message());
+  }
+  // Anything else the coordinator said (another run recorded this step otherwise, the workflow
+  // ended meanwhile, it was unreachable): this run cannot go on from what it knows, and the
+  // next one replays the log as it is. Never a Conflict, which the handler would read as the
   // business saying no.
   return Status::Unavailable("recording step " + branch_id + " (" + std::string(ToString(op)) +
                              ") of workflow " + gid_ + ": " + stored.status().message());
@@ -128,6 +135,10 @@ asio::awaitable<Result<std::string>> Workflow::Do(const WorkflowStep& step) {
     const std::string bytes = done.ok() ? *done : done.status().message();
     if (Status s = Record(branch_id, BranchOp::kAction, status, StepRecordData(step.name, bytes));
         !s.ok()) {
+      if (s.code() != StatusCode::kConflict) co_return s;
+      // Past the workflow's timeout_to_fail: the step ran but is not recorded, and the
+      // workflow must end. It fails here, the step rolled back with the others.
+      if (step.on_rollback) rollbacks_.push_back({branch_id, step.name, step.on_rollback});
       co_return s;
     }
     record = StepRecord{step.name, status, bytes};

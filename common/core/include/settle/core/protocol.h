@@ -84,6 +84,10 @@ Status CheckWorkflowName(std::string_view name);
 // kind asked for, to a URL of the client's choosing. Without case, for participants that
 // compare so.
 bool IsBranchOpName(std::string_view name);
+// What the coordinator's refusal (409) of a workflow's action says once the workflow's
+// timeout_to_fail has passed (docs/protocol.md §3.16): "gid g timed out (timeout_to_fail N s):
+// ...". The SDK reads it as the step failing, so that the workflow rolls back and ends.
+inline constexpr std::string_view kWorkflowTimedOut = "timed out (timeout_to_fail";
 
 // "01", "02", ...: the branch id of saga step `index` (0-based) and of the n-th TCC branch an
 // SDK registers.

@@ -66,7 +66,9 @@ class Workflow {
   // step without a valid name or action; Internal when the step log holds another step at this
   // place (StepLog::Find); Unavailable when its outcome could not be recorded (the next run
   // calls it again). Return any of them from the handler: the run stops, the workflow goes on
-  // later.
+  // later. Conflict too when the coordinator refuses to record the step because the
+  // workflow's timeout_to_fail has passed: the step is rolled back with the others, and the
+  // workflow fails.
   asio::awaitable<Result<std::string>> Do(const WorkflowStep& step);
 
   // A step whose action is a call to a branch URL (an http(s):// URL, or a gRPC method with a
