@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,6 +76,17 @@ asio::awaitable<Result<std::string>> Transfer(Workflow& wf, std::string input) {
   co_return "moved " + std::to_string(t->amount);
 }
 
+// The bearer token in `path`: its first line, without surrounding blanks.
+Result<std::string> ReadToken(const std::string& path) {
+  std::ifstream file(path);
+  std::string line;
+  if (!file || !std::getline(file, line)) return Status::InvalidArgument("cannot read " + path);
+  const std::size_t first = line.find_first_not_of(" \t\r");
+  const std::size_t last = line.find_last_not_of(" \t\r");
+  if (first == std::string::npos) return Status::InvalidArgument(path + " holds no token");
+  return line.substr(first, last - first + 1);
+}
+
 HttpReply JsonReply(int status, json body) { return HttpReply{status, body.dump()}; }
 
 }  // namespace
@@ -100,6 +112,11 @@ int main(int argc, char** argv) {
                  "Sign the steps' calls with this key (PEM Ed25519 private key, or hmac:<base64>): "
                  "banks started with --workflow-key run only signed ones")
       ->check(CLI::ExistingFile);
+  std::string token_file;
+  app.add_option("--token-file", token_file,
+                 "Send settled the client token this file holds (settled with tokens): the "
+                 "workflows it starts are this service's, and it resumes no other client's")
+      ->check(CLI::ExistingFile);
   CLI11_PARSE(app, argc, argv);
   BlockStopSignals();
 
@@ -108,6 +125,12 @@ int main(int argc, char** argv) {
     Result<signing::SigningKey> key = signing::SigningKey::FromFile(signing_key);
     if (!key) return std::fprintf(stderr, "--signing-key: %s\n", key.status().message().c_str()), 2;
     link.signing_key = std::move(*key);
+  }
+  if (!token_file.empty()) {
+    Result<std::string> token = ReadToken(token_file);
+    if (!token)
+      return std::fprintf(stderr, "--token-file: %s\n", token.status().message().c_str()), 2;
+    link.headers["Authorization"] = "Bearer " + *token;
   }
   Result<std::unique_ptr<Client>> client = Client::Create(coordinator + "/api/settle", link);
   if (!client)

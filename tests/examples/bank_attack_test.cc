@@ -46,10 +46,11 @@ using testing::TempDir;
 
 constexpr auto kWait = std::chrono::seconds(20);
 
-// settled's Ed25519 key pair, as files: the private key for settled, the public one for banks.
+// An Ed25519 key pair, as files: the private key for its signer (settled, or a workflow's
+// service with `stem` "service"), the public one for banks.
 struct SettledKey {
-  explicit SettledKey(TempDir& dir)
-      : private_file(dir.File("settled.pem")), public_file(dir.File("settled.pub")) {
+  explicit SettledKey(TempDir& dir, const std::string& stem = "settled")
+      : private_file(dir.File(stem + ".pem")), public_file(dir.File(stem + ".pub")) {
     EVP_PKEY* key = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
     REQUIRE(key != nullptr);
     for (const bool private_half : {true, false}) {
@@ -432,6 +433,90 @@ TEST_CASE(
   CHECK(bank.Account("1") == std::pair(95LL, 0LL));
   CHECK(bank.Account("2") == std::pair(105LL, 0LL));
   CHECK(bank.Account("3") == std::pair(100LL, 0LL));
+}
+
+// A workflow's resume URL is its service's, and whoever prepares a workflow names one. Mallory,
+// who holds a client token of her own, prepares a "transfer" whose input pays her, with
+// bank-workflow's resume URL: settled resumes it there, and the service would sign its steps
+// with the key the banks trust for workflows. The service resumes only the workflows settled
+// shows it (docs/protocol.md §3.16): with its own token, another client's gid is absent (§1.6),
+// so it refuses, and no money moves.
+TEST_CASE("a workflow another client prepares with a service's resume URL moves no money",
+          "[bank][attack][workflow][process]") {
+  constexpr const char* kServiceToken = "client-token-of-bank-workflow";
+  constexpr const char* kMalloryToken = "client-token-of-mallory-0000";
+  TempDir dir;
+  const SettledKey key(dir);
+  const SettledKey service_key(dir, "service");
+  std::ofstream(dir.File("tokens")) << "client " << kServiceToken << " # bank-workflow\n"
+                                    << "client " << kMalloryToken << " # mallory\n";
+  std::ofstream(dir.File("service.token")) << kServiceToken << "\n";
+  SettledProcess settled(dir.File("settle.db"),
+                         {"--signing-key", key.private_file, "--token-file", dir.File("tokens"),
+                          "--retry-interval", "100ms", "--retry-max", "500ms"});
+  Bank a(dir, "bank-a", key, {"--workflow-key", service_key.public_file});
+  Bank b(dir, "bank-b", key, {"--workflow-key", service_key.public_file});
+  const int port = testing::UnusedPort();
+  ChildProcess service(
+      std::vector<std::string>{BANK_WORKFLOW_BINARY, "--coordinator",
+                               "http://127.0.0.1:" + std::to_string(settled.port()), "--port",
+                               std::to_string(port), "--signing-key", service_key.private_file,
+                               "--token-file", dir.File("service.token"), "--retry-interval", "1"},
+      dir.File("bank-workflow.log"));
+  REQUIRE_FALSE(service.WaitForLine("bank-workflow listening on", kWait).empty());
+  const auto input = [&](const std::string& to, int amount) {
+    return nlohmann::json{{"from_bank", "http://127.0.0.1:" + std::to_string(a.http_port)},
+                          {"from", "1"},
+                          {"to_bank", "http://127.0.0.1:" + std::to_string(b.http_port)},
+                          {"to", to},
+                          {"amount", amount}}
+        .dump();
+  };
+
+  // The service's own transfer moves money: it is wired to.
+  JsonClient users(port);
+  REQUIRE(users.Post("/api/transfers?gid=honest-1", input("2", 10)).status == 200);
+  CHECK(a.Account("1") == std::pair(90LL, 0LL));
+  CHECK(b.Account("2") == std::pair(110LL, 0LL));
+
+  JsonClient mallory = testing::ClientWith(settled.port(), kMalloryToken);
+  const nlohmann::json custom = {{"name", "transfer"}, {"data", Base64Encode(input("3", 50))}};
+  REQUIRE(mallory
+              .PostJson("/api/dtmsvr/prepareWorkflow",
+                        {{"gid", "mallory-1"},
+                         {"trans_type", "workflow"},
+                         {"custom_data", custom.dump()},
+                         {"query_prepared", "http://127.0.0.1:" + std::to_string(port) + "/resume"},
+                         {"retry_interval", 1}})
+              .status == 200);
+  // settled resumes it at the service, twice at least; the service refuses it each time.
+  std::string last_error;
+  const bool refused_twice = testing::Eventually(
+      [&] {
+        const auto q = mallory.Get("/api/dtmsvr/query?gid=mallory-1");
+        for (const auto& branch : q.json["branches"]) {
+          if (branch.value("op", "") != "resume") continue;
+          last_error = branch.value("last_error", "");
+          return branch.value("attempts", 0) >= 2;
+        }
+        return false;
+      },
+      kWait);
+  INFO("the resume's last_error: " << last_error);
+  REQUIRE(refused_twice);
+  CHECK_THAT(last_error, Catch::Contains("no workflow mallory-1 to resume"));
+  CHECK(a.Account("1") == std::pair(90LL, 0LL));
+  CHECK(b.Account("3") == std::pair(100LL, 0LL));
+
+  // Her gid handed to the service by a user of its own is refused as another's (400), and
+  // starts nothing.
+  const auto taken = users.Post("/api/transfers?gid=mallory-1", input("2", 10));
+  CHECK(taken.status == 400);
+  CHECK_THAT(taken.body, Catch::Contains("already exists"));
+  CHECK(a.Account("1") == std::pair(90LL, 0LL));
+  CHECK(b.Account("2") == std::pair(110LL, 0LL));
+  // Her workflow is still hers, prepared: settled goes on resuming it until she ends it.
+  CHECK(mallory.Get("/api/dtmsvr/query?gid=mallory-1").json["transaction"]["status"] == "prepared");
 }
 
 }  // namespace
