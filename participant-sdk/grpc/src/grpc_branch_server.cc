@@ -159,6 +159,14 @@ class BranchReactor final : public grpc::ServerGenericBidiReactor {
 
  private:
   void Answer(const BranchReply& reply);
+  // Whether a call whose message is read (`read`: how reading its metadata went) goes on: a
+  // call the server's policy refuses for `kind` is finished, then one that could not be read is
+  // answered its error (so that an unsigned call learns nothing of its metadata).
+  bool Admitted(const std::string& message, CallKind kind, const Status& read);
+  // Runs `handle` on `call` (its headers and trace filled in) on the handler pool, never on
+  // gRPC's threads (the business code may block), and answers what it returns.
+  template <typename Call, typename Handle>
+  void Dispatch(Call call, Handle handle);
   void ServeResume(const ResumeHandler& handler, const std::string& method,
                    const std::string& message);
 
@@ -338,21 +346,10 @@ void BranchReactor::OnReadDone(bool ok) {
   // Judged on the metadata as read for the handler, so that the op deciding the Try policy is
   // the op the handler sees, and on the route, so that no caller picks its own policy.
   const CallKind kind = read.ok() ? KindOf(route->second, request) : CallKind::kCoordinators;
-  if (grpc::Status admitted = Admit(server_, *context_, request.body, kind); !admitted.ok()) {
-    Finish(admitted);
-    return;
-  }
-  if (!read.ok()) {
-    Answer(BranchReply::Error(read));
-    return;
-  }
-  request.headers = HeadersOf(context_->client_metadata());
-  request.trace = ReadCallTrace(request.headers);
-  // The business code may block: on the handler pool, never on gRPC's threads.
+  if (!Admitted(request.body, kind, read)) return;
   const Route* chosen = &route->second;
-  asio::post(server_.pool, [this, chosen, request = std::move(request)] {
-    Answer(RunHandler(*chosen, request));
-  });
+  Dispatch(std::move(request),
+           [chosen](const BranchRequest& call) { return RunHandler(*chosen, call); });
 }
 
 void BranchReactor::ServeResume(const ResumeHandler& handler, const std::string& method,
@@ -362,22 +359,32 @@ void BranchReactor::ServeResume(const ResumeHandler& handler, const std::string&
   Status read = ReadResumeMetadata(context_->client_metadata(), resume);
   if (read.ok()) read = ReadWorkflowData(message, resume.input);
   // settled's call: an unsigned one would run (and end) a workflow of the caller's choosing.
-  if (grpc::Status admitted = Admit(server_, *context_, message, CallKind::kCoordinators);
-      !admitted.ok()) {
+  if (!Admitted(message, CallKind::kCoordinators, read)) return;
+  Dispatch(std::move(resume), [&handler](const ResumeRequest& call) {
+    BranchReply reply = CaughtReply("handler", [&] { return handler(call); });
+    reply.body.clear();  // google.protobuf.Empty
+    return reply;
+  });
+}
+
+bool BranchReactor::Admitted(const std::string& message, CallKind kind, const Status& read) {
+  if (grpc::Status admitted = Admit(server_, *context_, message, kind); !admitted.ok()) {
     Finish(admitted);
-    return;
+    return false;
   }
   if (!read.ok()) {
     Answer(BranchReply::Error(read));
-    return;
+    return false;
   }
-  resume.headers = HeadersOf(context_->client_metadata());
-  resume.trace = ReadCallTrace(resume.headers);
-  asio::post(server_.pool, [this, &handler, resume = std::move(resume)] {
-    BranchReply reply = CaughtReply("handler", [&] { return handler(resume); });
-    reply.body.clear();  // google.protobuf.Empty
-    Answer(reply);
-  });
+  return true;
+}
+
+template <typename Call, typename Handle>
+void BranchReactor::Dispatch(Call call, Handle handle) {
+  call.headers = HeadersOf(context_->client_metadata());
+  call.trace = ReadCallTrace(call.headers);
+  asio::post(server_.pool,
+             [this, call = std::move(call), handle = std::move(handle)] { Answer(handle(call)); });
 }
 
 void BranchReactor::Answer(const BranchReply& reply) {

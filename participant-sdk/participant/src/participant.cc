@@ -149,8 +149,8 @@ struct Participant::Impl {
   // a workflow's step call on a branch route. The route decides as much as the query, so that
   // no caller picks its policy by what it claims (GrpcBranchServer follows the same rule). A
   // refusal is answered here: 401, a reason that is no verdict (the coordinator retries it, and
-  // never reads it as FAILURE), counted and logged once with the caller's address and what the call
-  // named.
+  // never reads it as FAILURE), counted and logged once with the caller's address and what the
+  // call named.
   bool Admit(const net::Request& req, net::Response& res, CallKind kind) const {
     if (!options.signed_calls) return true;
     const std::string* host = req.Header("Host");

@@ -36,10 +36,11 @@ Status StatusOfAnswer(const BranchAnswer& answer) {
   return Status::Unavailable(answer.description);
 }
 
-// A call of `url` for `step`, as `op` (the step's own op, or TCC's try, confirm and cancel).
-Result<BranchAnswer> CallUrl(CoordinatorLink& link, const TransOptions& options,
-                             const std::string& url, const std::string& body,
-                             const BranchRequest& step, BranchOp op) {
+// A call of `url` for `step`, as `op` (the step's own op, or TCC's try, confirm and cancel):
+// the answer's body, or the answer as a step's outcome.
+Result<std::string> CallAs(CoordinatorLink& link, const TransOptions& options,
+                           const std::string& url, const std::string& body,
+                           const BranchRequest& step, BranchOp op) {
   OwnBranchCall call;
   call.url = url;
   call.gid = step.gid;
@@ -52,29 +53,26 @@ Result<BranchAnswer> CallUrl(CoordinatorLink& link, const TransOptions& options,
           ? std::chrono::duration_cast<std::chrono::milliseconds>(*options.request_timeout)
           : link.timeout();
   call.headers = options.branch_headers;
-  return link.CallBranch(call);
+  Result<BranchAnswer> answer = link.CallBranch(call);
+  if (!answer) return answer.status();
+  if (Status s = StatusOfAnswer(*answer); !s.ok()) return s;
+  return std::move(answer->body);
 }
 
-// An action calling `url` as `op`: its answer's body, or the answer as a step's outcome.
+// An action calling `url` as `op`.
 StepAction UrlAction(CoordinatorLink& link, const TransOptions& options, std::string url,
                      std::string body, BranchOp op) {
   return [&link, &options, url = std::move(url), body = std::move(body),
-          op](const BranchRequest& call) -> Result<std::string> {
-    Result<BranchAnswer> answer = CallUrl(link, options, url, body, call, op);
-    if (!answer) return answer.status();
-    if (Status s = StatusOfAnswer(*answer); !s.ok()) return s;
-    return std::move(answer->body);
-  };
+          op](const BranchRequest& call) { return CallAs(link, options, url, body, call, op); };
 }
 
-// A phase 2 calling `url` as `op`.
+// A phase 2 calling `url` as `op` (none: the step's own op, commit or rollback).
 StepPhase2 UrlPhase2(CoordinatorLink& link, const TransOptions& options, std::string url,
                      std::string body, std::optional<BranchOp> op) {
   return [&link, &options, url = std::move(url), body = std::move(body),
-          op](const BranchRequest& call) -> Status {
-    Result<BranchAnswer> answer = CallUrl(link, options, url, body, call, op.value_or(call.op));
-    if (!answer) return answer.status();
-    return StatusOfAnswer(*answer);
+          op](const BranchRequest& call) {
+    Result<std::string> done = CallAs(link, options, url, body, call, op.value_or(call.op));
+    return done ? Status::Ok() : done.status();
   };
 }
 

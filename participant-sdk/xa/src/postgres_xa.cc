@@ -55,7 +55,13 @@ class PostgresXa::Impl {
     Result<std::string> name = PreparedTransactionName(request.gid, request.branch_id);
     if (!name) return BranchReply::Failure(name.status().message());
 
-    if (Status s = Prepare(request, business, *name); !s.ok()) return BranchReply::Error(s);
+    {
+      Result<std::unique_ptr<db::PgPool::Lease>> lease = pool_.Acquire();
+      if (!lease) return BranchReply::Error(lease.status());
+      if (Status s = Prepare(request, business, *name, ***lease); !s.ok()) {
+        return BranchReply::Error(s);
+      }
+    }  // the connection goes back to the pool before the registration's call
 
     const Result<RegisteredBranch> registered = coordinator_.RegisterBranch(BranchRegistration{
         .gid = request.gid,
@@ -92,8 +98,7 @@ class PostgresXa::Impl {
     Result<bool> prepared = IsPrepared(***lease, *name);
     if (!prepared) return prepared.status();
     if (*prepared) return Status::Ok();
-    lease->reset();
-    return Prepare(request, business, *name);
+    return Prepare(request, business, *name, ***lease);
   }
 
   BranchReply Phase2(const XaRequest& request) {
@@ -128,11 +133,10 @@ class PostgresXa::Impl {
   }
 
  private:
-  // Steps 1 to 3 of the header: OK once the transaction is prepared.
-  Status Prepare(const XaRequest& request, const XaBusiness& business, const std::string& name) {
-    Result<std::unique_ptr<db::PgPool::Lease>> lease = pool_.Acquire();
-    if (!lease) return lease.status();
-    db::PgConnection& db = ***lease;
+  // Steps 1 to 3 of the header on `db`, a connection leased by the caller: OK once the
+  // transaction is prepared.
+  Status Prepare(const XaRequest& request, const XaBusiness& business, const std::string& name,
+                 db::PgConnection& db) {
     // A pooled connection may have died while idle: BEGIN notices, and the retry connects
     // again.
     Status begun = db.Run("BEGIN; SET LOCAL synchronous_commit = on");
@@ -140,7 +144,8 @@ class PostgresXa::Impl {
     if (!begun.ok()) {
       return Status(begun.code(), "beginning " + BranchName(request) + ": " + begun.message());
     }
-    // From here on, an early return rolls back: the lease does when it goes back to the pool.
+    // From here on, an early return rolls back: the caller's lease does when it goes back to the
+    // pool.
     Result<db::PgResult> marked =
         db.Query(kInsertPostgresBarrierRowSql, db::PgParams()
                                                    .Text("xa")
