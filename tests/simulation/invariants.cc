@@ -14,8 +14,10 @@ bool Allowed(TransType type, GlobalStatus from, GlobalStatus to) {
   if (from == to) return true;
   switch (from) {
     case GlobalStatus::kPrepared:
+      // A workflow ends from prepared, as its client's submit says.
       return to == GlobalStatus::kSubmitted || to == GlobalStatus::kAborting ||
-             to == GlobalStatus::kFailed;
+             to == GlobalStatus::kFailed ||
+             (type == TransType::kWorkflow && to == GlobalStatus::kSucceed);
     case GlobalStatus::kSubmitted:
       // A saga aborts from submitted (an action's FAILURE, its timeout, its retry_limit); a
       // TCC or a message without retry_limit only succeeds.
@@ -39,14 +41,29 @@ const Client* Find(const std::vector<Client>& clients, const std::string& gid) {
   return nullptr;
 }
 
+const storage::BranchRecord* Row(const storage::Transaction& tx, const std::string& branch,
+                                 BranchOp op) {
+  for (const auto& row : tx.branches) {
+    if (row.branch_id == branch && row.op == op) return &row;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
-std::string Invariants::CheckStep(storage::Store& database,
+std::string Invariants::CheckStep(storage::Store& database, std::uint64_t commits,
                                   const std::function<void(std::string)>& note) {
+  if (read_at_ != commits) {
+    for (const Client& c : clients_) {
+      auto loaded = database.Load(c.gid);
+      if (!loaded.ok()) return "Load " + c.gid + ": " + loaded.status().ToString();
+      read_[c.gid] = std::move(*loaded);
+    }
+    read_at_ = commits;
+  }
   for (const Client& c : clients_) {
-    auto loaded = database.Load(c.gid);
-    if (!loaded.ok()) return "Load " + c.gid + ": " + loaded.status().ToString();
-    const storage::Transaction* tx = loaded->has_value() ? &**loaded : nullptr;
+    const std::optional<storage::Transaction>& stored = read_[c.gid];
+    const storage::Transaction* tx = stored.has_value() ? &*stored : nullptr;
     if (tx != nullptr) {
       auto last = last_status_.find(c.gid);
       const GlobalStatus now = tx->global.status;
@@ -62,6 +79,7 @@ std::string Invariants::CheckStep(storage::Store& database,
       return c.gid + " was stored and is gone";
     }
     if (std::string broken = CheckClientStep(c, tx); !broken.empty()) return broken;
+    if (std::string broken = CheckStepCalls(c, tx); !broken.empty()) return broken;
   }
   return "";
 }
@@ -84,9 +102,20 @@ std::string Invariants::CheckClientStep(const Client& c, const storage::Transact
     }
     if (!confirm || !cancel) return c.gid + "/" + b + ": registered OK but its rows are missing";
   }
-  if (c.type != TransType::kSaga && c.submit_ok && now != GlobalStatus::kSubmitted &&
-      now != GlobalStatus::kSucceed) {
+  if (c.type != TransType::kSaga && c.type != TransType::kWorkflow && c.submit_ok &&
+      now != GlobalStatus::kSubmitted && now != GlobalStatus::kSucceed) {
     return c.gid + ": submit answered OK but the status is " + Str(now);
+  }
+  if (c.type == TransType::kWorkflow && c.submit_ok && now != c.submitted) {
+    return c.gid + ": submit " + Str(c.submitted) + " answered OK but the status is " + Str(now);
+  }
+  for (const auto& [branch, op, status] : c.recorded_ok) {
+    const storage::BranchRecord* row = Row(*tx, branch, op);
+    if (row == nullptr || row->status != status) {
+      return c.gid + "/" + branch + "/" + Str(op) + ": recorded " + std::string(ToString(status)) +
+             " (answered OK) but " +
+             (row == nullptr ? "not stored" : "stored " + std::string(ToString(row->status)));
+    }
   }
   if (c.abort_ok && now != GlobalStatus::kAborting && now != GlobalStatus::kFailed) {
     return c.gid + ": abort answered OK but the status is " + Str(now);
@@ -105,6 +134,40 @@ std::string Invariants::CheckClientStep(const Client& c, const storage::Transact
   if (c.type == TransType::kMsg && !participant_.Delivered(c.gid).empty() &&
       participant_.LocalState(c.gid) != Participant::Local::kCommitted) {
     return c.gid + ": delivered although its sender's local transaction did not commit";
+  }
+  return "";
+}
+
+// The step calls a workflow's client made since the last step, judged against the store as it
+// was when they were made (a client's action changes nothing stored: its requests are answered
+// in later steps).
+std::string Invariants::CheckStepCalls(const Client& c, const storage::Transaction* tx) {
+  if (c.type != TransType::kWorkflow) return "";
+  const std::vector<Participant::StepCall>& calls = participant_.StepCalls(c.gid);
+  std::size_t& checked = step_calls_checked_[c.gid];
+  for (; checked < calls.size(); ++checked) {
+    const Participant::StepCall& call = calls[checked];
+    const std::string name = c.gid + "/" + call.branch;
+    if (tx == nullptr) return name + ": a step called for a workflow not stored";
+    if (call.op == BranchOp::kAction) {
+      // A recorded step is never executed again, unless a record that its run gave up on (and
+      // so did not tell the next run) landed after that run read the log.
+      if (Row(*tx, call.branch, BranchOp::kAction) != nullptr &&
+          !c.abandoned.count({call.branch, BranchOp::kAction})) {
+        return name + ": its action is executed again although it is recorded";
+      }
+      continue;
+    }
+    // Phase 2 runs in reverse over the recorded actions: a step's commit (rollback) only once
+    // every later step recorded succeeded (recorded at all) has its commit (rollback) stored.
+    for (const auto& row : tx->branches) {
+      if (row.op != BranchOp::kAction || row.branch_id <= call.branch) continue;
+      if (call.op == BranchOp::kCommit && row.status != BranchStatus::kSucceed) continue;
+      if (Row(*tx, row.branch_id, call.op) == nullptr) {
+        return name + ": its " + Str(call.op) + " runs before step " + row.branch_id +
+               "'s, recorded later, is stored";
+      }
+    }
   }
   return "";
 }
@@ -167,6 +230,8 @@ std::string Invariants::CheckEndOf(const Client& c, const storage::Transaction* 
     return c.gid + ": ended " + Str(s);
   }
   switch (c.type) {
+    case TransType::kWorkflow:
+      return CheckWorkflowEnd(c, *tx);
     case TransType::kSaga:
       for (int i = 0; i < c.steps; ++i) {
         const bool held = participant_.ActionHeld(c.gid, i);
@@ -213,6 +278,41 @@ std::string Invariants::CheckEndOf(const Client& c, const storage::Transaction* 
       return "";
     }
   }
+}
+
+// A workflow ended as its client submitted it, with its phase 2 recorded over every recorded
+// action, and the participant holds what that says: succeed, every step's action held and
+// committed; failed, every recorded action rolled back and nothing held.
+std::string Invariants::CheckWorkflowEnd(const Client& c, const storage::Transaction& tx) {
+  const GlobalStatus s = tx.global.status;
+  if (!c.finished) return c.gid + " is " + Str(s) + " but its client never learnt how it ended";
+  if (c.submitted != s) {
+    return c.gid + " is " + Str(s) + " but its client ended it " + Str(c.submitted);
+  }
+  const bool succeeded = s == GlobalStatus::kSucceed;
+  const BranchOp phase2 = succeeded ? BranchOp::kCommit : BranchOp::kRollback;
+  const BranchOp other = succeeded ? BranchOp::kRollback : BranchOp::kCommit;
+  for (const auto& row : tx.branches) {
+    if (row.op == other) return c.gid + "/" + row.branch_id + " has a " + Str(other) + " row";
+    if (row.op == BranchOp::kAction && Row(tx, row.branch_id, phase2) == nullptr) {
+      return c.gid + " is " + Str(s) + " but step " + row.branch_id + "'s action has no " +
+             Str(phase2) + " row";
+    }
+  }
+  for (int i = 0; i < c.steps; ++i) {
+    const std::string branch = BranchName(i);
+    const bool held = participant_.ActionHeld(c.gid, i);
+    if (!succeeded && held) return c.gid + " failed but step " + branch + "'s action is held";
+    if (!succeeded) continue;
+    const storage::BranchRecord* action = Row(tx, branch, BranchOp::kAction);
+    if (action == nullptr || action->status != BranchStatus::kSucceed) {
+      return c.gid + " succeeded but step " + branch + "'s action is not recorded succeed";
+    }
+    if (!held || !participant_.Done(c.gid, branch, BranchOp::kCommit)) {
+      return c.gid + " succeeded but step " + branch + " is not held and committed";
+    }
+  }
+  return "";
 }
 
 }  // namespace settle::simulation

@@ -28,6 +28,13 @@ bool Participant::Try(const std::string& gid, const std::string& branch) {
 Answer Participant::Deliver(const std::string& gid, const std::string& branch, BranchOp op,
                             const std::string& url, bool refuse, bool still_deciding) {
   const auto [kind, step] = ParseSimulatedUrl(url);
+  if (kind == "wf/resume") {
+    // The client runs the workflow again (from its log); settled hears it is running.
+    ++resumes_[gid];
+    return Answer::kOngoing;
+  }
+  const bool workflow_step = kind.starts_with("wf/");
+  if (workflow_step) step_calls_[gid].push_back({branch, op});
   Answer answer = Answer::kSuccess;
   if (kind == "query") {
     // DTM's QueryPrepared with a barrier: a back-check of an open local transaction rolls it
@@ -46,10 +53,12 @@ Answer Participant::Deliver(const std::string& gid, const std::string& branch, B
   } else if (done_.insert({gid, branch, op}).second) {
     if (op == BranchOp::kConfirm || op == BranchOp::kCancel) {
       reserved_.erase({gid, branch});
-    } else if (kind == "saga/action") {
-      // An action after its compensation is blocked (hanging): answered, nothing held.
-      if (!done_.count({gid, branch, BranchOp::kCompensate})) held_actions_.insert({gid, step});
-    } else if (kind == "saga/compensate") {
+    } else if (kind == "saga/action" || kind == "wf/action") {
+      // An action after its compensation (a workflow's rollback) is blocked (hanging):
+      // answered, nothing held.
+      const BranchOp undo = workflow_step ? BranchOp::kRollback : BranchOp::kCompensate;
+      if (!done_.count({gid, branch, undo})) held_actions_.insert({gid, step});
+    } else if (kind == "saga/compensate" || kind == "wf/rollback") {
       held_actions_.erase({gid, step});
     } else if (kind == "msg") {
       delivered_.insert({gid, step});

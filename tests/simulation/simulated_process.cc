@@ -9,7 +9,6 @@ namespace settle::simulation {
 asio::awaitable<std::vector<engine::BranchOutcome>> SimulatedCaller::CallAll(
     std::vector<engine::BranchCall> calls) {
   if (calls.empty()) co_return std::vector<engine::BranchOutcome>{};
-  for (const engine::BranchCall& call : calls) made_(call);
   co_return co_await async::AwaitCallback<std::vector<engine::BranchOutcome>>(
       [this, &calls](auto done) {
         auto group = std::make_shared<CallGroup>();
@@ -17,7 +16,9 @@ asio::awaitable<std::vector<engine::BranchOutcome>> SimulatedCaller::CallAll(
         group->left = calls.size();
         group->done = std::move(done);
         const TimePoint now = clock_.Now();
+        // Each call is made, then pending: `made_` sees the calls of its own group made before it.
         for (std::size_t i = 0; i < calls.size(); ++i) {
+          made_(calls[i]);
           pending_.push_back({calls[i], group, i, now + calls[i].timeout});
         }
       });

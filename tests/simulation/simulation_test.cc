@@ -87,7 +87,7 @@ TEST_CASE("every seed of a bounded run keeps the invariants", "[simulation]") {
   std::cout << "\n";
   // A long enough run reaches every ending of every type, or the simulation lost its reach.
   if (count >= 100) {
-    for (const char* type : {"tcc", "saga", "msg"}) {
+    for (const char* type : {"tcc", "saga", "msg", "workflow"}) {
       for (const char* status : {"succeed", "failed"}) {
         INFO(type << " " << status);
         CHECK(endings[std::string(type) + " " + status] > 0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -13,6 +14,7 @@
 
 #include "clients.h"
 #include "fake_clock.h"
+#include "forwarding_store.h"
 #include "invariants.h"
 #include "participant.h"
 #include "settle/storage/sqlite_store.h"
@@ -69,6 +71,21 @@ std::string Describe(const storage::WriteBatch& batch) {
   return out;
 }
 
+// The database as the processes and the simulator reach it: counts the commits asked of it,
+// so that the invariants read the transactions again only when a commit may have changed them.
+class CountingStore final : public testing::ForwardingStore {
+ public:
+  CountingStore(storage::Store& inner, std::uint64_t& commits)
+      : ForwardingStore(inner), commits_(commits) {}
+  Status Commit(const storage::WriteBatch& batch) override {
+    ++commits_;
+    return ForwardingStore::Commit(batch);
+  }
+
+ private:
+  std::uint64_t& commits_;
+};
+
 class Simulator final : public ClientWorld {
  public:
   Simulator(std::uint64_t seed, std::string dir, const SimulationSettings& settings)
@@ -87,6 +104,7 @@ class Simulator final : public ClientWorld {
     add(TransType::kTcc, settings_.tcc_clients);
     add(TransType::kSaga, settings_.saga_clients);
     add(TransType::kMsg, settings_.msg_clients);
+    add(TransType::kWorkflow, settings_.workflow_clients);
   }
 
   SimulationResult Run() {
@@ -100,9 +118,10 @@ class Simulator final : public ClientWorld {
       if (result_.ok()) CheckStep();
     }
     if (result_.ok()) Settle();
-    if (result_.ok()) Fail(invariants_.CheckEnd(*database_));
+    if (result_.ok()) Fail(invariants_.CheckEnd(*store_));
     if (result_.ok()) CountEndings();
     for (auto& process : processes_) EndProcess(std::move(process), /*crash=*/!result_.ok());
+    store_.reset();
     database_.reset();
     return std::move(result_);
   }
@@ -121,23 +140,31 @@ class Simulator final : public ClientWorld {
 
   // Spawns the request on one instance's context (drawn by the seed); its answer is recorded
   // when the coroutine ends (never, if that instance crashes first).
-  void Send(net::Request request, std::string what, std::function<void()> on_ok) override {
+  using ClientWorld::Send;
+  std::uint64_t Send(net::Request request, std::string what,
+                     std::function<void(const net::Response&)> on_answer) override {
     Process* p = processes_[Pick(processes_.size())].get();
     Log("client sends " + what + Where(*p));
     ++p->requests_in_flight;
-    asio::co_spawn(
-        p->context, Serve(*p->api, std::move(request)),
-        [this, p, what, on_ok = std::move(on_ok)](std::exception_ptr e, net::Response response) {
-          --p->requests_in_flight;
-          if (e) {
-            Fail(what + " threw");
-            return;
-          }
-          Log("client answer: " + what + " -> " + std::to_string(response.status) + " " +
-              response.body);
-          if (response.status == 200) on_ok();
-        });
+    const std::uint64_t ticket = ++last_ticket_;
+    requests_[ticket] = p;
+    asio::co_spawn(p->context, Serve(*p->api, std::move(request)),
+                   [this, p, ticket, what, on_answer = std::move(on_answer)](
+                       std::exception_ptr e, net::Response response) {
+                     --p->requests_in_flight;
+                     requests_.erase(ticket);
+                     if (e) {
+                       Fail(what + " threw");
+                       return;
+                     }
+                     Log("client answer: " + what + " -> " + std::to_string(response.status) + " " +
+                         response.body);
+                     on_answer(response);
+                   });
+    return ticket;
   }
+  bool InFlight(std::uint64_t ticket) const override { return requests_.count(ticket) > 0; }
+  bool settling() const override { return settling_; }
 
  private:
   void Fail(std::string why) {
@@ -161,20 +188,27 @@ class Simulator final : public ClientWorld {
   }
 
   void CheckStep() {
-    Fail(invariants_.CheckStep(*database_, [this](std::string line) { Log(std::move(line)); }));
+    Fail(invariants_.CheckStep(*store_, commits_,
+                               [this](std::string line) { Log(std::move(line)); }));
   }
 
   // As instance `caller` makes a call: the invariants on the order of calls, and (with
   // several instances) that no other instance still has a call of that transaction running:
-  // the lease's fence ends them before another instance may claim it.
+  // the lease's fence ends them before another instance may claim it. A workflow's resume
+  // overlaps no other resume of it, on any running instance, its own included (one pass of a
+  // transaction at a time). A crashed instance's calls are abandoned with it: they are not
+  // running, whatever the network still holds of them.
   void CallMade(const std::string& caller, const BranchCall& call) {
     Fail(invariants_.CheckCallMade(call));
     for (const auto& process : processes_) {
-      if (process == nullptr || process->name == caller) continue;
+      if (process == nullptr) continue;
       for (const PendingCall& other : process->pending) {
-        if (other.call.gid == call.gid) {
+        if (other.call.gid != call.gid) continue;
+        if (process->name != caller) {
           Fail(caller + " calls " + Name(call) + " while " + process->name + "'s call " +
                Name(other.call) + " is still running");
+        } else if (call.op == BranchOp::kResume && other.call.op == BranchOp::kResume) {
+          Fail(caller + " resumes " + call.gid + " while its resume made earlier is running");
         }
       }
     }
@@ -187,6 +221,7 @@ class Simulator final : public ClientWorld {
       return false;
     }
     database_ = std::move(*sqlite);
+    store_ = std::make_unique<CountingStore>(*database_, commits_);
     if (settings_.instances > 1) {
       leases_ = std::make_unique<SimulatedLeases>(*database_, clock_);
     }
@@ -198,7 +233,7 @@ class Simulator final : public ClientWorld {
   void Start(std::size_t i) {
     const std::string name = settings_.instances > 1 ? std::string(1, static_cast<char>('a' + i))
                                                      : std::string("settled");
-    auto process = StartProcess(name, *database_, leases_.get(), clock_, settings_.queued_commits,
+    auto process = StartProcess(name, *store_, leases_.get(), clock_, settings_.queued_commits,
                                 [this, name](const BranchCall& call) { CallMade(name, call); });
     if (!process.ok()) {
       Fail("start " + name + ": " + process.status().ToString());
@@ -215,8 +250,21 @@ class Simulator final : public ClientWorld {
   Process& AnyProcess() { return *processes_[Pick(processes_.size())]; }
 
   void Step() {
-    const int kind = static_cast<int>(Pick(100));
-    if (kind < 33) {
+    // A workflow's client needs some fifteen actions (each step, its phase 2, their records):
+    // beside its turns among all clients (where it may wait, or give up), it gets a share of
+    // steps of its own, each taken by a workflow client that is ready to move on.
+    const int kind = static_cast<int>(Pick(settings_.workflow_clients > 0 ? 112 : 100));
+    if (kind >= 100) {
+      std::vector<Client*> ready;
+      for (Client& client : clients_) {
+        if (client.Ready(*this)) ready.push_back(&client);
+      }
+      if (ready.empty()) {
+        Log("a workflow client acts: none ready");
+      } else {
+        ready[Pick(ready.size())]->Act(*this);
+      }
+    } else if (kind < 33) {
       Process& p = AnyProcess();
       if (settings_.queued_commits && !p.commits.empty() && Chance(30)) {
         ApplyCommit(p);
@@ -266,7 +314,7 @@ class Simulator final : public ClientWorld {
   void ApplyCommit(Process& p) {
     QueuedCommit commit = std::move(p.commits.front());
     p.commits.pop_front();
-    const Status status = database_->Commit(commit.batch);
+    const Status status = store_->Commit(commit.batch);
     Log("apply a queued commit" + Where(p) + " [" + Describe(commit.batch) +
         "]: " + status.ToString());
     commit.done(status);
@@ -288,8 +336,10 @@ class Simulator final : public ClientWorld {
     Log("CRASH" + Where(p) + ": lost " + std::to_string(p.pending.size()) + " pending calls (" +
         std::to_string(in_network) + " still in the network), " + std::to_string(p.commits.size()) +
         " queued commits and " + std::to_string(p.requests_in_flight) + " requests; restart");
+    std::erase_if(requests_, [&p](const auto& request) { return request.second == &p; });
     EndProcess(std::move(processes_[i]), /*crash=*/true);
     if (processes_.size() == 1) {
+      store_.reset();
       database_.reset();
       if (!OpenDatabase()) return;
     }
@@ -429,6 +479,14 @@ class Simulator final : public ClientWorld {
       DeliverLate();
       return true;
     }
+    // A workflow's client runs to its end (a workflow waits for its submit, however often it is
+    // resumed).
+    for (Client& client : clients_) {
+      if (client.MustAct(*this)) {
+        client.Act(*this);
+        return true;
+      }
+    }
     return false;
   }
 
@@ -436,6 +494,7 @@ class Simulator final : public ClientWorld {
   // deliveries arrive, leases are renewed, time moves until nothing is left.
   void Settle() {
     Log("-- faults stop: settling --");
+    settling_ = true;
     for (int i = 0; i < settings_.settle_limit && result_.ok(); ++i) {
       if (!SettleStep()) {
         if (Quiescent()) {
@@ -459,12 +518,17 @@ class Simulator final : public ClientWorld {
   SimulationResult result_;
   testing::FakeClock clock_{FromUnixMillis(kStartMillis)};
   std::unique_ptr<storage::SqliteStore> database_;
+  std::unique_ptr<CountingStore> store_;     // over database_: what everything else uses
+  std::uint64_t commits_ = 0;                // asked of store_, over every reopening
   std::unique_ptr<SimulatedLeases> leases_;  // with several instances only
   std::vector<std::unique_ptr<Process>> processes_;
   Participant participant_;
   std::vector<Client> clients_;  // never resized: the clients' callbacks hold their address
   Invariants invariants_{clients_, participant_};
   std::vector<BranchCall> late_;  // calls the network still holds
+  bool settling_ = false;
+  std::uint64_t last_ticket_ = 0;
+  std::map<std::uint64_t, const Process*> requests_;  // the clients' requests in flight
 };
 
 }  // namespace

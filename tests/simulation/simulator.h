@@ -31,6 +31,7 @@ struct SimulationSettings {
   int tcc_clients = 3;  // simulated clients of each type, one gid each
   int saga_clients = 3;
   int msg_clients = 3;
+  int workflow_clients = 3;
   int max_branches = 3;     // branches a client may register
   int max_crashes = 2;      // crashes (restarts) per run
   int settle_limit = 3000;  // steps the settling phase may take before it counts as stuck
