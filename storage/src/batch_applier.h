@@ -11,13 +11,15 @@
 namespace settle::storage {
 
 // True for the statuses of ApplyWriteOp that refuse a batch without failing the transaction:
-// a precondition that does not hold, or a record that cannot be stored.
+// a precondition that does not hold (ResourceExhausted: a transaction's branch-row limit), or
+// a record that cannot be stored.
 inline bool IsRefusal(const Status& status) {
   switch (status.code()) {
     case StatusCode::kAlreadyExists:
     case StatusCode::kNotFound:
     case StatusCode::kConflict:
     case StatusCode::kInvalidArgument:
+    case StatusCode::kResourceExhausted:
       return true;
     default:
       return false;

@@ -323,7 +323,8 @@ Status Refusal(const json& refusal) {
   if (sqlstate == "SE404") return Status::NotFound(std::move(message));
   if (sqlstate == "SE409") return Status::Conflict(std::move(message));
   if (sqlstate == "SE410") return Status::AlreadyExists(std::move(message));
-  if (sqlstate == "SE400") return Status::InvalidArgument(std::move(message));
+  // SE400 is raised by the branch-row limit ('lr') alone: its own refusal (write_batch.h).
+  if (sqlstate == "SE400") return Status::ResourceExhausted(std::move(message));
   return Status::InvalidArgument("postgresql: " + message);  // a data exception (class 22)
 }
 

@@ -308,9 +308,9 @@ Status Apply(db::SqliteConnection& c, const LimitBranchRows& op) {
   Result<std::size_t> count = BranchRowCount(c, op.gid);
   if (!count) return count.status();
   if (*count <= op.max_rows) return Status::Ok();
-  return Status::InvalidArgument("branch_id: gid " + op.gid + " would have " +
-                                 std::to_string(*count) + " branch rows, more than the " +
-                                 std::to_string(op.max_rows) + " allowed");
+  return Status::ResourceExhausted("branch_id: gid " + op.gid + " would have " +
+                                   std::to_string(*count) + " branch rows, more than the " +
+                                   std::to_string(op.max_rows) + " allowed");
 }
 
 Status Apply(db::SqliteConnection& c, const ExpectBranchCount& op) {

@@ -246,6 +246,28 @@ TEST_CASE("ExpectBranchCount passes for the stored number of branch rows only", 
   CHECK_THAT(missing.message(), Catch::Contains("g2"));
 }
 
+TEST_CASE("LimitBranchRows refuses a batch beyond the limit with a refusal of its own",
+          "[storage]") {
+  TestStore store;
+  MustCommit(*store, Batch(InsertGlobal{MakeGlobal("g1")}, InsertBranch{MakeBranch("g1", "01")}));
+
+  // Counting the rows inserted earlier in the batch.
+  CHECK(store->Commit(Batch(InsertBranch{MakeBranch("g1", "02")}, LimitBranchRows{"g1", 2})).ok());
+  Status beyond =
+      store->Commit(Batch(InsertBranch{MakeBranch("g1", "03")}, LimitBranchRows{"g1", 2}));
+  // ResourceExhausted, which no other operation answers: the caller tells the limit from any
+  // other refusal (write_batch.h).
+  CHECK(beyond.code() == StatusCode::kResourceExhausted);
+  CHECK_THAT(beyond.message(), Catch::StartsWith("branch_id:") && Catch::Contains("g1") &&
+                                   Catch::Contains("3 branch rows") &&
+                                   Catch::Contains("2 allowed"));
+  CHECK(MustLoad(*store, "g1").branches.size() == 2);  // the refused batch left nothing
+  // A refused batch is refused alone: the store goes on.
+  CHECK(store->Commit(Batch(ExpectBranchCount{"g1", 2})).ok());
+
+  CHECK(store->Commit(Batch(LimitBranchRows{"g2", 2})).code() == StatusCode::kNotFound);
+}
+
 TEST_CASE("UpdateGlobal writes exactly the mutable fields when the status matches", "[storage]") {
   TestStore store;
   const GlobalRecord original = MakeGlobal("g1");

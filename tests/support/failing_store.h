@@ -11,14 +11,20 @@
 namespace settle::testing {
 
 // Wraps a store and, while told to, refuses every Commit with Unavailable before it reaches
-// the inner store (a full disk, a broken volume). Reads pass through. Counts the commits and
-// loads asked of it. A hook can run once just before the next Commit, to slip another writer's
-// change in between a caller's read and its write.
+// the inner store (a full disk, a broken volume), or the next one with a refusal of the test's.
+// Reads pass through. Counts the commits and loads asked of it. A hook can run once just before the
+// next Commit, to slip another writer's change in between a caller's read and its write.
 class FailingStore final : public ForwardingStore {
  public:
   explicit FailingStore(storage::Store& inner) : ForwardingStore(inner) {}
 
   void FailCommits(bool on) { failing_ = on; }
+  // The next Commit is answered `refusal` without reaching the inner store: what the store's own
+  // checks might say (a value PostgreSQL cannot take, say).
+  void RefuseNextCommit(Status refusal) {
+    std::lock_guard lock(hook_mutex_);
+    refusal_ = std::move(refusal);
+  }
   int commits() const { return commits_; }
   int loads() const { return loads_; }
   void BeforeNextCommit(std::function<void()> hook) {
@@ -44,11 +50,14 @@ class FailingStore final : public ForwardingStore {
   Status BeforeCommit() {
     ++commits_;
     std::function<void()> hook;
+    Status refusal;
     {
       std::lock_guard lock(hook_mutex_);
       hook.swap(hook_);
+      std::swap(refusal, refusal_);
     }
     if (hook) hook();
+    if (!refusal.ok()) return refusal;
     if (failing_) return Status::Unavailable("injected storage failure");
     return Status::Ok();
   }
@@ -58,6 +67,7 @@ class FailingStore final : public ForwardingStore {
   std::atomic<int> loads_{0};
   std::mutex hook_mutex_;
   std::function<void()> hook_;  // guarded by hook_mutex_
+  Status refusal_;              // guarded by hook_mutex_
 };
 
 }  // namespace settle::testing

@@ -257,7 +257,7 @@ asio::awaitable<Status> Coordinator::RegisterBranchAt(engine::RegisterBranchRequ
   if (Status quota = co_await Reserve(request.requester, 0, bytes); !quota.ok()) co_return quota;
   Status s = co_await store_.Commit(std::move(batch));
   Unreserve(request.requester, 0, bytes, s.ok());
-  if (s.code() == StatusCode::kInvalidArgument)
+  if (s.code() == StatusCode::kResourceExhausted)
     s = engine::TooManyBranches(request, settings_.max_tcc_branches);
   if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(request.gid);
   if (s.ok()) spdlog::debug("gid={} branch={} registered", request.gid, request.branch_id);

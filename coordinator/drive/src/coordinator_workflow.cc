@@ -89,7 +89,7 @@ asio::awaitable<Status> Coordinator::RecordStep(engine::RegisterBranchRequest re
                     request.status);
       co_return s;
     }
-    if (s.code() == StatusCode::kInvalidArgument) {
+    if (s.code() == StatusCode::kResourceExhausted) {
       co_return engine::TooManyBranches(request, settings_.max_tcc_branches);
     }
     if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(gid);

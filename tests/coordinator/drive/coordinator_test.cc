@@ -543,5 +543,24 @@ TEST_CASE("a TCC registers at most max_tcc_branches branches, a repeated one sti
   CHECK(h.StatusOf("g1") == GlobalStatus::kSucceed);
 }
 
+TEST_CASE(
+    "a registration the store refuses for another reason is not answered as too many "
+    "branches",
+    "[coordinator][tcc][limits]") {
+  CoordinatorHarness h;
+  StartTcc(h, "g1", 1);
+  // What PostgreSQL answers a value it cannot take (a data exception, class 22).
+  h.faulty_store().RefuseNextCommit(
+      Status::InvalidArgument("postgresql: invalid byte sequence for encoding \"UTF8\""));
+
+  const Status refused = h.coordinator().RegisterBranch(Branch("g1", "02"));
+
+  CHECK(refused.code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(refused.message(), Catch::Contains("invalid byte sequence"));
+  CHECK_THAT(refused.message(), !Catch::Contains("branches"));
+  CHECK(h.Load("g1").branches.size() == 2);
+  REQUIRE(h.coordinator().RegisterBranch(Branch("g1", "02")).ok());  // the retry is stored
+}
+
 }  // namespace
 }  // namespace settle::drive

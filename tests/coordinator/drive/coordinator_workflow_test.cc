@@ -114,6 +114,32 @@ TEST_CASE("a step is recorded once: the same report again answers as the first, 
   CHECK(StepsOf(*stored) == std::vector<std::string>{"01:action:succeed:a", "01:commit:succeed:"});
 }
 
+TEST_CASE("a step beyond the row limit is refused naming branch_id, another refusal as itself",
+          "[coordinator][workflow][limits]") {
+  CoordinatorSettings settings;
+  settings.max_tcc_branches = 2;  // a workflow holds at most 4 rows, its resume among them
+  CoordinatorHarness h({Duration(60'000), 10}, settings);
+  REQUIRE(h.coordinator().PrepareWorkflow(PrepareWorkflow("w1")));
+  REQUIRE(h.coordinator().RegisterBranch(Step("w1", "01", "action", "succeed", "a")).ok());
+  // What PostgreSQL answers a value it cannot take (a data exception, class 22).
+  h.faulty_store().RefuseNextCommit(
+      Status::InvalidArgument("postgresql: invalid byte sequence for encoding \"UTF8\""));
+  const Status refused = h.coordinator().RegisterBranch(Step("w1", "02", "action", "succeed", "b"));
+  CHECK(refused.code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(refused.message(), Catch::Contains("invalid byte sequence"));
+  CHECK_THAT(refused.message(), !Catch::Contains("branches"));
+
+  REQUIRE(h.coordinator().RegisterBranch(Step("w1", "02", "action", "succeed", "b")).ok());
+  REQUIRE(h.coordinator().RegisterBranch(Step("w1", "02", "commit", "succeed", "")).ok());
+  const Status beyond = h.coordinator().RegisterBranch(Step("w1", "01", "commit", "succeed", ""));
+  CHECK(beyond.code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(beyond.message(), Catch::StartsWith("branch_id:"));
+  auto stored = h.coordinator().PrepareWorkflow(PrepareWorkflow("w1"));
+  REQUIRE(stored);
+  CHECK(StepsOf(*stored) == std::vector<std::string>{"01:action:succeed:a", "02:action:succeed:b",
+                                                     "02:commit:succeed:"});
+}
+
 TEST_CASE("a step names an op and a status the workflow knows", "[coordinator][workflow]") {
   CoordinatorHarness h;
   REQUIRE(h.coordinator().PrepareWorkflow(PrepareWorkflow("w1")));

@@ -90,8 +90,9 @@ struct ExpectTopicCreator {
 };
 
 // Precondition only: the global has at most `max_rows` branch rows, counting those inserted
-// earlier in the batch (InvalidArgument naming the limit otherwise; NotFound for an unknown
-// gid). Bounds how large a client can make one transaction.
+// earlier in the batch (ResourceExhausted naming branch_id and the limit otherwise, the one
+// operation that answers it, so that a caller tells the limit from any other refusal; NotFound
+// for an unknown gid). Bounds how large a client can make one transaction.
 struct LimitBranchRows {
   std::string gid;
   std::size_t max_rows = 0;
