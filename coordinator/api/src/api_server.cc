@@ -138,6 +138,14 @@ struct ApiServer::Impl {
   // no certificate.
   Identified CallerOf(const net::Request& request) const;
   void RegisterRoutes();
+  void RegisterConsoleRoutes();
+  void RegisterHostRoutes();
+  void RegisterTransactionActionRoutes();
+  void RegisterOperatorReadRoutes();
+  void RegisterTransactionRoutes();
+  CallerRouteHandler RegisterBranchHandler();
+  void RegisterTopicRoutes();
+  void RegisterReadRoutes();
   // Bulk actions and their jobs (docs/operations.md, "Bulk actions").
   void RegisterBulkRoutes();
   // Answers `request`. One whose head JudgeHead let through (the HTTP server's requests)
@@ -530,8 +538,33 @@ std::string ApiServer::Impl::MetricsText() const {
   return out.Take();
 }
 
+namespace {
+
+// Settle's own routes for an operator's action on one transaction (docs/operations.md):
+// answered with `ok` or {"message"} with 400 (a field), 404 (an unknown gid or row) or 409
+// (a state that forbids it: finished, already paused, not pending).
+HttpAnswer AdminAnswer(const Status& s, const nlohmann::json& ok) {
+  if (s.code() == StatusCode::kNotFound) return HttpAnswer{404, MessageBody(s.message())};
+  if (s.code() == StatusCode::kConflict) return HttpAnswer{409, MessageBody(s.message())};
+  if (!s.ok()) return ToHttpAnswer(s);
+  return JsonAnswer(ok.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+}  // namespace
+
 void ApiServer::Impl::RegisterRoutes() {
-  drive::Coordinator& c = coordinator;
+  RegisterConsoleRoutes();
+  RegisterHostRoutes();
+  RegisterTransactionActionRoutes();
+  RegisterBulkRoutes();
+  RegisterOperatorReadRoutes();
+  RegisterTransactionRoutes();
+  RegisterTopicRoutes();
+  RegisterReadRoutes();
+}
+
+// Ping, metrics, and the console's pages and sign-in.
+void ApiServer::Impl::RegisterConsoleRoutes() {
   AddRoute("GET", "/api/ping", Access::kNone, [](net::Request&) -> asio::awaitable<HttpAnswer> {
     co_return HttpAnswer{200, R"({"msg":"pong"})"};
   });
@@ -576,6 +609,11 @@ void ApiServer::Impl::RegisterRoutes() {
             return net::Response{200, kJson,
                                  WhoAmIResponseBody(identified.caller, authentication.enabled())};
           });
+}
+
+// The participant hosts' gates (docs/protocol.md §3.14).
+void ApiServer::Impl::RegisterHostRoutes() {
+  drive::Coordinator& c = coordinator;
   AddPage("GET", "/api/admin/hosts", Access::kRead, [this](const net::Request&, const Identified&) {
     return net::Response{
         200, kJson,
@@ -622,21 +660,52 @@ void ApiServer::Impl::RegisterRoutes() {
                  const nlohmann::json body = {{"host", gate}, {"gid", *gid}};
                  co_return JsonAnswer(body.dump());
                }));
-  // Settle's own routes for an operator's action on one transaction (docs/operations.md):
-  // answered with `ok` or {"message"} with 400 (a field), 404 (an unknown gid or row) or 409
-  // (a state that forbids it: finished, already paused, not pending).
-  const auto admin_answer = [](const Status& s, nlohmann::json ok) -> HttpAnswer {
-    if (s.code() == StatusCode::kNotFound) return HttpAnswer{404, MessageBody(s.message())};
-    if (s.code() == StatusCode::kConflict) return HttpAnswer{409, MessageBody(s.message())};
-    if (!s.ok()) return ToHttpAnswer(s);
-    return JsonAnswer(ok.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  };
+}
+
+// An operator's actions on one transaction: resolve, redirect, resend, pause and resume.
+void ApiServer::Impl::RegisterTransactionActionRoutes() {
+  drive::Coordinator& c = coordinator;
+  AddRoute("POST", "/api/admin/resolve", Access::kAdmin,
+           CallerRouteHandler(
+               [&c](net::Request& req, const Caller& caller) -> asio::awaitable<HttpAnswer> {
+                 Result<engine::ResolveRequest> asked = ParseResolve(req.body);
+                 if (!asked) co_return ToHttpAnswer(asked.status());
+                 asked->actor = caller.name;
+                 const nlohmann::json ok = {{"gid", asked->gid},
+                                            {"branch_id", asked->branch_id},
+                                            {"op", asked->op},
+                                            {"outcome", asked->outcome}};
+                 const Status s = co_await c.Resolve(std::move(*asked));
+                 co_return AdminAnswer(s, ok);
+               }));
+  AddRoute("POST", "/api/admin/redirect", Access::kAdmin,
+           CallerRouteHandler(
+               [&c](net::Request& req, const Caller& caller) -> asio::awaitable<HttpAnswer> {
+                 Result<engine::RedirectRequest> asked = ParseRedirect(req.body);
+                 if (!asked) co_return ToHttpAnswer(asked.status());
+                 asked->actor = caller.name;
+                 const nlohmann::json ok = {{"gid", asked->gid},
+                                            {"branch_id", asked->branch_id},
+                                            {"op", asked->op},
+                                            {"url", asked->url}};
+                 const Status s = co_await c.Redirect(std::move(*asked));
+                 co_return AdminAnswer(s, ok);
+               }));
+  AddRoute("POST", "/api/admin/resend", Access::kAdmin,
+           CallerRouteHandler(
+               [&c](net::Request& req, const Caller& caller) -> asio::awaitable<HttpAnswer> {
+                 Result<engine::PauseRequest> asked = ParsePause(req.body);
+                 if (!asked) co_return ToHttpAnswer(asked.status());
+                 asked->actor = caller.name;
+                 const nlohmann::json ok = {{"gid", asked->gid}, {"status", "submitted"}};
+                 const Status s = co_await c.Resend(std::move(*asked));
+                 co_return AdminAnswer(s, ok);
+               }));
   // Pause and resume one transaction (docs/operations.md, "Pause and resume"): {"gid",
   // "paused"}.
-  const auto pause_route = [&c, admin_answer](bool pausing) {
+  const auto pause_route = [&c](bool pausing) {
     return CallerRouteHandler(
-        [&c, admin_answer, pausing](net::Request& req,
-                                    const Caller& caller) -> asio::awaitable<HttpAnswer> {
+        [&c, pausing](net::Request& req, const Caller& caller) -> asio::awaitable<HttpAnswer> {
           Result<engine::PauseRequest> asked = ParsePause(req.body);
           if (!asked) co_return ToHttpAnswer(asked.status());
           asked->actor = caller.name;
@@ -647,51 +716,16 @@ void ApiServer::Impl::RegisterRoutes() {
           } else {
             s = co_await c.Resume(std::move(*asked));
           }
-          co_return admin_answer(s, ok);
+          co_return AdminAnswer(s, ok);
         });
   };
-  AddRoute(
-      "POST", "/api/admin/resolve", Access::kAdmin,
-      CallerRouteHandler([&c, admin_answer](net::Request& req,
-                                            const Caller& caller) -> asio::awaitable<HttpAnswer> {
-        Result<engine::ResolveRequest> asked = ParseResolve(req.body);
-        if (!asked) co_return ToHttpAnswer(asked.status());
-        asked->actor = caller.name;
-        const nlohmann::json ok = {{"gid", asked->gid},
-                                   {"branch_id", asked->branch_id},
-                                   {"op", asked->op},
-                                   {"outcome", asked->outcome}};
-        const Status s = co_await c.Resolve(std::move(*asked));
-        co_return admin_answer(s, ok);
-      }));
-  AddRoute(
-      "POST", "/api/admin/redirect", Access::kAdmin,
-      CallerRouteHandler([&c, admin_answer](net::Request& req,
-                                            const Caller& caller) -> asio::awaitable<HttpAnswer> {
-        Result<engine::RedirectRequest> asked = ParseRedirect(req.body);
-        if (!asked) co_return ToHttpAnswer(asked.status());
-        asked->actor = caller.name;
-        const nlohmann::json ok = {{"gid", asked->gid},
-                                   {"branch_id", asked->branch_id},
-                                   {"op", asked->op},
-                                   {"url", asked->url}};
-        const Status s = co_await c.Redirect(std::move(*asked));
-        co_return admin_answer(s, ok);
-      }));
-  AddRoute(
-      "POST", "/api/admin/resend", Access::kAdmin,
-      CallerRouteHandler([&c, admin_answer](net::Request& req,
-                                            const Caller& caller) -> asio::awaitable<HttpAnswer> {
-        Result<engine::PauseRequest> asked = ParsePause(req.body);
-        if (!asked) co_return ToHttpAnswer(asked.status());
-        asked->actor = caller.name;
-        const nlohmann::json ok = {{"gid", asked->gid}, {"status", "submitted"}};
-        const Status s = co_await c.Resend(std::move(*asked));
-        co_return admin_answer(s, ok);
-      }));
-  RegisterBulkRoutes();
   AddRoute("POST", "/api/admin/pause", Access::kAdmin, pause_route(true));
   AddRoute("POST", "/api/admin/resume", Access::kAdmin, pause_route(false));
+}
+
+// What operators read: the audit log, the database's clock, the counts.
+void ApiServer::Impl::RegisterOperatorReadRoutes() {
+  drive::Coordinator& c = coordinator;
   AddRoute("GET", "/api/admin/audit", Access::kRead,
            CallerRouteHandler(
                [this, &c](net::Request& req, const Caller& caller) -> asio::awaitable<HttpAnswer> {
@@ -717,6 +751,37 @@ void ApiServer::Impl::RegisterRoutes() {
              }
              co_return JsonAnswer(CountsResponseBody(*counts, finished));
            });
+}
+
+// registerBranch (and its older names): {"dtm_result":"SUCCESS"}, with settled's countersignature
+// of the branch's Try when it signs and the registration named it (docs/protocol.md §3.4, §4.9).
+CallerRouteHandler ApiServer::Impl::RegisterBranchHandler() {
+  drive::Coordinator& c = coordinator;
+  return [this, &c](net::Request& req, const Caller& caller) -> asio::awaitable<HttpAnswer> {
+    drive::Registration registration;
+    HttpAnswer answer = co_await ParseThen(
+        AskedBy(ParseRegisterBranch(req.body), RequesterOf(caller)),
+        [&c, &registration](engine::RegisterBranchRequest r) -> asio::awaitable<Status> {
+          Result<drive::Registration> registered = co_await c.Register(std::move(r));
+          if (!registered) co_return registered.status();
+          registration = std::move(*registered);
+          co_return Status::Ok();
+        });
+    if (answer.status == 200 && !registration.try_signature.empty()) {
+      nlohmann::json body = nlohmann::json::parse(answer.body);
+      nlohmann::json fields = nlohmann::json::object();
+      for (const auto& [name, value] : registration.try_signature) fields[name] = value;
+      body[std::string(kTrySignatureMember)] = std::move(fields);
+      answer.body = body.dump();
+    }
+    co_return answer;
+  };
+}
+
+// DTM's API for a transaction's client (docs/protocol.md §3), and an admin's forceStop and
+// resetNextCronTime.
+void ApiServer::Impl::RegisterTransactionRoutes() {
+  drive::Coordinator& c = coordinator;
   AddApiRoute("GET", "/newGid", Access::kClient,
               [&c](net::Request&) -> asio::awaitable<HttpAnswer> {
                 const nlohmann::json body = {{"gid", c.NewGid()}, {"dtm_result", "SUCCESS"}};
@@ -743,33 +808,12 @@ void ApiServer::Impl::RegisterRoutes() {
             }
             co_return answer;
           }));
-  auto register_branch = [this, &c](net::Request& req,
-                                    const Caller& caller) -> asio::awaitable<HttpAnswer> {
-    // {"dtm_result":"SUCCESS"}, with settled's countersignature of the branch's Try when it
-    // signs and the registration named it (docs/protocol.md §3.4, §4.9).
-    drive::Registration registration;
-    HttpAnswer answer = co_await ParseThen(
-        AskedBy(ParseRegisterBranch(req.body), RequesterOf(caller)),
-        [&c, &registration](engine::RegisterBranchRequest r) -> asio::awaitable<Status> {
-          Result<drive::Registration> registered = co_await c.Register(std::move(r));
-          if (!registered) co_return registered.status();
-          registration = std::move(*registered);
-          co_return Status::Ok();
-        });
-    if (answer.status == 200 && !registration.try_signature.empty()) {
-      nlohmann::json body = nlohmann::json::parse(answer.body);
-      nlohmann::json fields = nlohmann::json::object();
-      for (const auto& [name, value] : registration.try_signature) fields[name] = value;
-      body[std::string(kTrySignatureMember)] = std::move(fields);
-      answer.body = body.dump();
-    }
-    co_return answer;
-  };
-  AddApiRoute("POST", "/registerBranch", Access::kClient, CallerRouteHandler(register_branch));
+  AddApiRoute("POST", "/registerBranch", Access::kClient,
+              CallerRouteHandler(RegisterBranchHandler()));
   AddApiRoute("POST", "/registerTccBranch", Access::kClient,
-              CallerRouteHandler(register_branch));  // older Node and Ruby SDKs
+              CallerRouteHandler(RegisterBranchHandler()));  // older Node and Ruby SDKs
   AddApiRoute("POST", "/registerXaBranch", Access::kClient,
-              CallerRouteHandler(register_branch));  // older SDKs
+              CallerRouteHandler(RegisterBranchHandler()));  // older SDKs
   AddApiRoute("POST", "/submit", Access::kClient,
               CallerRouteHandler([this, &c](net::Request& req, const Caller& caller) {
                 return ParseThen(Traced(AskedBy(ParseSubmit(req.body), RequesterOf(caller)), req),
@@ -796,7 +840,11 @@ void ApiServer::Impl::RegisterRoutes() {
                                    return c.ResetNextCronTime(std::move(r));
                                  });
               }));
-  // Topics: GET with a query string as DTM's SDKs call them, or POST with a JSON body.
+}
+
+// Topics: GET with a query string as DTM's SDKs call them, or POST with a JSON body.
+void ApiServer::Impl::RegisterTopicRoutes() {
+  drive::Coordinator& c = coordinator;
   auto subscribe = [&c](Result<engine::SubscribeRequest> parsed) {
     return ParseThen(std::move(parsed),
                      [&c](engine::SubscribeRequest r) { return c.Subscribe(std::move(r)); });
@@ -825,6 +873,11 @@ void ApiServer::Impl::RegisterRoutes() {
     return ParseThen(ParseDeleteTopic(req.body),
                      [&c](engine::DeleteTopicRequest r) { return c.DeleteTopic(std::move(r)); });
   });
+}
+
+// The reads that may load much: topics, query and all.
+void ApiServer::Impl::RegisterReadRoutes() {
+  drive::Coordinator& c = coordinator;
   // The reads that may load much: one of ReadSlots' slots each while they build their answer,
   // capped by --max-answer-bytes, and the memory of a large one handed back to the system.
   // Each answers what its caller may see (engine/ownership.h).
