@@ -21,6 +21,13 @@ CREATE TABLE IF NOT EXISTS pending_credit (
   PRIMARY KEY (gid, branch_id)
 );
 CREATE INDEX IF NOT EXISTS pending_credit_by_account ON pending_credit (account_id);
+CREATE TABLE IF NOT EXISTS freeze (
+  gid TEXT NOT NULL,
+  branch_id TEXT NOT NULL,
+  account_id TEXT NOT NULL REFERENCES account (account_id),
+  amount INTEGER NOT NULL CHECK (amount > 0),
+  PRIMARY KEY (gid, branch_id)
+);
 )sql";
 
 // Runs `statement` and checks that it changed a row; `refuse` explains why not.
@@ -78,12 +85,23 @@ Result<std::vector<Account>> BankDb::List() {
   }
 }
 
-Status BankDb::Freeze(const std::string& account_id, std::int64_t amount) {
+Status BankDb::Freeze(const std::string& gid, const std::string& branch_id,
+                      const std::string& account_id, std::int64_t amount) {
   Statement update(db_,
                    "UPDATE account SET balance = balance - ?2, frozen = frozen + ?2 "
                    "WHERE account_id = ?1 AND balance >= ?2");
-  return ChangeOne(update.Bind(1, account_id).Bind(2, amount),
-                   [&] { return Refusal(account_id, amount, "insufficient funds"); });
+  Status frozen = ChangeOne(update.Bind(1, account_id).Bind(2, amount),
+                            [&] { return Refusal(account_id, amount, "insufficient funds"); });
+  if (!frozen.ok()) return frozen;
+  Statement insert(db_,
+                   "INSERT INTO freeze (gid, branch_id, account_id, amount) "
+                   "VALUES (?1, ?2, ?3, ?4)");
+  return insert.Bind(1, gid).Bind(2, branch_id).Bind(3, account_id).Bind(4, amount).Run();
+}
+
+Result<std::optional<BranchHold>> BankDb::TakeFreeze(const std::string& gid,
+                                                     const std::string& branch_id) {
+  return TakeHold("freeze", gid, branch_id);
 }
 
 Status BankDb::Unfreeze(const std::string& account_id, std::int64_t amount) {
@@ -136,18 +154,23 @@ Status BankDb::AddPendingCredit(const std::string& gid, const std::string& branc
   return insert.Bind(1, gid).Bind(2, branch_id).Bind(3, account_id).Bind(4, amount).Run();
 }
 
-Result<std::optional<PendingCredit>> BankDb::TakePendingCredit(const std::string& gid,
-                                                               const std::string& branch_id) {
-  Statement take(db_,
-                 "DELETE FROM pending_credit WHERE gid = ?1 AND branch_id = ?2 "
-                 "RETURNING account_id, amount");
+Result<std::optional<BranchHold>> BankDb::TakePendingCredit(const std::string& gid,
+                                                            const std::string& branch_id) {
+  return TakeHold("pending_credit", gid, branch_id);
+}
+
+Result<std::optional<BranchHold>> BankDb::TakeHold(const char* table, const std::string& gid,
+                                                   const std::string& branch_id) {
+  const std::string sql = std::string("DELETE FROM ") + table +
+                          " WHERE gid = ?1 AND branch_id = ?2 RETURNING account_id, amount";
+  Statement take(db_, sql.c_str());
   Result<bool> row = take.Bind(1, gid).Bind(2, branch_id).Step();
   if (!row) return row.status();
-  if (!*row) return std::optional<PendingCredit>();
-  PendingCredit credit{take.Text(0), take.Int64(1)};
+  if (!*row) return std::optional<BranchHold>();
+  BranchHold hold{take.Text(0), take.Int64(1)};
   Status s = take.Run();  // RETURNING applies the delete only once stepped to the end
   if (!s.ok()) return s;
-  return std::optional<PendingCredit>(std::move(credit));
+  return std::optional<BranchHold>(std::move(hold));
 }
 
 Status BankDb::Refusal(const std::string& account_id, std::int64_t amount, const char* what) {

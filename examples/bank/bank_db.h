@@ -22,8 +22,11 @@ struct Account {
   std::int64_t frozen = 0;
 };
 
-// A TransIn Try's promise, kept until its Confirm applies it or its Cancel drops it.
-struct PendingCredit {
+// What a Try holds for its branch, kept until its Confirm applies it or its Cancel drops it:
+// money frozen at the payer's account (TransOut) or a credit pending at the payee's (TransIn).
+// Phase 2 applies what the Try held, never what its own body says: the body of a Confirm is the
+// registration's, which need not be what the Try was sent.
+struct BranchHold {
   std::string account_id;
   std::int64_t amount = 0;
 };
@@ -46,8 +49,13 @@ class BankDb {
   // In account order: "1", "2", ..., "10".
   Result<std::vector<Account>> List();
 
-  // balance -> frozen; Conflict when the balance is short or the account unknown.
-  Status Freeze(const std::string& account_id, std::int64_t amount);
+  // balance -> frozen, recorded under (gid, branch_id); Conflict when the balance is short or
+  // the account unknown.
+  Status Freeze(const std::string& gid, const std::string& branch_id, const std::string& account_id,
+                std::int64_t amount);
+  // Removes and returns what was frozen under (gid, branch_id), if anything.
+  Result<std::optional<BranchHold>> TakeFreeze(const std::string& gid,
+                                               const std::string& branch_id);
   // frozen -> balance (a Cancel), or out of frozen (a Confirm); Internal when not frozen.
   Status Unfreeze(const std::string& account_id, std::int64_t amount);
   Status SpendFrozen(const std::string& account_id, std::int64_t amount);
@@ -63,12 +71,15 @@ class BankDb {
   Status AddPendingCredit(const std::string& gid, const std::string& branch_id,
                           const std::string& account_id, std::int64_t amount);
   // Removes and returns the pending credit under (gid, branch_id), if any.
-  Result<std::optional<PendingCredit>> TakePendingCredit(const std::string& gid,
-                                                         const std::string& branch_id);
+  Result<std::optional<BranchHold>> TakePendingCredit(const std::string& gid,
+                                                      const std::string& branch_id);
 
  private:
   // Conflict explaining why a change to `account_id` matched no row.
   Status Refusal(const std::string& account_id, std::int64_t amount, const char* what);
+  // Removes and returns the row of `table` (freeze or pending_credit) under (gid, branch_id).
+  Result<std::optional<BranchHold>> TakeHold(const char* table, const std::string& gid,
+                                             const std::string& branch_id);
   // balance + frozen + pending credits of an account, or nullopt if it is unknown.
   Result<std::optional<std::int64_t>> Holdings(const std::string& account_id);
 

@@ -25,16 +25,27 @@ sdk::BranchHandler GuardedTransfer(sdk::Barrier& barrier, TransferBusiness busin
   };
 }
 
-Status TransOutTry(const sdk::BranchRequest&, const TransferRequest& t, BankDb& db) {
-  return db.Freeze(t.account_id, t.amount);
+Status TransOutTry(const sdk::BranchRequest& call, const TransferRequest& t, BankDb& db) {
+  return db.Freeze(call.gid, call.branch_id, t.account_id, t.amount);
 }
 
-Status TransOutConfirm(const sdk::BranchRequest&, const TransferRequest& t, BankDb& db) {
-  return db.SpendFrozen(t.account_id, t.amount);
+Status TransOutConfirm(const sdk::BranchRequest& call, const TransferRequest&, BankDb& db) {
+  // What the Try froze, not the body: a Confirm's body is the registration's, which need not be
+  // what the Try was sent (an unsigned Try, a workflow's own calls).
+  Result<std::optional<BranchHold>> frozen = db.TakeFreeze(call.gid, call.branch_id);
+  if (!frozen) return frozen.status();
+  if (!*frozen) {
+    // The barrier runs a Confirm once, after a successful Try: a missing record is a bug.
+    return Status::Internal("nothing frozen for gid " + call.gid + " branch " + call.branch_id);
+  }
+  return db.SpendFrozen((*frozen)->account_id, (*frozen)->amount);
 }
 
-Status TransOutCancel(const sdk::BranchRequest&, const TransferRequest& t, BankDb& db) {
-  return db.Unfreeze(t.account_id, t.amount);
+Status TransOutCancel(const sdk::BranchRequest& call, const TransferRequest&, BankDb& db) {
+  Result<std::optional<BranchHold>> frozen = db.TakeFreeze(call.gid, call.branch_id);
+  if (!frozen) return frozen.status();
+  if (!*frozen) return Status::Ok();  // the Try froze nothing
+  return db.Unfreeze((*frozen)->account_id, (*frozen)->amount);
 }
 
 Status TransInTry(const sdk::BranchRequest& call, const TransferRequest& t, BankDb& db) {
@@ -43,7 +54,7 @@ Status TransInTry(const sdk::BranchRequest& call, const TransferRequest& t, Bank
 
 Status TransInConfirm(const sdk::BranchRequest& call, const TransferRequest&, BankDb& db) {
   // The pending record, not the body, is what the Try promised.
-  Result<std::optional<PendingCredit>> credit = db.TakePendingCredit(call.gid, call.branch_id);
+  Result<std::optional<BranchHold>> credit = db.TakePendingCredit(call.gid, call.branch_id);
   if (!credit) return credit.status();
   if (!*credit) {
     // The barrier runs a Confirm once, after a successful Try: a missing record is a bug.
@@ -54,7 +65,7 @@ Status TransInConfirm(const sdk::BranchRequest& call, const TransferRequest&, Ba
 }
 
 Status TransInCancel(const sdk::BranchRequest& call, const TransferRequest&, BankDb& db) {
-  Result<std::optional<PendingCredit>> credit = db.TakePendingCredit(call.gid, call.branch_id);
+  Result<std::optional<BranchHold>> credit = db.TakePendingCredit(call.gid, call.branch_id);
   return credit ? Status::Ok() : credit.status();
 }
 

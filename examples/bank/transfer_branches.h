@@ -23,8 +23,9 @@ using TransferBusiness =
 // `business` runs inside Guarded(barrier, ...).
 sdk::BranchHandler GuardedTransfer(sdk::Barrier& barrier, TransferBusiness business);
 
-// TCC, paying side: Try reserves (balance -> frozen; 409 when short or unknown), Confirm spends
-// the reservation, Cancel releases it.
+// TCC, paying side: Try reserves (balance -> frozen, recorded under the branch; 409 when short or
+// unknown), Confirm spends that reservation, Cancel releases it: each applies what its Try
+// froze, whatever its own body says.
 Status TransOutTry(const sdk::BranchRequest& call, const TransferRequest& transfer, BankDb& db);
 Status TransOutConfirm(const sdk::BranchRequest& call, const TransferRequest& transfer, BankDb& db);
 Status TransOutCancel(const sdk::BranchRequest& call, const TransferRequest& transfer, BankDb& db);

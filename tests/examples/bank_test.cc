@@ -74,6 +74,29 @@ TEST_CASE("a duplicate TransOut Confirm spends the reservation once", "[bank][tc
   CHECK(f.bank.Total() == kTotal - 30);
 }
 
+// A Confirm's body is the registration's, which need not be what its Try was sent (an unsigned
+// Try, a workflow's own calls): phase 2 applies what the Try froze, never what it is told.
+TEST_CASE("a TransOut Confirm or Cancel applies what its own Try froze, not what its body says",
+          "[bank][tcc]") {
+  Fixture f;
+  // Another transfer's money, frozen at account 1: what a Confirm that trusted its body would
+  // spend.
+  CheckSuccess(f.bank.Tcc("/api/TransOutTry", "try", "1", 500, "other", "01"));
+  CheckSuccess(f.bank.Tcc("/api/TransOutTry", "try", "3", 5, "g1", "01"));
+  CHECK(f.bank.Rows("freeze") == 2);
+
+  CheckSuccess(f.bank.Tcc("/api/TransOutConfirm", "confirm", "1", 500, "g1", "01"));
+  CHECK(f.bank.Account("3") == AccountState{9995, 0});    // its own 5, spent
+  CHECK(f.bank.Account("1") == AccountState{9500, 500});  // the other transfer's, untouched
+
+  CheckSuccess(f.bank.Tcc("/api/TransOutTry", "try", "3", 5, "g2", "01"));
+  CheckSuccess(f.bank.Tcc("/api/TransOutCancel", "cancel", "1", 500, "g2", "01"));
+  CHECK(f.bank.Account("3") == AccountState{9995, 0});    // its own 5, released
+  CHECK(f.bank.Account("1") == AccountState{9500, 500});  // not released by a body's say
+  CHECK(f.bank.Rows("freeze") == 1);
+  CHECK(f.bank.Total() == kTotal - 5);
+}
+
 TEST_CASE("a TransIn Try records a pending credit that its Confirm applies once",
           "[bank][tcc][barrier]") {
   Fixture f;
