@@ -24,19 +24,19 @@ constexpr const char* kBranchNames[] = {
 sdk::BranchReply EmptyBranch(const sdk::BranchRequest&) { return sdk::BranchReply::Success(); }
 
 // Returns the HTTP port, and sets `grpc_port` when `grpc`.
-Result<int> StartEmpty(BenchParticipants::Servers& servers, std::size_t threads, bool grpc,
-                       int& grpc_port) {
-  auto participant =
-      std::make_unique<sdk::Participant>(sdk::ParticipantOptions{.threads = threads});
+Result<int> StartEmpty(BenchParticipants::Servers& servers,
+                       const BenchParticipants::Options& options, int& grpc_port) {
+  auto participant = std::make_unique<sdk::Participant>(sdk::ParticipantOptions{
+      .threads = options.threads, .max_requests_per_connection = options.requests_per_connection});
   for (const char* name : kBranchNames) {
     participant->OnBranch(std::string("/api/") + name, EmptyBranch);
   }
   auto port = participant->Start("127.0.0.1", 0);
   if (!port) return port;
   servers.empty.push_back(std::move(participant));
-  if (grpc) {
-    auto server =
-        std::make_unique<sdk::GrpcBranchServer>(sdk::GrpcBranchServerOptions{.threads = threads});
+  if (options.grpc) {
+    auto server = std::make_unique<sdk::GrpcBranchServer>(
+        sdk::GrpcBranchServerOptions{.threads = options.threads});
     const std::string service = BenchParticipants::GrpcService(BenchParticipants::Kind::kEmpty);
     for (const char* name : kBranchNames) {
       server->OnBranch("/" + service + "/" + name, EmptyBranch);
@@ -50,17 +50,18 @@ Result<int> StartEmpty(BenchParticipants::Servers& servers, std::size_t threads,
 }
 
 Result<int> StartBank(BenchParticipants::Servers& servers, const std::string& db, int accounts,
-                      std::size_t threads, bool grpc, int& grpc_port) {
-  bank::BankOptions options;
-  options.db_path = db;
-  options.accounts = accounts;
-  options.initial_balance = kBankBalance;
-  options.threads = threads;
-  auto bank = bank::BankService::Open(options);
+                      const BenchParticipants::Options& options, int& grpc_port) {
+  bank::BankOptions bank_options;
+  bank_options.db_path = db;
+  bank_options.accounts = accounts;
+  bank_options.initial_balance = kBankBalance;
+  bank_options.threads = options.threads;
+  bank_options.max_requests_per_connection = options.requests_per_connection;
+  auto bank = bank::BankService::Open(bank_options);
   if (!bank) return bank.status();
   auto port = (*bank)->Start("127.0.0.1", 0);
   if (!port) return port;
-  if (grpc) {
+  if (options.grpc) {
     auto bound = (*bank)->StartGrpc("127.0.0.1", 0);
     if (!bound) return bound.status();
     grpc_port = *bound;
@@ -71,16 +72,18 @@ Result<int> StartBank(BenchParticipants::Servers& servers, const std::string& db
 
 }  // namespace
 
-Result<std::unique_ptr<BenchParticipants>> BenchParticipants::Start(
-    Kind kind, const std::string& data_dir, int accounts, std::size_t threads, bool grpc) {
+Result<std::unique_ptr<BenchParticipants>> BenchParticipants::Start(Kind kind,
+                                                                    const std::string& data_dir,
+                                                                    int accounts,
+                                                                    const Options& options) {
   auto servers = std::make_unique<Servers>();
   int grpc_ports[2] = {0, 0};
   Result<int> ports[2] = {0, 0};
   for (int i = 0; i < 2; ++i) {
     ports[i] = kind == Kind::kEmpty
-                   ? StartEmpty(*servers, threads, grpc, grpc_ports[i])
+                   ? StartEmpty(*servers, options, grpc_ports[i])
                    : StartBank(*servers, data_dir + (i == 0 ? "/bank-a.db" : "/bank-b.db"),
-                               accounts, threads, grpc, grpc_ports[i]);
+                               accounts, options, grpc_ports[i]);
     if (!ports[i]) return ports[i].status();
   }
   auto participants = std::unique_ptr<BenchParticipants>(new BenchParticipants(std::move(servers)));

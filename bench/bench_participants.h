@@ -19,10 +19,16 @@ constexpr std::int64_t kBankBalance = 1'000'000'000;
 class BenchParticipants {
  public:
   enum class Kind { kEmpty, kBank };
-  // `data_dir` holds the banks' databases; `threads` is each server's handler thread count.
+  struct Options {
+    std::size_t threads = 16;  // each server's handler threads
+    bool grpc = false;         // also serve the branches as gRPC methods
+    // The HTTP ports close a connection after this many answers, so that settled reconnects
+    // (0: they keep it).
+    std::size_t requests_per_connection = 0;
+  };
+  // `data_dir` holds the banks' databases.
   static Result<std::unique_ptr<BenchParticipants>> Start(Kind kind, const std::string& data_dir,
-                                                          int accounts, std::size_t threads,
-                                                          bool grpc = false);
+                                                          int accounts, const Options& options);
   ~BenchParticipants();
 
   // The gRPC service the branches are methods of: bench.Bank (empty) or bank.Bank (the bank

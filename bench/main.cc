@@ -53,6 +53,7 @@ struct Args {
   bool quiet = false;
   int accounts = 16;
   std::size_t participant_threads = 128;
+  std::size_t participant_requests_per_connection = 0;
   double rate = 0;
 };
 
@@ -216,6 +217,11 @@ std::optional<int> ParseArgs(int argc, char** argv, Args& a) {
       ->capture_default_str();
   app.add_option("--participant-threads", a.participant_threads, "Threads of each participant")
       ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  app.add_option("--participant-requests-per-connection", a.participant_requests_per_connection,
+                 "The participants' HTTP ports close a connection after this many answers, so "
+                 "that settled reconnects (0: they keep connections; gRPC ports always keep "
+                 "them)")
       ->capture_default_str();
   try {
     app.parse(argc, argv);
@@ -441,8 +447,11 @@ int main(int argc, char** argv) {
   const auto kind = a.participants == "bank" ? settle::bench::BenchParticipants::Kind::kBank
                                              : settle::bench::BenchParticipants::Kind::kEmpty;
   const bool grpc = a.protocol == "grpc";
-  auto participants = settle::bench::BenchParticipants::Start(kind, data_dir, a.accounts,
-                                                              a.participant_threads, grpc);
+  auto participants = settle::bench::BenchParticipants::Start(
+      kind, data_dir, a.accounts,
+      {.threads = a.participant_threads,
+       .grpc = grpc,
+       .requests_per_connection = a.participant_requests_per_connection});
   if (!participants) {
     std::fprintf(stderr, "settle-bench: %s\n", participants.status().ToString().c_str());
     return 2;

@@ -536,7 +536,8 @@ struct Healthy {
 
 settle::Result<Healthy> HealthyLoad(Bench& b, settle::Duration load) {
   auto participants = settle::bench::BenchParticipants::Start(
-      settle::bench::BenchParticipants::Kind::kEmpty, (b.work / "participants").string(), 16, 16);
+      settle::bench::BenchParticipants::Kind::kEmpty, (b.work / "participants").string(), 16,
+      {.threads = 16});
   if (!participants) return participants.status();
   LatencyRecorder with_outage, without_outage;
   Healthy healthy;

@@ -93,10 +93,7 @@ Status BankDb::Freeze(const std::string& gid, const std::string& branch_id,
   Status frozen = ChangeOne(update.Bind(1, account_id).Bind(2, amount),
                             [&] { return Refusal(account_id, amount, "insufficient funds"); });
   if (!frozen.ok()) return frozen;
-  Statement insert(db_,
-                   "INSERT INTO freeze (gid, branch_id, account_id, amount) "
-                   "VALUES (?1, ?2, ?3, ?4)");
-  return insert.Bind(1, gid).Bind(2, branch_id).Bind(3, account_id).Bind(4, amount).Run();
+  return InsertHold("freeze", gid, branch_id, account_id, amount);
 }
 
 Result<std::optional<BranchHold>> BankDb::TakeFreeze(const std::string& gid,
@@ -148,15 +145,20 @@ Status BankDb::AddPendingCredit(const std::string& gid, const std::string& branc
   if (**holdings > kMaxHoldings - amount) {
     return Refusal(account_id, amount, "the account would hold more than 10^18");
   }
-  Statement insert(db_,
-                   "INSERT INTO pending_credit (gid, branch_id, account_id, amount) "
-                   "VALUES (?1, ?2, ?3, ?4)");
-  return insert.Bind(1, gid).Bind(2, branch_id).Bind(3, account_id).Bind(4, amount).Run();
+  return InsertHold("pending_credit", gid, branch_id, account_id, amount);
 }
 
 Result<std::optional<BranchHold>> BankDb::TakePendingCredit(const std::string& gid,
                                                             const std::string& branch_id) {
   return TakeHold("pending_credit", gid, branch_id);
+}
+
+Status BankDb::InsertHold(const char* table, const std::string& gid, const std::string& branch_id,
+                          const std::string& account_id, std::int64_t amount) {
+  const std::string sql = std::string("INSERT INTO ") + table +
+                          " (gid, branch_id, account_id, amount) VALUES (?1, ?2, ?3, ?4)";
+  Statement insert(db_, sql.c_str());
+  return insert.Bind(1, gid).Bind(2, branch_id).Bind(3, account_id).Bind(4, amount).Run();
 }
 
 Result<std::optional<BranchHold>> BankDb::TakeHold(const char* table, const std::string& gid,

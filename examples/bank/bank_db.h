@@ -77,6 +77,10 @@ class BankDb {
  private:
   // Conflict explaining why a change to `account_id` matched no row.
   Status Refusal(const std::string& account_id, std::int64_t amount, const char* what);
+  // Records `amount` of `account_id` in `table` (freeze or pending_credit) under (gid,
+  // branch_id).
+  Status InsertHold(const char* table, const std::string& gid, const std::string& branch_id,
+                    const std::string& account_id, std::int64_t amount);
   // Removes and returns the row of `table` (freeze or pending_credit) under (gid, branch_id).
   Result<std::optional<BranchHold>> TakeHold(const char* table, const std::string& gid,
                                              const std::string& branch_id);

@@ -106,12 +106,13 @@ BankService::BankService(std::unique_ptr<sdk::SqliteBarrierStore> store, const B
       grpc_(sdk::GrpcBranchServerOptions{.threads = options.threads,
                                          .signed_calls = options.signed_calls,
                                          .authorities = options.grpc_authorities}),
-      participant_(
-          sdk::ParticipantOptions{.threads = options.threads,
-                                  .request_timeout = options.request_timeout,
-                                  .max_connections_per_peer = options.max_connections_per_peer,
-                                  .signed_calls = options.signed_calls,
-                                  .authorities = options.authorities}) {
+      participant_(sdk::ParticipantOptions{
+          .threads = options.threads,
+          .request_timeout = options.request_timeout,
+          .max_requests_per_connection = options.max_requests_per_connection,
+          .max_connections_per_peer = options.max_connections_per_peer,
+          .signed_calls = options.signed_calls,
+          .authorities = options.authorities}) {
   if (options.barrier_retention.count() > 0) {
     cleaner_ = std::make_unique<sdk::BarrierCleaner>(
         barrier_, sdk::BarrierCleanerOptions{.retention = options.barrier_retention});

@@ -29,6 +29,8 @@ struct BankOptions {
   // request_timeout, connections from one peer address at most.
   Duration request_timeout{10000};
   std::size_t max_connections_per_peer = 512;
+  // The HTTP port closes a connection after this many answers (0: never).
+  std::size_t max_requests_per_connection = 0;
   // With keys, the branches (HTTP and gRPC) run only calls the coordinator signed with one of
   // them (docs/protocol.md §4.9), and Trys as their policy says (main: with settled's
   // countersignature of their registration). GET /metrics then counts the refusals of both,

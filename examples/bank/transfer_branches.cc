@@ -25,6 +25,23 @@ sdk::BranchHandler GuardedTransfer(sdk::Barrier& barrier, TransferBusiness busin
   };
 }
 
+namespace {
+
+// What a Confirm's own Try held: the barrier runs a Confirm once, after a successful Try, so a
+// missing record is a bug (or a Try from before holds were recorded: see the README's upgrade
+// note), never a reason to apply the body.
+Result<BranchHold> OwnHold(Result<std::optional<BranchHold>> taken, const char* what,
+                           const sdk::BranchRequest& call) {
+  if (!taken) return taken.status();
+  if (!*taken) {
+    return Status::Internal(std::string("no ") + what + " for gid " + call.gid + " branch " +
+                            call.branch_id);
+  }
+  return std::move(**taken);
+}
+
+}  // namespace
+
 Status TransOutTry(const sdk::BranchRequest& call, const TransferRequest& t, BankDb& db) {
   return db.Freeze(call.gid, call.branch_id, t.account_id, t.amount);
 }
@@ -32,13 +49,9 @@ Status TransOutTry(const sdk::BranchRequest& call, const TransferRequest& t, Ban
 Status TransOutConfirm(const sdk::BranchRequest& call, const TransferRequest&, BankDb& db) {
   // What the Try froze, not the body: a Confirm's body is the registration's, which need not be
   // what the Try was sent (an unsigned Try, a workflow's own calls).
-  Result<std::optional<BranchHold>> frozen = db.TakeFreeze(call.gid, call.branch_id);
+  Result<BranchHold> frozen = OwnHold(db.TakeFreeze(call.gid, call.branch_id), "freeze", call);
   if (!frozen) return frozen.status();
-  if (!*frozen) {
-    // The barrier runs a Confirm once, after a successful Try: a missing record is a bug.
-    return Status::Internal("nothing frozen for gid " + call.gid + " branch " + call.branch_id);
-  }
-  return db.SpendFrozen((*frozen)->account_id, (*frozen)->amount);
+  return db.SpendFrozen(frozen->account_id, frozen->amount);
 }
 
 Status TransOutCancel(const sdk::BranchRequest& call, const TransferRequest&, BankDb& db) {
@@ -54,14 +67,11 @@ Status TransInTry(const sdk::BranchRequest& call, const TransferRequest& t, Bank
 
 Status TransInConfirm(const sdk::BranchRequest& call, const TransferRequest&, BankDb& db) {
   // The pending record, not the body, is what the Try promised.
-  Result<std::optional<BranchHold>> credit = db.TakePendingCredit(call.gid, call.branch_id);
+  Result<BranchHold> credit =
+      OwnHold(db.TakePendingCredit(call.gid, call.branch_id), "pending credit", call);
   if (!credit) return credit.status();
-  if (!*credit) {
-    // The barrier runs a Confirm once, after a successful Try: a missing record is a bug.
-    return Status::Internal("no pending credit for gid " + call.gid + " branch " + call.branch_id);
-  }
   // Already counted against the limit when the Try recorded it.
-  return db.Credit((*credit)->account_id, (*credit)->amount, /*check_limit=*/false);
+  return db.Credit(credit->account_id, credit->amount, /*check_limit=*/false);
 }
 
 Status TransInCancel(const sdk::BranchRequest& call, const TransferRequest&, BankDb& db) {

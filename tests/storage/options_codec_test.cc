@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace settle::storage {
 namespace {
 
@@ -28,6 +30,35 @@ TEST_CASE("options round-trip through their JSON encoding", "[storage]") {
 
   REQUIRE(decoded);
   CHECK(*decoded == o);
+}
+
+TEST_CASE(
+    "the stored text is the one a JSON document of the options dumps: members in name order, "
+    "orders' steps as names (10 before 2)",
+    "[storage]") {
+  TransOptions o;
+  o.timeout_to_fail = 35s;
+  o.request_timeout = 3s;
+  o.retry_interval = 250ms;
+  o.retry_limit = 4;
+  o.delay = 2s;
+  o.concurrent = true;
+  o.orders = {{2, {0, 1}}, {10, {}}, {1, {0}}};
+  o.branch_headers = {{"B", "two"}, {"A", "one \"quoted\"\n"}};
+  o.custom_data = "\x01{\"name\":\"wf\"}\t";
+  o.pause_after = 3;
+  o.request_fingerprint = "trans_type=saga\n";
+  o.workflow_name = "wf ✓";
+  for (bool minimal : {false, true}) {
+    const TransOptions options = minimal ? TransOptions{} : o;
+    Result<std::string> encoded = EncodeOptions(options);
+    REQUIRE(encoded);
+    INFO(*encoded);
+    CHECK(nlohmann::json::parse(*encoded).dump() == *encoded);
+    Result<TransOptions> decoded = DecodeOptions(*encoded);
+    REQUIRE(decoded);
+    CHECK(*decoded == options);
+  }
 }
 
 TEST_CASE("options are stored as readable JSON with durations in milliseconds", "[storage]") {
@@ -94,15 +125,22 @@ TEST_CASE("corrupt stored options decode to an Internal status, never an excepti
   }
 }
 
-TEST_CASE("options that JSON cannot carry are refused with InvalidArgument", "[storage]") {
-  TransOptions o;
-  o.custom_data = "\xc3\x28";
-
-  Result<std::string> encoded = EncodeOptions(o);
-
-  REQUIRE_FALSE(encoded);
-  CHECK(encoded.status().code() == StatusCode::kInvalidArgument);
-  CHECK_THAT(encoded.status().message(), Catch::Contains("UTF-8"));
+TEST_CASE("options that JSON cannot carry are refused with InvalidArgument naming the field",
+          "[storage]") {
+  TransOptions custom;
+  custom.custom_data = "\xc3\x28";
+  TransOptions header;
+  header.branch_headers = {{"X-Ok", "\xff"}};
+  TransOptions name;
+  name.workflow_name = "\xed\xa0\x80";
+  for (const auto& [options, field] :
+       {std::pair{custom, "custom_data"}, std::pair{header, "a header's value"},
+        std::pair{name, "workflow_name"}}) {
+    Result<std::string> encoded = EncodeOptions(options);
+    REQUIRE_FALSE(encoded);
+    CHECK(encoded.status().code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(encoded.status().message(), Catch::Contains(field) && Catch::Contains("UTF-8"));
+  }
 }
 
 }  // namespace

@@ -320,6 +320,7 @@ asio::awaitable<void> Server::Impl::Serve(Stream& stream, Connection& connection
       co_await CloseGracefully(stream, kCloseGrace);
     }
   };
+  std::size_t answered = 0;
   for (;;) {
     // Set once the request's first byte is in: its head and body must be in by then.
     std::optional<SteadyClock::time_point> deadline;
@@ -416,7 +417,10 @@ asio::awaitable<void> Server::Impl::Serve(Stream& stream, Connection& connection
     } catch (...) {
       response = Response{500, "application/json", MessageBody("internal error")};
     }
-    const bool close = !reader.keep_alive() || connection.stopping;
+    ++answered;
+    const bool close = !reader.keep_alive() || connection.stopping ||
+                       (options.max_requests_per_connection != 0 &&
+                        answered >= options.max_requests_per_connection);
     const bool keep_alive_header = !close && reader.version() == 10;
     if (!co_await Write(stream, response, close, keep_alive_header, request.method == "HEAD")) {
       co_return;

@@ -153,14 +153,14 @@ Status ReadOptions(const JsonFields& fields, engine::RequestOptions& options) {
 
 // A saga's or a message's steps: objects with string members; the members nothing read go to
 // `unread`.
-Status ReadStepObjects(const json& list, std::vector<engine::SagaStep>& steps,
+Status ReadStepObjects(const json& list, std::vector<engine::RequestStep>& steps,
                        engine::UnreadFields& unread) {
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string prefix = "steps[" + std::to_string(i) + "]";
     const json& item = list[i];
     if (!item.is_object()) return Status::InvalidArgument(prefix + ": must be an object");
     JsonFields step_fields(item, prefix + ".");
-    engine::SagaStep step;
+    engine::RequestStep step;
     if (Status s = ReadText(step_fields, "action", step.action_url); !s.ok()) return s;
     if (Status s = ReadText(step_fields, "compensate", step.compensate_url); !s.ok()) return s;
     for (std::string& path : step_fields.Unread()) unread.push_back(std::move(path));
@@ -173,7 +173,7 @@ Status ReadStepObjects(const json& list, std::vector<engine::SagaStep>& steps,
 // length, objects with string members and strings (their sizes bounded by the body's). Their
 // values and counts are the engine's to check.
 Status ReadSteps(const JsonFields& fields, std::string_view kind,
-                 std::vector<engine::SagaStep>& steps, std::vector<std::string>& payloads,
+                 std::vector<engine::RequestStep>& steps, std::vector<std::string>& payloads,
                  engine::UnreadFields& unread) {
   const json* list = fields.Member("steps");
   if (list == nullptr) {
@@ -445,7 +445,7 @@ Result<engine::DeleteTopicRequest> ParseDeleteTopic(std::string_view body) {
       });
 }
 
-Status ParseStepsJson(std::string_view steps_json, std::vector<engine::SagaStep>& steps,
+Status ParseStepsJson(std::string_view steps_json, std::vector<engine::RequestStep>& steps,
                       engine::UnreadFields& unread) {
   if (steps_json.find_first_not_of(" \t\r\n") == std::string_view::npos) return Status::Ok();
   auto parsed = ParseJsonText(steps_json, kMaxJsonDepth, "steps");

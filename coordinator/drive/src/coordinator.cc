@@ -87,6 +87,13 @@ Status Coordinator::AdmitFields(std::string_view operation, const engine::Unread
   return Status::Ok();
 }
 
+Status Coordinator::Admit(std::string_view operation, const engine::UnreadFields& unread,
+                          const Status& checked) {
+  if (Status s = CheckServing(); !s.ok()) return s;
+  if (Status s = AdmitFields(operation, unread); !s.ok()) return s;
+  return checked;
+}
+
 Status Coordinator::CheckCeilings(const engine::RequestOptions& options) const {
   if (Status s = engine::CheckWaitCeiling(options, settings_.max_timeout_to_fail); !s.ok()) {
     return s;
@@ -146,9 +153,9 @@ void Coordinator::Unreserve(const engine::Requester& who, std::size_t count, std
 std::string Coordinator::NewGid() { return gids_.Next(); }
 
 asio::awaitable<Status> Coordinator::Prepare(engine::PrepareRequest request) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = AdmitFields("prepare", request.unread_fields); !s.ok()) co_return s;
-  if (Status s = engine::CheckPrepare(request); !s.ok()) co_return s;
+  if (Status s = Admit("prepare", request.unread_fields, engine::CheckPrepare(request)); !s.ok()) {
+    co_return s;
+  }
   if (Status s = CheckCeilings(request.options); !s.ok()) co_return s;
   auto subscribers = co_await ReadSubscribers(engine::TopicsOf(request.steps));
   if (!subscribers) co_return subscribers.status();
@@ -214,9 +221,11 @@ asio::awaitable<Status> Coordinator::RegisterBranch(engine::RegisterBranchReques
 
 asio::awaitable<Status> Coordinator::RegisterBranchAt(engine::RegisterBranchRequest request,
                                                       TimePoint now) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = AdmitFields("registerBranch", request.unread_fields); !s.ok()) co_return s;
-  if (Status s = engine::CheckRegisterBranch(request); !s.ok()) co_return s;
+  if (Status s =
+          Admit("registerBranch", request.unread_fields, engine::CheckRegisterBranch(request));
+      !s.ok()) {
+    co_return s;
+  }
   if (engine::RulesOf(request.trans_type).branch_urls == engine::BranchUrls::kStepOutcome) {
     co_return co_await RecordStep(std::move(request), now);
   }
@@ -253,12 +262,12 @@ asio::awaitable<Status> Coordinator::RegisterBranchAt(engine::RegisterBranchRequ
   batch.Add(storage::ExpectGlobalType{request.gid, request.trans_type});
   batch.Add(storage::ExpectGlobalStatus{request.gid, {GlobalStatus::kPrepared}});
   for (storage::BranchRecord& row : rows) batch.Add(storage::InsertBranch{std::move(row)});
-  batch.Add(storage::LimitBranchRows{request.gid, 2 * settings_.max_tcc_branches});
+  batch.Add(storage::LimitBranchRows{request.gid, 2 * settings_.max_registered_branches});
   if (Status quota = co_await Reserve(request.requester, 0, bytes); !quota.ok()) co_return quota;
   Status s = co_await store_.Commit(std::move(batch));
   Unreserve(request.requester, 0, bytes, s.ok());
   if (s.code() == StatusCode::kResourceExhausted)
-    s = engine::TooManyBranches(request, settings_.max_tcc_branches);
+    s = engine::TooManyBranches(request, settings_.max_registered_branches);
   if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(request.gid);
   if (s.ok()) spdlog::debug("gid={} branch={} registered", request.gid, request.branch_id);
   co_return s;
@@ -307,9 +316,9 @@ asio::awaitable<Result<Registration>> Coordinator::Register(engine::RegisterBran
 }
 
 asio::awaitable<Status> Coordinator::Submit(engine::SubmitRequest request) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = AdmitFields("submit", request.unread_fields); !s.ok()) co_return s;
-  if (Status s = engine::CheckSubmit(request); !s.ok()) co_return s;
+  if (Status s = Admit("submit", request.unread_fields, engine::CheckSubmit(request)); !s.ok()) {
+    co_return s;
+  }
   if (Status s = CheckCeilings(request.options); !s.ok()) co_return s;
   const engine::SubmitPlan plan = engine::RulesOf(request.trans_type).submit;
   if (plan.records_outcome) co_return co_await FinishWorkflow(std::move(request));
@@ -323,13 +332,14 @@ asio::awaitable<Status> Coordinator::Submit(engine::SubmitRequest request) {
     // The common case for a message: try the change first, so that its topics are not looked
     // up again.
     const Status changed =
-        co_await ChangeTwoPhaseAndDrive(request.gid, request.trans_type, GlobalStatus::kSubmitted,
-                                        no_reason, wait_result, repeat, request.requester);
+        co_await MovePreparedAndDrive(request.gid, request.trans_type, GlobalStatus::kSubmitted,
+                                      no_reason, wait_result, repeat, request.requester);
     if (!plan.creates || changed.code() != StatusCode::kNotFound) co_return changed;
   }
   auto subscribers = co_await ReadSubscribers(engine::TopicsOf(request.steps));
   if (!subscribers) co_return subscribers.status();
-  auto built = engine::BuildSubmitted(request, *subscribers, Defaults(), clock_.Now());
+  auto built = engine::BuildSubmitted(request, *subscribers, Defaults(), clock_.Now(),
+                                      repeat ? &repeat->fingerprint : nullptr);
   if (!built) co_return built.status();
   built->global.creator = request.requester.name;
   built->global.trace = StartSpan(request.trace);
@@ -340,9 +350,9 @@ asio::awaitable<Status> Coordinator::Submit(engine::SubmitRequest request) {
   if (inserted.code() != StatusCode::kAlreadyExists) co_return inserted;
   if (plan.moves_prepared) {
     // Prepared or submitted by someone else meanwhile: the same submit again settles it.
-    co_return co_await ChangeTwoPhaseAndDrive(request.gid, request.trans_type,
-                                              GlobalStatus::kSubmitted, no_reason, wait_result,
-                                              repeat, request.requester);
+    co_return co_await MovePreparedAndDrive(request.gid, request.trans_type,
+                                            GlobalStatus::kSubmitted, no_reason, wait_result,
+                                            repeat, request.requester);
   }
   // A duplicate submit that matches the stored request re-drives the transaction from its
   // stored rows.
@@ -354,19 +364,24 @@ asio::awaitable<Status> Coordinator::Submit(engine::SubmitRequest request) {
   co_return co_await DriveAfterChange(request.gid, wait_result);
 }
 
-asio::awaitable<Status> Coordinator::ChangeTwoPhaseAndDrive(std::string gid, TransType type,
-                                                            GlobalStatus to, std::string reason,
-                                                            bool wait_result,
-                                                            std::optional<engine::Repeat> repeat,
-                                                            engine::Requester who) {
+asio::awaitable<Status> Coordinator::MovePreparedAndDrive(std::string gid, TransType type,
+                                                          GlobalStatus to, std::string reason,
+                                                          bool wait_result,
+                                                          std::optional<engine::Repeat> repeat,
+                                                          engine::Requester who) {
   // Without a claim (a pass of this gid is running, e.g. its timeout abort) the change still
   // happens and the pass reads it back.
   std::optional<Scheduler::PassClaim> claim = scheduler_.TryClaim(gid);
-  std::vector<GlobalStatus> from = {GlobalStatus::kPrepared};
-  std::optional<storage::AuditEntry> no_audit;
-  std::optional<JobStep> no_step;
-  auto changed = co_await ChangeStatus(gid, type, std::move(from), to, to, reason, false, repeat,
-                                       std::move(who), std::move(no_audit), std::move(no_step));
+  // Built before the co_await: GCC 12 cannot keep a braced list alive across one.
+  StatusChange change{.gid = gid,
+                      .type = type,
+                      .from = {GlobalStatus::kPrepared},
+                      .to = to,
+                      .already_done = to,
+                      .reason = std::move(reason),
+                      .repeat = std::move(repeat),
+                      .who = std::move(who)};
+  auto changed = co_await ChangeStatus(std::move(change));
   if (!changed) co_return changed.status();  // an unused claim restores the due time
   if (!claim || !changed->has_value()) {
     claim.reset();
@@ -395,34 +410,35 @@ asio::awaitable<Status> Coordinator::InsertAndDrive(storage::Transaction tx, boo
 }
 
 asio::awaitable<Status> Coordinator::Abort(engine::AbortRequest request) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = AdmitFields("abort", request.unread_fields); !s.ok()) co_return s;
-  if (Status s = engine::CheckAbort(request); !s.ok()) co_return s;
+  if (Status s = Admit("abort", request.unread_fields, engine::CheckAbort(request)); !s.ok()) {
+    co_return s;
+  }
   std::string reason =
       request.rollback_reason.empty() ? "aborted by the client" : request.rollback_reason;
   const engine::AbortPlan plan = engine::RulesOf(request.trans_type).abort;
   if (plan.drives) {
     std::optional<engine::Repeat> no_repeat;  // an abort carries nothing to compare
-    co_return co_await ChangeTwoPhaseAndDrive(request.gid, request.trans_type, plan.to,
-                                              std::move(reason), request.wait_result, no_repeat,
-                                              std::move(request.requester));
+    co_return co_await MovePreparedAndDrive(request.gid, request.trans_type, plan.to,
+                                            std::move(reason), request.wait_result, no_repeat,
+                                            std::move(request.requester));
   }
-  std::vector<GlobalStatus> from = {GlobalStatus::kPrepared};
-  std::optional<engine::Repeat> no_repeat;
-  std::optional<storage::AuditEntry> no_audit;
-  std::optional<JobStep> no_step;
-  const auto changed = co_await ChangeStatus(
-      request.gid, request.trans_type, std::move(from), plan.to, std::nullopt, reason, false,
-      no_repeat, std::move(request.requester), std::move(no_audit), std::move(no_step));
+  StatusChange change{.gid = request.gid,
+                      .type = request.trans_type,
+                      .from = {GlobalStatus::kPrepared},
+                      .to = plan.to,
+                      .reason = std::move(reason),
+                      .who = std::move(request.requester)};
+  const auto changed = co_await ChangeStatus(std::move(change));
   if (!changed) co_return changed.status();
   scheduler_.Schedule(request.gid, clock_.Now());  // lets the scheduler forget it
   co_return Status::Ok();
 }
 
 asio::awaitable<Status> Coordinator::Subscribe(engine::SubscribeRequest request) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = AdmitFields("subscribe", request.unread_fields); !s.ok()) co_return s;
-  if (Status s = engine::CheckSubscription(request); !s.ok()) co_return s;
+  if (Status s = Admit("subscribe", request.unread_fields, engine::CheckSubscription(request));
+      !s.ok()) {
+    co_return s;
+  }
   storage::Subscriber subscriber{request.url, request.remark, clock_.Now(), request.requester.name};
   storage::WriteBatch batch;
   // A topic belongs to the caller whose subscription made it: only that caller (or one that may
@@ -437,9 +453,10 @@ asio::awaitable<Status> Coordinator::Subscribe(engine::SubscribeRequest request)
 }
 
 asio::awaitable<Status> Coordinator::Unsubscribe(engine::SubscribeRequest request) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = AdmitFields("unsubscribe", request.unread_fields); !s.ok()) co_return s;
-  if (Status s = engine::CheckUnsubscription(request); !s.ok()) co_return s;
+  if (Status s = Admit("unsubscribe", request.unread_fields, engine::CheckUnsubscription(request));
+      !s.ok()) {
+    co_return s;
+  }
   storage::WriteBatch batch;
   if (request.requester.own_only) {
     batch.Add(storage::ExpectTopicCreator{request.topic, request.requester.name});
@@ -451,9 +468,11 @@ asio::awaitable<Status> Coordinator::Unsubscribe(engine::SubscribeRequest reques
 }
 
 asio::awaitable<Status> Coordinator::DeleteTopic(engine::DeleteTopicRequest request) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = AdmitFields("deleteTopic", request.unread_fields); !s.ok()) co_return s;
-  if (Status s = engine::CheckTopic("topic", request.topic); !s.ok()) co_return s;
+  if (Status s =
+          Admit("deleteTopic", request.unread_fields, engine::CheckTopic("topic", request.topic));
+      !s.ok()) {
+    co_return s;
+  }
   const std::string& topic = request.topic;
   storage::WriteBatch batch;
   batch.Add(storage::DeleteTopic{topic});
@@ -490,10 +509,10 @@ asio::awaitable<Result<storage::ListPage>> Coordinator::List(storage::ListQuery 
 }
 
 asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::ChangeStatus(
-    std::string gid, std::optional<TransType> type, std::vector<GlobalStatus> from, GlobalStatus to,
-    std::optional<GlobalStatus> already_done, std::string reason, bool force_stop,
-    std::optional<engine::Repeat> repeat, engine::Requester who,
-    std::optional<storage::AuditEntry> audit, std::optional<JobStep> step) {
+    StatusChange change) {
+  const std::string& gid = change.gid;
+  const GlobalStatus to = change.to;
+  const std::string& reason = change.reason;
   for (int attempt = 0; attempt < kStatusChangeAttempts; ++attempt) {
     auto loaded = co_await store_.Load(gid);
     if (!loaded) co_return loaded.status();
@@ -501,32 +520,34 @@ asio::awaitable<Result<std::optional<storage::Transaction>>> Coordinator::Change
     storage::Transaction tx = std::move(**loaded);
     storage::GlobalRecord& g = tx.global;
     // The creator never changes: checked once loaded, the same as for an unknown gid.
-    if (!engine::MayTouch(who, g.creator)) co_return NoSuchGid(gid);
-    if (type && g.trans_type != *type) co_return WrongType(g, *type);
-    if (repeat) {
-      const Status same = engine::MatchStored(gid, g.options.request_fingerprint, *repeat);
+    if (!engine::MayTouch(change.who, g.creator)) co_return NoSuchGid(gid);
+    if (change.type && g.trans_type != *change.type) co_return WrongType(g, *change.type);
+    if (change.repeat) {
+      const Status same = engine::MatchStored(gid, g.options.request_fingerprint, *change.repeat);
       if (!same.ok()) co_return same;
     }
-    if (already_done && g.status == *already_done) {
+    if (change.already_done && g.status == *change.already_done) {
       co_return std::optional<storage::Transaction>();
     }
-    if (std::find(from.begin(), from.end(), g.status) == from.end()) co_return StatusForbids(g);
+    if (std::find(change.from.begin(), change.from.end(), g.status) == change.from.end()) {
+      co_return StatusForbids(g);
+    }
     const GlobalStatus old = g.status;
     const TimePoint now = clock_.Now();
     engine::ApplyStatusChange(g, to, reason, now);
-    g.force_stopped = force_stop;
+    g.force_stopped = change.force_stop;
     if (!IsTerminal(to)) g.next_cron_time = now;
     // The branch count makes `tx` exactly what is stored after the commit: a branch
     // registered since the load fails it, and the next attempt loads that branch too.
-    storage::WriteBatch change;
-    change.Add(storage::UpdateGlobal{g, old});
-    change.Add(storage::ExpectBranchCount{gid, tx.branches.size()});
-    if (audit) {
-      audit->at = now;
-      AddJobStep(change, *audit, step);
-      change.Add(storage::RecordAudit{*audit});
+    storage::WriteBatch batch;
+    batch.Add(storage::UpdateGlobal{g, old});
+    batch.Add(storage::ExpectBranchCount{gid, tx.branches.size()});
+    if (change.audit) {
+      change.audit->at = now;
+      AddJobStep(batch, *change.audit, change.step);
+      batch.Add(storage::RecordAudit{*change.audit});
     }
-    const Status s = co_await store_.Commit(std::move(change));
+    const Status s = co_await store_.Commit(std::move(batch));
     if (s.ok()) {
       spdlog::info("gid={} {} -> {}{}{}", gid, ToString(old), ToString(to),
                    reason.empty() ? "" : " reason=", reason.empty() ? "" : LogValue(reason));

@@ -44,9 +44,10 @@ storage::AuditEntry OperatorAudit(TimePoint at, std::string_view action, std::st
 
 asio::awaitable<Status> Coordinator::ForceStop(engine::ForceStopRequest request,
                                                std::optional<JobStep> step) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = AdmitFields("forceStop", request.unread_fields); !s.ok()) co_return s;
-  if (Status s = engine::CheckForceStop(request); !s.ok()) co_return s;
+  if (Status s = Admit("forceStop", request.unread_fields, engine::CheckForceStop(request));
+      !s.ok()) {
+    co_return s;
+  }
   const std::string& gid = request.gid;
   std::vector<GlobalStatus> from = {GlobalStatus::kPrepared, GlobalStatus::kSubmitted,
                                     GlobalStatus::kAborting};
@@ -55,14 +56,17 @@ asio::awaitable<Status> Coordinator::ForceStop(engine::ForceStopRequest request,
   if (!request.actor.empty()) reason += " by " + request.actor;
   reason += ")";
   if (!request.reason.empty()) reason += ": " + request.reason;
-  std::optional<engine::Repeat> no_repeat;
-  engine::Requester operator_;  // admin only: every transaction
   storage::AuditEntry audit =
       OperatorAudit(clock_.Now(), storage::kAuditForceStop, gid, "", request.actor, request.reason);
-  std::optional<storage::AuditEntry> stored_audit = audit;
-  const auto changed = co_await ChangeStatus(
-      gid, std::nullopt, std::move(from), GlobalStatus::kFailed, std::nullopt, reason, true,
-      no_repeat, std::move(operator_), std::move(stored_audit), step);
+  StatusChange change{.gid = gid,
+                      .from = std::move(from),
+                      .to = GlobalStatus::kFailed,
+                      .reason = std::move(reason),
+                      .force_stop = true,
+                      .who = {},  // admin only: every transaction
+                      .audit = audit,
+                      .step = step};
+  const auto changed = co_await ChangeStatus(std::move(change));
   if (!changed) co_return changed.status();
   spdlog::warn("gid={} force-stopped by actor={}; retries stop; reason={}", gid,
                request.actor.empty() ? "unknown" : request.actor, LogValue(request.reason));
@@ -79,10 +83,11 @@ asio::awaitable<Status> Coordinator::ForceStop(engine::ForceStopRequest request,
 
 asio::awaitable<Status> Coordinator::ResetNextCronTime(engine::RetryNowRequest request,
                                                        std::optional<JobStep> step) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = AdmitFields("resetNextCronTime", request.unread_fields); !s.ok()) co_return s;
   const std::string& gid = request.gid;
-  if (Status s = engine::CheckGid(gid); !s.ok()) co_return s;
+  if (Status s = Admit("resetNextCronTime", request.unread_fields, engine::CheckGid(gid));
+      !s.ok()) {
+    co_return s;
+  }
   if (Status s = engine::CheckReason("reason", request.reason); !s.ok()) co_return s;
   const TimePoint now = clock_.Now();
   storage::WriteBatch retry;
@@ -101,9 +106,9 @@ asio::awaitable<Status> Coordinator::ResetNextCronTime(engine::RetryNowRequest r
 
 asio::awaitable<Status> Coordinator::Pause(engine::PauseRequest request,
                                            std::optional<JobStep> step) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = AdmitFields("pause", request.unread_fields); !s.ok()) co_return s;
-  if (Status s = engine::CheckPause(request); !s.ok()) co_return s;
+  if (Status s = Admit("pause", request.unread_fields, engine::CheckPause(request)); !s.ok()) {
+    co_return s;
+  }
   const std::string& gid = request.gid;
   const TimePoint now = clock_.Now();
   storage::WriteBatch batch;
@@ -123,9 +128,9 @@ asio::awaitable<Status> Coordinator::Pause(engine::PauseRequest request,
 
 asio::awaitable<Status> Coordinator::Resume(engine::PauseRequest request,
                                             std::optional<JobStep> step) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = AdmitFields("resume", request.unread_fields); !s.ok()) co_return s;
-  if (Status s = engine::CheckPause(request); !s.ok()) co_return s;
+  if (Status s = Admit("resume", request.unread_fields, engine::CheckPause(request)); !s.ok()) {
+    co_return s;
+  }
   const std::string& gid = request.gid;
   const TimePoint now = clock_.Now();
   storage::WriteBatch batch;

@@ -20,9 +20,11 @@ constexpr int kAttempts = 5;
 
 asio::awaitable<Result<storage::Transaction>> Coordinator::PrepareWorkflow(
     engine::PrepareRequest request) {
-  if (Status s = CheckServing(); !s.ok()) co_return s;
-  if (Status s = AdmitFields("prepareWorkflow", request.unread_fields); !s.ok()) co_return s;
-  if (Status s = engine::CheckPrepareWorkflow(request); !s.ok()) co_return s;
+  if (Status s =
+          Admit("prepareWorkflow", request.unread_fields, engine::CheckPrepareWorkflow(request));
+      !s.ok()) {
+    co_return s;
+  }
   if (Status s = CheckCeilings(request.options); !s.ok()) co_return s;
   auto built = engine::BuildPrepared(request, {}, Defaults(), clock_.Now());
   if (!built) co_return built.status();
@@ -78,7 +80,7 @@ asio::awaitable<Status> Coordinator::RecordStep(engine::RegisterBranchRequest re
     // and the next attempt compares with it.
     batch.Add(storage::ExpectBranchCount{gid, tx.branches.size()});
     for (storage::BranchRecord& row : rows) batch.Add(storage::InsertBranch{std::move(row)});
-    batch.Add(storage::LimitBranchRows{gid, 2 * settings_.max_tcc_branches});
+    batch.Add(storage::LimitBranchRows{gid, 2 * settings_.max_registered_branches});
     // Its client is running it: the resume waits a retry interval from this report.
     batch.Add(storage::RetryNow{gid, now + g.options.retry_interval});
     if (Status quota = co_await Reserve(request.requester, 0, bytes); !quota.ok()) co_return quota;
@@ -90,7 +92,7 @@ asio::awaitable<Status> Coordinator::RecordStep(engine::RegisterBranchRequest re
       co_return s;
     }
     if (s.code() == StatusCode::kResourceExhausted) {
-      co_return engine::TooManyBranches(request, settings_.max_tcc_branches);
+      co_return engine::TooManyBranches(request, settings_.max_registered_branches);
     }
     if (s.code() == StatusCode::kNotFound) co_return NoSuchGid(gid);
     if (s.code() != StatusCode::kConflict) co_return s;

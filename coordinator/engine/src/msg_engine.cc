@@ -12,7 +12,7 @@ namespace {
 // The back-check row's branch id, as DTM calls query_prepared.
 constexpr const char* kMsgBackCheckBranch = "00";
 
-// A step's action: an http(s) URL, or topic://NAME.
+// A step's action: an http(s) URL or a gRPC method (CheckUrl), or topic://NAME.
 Status CheckMsgAction(const std::string& path, const std::string& action) {
   if (!action.starts_with(kTopicPrefix)) return CheckUrl(path, action, true);
   if (!IsValidTopic(action.substr(kTopicPrefix.size()))) {
@@ -146,7 +146,7 @@ std::vector<std::size_t> ApplyResend(storage::Transaction& tx, TimePoint now) {
   return changed;
 }
 
-Status CheckMsg(const std::vector<SagaStep>& steps, const std::vector<std::string>& payloads,
+Status CheckMsg(const std::vector<RequestStep>& steps, const std::vector<std::string>& payloads,
                 const std::string& query_prepared, bool preparing) {
   if (Status s = CheckStepCounts("a message", steps.size(), payloads.size()); !s.ok()) return s;
   for (std::size_t i = 0; i < steps.size(); ++i) {
@@ -159,9 +159,9 @@ Status CheckMsg(const std::vector<SagaStep>& steps, const std::vector<std::strin
   return CheckUrl("query_prepared", query_prepared, preparing);
 }
 
-std::vector<std::string> TopicsOf(const std::vector<SagaStep>& steps) {
+std::vector<std::string> TopicsOf(const std::vector<RequestStep>& steps) {
   std::vector<std::string> topics;
-  for (const SagaStep& step : steps) {
+  for (const RequestStep& step : steps) {
     if (!step.action_url.starts_with(kTopicPrefix)) continue;
     std::string topic = step.action_url.substr(kTopicPrefix.size());
     if (std::find(topics.begin(), topics.end(), topic) == topics.end()) {
@@ -172,7 +172,7 @@ std::vector<std::string> TopicsOf(const std::vector<SagaStep>& steps) {
 }
 
 Result<std::vector<storage::BranchRecord>> MsgRows(const std::string& gid,
-                                                   const std::vector<SagaStep>& steps,
+                                                   const std::vector<RequestStep>& steps,
                                                    const std::vector<std::string>& payloads,
                                                    const TopicSubscribers& subscribers,
                                                    TimePoint now) {

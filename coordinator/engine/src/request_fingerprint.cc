@@ -68,7 +68,7 @@ void AddOptions(Lines& lines, const RequestOptions& options) {
   lines.Add("custom_data", Digest().Add(options.custom_data).Text());
 }
 
-void AddSteps(Lines& lines, const std::vector<SagaStep>& steps,
+void AddSteps(Lines& lines, const std::vector<RequestStep>& steps,
               const std::vector<std::string>& payloads) {
   lines.Add("steps", std::to_string(steps.size()));
   for (std::size_t i = 0; i < steps.size(); ++i) {
@@ -82,7 +82,7 @@ void AddSteps(Lines& lines, const std::vector<SagaStep>& steps,
 }
 
 std::string Fingerprint(TransType type, const RequestOptions& options,
-                        const std::vector<SagaStep>& steps,
+                        const std::vector<RequestStep>& steps,
                         const std::vector<std::string>& payloads,
                         const std::string& query_prepared) {
   Lines lines;

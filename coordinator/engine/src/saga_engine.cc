@@ -214,7 +214,7 @@ std::vector<storage::BranchRecord> SagaRows(const SubmitRequest& request, TimePo
   std::vector<storage::BranchRecord> rows;
   rows.reserve(2 * request.steps.size());
   for (std::size_t i = 0; i < request.steps.size(); ++i) {
-    const SagaStep& step = request.steps[i];
+    const RequestStep& step = request.steps[i];
     const int seq = static_cast<int>(i);
     const std::string branch_id = BranchIdForIndex(i);
     const SharedBytes payload(request.payloads[i]);  // the action's and compensate's, stored once

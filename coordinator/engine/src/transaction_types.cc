@@ -8,10 +8,10 @@ namespace settle::engine {
 namespace {
 
 // Every participant address a request names: its steps' and its back-check's.
-std::vector<std::string> UrlsOf(const std::vector<SagaStep>& steps,
+std::vector<std::string> UrlsOf(const std::vector<RequestStep>& steps,
                                 const std::string& query_prepared) {
   std::vector<std::string> urls{query_prepared};
-  for (const SagaStep& step : steps) {
+  for (const RequestStep& step : steps) {
     urls.push_back(step.action_url);
     urls.push_back(step.compensate_url);
   }
@@ -121,7 +121,8 @@ Result<storage::Transaction> BuildPrepared(const PrepareRequest& request,
 
 Result<storage::Transaction> BuildSubmitted(const SubmitRequest& request,
                                             const TopicSubscribers& subscribers,
-                                            const TransactionDefaults& defaults, TimePoint now) {
+                                            const TransactionDefaults& defaults, TimePoint now,
+                                            const std::string* fingerprint) {
   const TypeRules& rules = RulesOf(request.trans_type);
   if (rules.submitted_rows == nullptr) {
     return Status::Conflict(std::string(rules.article_name) +
@@ -130,7 +131,8 @@ Result<storage::Transaction> BuildSubmitted(const SubmitRequest& request,
   storage::Transaction tx;
   tx.global = NewGlobal(request.gid, request.trans_type, GlobalStatus::kSubmitted, request.options,
                         defaults, now);
-  tx.global.options.request_fingerprint = FingerprintOf(request);
+  tx.global.options.request_fingerprint =
+      fingerprint != nullptr ? *fingerprint : FingerprintOf(request);
   auto rows = rules.submitted_rows(request, subscribers, now);
   if (!rows) return rows.status();
   tx.branches = std::move(*rows);

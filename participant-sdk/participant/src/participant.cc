@@ -95,6 +95,7 @@ struct Participant::Impl {
                    .limits = {.max_body_bytes = o.max_body_bytes},
                    .keep_alive_timeout = std::chrono::duration_cast<Duration>(o.keep_alive_timeout),
                    .request_timeout = std::chrono::duration_cast<Duration>(o.request_timeout),
+                   .max_requests_per_connection = o.max_requests_per_connection,
                    .max_connections = caps.max_connections,
                    .max_connections_per_peer = caps.max_connections_per_peer,
                    .tls = {.cert_file = o.tls_cert_file,

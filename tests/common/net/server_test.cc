@@ -188,6 +188,32 @@ TEST_CASE("an HTTP/1.0 request is answered and closed unless it asks for keep-al
   CHECK(kept.Read().body == "GET /b body=");
 }
 
+TEST_CASE(
+    "with max_requests_per_connection, the last answer it allows says Connection: close and the "
+    "connection closes, pipelined requests after it unanswered",
+    "[net][server]") {
+  ServerOptions options;
+  options.max_requests_per_connection = 3;
+  EchoServer s(options);
+  RawConnection c(s.port);
+  REQUIRE(c.Send(Post("/one", "1")));
+  const RawConnection::Answer first = c.Read();
+  CHECK(first.Header("Connection") == nullptr);
+  REQUIRE(c.Send(Post("/two", "2") + Post("/three", "3") + Post("/four", "4")));
+  CHECK(c.Read().body == "POST /two body=2");
+  const RawConnection::Answer third = c.Read();
+  CHECK(third.body == "POST /three body=3");
+  CHECK(*third.Header("Connection") == "close");
+  CHECK(c.ClosedWithin());
+  CHECK(s.requests == 3);
+
+  RawConnection next(s.port);  // a new connection starts its own count
+  REQUIRE(next.Send(Post("/five", "5")));
+  const RawConnection::Answer fifth = next.Read();
+  CHECK(fifth.body == "POST /five body=5");
+  CHECK(fifth.Header("Connection") == nullptr);
+}
+
 TEST_CASE("Expect: 100-continue gets the interim answer before the body is sent", "[net][server]") {
   EchoServer s;
   RawConnection c(s.port);

@@ -24,8 +24,8 @@ using Names = std::vector<std::string>;
 constexpr Duration kSecond{1000};
 const std::string kQueryPrepared = "http://shop/query_prepared";
 
-std::vector<engine::SagaStep> Steps(const std::vector<std::string>& actions) {
-  std::vector<engine::SagaStep> steps;
+std::vector<engine::RequestStep> Steps(const std::vector<std::string>& actions) {
+  std::vector<engine::RequestStep> steps;
   for (const std::string& action : actions) steps.push_back({action, ""});
   return steps;
 }

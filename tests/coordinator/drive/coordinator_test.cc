@@ -526,10 +526,11 @@ TEST_CASE("new gids are unique and valid", "[coordinator]") {
   CHECK(gids.size() == 10000);
 }
 
-TEST_CASE("a TCC registers at most max_tcc_branches branches, a repeated one still counts once",
-          "[coordinator][tcc][limits]") {
+TEST_CASE(
+    "a TCC registers at most max_registered_branches branches, a repeated one still counts once",
+    "[coordinator][tcc][limits]") {
   CoordinatorSettings settings;
-  settings.max_tcc_branches = 3;
+  settings.max_registered_branches = 3;
   CoordinatorHarness h({Duration(60'000), 10}, settings);
   StartTcc(h, "g1", 3);
   REQUIRE(h.coordinator().RegisterBranch(Branch("g1", "02")).ok());  // a retried registration

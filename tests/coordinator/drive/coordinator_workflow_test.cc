@@ -117,7 +117,7 @@ TEST_CASE("a step is recorded once: the same report again answers as the first, 
 TEST_CASE("a step beyond the row limit is refused naming branch_id, another refusal as itself",
           "[coordinator][workflow][limits]") {
   CoordinatorSettings settings;
-  settings.max_tcc_branches = 2;  // a workflow holds at most 4 rows, its resume among them
+  settings.max_registered_branches = 2;  // a workflow holds at most 4 rows, its resume among them
   CoordinatorHarness h({Duration(60'000), 10}, settings);
   REQUIRE(h.coordinator().PrepareWorkflow(PrepareWorkflow("w1")));
   REQUIRE(h.coordinator().RegisterBranch(Step("w1", "01", "action", "succeed", "a")).ok());

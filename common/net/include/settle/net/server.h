@@ -70,6 +70,10 @@ struct ServerOptions {
   // passes, however it spreads its bytes. Zero: no bound but io_timeout. Not the handler's
   // time: it starts when the request is whole.
   Duration request_timeout{10000};
+  // A connection is closed after answering this many requests (its last answer says
+  // "Connection: close"), so that clients spread over servers that come and go, as nginx's
+  // keepalive_requests does. Zero: no limit.
+  std::size_t max_requests_per_connection = 0;
   // Connections beyond this get a 503 answer and are closed at once.
   std::size_t max_connections = 10000;
   // Connections from one peer (an IPv4 address; an IPv6 address's /64, which one host

@@ -60,7 +60,7 @@ Result<engine::RedirectRequest> ParseRedirect(std::string_view body);
 // - a saga's or a message's steps, as the JSON array `steps_json` holds them
 //   ([{"action":...,"compensate":...}]); empty or null: none. Their unread members go to
 //   `unread` ("steps[0].x").
-Status ParseStepsJson(std::string_view steps_json, std::vector<engine::SagaStep>& steps,
+Status ParseStepsJson(std::string_view steps_json, std::vector<engine::RequestStep>& steps,
                       engine::UnreadFields& unread);
 // - options.custom_data of a transaction of `type`: a saga's concurrent and orders, a message's
 //   delay, into `options`.

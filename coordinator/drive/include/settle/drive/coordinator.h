@@ -32,8 +32,9 @@ struct CoordinatorSettings {
   Duration prepared_timeout_to_fail{35000};
   // How long a wait_result request waits for a pass already running for its gid.
   Duration wait_result_max_wait{30000};
-  // Branches one TCC may register; registering more is refused (400).
-  std::size_t max_tcc_branches = engine::kMaxTccBranches;
+  // Branches one TCC or XA may register, and steps one workflow may record (its rows are
+  // bounded by twice this); more is refused (400).
+  std::size_t max_registered_branches = engine::kMaxRegisteredBranches;
   // A request member settle does not know (engine/request_fields.h) is refused (400) instead
   // of ignored and logged.
   bool strict_requests = false;
@@ -64,6 +65,32 @@ struct CoordinatorSettings {
 struct JobStep {
   std::string job_id;
   storage::AdvanceJob advance;
+};
+
+// A change of one transaction's status (Coordinator::ChangeStatus).
+struct StatusChange {
+  std::string gid;
+  // The type it must be of (a Conflict otherwise); nullopt: any.
+  std::optional<TransType> type;
+  // The statuses it may be moved from (a Conflict naming the stored one otherwise) and the one
+  // it moves to.
+  std::vector<GlobalStatus> from;
+  GlobalStatus to = GlobalStatus::kSubmitted;
+  // A transaction already in this status is left as it is: the change answers nullopt.
+  std::optional<GlobalStatus> already_done;
+  std::string reason;  // its rollback_reason, for a change that rolls back
+  // An operator's forceStop, stored so that the calls it leaves undone stay undone
+  // (GlobalRecord::force_stopped).
+  bool force_stop = false;
+  // A message's submit, which must match the request that created the message (a Conflict
+  // naming the difference otherwise, before anything changes).
+  std::optional<engine::Repeat> repeat;
+  // A transaction `who` may not touch is NotFound, as an unknown gid.
+  engine::Requester who;
+  // An operator's action: its audit entry, stamped with the change's time, and the bulk job's
+  // step, committed with the change.
+  std::optional<storage::AuditEntry> audit;
+  std::optional<JobStep> step;
 };
 
 // Adds `step`, when given, to `batch` and names its job in `audit`'s parameters ("job").
@@ -301,27 +328,18 @@ class Coordinator {
   // exists", whatever it holds.
   asio::awaitable<Status> ExpectStored(std::string gid, TransType type, GlobalStatus status,
                                        engine::Repeat repeat, engine::Requester who);
-  // Moves gid from one of the `from` statuses to `to`, retrying when a concurrent change wins
-  // the compare-and-set or a branch is registered meanwhile. Answers the transaction as stored
-  // by the change; nullopt for one already in `already_done`, left unchanged. One of another
-  // type than `type` (when given) is a Conflict. `force_stop`: an operator's forceStop, stored
-  // so that the calls it leaves undone stay undone (GlobalRecord::force_stopped).
-  // `repeat`, when given: a message's submit, which must match the request that created the
-  // message (a Conflict naming the difference otherwise, before anything changes).
-  // A transaction `who` may not touch is NotFound, as an unknown gid.
-  asio::awaitable<Result<std::optional<storage::Transaction>>> ChangeStatus(
-      std::string gid, std::optional<TransType> type, std::vector<GlobalStatus> from,
-      GlobalStatus to, std::optional<GlobalStatus> already_done, std::string reason,
-      bool force_stop, std::optional<engine::Repeat> repeat, engine::Requester who,
-      std::optional<storage::AuditEntry> audit, std::optional<JobStep> step);
+  // Makes `change` (StatusChange), retrying when a concurrent change wins the compare-and-set
+  // or a branch is registered meanwhile. Answers the transaction as stored by the change;
+  // nullopt for one already in `already_done`, left unchanged.
+  asio::awaitable<Result<std::optional<storage::Transaction>>> ChangeStatus(StatusChange change);
   // Phase two of a TCC or XA, or the submit of a prepared message: ChangeStatus of the gid,
   // which must be of `type` (and match `repeat`, when given), from prepared to `to`,
   // then DriveClaimed from the rows it stored, under a claim taken before the load so that
   // nothing else drives it in between.
-  asio::awaitable<Status> ChangeTwoPhaseAndDrive(std::string gid, TransType type, GlobalStatus to,
-                                                 std::string reason, bool wait_result,
-                                                 std::optional<engine::Repeat> repeat,
-                                                 engine::Requester who);
+  asio::awaitable<Status> MovePreparedAndDrive(std::string gid, TransType type, GlobalStatus to,
+                                               std::string reason, bool wait_result,
+                                               std::optional<engine::Repeat> repeat,
+                                               engine::Requester who);
   // Drives the transaction now: a pass in this coroutine for wait_result, which then maps the
   // status it reached; otherwise the scheduler starts one.
   asio::awaitable<Status> DriveAfterChange(std::string gid, bool wait_result);
@@ -338,6 +356,10 @@ class Coordinator {
   // The members of a request nothing read: the unknown ones are refused under
   // strict_requests (InvalidArgument naming the first), otherwise logged (IgnoredFieldsLog).
   Status AdmitFields(std::string_view operation, const engine::UnreadFields& unread);
+  // The prologue of every operation a request starts: Unavailable while shutting down, then
+  // its unknown members (AdmitFields), then `checked`, the engine's check of the request.
+  Status Admit(std::string_view operation, const engine::UnreadFields& unread,
+               const Status& checked);
 
   AsyncStore& store_;
   Scheduler& scheduler_;

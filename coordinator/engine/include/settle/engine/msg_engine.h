@@ -14,21 +14,21 @@ namespace settle::engine {
 const TypeRules& MsgRules();
 
 // A message's prepare (`preparing`) or submit (docs/protocol.md §3.3, §3.5): 1 to kMaxSagaSteps
-// steps, each with an action that is an http(s) URL or topic://NAME and no compensate, one
-// payload per step, and a query_prepared URL (required when preparing). InvalidArgument naming
-// the field otherwise.
-Status CheckMsg(const std::vector<SagaStep>& steps, const std::vector<std::string>& payloads,
+// steps, each with an action that is an http(s) URL, a gRPC method or topic://NAME and no
+// compensate, one payload per step, and a query_prepared URL (required when preparing).
+// InvalidArgument naming the field otherwise.
+Status CheckMsg(const std::vector<RequestStep>& steps, const std::vector<std::string>& payloads,
                 const std::string& query_prepared, bool preparing);
 
 // The topics the topic://NAME steps name, each once: what the caller reads the subscribers of.
-std::vector<std::string> TopicsOf(const std::vector<SagaStep>& steps);
+std::vector<std::string> TopicsOf(const std::vector<RequestStep>& steps);
 
 // A message's delivery rows: one per step (seq: the step index, the step's payload), one per
 // subscriber for a topic://NAME step, numbered as DTM does ("02" for a topic of one
 // subscriber, "02-01", "02-02", ... for more). InvalidArgument naming the step for a topic
 // without subscribers, or naming steps for more than kMaxMsgDeliveries rows.
 Result<std::vector<storage::BranchRecord>> MsgRows(const std::string& gid,
-                                                   const std::vector<SagaStep>& steps,
+                                                   const std::vector<RequestStep>& steps,
                                                    const std::vector<std::string>& payloads,
                                                    const TopicSubscribers& subscribers,
                                                    TimePoint now);

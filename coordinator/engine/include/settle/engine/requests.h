@@ -31,9 +31,9 @@ inline constexpr std::size_t kMaxSagaSteps = 1000;
 // A rollback_reason, a forceStop's reason, a subscription's remark: at most this many bytes.
 inline constexpr std::size_t kMaxReasonLength = 1024;
 
-// Branches one TCC or XA may register (each is two rows): bounds how large a client can make
-// one transaction, which every pass loads whole.
-inline constexpr std::size_t kMaxTccBranches = 1000;
+// Branches one TCC or XA may register (each is two rows), and steps one workflow may record:
+// bounds how large a client can make one transaction, which every pass loads whole.
+inline constexpr std::size_t kMaxRegisteredBranches = 1000;
 // Deliveries one message may make (a topic step makes one per subscriber).
 inline constexpr std::size_t kMaxMsgDeliveries = 1000;
 // A message step whose action is topic://NAME goes to every subscriber of NAME.
@@ -61,7 +61,7 @@ struct RequestOptions {
 
 // A saga step, or a message step (no compensate; the action may be topic://NAME). Its payload
 // is the request's payloads[i], as the protocol sends them.
-struct SagaStep {
+struct RequestStep {
   std::string action_url;
   std::string compensate_url;  // empty: the step needs no compensation
 };
@@ -83,7 +83,7 @@ struct PrepareRequest {
   std::string gid;
   RequestOptions options;
   TransType trans_type = TransType::kTcc;
-  std::vector<SagaStep> steps;        // message only
+  std::vector<RequestStep> steps;     // message only
   std::vector<std::string> payloads;  // message only: one per step, the body of its deliveries
   std::string query_prepared;         // message and workflow
   UnreadFields unread_fields;
@@ -118,7 +118,7 @@ struct SubmitRequest {
   std::string gid;
   TransType trans_type = TransType::kTcc;
   RequestOptions options;
-  std::vector<SagaStep> steps;        // saga and message
+  std::vector<RequestStep> steps;     // saga and message
   std::vector<std::string> payloads;  // saga and message: one per step
   std::string query_prepared;         // message: kept from the prepare when there was one
   UnreadFields unread_fields;

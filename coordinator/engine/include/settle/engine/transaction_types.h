@@ -35,10 +35,12 @@ Result<storage::Transaction> BuildPrepared(const PrepareRequest& request,
                                            const TopicSubscribers& subscribers,
                                            const TransactionDefaults& defaults, TimePoint now);
 // The submitted transaction a submit creates (SubmitPlan's `creates`), due now, with the
-// request's fingerprint. Conflict for a type its submit does not create.
+// request's fingerprint (`fingerprint` when the caller has computed FingerprintOf(request)
+// already: it hashes every payload). Conflict for a type its submit does not create.
 Result<storage::Transaction> BuildSubmitted(const SubmitRequest& request,
                                             const TopicSubscribers& subscribers,
-                                            const TransactionDefaults& defaults, TimePoint now);
+                                            const TransactionDefaults& defaults, TimePoint now,
+                                            const std::string* fingerprint = nullptr);
 // The rows a registration stores.
 std::vector<storage::BranchRecord> RegisteredRows(const RegisterBranchRequest& request,
                                                   TimePoint now);

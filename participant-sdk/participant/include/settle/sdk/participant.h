@@ -38,6 +38,8 @@ struct ParticipantOptions {
   // spread out: a client still sending then gets 408 and is disconnected, so that a trickling
   // client cannot hold a connection.
   std::chrono::milliseconds request_timeout{10000};
+  // A connection is closed after this many answers (0: never), so that callers reconnect.
+  std::size_t max_requests_per_connection = 0;
   // Open connections at most (503 beyond), and from one peer address (an IPv6 /64) at most,
   // so that one host's sockets cannot fill the rest (0: no cap per peer). settled makes at most
   // --host-max-in-flight (128) calls at once to one participant host; behind a proxy, raise
