@@ -724,11 +724,18 @@ void PrintTable(const Bench& b, const Held& held, const Quiet& quiet, const Heal
               quiet.after.circuit_state, quiet.after.waiting);
 }
 
-}  // namespace
+// The arguments' durations, the timeouts' 0s worked out from --sagas and --release-rate.
+struct Durations {
+  settle::Duration outage;
+  settle::Duration load;
+  settle::Duration participant_delay;
+  settle::Duration hold_timeout;
+  settle::Duration recovery_timeout;
+};
 
-int main(int argc, char** argv) {
-  Args a;
-  if (std::optional<int> exit_code = ParseArgs(argc, argv, a)) return *exit_code;
+// nullopt, said on stderr, when one is not a duration or the outage or the load is not
+// positive.
+std::optional<Durations> ParseDurations(const Args& a) {
   const auto outage = settle::ParseDuration(a.outage);
   const auto load = settle::ParseDuration(a.load);
   const auto delay = settle::ParseDuration(a.participant_delay);
@@ -737,7 +744,7 @@ int main(int argc, char** argv) {
   if (!outage || !load || !delay || !hold_timeout || !recovery_timeout || outage->count() <= 0 ||
       load->count() <= 0) {
     std::fprintf(stderr, "settle-outage-bench: durations are such as 60s, 5ms\n");
-    return 2;
+    return std::nullopt;
   }
   if (hold_timeout->count() == 0) {
     *hold_timeout = std::chrono::seconds(60) + std::chrono::milliseconds(a.sagas);
@@ -746,47 +753,38 @@ int main(int argc, char** argv) {
     *recovery_timeout =
         std::chrono::seconds(120) + std::chrono::milliseconds(2000 * a.sagas / a.release_rate);
   }
-  if (a.settled.empty()) {
-    a.settled = (fs::read_symlink("/proc/self/exe").parent_path() / "settled").string();
-  }
-  const bool own_dir = a.work_dir.empty();
-  fs::path work;
-  if (own_dir) {
-    std::string tmpl = (fs::temp_directory_path() / "settle-outage-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) return 2;
-    work = tmpl;
-  } else {
-    work = a.work_dir;
-    fs::create_directories(work);
-  }
-  struct Cleanup {
-    fs::path dir;
-    bool remove;
-    ~Cleanup() {
-      std::error_code ec;
-      if (remove) fs::remove_all(dir, ec);
-    }
-  } cleanup{work, own_dir};
-  fs::create_directories(work / "outage");
-  fs::create_directories(work / "baseline");
-  fs::create_directories(work / "participants");
+  return Durations{*outage, *load, *delay, *hold_timeout, *recovery_timeout};
+}
 
-  // Both settled processes: A gets the outage, B is the baseline of the healthy load.
+// Where the databases, the logs and the participants' files go: --work-dir, made if need be,
+// or else a new temporary directory; nullopt when that cannot be made.
+std::optional<fs::path> MakeWorkDir(const Args& a) {
+  if (!a.work_dir.empty()) {
+    fs::create_directories(a.work_dir);
+    return fs::path(a.work_dir);
+  }
+  std::string tmpl = (fs::temp_directory_path() / "settle-outage-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr) return std::nullopt;
+  return fs::path(tmpl);
+}
+
+// Both settled processes, each in its directory under `work`: A gets the outage, B is the
+// baseline of the healthy load.
+Status StartSettled(const Args& a, const fs::path& work, Settled& outage_settled,
+                    Settled& baseline_settled) {
   std::vector<std::string> flags = SplitWords(a.settled_args);
   // Two instances side by side: neither serves gRPC (the default port would be taken twice).
   flags.insert(flags.end(),
                {"--host-max-in-flight", std::to_string(a.host_max_in_flight),
                 "--circuit-release-rate", std::to_string(a.release_rate), "--grpc-port", "0"});
-  Settled outage_settled, baseline_settled;
   for (auto [s, dir] : {std::pair{&outage_settled, "outage"}, {&baseline_settled, "baseline"}}) {
-    if (Status st = s->Start(a.settled, flags, work / dir); !st.ok()) {
-      std::fprintf(stderr, "settle-outage-bench: %s\n", st.ToString().c_str());
-      return 2;
-    }
+    if (Status st = s->Start(a.settled, flags, work / dir); !st.ok()) return st;
   }
-  const int down_port = ReserveDownPort();
-  if (down_port <= 0) return 2;
-  const std::string down_host = "http://127.0.0.1:" + std::to_string(down_port);
+  return Status::Ok();
+}
+
+// The run's first line: what is measured, against which settled and with what load.
+void PrintPlan(const Args& a, const std::string& down_host) {
   std::string flag_text = a.settled_args.empty() ? "" : " " + a.settled_args;
   std::printf(
       "settle-outage-bench: %llu one-step sagas against %s (down), settled %s --host-max-in-"
@@ -796,6 +794,56 @@ int main(int argc, char** argv) {
       a.host_max_in_flight, a.release_rate, flag_text.c_str(), a.rate, a.clients, a.load.c_str(),
       a.rounds);
   std::fflush(stdout);
+}
+
+// The recovery's sanity checks: all N finished in time, none failed, and the participant never
+// saw more calls at once than the cap.
+void CheckRecovery(Bench& b, const Recovery& r, settle::Duration recovery_timeout) {
+  if (!r.finished) {
+    b.Fail(std::to_string(static_cast<long long>(r.last.unfinished)) + " sagas unfinished " +
+           settle::FormatDuration(recovery_timeout) + " after the participant returned");
+  }
+  if (r.peak > b.a.host_max_in_flight) {
+    b.Fail("the participant saw " + std::to_string(r.peak) + " calls at once, above the cap " +
+           std::to_string(b.a.host_max_in_flight));
+  }
+  if (r.last.failed > 0) b.Fail("some sagas ended failed");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (std::optional<int> exit_code = ParseArgs(argc, argv, a)) return *exit_code;
+  const std::optional<Durations> d = ParseDurations(a);
+  if (!d) return 2;
+  if (a.settled.empty()) {
+    a.settled = (fs::read_symlink("/proc/self/exe").parent_path() / "settled").string();
+  }
+  const bool own_dir = a.work_dir.empty();
+  const std::optional<fs::path> work = MakeWorkDir(a);
+  if (!work) return 2;
+  struct Cleanup {
+    fs::path dir;
+    bool remove;
+    ~Cleanup() {
+      std::error_code ec;
+      if (remove) fs::remove_all(dir, ec);
+    }
+  } cleanup{*work, own_dir};
+  fs::create_directories(*work / "outage");
+  fs::create_directories(*work / "baseline");
+  fs::create_directories(*work / "participants");
+
+  Settled outage_settled, baseline_settled;
+  if (Status st = StartSettled(a, *work, outage_settled, baseline_settled); !st.ok()) {
+    std::fprintf(stderr, "settle-outage-bench: %s\n", st.ToString().c_str());
+    return 2;
+  }
+  const int down_port = ReserveDownPort();
+  if (down_port <= 0) return 2;
+  const std::string down_host = "http://127.0.0.1:" + std::to_string(down_port);
+  PrintPlan(a, down_host);
 
   auto blocking = net::BlockingClient::Create();
   async::IoThreads io(1, "outage-clients");
@@ -805,33 +853,25 @@ int main(int argc, char** argv) {
   io.Start();
   Bench bench{a,         outage_settled, baseline_settled,
               down_port, down_host,      std::to_string(std::random_device{}()),
-              work,      **blocking,     **http,
+              *work,     **blocking,     **http,
               io};
 
-  const Held held = SubmitAndHold(bench, *hold_timeout);
-  const Quiet quiet = QuietOutage(bench, *outage);
-  const settle::Result<Healthy> healthy = HealthyLoad(bench, *load);
+  const Held held = SubmitAndHold(bench, d->hold_timeout);
+  const Quiet quiet = QuietOutage(bench, d->outage);
+  const settle::Result<Healthy> healthy = HealthyLoad(bench, d->load);
   if (!healthy) {
     std::fprintf(stderr, "settle-outage-bench: %s\n", healthy.status().ToString().c_str());
     return 2;
   }
-  const settle::Result<Recovery> recovery = ParticipantReturns(bench, *delay, *recovery_timeout);
+  const settle::Result<Recovery> recovery =
+      ParticipantReturns(bench, d->participant_delay, d->recovery_timeout);
   if (!recovery) {
     std::fprintf(stderr, "settle-outage-bench: %s\n", recovery.status().ToString().c_str());
     return 2;
   }
   io.Stop();
   http->reset();
-  if (!recovery->finished) {
-    bench.Fail(std::to_string(static_cast<long long>(recovery->last.unfinished)) +
-               " sagas unfinished " + settle::FormatDuration(*recovery_timeout) +
-               " after the participant returned");
-  }
-  if (recovery->peak > a.host_max_in_flight) {
-    bench.Fail("the participant saw " + std::to_string(recovery->peak) +
-               " calls at once, above the cap " + std::to_string(a.host_max_in_flight));
-  }
-  if (recovery->last.failed > 0) bench.Fail("some sagas ended failed");
+  CheckRecovery(bench, *recovery, d->recovery_timeout);
 
   PrintTable(bench, held, quiet, *healthy, *recovery);
   if (!own_dir) {

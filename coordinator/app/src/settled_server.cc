@@ -217,6 +217,22 @@ struct SettledServer::Parts {
   drive::PassRunner& runner() {
     return leased_driver != nullptr ? static_cast<drive::PassRunner&>(*leased_driver) : driver;
   }
+  // The steps of SettledServer::Start, in its order. Open makes the HTTP client, checks that
+  // the ports are free, opens the store and builds the parts on them (its clock read once).
+  static Result<std::unique_ptr<Parts>> Open(const ServerConfig& config, const Clock& clock);
+  // The webhook's alerts and the OTLP exporter, when configured: given to what reports to
+  // them before the I/O threads start, so before any pass.
+  Status AttachAlerts();
+  Status AttachSpans();
+  // What the API reads of the rest: the clock's reading, the rate limiter, the bulk jobs.
+  void ConnectApi();
+  // With the I/O threads running: the quotas counted, the unfinished transactions resumed (or
+  // the lease taken), the scheduler, the bulk jobs and the periodic threads started. Then the
+  // HTTP API and, when on, the gRPC API. Either may fail half-way: Shutdown undoes it.
+  Status StartDriving();
+  Status StartServing();
+  // How this instance serves: threads, TLS, signing, client certificates, authentication.
+  void LogSettings();
   // See SettledServer::Shutdown; also undoes a start that failed half-way.
   void Shutdown();
   // How many transactions the next start (or, sharing the store, another instance) resumes.
@@ -276,6 +292,28 @@ struct SettledServer::Parts {
 Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& config,
                                                             const Clock& clock) {
   spdlog::info("{} starting", VersionLine("settled", config.build));
+  auto opened = Parts::Open(config, clock);
+  if (!opened) return opened.status();
+  std::unique_ptr<Parts> parts = std::move(*opened);
+  if (Status s = parts->AttachAlerts(); !s.ok()) return s;
+  if (Status s = parts->AttachSpans(); !s.ok()) return s;
+  parts->ConnectApi();
+  parts->io.Start();
+  // From here on, a step that fails leaves threads running: they are stopped before returning.
+  if (Status s = parts->StartDriving(); !s.ok()) {
+    parts->Shutdown();
+    return s;
+  }
+  if (Status s = parts->StartServing(); !s.ok()) {
+    parts->Shutdown();
+    return s;
+  }
+  parts->LogSettings();
+  return std::unique_ptr<SettledServer>(new SettledServer(std::move(parts)));
+}
+
+Result<std::unique_ptr<SettledServer::Parts>> SettledServer::Parts::Open(const ServerConfig& config,
+                                                                         const Clock& clock) {
   auto client = net::Client::Create({.ca_file = config.ca_file,
                                      .client_cert_file = config.tls_client_cert,
                                      .client_key_file = config.tls_client_key,
@@ -303,118 +341,116 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
   } else {
     parts->FollowHostClock();  // the first reading, before anything reads the clock
   }
-  if (!config.alert_webhook.empty()) {
-    WebhookSettings webhook;
-    webhook.per_creator_per_minute = config.alerts_per_creator;
-    auto alerts = WebhookAlerts::Create(config.alert_webhook, parts->clock, parts->io.executor(),
-                                        *parts->client, webhook);
-    if (!alerts) return alerts.status();
-    parts->alerts = std::move(*alerts);
-    parts->driver.SetAlerts(parts->alerts.get());
-    parts->coordinator.SetAlerts(parts->alerts.get());
-    parts->bulk.SetAlerts(parts->alerts.get());
-  }
-  if (!config.otlp_traces_url.empty()) {
-    telemetry::OtlpSettings otlp;
-    otlp.max_queued = config.otlp_queue;
-    otlp.headers = config.otlp_headers;
-    otlp.resource.service_name = config.otlp_service_name;
-    otlp.resource.service_version = std::string(config.build.version);
-    otlp.resource.instance_id = effective.lease.instance_id;
-    auto exporter = telemetry::OtlpExporter::Create(config.otlp_traces_url, parts->clock,
-                                                    parts->io.executor(), *parts->client, otlp);
-    if (!exporter) return exporter.status();
-    parts->spans = std::move(*exporter);
-    parts->driver.SetSpans(parts->spans.get());
-    parts->coordinator.SetSpans(parts->spans.get());
-    spdlog::info("exporting spans to {} (OTLP/HTTP, JSON) as service.name={}, at most {} queued",
-                 config.otlp_traces_url, config.otlp_service_name, config.otlp_queue);
-  }
-  {
-    Parts* p = parts.get();
-    parts->api.SetClock([p] { return p->ReadClock(); });
-    parts->api.SetRateLimiter(&parts->rate_limiter);
-    parts->api.SetBulkJobs(&parts->bulk);
-  }
-  parts->io.Start();
+  return parts;
+}
+
+Status SettledServer::Parts::AttachAlerts() {
+  if (config.alert_webhook.empty()) return Status::Ok();
+  WebhookSettings webhook;
+  webhook.per_creator_per_minute = config.alerts_per_creator;
+  auto created =
+      WebhookAlerts::Create(config.alert_webhook, clock, io.executor(), *client, webhook);
+  if (!created) return created.status();
+  alerts = std::move(*created);
+  driver.SetAlerts(alerts.get());
+  coordinator.SetAlerts(alerts.get());
+  bulk.SetAlerts(alerts.get());
+  return Status::Ok();
+}
+
+Status SettledServer::Parts::AttachSpans() {
+  if (config.otlp_traces_url.empty()) return Status::Ok();
+  telemetry::OtlpSettings otlp;
+  otlp.max_queued = config.otlp_queue;
+  otlp.headers = config.otlp_headers;
+  otlp.resource.service_name = config.otlp_service_name;
+  otlp.resource.service_version = std::string(config.build.version);
+  otlp.resource.instance_id = config.lease.instance_id;
+  auto exporter =
+      telemetry::OtlpExporter::Create(config.otlp_traces_url, clock, io.executor(), *client, otlp);
+  if (!exporter) return exporter.status();
+  spans = std::move(*exporter);
+  driver.SetSpans(spans.get());
+  coordinator.SetSpans(spans.get());
+  spdlog::info("exporting spans to {} (OTLP/HTTP, JSON) as service.name={}, at most {} queued",
+               config.otlp_traces_url, config.otlp_service_name, config.otlp_queue);
+  return Status::Ok();
+}
+
+void SettledServer::Parts::ConnectApi() {
+  api.SetClock([this] { return ReadClock(); });
+  api.SetRateLimiter(&rate_limiter);
+  api.SetBulkJobs(&bulk);
+}
+
+Status SettledServer::Parts::StartDriving() {
   // What each caller holds, for the quotas (--quota-unfinished): counted before any request.
-  if (Status s = parts->coordinator.CountHoldings(); !s.ok()) {
-    parts->Shutdown();
-    return s;
-  }
-  if (parts->lease != nullptr) {
+  if (Status s = coordinator.CountHoldings(); !s.ok()) return s;
+  if (lease != nullptr) {
     // Shared store: this instance drives what it owns or may claim, found by the lease's poll.
-    drive::Scheduler& scheduler = parts->scheduler;
-    if (Status s = parts->lease->Start([&scheduler](const std::string& gid, TimePoint due) {
-          scheduler.ScheduleFound(gid, due);
-        });
+    if (Status s = lease->Start(
+            [this](const std::string& gid, TimePoint due) { scheduler.ScheduleFound(gid, due); });
         !s.ok()) {
-      parts->Shutdown();
       return s;
     }
     spdlog::info("instance {} holds its lease ({} ms, renewed every {} ms)",
-                 effective.lease.instance_id, effective.lease.lease.count(),
-                 effective.lease.poll.count());
+                 config.lease.instance_id, config.lease.lease.count(), config.lease.poll.count());
   } else {
-    auto resumed = parts->coordinator.Resume();
-    if (!resumed) {
-      parts->Shutdown();
-      return resumed.status();
-    }
+    auto resumed = coordinator.Resume();
+    if (!resumed) return resumed.status();
     if (*resumed > 0) spdlog::info("resuming {} unfinished transactions", *resumed);
   }
-  parts->scheduler.Start();
+  scheduler.Start();
   // Bulk jobs a stop interrupted go on from their cursors (with several instances, each
   // resumes them, and each step is taken by one).
-  if (auto jobs = parts->bulk.ResumeAll(); !jobs) {
+  if (auto jobs = bulk.ResumeAll(); !jobs) {
     spdlog::error("resuming bulk jobs: {}", jobs.status().ToString());
   } else if (*jobs > 0) {
     spdlog::info("resuming {} bulk jobs", *jobs);
   }
-  if (parts->host_tracking != nullptr) parts->host_follow.Start();  // not with leases
-  parts->repair_sweeps.Start();
-  parts->refusal_summaries.Start();
-  parts->commit_checks.Start();
-  parts->gate_ticks.Start();
-  parts->retention.Start();
-  auto port = parts->api.Start(config.host, config.port);
-  if (!port) {
-    parts->Shutdown();
-    return port.status();
-  }
-  parts->port = *port;
-  if (config.grpc.enabled) {
-    grpc_api::GrpcServerOptions grpc{
-        .host = config.host,
-        .port = config.grpc.port,
-        .max_message_bytes = config.api.max_body_bytes,
-        .max_connections = config.grpc.max_connections,
-        .max_connections_per_peer = config.grpc.max_connections_per_peer,
-        .first_message_timeout = config.grpc.first_message_timeout,
-        .idle_timeout = config.api.keep_alive_timeout,
-        .memory_limit_bytes = config.grpc.memory_limit_bytes,
-        .tls = config.api.tls,
-        .tokens = config.api.tokens,
-        .client_certificates = config.api.client_certificates,
-        .refusals = &parts->refusals,
-        .rate_limiter = &parts->rate_limiter};
-    auto grpc_server =
-        grpc_api::GrpcServer::Start(parts->coordinator, parts->io.context(), std::move(grpc));
-    if (!grpc_server) {
-      parts->Shutdown();
-      return grpc_server.status();
-    }
-    parts->grpc = std::move(*grpc_server);
-    parts->grpc_seen.store(parts->grpc.get());
-    // gRPC ends a failed handshake itself and only logs it (grpc_log.h): counted and limited
-    // as the HTTPS port's are.
-    ObserveGrpcHandshakeFailures([refusals = &parts->refusals](std::string_view reason) {
-      refusals->HandshakeFailed(api::ApiPort::kGrpc, "", reason);
-    });
-    spdlog::info("settled gRPC API (dtmgimp.Dtm) listening on {}:{}", config.host,
-                 parts->grpc->port());
-  }
-  spdlog::info("serving on {} I/O threads; the API over {}", parts->io.size(),
+  if (host_tracking != nullptr) host_follow.Start();  // not with leases
+  repair_sweeps.Start();
+  refusal_summaries.Start();
+  commit_checks.Start();
+  gate_ticks.Start();
+  retention.Start();
+  return Status::Ok();
+}
+
+Status SettledServer::Parts::StartServing() {
+  auto bound = api.Start(config.host, config.port);
+  if (!bound) return bound.status();
+  port = *bound;
+  if (!config.grpc.enabled) return Status::Ok();
+  grpc_api::GrpcServerOptions options{
+      .host = config.host,
+      .port = config.grpc.port,
+      .max_message_bytes = config.api.max_body_bytes,
+      .max_connections = config.grpc.max_connections,
+      .max_connections_per_peer = config.grpc.max_connections_per_peer,
+      .first_message_timeout = config.grpc.first_message_timeout,
+      .idle_timeout = config.api.keep_alive_timeout,
+      .memory_limit_bytes = config.grpc.memory_limit_bytes,
+      .tls = config.api.tls,
+      .tokens = config.api.tokens,
+      .client_certificates = config.api.client_certificates,
+      .refusals = &refusals,
+      .rate_limiter = &rate_limiter};
+  auto grpc_server = grpc_api::GrpcServer::Start(coordinator, io.context(), std::move(options));
+  if (!grpc_server) return grpc_server.status();
+  grpc = std::move(*grpc_server);
+  grpc_seen.store(grpc.get());
+  // gRPC ends a failed handshake itself and only logs it (grpc_log.h): counted and limited
+  // as the HTTPS port's are.
+  ObserveGrpcHandshakeFailures([this](std::string_view reason) {
+    refusals.HandshakeFailed(api::ApiPort::kGrpc, "", reason);
+  });
+  spdlog::info("settled gRPC API (dtmgimp.Dtm) listening on {}:{}", config.host, grpc->port());
+  return Status::Ok();
+}
+
+void SettledServer::Parts::LogSettings() {
+  spdlog::info("serving on {} I/O threads; the API over {}", io.size(),
                config.api.tls.enabled() ? "HTTPS" : "HTTP");
   if (config.api.tls.enabled()) {
     spdlog::info("TLS on: certificate {}", config.api.tls.cert_file);
@@ -442,7 +478,6 @@ Result<std::unique_ptr<SettledServer>> SettledServer::Start(const ServerConfig& 
   } else {
     spdlog::warn("authentication off: every request has admin access (--admin-token)");
   }
-  return std::unique_ptr<SettledServer>(new SettledServer(std::move(parts)));
 }
 
 SettledServer::SettledServer(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
