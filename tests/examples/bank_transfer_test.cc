@@ -54,6 +54,27 @@ TEST_CASE("a TCC transfer whose TransIn Try fails is cancelled everywhere",
   w.CheckConserved();
 }
 
+TEST_CASE("a Confirm that finds no hold of its Try is a 500 and moves no money",
+          "[bank][tcc][transfer][upgrade]") {
+  // A Try from a build that kept no freeze or pending-credit row (the README's upgrade note):
+  // the Confirm must not apply its body, whatever it says.
+  TwoBanks w;
+  CHECK(w.a.Tcc("/api/TransOutTry", "try", "1", 500, "tcc-4", "01").status == 200);
+  CHECK(w.b.Tcc("/api/TransInTry", "try", "2", 500, "tcc-4", "02").status == 200);
+  w.a.Execute("DELETE FROM freeze");
+  w.b.Execute("DELETE FROM pending_credit");
+
+  const auto out = w.a.Tcc("/api/TransOutConfirm", "confirm", "1", 500, "tcc-4", "01");
+  CHECK(out.status == 500);
+  CHECK(out.body.find("no freeze for gid tcc-4 branch 01") != std::string::npos);
+  const auto in = w.b.Tcc("/api/TransInConfirm", "confirm", "2", 500, "tcc-4", "02");
+  CHECK(in.status == 500);
+  CHECK(in.body.find("no pending credit for gid tcc-4 branch 02") != std::string::npos);
+
+  CHECK(w.a.Account("1") == AccountState{9500, 500});  // still frozen, not spent
+  CHECK(w.b.Account("2") == AccountState{10000, 0});   // nothing credited
+}
+
 TEST_CASE("a TCC transfer short of funds is cancelled, the TransIn Try never ran",
           "[bank][tcc][transfer]") {
   TwoBanks w;

@@ -44,9 +44,7 @@ using Identified = Authentication::Identified;
 using PageHandler = std::function<net::Response(const net::Request&, const Identified&)>;
 
 // {"message": text}, the body of every answer that is not from the protocol's vocabulary.
-inline std::string MessageBody(const std::string& text) {
-  return ToHttpAnswer(Status::InvalidArgument(text)).body;
-}
+using net::MessageBody;
 
 struct ApiServer::Impl {
   Impl(drive::Coordinator& c, const Clock& clk, asio::io_context& context, ApiServerOptions o,

@@ -338,8 +338,9 @@ asio::awaitable<Status> Coordinator::Submit(engine::SubmitRequest request) {
   }
   auto subscribers = co_await ReadSubscribers(engine::TopicsOf(request.steps));
   if (!subscribers) co_return subscribers.status();
-  auto built = engine::BuildSubmitted(request, *subscribers, Defaults(), clock_.Now(),
-                                      repeat ? &repeat->fingerprint : nullptr);
+  auto built =
+      engine::BuildSubmitted(request, *subscribers, Defaults(), clock_.Now(),
+                             repeat ? repeat->fingerprint : engine::FingerprintOf(request));
   if (!built) co_return built.status();
   built->global.creator = request.requester.name;
   built->global.trace = StartSpan(request.trace);

@@ -122,7 +122,7 @@ Result<storage::Transaction> BuildPrepared(const PrepareRequest& request,
 Result<storage::Transaction> BuildSubmitted(const SubmitRequest& request,
                                             const TopicSubscribers& subscribers,
                                             const TransactionDefaults& defaults, TimePoint now,
-                                            const std::string* fingerprint) {
+                                            std::string fingerprint) {
   const TypeRules& rules = RulesOf(request.trans_type);
   if (rules.submitted_rows == nullptr) {
     return Status::Conflict(std::string(rules.article_name) +
@@ -131,8 +131,7 @@ Result<storage::Transaction> BuildSubmitted(const SubmitRequest& request,
   storage::Transaction tx;
   tx.global = NewGlobal(request.gid, request.trans_type, GlobalStatus::kSubmitted, request.options,
                         defaults, now);
-  tx.global.options.request_fingerprint =
-      fingerprint != nullptr ? *fingerprint : FingerprintOf(request);
+  tx.global.options.request_fingerprint = std::move(fingerprint);
   auto rows = rules.submitted_rows(request, subscribers, now);
   if (!rows) return rows.status();
   tx.branches = std::move(*rows);

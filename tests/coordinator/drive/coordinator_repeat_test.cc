@@ -138,9 +138,8 @@ TEST_CASE("a transaction stored before fingerprints takes a repeat as it did",
           "[coordinator][repeat][upgrade]") {
   CoordinatorHarness h;
   // As a version without fingerprints stored it: the same rows, no request_fingerprint.
-  auto built = engine::BuildSubmitted(Saga("old", {"a"}), {}, {}, h.clock().Now());
+  auto built = engine::BuildSubmitted(Saga("old", {"a"}), {}, {}, h.clock().Now(), "");
   REQUIRE(built);
-  built->global.options.request_fingerprint.clear();
   storage::WriteBatch insert;
   insert.Add(storage::InsertGlobal{built->global});
   for (const storage::BranchRecord& row : built->branches) insert.Add(storage::InsertBranch{row});

@@ -98,7 +98,7 @@ TEST_CASE("a saga's submit stores an action and a compensate row per step with i
           "[engine][types][saga]") {
   SubmitRequest r = Saga(2);
   r.steps[1].compensate_url.clear();  // nothing to undo
-  auto tx = BuildSubmitted(r, {}, TransactionDefaults{}, kT0);
+  auto tx = BuildSubmitted(r, {}, TransactionDefaults{}, kT0, FingerprintOf(r));
   REQUIRE(tx);
   CHECK(tx->global.status == GlobalStatus::kSubmitted);
   CHECK(tx->global.options.timeout_to_fail == Duration(0));  // no default deadline
@@ -139,21 +139,22 @@ TEST_CASE("a topic step makes a delivery per subscriber, numbered as DTM does",
   CHECK(TopicsOf(r.steps) == std::vector<std::string>{"orders", "audit"});
   const TopicSubscribers subscribers = {{"orders", {"http://o/1", "http://o/2"}},
                                         {"audit", {"http://a/1"}}};
-  auto tx = BuildSubmitted(r, subscribers, TransactionDefaults{}, kT0);
+  auto tx = BuildSubmitted(r, subscribers, TransactionDefaults{}, kT0, FingerprintOf(r));
   REQUIRE(tx);
   CHECK(Rows(tx->branches) ==
         std::vector<std::string>{"01:action:http://p/a", "02-01:action:http://o/1",
                                  "02-02:action:http://o/2", "03:action:http://a/1"});
   CHECK(tx->branches[2].seq == 1);
 
-  const auto nobody = BuildSubmitted(r, {{"orders", {"http://o/1"}}}, TransactionDefaults{}, kT0);
+  const auto nobody =
+      BuildSubmitted(r, {{"orders", {"http://o/1"}}}, TransactionDefaults{}, kT0, FingerprintOf(r));
   REQUIRE_FALSE(nobody);
   CHECK_THAT(nobody.status().message(), Catch::StartsWith("steps[2].action: topic audit"));
 
   const TopicSubscribers crowd = {
       {"orders", std::vector<std::string>(kMaxMsgDeliveries, "http://o/1")},
       {"audit", {"http://a/1"}}};
-  const auto too_many = BuildSubmitted(r, crowd, TransactionDefaults{}, kT0);
+  const auto too_many = BuildSubmitted(r, crowd, TransactionDefaults{}, kT0, FingerprintOf(r));
   REQUIRE_FALSE(too_many);
   CHECK(FieldOf(too_many.status()) == "steps");
 }
@@ -163,7 +164,8 @@ TEST_CASE("rows made from one payload share its bytes, which the store then keep
   SubmitRequest message = Message({"topic://orders", "http://p/a"});
   message.payloads = {std::string(5000, 'o'), std::string(5000, 'o')};
   const TopicSubscribers subscribers = {{"orders", {"http://o/1", "http://o/2", "http://o/3"}}};
-  auto deliveries = BuildSubmitted(message, subscribers, TransactionDefaults{}, kT0);
+  auto deliveries =
+      BuildSubmitted(message, subscribers, TransactionDefaults{}, kT0, FingerprintOf(message));
   REQUIRE(deliveries);
   const std::vector<storage::BranchRecord>& rows = deliveries->branches;
   REQUIRE(rows.size() == 4);
@@ -281,7 +283,7 @@ TEST_CASE("a submit creates sagas and unprepared messages, and moves prepared on
   // A TCC is created by its prepare: a submit never builds one.
   SubmitRequest tcc;
   tcc.gid = "t1";
-  CHECK(BuildSubmitted(tcc, {}, TransactionDefaults{}, kT0).status().code() ==
+  CHECK(BuildSubmitted(tcc, {}, TransactionDefaults{}, kT0, FingerprintOf(tcc)).status().code() ==
         StatusCode::kConflict);
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "settle/core/clock.h"
+#include "settle/engine/request_fingerprint.h"
 #include "settle/engine/transaction_types.h"
 #include "settle/storage/sqlite_store.h"
 
@@ -16,7 +17,8 @@ namespace settle::testing {
 inline void StoreAsBefore(const std::string& db, const engine::SubmitRequest& request) {
   auto store = storage::SqliteStore::Open(db);
   REQUIRE(store);
-  auto built = engine::BuildSubmitted(request, {}, {}, SystemClock().Now());
+  auto built =
+      engine::BuildSubmitted(request, {}, {}, SystemClock().Now(), engine::FingerprintOf(request));
   REQUIRE(built);
   storage::WriteBatch insert;
   insert.Add(storage::InsertGlobal{built->global});

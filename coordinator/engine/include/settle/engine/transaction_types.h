@@ -34,13 +34,13 @@ Status CheckRegisterBranch(const RegisterBranchRequest& request);
 Result<storage::Transaction> BuildPrepared(const PrepareRequest& request,
                                            const TopicSubscribers& subscribers,
                                            const TransactionDefaults& defaults, TimePoint now);
-// The submitted transaction a submit creates (SubmitPlan's `creates`), due now, with the
-// request's fingerprint (`fingerprint` when the caller has computed FingerprintOf(request)
-// already: it hashes every payload). Conflict for a type its submit does not create.
+// The submitted transaction a submit creates (SubmitPlan's `creates`), due now, with
+// `fingerprint`, the request's FingerprintOf (computed by the caller, which compares it with a
+// stored one too: it hashes every payload). Conflict for a type its submit does not create.
 Result<storage::Transaction> BuildSubmitted(const SubmitRequest& request,
                                             const TopicSubscribers& subscribers,
                                             const TransactionDefaults& defaults, TimePoint now,
-                                            const std::string* fingerprint = nullptr);
+                                            std::string fingerprint);
 // The rows a registration stores.
 std::vector<storage::BranchRecord> RegisteredRows(const RegisterBranchRequest& request,
                                                   TimePoint now);
