@@ -5,16 +5,20 @@ started_pids=()
 
 # start LOG COMMAND...: runs COMMAND with its output in LOG until it announces
 # "listening on http://HOST:PORT", then sets `address` to HOST:PORT. Call it in the script's
-# own shell, not inside $(...), so that stop_started knows the pid.
+# own shell, not inside $(...), so that stop_started knows the pid. Gives up when COMMAND exits
+# or after a minute (settled checks its database before it listens: about a second per GB).
 start() {
   local log=$1; shift
   "$@" >"$log" 2>&1 &
-  started_pids+=($!)
-  for _ in $(seq 200); do
+  local pid=$!
+  started_pids+=("$pid")
+  for _ in $(seq 1200); do
     if grep -qs "listening on http://" "$log"; then
       address=$(grep -o "listening on http://[0-9.]*:[0-9]*" "$log" | head -1 | sed 's|.*http://||')
       return
     fi
+    # Exited (a zombie until it is waited for): it will not listen.
+    [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || echo Z)" != Z ] || break
     sleep 0.05
   done
   echo "did not start: $*" >&2; cat "$log" >&2; exit 1

@@ -118,5 +118,10 @@ extern const char* const kPgMigration13;
 // next_retry_at moved since (a redirect, a Retry now), then 'ub'. SQLite needs no new version:
 // its statement compares them itself.
 extern const char* const kPgMigration14;
+//
+// Version 15 indexes the transactions the rollback repair looks for, as SQLite's version 14:
+// a partial index on the finish_time of failed TCC and XA transactions that no operator
+// force-stopped, so that a sweep never reads the succeeded ones.
+extern const char* const kPgMigration15;
 
 }  // namespace settle::storage

@@ -45,6 +45,8 @@ constexpr std::string_view kSelectFinishedBefore =
     "AND g.finish_time < $1::bigint AND NOT " SETTLE_UNDONE_ROLLBACKS_OF(
         "g") " ORDER BY g.finish_time LIMIT $2::bigint";
 
+// Served by the partial index of failed TCC and XA transactions that no operator force-stopped
+// (migration 15), whose WHERE the macro repeats: never the succeeded ones.
 constexpr std::string_view kSelectUndoneRollbacks =
     "SELECT g.id, g.gid FROM trans_global AS g WHERE g.status = 'failed' AND g.id > $2::bigint "
     "AND g.finish_time >= $1::bigint AND " SETTLE_UNDONE_ROLLBACKS_OF(

@@ -9,10 +9,10 @@ namespace settle::storage {
 namespace {
 
 // The migrations, in order (pg_migrations.h).
-const std::array<const char*, 14> kMigrations = {
-    kPgMigration1,  kPgMigration2,  kPgMigration3,  kPgMigration4, kPgMigration5,
-    kPgMigration6,  kPgMigration7,  kPgMigration8,  kPgMigration9, kPgMigration10,
-    kPgMigration11, kPgMigration12, kPgMigration13, kPgMigration14};
+const std::array<const char*, 15> kMigrations = {
+    kPgMigration1,  kPgMigration2,  kPgMigration3,  kPgMigration4,  kPgMigration5,
+    kPgMigration6,  kPgMigration7,  kPgMigration8,  kPgMigration9,  kPgMigration10,
+    kPgMigration11, kPgMigration12, kPgMigration13, kPgMigration14, kPgMigration15};
 
 // The advisory lock that serializes migrations: any constant, and the schema the tables are
 // created in.

@@ -46,11 +46,11 @@ constexpr std::string_view kSelectFinishedBefore =
     "SELECT g.gid FROM trans_global AS g WHERE g.finish_time IS NOT NULL AND g.finish_time < ?1 "
     "AND NOT " SETTLE_UNDONE_ROLLBACKS_OF("g") " ORDER BY g.finish_time LIMIT ?2";
 
-// Served by the partial index on finish_time, named so that the planner does not walk the
-// status index through every failed transaction, however old, on each sweep: a later sweep
-// reads only what finished since the one before.
+// Served by the partial index of failed TCC and XA transactions that no operator force-stopped
+// (schema version 14), whose WHERE the macro's first terms repeat: a sweep reads those that
+// finished since the one before, never the succeeded ones, however long the history.
 constexpr std::string_view kSelectUndoneRollbacks =
-    "SELECT g.id, g.gid FROM trans_global AS g INDEXED BY trans_global_finish_time "
+    "SELECT g.id, g.gid FROM trans_global AS g INDEXED BY trans_global_failed_rollbacks "
     "WHERE g.id > ?2 AND g.finish_time >= ?1 AND " SETTLE_UNDONE_ROLLBACKS_OF(
         "g") " ORDER BY g.id LIMIT ?3";
 

@@ -43,13 +43,17 @@ std::vector<std::string> HostGatedCaller::TakeReleased(const std::string& gid) {
   return origins;
 }
 
-std::string HostGatedCaller::GateOf(const std::string& origin) {
-  if (hosts_.contains(origin)) return origin;
+bool HostGatedCaller::Overflows(const std::string& origin) const {
+  if (hosts_.contains(origin)) return false;
   const std::size_t cap = settings_.max_hosts;
   const std::size_t own = hosts_.size() - (hosts_.contains(kOverflowHost) ? 1 : 0);
   // The overflow gate takes the last place, so that there are at most `cap` in all.
-  if (cap == 0 || own + 1 < cap) return origin;
-  return kOverflowHost;
+  return cap != 0 && own + 1 >= cap;
+}
+
+const std::string& HostGatedCaller::GateKey(const Admitted& call) {
+  static const std::string overflow(kOverflowHost);
+  return call.overflow ? overflow : call.origin;
 }
 
 HostGatedCaller::Host& HostGatedCaller::HostOf(const std::string& gate) {
@@ -176,10 +180,16 @@ asio::awaitable<std::vector<engine::BranchOutcome>> HostGatedCaller::CallAll(
     co_return direct;
   }
   Admission admission = Admit(calls);
-  if (admission.made.empty()) co_return std::move(admission.outcomes);
+  if (admission.made == 0) co_return std::move(admission.outcomes);
   std::vector<engine::BranchCall> made;
-  made.reserve(admission.made.size());
-  for (std::size_t i : admission.made) made.push_back(std::move(calls[i]));
+  if (admission.made == calls.size()) {
+    made = std::move(calls);
+  } else {
+    made.reserve(admission.made);
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      if (admission.calls[i].made) made.push_back(std::move(calls[i]));
+    }
+  }
   std::vector<engine::BranchOutcome> results = co_await inner_.CallAll(std::move(made));
   Wake(Record(admission, std::move(results)));
   co_return std::move(admission.outcomes);
@@ -188,53 +198,50 @@ asio::awaitable<std::vector<engine::BranchOutcome>> HostGatedCaller::CallAll(
 HostGatedCaller::Admission HostGatedCaller::Admit(const std::vector<engine::BranchCall>& calls) {
   Admission a;
   a.outcomes.resize(calls.size());
-  a.origins.resize(calls.size());
-  a.gates.resize(calls.size());
-  a.probes.assign(calls.size(), false);
-  a.forced.assign(calls.size(), false);
+  a.calls.resize(calls.size());
   const TimePoint now = clock_.Now();
   const std::lock_guard lock(mu_);
   // A Retry now is for the calls of one CallAll: the pass's first round with calls.
   std::vector<std::string> retried;
   for (std::size_t i = 0; i < calls.size(); ++i) {
-    a.origins[i] = OriginOf(calls[i].url);
+    Admitted& call = a.calls[i];
+    call.origin = OriginOf(calls[i].url);
     // A call its caller will not send (not_sent.h) passes no gate: it says nothing of the host.
-    if (!a.origins[i].empty() && !WhyNotSent(calls[i]).empty()) a.origins[i].clear();
-    if (a.origins[i].empty()) {
-      a.made.push_back(i);
-      a.made_gids.push_back(calls[i].gid);
-      a.made_created.push_back(calls[i].created);
+    if (!call.origin.empty() && !WhyNotSent(calls[i]).empty()) call.origin.clear();
+    if (call.origin.empty()) {
+      call.made = true;
+      ++a.made;
       continue;
     }
-    a.gates[i] = GateOf(a.origins[i]);
-    Host& host = HostOf(a.gates[i]);
+    call.overflow = Overflows(call.origin);
+    const std::string& gate = GateKey(call);
+    Host& host = HostOf(gate);
     host.last_used = now;
     const bool forced = RetryNowPending(calls[i].gid, now);
     if (forced) retried.push_back(calls[i].gid);
     const engine::GateAdmission admission =
         host.gate.Admit(calls[i].gid, calls[i].created, now, forced);
-    const bool overflow = a.gates[i] == kOverflowHost;
-    NoteActive(a.gates[i], host);
+    NoteActive(gate, host);
     if (admission.kind == engine::GateAdmission::Kind::kHeld) {
-      if (overflow) NoteOverflowOrigin(calls[i].gid, a.origins[i]);
+      if (call.overflow) NoteOverflowOrigin(calls[i].gid, call.origin);
       engine::BranchOutcome& held = a.outcomes[i];
       held.not_called_until = admission.until;
       held.circuit_open = admission.circuit_open;
-      held.detail = HeldDetail(admission, a.gates[i], settings_);
+      held.detail = HeldDetail(admission, gate, settings_);
       continue;
     }
-    if (overflow) overflow_origins_.erase(calls[i].gid);
-    a.probes[i] = admission.kind == engine::GateAdmission::Kind::kProbe;
-    a.forced[i] = admission.kind == engine::GateAdmission::Kind::kForced;
-    if (a.probes[i])
-      spdlog::debug("circuit for {}: gid={} is the probe", a.origins[i], calls[i].gid);
-    if (a.forced[i]) {
-      spdlog::info("circuit for {} is {}: gid={} calls it now (retry now)", a.origins[i],
+    if (call.overflow) overflow_origins_.erase(calls[i].gid);
+    call.probe = admission.kind == engine::GateAdmission::Kind::kProbe;
+    call.forced = admission.kind == engine::GateAdmission::Kind::kForced;
+    if (call.probe) spdlog::debug("circuit for {}: gid={} is the probe", call.origin, calls[i].gid);
+    if (call.forced) {
+      spdlog::info("circuit for {} is {}: gid={} calls it now (retry now)", call.origin,
                    engine::ToString(host.gate.circuit().state()), calls[i].gid);
     }
-    a.made.push_back(i);
-    a.made_gids.push_back(calls[i].gid);
-    a.made_created.push_back(calls[i].created);
+    call.made = true;
+    call.gid = calls[i].gid;
+    call.created = calls[i].created;
+    ++a.made;
   }
   for (const std::string& gid : retried) retry_now_.erase(gid);
   return a;
@@ -251,30 +258,30 @@ std::vector<std::string> HostGatedCaller::Record(Admission& admission,
   std::vector<std::string> woken;
   const TimePoint now = clock_.Now();
   const std::lock_guard lock(mu_);
-  for (std::size_t k = 0; k < admission.made.size(); ++k) {
-    const std::size_t i = admission.made[k];
+  std::size_t k = 0;  // the results are the made calls', in order
+  for (std::size_t i = 0; i < admission.calls.size(); ++i) {
+    const Admitted& call = admission.calls[i];
+    if (!call.made) continue;
     engine::BranchOutcome& outcome = admission.outcomes[i];
-    outcome = std::move(results[k]);
-    const std::string& origin = admission.gates[i];
-    if (origin.empty()) continue;
-    Host& host = HostOf(origin);
+    outcome = std::move(results[k++]);
+    if (call.origin.empty()) continue;
+    const std::string& gate = GateKey(call);
+    Host& host = HostOf(gate);
     host.last_used = now;
     const bool failed = engine::HostFailed(outcome);
     const bool was_closed = host.gate.circuit().state() == engine::CircuitState::kClosed;
-    const engine::CircuitChange change = host.gate.OnResult(
-        admission.made_gids[k], admission.made_created[k], failed, admission.probes[i], now);
+    const engine::CircuitChange change =
+        host.gate.OnResult(call.gid, call.created, failed, call.probe, now);
     if (change == engine::CircuitChange::kOpened || change == engine::CircuitChange::kClosed) {
       host.last_summary = now;
     }
-    LogCircuitChange(change, origin, host.gate, outcome.detail, settings_, now);
-    if (admission.forced[i] && failed && change == engine::CircuitChange::kNone) {
-      LogRetryNowFailed(origin, host.gate, admission.made_gids[k], outcome.detail, now);
+    LogCircuitChange(change, gate, host.gate, outcome.detail, settings_, now);
+    if (call.forced && failed && change == engine::CircuitChange::kNone) {
+      LogRetryNowFailed(gate, host.gate, call.gid, outcome.detail, now);
     }
     outcome.circuit_open = failed && !was_closed;
-    if (origin == kOverflowHost && host.gate.Holds(admission.made_gids[k])) {
-      NoteOverflowOrigin(admission.made_gids[k], admission.origins[i]);
-    }
-    TakeWoken(origin, host, now, woken);
+    if (call.overflow && host.gate.Holds(call.gid)) NoteOverflowOrigin(call.gid, call.origin);
+    TakeWoken(gate, host, now, woken);
   }
   return woken;
 }

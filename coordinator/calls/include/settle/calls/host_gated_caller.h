@@ -88,18 +88,23 @@ class HostGatedCaller final : public BranchCaller, public HostGates {
     TimePoint last_summary;
     TimePoint last_used;  // its last call admitted or ended, or transaction woken
   };
+  // What its gate said of one of a CallAll's calls.
+  struct Admitted {
+    std::string origin;     // the call's host; empty: no gate
+    bool overflow = false;  // its gate is kOverflowHost's, not its own host's
+    bool made = false;      // not held: the call is made
+    bool probe = false;     // the call is its open circuit's probe
+    bool forced = false;    // an operator's Retry now sent it
+    // What its gate tracks it by, kept because the calls made are moved out: set for a call
+    // made through a gate.
+    std::string gid;
+    TimePoint created;
+  };
   // What the gates said of a CallAll's calls: the held ones' outcomes, and which are made.
   struct Admission {
     std::vector<engine::BranchOutcome> outcomes;  // a held call's: not_called_until and why
-    std::vector<std::string> origins;             // each call's host; empty: no gate
-    std::vector<std::string> gates;               // the key of each call's gate: its host or
-                                                  // kOverflowHost
-    std::vector<bool> probes;                     // whether the call is its open circuit's probe
-    std::vector<bool> forced;                     // whether an operator's Retry now sent it
-    std::vector<std::size_t> made;                // indexes of the calls to make
-    // Of each call made, what its gate tracks it by (the calls themselves are moved out).
-    std::vector<std::string> made_gids;
-    std::vector<TimePoint> made_created;
+    std::vector<Admitted> calls;                  // one per call, in the calls' order
+    std::size_t made = 0;                         // how many are made
   };
 
   // Asks each call's gate whether it may be made now.
@@ -108,9 +113,11 @@ class HostGatedCaller final : public BranchCaller, public HostGates {
   // `admission`); answers the transactions the ended calls wake.
   std::vector<std::string> Record(Admission& admission, std::vector<engine::BranchOutcome> results);
 
-  // The key of the gate of `origin`: its own, made now if there is room, else kOverflowHost.
-  // Under mu_.
-  std::string GateOf(const std::string& origin);
+  // Whether `origin` has no gate of its own and none can be made now (there is no room): its
+  // calls go through kOverflowHost's. Under mu_.
+  bool Overflows(const std::string& origin) const;
+  // The key of a call's gate: its origin, or kOverflowHost.
+  static const std::string& GateKey(const Admitted& call);
   // The gate of key `gate`, made on first use. Under mu_.
   Host& HostOf(const std::string& gate);
   // Notes whether `gate` holds or releases transactions (what Tick visits). Under mu_.
